@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Compiles every native/*.bpf.c for x86_64 and arm64 (CO-RE: one object per architecture, relocated
+# against the running kernel's BTF at load time). Called by Maven in generate-resources.
+# Usage: compile-bpf.sh NATIVE_DIR OUT_DIR   → OUT_DIR/<x86_64|arm64>/<name>.bpf.o
+set -euo pipefail
+native="$1"; out="$2"
+die() { printf '[ERROR] infertop build: %s\n' "$*" >&2; exit 1; }
+
+clang_bin="${CLANG:-$(command -v clang || command -v clang-14 || true)}"
+[ -n "$clang_bin" ] || die "clang is missing: it compiles the BPF programs in native/. Install it: apt-get install -y clang llvm libbpf-dev bpftool"
+libbpf_inc=""
+for d in /usr/include /usr/local/include; do
+  [ -f "$d/bpf/bpf_helpers.h" ] && libbpf_inc="$d" && break
+done
+[ -n "$libbpf_inc" ] || die "libbpf headers (bpf/bpf_helpers.h) are missing: apt-get install -y libbpf-dev"
+command -v bpftool >/dev/null 2>&1 || [ -x /usr/sbin/bpftool ] || die "bpftool is missing (tests use it to prove no probe is left behind): apt-get install -y bpftool"
+
+# uapi headers (linux/bpf.h, asm/types.h) are the same for both targets: take the host's multiarch dir.
+multiarch="$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)"
+for arch in x86_64 arm64; do
+  case "$arch" in x86_64) target_arch=x86 ;; arm64) target_arch=arm64 ;; esac
+  mkdir -p "$out/$arch"
+  for src in "$native"/*.bpf.c; do
+    name="$(basename "$src" .c)"
+    "$clang_bin" -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_"$target_arch" \
+      -I "$native" -I "$libbpf_inc" -I "/usr/include/$multiarch" \
+      -c "$src" -o "$out/$arch/$name.o" \
+      || die "clang failed on $src for $arch (see the messages above)"
+  done
+done
