@@ -45,4 +45,13 @@ struct cpu_graph_event {
 	__s32 ret;         /* enum ggml_status */
 };
 
+/*
+ * Read-only configuration the loader writes into .rodata before load (the only variable there, so it
+ * sits at offset 0); the verifier then treats every field as a constant.
+ */
+struct probe_config {
+	__u32 target_tgid;           /* only this process's threads are recorded; 0 = any */
+	__u32 cgraph_n_nodes_offset; /* offset of `int n_nodes` in struct ggml_cgraph */
+};
+
 #endif /* INFERTOP_EVENTS_H */

@@ -15,10 +15,11 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-/* Set by the loader before load (read-only afterwards, so the verifier folds them). */
-const volatile __u32 target_tgid = 0;
-/* Offset of `int n_nodes` in struct ggml_cgraph, found at attach time. */
-const volatile __u32 cgraph_n_nodes_offset = 4;
+/* Set by the loader before load; read-only afterwards, so the verifier folds it. */
+const volatile struct probe_config config = {
+	.target_tgid = 0,
+	.cgraph_n_nodes_offset = 4,
+};
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -75,7 +76,7 @@ struct {
 
 static __always_inline int is_target(__u64 pid_tgid)
 {
-	return target_tgid == 0 || (__u32)(pid_tgid >> 32) == target_tgid;
+	return config.target_tgid == 0 || (__u32)(pid_tgid >> 32) == config.target_tgid;
 }
 
 static __always_inline void count_lost(void)
@@ -91,7 +92,7 @@ static __always_inline __s32 read_n_nodes(const void *cgraph)
 {
 	__s32 n_nodes = -1;
 
-	if (!cgraph || bpf_probe_read_user(&n_nodes, sizeof(n_nodes), cgraph + cgraph_n_nodes_offset))
+	if (!cgraph || bpf_probe_read_user(&n_nodes, sizeof(n_nodes), cgraph + config.cgraph_n_nodes_offset))
 		return -1;
 	return n_nodes;
 }

@@ -1,8 +1,40 @@
 package dev.infertop.cli;
 
-/** Entry point; replaced by the picocli command tree. */
+import picocli.CommandLine;
+
+import java.io.PrintWriter;
+
+/** Entry point: picocli parses, commands run, and every failure leaves as one line and an exit code. */
 public final class Main {
+    private Main() {}
+
+    /** Exit code for an unexpected failure (sysexits EX_SOFTWARE). */
+    static final int EXIT_INTERNAL = 70;
+
     public static void main(String[] args) {
-        System.out.println("infertop");
+        System.exit(run(args));
+    }
+
+    public static int run(String... args) {
+        CommandLine commandLine = new CommandLine(new InfertopCommand());
+        commandLine.setParameterExceptionHandler((exception, arguments) -> {
+            PrintWriter err = exception.getCommandLine().getErr();
+            err.println("infertop: " + exception.getMessage() + " (see infertop --help)");
+            return 2;
+        });
+        commandLine.setExecutionExceptionHandler((exception, cmd, parseResult) -> {
+            PrintWriter err = cmd.getErr();
+            if (exception instanceof UserError user) {
+                err.println("infertop: " + user.getMessage());
+                return user.exitCode();
+            }
+            if (System.getenv("INFERTOP_DEBUG") != null) {
+                exception.printStackTrace(err);
+            }
+            err.println("infertop: internal error: " + exception
+                    + " (run with INFERTOP_DEBUG=1 for details, and please report it)");
+            return EXIT_INTERNAL;
+        });
+        return commandLine.execute(args);
     }
 }

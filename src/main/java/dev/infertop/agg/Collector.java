@@ -1,0 +1,109 @@
+package dev.infertop.agg;
+
+import dev.infertop.bpf.PerCpuCounter;
+import dev.infertop.bpf.RingBufferReader;
+import dev.infertop.event.EventDecoder;
+import dev.infertop.model.LayerStatus;
+import dev.infertop.model.Snapshot;
+import dev.infertop.model.TargetInfo;
+import dev.infertop.view.SnapshotView;
+
+import java.util.List;
+
+/**
+ * The one reader thread: drains the ring buffer on its own clock (probes submit without wake-ups), feeds the
+ * aggregator, and every tick freezes a {@link Snapshot} for the view. Stops after {@code maxTicks}, when the
+ * target exits, or when {@link #requestStop()} is called (signals); always ends with a final snapshot.
+ */
+public final class Collector {
+    /** How often the ring buffer is drained between ticks: bounds its fill level, costs one wake-up. */
+    private static final int DRAIN_PERIOD_MS = 20;
+
+    /** Per-tick hooks into the rest of the session (library rescans, target identity, layer states). */
+    public interface Session {
+        void onTick();
+
+        TargetInfo target();
+
+        List<LayerStatus> layers();
+
+        boolean targetAlive();
+    }
+
+    private final RingBufferReader ring;
+    private final EventDecoder decoder;
+    private final TraceAggregator aggregator;
+    private final PerCpuCounter lostEvents;
+    private final SnapshotView view;
+    private final Session session;
+    private volatile boolean stopRequested;
+
+    public Collector(RingBufferReader ring, TraceAggregator aggregator, PerCpuCounter lostEvents, SnapshotView view,
+                     Session session) {
+        this.ring = ring;
+        this.aggregator = aggregator;
+        this.decoder = new EventDecoder(aggregator);
+        this.lostEvents = lostEvents;
+        this.view = view;
+        this.session = session;
+    }
+
+    public void requestStop() {
+        stopRequested = true;
+    }
+
+    public boolean stopRequested() {
+        return stopRequested;
+    }
+
+    /**
+     * Runs until stopped.
+     *
+     * @param intervalNs time between snapshots
+     * @param maxTicks   stop after this many interval snapshots (0 = no limit)
+     * @return why it stopped: "exited", "stopped" or "done"
+     */
+    public String run(long intervalNs, long maxTicks) {
+        long start = System.nanoTime();
+        aggregator.start(start);
+        long nextTick = start + intervalNs;
+        long ticks = 0;
+        String state = "running";
+        while (true) {
+            ring.drain(decoder);
+            if (stopRequested) {
+                state = "stopped";
+                break;
+            }
+            if (!session.targetAlive()) {
+                state = "exited";
+                break;
+            }
+            long now = System.nanoTime();
+            if (now >= nextTick) {
+                session.onTick();
+                ticks++;
+                view.show(snapshot(now, false, "running"));
+                nextTick += intervalNs;
+                if (nextTick < now) {
+                    nextTick = now + intervalNs; // we fell behind (machine stalled): do not burst
+                }
+                if (maxTicks > 0 && ticks >= maxTicks) {
+                    state = "done";
+                    break;
+                }
+            }
+            long waitMs = Math.max(1, Math.min(DRAIN_PERIOD_MS, (nextTick - System.nanoTime()) / 1_000_000));
+            ring.await((int) waitMs);
+        }
+        ring.drain(decoder);
+        session.onTick();
+        view.show(snapshot(System.nanoTime(), true, state));
+        return state;
+    }
+
+    private Snapshot snapshot(long now, boolean isFinal, String state) {
+        return aggregator.snapshot(now, isFinal, session.target(), lostEvents.sum() + decoder.malformedRecords(),
+                session.layers(), state);
+    }
+}

@@ -1,0 +1,222 @@
+package dev.infertop.agg;
+
+import dev.infertop.event.TraceListener;
+import dev.infertop.model.BackendNames;
+import dev.infertop.model.BackendTotals;
+import dev.infertop.model.LatencySummary;
+import dev.infertop.model.LayerStatus;
+import dev.infertop.model.Snapshot;
+import dev.infertop.model.TargetInfo;
+import dev.infertop.model.TokenTotals;
+import org.HdrHistogram.Histogram;
+import org.HdrHistogram.SingleWriterRecorder;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Folds decoded events into counters and latency histograms, and freezes them into a {@link Snapshot} each
+ * tick. Single writer: the collector thread calls the listener methods and {@link #snapshot}; recording is
+ * allocation-free (counters in arrays, HdrHistogram recorders swapped per tick, as in SingleWriterRecorder's
+ * javadoc).
+ *
+ * <p>Definitions (also in the man page): a llama_decode call with n_tokens == 1 is a decode step, its duration
+ * one TPOT sample; a call with n_tokens > 1 is prefill, its duration one TTFT sample (a prompt that spans
+ * several calls gives one sample per call).
+ */
+public final class TraceAggregator implements TraceListener {
+    private static final int SIGNIFICANT_DIGITS = 3;
+    private static final int MAX_CONTEXTS = 256;
+
+    private final BackendNames backendNames;
+    private final TokenCounter intervalTokens = new TokenCounter();
+    private final TokenCounter totalTokens = new TokenCounter();
+    private final SingleWriterRecorder ttftRecorder = new SingleWriterRecorder(SIGNIFICANT_DIGITS);
+    private final SingleWriterRecorder tpotRecorder = new SingleWriterRecorder(SIGNIFICANT_DIGITS);
+    private final Histogram totalTtft = new Histogram(SIGNIFICANT_DIGITS);
+    private final Histogram totalTpot = new Histogram(SIGNIFICANT_DIGITS);
+    private Histogram intervalTtft;
+    private Histogram intervalTpot;
+    private final long[] contexts = new long[MAX_CONTEXTS];
+    private int contextCount;
+
+    private final List<BackendSlot> backends = new ArrayList<>();
+    private final BackendSlot cpuGraphs = new BackendSlot(0, 0, "CPU");
+
+    private long sequence;
+    private long firstTickNs = -1;
+    private long lastTickNs = -1;
+
+    public TraceAggregator(BackendNames backendNames) {
+        this.backendNames = backendNames;
+    }
+
+    @Override
+    public void onDecode(int tid, long startNs, long endNs, long contextAddress, int nTokens, int status) {
+        long durationNs = Math.max(0, endNs - startNs);
+        noteContext(contextAddress);
+        intervalTokens.record(nTokens, durationNs, status);
+        totalTokens.record(nTokens, durationNs, status);
+        if (nTokens == 1) {
+            tpotRecorder.recordValue(durationNs);
+        } else if (nTokens > 1) {
+            ttftRecorder.recordValue(durationNs);
+        }
+    }
+
+    @Override
+    public void onGraphCompute(int tid, long startNs, long endNs, long backendAddress, long guidHigh, long guidLow,
+                               int nNodes, int status) {
+        backendSlot(guidHigh, guidLow).record(Math.max(0, endNs - startNs), nNodes);
+    }
+
+    @Override
+    public void onCpuGraphCompute(int tid, long startNs, long endNs, long cgraphAddress, int nNodes, int status) {
+        cpuGraphs.record(Math.max(0, endNs - startNs), nNodes);
+    }
+
+    private void noteContext(long address) {
+        for (int i = 0; i < contextCount; i++) {
+            if (contexts[i] == address) {
+                return;
+            }
+        }
+        if (contextCount < MAX_CONTEXTS) {
+            contexts[contextCount++] = address;
+        }
+    }
+
+    private BackendSlot backendSlot(long guidHigh, long guidLow) {
+        for (int i = 0; i < backends.size(); i++) {
+            BackendSlot slot = backends.get(i);
+            if (slot.guidHigh == guidHigh && slot.guidLow == guidLow) {
+                return slot;
+            }
+        }
+        BackendSlot slot = new BackendSlot(guidHigh, guidLow, backendNames.name(guidHigh, guidLow));
+        backends.add(slot);
+        return slot;
+    }
+
+    /**
+     * Freezes the interval since the previous call (and the run so far) and starts a new interval.
+     *
+     * @param nowNs monotonic time of this tick (CLOCK_MONOTONIC, as the probes' timestamps)
+     */
+    public Snapshot snapshot(long nowNs, boolean isFinal, TargetInfo target, long lostEvents,
+                             List<LayerStatus> layers, String targetState) {
+        if (firstTickNs < 0) {
+            firstTickNs = nowNs;
+            lastTickNs = nowNs;
+        }
+        long intervalNs = nowNs - lastTickNs;
+        lastTickNs = nowNs;
+        intervalTtft = ttftRecorder.getIntervalHistogram(intervalTtft);
+        intervalTpot = tpotRecorder.getIntervalHistogram(intervalTpot);
+        totalTtft.add(intervalTtft);
+        totalTpot.add(intervalTpot);
+
+        List<BackendTotals> intervalBackends = new ArrayList<>();
+        List<BackendTotals> totalBackends = new ArrayList<>();
+        for (BackendSlot slot : backends) {
+            intervalBackends.add(slot.interval());
+            totalBackends.add(slot.total());
+        }
+        Snapshot snapshot = new Snapshot(++sequence, isFinal, target, intervalNs, nowNs - firstTickNs,
+                intervalTokens.freeze(contextCount), totalTokens.freeze(contextCount),
+                LatencySummary.ofNanos(intervalTtft), LatencySummary.ofNanos(totalTtft),
+                LatencySummary.ofNanos(intervalTpot), LatencySummary.ofNanos(totalTpot),
+                intervalBackends, totalBackends, cpuGraphs.interval(), cpuGraphs.total(),
+                lostEvents, layers, targetState);
+        intervalTokens.reset();
+        for (BackendSlot slot : backends) {
+            slot.resetInterval();
+        }
+        cpuGraphs.resetInterval();
+        return snapshot;
+    }
+
+    /** Marks the start of the run (first tick) without emitting a snapshot. */
+    public void start(long nowNs) {
+        firstTickNs = nowNs;
+        lastTickNs = nowNs;
+    }
+
+    private static final class TokenCounter {
+        long calls;
+        long prefillCalls;
+        long decodeStepCalls;
+        long failedCalls;
+        long tokensPrefill;
+        long tokensDecode;
+        long prefillBusyNs;
+        long decodeBusyNs;
+
+        void record(int nTokens, long durationNs, int status) {
+            calls++;
+            if (status != 0) {
+                failedCalls++;
+            }
+            if (nTokens == 1) {
+                decodeStepCalls++;
+                tokensDecode++;
+                decodeBusyNs += durationNs;
+            } else if (nTokens > 1) {
+                prefillCalls++;
+                tokensPrefill += nTokens;
+                prefillBusyNs += durationNs;
+            }
+        }
+
+        TokenTotals freeze(int contexts) {
+            return new TokenTotals(calls, prefillCalls, decodeStepCalls, failedCalls, tokensPrefill, tokensDecode,
+                    prefillBusyNs, decodeBusyNs, contexts);
+        }
+
+        void reset() {
+            calls = prefillCalls = decodeStepCalls = failedCalls = 0;
+            tokensPrefill = tokensDecode = prefillBusyNs = decodeBusyNs = 0;
+        }
+    }
+
+    private static final class BackendSlot {
+        final long guidHigh;
+        final long guidLow;
+        final String name;
+        long computes;
+        long nodes;
+        long busyNs;
+        long totalComputes;
+        long totalNodes;
+        long totalBusyNs;
+
+        BackendSlot(long guidHigh, long guidLow, String name) {
+            this.guidHigh = guidHigh;
+            this.guidLow = guidLow;
+            this.name = name;
+        }
+
+        void record(long durationNs, int nNodes) {
+            computes++;
+            totalComputes++;
+            busyNs += durationNs;
+            totalBusyNs += durationNs;
+            if (nNodes > 0) {
+                nodes += nNodes;
+                totalNodes += nNodes;
+            }
+        }
+
+        BackendTotals interval() {
+            return new BackendTotals(name, computes, nodes, busyNs);
+        }
+
+        BackendTotals total() {
+            return new BackendTotals(name, totalComputes, totalNodes, totalBusyNs);
+        }
+
+        void resetInterval() {
+            computes = nodes = busyNs = 0;
+        }
+    }
+}

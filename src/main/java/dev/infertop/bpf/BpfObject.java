@@ -1,0 +1,196 @@
+package dev.infertop.bpf;
+
+import dev.infertop.ffi.Errno;
+import dev.infertop.ffi.LibBpf;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.file.Path;
+
+/**
+ * One loaded BPF object, following libbpf-bootstrap's lifecycle: open → set read-only config and map sizes
+ * → load → attach (see {@link UprobeLink}) → poll → close. {@link #close()} is idempotent and safe from a
+ * shutdown hook, so every exit path frees the kernel objects.
+ */
+public final class BpfObject implements AutoCloseable {
+    private final Arena arena = Arena.ofShared();
+    private final String name;
+    private MemorySegment object;
+    private boolean loaded;
+
+    static {
+        try {
+            // libbpf prints its own diagnostics to stderr by default; infertop reports one line instead.
+            if (System.getenv("INFERTOP_LIBBPF_DEBUG") == null) {
+                MemorySegment ignored = (MemorySegment) LibBpf.libbpf_set_print.invokeExact(MemorySegment.NULL);
+            }
+        } catch (Throwable t) {
+            throw new ExceptionInInitializerError(t);
+        }
+    }
+
+    private BpfObject(String name, MemorySegment object) {
+        this.name = name;
+        this.object = object;
+    }
+
+    /**
+     * Opens an ELF BPF object held in memory.
+     *
+     * @param btfCustomPath kernel BTF to relocate against instead of /sys/kernel/btf/vmlinux, or null
+     */
+    public static BpfObject open(String name, byte[] elf, Path btfCustomPath) throws BpfException {
+        BpfObject result = new BpfObject(name, MemorySegment.NULL);
+        Arena arena = result.arena;
+        MemorySegment buffer = arena.allocate(elf.length, 8);
+        MemorySegment.copy(elf, 0, buffer, ValueLayout.JAVA_BYTE, 0, elf.length);
+        MemorySegment opts = LibBpf.OpenOpts.allocate(arena, arena.allocateFrom(name),
+                btfCustomPath == null ? MemorySegment.NULL : arena.allocateFrom(btfCustomPath.toString()));
+        MemorySegment errno = Errno.allocate(arena);
+        MemorySegment object;
+        try {
+            object = (MemorySegment) LibBpf.bpf_object__open_mem.invokeExact(errno, buffer, (long) elf.length, opts);
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+        if (object.equals(MemorySegment.NULL)) {
+            int err = Errno.read(errno);
+            result.close();
+            throw new BpfException("cannot open BPF object " + name + ": " + LibBpf.strerror(err));
+        }
+        result.object = object;
+        return result;
+    }
+
+    public String name() {
+        return name;
+    }
+
+    /**
+     * The object's .rodata image, writable until {@link #load()}; its layout is native/events.h
+     * {@code struct probe_config}.
+     */
+    public MemorySegment rodata() throws BpfException {
+        requireNotLoaded("rodata");
+        MemorySegment map = map(".rodata");
+        MemorySegment size = arena.allocate(ValueLayout.JAVA_LONG);
+        MemorySegment data;
+        try {
+            data = (MemorySegment) LibBpf.bpf_map__initial_value.invokeExact(map, size);
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+        if (data.equals(MemorySegment.NULL)) {
+            throw new BpfException(name + ": .rodata has no initial value");
+        }
+        // SAFETY: libbpf owns this buffer for the object's lifetime and reports its size through psize.
+        return data.reinterpret(size.get(ValueLayout.JAVA_LONG, 0));
+    }
+
+    public void setMaxEntries(String mapName, int maxEntries) throws BpfException {
+        requireNotLoaded("map sizes");
+        int rc;
+        try {
+            rc = (int) LibBpf.bpf_map__set_max_entries.invokeExact(map(mapName), maxEntries);
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+        if (rc != 0) {
+            throw new BpfException("cannot size map " + mapName + " to " + maxEntries + ": " + LibBpf.strerror(rc));
+        }
+    }
+
+    public void load() throws BpfException {
+        requireNotLoaded("load");
+        int rc;
+        try {
+            rc = (int) LibBpf.bpf_object__load.invokeExact(object);
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+        if (rc != 0) {
+            int err = -rc;
+            String hint = switch (err) {
+                case Errno.EPERM, Errno.EACCES -> " (needs root, or CAP_BPF and CAP_PERFMON)";
+                default -> " (set INFERTOP_LIBBPF_DEBUG=1 to see libbpf's log)";
+            };
+            throw new BpfException("cannot load BPF object " + name + ": " + LibBpf.strerror(err) + hint);
+        }
+        loaded = true;
+    }
+
+    public MemorySegment program(String programName) throws BpfException {
+        MemorySegment program;
+        try (Arena local = Arena.ofConfined()) {
+            program = (MemorySegment) LibBpf.bpf_object__find_program_by_name.invokeExact(
+                    requireOpen(), local.allocateFrom(programName));
+        } catch (BpfException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+        if (program.equals(MemorySegment.NULL)) {
+            throw new BpfException(name + " has no program " + programName);
+        }
+        return program;
+    }
+
+    public MemorySegment map(String mapName) throws BpfException {
+        MemorySegment map;
+        try (Arena local = Arena.ofConfined()) {
+            map = (MemorySegment) LibBpf.bpf_object__find_map_by_name.invokeExact(
+                    requireOpen(), local.allocateFrom(mapName));
+        } catch (BpfException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+        if (map.equals(MemorySegment.NULL)) {
+            throw new BpfException(name + " has no map " + mapName);
+        }
+        return map;
+    }
+
+    public int mapFd(String mapName) throws BpfException {
+        if (!loaded) {
+            throw new BpfException(name + ": map " + mapName + " has no fd before load");
+        }
+        try {
+            return (int) LibBpf.bpf_map__fd.invokeExact(map(mapName));
+        } catch (BpfException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    private MemorySegment requireOpen() throws BpfException {
+        if (object.equals(MemorySegment.NULL)) {
+            throw new BpfException(name + " is closed");
+        }
+        return object;
+    }
+
+    private void requireNotLoaded(String what) throws BpfException {
+        requireOpen();
+        if (loaded) {
+            throw new BpfException(name + ": cannot change " + what + " after load");
+        }
+    }
+
+    @Override
+    public synchronized void close() {
+        if (!object.equals(MemorySegment.NULL)) {
+            try {
+                LibBpf.bpf_object__close.invokeExact(object);
+            } catch (Throwable t) {
+                throw new IllegalStateException(t);
+            }
+            object = MemorySegment.NULL;
+        }
+        if (arena.scope().isAlive()) {
+            arena.close();
+        }
+    }
+}

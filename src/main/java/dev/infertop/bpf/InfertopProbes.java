@@ -1,0 +1,63 @@
+package dev.infertop.bpf;
+
+import dev.infertop.event.EventLayout;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.file.Path;
+
+/** Opens, configures and loads native/infertop.bpf.c's object for the running architecture. */
+public final class InfertopProbes {
+    private InfertopProbes() {}
+
+    public static final String RING_BUFFER_MAP = "events";
+    public static final String LOST_EVENTS_MAP = "lost_events";
+
+    /** The BPF object directory name for this JVM's architecture: x86_64 or arm64. */
+    public static String architecture() {
+        String arch = System.getProperty("os.arch");
+        return switch (arch) {
+            case "amd64", "x86_64" -> "x86_64";
+            case "aarch64", "arm64" -> "arm64";
+            default -> throw new IllegalStateException("infertop ships BPF objects for x86_64 and arm64, not " + arch);
+        };
+    }
+
+    public static byte[] objectBytes(String architecture) {
+        String resource = "/dev/infertop/bpf/" + architecture + "/infertop.bpf.o";
+        try (InputStream in = InfertopProbes.class.getResourceAsStream(resource)) {
+            if (in == null) {
+                throw new IllegalStateException("this infertop build lacks " + resource + ": rebuild it with clang installed");
+            }
+            return in.readAllBytes();
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot read " + resource + ": " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * @param targetTgid    only this process is recorded (0 = any)
+     * @param ringBytes     ring buffer size, a power of two and a multiple of the page size
+     * @param btfCustomPath kernel BTF file, or null for the kernel's own
+     */
+    public static BpfObject load(int targetTgid, int ringBytes, int cgraphNodesOffset, Path btfCustomPath)
+            throws BpfException {
+        BpfObject object = BpfObject.open("infertop", objectBytes(architecture()), btfCustomPath);
+        try {
+            MemorySegment config = object.rodata();
+            if (config.byteSize() < EventLayout.CONFIG_SIZE) {
+                throw new BpfException("infertop.bpf.o: .rodata is " + config.byteSize() + " bytes, expected struct probe_config");
+            }
+            config.set(ValueLayout.JAVA_INT, EventLayout.CONFIG_TARGET_TGID, targetTgid);
+            config.set(ValueLayout.JAVA_INT, EventLayout.CONFIG_CGRAPH_N_NODES_OFFSET, cgraphNodesOffset);
+            object.setMaxEntries(RING_BUFFER_MAP, ringBytes);
+            object.load();
+            return object;
+        } catch (BpfException | RuntimeException e) {
+            object.close();
+            throw e;
+        }
+    }
+}

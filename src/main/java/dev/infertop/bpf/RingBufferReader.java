@@ -1,0 +1,143 @@
+package dev.infertop.bpf;
+
+import dev.infertop.ffi.Errno;
+import dev.infertop.ffi.LibC;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.VarHandle;
+
+/**
+ * Consumes a BPF_MAP_TYPE_RINGBUF map straight from its shared memory, as libbpf's ringbuf.c does, but
+ * without a callback per record: {@link #drain(RecordHandler)} hands the handler the mapped data segment
+ * and an offset, so reading a record allocates nothing.
+ *
+ * <p>Kernel layout (kernel/bpf/ringbuf.c): page 0 holds the consumer position (we write it), page 1 the
+ * producer position (kernel writes it), then the data area, mapped twice in a row so a record that wraps
+ * is still contiguous. Each record has an 8-byte header: u32 length with BUSY (bit 31) and DISCARD (bit 30)
+ * flags, then u32 page offset; the record is padded to 8 bytes.
+ */
+public final class RingBufferReader implements AutoCloseable {
+    private static final int BUSY_BIT = 1 << 31;
+    private static final int DISCARD_BIT = 1 << 30;
+    private static final int HEADER_BYTES = 8;
+    private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
+    private static final VarHandle INT = ValueLayout.JAVA_INT.varHandle();
+
+    /** Receives each committed record; must not keep {@code data} beyond the call. */
+    @FunctionalInterface
+    public interface RecordHandler {
+        void onRecord(MemorySegment data, long offset, int lengthBytes);
+    }
+
+    private final Arena arena = Arena.ofShared();
+    private final int mapFd;
+    private final long pageSize;
+    private final long dataSizeBytes;
+    private final long mask;
+    private MemorySegment consumerPage;
+    private MemorySegment producerArea;
+    private MemorySegment data;
+    private final MemorySegment pollFd;
+    private final MemorySegment errno;
+
+    public RingBufferReader(int mapFd, long dataSizeBytes) throws BpfException {
+        if (Long.bitCount(dataSizeBytes) != 1) {
+            throw new IllegalArgumentException("ring buffer size must be a power of two: " + dataSizeBytes);
+        }
+        this.mapFd = mapFd;
+        this.pageSize = LibC.pageSize();
+        this.dataSizeBytes = dataSizeBytes;
+        this.mask = dataSizeBytes - 1;
+        this.consumerPage = mmap(pageSize, LibC.PROT_READ | LibC.PROT_WRITE, 0);
+        this.producerArea = mmap(pageSize + 2 * dataSizeBytes, LibC.PROT_READ, pageSize);
+        this.data = producerArea.asSlice(pageSize);
+        this.pollFd = arena.allocate(8, 4);
+        this.errno = Errno.allocate(arena);
+        pollFd.set(ValueLayout.JAVA_INT, 0, mapFd);
+        pollFd.set(ValueLayout.JAVA_SHORT, 4, LibC.POLLIN);
+    }
+
+    private MemorySegment mmap(long length, int prot, long offset) throws BpfException {
+        MemorySegment address;
+        int err;
+        try (Arena local = Arena.ofConfined()) {
+            MemorySegment state = Errno.allocate(local);
+            address = (MemorySegment) LibC.mmap.invokeExact(state, MemorySegment.NULL, length, prot,
+                    LibC.MAP_SHARED, mapFd, offset);
+            err = Errno.read(state);
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+        if (address.address() == LibC.MAP_FAILED) {
+            throw new BpfException("cannot map the ring buffer: " + LibC.strerror(err));
+        }
+        // SAFETY: the kernel mapped exactly `length` bytes at `address`; they stay mapped until close().
+        return address.reinterpret(length, arena, null);
+    }
+
+    /**
+     * Hands every committed record to {@code handler} and releases it to the kernel.
+     *
+     * @return the number of records handled
+     */
+    public int drain(RecordHandler handler) {
+        long consumer = (long) LONG.getAcquire(consumerPage, 0L);
+        long producer = (long) LONG.getAcquire(producerArea, 0L);
+        int records = 0;
+        while (consumer < producer) {
+            long headerOffset = consumer & mask;
+            int lengthWord = (int) INT.getAcquire(data, headerOffset);
+            if ((lengthWord & BUSY_BIT) != 0) {
+                break; // reserved but not yet submitted: later records wait behind it
+            }
+            int lengthBytes = lengthWord & ~(BUSY_BIT | DISCARD_BIT);
+            if ((lengthWord & DISCARD_BIT) == 0) {
+                handler.onRecord(data, headerOffset + HEADER_BYTES, lengthBytes);
+                records++;
+            }
+            consumer += (lengthBytes + HEADER_BYTES + 7) & ~7L;
+            LONG.setRelease(consumerPage, 0L, consumer);
+            if (consumer >= producer) {
+                producer = (long) LONG.getAcquire(producerArea, 0L);
+            }
+        }
+        return records;
+    }
+
+    /** Bytes submitted but not yet drained: how far behind the reader is. */
+    public long backlogBytes() {
+        return (long) LONG.getAcquire(producerArea, 0L) - (long) LONG.getAcquire(consumerPage, 0L);
+    }
+
+    public long capacityBytes() {
+        return dataSizeBytes;
+    }
+
+    /** Waits until the kernel signals data (only sent for records submitted with a wake-up) or a timeout. */
+    public void await(int timeoutMs) {
+        try {
+            int ignored = (int) LibC.poll.invokeExact(errno, pollFd, 1L, timeoutMs);
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    @Override
+    public synchronized void close() {
+        if (consumerPage != null) {
+            try {
+                int a = (int) LibC.munmap.invokeExact(MemorySegment.ofAddress(consumerPage.address()), pageSize);
+                int b = (int) LibC.munmap.invokeExact(MemorySegment.ofAddress(producerArea.address()),
+                        pageSize + 2 * dataSizeBytes);
+            } catch (Throwable t) {
+                throw new IllegalStateException(t);
+            }
+            consumerPage = null;
+            producerArea = null;
+            data = null;
+            arena.close();
+        }
+    }
+}

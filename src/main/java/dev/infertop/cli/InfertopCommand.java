@@ -1,0 +1,109 @@
+package dev.infertop.cli;
+
+import dev.infertop.model.Layer;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.Callable;
+
+/** {@code infertop [OPTIONS] (-p PID | -- COMMAND [ARGS...])}: trace a llama.cpp process. */
+@Command(name = "infertop",
+        mixinStandardHelpOptions = true,
+        versionProvider = Version.class,
+        sortOptions = false,
+        usageHelpAutoWidth = true,
+        subcommands = {DemoCommand.class, ModelCommand.class},
+        synopsisHeading = "Usage: ",
+        customSynopsis = {
+                "infertop [OPTIONS] -p PID",
+                "       infertop [OPTIONS] -- COMMAND [ARGS...]",
+                "       infertop demo [OPTIONS]",
+                "       infertop model PRESET FILE"},
+        description = {
+                "",
+                "Shows what a llama.cpp (GGML) inference engine does inside, live: tokens/s, TTFT and TPOT, graph",
+                "computes per backend. eBPF uprobes are attached to the unmodified engine; nothing is restarted.",
+                "Needs root (or CAP_BPF and CAP_PERFMON) and a kernel with BTF.",
+                "",
+                "Until the full-screen view lands, output is a text block per interval (--batch, the default)",
+                "or JSON Lines (--json)."},
+        optionListHeading = "%nOptions:%n",
+        commandListHeading = "%nCommands:%n",
+        footerHeading = "%n",
+        footer = {
+                "Examples:",
+                "  infertop -p $(pidof llama-server)            trace a running server",
+                "  infertop --json -n 10 -p 4242                 10 JSON intervals, then a final total",
+                "  infertop --json -- llama-bench -m m.gguf      launch and trace from the first token",
+                "  infertop demo                                 built-in workload (llama.cpp on a synthetic model)",
+                "",
+                "Exit status: 0 ok; the launched command's own status when it fails; 1 error; 2 usage error.",
+                "See infertop(1) for the JSON fields."})
+public final class InfertopCommand implements Callable<Integer> {
+
+    @Option(names = {"-p", "--pid"}, paramLabel = "PID", description = "Attach to this running process.")
+    Integer pid;
+
+    @Option(names = "--lib", paramLabel = "PATH",
+            description = "Also probe this library (or executable) file; repeatable. For builds with unusual library names.")
+    List<Path> libraries = new ArrayList<>();
+
+    @Option(names = "--batch", description = "Print a text block every interval, like top -b (default for now).")
+    boolean batch;
+
+    @Option(names = "--json", description = "Print one JSON object per interval, then one with \"final\": true.")
+    boolean json;
+
+    @Option(names = {"-d", "--delay"}, paramLabel = "SECONDS", defaultValue = "1",
+            description = "Seconds between intervals (default: ${DEFAULT-VALUE}).")
+    double delaySeconds;
+
+    @Option(names = {"-n", "--iterations"}, paramLabel = "N", defaultValue = "0",
+            description = "Stop after N intervals (default: run until the target exits or Ctrl-C).")
+    long iterations;
+
+    @Option(names = "--layers", paramLabel = "LIST", split = ",", defaultValue = "token,graph",
+            description = "Probe layers to attach: token, graph (default: ${DEFAULT-VALUE}).")
+    List<String> layers;
+
+    @Option(names = "--btf", paramLabel = "FILE",
+            description = "Kernel BTF to use instead of /sys/kernel/btf/vmlinux (for kernels built without it).")
+    Path btf;
+
+    @Option(names = "--ring-kib", paramLabel = "KIB", defaultValue = "4096",
+            description = "Size of the event ring buffer in KiB, a power of two (default: ${DEFAULT-VALUE}).")
+    int ringKib;
+
+    @Parameters(paramLabel = "COMMAND", arity = "0..*",
+            description = "After --: the command to launch and trace (it starts only once the probes are in place).")
+    List<String> command = new ArrayList<>();
+
+    @Override
+    public Integer call() {
+        return new TraceRun(toOptions(Map.of(), null), System.out, System.err).run();
+    }
+
+    TraceOptions toOptions(Map<String, String> environment, Path targetLog) {
+        if (batch && json) {
+            throw new UserError("choose one of --batch and --json", 2);
+        }
+        Set<Layer> parsed = EnumSet.noneOf(Layer.class);
+        for (String id : layers) {
+            try {
+                parsed.add(Layer.parse(id));
+            } catch (IllegalArgumentException e) {
+                throw new UserError("--layers: " + e.getMessage(), 2);
+            }
+        }
+        return new TraceOptions(pid, command, libraries,
+                json ? TraceOptions.OutputMode.JSON : TraceOptions.OutputMode.BATCH,
+                delaySeconds, iterations, parsed, btf, ringKib, environment, targetLog);
+    }
+}

@@ -1,0 +1,90 @@
+package dev.infertop.cli;
+
+import dev.infertop.ffi.Errno;
+import dev.infertop.ffi.LibBpf;
+import dev.infertop.ffi.LibC;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/** Checks that fail early with one actionable line, before anything is loaded or attached. */
+final class Preflight {
+    private Preflight() {}
+
+    private static final int CAP_SYS_ADMIN = 21;
+    private static final int CAP_PERFMON = 38;
+    private static final int CAP_BPF = 39;
+
+    /** Root, or CAP_BPF + CAP_PERFMON (CAP_SYS_ADMIN implies both on older kernels). */
+    static void requirePrivileges() {
+        if (LibC.geteuid() == 0) {
+            return;
+        }
+        long effective = effectiveCapabilities();
+        boolean bpf = has(effective, CAP_BPF) || has(effective, CAP_SYS_ADMIN);
+        boolean perfmon = has(effective, CAP_PERFMON) || has(effective, CAP_SYS_ADMIN);
+        if (!(bpf && perfmon)) {
+            throw new UserError("not permitted to load BPF probes: run infertop as root (sudo infertop ...), "
+                    + "or give it CAP_BPF and CAP_PERFMON");
+        }
+    }
+
+    private static boolean has(long capabilities, int capability) {
+        return (capabilities & (1L << capability)) != 0;
+    }
+
+    private static long effectiveCapabilities() {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
+                if (line.startsWith("CapEff:")) {
+                    return Long.parseUnsignedLong(line.substring(7).strip(), 16);
+                }
+            }
+        } catch (IOException | NumberFormatException e) {
+            // unreadable: treat as no capabilities
+        }
+        return 0;
+    }
+
+    /**
+     * infertop's probes are CO-RE: they need the kernel's BTF (or a BTF file for the running kernel).
+     *
+     * @return the BTF file to pass to libbpf, or null to use the kernel's own
+     */
+    static Path requireBtf(Path userBtf) {
+        if (userBtf != null) {
+            parseBtf(userBtf, "--btf " + userBtf);
+            return userBtf;
+        }
+        String override = System.getenv("INFERTOP_KERNEL_BTF");
+        Path kernelBtf = Path.of(override != null ? override : "/sys/kernel/btf/vmlinux");
+        if (!Files.isReadable(kernelBtf)) {
+            throw new UserError("the kernel has no BTF (" + kernelBtf + " is missing): use a kernel built with "
+                    + "CONFIG_DEBUG_INFO_BTF=y, or pass --btf FILE with the BTF of this kernel");
+        }
+        parseBtf(kernelBtf, "kernel BTF " + kernelBtf);
+        return override != null ? kernelBtf : null;
+    }
+
+    private static void parseBtf(Path file, String what) {
+        if (!Files.isRegularFile(file)) {
+            throw new UserError(what + ": no such file");
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment errno = Errno.allocate(arena);
+            MemorySegment btf = (MemorySegment) LibBpf.btf__parse.invokeExact(errno,
+                    arena.allocateFrom(file.toString()), MemorySegment.NULL);
+            if (btf.equals(MemorySegment.NULL)) {
+                throw new UserError(what + " is not usable BTF: " + LibBpf.strerror(Errno.read(errno)));
+            }
+            LibBpf.btf__free.invokeExact(btf);
+        } catch (UserError e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+}

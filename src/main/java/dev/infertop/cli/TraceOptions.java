@@ -1,0 +1,55 @@
+package dev.infertop.cli;
+
+import dev.infertop.model.Layer;
+
+import java.nio.file.Path;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/** What to trace and how to show it, as parsed from the command line. */
+public record TraceOptions(
+        Integer pid,
+        List<String> command,
+        List<Path> extraLibraries,
+        OutputMode output,
+        double delaySeconds,
+        long iterations,
+        Set<Layer> layers,
+        Path btf,
+        int ringKib,
+        Map<String, String> environment,
+        Path targetLog) {
+
+    public enum OutputMode { BATCH, JSON }
+
+    public TraceOptions {
+        command = List.copyOf(command);
+        extraLibraries = List.copyOf(extraLibraries);
+        environment = Map.copyOf(environment);
+        layers = layers.isEmpty() ? EnumSet.noneOf(Layer.class) : EnumSet.copyOf(layers);
+    }
+
+    void validate() {
+        boolean hasPid = pid != null;
+        boolean hasCommand = !command.isEmpty();
+        if (hasPid == hasCommand) {
+            throw new UserError(hasPid
+                    ? "give either -p PID or -- COMMAND, not both"
+                    : "nothing to trace: give -p PID, or -- COMMAND [ARGS...] (see infertop --help)", 2);
+        }
+        if (!(delaySeconds >= 0.05) || delaySeconds > 3600) {
+            throw new UserError("-d must be between 0.05 and 3600 seconds, got " + delaySeconds, 2);
+        }
+        if (iterations < 0) {
+            throw new UserError("-n must be 0 (no limit) or more, got " + iterations, 2);
+        }
+        if (ringKib < 16 || Integer.bitCount(ringKib) != 1 || ringKib > 1 << 20) {
+            throw new UserError("--ring-kib must be a power of two from 16 to 1048576, got " + ringKib, 2);
+        }
+        if (layers.isEmpty()) {
+            throw new UserError("--layers names no layer: give at least one of token, graph", 2);
+        }
+    }
+}

@@ -1,0 +1,328 @@
+package dev.infertop.cli;
+
+import dev.infertop.agg.Collector;
+import dev.infertop.agg.TraceAggregator;
+import dev.infertop.bpf.BpfException;
+import dev.infertop.bpf.BpfObject;
+import dev.infertop.bpf.InfertopProbes;
+import dev.infertop.bpf.PerCpuCounter;
+import dev.infertop.bpf.ProbeSet;
+import dev.infertop.bpf.RingBufferReader;
+import dev.infertop.model.BackendNames;
+import dev.infertop.model.Layer;
+import dev.infertop.model.LayerStatus;
+import dev.infertop.model.TargetInfo;
+import dev.infertop.target.AttachedProcess;
+import dev.infertop.target.ElfFile;
+import dev.infertop.target.LaunchedCommand;
+import dev.infertop.target.LibraryResolver;
+import dev.infertop.target.MemoryMapping;
+import dev.infertop.target.ProcessMaps;
+import dev.infertop.target.ResolvedLibraries;
+import dev.infertop.target.TargetException;
+import dev.infertop.target.TracedProcess;
+import dev.infertop.view.BatchTextView;
+import dev.infertop.view.JsonLinesView;
+import dev.infertop.view.SnapshotView;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One tracing session, start to finish: check the environment, find the target and its libraries, load and
+ * attach the probes, run the collector, and tear everything down in reverse on every exit path (normal end,
+ * target exit, SIGINT/SIGTERM/SIGHUP through the shutdown hook, or an error).
+ */
+final class TraceRun {
+    /** Where ggml's cgraph keeps n_nodes: `int size; int n_nodes;` in every release since the field exists. */
+    private static final int CGRAPH_N_NODES_OFFSET = 4;
+
+    private final TraceOptions options;
+    private final PrintStream out;
+    private final PrintStream err;
+
+    TraceRun(TraceOptions options, PrintStream out, PrintStream err) {
+        this.options = options;
+        this.out = out;
+        this.err = err;
+    }
+
+    int run() {
+        options.validate();
+        Preflight.requirePrivileges();
+        Path btf = Preflight.requireBtf(options.btf());
+
+        List<Path> candidates;
+        TracedProcess process;
+        if (options.pid() != null) {
+            process = attach(options.pid());
+            candidates = librariesMappedBy(process.pid(), true);
+        } else {
+            java.util.Map<String, String> environment = new java.util.HashMap<>(System.getenv());
+            environment.putAll(options.environment());
+            LibraryResolver resolver = new LibraryResolver(environment);
+            Path executable;
+            ResolvedLibraries resolved;
+            try {
+                executable = resolver.findExecutable(options.command().getFirst());
+                resolved = resolver.resolve(executable);
+            } catch (TargetException e) {
+                throw new UserError(e.getMessage());
+            }
+            candidates = new ArrayList<>(resolved.inferenceLibraries());
+            candidates.add(resolved.executable());
+            candidates.addAll(options.extraLibraries());
+            requireInferenceCode(candidates, "command " + options.command().getFirst());
+            try {
+                LaunchedCommand.Output route = options.targetLog() != null ? LaunchedCommand.Output.LOG_FILE
+                        : options.output() == TraceOptions.OutputMode.JSON ? LaunchedCommand.Output.STDOUT_TO_STDERR
+                        : LaunchedCommand.Output.INHERIT;
+                process = LaunchedCommand.start(executable, options.command().subList(1, options.command().size()),
+                        options.environment(), route, options.targetLog());
+            } catch (IOException e) {
+                throw new UserError("cannot start " + options.command().getFirst() + ": " + e.getMessage());
+            }
+        }
+
+        Resources resources = new Resources(process);
+        CountDownLatch finished = new CountDownLatch(1);
+        Thread hook = new Thread(() -> {
+            resources.stopCollector();
+            try {
+                finished.await(5, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            resources.close();
+        }, "infertop-shutdown");
+        Runtime.getRuntime().addShutdownHook(hook);
+        try {
+            int ringBytes = options.ringKib() * 1024;
+            resources.object = InfertopProbes.load(process.pid(), ringBytes, CGRAPH_N_NODES_OFFSET, btf);
+            resources.probes = new ProbeSet(resources.object, process.pid());
+            for (Layer layer : options.layers()) {
+                resources.probes.enable(layer);
+            }
+            resources.probes.addLibraries(candidates);
+            if (resources.probes.attachedProbeCount() == 0) {
+                throw new UserError("no probe could be attached: " + reasons(resources.probes.statuses()));
+            }
+            resources.ring = new RingBufferReader(resources.object.mapFd(InfertopProbes.RING_BUFFER_MAP), ringBytes);
+            resources.lost = new PerCpuCounter(resources.object.mapFd(InfertopProbes.LOST_EVENTS_MAP));
+            SnapshotView view = options.output() == TraceOptions.OutputMode.JSON
+                    ? new JsonLinesView(out) : new BatchTextView(out);
+            SessionState session = new SessionState(process, resources.probes, options.extraLibraries());
+            resources.collector = new Collector(resources.ring, new TraceAggregator(BackendNames.load()),
+                    resources.lost, view, session);
+            if (resources.stopRequested) {
+                return 130;
+            }
+            process.release();
+            resources.collector.run(Math.round(options.delaySeconds() * 1e9), options.iterations());
+            resources.close();
+            if (process instanceof LaunchedCommand launched) {
+                return launched.exitStatus().orElse(0);
+            }
+            return 0;
+        } catch (BpfException e) {
+            throw new UserError(e.getMessage());
+        } catch (IOException e) {
+            throw new UserError(e.getMessage());
+        } finally {
+            resources.close();
+            finished.countDown();
+            try {
+                Runtime.getRuntime().removeShutdownHook(hook);
+            } catch (IllegalStateException shuttingDown) {
+                // the hook is running: it closes (idempotently) and lets the JVM exit
+            }
+        }
+    }
+
+    private static TracedProcess attach(int pid) {
+        try {
+            return AttachedProcess.of(pid);
+        } catch (TargetException e) {
+            throw new UserError(e.getMessage());
+        }
+    }
+
+    private List<Path> librariesMappedBy(int pid, boolean required) {
+        Set<Path> libraries = new LinkedHashSet<>();
+        List<MemoryMapping> mapped;
+        try {
+            mapped = ProcessMaps.of(pid).mappedLibraries();
+        } catch (TargetException e) {
+            throw new UserError(e.getMessage());
+        }
+        for (MemoryMapping mapping : mapped) {
+            if (isInferenceLibrary(mapping.path())) {
+                libraries.add(Path.of(mapping.path()));
+            }
+        }
+        if (!mapped.isEmpty()) {
+            libraries.add(Path.of(mapped.getFirst().path())); // the executable: llama.cpp may be linked in
+        }
+        libraries.addAll(options.extraLibraries());
+        if (required) {
+            requireInferenceCode(new ArrayList<>(libraries),
+                    "process " + pid + " (" + TracedProcess.commandName(pid) + ")");
+        }
+        return new ArrayList<>(libraries);
+    }
+
+    static boolean isInferenceLibrary(String path) {
+        String name = Path.of(path).getFileName().toString();
+        return name.startsWith("libllama") || name.startsWith("libggml");
+    }
+
+    /** Fails with one line unless some candidate file defines a probed symbol. */
+    private void requireInferenceCode(List<Path> candidates, String what) {
+        for (Path candidate : candidates) {
+            if (!Files.isRegularFile(candidate)) {
+                if (options.extraLibraries().contains(candidate)) {
+                    throw new UserError("--lib " + candidate + ": no such file");
+                }
+                continue;
+            }
+            if (isInferenceLibrary(candidate.toString())) {
+                return;
+            }
+            try (ElfFile elf = ElfFile.open(candidate)) {
+                if (elf.function("llama_decode").isPresent() || elf.function("ggml_graph_compute").isPresent()) {
+                    return;
+                }
+            } catch (TargetException e) {
+                if (options.extraLibraries().contains(candidate)) {
+                    throw new UserError("--lib " + candidate + ": " + e.getMessage());
+                }
+            }
+        }
+        throw new UserError(what + " uses no llama.cpp/ggml library (libllama*, libggml*): "
+                + "is it a llama.cpp program? Name the library with --lib PATH");
+    }
+
+    private static String reasons(List<LayerStatus> statuses) {
+        return String.join("; ", statuses.stream().filter(s -> !s.reason().isEmpty())
+                .map(s -> s.layer().id() + ": " + s.reason()).toList());
+    }
+
+    /** Per-tick bookkeeping: late-loaded libraries, model file, layer states. */
+    private final class SessionState implements Collector.Session {
+        private final TracedProcess process;
+        private final ProbeSet probes;
+        private final List<Path> extraLibraries;
+        private TargetInfo target;
+
+        SessionState(TracedProcess process, ProbeSet probes, List<Path> extraLibraries) {
+            this.process = process;
+            this.probes = probes;
+            this.extraLibraries = extraLibraries;
+            this.target = new TargetInfo(process.pid(), commandLabel(), null, List.of());
+        }
+
+        private String commandLabel() {
+            if (options.command().isEmpty()) {
+                return TracedProcess.commandName(process.pid());
+            }
+            return Path.of(options.command().getFirst()).getFileName().toString();
+        }
+
+        @Override
+        public void onTick() {
+            ProcessMaps maps;
+            try {
+                maps = ProcessMaps.of(process.pid());
+            } catch (TargetException e) {
+                return; // gone: the collector notices on its own
+            }
+            List<Path> libraries = new ArrayList<>();
+            String model = target.modelFile();
+            for (MemoryMapping mapping : maps.mappings()) {
+                String path = mapping.path();
+                if (path == null || path.isEmpty()) {
+                    continue;
+                }
+                if (path.endsWith(".gguf")) {
+                    model = path;
+                } else if (mapping.isExecutable() && isInferenceLibrary(path) && !mapping.deleted()) {
+                    libraries.add(Path.of(path));
+                }
+            }
+            try {
+                probes.addLibraries(libraries);
+            } catch (BpfException e) {
+                err.println("infertop: " + e.getMessage());
+            }
+            target = new TargetInfo(process.pid(), commandLabel(), model,
+                    libraries.stream().map(Path::toString).distinct().toList());
+        }
+
+        @Override
+        public TargetInfo target() {
+            return target;
+        }
+
+        @Override
+        public List<LayerStatus> layers() {
+            return probes.statuses();
+        }
+
+        @Override
+        public boolean targetAlive() {
+            return process.isAlive();
+        }
+    }
+
+    /** Everything to release, in reverse order of acquisition; idempotent and callable from the hook. */
+    private static final class Resources {
+        final TracedProcess process;
+        BpfObject object;
+        ProbeSet probes;
+        RingBufferReader ring;
+        PerCpuCounter lost;
+        volatile Collector collector;
+        volatile boolean stopRequested;
+        private boolean closed;
+
+        Resources(TracedProcess process) {
+            this.process = process;
+        }
+
+        void stopCollector() {
+            stopRequested = true;
+            Collector current = collector;
+            if (current != null) {
+                current.requestStop();
+            }
+        }
+
+        synchronized void close() {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            if (probes != null) {
+                probes.close();
+            }
+            if (ring != null) {
+                ring.close();
+            }
+            if (lost != null) {
+                lost.close();
+            }
+            if (object != null) {
+                object.close();
+            }
+            process.close();
+        }
+    }
+}

@@ -1,0 +1,68 @@
+package dev.infertop.event;
+
+import dev.infertop.bpf.RingBufferReader;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+
+import static dev.infertop.event.EventLayout.*;
+
+/** Turns ring-buffer records into {@link TraceListener} calls, reading fields in place (no allocation). */
+public final class EventDecoder implements RingBufferReader.RecordHandler {
+    private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT_UNALIGNED;
+    private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG_UNALIGNED;
+    private static final ValueLayout.OfLong LONG_BIG_ENDIAN = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
+
+    private final TraceListener listener;
+    private long malformedRecords;
+
+    public EventDecoder(TraceListener listener) {
+        this.listener = listener;
+    }
+
+    @Override
+    public void onRecord(MemorySegment data, long offset, int lengthBytes) {
+        if (lengthBytes < HEADER_SIZE) {
+            malformedRecords++;
+            return;
+        }
+        int kind = data.get(INT, offset + HEADER_KIND);
+        int tid = data.get(INT, offset + HEADER_TID);
+        long startNs = data.get(LONG, offset + HEADER_START_NS);
+        long endNs = data.get(LONG, offset + HEADER_END_NS);
+        switch (kind) {
+            case EVENT_DECODE -> {
+                if (lengthBytes < DECODE_SIZE) {
+                    malformedRecords++;
+                    return;
+                }
+                listener.onDecode(tid, startNs, endNs, data.get(LONG, offset + DECODE_CTX),
+                        data.get(INT, offset + DECODE_N_TOKENS), data.get(INT, offset + DECODE_RET));
+            }
+            case EVENT_GRAPH -> {
+                if (lengthBytes < GRAPH_SIZE) {
+                    malformedRecords++;
+                    return;
+                }
+                listener.onGraphCompute(tid, startNs, endNs, data.get(LONG, offset + GRAPH_BACKEND),
+                        data.get(LONG_BIG_ENDIAN, offset + GRAPH_GUID), data.get(LONG_BIG_ENDIAN, offset + GRAPH_GUID + 8),
+                        data.get(INT, offset + GRAPH_N_NODES), data.get(INT, offset + GRAPH_RET));
+            }
+            case EVENT_CPU_GRAPH -> {
+                if (lengthBytes < CPU_GRAPH_SIZE) {
+                    malformedRecords++;
+                    return;
+                }
+                listener.onCpuGraphCompute(tid, startNs, endNs, data.get(LONG, offset + CPU_GRAPH_CGRAPH),
+                        data.get(INT, offset + CPU_GRAPH_N_NODES), data.get(INT, offset + CPU_GRAPH_RET));
+            }
+            default -> malformedRecords++;
+        }
+    }
+
+    /** Records with an unknown kind or a short length: a layout mismatch between native/ and Java. */
+    public long malformedRecords() {
+        return malformedRecords;
+    }
+}

@@ -1,0 +1,96 @@
+package dev.infertop.ffi;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+/** The few libc calls infertop needs, bound once (see the man page named beside each handle). */
+public final class LibC {
+    private LibC() {}
+
+    private static final Linker LINKER = Linker.nativeLinker();
+
+    private static MethodHandle bind(String name, FunctionDescriptor descriptor, Linker.Option... options) {
+        MemorySegment symbol = LINKER.defaultLookup().find(name)
+                .orElseThrow(() -> new NativeLibraryMissing("libc lacks " + name));
+        return LINKER.downcallHandle(symbol, descriptor, options);
+    }
+
+    public static final int PROT_READ = 0x1;
+    public static final int PROT_WRITE = 0x2;
+    public static final int MAP_SHARED = 0x01;
+    public static final long MAP_FAILED = -1L;
+    public static final short POLLIN = 0x1;
+
+    // mmap(2): void *mmap(void *addr, size_t length, int prot, int flags, int fd, off_t offset)
+    public static final MethodHandle mmap = bind("mmap",
+            FunctionDescriptor.of(ADDRESS, ADDRESS, JAVA_LONG, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_LONG), Errno.CAPTURE);
+
+    // munmap(2): int munmap(void *addr, size_t length)
+    public static final MethodHandle munmap = bind("munmap",
+            FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG));
+
+    // poll(2): int poll(struct pollfd *fds, nfds_t nfds, int timeout)
+    public static final MethodHandle poll = bind("poll",
+            FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT), Errno.CAPTURE);
+
+    // geteuid(2): uid_t geteuid(void)
+    public static final MethodHandle geteuid = bind("geteuid", FunctionDescriptor.of(JAVA_INT));
+
+    // mkfifo(3): int mkfifo(const char *pathname, mode_t mode)
+    public static final MethodHandle mkfifo = bind("mkfifo",
+            FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT), Errno.CAPTURE);
+
+    // getpagesize(2): int getpagesize(void)
+    public static final MethodHandle getpagesize = bind("getpagesize", FunctionDescriptor.of(JAVA_INT));
+
+    // strerror(3): char *strerror(int errnum)
+    public static final MethodHandle strerror = bind("strerror", FunctionDescriptor.of(ADDRESS, JAVA_INT));
+
+    public static int geteuid() {
+        try {
+            return (int) geteuid.invokeExact();
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    public static int pageSize() {
+        try {
+            return (int) getpagesize.invokeExact();
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    public static String strerror(int errno) {
+        try {
+            MemorySegment text = (MemorySegment) strerror.invokeExact(errno);
+            // SAFETY: strerror returns a NUL-terminated static string; 256 bytes covers every glibc message.
+            return text.reinterpret(256).getString(0);
+        } catch (Throwable t) {
+            return "errno " + errno;
+        }
+    }
+
+    /** Creates a FIFO (named pipe) at {@code path}; throws with errno's message on failure. */
+    public static void mkfifo(String path, int mode) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment state = Errno.allocate(arena);
+            int rc = (int) mkfifo.invokeExact(state, arena.allocateFrom(path), mode);
+            if (rc != 0) {
+                throw new IllegalStateException("cannot create FIFO " + path + ": " + strerror(Errno.read(state)));
+            }
+        } catch (IllegalStateException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+}

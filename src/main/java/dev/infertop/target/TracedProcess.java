@@ -1,0 +1,32 @@
+package dev.infertop.target;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Optional;
+
+/** The process being traced: either attached by pid or launched by infertop. */
+public sealed interface TracedProcess extends AutoCloseable permits AttachedProcess, LaunchedCommand {
+    int pid();
+
+    boolean isAlive();
+
+    /** The exit status when infertop launched it and it has exited. */
+    Optional<Integer> exitStatus();
+
+    /** Lets a launched command run (it waits at a gate until probes are attached); no-op when attached. */
+    void release() throws IOException;
+
+    @Override
+    void close();
+
+    /** /proc/PID/comm, or "?" once the process is gone. */
+    static String commandName(int pid) {
+        try {
+            return Files.readString(Path.of("/proc/" + pid + "/comm"), StandardCharsets.UTF_8).strip();
+        } catch (IOException e) {
+            return "?";
+        }
+    }
+}

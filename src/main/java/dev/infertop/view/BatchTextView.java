@@ -1,0 +1,75 @@
+package dev.infertop.view;
+
+import dev.infertop.model.BackendTotals;
+import dev.infertop.model.LatencySummary;
+import dev.infertop.model.LayerStatus;
+import dev.infertop.model.Snapshot;
+import dev.infertop.model.TokenTotals;
+
+import java.io.PrintStream;
+import java.util.List;
+import java.util.Locale;
+import java.util.stream.Collectors;
+
+/** A plain-text block per interval, like {@code top -b}; the final block shows the run's totals. */
+public final class BatchTextView implements SnapshotView {
+    private final PrintStream out;
+
+    public BatchTextView(PrintStream out) {
+        this.out = out;
+    }
+
+    @Override
+    public void show(Snapshot snapshot) {
+        out.print(render(snapshot));
+        out.flush();
+    }
+
+    public static String render(Snapshot s) {
+        boolean total = s.isFinal();
+        TokenTotals tokens = total ? s.totalTokens() : s.intervalTokens();
+        long spanNs = total ? s.runNs() : s.intervalNs();
+        StringBuilder text = new StringBuilder();
+        text.append(String.format(Locale.ROOT, "infertop — pid %d %s%s — %s %.2f s — %s%n",
+                s.target().pid(), s.target().command(),
+                s.target().modelFile() == null ? "" : " — model " + s.target().modelFile(),
+                total ? "TOTAL over" : "interval", spanNs / 1e9, s.targetState()));
+        text.append(String.format(Locale.ROOT, "  layers    %s   lost events %d%n", layers(s.layers()), s.lostEvents()));
+        text.append(String.format(Locale.ROOT,
+                "  tokens    prefill %7d tok %10.1f tok/s   decode %7d tok %9.1f tok/s   calls %d (%d failed)%n",
+                tokens.tokensPrefill(), tokens.prefillTokensPerSecond(), tokens.tokensDecode(),
+                tokens.decodeTokensPerSecond(), tokens.decodeCalls(), tokens.failedCalls()));
+        text.append("  latency   TTFT ").append(latency(total ? s.totalTtft() : s.intervalTtft()))
+                .append("   TPOT ").append(latency(total ? s.totalTpot() : s.intervalTpot())).append('\n');
+        List<BackendTotals> backends = total ? s.totalBackends() : s.intervalBackends();
+        if (backends.isEmpty()) {
+            text.append("  graphs    none computed\n");
+        }
+        for (BackendTotals backend : backends) {
+            text.append(String.format(Locale.ROOT, "  graphs    %-8s %6d computes %8d nodes %10.2f ms busy (%.0f%%)%n",
+                    backend.backend(), backend.computes(), backend.nodes(), backend.busyNs() / 1e6,
+                    100 * backend.busyFraction(spanNs)));
+        }
+        BackendTotals cpu = total ? s.totalCpuGraphs() : s.intervalCpuGraphs();
+        if (cpu.computes() > 0) {
+            text.append(String.format(Locale.ROOT, "  cpu path  ggml_graph_compute %6d calls %8d nodes %10.2f ms%n",
+                    cpu.computes(), cpu.nodes(), cpu.busyNs() / 1e6));
+        }
+        text.append('\n');
+        return text.toString();
+    }
+
+    private static String latency(LatencySummary latency) {
+        if (latency.count() == 0) {
+            return "—";
+        }
+        return String.format(Locale.ROOT, "p50 %.3f ms p99 %.3f ms (n=%d)", latency.p50Ms(), latency.p99Ms(),
+                latency.count());
+    }
+
+    private static String layers(List<LayerStatus> layers) {
+        return layers.stream().map(l -> l.layer().id() + " " + l.state().label()
+                        + (l.reason().isEmpty() ? "" : " (" + l.reason() + ")"))
+                .collect(Collectors.joining(", "));
+    }
+}

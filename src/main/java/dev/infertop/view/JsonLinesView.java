@@ -1,0 +1,97 @@
+package dev.infertop.view;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.infertop.model.BackendTotals;
+import dev.infertop.model.LatencySummary;
+import dev.infertop.model.LayerStatus;
+import dev.infertop.model.Snapshot;
+import dev.infertop.model.TokenTotals;
+
+import java.io.PrintStream;
+import java.util.List;
+
+/**
+ * One JSON object per line per interval, and a last one with {@code "final": true} holding the run's totals.
+ * Field names are part of the CLI contract: man/infertop.1 documents each one.
+ */
+public final class JsonLinesView implements SnapshotView {
+    private static final ObjectMapper MAPPER = new ObjectMapper();
+    private final PrintStream out;
+
+    public JsonLinesView(PrintStream out) {
+        this.out = out;
+    }
+
+    @Override
+    public void show(Snapshot snapshot) {
+        out.println(toJson(snapshot));
+        out.flush();
+    }
+
+    public static String toJson(Snapshot s) {
+        ObjectNode root = MAPPER.createObjectNode();
+        boolean total = s.isFinal();
+        TokenTotals tokens = total ? s.totalTokens() : s.intervalTokens();
+        long spanNs = total ? s.runNs() : s.intervalNs();
+        root.put("final", s.isFinal());
+        root.put("seq", s.sequence());
+        root.put("scope", total ? "total" : "interval");
+        root.put("span_s", round(spanNs / 1e9, 3));
+        root.put("pid", s.target().pid());
+        root.put("command", s.target().command());
+        if (s.target().modelFile() != null) {
+            root.put("model", s.target().modelFile());
+        }
+        root.put("target_state", s.targetState());
+        root.put("decode_calls", tokens.decodeCalls());
+        root.put("prefill_calls", tokens.prefillCalls());
+        root.put("decode_step_calls", tokens.decodeStepCalls());
+        root.put("failed_calls", tokens.failedCalls());
+        root.put("tokens_prefill", tokens.tokensPrefill());
+        root.put("tokens_decode", tokens.tokensDecode());
+        root.put("prefill_tokens_per_s", round(tokens.prefillTokensPerSecond(), 2));
+        root.put("decode_tokens_per_s", round(tokens.decodeTokensPerSecond(), 2));
+        root.put("decode_throughput_per_s", round(tokens.decodeThroughputPerSecond(spanNs), 2));
+        root.put("contexts", tokens.contexts());
+        putLatency(root.putObject("ttft_ms"), total ? s.totalTtft() : s.intervalTtft());
+        putLatency(root.putObject("tpot_ms"), total ? s.totalTpot() : s.intervalTpot());
+        List<BackendTotals> backends = total ? s.totalBackends() : s.intervalBackends();
+        ObjectNode computes = root.putObject("graph_computes");
+        ObjectNode nodes = root.putObject("graph_nodes");
+        ObjectNode busy = root.putObject("graph_busy_ms");
+        for (BackendTotals backend : backends) {
+            computes.put(backend.backend(), backend.computes());
+            nodes.put(backend.backend(), backend.nodes());
+            busy.put(backend.backend(), round(backend.busyNs() / 1e6, 3));
+        }
+        BackendTotals cpu = total ? s.totalCpuGraphs() : s.intervalCpuGraphs();
+        root.put("cpu_graph_computes", cpu.computes());
+        root.put("cpu_graph_nodes", cpu.nodes());
+        root.put("cpu_graph_busy_ms", round(cpu.busyNs() / 1e6, 3));
+        root.put("lost_events", s.lostEvents());
+        ObjectNode layers = root.putObject("layers");
+        for (LayerStatus layer : s.layers()) {
+            ObjectNode node = layers.putObject(layer.layer().id());
+            node.put("state", layer.state().label());
+            if (!layer.reason().isEmpty()) {
+                node.put("reason", layer.reason());
+            }
+        }
+        return root.toString();
+    }
+
+    private static void putLatency(ObjectNode node, LatencySummary latency) {
+        node.put("count", latency.count());
+        node.put("p50", round(latency.p50Ms(), 4));
+        node.put("p90", round(latency.p90Ms(), 4));
+        node.put("p99", round(latency.p99Ms(), 4));
+        node.put("max", round(latency.maxMs(), 4));
+        node.put("mean", round(latency.meanMs(), 4));
+    }
+
+    private static double round(double value, int decimals) {
+        double scale = Math.pow(10, decimals);
+        return Math.round(value * scale) / scale;
+    }
+}
