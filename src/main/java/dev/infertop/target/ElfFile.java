@@ -22,6 +22,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.regex.Pattern;
 
 /**
  * A 64-bit little-endian ELF shared object or executable (x86_64 or aarch64), mapped read-only.
@@ -45,6 +46,8 @@ public final class ElfFile implements AutoCloseable {
     private static final int NT_GNU_BUILD_ID = 3;
     private static final long DT_NULL = 0, DT_NEEDED = 1, DT_STRTAB = 5, DT_SONAME = 14, DT_RPATH = 15,
             DT_RUNPATH = 29;
+    /** GCC's suffixes for specialised copies of a function that callers enter instead of the original. */
+    private static final Pattern CLONE_SUFFIX = Pattern.compile("(\\.(isra|constprop|part|lto_priv)\\.\\d+)+");
 
     private final Path path;
     private final Arena arena;
@@ -158,8 +161,11 @@ public final class ElfFile implements AutoCloseable {
 
     /**
      * {@code baseName} itself and its compiler-made local clones ({@code baseName.isra.0},
-     * {@code baseName.constprop.0}, {@code baseName.part.0}, …): the entries through which calls of the
-     * source-level function actually go. Cold parts ({@code baseName.cold}) are left out, they are not entries.
+     * {@code baseName.constprop.0}, {@code baseName.part.0}, {@code baseName.lto_priv.0}, and chains of them):
+     * the entries through which calls of the source-level function actually go. Other dotted names are not
+     * entries of this function and are left out: {@code .cold} parts are jumped into from the hot part,
+     * {@code ._omp_fn.0} is an OpenMP parallel region run by every worker thread, and {@code .localalias}
+     * shares the address of the function itself.
      */
     public List<ElfSymbol> functionAndClones(String baseName) {
         List<ElfSymbol> matches = new ArrayList<>(functionsNamed(baseName));
@@ -170,7 +176,9 @@ public final class ElfFile implements AutoCloseable {
             if (!name.startsWith(clonePrefix)) {
                 break;
             }
-            functionsByName.get(name).stream().filter(s -> !s.isColdPart()).forEach(matches::add);
+            if (CLONE_SUFFIX.matcher(name).region(baseName.length(), name.length()).matches()) {
+                matches.addAll(functionsByName.get(name));
+            }
         }
         return matches;
     }
