@@ -1,0 +1,434 @@
+package dev.infertop.target;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.regex.Pattern;
+
+/**
+ * A 64-bit little-endian ELF shared object or executable (x86_64 or aarch64), mapped read-only.
+ *
+ * <p>Headers, symbol tables and .dynamic are decoded once in {@link #open}; lookups afterwards are hash or
+ * binary-search lookups, because a llama.cpp CPU backend carries tens of thousands of symbols and the attacher
+ * asks for a handful of them per library. The mapping stays open only for {@link #readBytesAtVaddr} and is
+ * released by {@link #close}.
+ */
+public final class ElfFile implements AutoCloseable {
+    private static final ValueLayout.OfShort U16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfInt U32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfLong U64 = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+
+    private static final int ELF_HEADER_BYTES = 64;
+    private static final int PT_LOAD = 1;
+    private static final int PT_DYNAMIC = 2;
+    private static final int PT_NOTE = 4;
+    private static final int STT_FUNC = 2;
+    private static final int SHN_UNDEF = 0;
+    private static final int NT_GNU_BUILD_ID = 3;
+    private static final long DT_NULL = 0, DT_NEEDED = 1, DT_STRTAB = 5, DT_SONAME = 14, DT_RPATH = 15,
+            DT_RUNPATH = 29;
+    /** GCC's suffixes for specialised copies of a function that callers enter instead of the original. */
+    private static final Pattern CLONE_SUFFIX = Pattern.compile("(\\.(isra|constprop|part|lto_priv)\\.\\d+)+");
+
+    private final Path path;
+    private final Arena arena;
+    private final MemorySegment file;
+    private final Machine machine;
+    private final List<ElfSection> sections;
+    private final List<LoadSegment> loadSegments;
+    private final List<ElfSymbol> functions;
+    private final Map<String, List<ElfSymbol>> functionsByName;
+    private final String[] sortedFunctionNames;
+    private final DynamicInfo dynamic;
+    private final Optional<String> buildId;
+
+    private ElfFile(Path path, Arena arena, MemorySegment file) throws TargetException {
+        this.path = path;
+        this.arena = arena;
+        this.file = file;
+        this.machine = readMachine();
+        this.sections = readSections();
+        this.loadSegments = readLoadSegments();
+        this.functions = readFunctions();
+        this.functionsByName = indexByName(functions);
+        this.sortedFunctionNames = functionsByName.keySet().toArray(String[]::new);
+        Arrays.sort(sortedFunctionNames);
+        this.dynamic = readDynamic();
+        this.buildId = readBuildId();
+    }
+
+    /** Maps and decodes {@code path}; the caller closes the result. */
+    public static ElfFile open(Path path) throws TargetException {
+        Arena arena = Arena.ofShared();
+        try (FileChannel channel = FileChannel.open(path, StandardOpenOption.READ)) {
+            MemorySegment file = channel.map(FileChannel.MapMode.READ_ONLY, 0, channel.size(), arena);
+            return new ElfFile(path, arena, file);
+        } catch (NoSuchFileException e) {
+            arena.close();
+            throw new TargetException("no such file: " + path);
+        } catch (AccessDeniedException e) {
+            arena.close();
+            throw new TargetException("permission denied reading " + path);
+        } catch (IndexOutOfBoundsException | IllegalArgumentException e) {
+            arena.close();
+            throw new TargetException("truncated or corrupt ELF file: " + path);
+        } catch (TargetException e) {
+            arena.close();
+            throw e;
+        } catch (IOException e) {
+            arena.close();
+            throw new TargetException("cannot read " + path + ": " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Reads only the ELF header: the machine of an ELF64 little-endian file, empty for anything else
+     * (another class or architecture, not ELF, unreadable). ld.so skips such candidates while searching.
+     */
+    public static Optional<Machine> peekMachine(Path path) {
+        try (FileChannel channel = FileChannel.open(path, StandardOpenOption.READ)) {
+            var header = java.nio.ByteBuffer.allocate(20).order(ByteOrder.LITTLE_ENDIAN);
+            while (header.hasRemaining() && channel.read(header) > 0) {
+                // a short read on a regular file only happens at its end
+            }
+            if (header.position() < 20 || header.getInt(0) != 0x464c457f || header.get(4) != 2 || header.get(5) != 1) {
+                return Optional.empty();
+            }
+            return Machine.fromElfCode(Short.toUnsignedInt(header.getShort(18)));
+        } catch (IOException e) {
+            return Optional.empty();
+        }
+    }
+
+    public Path path() {
+        return path;
+    }
+
+    public Machine machine() {
+        return machine;
+    }
+
+    public List<ElfSection> sections() {
+        return sections;
+    }
+
+    public Optional<ElfSection> section(String name) {
+        return sections.stream().filter(s -> s.name().equals(name)).findFirst();
+    }
+
+    public List<LoadSegment> loadSegments() {
+        return loadSegments;
+    }
+
+    /** All defined FUNC symbols of .dynsym and .symtab, each (name, address) once. */
+    public List<ElfSymbol> functions() {
+        return functions;
+    }
+
+    /**
+     * The function called exactly {@code name}. Static functions of different translation units may share a
+     * name; then an exported (non-LOCAL) one wins, else the first in table order.
+     */
+    public Optional<ElfSymbol> function(String name) {
+        List<ElfSymbol> named = functionsByName.getOrDefault(name, List.of());
+        return named.stream().filter(s -> s.binding() != SymbolBinding.LOCAL).findFirst()
+                .or(() -> named.stream().findFirst());
+    }
+
+    /** Every function called exactly {@code name}. */
+    public List<ElfSymbol> functionsNamed(String name) {
+        return functionsByName.getOrDefault(name, List.of());
+    }
+
+    /**
+     * {@code baseName} itself and its compiler-made local clones ({@code baseName.isra.0},
+     * {@code baseName.constprop.0}, {@code baseName.part.0}, {@code baseName.lto_priv.0}, and chains of them):
+     * the entries through which calls of the source-level function actually go. Other dotted names are not
+     * entries of this function and are left out: {@code .cold} parts are jumped into from the hot part,
+     * {@code ._omp_fn.0} is an OpenMP parallel region run by every worker thread, and {@code .localalias}
+     * shares the address of the function itself.
+     */
+    public List<ElfSymbol> functionAndClones(String baseName) {
+        List<ElfSymbol> matches = new ArrayList<>(functionsNamed(baseName));
+        String clonePrefix = baseName + ".";
+        int from = Arrays.binarySearch(sortedFunctionNames, clonePrefix);
+        for (int i = from >= 0 ? from : -from - 1; i < sortedFunctionNames.length; i++) {
+            String name = sortedFunctionNames[i];
+            if (!name.startsWith(clonePrefix)) {
+                break;
+            }
+            if (CLONE_SUFFIX.matcher(name).region(baseName.length(), name.length()).matches()) {
+                matches.addAll(functionsByName.get(name));
+            }
+        }
+        return matches;
+    }
+
+    /** The file offset of the byte at link-time address {@code vaddr}: what libbpf's uprobe func_offset wants. */
+    public long fileOffsetOf(long vaddr) throws TargetException {
+        return segmentContaining(vaddr).fileOffsetOf(vaddr);
+    }
+
+    /** Up to {@code count} bytes from {@code vaddr}, fewer where its PT_LOAD segment's file content ends. */
+    public byte[] readBytesAtVaddr(long vaddr, int count) throws TargetException {
+        LoadSegment segment = segmentContaining(vaddr);
+        long available = segment.vaddr() + segment.fileSizeBytes() - vaddr;
+        long offset = segment.fileOffsetOf(vaddr);
+        int length = (int) Math.min(count, Math.min(available, file.byteSize() - offset));
+        if (length < 0) {
+            throw new TargetException("truncated or corrupt ELF file: " + path);
+        }
+        return file.asSlice(offset, length).toArray(ValueLayout.JAVA_BYTE);
+    }
+
+    public DynamicInfo dynamic() {
+        return dynamic;
+    }
+
+    public List<String> needed() {
+        return dynamic.needed();
+    }
+
+    public Optional<String> soname() {
+        return dynamic.soname();
+    }
+
+    /** Stripped means no .symtab: only exported (.dynsym) functions can be found, local clones cannot. */
+    public boolean isStripped() {
+        return sections.stream().noneMatch(s -> s.type() == ElfSection.SHT_SYMTAB);
+    }
+
+    /** The GNU build-id as lowercase hex, identifying this exact build across copies and renames. */
+    public Optional<String> buildId() {
+        return buildId;
+    }
+
+    @Override
+    public void close() {
+        arena.close();
+    }
+
+    @Override
+    public String toString() {
+        return "ElfFile[" + path + ", " + machine + "]";
+    }
+
+    private LoadSegment segmentContaining(long vaddr) throws TargetException {
+        for (LoadSegment segment : loadSegments) {
+            if (segment.containsFileBacked(vaddr)) {
+                return segment;
+            }
+        }
+        throw new TargetException("address 0x" + Long.toHexString(vaddr) + " is in no loaded part of " + path);
+    }
+
+    private Machine readMachine() throws TargetException {
+        if (file.byteSize() < ELF_HEADER_BYTES || file.get(U32, 0) != 0x464c457f
+                || file.get(ValueLayout.JAVA_BYTE, 4) != 2 || file.get(ValueLayout.JAVA_BYTE, 5) != 1) {
+            throw new TargetException("not an ELF64 little-endian file: " + path);
+        }
+        int code = u16(18);
+        return Machine.fromElfCode(code).orElseThrow(() -> new TargetException(
+                "unsupported machine (ELF e_machine " + code + ") in " + path + ": only x86_64 and aarch64"));
+    }
+
+    private List<ElfSection> readSections() {
+        long tableOffset = file.get(U64, 0x28);
+        int entrySize = u16(0x3a);
+        int count = u16(0x3c);
+        int namesIndex = u16(0x3e);
+        if (tableOffset == 0 || count == 0) {
+            return List.of();
+        }
+        long namesOffset = file.get(U64, tableOffset + (long) namesIndex * entrySize + 0x18);
+        List<ElfSection> result = new ArrayList<>(count);
+        for (int i = 0; i < count; i++) {
+            long at = tableOffset + (long) i * entrySize;
+            result.add(new ElfSection(
+                    cString(namesOffset + Integer.toUnsignedLong(file.get(U32, at))),
+                    file.get(U32, at + 0x04),
+                    file.get(U64, at + 0x08),
+                    file.get(U64, at + 0x10),
+                    file.get(U64, at + 0x18),
+                    file.get(U64, at + 0x20),
+                    file.get(U32, at + 0x28),
+                    file.get(U64, at + 0x38)));
+        }
+        return Collections.unmodifiableList(result);
+    }
+
+    private record ProgramHeader(int type, int flags, long fileOffset, long vaddr, long fileSize, long memorySize) {}
+
+    private List<ProgramHeader> programHeaders() {
+        long tableOffset = file.get(U64, 0x20);
+        int entrySize = u16(0x36);
+        int count = u16(0x38);
+        List<ProgramHeader> result = new ArrayList<>(count);
+        for (int i = 0; i < count; i++) {
+            long at = tableOffset + (long) i * entrySize;
+            result.add(new ProgramHeader(file.get(U32, at), file.get(U32, at + 4), file.get(U64, at + 8),
+                    file.get(U64, at + 0x10), file.get(U64, at + 0x20), file.get(U64, at + 0x28)));
+        }
+        return result;
+    }
+
+    private List<LoadSegment> readLoadSegments() {
+        return programHeaders().stream()
+                .filter(h -> h.type() == PT_LOAD)
+                .map(h -> new LoadSegment(h.vaddr(), h.fileOffset(), h.fileSize(), h.memorySize(), h.flags()))
+                .toList();
+    }
+
+    private List<ElfSymbol> readFunctions() {
+        // .dynsym first, so a function in both tables is reported as the exported (strip-proof) one.
+        Map<String, ElfSymbol> byNameAndAddress = new LinkedHashMap<>();
+        for (ElfSection section : sections) {
+            if (section.type() == ElfSection.SHT_DYNSYM) {
+                readFunctions(section, SymbolTable.DYNSYM, byNameAndAddress);
+            }
+        }
+        for (ElfSection section : sections) {
+            if (section.type() == ElfSection.SHT_SYMTAB) {
+                readFunctions(section, SymbolTable.SYMTAB, byNameAndAddress);
+            }
+        }
+        return List.copyOf(byNameAndAddress.values());
+    }
+
+    private void readFunctions(ElfSection table, SymbolTable kind, Map<String, ElfSymbol> into) {
+        if (table.link() <= 0 || table.link() >= sections.size() || table.entrySizeBytes() == 0) {
+            return;
+        }
+        long strings = sections.get(table.link()).fileOffset();
+        long count = table.sizeBytes() / table.entrySizeBytes();
+        for (long i = 1; i < count; i++) {
+            long at = table.fileOffset() + i * table.entrySizeBytes();
+            int info = Byte.toUnsignedInt(file.get(ValueLayout.JAVA_BYTE, at + 4));
+            int sectionIndex = u16(at + 6);
+            if ((info & 0xf) != STT_FUNC || sectionIndex == SHN_UNDEF) {
+                continue;
+            }
+            String name = cString(strings + Integer.toUnsignedLong(file.get(U32, at)));
+            long value = file.get(U64, at + 8);
+            into.putIfAbsent(name + "@" + value, new ElfSymbol(name, value, file.get(U64, at + 16),
+                    SymbolBinding.fromElf(info >>> 4), kind));
+        }
+    }
+
+    private static Map<String, List<ElfSymbol>> indexByName(List<ElfSymbol> functions) {
+        Map<String, List<ElfSymbol>> index = new HashMap<>(functions.size() * 2);
+        for (ElfSymbol symbol : functions) {
+            index.computeIfAbsent(symbol.name(), n -> new ArrayList<>(1)).add(symbol);
+        }
+        index.replaceAll((name, symbols) -> List.copyOf(symbols));
+        return index;
+    }
+
+    private DynamicInfo readDynamic() throws TargetException {
+        // From PT_DYNAMIC rather than the .dynamic section, so files without section headers work too.
+        ProgramHeader dynamicHeader = programHeaders().stream().filter(h -> h.type() == PT_DYNAMIC).findFirst()
+                .orElse(null);
+        if (dynamicHeader == null) {
+            return DynamicInfo.NONE;
+        }
+        List<Long> needed = new ArrayList<>();
+        Long soname = null, runpath = null, rpath = null, stringsVaddr = null;
+        for (long at = dynamicHeader.fileOffset(); at + 16 <= dynamicHeader.fileOffset() + dynamicHeader.fileSize();
+             at += 16) {
+            long tag = file.get(U64, at);
+            long value = file.get(U64, at + 8);
+            if (tag == DT_NULL) {
+                break;
+            }
+            if (tag == DT_NEEDED) {
+                needed.add(value);
+            } else if (tag == DT_STRTAB) {
+                stringsVaddr = value;
+            } else if (tag == DT_SONAME) {
+                soname = value;
+            } else if (tag == DT_RUNPATH) {
+                runpath = value;
+            } else if (tag == DT_RPATH) {
+                rpath = value;
+            }
+        }
+        if (stringsVaddr == null) {
+            return DynamicInfo.NONE;
+        }
+        long strings = fileOffsetOf(stringsVaddr);
+        return new DynamicInfo(
+                needed.stream().map(n -> cString(strings + n)).toList(),
+                Optional.ofNullable(soname).map(n -> cString(strings + n)),
+                searchPath(runpath == null ? null : cString(strings + runpath)),
+                searchPath(rpath == null ? null : cString(strings + rpath)));
+    }
+
+    private static List<String> searchPath(String joined) {
+        return joined == null || joined.isEmpty() ? List.of() : List.of(joined.split(":"));
+    }
+
+    private Optional<String> readBuildId() {
+        Set<Long> seen = new HashSet<>();
+        List<long[]> noteAreas = new ArrayList<>();
+        for (ElfSection section : sections) {
+            if (section.type() == ElfSection.SHT_NOTE && seen.add(section.fileOffset())) {
+                noteAreas.add(new long[] {section.fileOffset(), section.sizeBytes()});
+            }
+        }
+        for (ProgramHeader header : programHeaders()) {
+            if (header.type() == PT_NOTE && seen.add(header.fileOffset())) {
+                noteAreas.add(new long[] {header.fileOffset(), header.fileSize()});
+            }
+        }
+        for (long[] area : noteAreas) {
+            long at = area[0];
+            long end = area[0] + area[1];
+            while (at + 12 <= end) {
+                long nameSize = Integer.toUnsignedLong(file.get(U32, at));
+                long descSize = Integer.toUnsignedLong(file.get(U32, at + 4));
+                int type = file.get(U32, at + 8);
+                long name = at + 12;
+                long desc = name + align4(nameSize);
+                if (desc + descSize > end) {
+                    break;
+                }
+                if (type == NT_GNU_BUILD_ID && nameSize == 4 && "GNU".equals(cString(name))) {
+                    return Optional.of(HexFormat.of().formatHex(file.asSlice(desc, descSize).toArray(ValueLayout.JAVA_BYTE)));
+                }
+                at = desc + align4(descSize);
+            }
+        }
+        return Optional.empty();
+    }
+
+    private static long align4(long n) {
+        return (n + 3) & ~3L;
+    }
+
+    private int u16(long offset) {
+        return Short.toUnsignedInt(file.get(U16, offset));
+    }
+
+    private String cString(long offset) {
+        return file.getString(offset, StandardCharsets.UTF_8);
+    }
+}

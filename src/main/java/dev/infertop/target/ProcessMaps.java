@@ -1,0 +1,158 @@
+package dev.infertop.target;
+
+import java.io.IOException;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Predicate;
+
+/** The memory mappings of a process, from /proc/PID/maps: which library files it has mapped, and where. */
+public final class ProcessMaps {
+    private final String source;
+    private final List<MemoryMapping> mappings;
+
+    private ProcessMaps(String source, List<MemoryMapping> mappings) {
+        this.source = source;
+        this.mappings = List.copyOf(mappings);
+    }
+
+    /** Reads the maps of a running process. */
+    public static ProcessMaps of(long pid) throws TargetException {
+        Path file = Path.of("/proc", Long.toString(pid), "maps");
+        String text;
+        try {
+            text = Files.readString(file);
+        } catch (NoSuchFileException e) {
+            throw new TargetException("no such process: " + pid);
+        } catch (AccessDeniedException e) {
+            throw new TargetException("permission denied reading " + file + " (run as root or as the process owner)");
+        } catch (IOException e) {
+            // A process that exits while being read makes the read fail with ESRCH.
+            if (!Files.exists(file.getParent())) {
+                throw new TargetException("no such process: " + pid);
+            }
+            throw new TargetException("cannot read " + file + ": " + e.getMessage(), e);
+        }
+        return parse(file.toString(), text);
+    }
+
+    /** Parses maps text; {@code source} names where it came from in error messages. */
+    public static ProcessMaps parse(String source, String text) throws TargetException {
+        List<MemoryMapping> mappings = new ArrayList<>();
+        int lineNumber = 0;
+        for (String line : text.split("\n")) {
+            lineNumber++;
+            if (!line.isBlank()) {
+                mappings.add(parseLine(source, lineNumber, line));
+            }
+        }
+        return new ProcessMaps(source, mappings);
+    }
+
+    public List<MemoryMapping> mappings() {
+        return mappings;
+    }
+
+    /**
+     * One mapping per distinct file that is mapped executable: the libraries (and the executable) whose code
+     * the process can run — the lowest executable mapping of each, in address order. Deleted files are left out:
+     * their path no longer names the code that runs.
+     */
+    public List<MemoryMapping> mappedLibraries() {
+        Map<String, MemoryMapping> byPath = new LinkedHashMap<>();
+        for (MemoryMapping mapping : mappings) {
+            if (mapping.isFileBacked() && mapping.isExecutable() && !mapping.deleted()) {
+                byPath.putIfAbsent(mapping.path(), mapping);
+            }
+        }
+        return List.copyOf(byPath.values());
+    }
+
+    /** The mapped libraries whose path matches, e.g. {@code p -> p.contains("libggml")}. */
+    public List<MemoryMapping> findLibraries(Predicate<String> pathMatches) {
+        return mappedLibraries().stream().filter(m -> pathMatches.test(m.path())).toList();
+    }
+
+    /**
+     * Those of {@code files} that the process has mapped as libraries: by real path, or by device and inode
+     * where the process sees the file under another path (another mount namespace, a bind mount). Used to
+     * notice libraries dlopen'ed after start-up.
+     */
+    public List<Path> mappedAmong(Collection<Path> files) {
+        List<MemoryMapping> libraries = mappedLibraries();
+        List<Path> mapped = new ArrayList<>();
+        for (Path file : files) {
+            FileIdentity identity = FileIdentity.of(file);
+            if (identity != null && libraries.stream().anyMatch(identity::matches)) {
+                mapped.add(file);
+            }
+        }
+        return mapped;
+    }
+
+    /** A file's real path, device (as maps prints it, "major:minor" in hex) and inode. */
+    private record FileIdentity(String realPath, String device, long inode) {
+        static FileIdentity of(Path file) {
+            try {
+                Path real = file.toRealPath();
+                long dev = ((Number) Files.getAttribute(real, "unix:dev")).longValue();
+                long inode = ((Number) Files.getAttribute(real, "unix:ino")).longValue();
+                // glibc's major()/minor() split of st_dev
+                long major = ((dev >>> 8) & 0xfff) | ((dev >>> 32) & ~0xfffL);
+                long minor = (dev & 0xff) | ((dev >>> 12) & ~0xffL);
+                return new FileIdentity(real.toString(), String.format("%02x:%02x", major, minor), inode);
+            } catch (IOException | UnsupportedOperationException | IllegalArgumentException e) {
+                return null;
+            }
+        }
+
+        boolean matches(MemoryMapping mapping) {
+            return mapping.path().equals(realPath) || (mapping.inode() == inode && mapping.device().equals(device));
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "ProcessMaps[" + source + ", " + mappings.size() + " mappings]";
+    }
+
+    private static final String DELETED_MARK = " (deleted)";
+
+    // Format: start-end perms offset major:minor inode [path]; the path starts after the inode's padding
+    // and may itself contain spaces.
+    private static MemoryMapping parseLine(String source, int lineNumber, String line) throws TargetException {
+        try {
+            int at = 0;
+            int dash = line.indexOf('-');
+            int space = line.indexOf(' ', dash);
+            long start = Long.parseUnsignedLong(line.substring(at, dash), 16);
+            long end = Long.parseUnsignedLong(line.substring(dash + 1, space), 16);
+            at = space + 1;
+            space = line.indexOf(' ', at);
+            String permissions = line.substring(at, space);
+            at = space + 1;
+            space = line.indexOf(' ', at);
+            long offset = Long.parseUnsignedLong(line.substring(at, space), 16);
+            at = space + 1;
+            space = line.indexOf(' ', at);
+            String device = line.substring(at, space);
+            at = space + 1;
+            space = line.indexOf(' ', at);
+            long inode = Long.parseLong(space < 0 ? line.substring(at) : line.substring(at, space));
+            String path = space < 0 ? "" : line.substring(space).stripLeading();
+            boolean deleted = path.endsWith(DELETED_MARK);
+            if (deleted) {
+                path = path.substring(0, path.length() - DELETED_MARK.length());
+            }
+            return new MemoryMapping(start, end, permissions, offset, device, inode, path, deleted);
+        } catch (RuntimeException e) {
+            throw new TargetException("malformed line " + lineNumber + " of " + source + ": " + line);
+        }
+    }
+}
