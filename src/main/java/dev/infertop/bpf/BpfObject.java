@@ -19,17 +19,6 @@ public final class BpfObject implements AutoCloseable {
     private MemorySegment object;
     private boolean loaded;
 
-    static {
-        try {
-            // libbpf prints its own diagnostics to stderr by default; infertop reports one line instead.
-            if (System.getenv("INFERTOP_LIBBPF_DEBUG") == null) {
-                MemorySegment ignored = (MemorySegment) LibBpf.libbpf_set_print.invokeExact(MemorySegment.NULL);
-            }
-        } catch (Throwable t) {
-            throw new ExceptionInInitializerError(t);
-        }
-    }
-
     private BpfObject(String name, MemorySegment object) {
         this.name = name;
         this.object = object;

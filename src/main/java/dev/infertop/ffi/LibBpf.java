@@ -174,6 +174,17 @@ public final class LibBpf {
     // void btf__free(struct btf *btf)
     public static final MethodHandle btf__free = bind("btf__free", FunctionDescriptor.ofVoid(ADDRESS));
 
+    static {
+        // libbpf prints its own diagnostics to stderr by default; infertop reports one line instead.
+        if (System.getenv("INFERTOP_LIBBPF_DEBUG") == null) {
+            try {
+                MemorySegment ignored = (MemorySegment) libbpf_set_print.invokeExact(MemorySegment.NULL);
+            } catch (Throwable t) {
+                throw new ExceptionInInitializerError(t);
+            }
+        }
+    }
+
     /** libbpf's message for a (positive or negative) error code. */
     public static String strerror(int err) {
         try (Arena arena = Arena.ofConfined()) {

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Sourced by infertop's scripts: exports JAVA_HOME for a JDK 25 or newer (FFM is final from 22; infertop
+# is compiled with --release 25). Looks at $JAVA_HOME, then /usr/lib/jvm/*, then `java` on PATH.
+infertop_java_major() { # JAVA_HOME → major version, or nothing
+  local rel="$1/release"
+  [ -r "$rel" ] || return 0
+  sed -n 's/^JAVA_VERSION="\([0-9]*\).*/\1/p' "$rel"
+}
+infertop_find_jdk25() {
+  local candidate major
+  for candidate in "${JAVA_HOME:-}" /usr/lib/jvm/*; do
+    [ -n "$candidate" ] && [ -x "$candidate/bin/java" ] || continue
+    major="$(infertop_java_major "$candidate")"
+    if [ -n "$major" ] && [ "$major" -ge 25 ]; then
+      echo "$candidate"
+      return 0
+    fi
+  done
+  if command -v java >/dev/null 2>&1; then
+    candidate="$(dirname "$(dirname "$(readlink -f "$(command -v java)")")")"
+    major="$(infertop_java_major "$candidate")"
+    if [ -n "$major" ] && [ "$major" -ge 25 ]; then
+      echo "$candidate"
+      return 0
+    fi
+  fi
+  return 1
+}
+if ! JAVA_HOME="$(infertop_find_jdk25)"; then
+  echo "infertop: no JDK 25 found (looked at \$JAVA_HOME, /usr/lib/jvm/*, java on PATH): install one (e.g. Temurin 25 or openjdk-25-jdk-headless) and set JAVA_HOME" >&2
+  exit 1
+fi
+export JAVA_HOME

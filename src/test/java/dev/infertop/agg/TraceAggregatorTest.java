@@ -1,0 +1,84 @@
+package dev.infertop.agg;
+
+import dev.infertop.model.BackendNames;
+import dev.infertop.model.BackendTotals;
+import dev.infertop.model.Snapshot;
+import dev.infertop.model.TargetInfo;
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+class TraceAggregatorTest {
+    private static final long MS = 1_000_000L;
+    private static final long CPU_HIGH = 0xaa67c74396e6a38aL;
+    private static final long CPU_LOW = 0xe3afea9236bcfc89L;
+    private static final TargetInfo TARGET = new TargetInfo(42, "llama-bench", null, List.of());
+
+    private final TraceAggregator aggregator = new TraceAggregator(
+            BackendNames.parse("aa67c74396e6a38ae3afea9236bcfc89 CPU\n"));
+
+    @Test
+    void splitsPrefillFromDecodeAndComputesSpeeds() {
+        aggregator.start(0);
+        // one 64-token prompt in 10 ms, then four decode steps of 2 ms each
+        aggregator.onDecode(1, 0, 10 * MS, 0xc0, 64, 0);
+        for (int i = 0; i < 4; i++) {
+            long start = (20 + 5L * i) * MS;
+            aggregator.onDecode(1, start, start + 2 * MS, 0xc0, 1, 0);
+        }
+        Snapshot snapshot = aggregator.snapshot(1000 * MS, false, TARGET, 0, List.of(), "running");
+
+        var tokens = snapshot.intervalTokens();
+        assertEquals(5, tokens.decodeCalls());
+        assertEquals(1, tokens.prefillCalls());
+        assertEquals(4, tokens.decodeStepCalls());
+        assertEquals(64, tokens.tokensPrefill());
+        assertEquals(4, tokens.tokensDecode());
+        assertEquals(6400.0, tokens.prefillTokensPerSecond(), 1e-9); // 64 tokens / 10 ms
+        assertEquals(500.0, tokens.decodeTokensPerSecond(), 1e-9);   // 4 tokens / 8 ms
+        assertEquals(4.0, tokens.decodeThroughputPerSecond(snapshot.intervalNs()), 1e-9); // 4 tokens / 1 s wall
+        assertEquals(1, tokens.contexts());
+        assertEquals(1, snapshot.intervalTtft().count());
+        assertEquals(10.0, snapshot.intervalTtft().p50Ms(), 0.01);
+        assertEquals(4, snapshot.intervalTpot().count());
+        assertEquals(2.0, snapshot.intervalTpot().p99Ms(), 0.01);
+    }
+
+    @Test
+    void intervalsResetWhileTotalsAccumulate() {
+        aggregator.start(0);
+        aggregator.onDecode(1, 0, MS, 0xc0, 1, 0);
+        aggregator.snapshot(1000 * MS, false, TARGET, 0, List.of(), "running");
+        aggregator.onDecode(1, 1000 * MS, 1003 * MS, 0xc1, 1, -1);
+        Snapshot second = aggregator.snapshot(2000 * MS, true, TARGET, 7, List.of(), "exited");
+
+        assertEquals(1, second.intervalTokens().decodeCalls());
+        assertEquals(1, second.intervalTokens().failedCalls());
+        assertEquals(2, second.totalTokens().decodeCalls());
+        assertEquals(2, second.totalTokens().contexts());
+        assertEquals(2, second.totalTpot().count());
+        assertEquals(3.0, second.totalTpot().maxMs(), 0.01);
+        assertEquals(2000 * MS, second.runNs());
+        assertEquals(1000 * MS, second.intervalNs());
+        assertEquals(7, second.lostEvents());
+    }
+
+    @Test
+    void graphComputesAreCountedPerNamedBackend() {
+        aggregator.start(0);
+        aggregator.onGraphCompute(1, 0, 4 * MS, 0xb0, CPU_HIGH, CPU_LOW, 620, 0);
+        aggregator.onGraphCompute(1, 5 * MS, 9 * MS, 0xb0, CPU_HIGH, CPU_LOW, 620, 0);
+        aggregator.onGraphCompute(1, 10 * MS, 11 * MS, 0xb1, 1, 2, 5, 0);
+        aggregator.onCpuGraphCompute(1, 0, 3 * MS, 0xa0, 620, 0);
+        Snapshot snapshot = aggregator.snapshot(100 * MS, false, TARGET, 0, List.of(), "running");
+
+        BackendTotals cpu = snapshot.intervalBackends().get(0);
+        assertEquals(new BackendTotals("CPU", 2, 1240, 8 * MS), cpu);
+        assertEquals(0.08, cpu.busyFraction(snapshot.intervalNs()), 1e-12);
+        assertEquals("guid:00000000000000010000000000000002", snapshot.intervalBackends().get(1).backend());
+        assertEquals(1, snapshot.intervalCpuGraphs().computes());
+        assertEquals(620, snapshot.intervalCpuGraphs().nodes());
+    }
+}

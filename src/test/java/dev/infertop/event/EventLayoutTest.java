@@ -1,0 +1,75 @@
+package dev.infertop.event;
+
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Compiles native/events.h with the host C compiler and checks every offset Java relies on. */
+class EventLayoutTest {
+    @Test
+    void javaOffsetsMatchTheCHeader() throws Exception {
+        Path dir = Files.createTempDirectory("infertop-layout");
+        Path source = dir.resolve("layout.c");
+        Files.writeString(source, """
+                #include <stddef.h>
+                #include <stdio.h>
+                #include "events.h"
+                #define P(s, f) printf(#s "." #f " %zu\\n", offsetof(struct s, f))
+                #define S(s) printf(#s " %zu\\n", sizeof(struct s))
+                int main(void) {
+                    printf("EVENT_DECODE %d\\nEVENT_GRAPH %d\\nEVENT_CPU_GRAPH %d\\n", EVENT_DECODE, EVENT_GRAPH, EVENT_CPU_GRAPH);
+                    P(event_header, kind); P(event_header, tid); P(event_header, start_ns); P(event_header, end_ns); S(event_header);
+                    P(decode_event, ctx); P(decode_event, n_tokens); P(decode_event, ret); S(decode_event);
+                    P(graph_event, backend); P(graph_event, guid); P(graph_event, n_nodes); P(graph_event, ret); S(graph_event);
+                    P(cpu_graph_event, cgraph); P(cpu_graph_event, n_nodes); P(cpu_graph_event, ret); S(cpu_graph_event);
+                    P(probe_config, target_tgid); P(probe_config, cgraph_n_nodes_offset); S(probe_config);
+                    return 0;
+                }
+                """);
+        Path binary = dir.resolve("layout");
+        run(dir, "cc", "-I", Path.of("native").toAbsolutePath().toString(), "-o", binary.toString(), source.toString());
+        Map<String, Long> c = new HashMap<>();
+        for (String line : run(dir, binary.toString()).split("\n")) {
+            String[] parts = line.split(" ");
+            c.put(parts[0], Long.parseLong(parts[1]));
+        }
+        assertEquals(EventLayout.EVENT_DECODE, c.get("EVENT_DECODE"));
+        assertEquals(EventLayout.EVENT_GRAPH, c.get("EVENT_GRAPH"));
+        assertEquals(EventLayout.EVENT_CPU_GRAPH, c.get("EVENT_CPU_GRAPH"));
+        assertEquals(EventLayout.HEADER_KIND, c.get("event_header.kind"));
+        assertEquals(EventLayout.HEADER_TID, c.get("event_header.tid"));
+        assertEquals(EventLayout.HEADER_START_NS, c.get("event_header.start_ns"));
+        assertEquals(EventLayout.HEADER_END_NS, c.get("event_header.end_ns"));
+        assertEquals(EventLayout.HEADER_SIZE, c.get("event_header"));
+        assertEquals(EventLayout.DECODE_CTX, c.get("decode_event.ctx"));
+        assertEquals(EventLayout.DECODE_N_TOKENS, c.get("decode_event.n_tokens"));
+        assertEquals(EventLayout.DECODE_RET, c.get("decode_event.ret"));
+        assertEquals(EventLayout.DECODE_SIZE, c.get("decode_event"));
+        assertEquals(EventLayout.GRAPH_BACKEND, c.get("graph_event.backend"));
+        assertEquals(EventLayout.GRAPH_GUID, c.get("graph_event.guid"));
+        assertEquals(EventLayout.GRAPH_N_NODES, c.get("graph_event.n_nodes"));
+        assertEquals(EventLayout.GRAPH_RET, c.get("graph_event.ret"));
+        assertEquals(EventLayout.GRAPH_SIZE, c.get("graph_event"));
+        assertEquals(EventLayout.CPU_GRAPH_CGRAPH, c.get("cpu_graph_event.cgraph"));
+        assertEquals(EventLayout.CPU_GRAPH_N_NODES, c.get("cpu_graph_event.n_nodes"));
+        assertEquals(EventLayout.CPU_GRAPH_RET, c.get("cpu_graph_event.ret"));
+        assertEquals(EventLayout.CPU_GRAPH_SIZE, c.get("cpu_graph_event"));
+        assertEquals(EventLayout.CONFIG_TARGET_TGID, c.get("probe_config.target_tgid"));
+        assertEquals(EventLayout.CONFIG_CGRAPH_N_NODES_OFFSET, c.get("probe_config.cgraph_n_nodes_offset"));
+        assertEquals(EventLayout.CONFIG_SIZE, c.get("probe_config"));
+    }
+
+    private static String run(Path dir, String... command) throws IOException, InterruptedException {
+        Process process = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true).start();
+        String output = new String(process.getInputStream().readAllBytes());
+        assertTrue(process.waitFor() == 0, String.join(" ", command) + " failed:\n" + output);
+        return output;
+    }
+}

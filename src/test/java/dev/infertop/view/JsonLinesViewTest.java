@@ -1,0 +1,67 @@
+package dev.infertop.view;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.infertop.model.BackendTotals;
+import dev.infertop.model.LatencySummary;
+import dev.infertop.model.Layer;
+import dev.infertop.model.LayerStatus;
+import dev.infertop.model.Snapshot;
+import dev.infertop.model.TargetInfo;
+import dev.infertop.model.TokenTotals;
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class JsonLinesViewTest {
+    private static Snapshot snapshot(boolean isFinal) {
+        TokenTotals interval = new TokenTotals(3, 1, 2, 0, 64, 2, 10_000_000, 4_000_000, 1);
+        TokenTotals total = new TokenTotals(30, 10, 20, 1, 640, 20, 100_000_000, 40_000_000, 1);
+        LatencySummary ttft = new LatencySummary(10, 10, 11, 12, 13, 10.5);
+        LatencySummary tpot = new LatencySummary(20, 2, 2.1, 2.2, 2.3, 2.05);
+        return new Snapshot(5, isFinal, new TargetInfo(42, "llama-bench", "/m/tiny.gguf", List.of()),
+                1_000_000_000L, 5_000_000_000L, interval, total, ttft, ttft, tpot, tpot,
+                List.of(new BackendTotals("CPU", 3, 300, 12_000_000)),
+                List.of(new BackendTotals("CPU", 30, 3000, 120_000_000)),
+                new BackendTotals("CPU", 3, 300, 11_000_000), new BackendTotals("CPU", 30, 3000, 110_000_000),
+                0, List.of(new LayerStatus(Layer.TOKEN, LayerStatus.State.ON, "", List.of()),
+                new LayerStatus(Layer.GRAPH, LayerStatus.State.UNAVAILABLE, "ggml_graph_compute not found", List.of())),
+                isFinal ? "exited" : "running");
+    }
+
+    @Test
+    void intervalObjectCarriesIntervalFigures() throws Exception {
+        JsonNode json = new ObjectMapper().readTree(JsonLinesView.toJson(snapshot(false)));
+        assertFalse(json.get("final").asBoolean());
+        assertEquals("interval", json.get("scope").asText());
+        assertEquals(3, json.get("decode_calls").asLong());
+        assertEquals(64, json.get("tokens_prefill").asLong());
+        assertEquals(500.0, json.get("decode_tokens_per_s").asDouble(), 1e-9);
+        assertEquals(6400.0, json.get("prefill_tokens_per_s").asDouble(), 1e-9);
+        assertEquals(3, json.get("graph_computes").get("CPU").asLong());
+        assertEquals("unavailable", json.get("layers").get("graph").get("state").asText());
+        assertTrue(json.get("layers").get("graph").get("reason").asText().contains("ggml_graph_compute"));
+    }
+
+    @Test
+    void finalObjectCarriesRunTotals() throws Exception {
+        JsonNode json = new ObjectMapper().readTree(JsonLinesView.toJson(snapshot(true)));
+        assertTrue(json.get("final").asBoolean());
+        assertEquals("total", json.get("scope").asText());
+        assertEquals(30, json.get("decode_calls").asLong());
+        assertEquals(640, json.get("tokens_prefill").asLong());
+        assertEquals(20, json.get("tokens_decode").asLong());
+        assertEquals(1, json.get("failed_calls").asLong());
+        assertEquals(5.0, json.get("span_s").asDouble(), 1e-9);
+        assertEquals(4.0, json.get("decode_throughput_per_s").asDouble(), 1e-9); // 20 tokens over 5 s
+        assertEquals(12.0, json.get("ttft_ms").get("p99").asDouble(), 1e-9);
+        assertEquals(2.0, json.get("tpot_ms").get("p50").asDouble(), 1e-9);
+        assertEquals(30, json.get("graph_computes").get("CPU").asLong());
+        assertEquals(0, json.get("lost_events").asLong());
+        assertEquals("exited", json.get("target_state").asText());
+    }
+}
