@@ -6,6 +6,14 @@ import org.HdrHistogram.Histogram;
 public record LatencySummary(long count, double p50Ms, double p90Ms, double p99Ms, double maxMs, double meanMs) {
     public static final LatencySummary EMPTY = new LatencySummary(0, 0, 0, 0, 0, 0);
 
+    /**
+     * Tokens per second at the median time per token: the steady decode speed, insensitive to the odd slow
+     * call (a warm-up, a graph rebuilt for a new batch shape) that the busy-time average includes.
+     */
+    public double medianTokensPerSecond() {
+        return p50Ms <= 0 ? 0.0 : 1000.0 / p50Ms;
+    }
+
     public static LatencySummary ofNanos(Histogram histogram) {
         if (histogram.getTotalCount() == 0) {
             return EMPTY;

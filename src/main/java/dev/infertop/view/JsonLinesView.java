@@ -34,6 +34,7 @@ public final class JsonLinesView implements SnapshotView {
         boolean total = s.isFinal();
         TokenTotals tokens = total ? s.totalTokens() : s.intervalTokens();
         long spanNs = total ? s.runNs() : s.intervalNs();
+        LatencySummary tpot = total ? s.totalTpot() : s.intervalTpot();
         root.put("final", s.isFinal());
         root.put("seq", s.sequence());
         root.put("scope", total ? "total" : "interval");
@@ -52,10 +53,11 @@ public final class JsonLinesView implements SnapshotView {
         root.put("tokens_decode", tokens.tokensDecode());
         root.put("prefill_tokens_per_s", round(tokens.prefillTokensPerSecond(), 2));
         root.put("decode_tokens_per_s", round(tokens.decodeTokensPerSecond(), 2));
+        root.put("decode_tokens_per_s_p50", round(tpot.medianTokensPerSecond(), 2));
         root.put("decode_throughput_per_s", round(tokens.decodeThroughputPerSecond(spanNs), 2));
         root.put("contexts", tokens.contexts());
         putLatency(root.putObject("ttft_ms"), total ? s.totalTtft() : s.intervalTtft());
-        putLatency(root.putObject("tpot_ms"), total ? s.totalTpot() : s.intervalTpot());
+        putLatency(root.putObject("tpot_ms"), tpot);
         List<BackendTotals> backends = total ? s.totalBackends() : s.intervalBackends();
         ObjectNode computes = root.putObject("graph_computes");
         ObjectNode nodes = root.putObject("graph_nodes");
@@ -76,6 +78,10 @@ public final class JsonLinesView implements SnapshotView {
             node.put("state", layer.state().label());
             if (!layer.reason().isEmpty()) {
                 node.put("reason", layer.reason());
+            }
+            if (s.isFinal()) {
+                var probes = node.putArray("probes");
+                layer.probes().forEach(probes::add);
             }
         }
         return root.toString();
