@@ -66,24 +66,41 @@ if [ ! -f prebuilt.stamp ]; then
   tar xzf pkg/node-llama-cpp-linux-"$npm_arch"-"$version".tgz -C pkg
   cp -a pkg/package/bins/linux-"$npm_arch"/. prebuilt/
   rm -rf pkg
-  # The source-built tools link against the source build's sonames; give the prebuilt libraries those
-  # names too, so LD_LIBRARY_PATH=prebuilt runs the same llama-bench on the prebuilt code.
+  # copies of the source-built tools, to run on the prebuilt libraries (see the soname links below)
   for exe in llama-bench llama-completion; do
     cp build/bin/$exe prebuilt/$exe
   done
-  for need in $(readelf -d build/bin/llama-bench | sed -n 's/.*NEEDED.*\[\(lib\(llama\|ggml\)[^]]*\)\]/\1/p'); do
-    [ -e "prebuilt/$need" ] && continue
-    base="${need%%.so*}"
-    match=$(ls prebuilt/"$base".v*.so prebuilt/"$base".so 2>/dev/null | head -n1 || true)
-    if [ -n "$match" ]; then
-      ln -sf "$(basename "$match")" "prebuilt/$need"
-    elif [ -e "build/bin/$need" ]; then
-      # a helper library the npm package does not ship (e.g. libllama-common under another name)
-      cp -a build/bin/"$need"* prebuilt/ 2>/dev/null || true
-    fi
-  done
   touch prebuilt.stamp
 fi
+
+# The source-built tools link against the source build's sonames; give the prebuilt libraries those
+# names too, so LD_LIBRARY_PATH=prebuilt runs the same llama-bench on the prebuilt code. The whole DT_NEEDED
+# closure counts: llama-bench reaches libllama through libllama-bench-impl.so, whose RUNPATH names build/bin,
+# so any soname missing here silently loads the source build instead. Outside the stamp: cheap, idempotent,
+# and it repairs caches provisioned before the closure was followed.
+pending=(prebuilt/llama-bench prebuilt/llama-completion)
+declare -A walked=()
+while [ ${#pending[@]} -gt 0 ]; do
+  object="${pending[0]}"
+  pending=("${pending[@]:1}")
+  [ -n "${walked[$object]:-}" ] && continue
+  walked[$object]=1
+  for need in $(readelf -d "$object" | sed -n 's/.*NEEDED.*\[\(lib\(llama\|ggml\)[^]]*\)\]/\1/p'); do
+    if [ ! -e "prebuilt/$need" ]; then
+      base="${need%%.so*}"
+      match=$(ls prebuilt/"$base".v*.so prebuilt/"$base".so 2>/dev/null | head -n1 || true)
+      if [ -n "$match" ]; then
+        ln -sf "$(basename "$match")" "prebuilt/$need"
+      elif [ -e "build/bin/$need" ]; then
+        # a helper library the npm package does not ship (libllama-bench-impl)
+        cp -a build/bin/"$need"* prebuilt/ 2>/dev/null || true
+      else
+        continue
+      fi
+    fi
+    pending+=("prebuilt/$need")
+  done
+done
 
 say "llama.cpp workload ready in $root"
 echo "$root"

@@ -382,8 +382,9 @@ public final class ElfFile implements AutoCloseable {
                 searchPath(rpath == null ? null : cString(strings + rpath)));
     }
 
+    // Empty elements are kept: ld.so searches the working directory for them (a trailing ':' is common).
     private static List<String> searchPath(String joined) {
-        return joined == null || joined.isEmpty() ? List.of() : List.of(joined.split(":"));
+        return joined == null || joined.isEmpty() ? List.of() : List.of(joined.split(":", -1));
     }
 
     private Optional<String> readBuildId() {

@@ -26,8 +26,10 @@ public final class ProcessMaps {
     public static ProcessMaps of(long pid) throws TargetException {
         Path file = Path.of("/proc", Long.toString(pid), "maps");
         String text;
-        try {
-            text = Files.readString(file);
+        // Not Files.readString: it starts with a 1-byte read when the size is 0, as procfs reports, and some
+        // /proc files answer a read at a non-zero position with EOF.
+        try (var in = Files.newInputStream(file)) {
+            text = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
         } catch (NoSuchFileException e) {
             throw new TargetException("no such process: " + pid);
         } catch (AccessDeniedException e) {
