@@ -126,6 +126,10 @@ final class TraceRun {
                 return 130;
             }
             process.release();
+            err.println("infertop: tracing pid " + process.pid() + " (" + session.target().command() + "): "
+                    + resources.probes.attachedProbeCount() + " probes attached; layers "
+                    + String.join(", ", resources.probes.statuses().stream()
+                            .map(l -> l.layer().id() + " " + l.state().label()).toList()));
             resources.collector.run(Math.round(options.delaySeconds() * 1e9), options.iterations());
             resources.close();
             if (process instanceof LaunchedCommand launched) {

@@ -1,0 +1,149 @@
+package dev.infertop.it;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * infertop run as a user runs it: a separate JVM on the packaged jar. Collects stdout and stderr lines as
+ * they arrive so a test can wait for a line (e.g. "probes attached") and then act.
+ */
+final class InfertopProcess implements AutoCloseable {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    final Process process;
+    final List<String> stdout = Collections.synchronizedList(new ArrayList<>());
+    final List<String> stderr = Collections.synchronizedList(new ArrayList<>());
+
+    private InfertopProcess(Process process) {
+        this.process = process;
+        pump(process.inputReader(StandardCharsets.UTF_8), stdout);
+        pump(new BufferedReader(new InputStreamReader(process.getErrorStream(), StandardCharsets.UTF_8)), stderr);
+    }
+
+    static InfertopProcess start(Map<String, String> environment, String... args) throws IOException {
+        String java = ProcessHandle.current().info().command().orElse("java");
+        List<String> command = new ArrayList<>(List.of(java, "--enable-native-access=ALL-UNNAMED",
+                "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-jar", Requirements.jar().toString()));
+        command.addAll(List.of(args));
+        ProcessBuilder builder = new ProcessBuilder(command);
+        builder.environment().putAll(environment);
+        return new InfertopProcess(builder.start());
+    }
+
+    static InfertopProcess start(String... args) throws IOException {
+        return start(Map.of(), args);
+    }
+
+    private static void pump(BufferedReader reader, List<String> into) {
+        Thread.ofVirtual().start(() -> {
+            try (reader) {
+                String line;
+                while ((line = reader.readLine()) != null) {
+                    into.add(line);
+                }
+            } catch (IOException e) {
+                // stream closed with the process
+            }
+        });
+    }
+
+    int waitFor(long timeoutSeconds) throws InterruptedException {
+        if (!process.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
+            process.destroyForcibly();
+            throw new AssertionError("infertop did not exit within " + timeoutSeconds + " s; stderr:\n" + stderrText());
+        }
+        Thread.sleep(100); // let the pumps drain
+        return process.exitValue();
+    }
+
+    /** Waits until a stderr line contains {@code text}; fails with what was printed if it never comes. */
+    void awaitStderr(String text, long timeoutSeconds) throws InterruptedException {
+        awaitLine(stderr, text, timeoutSeconds);
+    }
+
+    void awaitStdout(String text, long timeoutSeconds) throws InterruptedException {
+        awaitLine(stdout, text, timeoutSeconds);
+    }
+
+    private void awaitLine(List<String> lines, String text, long timeoutSeconds) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(timeoutSeconds);
+        while (System.nanoTime() < deadline) {
+            synchronized (lines) {
+                if (lines.stream().anyMatch(l -> l.contains(text))) {
+                    return;
+                }
+            }
+            if (!process.isAlive()) {
+                Thread.sleep(100);
+                synchronized (lines) {
+                    if (lines.stream().anyMatch(l -> l.contains(text))) {
+                        return;
+                    }
+                }
+                throw new AssertionError("infertop exited (" + process.exitValue() + ") before printing '" + text
+                        + "'; stderr:\n" + stderrText());
+            }
+            Thread.sleep(20);
+        }
+        throw new AssertionError("no '" + text + "' within " + timeoutSeconds + " s; stderr:\n" + stderrText());
+    }
+
+    String stderrText() {
+        synchronized (stderr) {
+            return String.join("\n", stderr);
+        }
+    }
+
+    List<JsonNode> jsonLines() throws IOException {
+        List<JsonNode> objects = new ArrayList<>();
+        synchronized (stdout) {
+            for (String line : stdout) {
+                objects.add(JSON.readTree(line));
+            }
+        }
+        return objects;
+    }
+
+    /** The last JSON object, which must be the final one. */
+    JsonNode finalObject() throws IOException {
+        List<JsonNode> objects = jsonLines();
+        if (objects.isEmpty() || !objects.getLast().path("final").asBoolean()) {
+            throw new AssertionError("no final JSON object; stdout:\n" + String.join("\n", stdout) + "\nstderr:\n" + stderrText());
+        }
+        return objects.getLast();
+    }
+
+    /** llama-bench's mean t/s for a test name such as "tg32", parsed from its markdown table on stderr. */
+    double llamaBenchTokensPerSecond(String test) {
+        Pattern row = Pattern.compile("\\|\\s*" + Pattern.quote(test) + "\\s*\\|\\s*([0-9.]+)\\s*±\\s*([0-9.]+)\\s*\\|");
+        synchronized (stderr) {
+            for (String line : stderr) {
+                Matcher matcher = row.matcher(line);
+                if (matcher.find()) {
+                    return Double.parseDouble(matcher.group(1));
+                }
+            }
+        }
+        throw new AssertionError("llama-bench printed no " + test + " row; stderr:\n" + stderrText());
+    }
+
+    @Override
+    public void close() {
+        if (process.isAlive()) {
+            process.destroyForcibly();
+        }
+    }
+}

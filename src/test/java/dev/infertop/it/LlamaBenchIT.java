@@ -1,0 +1,148 @@
+package dev.infertop.it;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.infertop.workload.LlamaCppWorkload;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Real probes on a real llama.cpp: infertop's token and graph counts must equal what llama-bench did.
+ *
+ * <p>{@code llama-bench -p 64 -n 32 -r 3} runs two tests, each preceded by one warm-up run:
+ * pp64 = 1 + 3 llama_decode calls of 64 tokens; tg32 = 1 warm-up call of 1 token + 3 × 32 calls of 1 token.
+ * Every call fits one ubatch, so each computes exactly one graph, on the CPU backend.
+ */
+class LlamaBenchIT {
+    private static final int PROMPT_TOKENS = 64;
+    private static final int GENERATED_TOKENS = 32;
+    private static final int REPETITIONS = 3;
+    private static final long EXPECTED_PREFILL_CALLS = REPETITIONS + 1;
+    private static final long EXPECTED_DECODE_STEPS = (long) REPETITIONS * GENERATED_TOKENS + 1;
+    private static final long EXPECTED_CALLS = EXPECTED_PREFILL_CALLS + EXPECTED_DECODE_STEPS;
+
+    private static LlamaCppWorkload workload;
+    private static Path tinyModel;
+
+    @BeforeAll
+    static void requirements() {
+        Requirements.requireRoot();
+        Requirements.bpftool();
+        Requirements.jar();
+        workload = Requirements.llamaCpp();
+        tinyModel = Models.preset("tiny");
+    }
+
+    private static List<String> benchArguments(Path bench, Path model) {
+        return List.of(bench.toString(), "-m", model.toString(), "-p", Integer.toString(PROMPT_TOKENS),
+                "-n", Integer.toString(GENERATED_TOKENS), "-r", Integer.toString(REPETITIONS), "-t", "2");
+    }
+
+    private static JsonNode traceLaunched(Map<String, String> environment, Path bench, Path model) throws Exception {
+        List<String> args = new ArrayList<>(List.of("--json", "-d", "0.5", "--"));
+        args.addAll(benchArguments(bench, model));
+        try (InfertopProcess infertop = InfertopProcess.start(environment, args.toArray(String[]::new))) {
+            int status = infertop.waitFor(240);
+            assertEquals(0, status, "infertop exit status; stderr:\n" + infertop.stderrText());
+            JsonNode total = infertop.finalObject();
+            assertEquals("exited", total.get("target_state").asText());
+            return total;
+        } finally {
+            LeakCheck.assertNothingLeft();
+        }
+    }
+
+    private static void assertCountsMatchLlamaBench(JsonNode total) {
+        assertEquals(EXPECTED_CALLS, total.get("decode_calls").asLong(), total.toString());
+        assertEquals(EXPECTED_PREFILL_CALLS, total.get("prefill_calls").asLong());
+        assertEquals(EXPECTED_DECODE_STEPS, total.get("decode_step_calls").asLong());
+        assertEquals(EXPECTED_PREFILL_CALLS * PROMPT_TOKENS, total.get("tokens_prefill").asLong());
+        assertEquals(EXPECTED_DECODE_STEPS, total.get("tokens_decode").asLong());
+        assertEquals(0, total.get("failed_calls").asLong());
+        assertEquals(EXPECTED_PREFILL_CALLS, total.get("ttft_ms").get("count").asLong());
+        assertEquals(EXPECTED_DECODE_STEPS, total.get("tpot_ms").get("count").asLong());
+        assertEquals(EXPECTED_CALLS, total.get("graph_computes").get("CPU").asLong(), "one CPU graph per call");
+        assertEquals(EXPECTED_CALLS, total.get("cpu_graph_computes").asLong());
+        assertTrue(total.get("graph_nodes").get("CPU").asLong() > EXPECTED_CALLS * 10, "graphs have nodes");
+        assertEquals(0, total.get("lost_events").asLong());
+        assertEquals("on", total.get("layers").get("token").get("state").asText());
+        assertEquals("on", total.get("layers").get("graph").get("state").asText());
+    }
+
+    @Test
+    void launchedSourceBuildCountsEqualLlamaBench() throws Exception {
+        JsonNode total = traceLaunched(Map.of(), workload.sourceBuildTool("llama-bench"), tinyModel);
+        assertCountsMatchLlamaBench(total);
+        assertTrue(total.get("model").asText().endsWith(".gguf"), "model file seen in the target's maps");
+    }
+
+    @Test
+    void launchedPrebuiltNpmLibrariesCountsEqualLlamaBench() throws Exception {
+        JsonNode total = traceLaunched(workload.prebuiltEnvironment(), workload.prebuiltDir().resolve("llama-bench"),
+                tinyModel);
+        assertCountsMatchLlamaBench(total);
+        // The npm build starts every function with endbr64: the cheap placement skips it where a push follows.
+        String tokenProbe = total.get("layers").get("token").get("probes").get(0).asText();
+        assertTrue(tokenProbe.contains("libllama.v0.5.0.so"), tokenProbe);
+        assertTrue(tokenProbe.contains("endbr64") && tokenProbe.contains("emulated"), tokenProbe);
+        String graphProbes = total.get("layers").get("graph").get("probes").toString();
+        assertTrue(graphProbes.contains("libggml-cpu-"), "the dlopen'ed CPU variant is probed: " + graphProbes);
+    }
+
+    @Test
+    void attachedByPidCountsEqualLlamaBench() throws Exception {
+        Path bench = workload.sourceBuildTool("llama-bench");
+        Process target = new ProcessBuilder(benchArguments(bench, tinyModel))
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+        try {
+            // Freeze it as soon as ld.so has mapped libllama, i.e. before main() loads the model.
+            awaitMapped(target.pid(), "libllama", 10);
+            signal(target.pid(), "STOP");
+            try (InfertopProcess infertop = InfertopProcess.start("--json", "-d", "0.5", "-p",
+                    Long.toString(target.pid()))) {
+                infertop.awaitStderr("probes attached", 60);
+                signal(target.pid(), "CONT");
+                assertTrue(target.waitFor(180, TimeUnit.SECONDS), "llama-bench finished");
+                assertEquals(0, target.exitValue());
+                assertEquals(0, infertop.waitFor(30), infertop.stderrText());
+                JsonNode total = infertop.finalObject();
+                assertEquals("exited", total.get("target_state").asText());
+                assertCountsMatchLlamaBench(total);
+            }
+        } finally {
+            target.destroyForcibly();
+            LeakCheck.assertNothingLeft();
+        }
+    }
+
+    static void awaitMapped(long pid, String library, long timeoutSeconds) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(timeoutSeconds);
+        Path maps = Path.of("/proc/" + pid + "/maps");
+        while (System.nanoTime() < deadline) {
+            try {
+                if (Files.readString(maps).contains(library)) {
+                    return;
+                }
+            } catch (IOException e) {
+                // not yet readable
+            }
+            Thread.sleep(1);
+        }
+        throw new AssertionError("pid " + pid + " never mapped " + library);
+    }
+
+    static void signal(long pid, String signal) throws Exception {
+        Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(pid)).start();
+        assertEquals(0, kill.waitFor(), "kill -" + signal + " " + pid);
+    }
+}
