@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Installs what infertop needs and is missing (Debian/Ubuntu, as root), provisions the llama.cpp workload
+# into the cache, and builds target/infertop.jar. Idempotent: a second run only rebuilds the jar.
+set -euo pipefail
+here="$(dirname "$(readlink -f "$0")")"
+say() { printf 'infertop setup: %s\n' "$*" >&2; }
+die() { printf 'infertop setup: %s\n' "$*" >&2; exit 1; }
+
+[ "$(id -u)" -eq 0 ] || die "run as root (it installs packages and infertop loads BPF probes): sudo $0"
+command -v apt-get >/dev/null || die "this script installs with apt-get (Debian/Ubuntu); install by hand: maven clang llvm libbpf-dev bpftool npm git cmake g++ tmux"
+
+# package → a file that shows it is installed
+declare -A packages=(
+  [maven]=/usr/bin/mvn [clang]=/usr/bin/clang [llvm]=/usr/bin/llvm-objdump [libbpf-dev]=/usr/include/bpf/bpf_helpers.h
+  [bpftool]=/usr/sbin/bpftool [npm]=/usr/bin/npm [git]=/usr/bin/git [cmake]=/usr/bin/cmake [g++]=/usr/bin/g++
+  [tmux]=/usr/bin/tmux [binutils]=/usr/bin/objdump [util-linux]=/usr/bin/setpriv
+)
+missing=()
+for package in "${!packages[@]}"; do
+  [ -e "${packages[$package]}" ] || missing+=("$package")
+done
+ls /usr/lib/x86_64-linux-gnu/libbpf.so.1 /usr/lib/aarch64-linux-gnu/libbpf.so.1 >/dev/null 2>&1 || missing+=(libbpf1)
+if [ "${#missing[@]}" -gt 0 ]; then
+  say "installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# A JDK 25: the machine may already have one (e.g. Temurin under /usr/lib/jvm); else try the distribution's.
+if ! (source "$here/jdk25.sh") 2>/dev/null; then
+  say "no JDK 25 found: trying openjdk-25-jdk-headless from the distribution"
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends openjdk-25-jdk-headless >/dev/null 2>&1 \
+    || die "no JDK 25 available from apt here: install one (e.g. Temurin 25) under /usr/lib/jvm or set JAVA_HOME"
+fi
+
+# tracefs: the placement test uses it as an independent oracle.
+if [ -d /sys/kernel/tracing ] && [ ! -e /sys/kernel/tracing/uprobe_events ]; then
+  mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null || say "could not mount tracefs (only one test needs it)"
+fi
+[ -r /sys/kernel/btf/vmlinux ] || say "warning: this kernel has no BTF (/sys/kernel/btf/vmlinux): infertop needs --btf FILE here"
+
+say "provisioning the llama.cpp workload (built once, then cached)"
+bash "$here/provision-llama.sh" >/dev/null
+
+say "building target/infertop.jar"
+"$here/build.sh"
+say "done: run src/scripts/infertop --help"
