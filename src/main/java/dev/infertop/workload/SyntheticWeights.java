@@ -19,6 +19,7 @@ final class SyntheticWeights {
     static final float EMBEDDING_NOISE_RANGE = 0.05f;
     /** The embedding value in a token's own class dimension; any positive value routes identically. */
     static final float CLASS_DIMENSION_VALUE = 1.0f;
+    static final double MAX_ROUTER_LOGIT = 4.0;
 
     private final long seed;
     private final int embeddingLength;
@@ -76,14 +77,18 @@ final class SyntheticWeights {
     /**
      * F32 [n_embd, n_expert] router of one layer: from class dimension c to each expert of class c a
      * positive weight, decreasing with the expert's rank so the top-k order is fixed; zero elsewhere.
+     * An RMS-normed vector has no component above sqrt(n_embd), so scaling by MAX_ROUTER_LOGIT/sqrt(n_embd)
+     * bounds every logit: the softmax before top-k can never underflow chosen experts into a tie with the
+     * others, whatever the width, and expert weights stay in a realistic range rather than one-hot.
      */
     TensorData router(int layer) {
         int expertCount = router.expertCount();
+        float scale = (float) (MAX_ROUTER_LOGIT / Math.sqrt(embeddingLength));
         float[][] weights = new float[expertCount][embeddingLength];
         for (int c = 0; c < classCount; c++) {
             int[] experts = router.expertsForClass(layer, c);
             for (int rank = 0; rank < experts.length; rank++) {
-                weights[experts[rank]][c] = 1.0f - rank / (2.0f * experts.length);
+                weights[experts[rank]][c] = (1.0f - rank / (2.0f * experts.length)) * scale;
             }
         }
         return sink -> {
