@@ -46,4 +46,6 @@ bash "$here/provision-llama.sh" >/dev/null
 
 say "building target/infertop.jar"
 "$here/build.sh"
-say "done: run src/scripts/infertop --help"
+# `infertop` on PATH, pointing at this checkout.
+ln -sf "$here/infertop" /usr/local/bin/infertop
+say "done: infertop --help (or man $(readlink -f "$here/../../man/infertop.1"))"
