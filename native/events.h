@@ -14,6 +14,10 @@ enum event_kind {
 	EVENT_DECODE = 1,    /* one llama_decode() call: token layer */
 	EVENT_GRAPH = 2,     /* one ggml_backend_graph_compute_async() call: graph layer, any backend */
 	EVENT_CPU_GRAPH = 3, /* one ggml_graph_compute() call: graph layer, the CPU backend's own path */
+	EVENT_NODE = 4,      /* one node of a CPU graph, read when ggml_graph_compute starts: operator layer */
+	EVENT_THREAD_START = 5, /* a worker thread starts walking a graph (ggml_graph_compute_thread entry) */
+	EVENT_NODE_DONE = 6, /* a worker thread reaches the barrier after a node (call site in the node loop) */
+	EVENT_FUSED = 7,     /* a worker thread runs a fused op over several nodes (call site in the node loop) */
 };
 
 struct event_header {
@@ -45,6 +49,33 @@ struct cpu_graph_event {
 	__s32 ret;         /* enum ggml_status */
 };
 
+/* Name bytes copied per node (GGML_MAX_NAME is 64 in every release so far). */
+#define NODE_NAME_BYTES 64
+
+struct node_event {
+	struct event_header header; /* start_ns: when the graph compute started; end_ns: 0 */
+	__u64 graph_seq;   /* per-process count of ggml_graph_compute calls (operator layer on) */
+	__u64 tensor;      /* struct ggml_tensor * of the node */
+	__u64 src[3];      /* its first three sources */
+	__s64 ne[4];       /* its shape */
+	__s32 index;       /* position in cgraph->nodes */
+	__s32 n_nodes;     /* cgraph->n_nodes */
+	__s32 op;          /* enum ggml_op, named by the target's own ggml_op_name() */
+	__s32 type;        /* enum ggml_type */
+	__s32 flags;       /* tensor flags (GGML_TENSOR_FLAG_COMPUTE ...) */
+	__s32 op_param0;   /* op_params[0]: the unary/glu sub-op for UNARY/GLU */
+	char name[NODE_NAME_BYTES];
+};
+
+struct thread_event {
+	struct event_header header; /* start_ns: the moment; end_ns: 0 */
+	__u64 graph_seq;   /* the graph the thread works on */
+	__u32 cpu;         /* CPU the thread ran on */
+	__u32 seq;         /* EVENT_NODE_DONE: 1 for the first barrier of this graph on this thread, ... */
+	__u64 tensor;      /* EVENT_FUSED: first node of the fused group (2nd argument) */
+	__u64 tensor2;     /* EVENT_FUSED: next node (3rd argument) */
+};
+
 /*
  * Read-only configuration the loader writes into .rodata before load (the only variable there, so it
  * sits at offset 0); the verifier then treats every field as a constant.
@@ -52,6 +83,22 @@ struct cpu_graph_event {
 struct probe_config {
 	__u32 target_tgid;           /* only this process's threads are recorded; 0 = any */
 	__u32 cgraph_n_nodes_offset; /* offset of `int n_nodes` in struct ggml_cgraph */
+	__u32 cgraph_nodes_offset;   /* offset of `struct ggml_tensor **nodes` in struct ggml_cgraph */
+	__u32 tensor_type_offset;    /* offsets in struct ggml_tensor, calibrated at attach time */
+	__u32 tensor_ne_offset;
+	__u32 tensor_op_offset;
+	__u32 tensor_op_params_offset;
+	__u32 tensor_flags_offset;
+	__u32 tensor_src_offset;
+	__u32 tensor_name_offset;
+	__u32 max_graph_nodes;       /* nodes read per graph at most */
+	__u32 reserved;
+};
+
+/* Switches the operator layer changes at run time (one-slot array map `op_control`). */
+struct op_control {
+	__u32 enabled;     /* read graphs and report node completions */
+	__u32 every;       /* only every Nth graph (1 = all) */
 };
 
 #endif /* INFERTOP_EVENTS_H */

@@ -258,3 +258,211 @@ int BPF_KRETPROBE(handle_cpu_graph_exit, long ret)
 	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
 	return 0;
 }
+
+/* ----------------------------------------------------------------------------------------------------
+ * Operator layer.
+ *
+ * Costs are what matter here: ~600 node executions per token, each a trap if probed.  So:
+ *  - the graph is read once per compute, by one thread, at ggml_graph_compute entry (handle_graph_walk),
+ *    one record per node: which tensor, op, shape, sources, name;
+ *  - each worker thread reports only when it reaches the barrier after a node, from a probe on the
+ *    `call ggml_barrier` instruction in the node loop (a call the kernel emulates: ~0.8 us);
+ *  - user space rebuilds, per thread, node k = the k-th executed node group, and splits each thread's
+ *    time into work (until it reaches the barrier) and barrier wait (until the last thread arrives).
+ * ---------------------------------------------------------------------------------------------------- */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct op_control);
+} op_control SEC(".maps");
+
+/* Graphs seen by ggml_graph_compute since load (slot 0). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} graph_counter SEC(".maps");
+
+struct thread_state {
+	__u64 graph_seq;
+	__u32 barriers;
+	__u32 sampled;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct thread_state);
+} thread_state_by_tid SEC(".maps");
+
+struct walk_ctx {
+	const void *nodes;
+	__u64 graph_seq;
+	__u64 start_ns;
+	__u32 tid;
+	__s32 n_nodes;
+};
+
+static __always_inline struct op_control *control(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&op_control, &zero);
+}
+
+static __always_inline int sampled(const struct op_control *ctl, __u64 graph_seq)
+{
+	return ctl && ctl->enabled && (ctl->every <= 1 || graph_seq % ctl->every == 0);
+}
+
+static long walk_node(__u32 index, void *data)
+{
+	struct walk_ctx *walk = data;
+	const void *tensor = 0;
+	struct node_event *e;
+
+	if (bpf_probe_read_user(&tensor, sizeof(tensor), walk->nodes + (__u64)index * sizeof(void *)) || !tensor)
+		return 0;
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		count_lost();
+		return 1; /* the ring is full: the rest of this graph would be lost too */
+	}
+	e->header.kind = EVENT_NODE;
+	e->header.tid = walk->tid;
+	e->header.start_ns = walk->start_ns;
+	e->header.end_ns = 0;
+	e->graph_seq = walk->graph_seq;
+	e->tensor = (__u64)tensor;
+	e->index = index;
+	e->n_nodes = walk->n_nodes;
+	if (bpf_probe_read_user(&e->op, sizeof(e->op), tensor + config.tensor_op_offset))
+		e->op = -1;
+	if (bpf_probe_read_user(&e->type, sizeof(e->type), tensor + config.tensor_type_offset))
+		e->type = -1;
+	if (bpf_probe_read_user(&e->flags, sizeof(e->flags), tensor + config.tensor_flags_offset))
+		e->flags = 0;
+	if (bpf_probe_read_user(&e->op_param0, sizeof(e->op_param0), tensor + config.tensor_op_params_offset))
+		e->op_param0 = 0;
+	if (bpf_probe_read_user(e->ne, sizeof(e->ne), tensor + config.tensor_ne_offset))
+		__builtin_memset(e->ne, 0, sizeof(e->ne));
+	if (bpf_probe_read_user(e->src, sizeof(e->src), tensor + config.tensor_src_offset))
+		__builtin_memset(e->src, 0, sizeof(e->src));
+	if (bpf_probe_read_user(e->name, sizeof(e->name), tensor + config.tensor_name_offset))
+		e->name[0] = 0;
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
+/* ggml_graph_compute(cgraph, cplan) entry: number the graph and, when sampled, record its nodes. */
+SEC("uprobe")
+int BPF_KPROBE(handle_graph_walk, void *cgraph)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct op_control *ctl = control();
+	struct walk_ctx walk = {};
+	__u32 zero = 0;
+	__u64 *counter;
+
+	if (!is_target(pid_tgid) || !ctl || !ctl->enabled || !cgraph)
+		return 0;
+	counter = bpf_map_lookup_elem(&graph_counter, &zero);
+	if (!counter)
+		return 0;
+	walk.graph_seq = __sync_fetch_and_add(counter, 1) + 1;
+	if (!sampled(ctl, walk.graph_seq))
+		return 0;
+	if (bpf_probe_read_user(&walk.nodes, sizeof(walk.nodes), cgraph + config.cgraph_nodes_offset) || !walk.nodes)
+		return 0;
+	walk.n_nodes = read_n_nodes(cgraph);
+	if (walk.n_nodes <= 0)
+		return 0;
+	walk.start_ns = bpf_ktime_get_ns();
+	walk.tid = (__u32)pid_tgid;
+	bpf_loop(walk.n_nodes < config.max_graph_nodes ? walk.n_nodes : config.max_graph_nodes, walk_node, &walk, 0);
+	return 0;
+}
+
+static __always_inline void emit_thread_event(__u32 kind, __u32 tid, __u64 graph_seq, __u32 seq, __u64 tensor,
+					      __u64 tensor2)
+{
+	struct thread_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+
+	if (!e) {
+		count_lost();
+		return;
+	}
+	e->header.kind = kind;
+	e->header.tid = tid;
+	e->header.start_ns = bpf_ktime_get_ns();
+	e->header.end_ns = 0;
+	e->graph_seq = graph_seq;
+	e->cpu = bpf_get_smp_processor_id();
+	e->seq = seq;
+	e->tensor = tensor;
+	e->tensor2 = tensor2;
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+}
+
+/* ggml_graph_compute_thread entry: this thread starts on the current graph. */
+SEC("uprobe")
+int BPF_KPROBE(handle_thread_start)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct op_control *ctl = control();
+	struct thread_state state = {};
+	__u32 tid = (__u32)pid_tgid;
+	__u32 zero = 0;
+	__u64 *counter;
+
+	if (!is_target(pid_tgid) || !ctl || !ctl->enabled)
+		return 0;
+	counter = bpf_map_lookup_elem(&graph_counter, &zero);
+	if (!counter)
+		return 0;
+	state.graph_seq = *counter;
+	state.sampled = sampled(ctl, state.graph_seq);
+	bpf_map_update_elem(&thread_state_by_tid, &tid, &state, BPF_ANY);
+	if (state.sampled)
+		emit_thread_event(EVENT_THREAD_START, tid, state.graph_seq, 0, 0, 0);
+	return 0;
+}
+
+/* The `call ggml_barrier` after each node in the node loop: this thread finished its share of a node. */
+SEC("uprobe")
+int BPF_KPROBE(handle_node_done)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)pid_tgid;
+	struct thread_state *state;
+
+	if (!is_target(pid_tgid))
+		return 0;
+	state = bpf_map_lookup_elem(&thread_state_by_tid, &tid);
+	if (!state || !state->sampled)
+		return 0;
+	state->barriers += 1;
+	emit_thread_event(EVENT_NODE_DONE, tid, state->graph_seq, state->barriers, 0, 0);
+	return 0;
+}
+
+/* A `call <fused op>(params, node, next)` in the node loop: the next group spans several nodes. */
+SEC("uprobe")
+int BPF_KPROBE(handle_fused_call, void *params, void *node, void *next)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)pid_tgid;
+	struct thread_state *state;
+
+	if (!is_target(pid_tgid))
+		return 0;
+	state = bpf_map_lookup_elem(&thread_state_by_tid, &tid);
+	if (!state || !state->sampled)
+		return 0;
+	emit_thread_event(EVENT_FUSED, tid, state->graph_seq, state->barriers + 1, (__u64)node, (__u64)next);
+	return 0;
+}

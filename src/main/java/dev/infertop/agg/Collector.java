@@ -38,11 +38,11 @@ public final class Collector {
     private final Session session;
     private volatile boolean stopRequested;
 
-    public Collector(RingBufferReader ring, TraceAggregator aggregator, PerCpuCounter lostEvents, SnapshotView view,
-                     Session session) {
+    public Collector(RingBufferReader ring, TraceAggregator aggregator, EventDecoder decoder, PerCpuCounter lostEvents,
+                     SnapshotView view, Session session) {
         this.ring = ring;
         this.aggregator = aggregator;
-        this.decoder = new EventDecoder(aggregator);
+        this.decoder = decoder;
         this.lostEvents = lostEvents;
         this.view = view;
         this.session = session;

@@ -5,6 +5,7 @@ import dev.infertop.model.BackendNames;
 import dev.infertop.model.BackendTotals;
 import dev.infertop.model.LatencySummary;
 import dev.infertop.model.LayerStatus;
+import dev.infertop.model.OperatorTotals;
 import dev.infertop.model.Snapshot;
 import dev.infertop.model.TargetInfo;
 import dev.infertop.model.TokenTotals;
@@ -29,6 +30,7 @@ public final class TraceAggregator implements TraceListener {
     private static final int MAX_CONTEXTS = 256;
 
     private final BackendNames backendNames;
+    private final OperatorAggregator operators;
     private final TokenCounter intervalTokens = new TokenCounter();
     private final TokenCounter totalTokens = new TokenCounter();
     private final SingleWriterRecorder ttftRecorder = new SingleWriterRecorder(SIGNIFICANT_DIGITS);
@@ -47,8 +49,32 @@ public final class TraceAggregator implements TraceListener {
     private long firstTickNs = -1;
     private long lastTickNs = -1;
 
-    public TraceAggregator(BackendNames backendNames) {
+    public TraceAggregator(BackendNames backendNames, OperatorAggregator operators) {
         this.backendNames = backendNames;
+        this.operators = operators;
+    }
+
+    @Override
+    public void onNode(long graphSeq, long graphStartNs, int index, int nNodes, long tensor, int op, int type,
+                       int flags, int opParam0, long ne0, long ne1, long ne2, long ne3, long src0, long src1,
+                       long src2, int nameId) {
+        operators.onNode(graphSeq, graphStartNs, index, nNodes, tensor, op, type, flags, opParam0, ne0, ne1, ne2,
+                ne3, nameId);
+    }
+
+    @Override
+    public void onThreadStart(int tid, long graphSeq, long timeNs, int cpu) {
+        operators.onThreadStart(tid, graphSeq, timeNs, cpu);
+    }
+
+    @Override
+    public void onNodeDone(int tid, long graphSeq, int seq, long timeNs, int cpu) {
+        operators.onNodeDone(tid, graphSeq, seq, timeNs, cpu);
+    }
+
+    @Override
+    public void onFused(int tid, long graphSeq, int seq, long tensor, long nextTensor, long timeNs) {
+        operators.onFused(tid, graphSeq, seq, tensor, nextTensor);
     }
 
     @Override
@@ -116,6 +142,14 @@ public final class TraceAggregator implements TraceListener {
         totalTtft.add(intervalTtft);
         totalTpot.add(intervalTpot);
 
+        if (isFinal) {
+            operators.finishGraph();
+        }
+        OperatorTotals intervalOperators = new OperatorTotals(operators.snapshotOps(false),
+                operators.snapshotThreads(false), operators.graphsAttributed(false), operators.graphsUnattributed(false));
+        OperatorTotals totalOperators = new OperatorTotals(operators.snapshotOps(true),
+                operators.snapshotThreads(true), operators.graphsAttributed(true), operators.graphsUnattributed(true));
+        operators.resetInterval();
         List<BackendTotals> intervalBackends = new ArrayList<>();
         List<BackendTotals> totalBackends = new ArrayList<>();
         for (BackendSlot slot : backends) {
@@ -127,7 +161,7 @@ public final class TraceAggregator implements TraceListener {
                 LatencySummary.ofNanos(intervalTtft), LatencySummary.ofNanos(totalTtft),
                 LatencySummary.ofNanos(intervalTpot), LatencySummary.ofNanos(totalTpot),
                 intervalBackends, totalBackends, cpuGraphs.interval(), cpuGraphs.total(),
-                lostEvents, layers, targetState);
+                intervalOperators, totalOperators, lostEvents, layers, targetState);
         intervalTokens.reset();
         for (BackendSlot slot : backends) {
             slot.resetInterval();

@@ -154,6 +154,22 @@ public final class BpfObject implements AutoCloseable {
         }
     }
 
+    /** Writes slot {@code key} of an array map (e.g. the operator layer's run-time switches). */
+    public void updateArray(String mapName, int key, MemorySegment value) throws BpfException {
+        int fd = mapFd(mapName);
+        int rc;
+        try (Arena local = Arena.ofConfined()) {
+            MemorySegment keySegment = local.allocate(ValueLayout.JAVA_INT);
+            keySegment.set(ValueLayout.JAVA_INT, 0, key);
+            rc = (int) LibBpf.bpf_map_update_elem.invokeExact(fd, keySegment, value, 0L);
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+        if (rc != 0) {
+            throw new BpfException("cannot update map " + mapName + ": " + LibBpf.strerror(rc));
+        }
+    }
+
     private MemorySegment requireOpen() throws BpfException {
         if (object.equals(MemorySegment.NULL)) {
             throw new BpfException(name + " is closed");

@@ -14,6 +14,17 @@ public final class InfertopProbes {
 
     public static final String RING_BUFFER_MAP = "events";
     public static final String LOST_EVENTS_MAP = "lost_events";
+    public static final String OP_CONTROL_MAP = "op_control";
+
+    /**
+     * Struct offsets the probes read, found at attach time (never per-version constants): struct ggml_cgraph's
+     * n_nodes and nodes, struct ggml_tensor's fields. {@code null} tensor offsets leave the operator layer off.
+     */
+    public record StructOffsets(int cgraphNodesCount, int cgraphNodes, int tensorType, int tensorNe, int tensorOp,
+                                int tensorOpParams, int tensorFlags, int tensorSrc, int tensorName) {}
+
+    /** Upper bound of nodes read per graph (a 70-layer model has ~3000). */
+    public static final int MAX_GRAPH_NODES = 16384;
 
     /** The BPF object directory name for this JVM's architecture: x86_64 or arm64. */
     public static String architecture() {
@@ -42,7 +53,7 @@ public final class InfertopProbes {
      * @param ringBytes     ring buffer size, a power of two and a multiple of the page size
      * @param btfCustomPath kernel BTF file, or null for the kernel's own
      */
-    public static BpfObject load(int targetTgid, int ringBytes, int cgraphNodesOffset, Path btfCustomPath)
+    public static BpfObject load(int targetTgid, int ringBytes, StructOffsets offsets, Path btfCustomPath)
             throws BpfException {
         BpfObject object = BpfObject.open("infertop", objectBytes(architecture()), btfCustomPath);
         try {
@@ -51,7 +62,16 @@ public final class InfertopProbes {
                 throw new BpfException("infertop.bpf.o: .rodata is " + config.byteSize() + " bytes, expected struct probe_config");
             }
             config.set(ValueLayout.JAVA_INT, EventLayout.CONFIG_TARGET_TGID, targetTgid);
-            config.set(ValueLayout.JAVA_INT, EventLayout.CONFIG_CGRAPH_N_NODES_OFFSET, cgraphNodesOffset);
+            config.set(ValueLayout.JAVA_INT, EventLayout.CONFIG_CGRAPH_N_NODES_OFFSET, offsets.cgraphNodesCount());
+            config.set(ValueLayout.JAVA_INT, EventLayout.CONFIG_CGRAPH_NODES_OFFSET, offsets.cgraphNodes());
+            config.set(ValueLayout.JAVA_INT, EventLayout.CONFIG_TENSOR_TYPE_OFFSET, offsets.tensorType());
+            config.set(ValueLayout.JAVA_INT, EventLayout.CONFIG_TENSOR_NE_OFFSET, offsets.tensorNe());
+            config.set(ValueLayout.JAVA_INT, EventLayout.CONFIG_TENSOR_OP_OFFSET, offsets.tensorOp());
+            config.set(ValueLayout.JAVA_INT, EventLayout.CONFIG_TENSOR_OP_PARAMS_OFFSET, offsets.tensorOpParams());
+            config.set(ValueLayout.JAVA_INT, EventLayout.CONFIG_TENSOR_FLAGS_OFFSET, offsets.tensorFlags());
+            config.set(ValueLayout.JAVA_INT, EventLayout.CONFIG_TENSOR_SRC_OFFSET, offsets.tensorSrc());
+            config.set(ValueLayout.JAVA_INT, EventLayout.CONFIG_TENSOR_NAME_OFFSET, offsets.tensorName());
+            config.set(ValueLayout.JAVA_INT, EventLayout.CONFIG_MAX_GRAPH_NODES, MAX_GRAPH_NODES);
             object.setMaxEntries(RING_BUFFER_MAP, ringBytes);
             object.load();
             return object;

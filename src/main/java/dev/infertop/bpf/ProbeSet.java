@@ -2,13 +2,19 @@ package dev.infertop.bpf;
 
 import dev.infertop.model.Layer;
 import dev.infertop.model.LayerStatus;
+import dev.infertop.target.CallSite;
+import dev.infertop.target.CallSiteScanner;
 import dev.infertop.target.ElfFile;
 import dev.infertop.target.ElfSymbol;
 import dev.infertop.target.ProbePlacement;
 import dev.infertop.target.ProbeSite;
 import dev.infertop.target.TargetException;
 
+import dev.infertop.event.EventLayout;
+
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -32,6 +38,7 @@ public final class ProbeSet implements AutoCloseable {
 
     private static final class LayerState {
         boolean wanted;
+        boolean blocked;
         final List<UprobeLink> links = new ArrayList<>();
         /** library → probe sites already attached there, by symbol */
         final Map<Path, List<String>> attached = new LinkedHashMap<>();
@@ -66,12 +73,37 @@ public final class ProbeSet implements AutoCloseable {
         LayerState state = layers.get(layer);
         state.wanted = true;
         attachMissing(layer, state);
+        if (layer == Layer.OPERATOR) {
+            setOperatorControl(true);
+        }
     }
 
-    public synchronized void disable(Layer layer) {
+    public synchronized void disable(Layer layer) throws BpfException {
         LayerState state = layers.get(layer);
         state.wanted = false;
+        if (layer == Layer.OPERATOR) {
+            setOperatorControl(false); // stop reading graphs before the probes go
+        }
         detach(state);
+    }
+
+    /** Operator layer: trace every Nth graph only (1 = all). Takes effect at the next graph. */
+    public synchronized void setOperatorEvery(int every) throws BpfException {
+        operatorEvery = Math.max(1, every);
+        if (layers.get(Layer.OPERATOR).wanted) {
+            setOperatorControl(true);
+        }
+    }
+
+    private int operatorEvery = 1;
+
+    private void setOperatorControl(boolean enabled) throws BpfException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment value = arena.allocate(EventLayout.OP_CONTROL_SIZE, 4);
+            value.set(ValueLayout.JAVA_INT, EventLayout.OP_CONTROL_ENABLED, enabled ? 1 : 0);
+            value.set(ValueLayout.JAVA_INT, EventLayout.OP_CONTROL_EVERY, operatorEvery);
+            object.updateArray(InfertopProbes.OP_CONTROL_MAP, 0, value);
+        }
     }
 
     public synchronized boolean isEnabled(Layer layer) {
@@ -83,46 +115,102 @@ public final class ProbeSet implements AutoCloseable {
     }
 
     private void attachMissing(Layer layer, LayerState state) throws BpfException {
+        if (state.blocked) {
+            return;
+        }
         state.failures.clear();
         for (ProbeSpec spec : ProbeSpec.of(layer)) {
-            boolean found = state.attached.values().stream().anyMatch(symbols -> symbols.contains(spec.symbol()));
+            String key = key(spec);
+            boolean found = state.attached.values().stream().anyMatch(keys -> keys.contains(key));
             for (Path library : libraries) {
                 List<String> done = state.attached.computeIfAbsent(library, l -> new ArrayList<>());
-                if (done.contains(spec.symbol())) {
+                if (done.contains(key)) {
                     continue;
                 }
-                ProbeSite site = findSite(library, spec.symbol(), state);
-                if (site == null) {
+                List<Site> sites = findSites(library, spec, state);
+                if (sites.isEmpty()) {
                     continue;
                 }
-                MemorySegment entry = object.program(spec.entryProgram());
-                MemorySegment exit = object.program(spec.exitProgram());
-                // Return probe first: an entry record with no return probe yet would wait in the map forever.
-                state.links.add(UprobeLink.attach(exit, pid, library, site.fileOffset(), true));
-                state.links.add(UprobeLink.attach(entry, pid, library, site.fileOffset(), false));
-                done.add(spec.symbol());
-                state.placements.add(spec.symbol() + " @ " + library.getFileName() + "+0x"
-                        + Long.toHexString(site.fileOffset()) + ": " + site.reason());
+                for (Site site : sites) {
+                    attach(state, spec, library, site);
+                }
+                done.add(key);
                 found = true;
             }
-            if (!found) {
-                state.failures.add(spec.symbol() + " not found in " + describe(libraries));
+            if (!found && !spec.optional()) {
+                state.failures.add(describe(spec) + " not found in " + describe(libraries));
             }
         }
     }
 
-    private static ProbeSite findSite(Path library, String symbol, LayerState state) {
-        try (ElfFile elf = ElfFile.open(library)) {
-            List<ElfSymbol> functions = elf.functionsNamed(symbol);
-            for (ElfSymbol function : functions) {
-                if (function.sizeBytes() > 0) {
-                    return ProbePlacement.place(elf, function);
+    /** A resolved probe address with the reason it was chosen. */
+    private record Site(String what, long fileOffset, String reason) {}
+
+    private void attach(LayerState state, ProbeSpec spec, Path library, Site site) throws BpfException {
+        switch (spec) {
+            case ProbeSpec.FunctionProbe function -> {
+                if (function.exitProgram() != null) {
+                    // Return probe first: an entry record with no return probe yet would wait in the map forever.
+                    state.links.add(UprobeLink.attach(object.program(function.exitProgram()), pid, library,
+                            site.fileOffset(), true));
                 }
+                state.links.add(UprobeLink.attach(object.program(function.entryProgram()), pid, library,
+                        site.fileOffset(), false));
             }
-            return null;
+            case ProbeSpec.CallSiteProbe call -> state.links.add(UprobeLink.attach(object.program(call.program()),
+                    pid, library, site.fileOffset(), false));
+        }
+        state.placements.add(site.what() + " @ " + library.getFileName() + "+0x" + Long.toHexString(site.fileOffset())
+                + ": " + site.reason());
+    }
+
+    private static String key(ProbeSpec spec) {
+        return switch (spec) {
+            case ProbeSpec.FunctionProbe f -> "fn:" + f.symbol() + ":" + f.entryProgram();
+            case ProbeSpec.CallSiteProbe c -> "call:" + c.caller() + ":" + c.program();
+        };
+    }
+
+    private static String describe(ProbeSpec spec) {
+        return switch (spec) {
+            case ProbeSpec.FunctionProbe f -> f.symbol();
+            case ProbeSpec.CallSiteProbe c -> "calls to " + c.calleeDescription() + " in " + c.caller();
+        };
+    }
+
+    private static List<Site> findSites(Path library, ProbeSpec spec, LayerState state) {
+        try (ElfFile elf = ElfFile.open(library)) {
+            return switch (spec) {
+                case ProbeSpec.FunctionProbe f -> {
+                    List<ElfSymbol> candidates = f.clones() ? elf.functionAndClones(f.symbol()) : elf.functionsNamed(f.symbol());
+                    List<Site> sites = new ArrayList<>();
+                    for (ElfSymbol function : candidates) {
+                        if (function.sizeBytes() > 0) {
+                            ProbeSite site = ProbePlacement.place(elf, function);
+                            sites.add(new Site(function.name(), site.fileOffset(), site.reason()));
+                            if (!f.clones()) {
+                                break;
+                            }
+                        }
+                    }
+                    yield sites;
+                }
+                case ProbeSpec.CallSiteProbe c -> {
+                    List<Site> sites = new ArrayList<>();
+                    for (ElfSymbol caller : elf.functionAndClones(c.caller())) {
+                        if (caller.sizeBytes() == 0) {
+                            continue;
+                        }
+                        for (CallSite call : CallSiteScanner.findCallsMatching(elf, caller, c.callee())) {
+                            sites.add(new Site(call.callee() + " call in " + caller.name(), call.fileOffset(), call.reason()));
+                        }
+                    }
+                    yield sites;
+                }
+            };
         } catch (TargetException e) {
             state.failures.add(e.getMessage());
-            return null;
+            return List.of();
         }
     }
 
@@ -141,7 +229,9 @@ public final class ProbeSet implements AutoCloseable {
         state.links.clear();
         state.attached.clear();
         state.placements.clear();
-        state.failures.clear();
+        if (!state.blocked) {
+            state.failures.clear();
+        }
     }
 
     public synchronized List<LayerStatus> statuses() {
@@ -170,5 +260,14 @@ public final class ProbeSet implements AutoCloseable {
         for (LayerState state : layers.values()) {
             detach(state);
         }
+    }
+
+    /** Layers that can be switched at run time need their probes' symbols; the operator layer also a layout. */
+    public synchronized void markUnavailable(Layer layer, String reason) {
+        LayerState state = layers.get(layer);
+        detach(state);
+        state.wanted = true;
+        state.failures.add(reason);
+        state.blocked = true;
     }
 }

@@ -3,18 +3,39 @@ package dev.infertop.bpf;
 import dev.infertop.model.Layer;
 
 import java.util.List;
+import java.util.function.Predicate;
 
-/**
- * One function infertop probes: its symbol, the BPF programs run at entry and return, and the layer it
- * belongs to. The table below is the whole token and graph layers.
- */
-public record ProbeSpec(Layer layer, String symbol, String entryProgram, String exitProgram) {
-    public static final List<ProbeSpec> ALL = List.of(
-            new ProbeSpec(Layer.TOKEN, "llama_decode", "handle_decode_enter", "handle_decode_exit"),
-            new ProbeSpec(Layer.GRAPH, "ggml_backend_graph_compute_async", "handle_graph_enter", "handle_graph_exit"),
-            new ProbeSpec(Layer.GRAPH, "ggml_graph_compute", "handle_cpu_graph_enter", "handle_cpu_graph_exit"));
+/** One place infertop probes, and the BPF program(s) run there. The list below is every probe of every layer. */
+public sealed interface ProbeSpec {
+    Layer layer();
 
-    public static List<ProbeSpec> of(Layer layer) {
+    /** Whether the layer is still useful without this probe. */
+    boolean optional();
+
+    /** A function's entry (and, with {@code exitProgram}, its return). {@code clones}: also name.isra.0 etc. */
+    record FunctionProbe(Layer layer, String symbol, String entryProgram, String exitProgram, boolean clones,
+                         boolean optional) implements ProbeSpec {}
+
+    /** Every call instruction inside {@code caller} (and its clones) whose callee's name matches. */
+    record CallSiteProbe(Layer layer, String caller, String calleeDescription, Predicate<String> callee,
+                         String program, boolean optional) implements ProbeSpec {}
+
+    List<ProbeSpec> ALL = List.of(
+            new FunctionProbe(Layer.TOKEN, "llama_decode", "handle_decode_enter", "handle_decode_exit", false, false),
+            new FunctionProbe(Layer.GRAPH, "ggml_backend_graph_compute_async", "handle_graph_enter",
+                    "handle_graph_exit", false, false),
+            new FunctionProbe(Layer.GRAPH, "ggml_graph_compute", "handle_cpu_graph_enter", "handle_cpu_graph_exit",
+                    false, false),
+            // Operator layer: the graph is read once per compute; threads report only at the node-loop barrier.
+            new FunctionProbe(Layer.OPERATOR, "ggml_graph_compute", "handle_graph_walk", null, false, false),
+            new FunctionProbe(Layer.OPERATOR, "ggml_graph_compute_thread", "handle_thread_start", null, true, false),
+            new CallSiteProbe(Layer.OPERATOR, "ggml_graph_compute_thread", "ggml_barrier",
+                    "ggml_barrier"::equals, "handle_node_done", false),
+            new CallSiteProbe(Layer.OPERATOR, "ggml_graph_compute_thread", "fused ops",
+                    name -> name.startsWith("ggml_compute_forward_") && name.contains("_fused"),
+                    "handle_fused_call", true));
+
+    static List<ProbeSpec> of(Layer layer) {
         return ALL.stream().filter(spec -> spec.layer() == layer).toList();
     }
 }

@@ -15,10 +15,12 @@ public final class EventDecoder implements RingBufferReader.RecordHandler {
     private static final ValueLayout.OfLong LONG_BIG_ENDIAN = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
 
     private final TraceListener listener;
+    private final NameTable names;
     private long malformedRecords;
 
-    public EventDecoder(TraceListener listener) {
+    public EventDecoder(TraceListener listener, NameTable names) {
         this.listener = listener;
+        this.names = names;
     }
 
     @Override
@@ -56,6 +58,36 @@ public final class EventDecoder implements RingBufferReader.RecordHandler {
                 }
                 listener.onCpuGraphCompute(tid, startNs, endNs, data.get(LONG, offset + CPU_GRAPH_CGRAPH),
                         data.get(INT, offset + CPU_GRAPH_N_NODES), data.get(INT, offset + CPU_GRAPH_RET));
+            }
+            case EVENT_NODE -> {
+                if (lengthBytes < NODE_SIZE) {
+                    malformedRecords++;
+                    return;
+                }
+                listener.onNode(data.get(LONG, offset + NODE_GRAPH_SEQ), startNs, data.get(INT, offset + NODE_INDEX),
+                        data.get(INT, offset + NODE_N_NODES), data.get(LONG, offset + NODE_TENSOR),
+                        data.get(INT, offset + NODE_OP), data.get(INT, offset + NODE_TYPE),
+                        data.get(INT, offset + NODE_FLAGS), data.get(INT, offset + NODE_OP_PARAM0),
+                        data.get(LONG, offset + NODE_NE), data.get(LONG, offset + NODE_NE + 8),
+                        data.get(LONG, offset + NODE_NE + 16), data.get(LONG, offset + NODE_NE + 24),
+                        data.get(LONG, offset + NODE_SRC), data.get(LONG, offset + NODE_SRC + 8),
+                        data.get(LONG, offset + NODE_SRC + 16),
+                        names.intern(data, offset + NODE_NAME, NODE_NAME_BYTES));
+            }
+            case EVENT_THREAD_START, EVENT_NODE_DONE, EVENT_FUSED -> {
+                if (lengthBytes < THREAD_SIZE) {
+                    malformedRecords++;
+                    return;
+                }
+                long graphSeq = data.get(LONG, offset + THREAD_GRAPH_SEQ);
+                int cpu = data.get(INT, offset + THREAD_CPU);
+                int seq = data.get(INT, offset + THREAD_SEQ);
+                switch (kind) {
+                    case EVENT_THREAD_START -> listener.onThreadStart(tid, graphSeq, startNs, cpu);
+                    case EVENT_NODE_DONE -> listener.onNodeDone(tid, graphSeq, seq, startNs, cpu);
+                    default -> listener.onFused(tid, graphSeq, seq, data.get(LONG, offset + THREAD_TENSOR),
+                            data.get(LONG, offset + THREAD_TENSOR2), startNs);
+                }
             }
             default -> malformedRecords++;
         }

@@ -11,6 +11,10 @@ public final class EventLayout {
     public static final int EVENT_DECODE = 1;
     public static final int EVENT_GRAPH = 2;
     public static final int EVENT_CPU_GRAPH = 3;
+    public static final int EVENT_NODE = 4;
+    public static final int EVENT_THREAD_START = 5;
+    public static final int EVENT_NODE_DONE = 6;
+    public static final int EVENT_FUSED = 7;
 
     // struct event_header
     public static final int HEADER_KIND = 0;
@@ -38,8 +42,45 @@ public final class EventLayout {
     public static final int CPU_GRAPH_RET = 36;
     public static final int CPU_GRAPH_SIZE = 40;
 
+    // struct node_event
+    public static final int NODE_NAME_BYTES = 64;
+    public static final int NODE_GRAPH_SEQ = 24;
+    public static final int NODE_TENSOR = 32;
+    public static final int NODE_SRC = 40;
+    public static final int NODE_NE = 64;
+    public static final int NODE_INDEX = 96;
+    public static final int NODE_N_NODES = 100;
+    public static final int NODE_OP = 104;
+    public static final int NODE_TYPE = 108;
+    public static final int NODE_FLAGS = 112;
+    public static final int NODE_OP_PARAM0 = 116;
+    public static final int NODE_NAME = 120;
+    public static final int NODE_SIZE = 184;
+
+    // struct thread_event
+    public static final int THREAD_GRAPH_SEQ = 24;
+    public static final int THREAD_CPU = 32;
+    public static final int THREAD_SEQ = 36;
+    public static final int THREAD_TENSOR = 40;
+    public static final int THREAD_TENSOR2 = 48;
+    public static final int THREAD_SIZE = 56;
+
     // struct probe_config (.rodata)
     public static final int CONFIG_TARGET_TGID = 0;
     public static final int CONFIG_CGRAPH_N_NODES_OFFSET = 4;
-    public static final int CONFIG_SIZE = 8;
+    public static final int CONFIG_CGRAPH_NODES_OFFSET = 8;
+    public static final int CONFIG_TENSOR_TYPE_OFFSET = 12;
+    public static final int CONFIG_TENSOR_NE_OFFSET = 16;
+    public static final int CONFIG_TENSOR_OP_OFFSET = 20;
+    public static final int CONFIG_TENSOR_OP_PARAMS_OFFSET = 24;
+    public static final int CONFIG_TENSOR_FLAGS_OFFSET = 28;
+    public static final int CONFIG_TENSOR_SRC_OFFSET = 32;
+    public static final int CONFIG_TENSOR_NAME_OFFSET = 36;
+    public static final int CONFIG_MAX_GRAPH_NODES = 40;
+    public static final int CONFIG_SIZE = 48;
+
+    // struct op_control (map value)
+    public static final int OP_CONTROL_ENABLED = 0;
+    public static final int OP_CONTROL_EVERY = 4;
+    public static final int OP_CONTROL_SIZE = 8;
 }

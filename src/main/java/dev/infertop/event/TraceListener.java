@@ -17,4 +17,20 @@ public interface TraceListener {
 
     /** One ggml_graph_compute call (the CPU backend's own entry). */
     void onCpuGraphCompute(int tid, long startNs, long endNs, long cgraphAddress, int nNodes, int status);
+
+    /**
+     * One node of a CPU graph, read when the graph compute started (operator layer). {@code nameId} indexes
+     * the decoder's {@link NameTable}, so names cost nothing after their first appearance.
+     */
+    void onNode(long graphSeq, long graphStartNs, int index, int nNodes, long tensor, int op, int type, int flags,
+                int opParam0, long ne0, long ne1, long ne2, long ne3, long src0, long src1, long src2, int nameId);
+
+    /** A worker thread starts walking graph {@code graphSeq}. */
+    void onThreadStart(int tid, long graphSeq, long timeNs, int cpu);
+
+    /** A worker thread reached the barrier after its {@code seq}-th node group of the graph (1-based). */
+    void onNodeDone(int tid, long graphSeq, int seq, long timeNs, int cpu);
+
+    /** A worker thread runs a fused op: node group {@code seq} starts at {@code tensor}, then {@code nextTensor}. */
+    void onFused(int tid, long graphSeq, int seq, long tensor, long nextTensor, long timeNs);
 }

@@ -7,7 +7,8 @@ import java.util.stream.Collectors;
 /** The probe layers a user can switch on and off (ProfInfer's token / graph / operator / ... layers). */
 public enum Layer {
     TOKEN("llama_decode entry/exit: tokens, TTFT, TPOT, tokens/s"),
-    GRAPH("graph computes per backend: ggml_backend_graph_compute_async, ggml_graph_compute");
+    GRAPH("graph computes per backend: ggml_backend_graph_compute_async, ggml_graph_compute"),
+    OPERATOR("every CPU graph node on every thread: op, tensor, shape, work and barrier wait");
 
     private final String description;
 

@@ -22,6 +22,8 @@ public record Snapshot(
         List<BackendTotals> totalBackends,
         BackendTotals intervalCpuGraphs,
         BackendTotals totalCpuGraphs,
+        OperatorTotals intervalOperators,
+        OperatorTotals totalOperators,
         long lostEvents,
         List<LayerStatus> layers,
         String targetState) {

@@ -29,7 +29,16 @@ class EventLayoutTest {
                     P(decode_event, ctx); P(decode_event, n_tokens); P(decode_event, ret); S(decode_event);
                     P(graph_event, backend); P(graph_event, guid); P(graph_event, n_nodes); P(graph_event, ret); S(graph_event);
                     P(cpu_graph_event, cgraph); P(cpu_graph_event, n_nodes); P(cpu_graph_event, ret); S(cpu_graph_event);
-                    P(probe_config, target_tgid); P(probe_config, cgraph_n_nodes_offset); S(probe_config);
+                    printf("EVENT_NODE %d\nEVENT_THREAD_START %d\nEVENT_NODE_DONE %d\nEVENT_FUSED %d\nNODE_NAME_BYTES %d\n", EVENT_NODE, EVENT_THREAD_START, EVENT_NODE_DONE, EVENT_FUSED, NODE_NAME_BYTES);
+                    P(node_event, graph_seq); P(node_event, tensor); P(node_event, src); P(node_event, ne); P(node_event, index);
+                    P(node_event, n_nodes); P(node_event, op); P(node_event, type); P(node_event, flags); P(node_event, op_param0);
+                    P(node_event, name); S(node_event);
+                    P(thread_event, graph_seq); P(thread_event, cpu); P(thread_event, seq); P(thread_event, tensor); P(thread_event, tensor2); S(thread_event);
+                    P(probe_config, target_tgid); P(probe_config, cgraph_n_nodes_offset); P(probe_config, cgraph_nodes_offset);
+                    P(probe_config, tensor_type_offset); P(probe_config, tensor_ne_offset); P(probe_config, tensor_op_offset);
+                    P(probe_config, tensor_op_params_offset); P(probe_config, tensor_flags_offset); P(probe_config, tensor_src_offset);
+                    P(probe_config, tensor_name_offset); P(probe_config, max_graph_nodes); S(probe_config);
+                    P(op_control, enabled); P(op_control, every); S(op_control);
                     return 0;
                 }
                 """);
@@ -61,9 +70,44 @@ class EventLayoutTest {
         assertEquals(EventLayout.CPU_GRAPH_N_NODES, c.get("cpu_graph_event.n_nodes"));
         assertEquals(EventLayout.CPU_GRAPH_RET, c.get("cpu_graph_event.ret"));
         assertEquals(EventLayout.CPU_GRAPH_SIZE, c.get("cpu_graph_event"));
+        assertEquals(EventLayout.EVENT_NODE, c.get("EVENT_NODE"));
+        assertEquals(EventLayout.EVENT_THREAD_START, c.get("EVENT_THREAD_START"));
+        assertEquals(EventLayout.EVENT_NODE_DONE, c.get("EVENT_NODE_DONE"));
+        assertEquals(EventLayout.EVENT_FUSED, c.get("EVENT_FUSED"));
+        assertEquals(EventLayout.NODE_NAME_BYTES, c.get("NODE_NAME_BYTES"));
+        assertEquals(EventLayout.NODE_GRAPH_SEQ, c.get("node_event.graph_seq"));
+        assertEquals(EventLayout.NODE_TENSOR, c.get("node_event.tensor"));
+        assertEquals(EventLayout.NODE_SRC, c.get("node_event.src"));
+        assertEquals(EventLayout.NODE_NE, c.get("node_event.ne"));
+        assertEquals(EventLayout.NODE_INDEX, c.get("node_event.index"));
+        assertEquals(EventLayout.NODE_N_NODES, c.get("node_event.n_nodes"));
+        assertEquals(EventLayout.NODE_OP, c.get("node_event.op"));
+        assertEquals(EventLayout.NODE_TYPE, c.get("node_event.type"));
+        assertEquals(EventLayout.NODE_FLAGS, c.get("node_event.flags"));
+        assertEquals(EventLayout.NODE_OP_PARAM0, c.get("node_event.op_param0"));
+        assertEquals(EventLayout.NODE_NAME, c.get("node_event.name"));
+        assertEquals(EventLayout.NODE_SIZE, c.get("node_event"));
+        assertEquals(EventLayout.THREAD_GRAPH_SEQ, c.get("thread_event.graph_seq"));
+        assertEquals(EventLayout.THREAD_CPU, c.get("thread_event.cpu"));
+        assertEquals(EventLayout.THREAD_SEQ, c.get("thread_event.seq"));
+        assertEquals(EventLayout.THREAD_TENSOR, c.get("thread_event.tensor"));
+        assertEquals(EventLayout.THREAD_TENSOR2, c.get("thread_event.tensor2"));
+        assertEquals(EventLayout.THREAD_SIZE, c.get("thread_event"));
         assertEquals(EventLayout.CONFIG_TARGET_TGID, c.get("probe_config.target_tgid"));
         assertEquals(EventLayout.CONFIG_CGRAPH_N_NODES_OFFSET, c.get("probe_config.cgraph_n_nodes_offset"));
+        assertEquals(EventLayout.CONFIG_CGRAPH_NODES_OFFSET, c.get("probe_config.cgraph_nodes_offset"));
+        assertEquals(EventLayout.CONFIG_TENSOR_TYPE_OFFSET, c.get("probe_config.tensor_type_offset"));
+        assertEquals(EventLayout.CONFIG_TENSOR_NE_OFFSET, c.get("probe_config.tensor_ne_offset"));
+        assertEquals(EventLayout.CONFIG_TENSOR_OP_OFFSET, c.get("probe_config.tensor_op_offset"));
+        assertEquals(EventLayout.CONFIG_TENSOR_OP_PARAMS_OFFSET, c.get("probe_config.tensor_op_params_offset"));
+        assertEquals(EventLayout.CONFIG_TENSOR_FLAGS_OFFSET, c.get("probe_config.tensor_flags_offset"));
+        assertEquals(EventLayout.CONFIG_TENSOR_SRC_OFFSET, c.get("probe_config.tensor_src_offset"));
+        assertEquals(EventLayout.CONFIG_TENSOR_NAME_OFFSET, c.get("probe_config.tensor_name_offset"));
+        assertEquals(EventLayout.CONFIG_MAX_GRAPH_NODES, c.get("probe_config.max_graph_nodes"));
         assertEquals(EventLayout.CONFIG_SIZE, c.get("probe_config"));
+        assertEquals(EventLayout.OP_CONTROL_ENABLED, c.get("op_control.enabled"));
+        assertEquals(EventLayout.OP_CONTROL_EVERY, c.get("op_control.every"));
+        assertEquals(EventLayout.OP_CONTROL_SIZE, c.get("op_control"));
     }
 
     private static String run(Path dir, String... command) throws IOException, InterruptedException {

@@ -1,0 +1,409 @@
+package dev.infertop.agg;
+
+import dev.infertop.event.NameTable;
+import dev.infertop.model.OpTotals;
+import dev.infertop.model.ThreadTotals;
+import org.HdrHistogram.Histogram;
+import org.HdrHistogram.SingleWriterRecorder;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * Rebuilds, for each traced CPU graph, which node each worker thread was running and for how long.
+ *
+ * <p>Inputs per graph: its nodes (read once when the compute started), each thread's start, and each thread's
+ * arrival at the barrier after its k-th node group. The CPU node loop runs the non-empty, to-be-computed nodes
+ * in order (a fused op covers several nodes) and calls the barrier after each, so arrival k ends group k.
+ * The barrier releases when the last thread arrives, so for group k:
+ * <pre>
+ *   release(k)     = max over threads of arrival_t(k)
+ *   work_t(k)      = arrival_t(k) - release(k-1)      (release(0) = the thread's start)
+ *   wait_t(k)      = release(k) - arrival_t(k)        (barrier wait, reported apart from work)
+ *   wall(k)        = release(k) - release(k-1)
+ * </pre>
+ * A thread whose arrival count does not match the groups makes the graph "unattributed" (counted, not
+ * guessed). Single writer: the collector thread.
+ */
+public final class OperatorAggregator {
+    private static final int SIGNIFICANT_DIGITS = 3;
+
+    private final OpNaming naming;
+    private final NameTable names;
+
+    // The graph being assembled.
+    private long graphSeq = -1;
+    private long graphStartNs;
+    private int nodeCount;
+    private long[] tensors = new long[2048];
+    private int[] ops = new int[2048];
+    private int[] opParams = new int[2048];
+    private int[] flags = new int[2048];
+    private int[] types = new int[2048];
+    private int[] nameIds = new int[2048];
+    private long[] shapes = new long[2048 * 4];
+    private final ThreadTrack[] threads = new ThreadTrack[256];
+    private int threadCount;
+    private final List<long[]> fusedGroups = new ArrayList<>(); // {seq, tensor, nextTensor}
+    private int fusedFromTid = -1;
+
+    // Results.
+    private final Map<String, OpStats> opStats = new LinkedHashMap<>();
+    private final Map<Integer, ThreadStats> threadStats = new LinkedHashMap<>();
+    private long graphsAttributed;
+    private long graphsUnattributed;
+    private long intervalGraphsAttributed;
+    private long intervalGraphsUnattributed;
+
+    private static final class ThreadTrack {
+        int tid;
+        int cpu;
+        long startNs;
+        long[] arrivals = new long[2048];
+        int arrivalCount;
+        int lastCpu;
+        boolean migrated;
+    }
+
+    private static final class OpStats {
+        final String name;
+        long groups;
+        long nodes;
+        long workNs;
+        long waitNs;
+        long wallNs;
+        long totalGroups;
+        long totalNodes;
+        long totalWorkNs;
+        long totalWaitNs;
+        long totalWallNs;
+        String lastShape = "";
+        final SingleWriterRecorder recorder = new SingleWriterRecorder(SIGNIFICANT_DIGITS);
+        final Histogram total = new Histogram(SIGNIFICANT_DIGITS);
+        Histogram interval;
+
+        OpStats(String name) {
+            this.name = name;
+        }
+    }
+
+    private static final class ThreadStats {
+        final int tid;
+        long workNs;
+        long waitNs;
+        long groups;
+        long totalWorkNs;
+        long totalWaitNs;
+        long totalGroups;
+        int lastCpu;
+        long migrations;
+
+        ThreadStats(int tid) {
+            this.tid = tid;
+        }
+    }
+
+    public OperatorAggregator(OpNaming naming, NameTable names) {
+        this.naming = naming;
+        this.names = names;
+    }
+
+    public void onNode(long seq, long startNs, int index, int nNodes, long tensor, int op, int type, int flag,
+                       int opParam0, long ne0, long ne1, long ne2, long ne3, int nameId) {
+        if (seq != graphSeq) {
+            finishGraph();
+            beginGraph(seq, startNs);
+        }
+        if (index < 0 || index >= 1 << 16) {
+            return;
+        }
+        ensureNodeCapacity(index + 1);
+        tensors[index] = tensor;
+        ops[index] = op;
+        opParams[index] = opParam0;
+        flags[index] = flag;
+        types[index] = type;
+        nameIds[index] = nameId;
+        shapes[index * 4] = ne0;
+        shapes[index * 4 + 1] = ne1;
+        shapes[index * 4 + 2] = ne2;
+        shapes[index * 4 + 3] = ne3;
+        nodeCount = Math.max(nodeCount, index + 1);
+    }
+
+    public void onThreadStart(int tid, long seq, long timeNs, int cpu) {
+        if (seq != graphSeq) {
+            return; // its nodes were not read (ring full, or the layer was switched on mid-graph)
+        }
+        ThreadTrack track = track(tid);
+        if (track != null) {
+            track.startNs = timeNs;
+            track.cpu = cpu;
+            track.lastCpu = cpu;
+        }
+    }
+
+    public void onNodeDone(int tid, long seq, int barrier, long timeNs, int cpu) {
+        if (seq != graphSeq) {
+            return;
+        }
+        ThreadTrack track = track(tid);
+        if (track == null || barrier < 1) {
+            return;
+        }
+        if (barrier > track.arrivals.length) {
+            track.arrivals = Arrays.copyOf(track.arrivals, Math.max(barrier, track.arrivals.length * 2));
+        }
+        track.arrivals[barrier - 1] = timeNs;
+        track.arrivalCount = Math.max(track.arrivalCount, barrier);
+        if (cpu != track.lastCpu) {
+            track.migrated = true;
+            track.lastCpu = cpu;
+        }
+    }
+
+    public void onFused(int tid, long seq, int group, long tensor, long nextTensor) {
+        if (seq != graphSeq) {
+            return;
+        }
+        if (fusedFromTid < 0) {
+            fusedFromTid = tid;
+        }
+        if (tid == fusedFromTid) {
+            fusedGroups.add(new long[] {group, tensor, nextTensor});
+        }
+    }
+
+    private ThreadTrack track(int tid) {
+        for (int i = 0; i < threadCount; i++) {
+            if (threads[i].tid == tid) {
+                return threads[i];
+            }
+        }
+        if (threadCount == threads.length) {
+            return null;
+        }
+        ThreadTrack track = threads[threadCount];
+        if (track == null) {
+            track = new ThreadTrack();
+            threads[threadCount] = track;
+        }
+        track.tid = tid;
+        track.startNs = 0;
+        track.arrivalCount = 0;
+        track.migrated = false;
+        threadCount++;
+        return track;
+    }
+
+    private void beginGraph(long seq, long startNs) {
+        graphSeq = seq;
+        graphStartNs = startNs;
+        nodeCount = 0;
+        threadCount = 0;
+        fusedGroups.clear();
+        fusedFromTid = -1;
+    }
+
+    private void ensureNodeCapacity(int count) {
+        if (count <= tensors.length) {
+            return;
+        }
+        int capacity = Math.max(count, tensors.length * 2);
+        tensors = Arrays.copyOf(tensors, capacity);
+        ops = Arrays.copyOf(ops, capacity);
+        opParams = Arrays.copyOf(opParams, capacity);
+        flags = Arrays.copyOf(flags, capacity);
+        types = Arrays.copyOf(types, capacity);
+        nameIds = Arrays.copyOf(nameIds, capacity);
+        shapes = Arrays.copyOf(shapes, capacity * 4);
+    }
+
+    /** Attributes the graph being assembled, if complete. Called when the next graph starts, or at the end. */
+    public void finishGraph() {
+        if (graphSeq < 0 || nodeCount == 0) {
+            return;
+        }
+        List<int[]> groups = groups(); // {firstIndex, lastIndex}
+        int threadsWithArrivals = 0;
+        boolean consistent = threadCount > 0;
+        for (int t = 0; t < threadCount; t++) {
+            ThreadTrack track = threads[t];
+            int arrivals = track.arrivalCount;
+            if (track.startNs == 0 || arrivals < groups.size() || arrivals > groups.size() + 1) {
+                consistent = false;
+            }
+            for (int k = 0; k < Math.min(arrivals, groups.size()); k++) {
+                if (track.arrivals[k] == 0) {
+                    consistent = false;
+                }
+            }
+            threadsWithArrivals++;
+        }
+        if (!consistent || groups.isEmpty() || threadsWithArrivals == 0) {
+            graphsUnattributed++;
+            intervalGraphsUnattributed++;
+            graphSeq = -1;
+            return;
+        }
+        long previousRelease = Long.MAX_VALUE;
+        for (int t = 0; t < threadCount; t++) {
+            previousRelease = Math.min(previousRelease, threads[t].startNs);
+        }
+        for (int k = 0; k < groups.size(); k++) {
+            long release = 0;
+            for (int t = 0; t < threadCount; t++) {
+                release = Math.max(release, threads[t].arrivals[k]);
+            }
+            int[] group = groups.get(k);
+            OpStats stats = opStats.computeIfAbsent(groupName(group), OpStats::new);
+            long wallNs = Math.max(0, release - previousRelease);
+            stats.groups++;
+            stats.totalGroups++;
+            int nodes = group[1] - group[0] + 1;
+            stats.nodes += nodes;
+            stats.totalNodes += nodes;
+            stats.wallNs += wallNs;
+            stats.totalWallNs += wallNs;
+            stats.recorder.recordValue(wallNs);
+            stats.lastShape = shape(group[0]);
+            for (int t = 0; t < threadCount; t++) {
+                ThreadTrack track = threads[t];
+                long begin = k == 0 ? track.startNs : Math.max(previousRelease, track.startNs);
+                long workNs = Math.max(0, track.arrivals[k] - begin);
+                long waitNs = Math.max(0, release - track.arrivals[k]);
+                stats.workNs += workNs;
+                stats.totalWorkNs += workNs;
+                stats.waitNs += waitNs;
+                stats.totalWaitNs += waitNs;
+                ThreadStats thread = threadStats.computeIfAbsent(track.tid, ThreadStats::new);
+                thread.workNs += workNs;
+                thread.totalWorkNs += workNs;
+                thread.waitNs += waitNs;
+                thread.totalWaitNs += waitNs;
+                thread.groups++;
+                thread.totalGroups++;
+            }
+            previousRelease = release;
+        }
+        for (int t = 0; t < threadCount; t++) {
+            ThreadStats thread = threadStats.computeIfAbsent(threads[t].tid, ThreadStats::new);
+            thread.lastCpu = threads[t].lastCpu;
+            if (threads[t].migrated) {
+                thread.migrations++;
+            }
+        }
+        graphsAttributed++;
+        intervalGraphsAttributed++;
+        graphSeq = -1;
+    }
+
+    /** The node groups the CPU loop runs, in order: executed nodes, merged where a fused op covered several. */
+    private List<int[]> groups() {
+        Map<Long, Integer> indexOf = new HashMap<>();
+        if (!fusedGroups.isEmpty()) {
+            for (int i = 0; i < nodeCount; i++) {
+                indexOf.put(tensors[i], i);
+            }
+        }
+        Map<Integer, Integer> fusedEnd = new HashMap<>();
+        for (long[] fused : fusedGroups) {
+            Integer first = indexOf.get(fused[1]);
+            Integer next = indexOf.get(fused[2]);
+            if (first != null && next != null && next > first) {
+                fusedEnd.put(first, next);
+            }
+        }
+        List<int[]> groups = new ArrayList<>();
+        int computeFlag = naming.computeFlag();
+        for (int i = 0; i < nodeCount; i++) {
+            if (naming.isEmpty(ops[i]) || (computeFlag != 0 && (flags[i] & computeFlag) == 0)) {
+                continue;
+            }
+            Integer end = fusedEnd.get(i);
+            if (end != null) {
+                groups.add(new int[] {i, end});
+                i = end;
+            } else {
+                groups.add(new int[] {i, i});
+            }
+        }
+        return groups;
+    }
+
+    private String groupName(int[] group) {
+        if (group[0] == group[1]) {
+            return naming.opName(ops[group[0]], opParams[group[0]]);
+        }
+        StringBuilder name = new StringBuilder();
+        for (int i = group[0]; i <= group[1]; i++) {
+            if (naming.isEmpty(ops[i])) {
+                continue;
+            }
+            if (!name.isEmpty()) {
+                name.append('+');
+            }
+            name.append(naming.opName(ops[i], opParams[i]));
+        }
+        return name.toString();
+    }
+
+    private String shape(int index) {
+        return String.format(Locale.ROOT, "%s [%d,%d,%d,%d]", names.name(nameIds[index]), shapes[index * 4],
+                shapes[index * 4 + 1], shapes[index * 4 + 2], shapes[index * 4 + 3]);
+    }
+
+    /** Per-op figures for the interval since the last call (and the run), sorted by total wall time. */
+    public List<OpTotals> snapshotOps(boolean totals) {
+        List<OpTotals> result = new ArrayList<>();
+        for (OpStats stats : opStats.values()) {
+            if (!totals) {
+                stats.interval = stats.recorder.getIntervalHistogram(stats.interval);
+                stats.total.add(stats.interval);
+            }
+            Histogram histogram = totals ? stats.total : stats.interval;
+            result.add(new OpTotals(stats.name,
+                    totals ? stats.totalGroups : stats.groups, totals ? stats.totalNodes : stats.nodes,
+                    totals ? stats.totalWallNs : stats.wallNs, totals ? stats.totalWorkNs : stats.workNs,
+                    totals ? stats.totalWaitNs : stats.waitNs,
+                    dev.infertop.model.LatencySummary.ofNanos(histogram == null ? new Histogram(1) : histogram),
+                    stats.lastShape));
+        }
+        result.sort((a, b) -> Long.compare(b.wallNs(), a.wallNs()));
+        return result;
+    }
+
+    public List<ThreadTotals> snapshotThreads(boolean totals) {
+        List<ThreadTotals> result = new ArrayList<>();
+        for (ThreadStats stats : threadStats.values()) {
+            result.add(new ThreadTotals(stats.tid, totals ? stats.totalGroups : stats.groups,
+                    totals ? stats.totalWorkNs : stats.workNs, totals ? stats.totalWaitNs : stats.waitNs,
+                    stats.lastCpu, stats.migrations));
+        }
+        return result;
+    }
+
+    public long graphsAttributed(boolean totals) {
+        return totals ? graphsAttributed : intervalGraphsAttributed;
+    }
+
+    public long graphsUnattributed(boolean totals) {
+        return totals ? graphsUnattributed : intervalGraphsUnattributed;
+    }
+
+    /** Starts a new interval (after both interval and total views were taken). */
+    public void resetInterval() {
+        for (OpStats stats : opStats.values()) {
+            stats.groups = stats.nodes = stats.workNs = stats.waitNs = stats.wallNs = 0;
+        }
+        for (ThreadStats stats : threadStats.values()) {
+            stats.groups = stats.workNs = stats.waitNs = 0;
+        }
+        intervalGraphsAttributed = intervalGraphsUnattributed = 0;
+    }
+}
