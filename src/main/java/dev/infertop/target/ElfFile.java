@@ -200,6 +200,36 @@ public final class ElfFile implements AutoCloseable {
         return file.asSlice(offset, length).toArray(ValueLayout.JAVA_BYTE);
     }
 
+    /**
+     * The entries of one SHT_RELA section, their symbols named from the symbol table the section links to
+     * (empty name for symbol index 0, as in R_X86_64_RELATIVE). Read on each call: only call-site scanning asks.
+     */
+    public List<ElfRelocation> relocations(ElfSection rela) throws TargetException {
+        if (rela.type() != ElfSection.SHT_RELA || rela.entrySizeBytes() < 24) {
+            throw new TargetException(rela.name() + " is not a RELA section in " + path);
+        }
+        ElfSection symbols = rela.link() > 0 && rela.link() < sections.size() ? sections.get(rela.link()) : null;
+        long strings = symbols != null && symbols.link() > 0 && symbols.link() < sections.size()
+                ? sections.get(symbols.link()).fileOffset() : -1;
+        long count = rela.sizeBytes() / rela.entrySizeBytes();
+        List<ElfRelocation> result = new ArrayList<>((int) count);
+        for (long i = 0; i < count; i++) {
+            long at = rela.fileOffset() + i * rela.entrySizeBytes();
+            long info = file.get(U64, at + 8);
+            int symbolIndex = (int) (info >>> 32);
+            String name = "";
+            if (symbolIndex != 0) {
+                if (symbols == null || strings < 0 || symbols.entrySizeBytes() == 0) {
+                    throw new TargetException(rela.name() + " names symbols but links no symbol table in " + path);
+                }
+                long symbol = symbols.fileOffset() + symbolIndex * symbols.entrySizeBytes();
+                name = cString(strings + Integer.toUnsignedLong(file.get(U32, symbol)));
+            }
+            result.add(new ElfRelocation(file.get(U64, at), (int) info, symbolIndex, name, file.get(U64, at + 16)));
+        }
+        return result;
+    }
+
     public DynamicInfo dynamic() {
         return dynamic;
     }

@@ -1,0 +1,95 @@
+package dev.infertop.target.layout;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.Optional;
+
+/**
+ * Calibrations on disk, one JSON file per library build: {@code <dir>/<build-id>.json}. A later attach to the
+ * same build reads the layout instead of loading the target's library into the JVM. An entry whose recorded
+ * size or mtime differs from the file's is ignored (and overwritten by the next store).
+ */
+public final class LayoutCache {
+    /** Bumped when the JSON shape or the calibration method changes: older entries are then recalibrated. */
+    static final int FORMAT_VERSION = 1;
+
+    private static final ObjectMapper JSON = new ObjectMapper()
+            .enable(SerializationFeature.INDENT_OUTPUT)
+            .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES);
+
+    record Entry(int formatVersion, String key, String buildId, String path, long sizeBytes, long modifiedMillis,
+                 CalibratedLayout layout) {
+        LibraryIdentity identity() {
+            return new LibraryIdentity(key, buildId, path, sizeBytes, modifiedMillis);
+        }
+    }
+
+    private final Path directory;
+
+    public LayoutCache(Path directory) {
+        this.directory = directory;
+    }
+
+    /** {@code $INFERTOP_CACHE/layouts}, else {@code ~/.cache/infertop/layouts} (as the provisioning scripts). */
+    public static LayoutCache defaultLocation() {
+        String configured = System.getenv("INFERTOP_CACHE");
+        Path root = configured != null && !configured.isBlank() ? Path.of(configured)
+                : Path.of(System.getProperty("user.home"), ".cache", "infertop");
+        return new LayoutCache(root.resolve("layouts"));
+    }
+
+    public Path directory() {
+        return directory;
+    }
+
+    Path fileFor(LibraryIdentity identity) {
+        return directory.resolve(identity.key() + ".json");
+    }
+
+    /** The cached layout for this exact file, if one was stored and the file has not changed since. */
+    Optional<CalibratedLayout> lookup(LibraryIdentity identity) {
+        Path file = fileFor(identity);
+        if (!Files.isRegularFile(file)) {
+            return Optional.empty();
+        }
+        try {
+            Entry entry = JSON.readValue(file.toFile(), Entry.class);
+            if (entry.formatVersion() != FORMAT_VERSION || !entry.identity().sameFileAs(identity)) {
+                return Optional.empty();
+            }
+            return Optional.of(entry.layout());
+        } catch (IOException | RuntimeException e) {
+            // A corrupt or foreign file is as good as none: calibrating again overwrites it.
+            return Optional.empty();
+        }
+    }
+
+    /** Writes atomically (temp file + rename), so a concurrent reader sees the old entry or the new one. */
+    void store(LibraryIdentity identity, CalibratedLayout layout) throws IOException {
+        Files.createDirectories(directory);
+        Entry entry = new Entry(FORMAT_VERSION, identity.key(), identity.buildId(), identity.path(),
+                identity.sizeBytes(), identity.modifiedMillis(), layout);
+        Path temporary = Files.createTempFile(directory, identity.key(), ".tmp");
+        try {
+            Files.writeString(temporary, toJson(entry));
+            Files.move(temporary, fileFor(identity), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        } finally {
+            Files.deleteIfExists(temporary);
+        }
+    }
+
+    static String toJson(Object value) {
+        try {
+            return JSON.writeValueAsString(value);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("cannot write a layout as JSON", e);
+        }
+    }
+}

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Provisions an OLDER llama.cpp release, prebuilt, so layout calibration can be tested on struct layouts
+# that differ from the current release. From registry packages only:
+#   1. the prebuilt libraries of @node-llama-cpp/linux-<arch>@VERSION (bins/linux-<arch>/) into DIR;
+#   2. the llama.cpp source release that node-llama-cpp@VERSION bundles (llama/gitRelease.bundle), cloned
+#      into DIR/src, so tests can compare calibrated offsets against that release's own headers.
+# The llama.cpp tag is recorded by both packages: DIR/_nlcBuildMetadata.json (buildOptions.llamaCpp.release)
+# and DIR/llama.cpp.info.json (tag).
+# Idempotent: each step leaves a stamp and is skipped when its stamp exists.
+# Usage: provision-old-llama.sh VERSION [CACHE_DIR]   (e.g. 3.3.0, which carries llama.cpp b4234;
+#        3.1.1 predates libggml-base.so and is refused)
+# Prints DIR ($CACHE/llama.cpp-node-$VERSION-prebuilt) on its last line of stdout; progress goes to stderr.
+set -euo pipefail
+
+say() { printf 'infertop: %s\n' "$*" >&2; }
+die() { printf 'infertop: %s\n' "$*" >&2; exit 1; }
+
+[ $# -ge 1 ] || die "usage: provision-old-llama.sh VERSION [CACHE_DIR]"
+version="$1"
+cache="${2:-${INFERTOP_CACHE:-$HOME/.cache/infertop}}"
+dir="$cache/llama.cpp-node-$version-prebuilt"
+
+case "$(uname -m)" in
+  x86_64) npm_arch=x64 ;;
+  aarch64) npm_arch=arm64 ;;
+  *) die "no prebuilt llama.cpp for $(uname -m): only x86_64 and aarch64 are provisioned" ;;
+esac
+
+for tool in npm git tar; do
+  command -v "$tool" >/dev/null 2>&1 || die "'$tool' is missing: install it (apt-get install -y npm git) and run again"
+done
+
+mkdir -p "$dir"
+cd "$dir"
+
+if [ ! -f prebuilt.stamp ]; then
+  say "fetching prebuilt llama.cpp libraries @node-llama-cpp/linux-$npm_arch@$version"
+  rm -rf pkg && mkdir -p pkg
+  (cd pkg && npm pack --silent "@node-llama-cpp/linux-$npm_arch@$version" >/dev/null) \
+    || die "npm pack @node-llama-cpp/linux-$npm_arch@$version failed: is the npm registry reachable?"
+  tar xzf pkg/node-llama-cpp-linux-"$npm_arch"-"$version".tgz -C pkg
+  bins="pkg/package/bins/linux-$npm_arch"
+  [ -d "$bins" ] || die "@node-llama-cpp/linux-$npm_arch@$version has no bins/linux-$npm_arch/ directory"
+  # Releases before ggml's backend split (e.g. 3.1.1, llama.cpp b3889) ship one libggml.so: nothing to calibrate.
+  [ -f "$bins/libggml-base.so" ] \
+    || die "@node-llama-cpp/linux-$npm_arch@$version has no libggml-base.so (too old: pick 3.3.0 or newer)"
+  cp -a "$bins"/. .
+  rm -rf pkg
+  touch prebuilt.stamp
+fi
+
+if [ ! -f src.stamp ]; then
+  say "fetching node-llama-cpp@$version for its llama.cpp source bundle (headers for the layout tests)"
+  rm -rf pkg src && mkdir -p pkg
+  (cd pkg && npm pack --silent "node-llama-cpp@$version" >/dev/null) \
+    || die "npm pack node-llama-cpp@$version failed: is the npm registry reachable?"
+  tar xzf pkg/node-llama-cpp-"$version".tgz -C pkg package/llama/gitRelease.bundle package/llama/llama.cpp.info.json \
+    || die "node-llama-cpp@$version carries no llama/gitRelease.bundle"
+  git clone --quiet pkg/package/llama/gitRelease.bundle src 2>/dev/null \
+    || die "cannot clone the llama.cpp bundle from node-llama-cpp@$version"
+  cp pkg/package/llama/llama.cpp.info.json llama.cpp.info.json
+  rm -rf pkg
+  touch src.stamp
+fi
+
+say "llama.cpp $(sed -n 's/.*"tag": *"\([^"]*\)".*/\1/p' llama.cpp.info.json) from node-llama-cpp@$version"
+echo "$dir"
