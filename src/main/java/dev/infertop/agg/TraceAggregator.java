@@ -58,23 +58,23 @@ public final class TraceAggregator implements TraceListener {
     public void onNode(long graphSeq, long graphStartNs, int index, int nNodes, long tensor, int op, int type,
                        int flags, int opParam0, long ne0, long ne1, long ne2, long ne3, long src0, long src1,
                        long src2, int nameId) {
-        operators.onNode(graphSeq, graphStartNs, index, nNodes, tensor, op, type, flags, opParam0, ne0, ne1, ne2,
+        if (operators != null) operators.onNode(graphSeq, graphStartNs, index, nNodes, tensor, op, type, flags, opParam0, ne0, ne1, ne2,
                 ne3, nameId);
     }
 
     @Override
     public void onThreadStart(int tid, long graphSeq, long timeNs, int cpu) {
-        operators.onThreadStart(tid, graphSeq, timeNs, cpu);
+        if (operators != null) operators.onThreadStart(tid, graphSeq, timeNs, cpu);
     }
 
     @Override
     public void onNodeDone(int tid, long graphSeq, int seq, long timeNs, int cpu) {
-        operators.onNodeDone(tid, graphSeq, seq, timeNs, cpu);
+        if (operators != null) operators.onNodeDone(tid, graphSeq, seq, timeNs, cpu);
     }
 
     @Override
     public void onFused(int tid, long graphSeq, int seq, long tensor, long nextTensor, long timeNs) {
-        operators.onFused(tid, graphSeq, seq, tensor, nextTensor);
+        if (operators != null) operators.onFused(tid, graphSeq, seq, tensor, nextTensor);
     }
 
     @Override
@@ -142,14 +142,18 @@ public final class TraceAggregator implements TraceListener {
         totalTtft.add(intervalTtft);
         totalTpot.add(intervalTpot);
 
-        if (isFinal) {
-            operators.finishGraph();
+        OperatorTotals intervalOperators = OperatorTotals.EMPTY;
+        OperatorTotals totalOperators = OperatorTotals.EMPTY;
+        if (operators != null) {
+            if (isFinal) {
+                operators.finishGraph();
+            }
+            intervalOperators = new OperatorTotals(operators.snapshotOps(false), operators.snapshotThreads(false),
+                    operators.graphsAttributed(false), operators.graphsUnattributed(false));
+            totalOperators = new OperatorTotals(operators.snapshotOps(true), operators.snapshotThreads(true),
+                    operators.graphsAttributed(true), operators.graphsUnattributed(true));
+            operators.resetInterval();
         }
-        OperatorTotals intervalOperators = new OperatorTotals(operators.snapshotOps(false),
-                operators.snapshotThreads(false), operators.graphsAttributed(false), operators.graphsUnattributed(false));
-        OperatorTotals totalOperators = new OperatorTotals(operators.snapshotOps(true),
-                operators.snapshotThreads(true), operators.graphsAttributed(true), operators.graphsUnattributed(true));
-        operators.resetInterval();
         List<BackendTotals> intervalBackends = new ArrayList<>();
         List<BackendTotals> totalBackends = new ArrayList<>();
         for (BackendSlot slot : backends) {

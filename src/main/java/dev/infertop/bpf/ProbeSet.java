@@ -202,7 +202,7 @@ public final class ProbeSet implements AutoCloseable {
                             continue;
                         }
                         for (CallSite call : CallSiteScanner.findCallsMatching(elf, caller, c.callee())) {
-                            sites.add(new Site(call.callee() + " call in " + caller.name(), call.fileOffset(), call.reason()));
+                            sites.add(new Site(call.calleeName() + " call in " + caller.name(), call.fileOffset(), call.reason()));
                         }
                     }
                     yield sites;

@@ -83,6 +83,7 @@ final class DemoCommand implements java.util.concurrent.Callable<Integer> {
         trace.layers = parent.layers;
         trace.btf = parent.btf;
         trace.ringKib = parent.ringKib;
+        trace.operatorEvery = parent.operatorEvery;
         return new TraceRun(trace.toOptions(environment, log), System.out, System.err).run();
     }
 }

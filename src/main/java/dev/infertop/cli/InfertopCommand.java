@@ -69,9 +69,13 @@ public final class InfertopCommand implements Callable<Integer> {
             description = "Stop after N intervals (default: run until the target exits or Ctrl-C).")
     long iterations;
 
-    @Option(names = "--layers", paramLabel = "LIST", split = ",", defaultValue = "token,graph",
-            description = "Probe layers to attach: token, graph (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--layers", paramLabel = "LIST", split = ",", defaultValue = "token,graph,operator",
+            description = "Probe layers to attach: token, graph, operator (default: ${DEFAULT-VALUE}).")
     List<String> layers;
+
+    @Option(names = "--op-every", paramLabel = "N", defaultValue = "1",
+            description = "Operator layer: trace every Nth CPU graph (token) only (default: ${DEFAULT-VALUE}).")
+    int operatorEvery;
 
     @Option(names = "--btf", paramLabel = "FILE",
             description = "Kernel BTF to use instead of /sys/kernel/btf/vmlinux (for kernels built without it).")
@@ -104,6 +108,6 @@ public final class InfertopCommand implements Callable<Integer> {
         }
         return new TraceOptions(pid, command, libraries,
                 json ? TraceOptions.OutputMode.JSON : TraceOptions.OutputMode.BATCH,
-                delaySeconds, iterations, parsed, btf, ringKib, environment, targetLog);
+                delaySeconds, iterations, parsed, btf, ringKib, environment, targetLog, operatorEvery);
     }
 }

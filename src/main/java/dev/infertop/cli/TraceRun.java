@@ -1,7 +1,17 @@
 package dev.infertop.cli;
 
 import dev.infertop.agg.Collector;
+import dev.infertop.agg.CalibratedOpNaming;
+import dev.infertop.agg.OpNaming;
+import dev.infertop.agg.OperatorAggregator;
 import dev.infertop.agg.TraceAggregator;
+import dev.infertop.event.EventDecoder;
+import dev.infertop.event.NameTable;
+import dev.infertop.target.layout.CalibratedLayout;
+import dev.infertop.target.layout.CalibrationException;
+import dev.infertop.target.layout.GraphLayout;
+import dev.infertop.target.layout.LayoutCalibrator;
+import dev.infertop.target.layout.TensorLayout;
 import dev.infertop.bpf.BpfException;
 import dev.infertop.bpf.BpfObject;
 import dev.infertop.bpf.InfertopProbes;
@@ -42,8 +52,12 @@ import java.util.concurrent.TimeUnit;
  * target exit, SIGINT/SIGTERM/SIGHUP through the shutdown hook, or an error).
  */
 final class TraceRun {
-    /** Where ggml's cgraph keeps n_nodes: `int size; int n_nodes;` in every release since the field exists. */
-    private static final int CGRAPH_N_NODES_OFFSET = 4;
+    /**
+     * Before calibration succeeds, the graph layer still reports n_nodes at its offset in every release so
+     * far (`int size; int n_nodes;`); a wrong value only shows a wrong node count, never a wrong read.
+     */
+    private static final InfertopProbes.StructOffsets UNCALIBRATED = new InfertopProbes.StructOffsets(4, 16, 0, 0, 0,
+            0, 0, 0, 0);
 
     private final TraceOptions options;
     private final PrintStream out;
@@ -106,8 +120,13 @@ final class TraceRun {
         Runtime.getRuntime().addShutdownHook(hook);
         try {
             int ringBytes = options.ringKib() * 1024;
-            resources.object = InfertopProbes.load(process.pid(), ringBytes, CGRAPH_N_NODES_OFFSET, btf);
+            Calibration calibration = calibrate(candidates);
+            resources.object = InfertopProbes.load(process.pid(), ringBytes, calibration.offsets(), btf);
             resources.probes = new ProbeSet(resources.object, process.pid());
+            if (calibration.layout() == null) {
+                resources.probes.markUnavailable(Layer.OPERATOR, calibration.problem());
+            }
+            resources.probes.setOperatorEvery(options.operatorEvery());
             for (Layer layer : options.layers()) {
                 resources.probes.enable(layer);
             }
@@ -120,7 +139,11 @@ final class TraceRun {
             SnapshotView view = options.output() == TraceOptions.OutputMode.JSON
                     ? new JsonLinesView(out) : new BatchTextView(out);
             SessionState session = new SessionState(process, resources.probes, options.extraLibraries());
-            resources.collector = new Collector(resources.ring, new TraceAggregator(BackendNames.load()),
+            NameTable names = new NameTable();
+            OpNaming naming = calibration.layout() != null ? new CalibratedOpNaming(calibration.layout()) : null;
+            TraceAggregator aggregator = new TraceAggregator(BackendNames.load(),
+                    naming == null ? null : new OperatorAggregator(naming, names));
+            resources.collector = new Collector(resources.ring, aggregator, new EventDecoder(aggregator, names),
                     resources.lost, view, session);
             if (resources.stopRequested) {
                 return 130;
@@ -148,6 +171,33 @@ final class TraceRun {
             } catch (IllegalStateException shuttingDown) {
                 // the hook is running: it closes (idempotently) and lets the JVM exit
             }
+        }
+    }
+
+    /** Struct offsets and op names for the operator layer, or why it cannot run. */
+    private record Calibration(InfertopProbes.StructOffsets offsets, CalibratedLayout layout, String problem) {}
+
+    /**
+     * Finds the target's libggml-base among the candidates and calibrates struct layouts against it (cached by
+     * build-id). Without it the operator layer is unavailable; the token and graph layers run regardless.
+     */
+    private Calibration calibrate(List<Path> candidates) {
+        Path base = candidates.stream()
+                .filter(p -> p.getFileName().toString().startsWith("libggml-base"))
+                .findFirst().orElse(null);
+        if (base == null) {
+            return new Calibration(UNCALIBRATED, null, "no libggml-base among the target's libraries to calibrate "
+                    + "struct layouts against");
+        }
+        try {
+            CalibratedLayout layout = LayoutCalibrator.withDefaultCache().calibrate(base);
+            TensorLayout tensor = layout.tensor();
+            GraphLayout graph = layout.graph();
+            return new Calibration(new InfertopProbes.StructOffsets(graph.nodeCountOffset(), graph.nodesOffset(),
+                    tensor.typeOffset(), tensor.neOffset(), tensor.opOffset(), tensor.opParamsOffset(),
+                    tensor.flagsOffset(), tensor.srcOffset(), tensor.nameOffset()), layout, "");
+        } catch (CalibrationException e) {
+            return new Calibration(UNCALIBRATED, null, e.getMessage());
         }
     }
 

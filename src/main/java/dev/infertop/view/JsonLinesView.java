@@ -5,7 +5,10 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.infertop.model.BackendTotals;
 import dev.infertop.model.LatencySummary;
 import dev.infertop.model.LayerStatus;
+import dev.infertop.model.OpTotals;
+import dev.infertop.model.OperatorTotals;
 import dev.infertop.model.Snapshot;
+import dev.infertop.model.ThreadTotals;
 import dev.infertop.model.TokenTotals;
 
 import java.io.PrintStream;
@@ -71,6 +74,32 @@ public final class JsonLinesView implements SnapshotView {
         root.put("cpu_graph_computes", cpu.computes());
         root.put("cpu_graph_nodes", cpu.nodes());
         root.put("cpu_graph_busy_ms", round(cpu.busyNs() / 1e6, 3));
+        OperatorTotals operators = total ? s.totalOperators() : s.intervalOperators();
+        root.put("op_graphs", operators.graphsAttributed());
+        root.put("op_graphs_unattributed", operators.graphsUnattributed());
+        ObjectNode ops = root.putObject("ops");
+        for (OpTotals op : operators.ops()) {
+            ObjectNode node = ops.putObject(op.op());
+            node.put("groups", op.groups());
+            node.put("nodes", op.nodes());
+            node.put("wall_ms", round(op.wallNs() / 1e6, 3));
+            node.put("work_ms", round(op.workNs() / 1e6, 3));
+            node.put("barrier_wait_ms", round(op.waitNs() / 1e6, 3));
+            node.put("p50_ms", round(op.wall().p50Ms(), 4));
+            node.put("p90_ms", round(op.wall().p90Ms(), 4));
+            node.put("p99_ms", round(op.wall().p99Ms(), 4));
+            node.put("max_ms", round(op.wall().maxMs(), 4));
+            node.put("last_shape", op.lastShape());
+        }
+        ObjectNode threads = root.putObject("threads");
+        for (ThreadTotals thread : operators.threads()) {
+            ObjectNode node = threads.putObject(Integer.toString(thread.tid()));
+            node.put("groups", thread.groups());
+            node.put("work_ms", round(thread.workNs() / 1e6, 3));
+            node.put("barrier_wait_ms", round(thread.barrierWaitNs() / 1e6, 3));
+            node.put("cpu", thread.lastCpu());
+            node.put("migrations", thread.migrations());
+        }
         root.put("lost_events", s.lostEvents());
         ObjectNode layers = root.putObject("layers");
         for (LayerStatus layer : s.layers()) {

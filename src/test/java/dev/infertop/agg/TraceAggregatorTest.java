@@ -17,7 +17,7 @@ class TraceAggregatorTest {
     private static final TargetInfo TARGET = new TargetInfo(42, "llama-bench", null, List.of());
 
     private final TraceAggregator aggregator = new TraceAggregator(
-            BackendNames.parse("aa67c74396e6a38ae3afea9236bcfc89 CPU\n"));
+            BackendNames.parse("aa67c74396e6a38ae3afea9236bcfc89 CPU\n"), null);
 
     @Test
     void splitsPrefillFromDecodeAndComputesSpeeds() {

@@ -9,6 +9,9 @@ import dev.infertop.model.LayerStatus;
 import dev.infertop.model.Snapshot;
 import dev.infertop.model.TargetInfo;
 import dev.infertop.model.TokenTotals;
+import dev.infertop.model.OpTotals;
+import dev.infertop.model.OperatorTotals;
+import dev.infertop.model.ThreadTotals;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;
@@ -18,6 +21,11 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class JsonLinesViewTest {
+    private static final OperatorTotals OPERATORS = new OperatorTotals(
+            List.of(new OpTotals("MUL_MAT", 20, 20, 8_000_000, 15_000_000, 1_000_000,
+                    new LatencySummary(20, 0.4, 0.5, 0.6, 0.7, 0.4), "blk.0.ffn_up [2816,1,1,1]")),
+            List.of(new ThreadTotals(101, 20, 7_000_000, 500_000, 1, 0)), 2, 1);
+
     private static Snapshot snapshot(boolean isFinal) {
         TokenTotals interval = new TokenTotals(3, 1, 2, 0, 64, 2, 10_000_000, 4_000_000, 1);
         TokenTotals total = new TokenTotals(30, 10, 20, 1, 640, 20, 100_000_000, 40_000_000, 1);
@@ -28,7 +36,7 @@ class JsonLinesViewTest {
                 List.of(new BackendTotals("CPU", 3, 300, 12_000_000)),
                 List.of(new BackendTotals("CPU", 30, 3000, 120_000_000)),
                 new BackendTotals("CPU", 3, 300, 11_000_000), new BackendTotals("CPU", 30, 3000, 110_000_000),
-                0, List.of(new LayerStatus(Layer.TOKEN, LayerStatus.State.ON, "", List.of()),
+                OperatorTotals.EMPTY, OPERATORS, 0, List.of(new LayerStatus(Layer.TOKEN, LayerStatus.State.ON, "", List.of()),
                 new LayerStatus(Layer.GRAPH, LayerStatus.State.UNAVAILABLE, "ggml_graph_compute not found", List.of())),
                 isFinal ? "exited" : "running");
     }
@@ -63,5 +71,16 @@ class JsonLinesViewTest {
         assertEquals(30, json.get("graph_computes").get("CPU").asLong());
         assertEquals(0, json.get("lost_events").asLong());
         assertEquals("exited", json.get("target_state").asText());
+        JsonNode mulMat = json.get("ops").get("MUL_MAT");
+        assertEquals(20, mulMat.get("nodes").asLong());
+        assertEquals(8.0, mulMat.get("wall_ms").asDouble(), 1e-9);
+        assertEquals(15.0, mulMat.get("work_ms").asDouble(), 1e-9);
+        assertEquals(0.6, mulMat.get("p99_ms").asDouble(), 1e-9);
+        assertEquals("blk.0.ffn_up [2816,1,1,1]", mulMat.get("last_shape").asText());
+        JsonNode thread = json.get("threads").get("101");
+        assertEquals(7.0, thread.get("work_ms").asDouble(), 1e-9);
+        assertEquals(0.5, thread.get("barrier_wait_ms").asDouble(), 1e-9);
+        assertEquals(2, json.get("op_graphs").asLong());
+        assertEquals(1, json.get("op_graphs_unattributed").asLong());
     }
 }
