@@ -110,6 +110,60 @@ final class TestTools {
         return instructions;
     }
 
+    /** A direct call as objdump prints it: {@code call 13080 <ggml_barrier@plt>}. */
+    record ObjdumpCall(long vaddr, int length, long target, String label) {}
+
+    private static final Pattern DIRECT_CALL = Pattern.compile("^(?:bnd )?call\\s+([0-9a-f]+) <([^>]+)>$");
+
+    /** objdump's direct calls in {@code function}: the oracle for the call-site scanner. */
+    static List<ObjdumpCall> objdumpCalls(Path file, ElfSymbol function) throws Exception {
+        List<ObjdumpCall> calls = new ArrayList<>();
+        for (Instruction instruction : disassemble(file, function.vaddr(), Math.toIntExact(function.sizeBytes()))) {
+            Matcher m = DIRECT_CALL.matcher(instruction.text());
+            if (m.matches()) {
+                calls.add(new ObjdumpCall(instruction.vaddr(), instruction.bytes().length, Long.parseLong(m.group(1), 16),
+                        m.group(2)));
+            }
+        }
+        return calls;
+    }
+
+    /** The address of every instruction objdump -d decodes in {@code file}'s executable sections, ascending. */
+    static long[] objdumpInstructionStarts(Path file) throws Exception {
+        Pattern line = Pattern.compile("^\\s*([0-9a-f]+):\t(?:[0-9a-f]{2} )+\\s*\t.*$");
+        Process process = new ProcessBuilder("objdump", "-d", "-w", file.toString()).redirectErrorStream(true).start();
+        long[] starts = new long[1 << 16];
+        int count = 0;
+        try (var reader = process.inputReader(StandardCharsets.UTF_8)) {
+            for (String text = reader.readLine(); text != null; text = reader.readLine()) {
+                Matcher m = line.matcher(text);
+                if (m.matches()) {
+                    if (count == starts.length) {
+                        starts = java.util.Arrays.copyOf(starts, count * 2);
+                    }
+                    starts[count++] = Long.parseLong(m.group(1), 16);
+                }
+            }
+        }
+        assertEquals(0, process.waitFor(), "objdump -d " + file);
+        long[] result = java.util.Arrays.copyOf(starts, count);
+        java.util.Arrays.sort(result);
+        return result;
+    }
+
+    /** The PLT stubs objdump names {@code <symbol@plt>}, address to symbol. */
+    static java.util.Map<Long, String> objdumpPltStubs(Path file) throws Exception {
+        Pattern header = Pattern.compile("^([0-9a-f]+) <([^>+\\-]+)@plt>:$");
+        java.util.Map<Long, String> stubs = new java.util.TreeMap<>();
+        for (String text : run("objdump", "-d", "-w", file.toString()).split("\n")) {
+            Matcher m = header.matcher(text);
+            if (m.matches()) {
+                stubs.put(Long.parseLong(m.group(1), 16), m.group(2));
+            }
+        }
+        return stubs;
+    }
+
     static String run(String... command) throws IOException, InterruptedException {
         Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
         String out = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
