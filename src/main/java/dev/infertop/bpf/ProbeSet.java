@@ -201,7 +201,12 @@ public final class ProbeSet implements AutoCloseable {
                         if (caller.sizeBytes() == 0) {
                             continue;
                         }
-                        for (CallSite call : CallSiteScanner.findCallsMatching(elf, caller, c.callee())) {
+                        List<CallSite> calls = new ArrayList<>(CallSiteScanner.findCallsMatching(elf, caller, c.callee()));
+                        calls.sort(java.util.Comparator.comparingLong(CallSite::vaddr));
+                        if (c.firstSites() > 0 && calls.size() > c.firstSites()) {
+                            calls = calls.subList(0, c.firstSites());
+                        }
+                        for (CallSite call : calls) {
                             sites.add(new Site(call.calleeName() + " call in " + caller.name(), call.fileOffset(), call.reason()));
                         }
                     }

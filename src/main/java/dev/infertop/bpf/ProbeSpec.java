@@ -16,9 +16,12 @@ public sealed interface ProbeSpec {
     record FunctionProbe(Layer layer, String symbol, String entryProgram, String exitProgram, boolean clones,
                          boolean optional) implements ProbeSpec {}
 
-    /** Every call instruction inside {@code caller} (and its clones) whose callee's name matches. */
+    /**
+     * Call instructions inside {@code caller} (and its clones) whose callee's name matches: all of them, or
+     * only the first {@code firstSites} in address order (0 = all).
+     */
     record CallSiteProbe(Layer layer, String caller, String calleeDescription, Predicate<String> callee,
-                         String program, boolean optional) implements ProbeSpec {}
+                         int firstSites, String program, boolean optional) implements ProbeSpec {}
 
     List<ProbeSpec> ALL = List.of(
             new FunctionProbe(Layer.TOKEN, "llama_decode", "handle_decode_enter", "handle_decode_exit", false, false),
@@ -29,10 +32,13 @@ public sealed interface ProbeSpec {
             // Operator layer: the graph is read once per compute; threads report only at the node-loop barrier.
             new FunctionProbe(Layer.OPERATOR, "ggml_graph_compute", "handle_graph_walk", null, false, false),
             new FunctionProbe(Layer.OPERATOR, "ggml_graph_compute_thread", "handle_thread_start", null, true, false),
+            // The node loop calls ggml_barrier after each node and once after the loop: the first two call sites
+            // in address order in every build seen. Later ones belong to op code inlined into the loop (MoE's
+            // mul_mat_id) and are left alone; were the guess ever wrong, graphs show up as unattributed.
             new CallSiteProbe(Layer.OPERATOR, "ggml_graph_compute_thread", "ggml_barrier",
-                    "ggml_barrier"::equals, "handle_node_done", false),
+                    "ggml_barrier"::equals, 2, "handle_node_done", false),
             new CallSiteProbe(Layer.OPERATOR, "ggml_graph_compute_thread", "fused ops",
-                    name -> name.startsWith("ggml_compute_forward_") && name.contains("_fused"),
+                    name -> name.startsWith("ggml_compute_forward_") && name.contains("_fused"), 0,
                     "handle_fused_call", true));
 
     static List<ProbeSpec> of(Layer layer) {
