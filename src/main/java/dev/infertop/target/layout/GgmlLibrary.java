@@ -145,6 +145,7 @@ public final class GgmlLibrary implements AutoCloseable {
         if (!Files.isRegularFile(libggmlBase)) {
             throw CalibrationException.of(libggmlBase, "no such file");
         }
+        GgmlEnvironment.prepareForLoading();
         Arena arena = Arena.ofShared();
         try {
             SymbolLookup lookup;

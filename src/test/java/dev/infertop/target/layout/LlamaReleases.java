@@ -1,8 +1,5 @@
 package dev.infertop.target.layout;
 
-import org.junit.jupiter.api.Assertions;
-import org.junit.jupiter.api.Assumptions;
-
 import java.nio.file.Files;
 import java.nio.file.Path;
 
@@ -39,10 +36,7 @@ record LlamaReleases(String name, Path libggmlBase, Path source) {
             String reason = name + " absent (" + libggmlBase + " with headers under " + source + "): run "
                     + "src/scripts/provision-llama.sh and src/scripts/provision-old-llama.sh "
                     + OLD_NODE_LLAMA_CPP_VERSION;
-            if ("true".equals(System.getenv("CI"))) {
-                Assertions.fail(reason + " (CI=true: required)");
-            }
-            Assumptions.abort(reason);
+            TestRequirements.requireOrSkip(false, reason);
         }
         return this;
     }
