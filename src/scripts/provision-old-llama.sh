@@ -7,8 +7,9 @@
 # The llama.cpp tag is recorded by both packages: DIR/_nlcBuildMetadata.json (buildOptions.llamaCpp.release)
 # and DIR/llama.cpp.info.json (tag).
 # Idempotent: each step leaves a stamp and is skipped when its stamp exists.
-# Usage: provision-old-llama.sh VERSION [CACHE_DIR]   (e.g. 3.3.0, which carries llama.cpp b4234;
-#        3.1.1 predates libggml-base.so and is refused)
+# Usage: provision-old-llama.sh VERSION [CACHE_DIR]   (e.g. 3.3.0, which carries llama.cpp b4234)
+# Releases before ggml's backend split (3.2.0 = b3995 and older) have no libggml-base.so: their ggml core
+# (ggml_init, ggml_op_name, …) is in libggml.so, which is then the library to calibrate.
 # Prints DIR ($CACHE/llama.cpp-node-$VERSION-prebuilt) on its last line of stdout; progress goes to stderr.
 set -euo pipefail
 
@@ -41,9 +42,8 @@ if [ ! -f prebuilt.stamp ]; then
   tar xzf pkg/node-llama-cpp-linux-"$npm_arch"-"$version".tgz -C pkg
   bins="pkg/package/bins/linux-$npm_arch"
   [ -d "$bins" ] || die "@node-llama-cpp/linux-$npm_arch@$version has no bins/linux-$npm_arch/ directory"
-  # Releases before ggml's backend split (e.g. 3.1.1, llama.cpp b3889) ship one libggml.so: nothing to calibrate.
-  [ -f "$bins/libggml-base.so" ] \
-    || die "@node-llama-cpp/linux-$npm_arch@$version has no libggml-base.so (too old: pick 3.3.0 or newer)"
+  [ -f "$bins/libggml-base.so" ] || [ -f "$bins/libggml.so" ] \
+    || die "@node-llama-cpp/linux-$npm_arch@$version has neither libggml-base.so nor libggml.so"
   cp -a "$bins"/. .
   rm -rf pkg
   touch prebuilt.stamp
@@ -63,5 +63,6 @@ if [ ! -f src.stamp ]; then
   touch src.stamp
 fi
 
+[ -f libggml-base.so ] || say "no libggml-base.so (before ggml's backend split): calibrate $dir/libggml.so"
 say "llama.cpp $(sed -n 's/.*"tag": *"\([^"]*\)".*/\1/p' llama.cpp.info.json) from node-llama-cpp@$version"
 echo "$dir"

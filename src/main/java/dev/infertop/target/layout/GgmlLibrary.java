@@ -145,6 +145,7 @@ public final class GgmlLibrary implements AutoCloseable {
         if (!Files.isRegularFile(libggmlBase)) {
             throw CalibrationException.of(libggmlBase, "no such file");
         }
+        GgmlEnvironment.prepareForLoading();
         Arena arena = Arena.ofShared();
         try {
             SymbolLookup lookup;
@@ -173,6 +174,8 @@ public final class GgmlLibrary implements AutoCloseable {
         if (symbol.isEmpty()) {
             return null;
         }
+        // A symbol found only in a dependency is refused, not treated as absent: loading a wrapper around
+        // libggml-base is a mistake the caller should hear about.
         mappings.requireOwnCode(name, symbol.get());
         return LINKER.downcallHandle(symbol.get(), descriptor);
     }
@@ -185,9 +188,9 @@ public final class GgmlLibrary implements AutoCloseable {
         return mappings;
     }
 
-    /** Whether an optional function is present in this release. */
+    /** Whether an optional function is present in this release (in this file: dlsym also searches its dependencies). */
     public boolean has(String function) {
-        return lookup.find(function).isPresent();
+        return lookup.find(function).filter(mappings::isOwnCode).isPresent();
     }
 
     @Override

@@ -42,10 +42,13 @@ final class LibraryMappings {
         return new LibraryMappings(library, own);
     }
 
+    boolean isOwnCode(MemorySegment symbol) {
+        return containing(symbol.address()).filter(MemoryMapping::isExecutable).isPresent();
+    }
+
     /** Fails unless {@code symbol} lies in an executable mapping of this very file. */
     void requireOwnCode(String name, MemorySegment symbol) throws CalibrationException {
-        Optional<MemoryMapping> mapping = containing(symbol.address());
-        if (mapping.isEmpty() || !mapping.get().isExecutable()) {
+        if (!isOwnCode(symbol)) {
             throw CalibrationException.of(library, name + " at 0x" + Long.toHexString(symbol.address())
                     + " resolves outside this file's code (another copy of the library answered the lookup)");
         }

@@ -43,6 +43,16 @@ class LayoutCalibratorTest {
     }
 
     @Test
+    void preSplitReleaseWithAnotherTensorLayoutEqualsItsOwnHeader() throws Exception {
+        LlamaReleases release = LlamaReleases.preSplit().require();
+        CalibratedLayout layout = LayoutCalibrator.calibrateUncached(release.libggmlBase());
+        assertMatchesHeader(release, layout);
+        CalibratedLayout current = LayoutCalibrator.calibrateUncached(LlamaReleases.sourceBuild().require().libggmlBase());
+        assertNotEquals(current.tensor().srcOffset(), layout.tensor().srcOffset(), "b3995 still has ggml_tensor.grad");
+        assertNotEquals(current.tensor().nameOffset(), layout.tensor().nameOffset());
+    }
+
+    @Test
     void opTablesComeFromEachLibraryAndDifferBetweenReleases() throws Exception {
         CalibratedLayout current = LayoutCalibrator.calibrateUncached(LlamaReleases.sourceBuild().require().libggmlBase());
         CalibratedLayout old = LayoutCalibrator.calibrateUncached(LlamaReleases.old().require().libggmlBase());
