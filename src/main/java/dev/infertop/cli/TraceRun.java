@@ -154,8 +154,10 @@ final class TraceRun {
                     + String.join(", ", resources.probes.statuses().stream()
                             .map(l -> l.layer().id() + " " + l.state().label()).toList()));
             resources.collector.run(Math.round(options.delaySeconds() * 1e9), options.iterations());
+            // Still running (-n reached): close() stops it, and that SIGTERM status is not the command's own.
+            boolean stoppedByUs = process.isAlive();
             resources.close();
-            if (process instanceof LaunchedCommand launched) {
+            if (!stoppedByUs && process instanceof LaunchedCommand launched) {
                 return launched.exitStatus().orElse(0);
             }
             return 0;
@@ -240,6 +242,11 @@ final class TraceRun {
 
     /** Fails with one line unless some candidate file defines a probed symbol. */
     private void requireInferenceCode(List<Path> candidates, String what) {
+        for (Path library : options.extraLibraries()) { // checked even when another candidate has the code
+            if (!Files.isRegularFile(library)) {
+                throw new UserError("--lib " + library + ": no such file");
+            }
+        }
         for (Path candidate : candidates) {
             if (!Files.isRegularFile(candidate)) {
                 if (options.extraLibraries().contains(candidate)) {

@@ -126,14 +126,14 @@ final class InfertopProcess implements AutoCloseable {
         return objects.getLast();
     }
 
-    /** llama-bench's mean t/s for a test name such as "tg32", parsed from its markdown table on stderr. */
-    double llamaBenchTokensPerSecond(String test) {
+    /** llama-bench's mean and stddev t/s for a test name such as "tg32", from its markdown table on stderr. */
+    double[] llamaBenchMeanAndStddev(String test) {
         Pattern row = Pattern.compile("\\|\\s*" + Pattern.quote(test) + "\\s*\\|\\s*([0-9.]+)\\s*±\\s*([0-9.]+)\\s*\\|");
         synchronized (stderr) {
             for (String line : stderr) {
                 Matcher matcher = row.matcher(line);
                 if (matcher.find()) {
-                    return Double.parseDouble(matcher.group(1));
+                    return new double[] {Double.parseDouble(matcher.group(1)), Double.parseDouble(matcher.group(2))};
                 }
             }
         }
