@@ -97,8 +97,9 @@ struct probe_config {
 
 /* Switches the operator layer changes at run time (one-slot array map `op_control`). */
 struct op_control {
-	__u32 enabled;     /* read graphs and report node completions */
-	__u32 every;       /* only every Nth graph (1 = all) */
+	__u32 enabled;        /* read graphs and report node completions */
+	__u32 every;          /* only every Nth graph (1 = all) */
+	__u32 filter_threads; /* only threads listed in the `thread_filter` map report */
 };
 
 #endif /* INFERTOP_EVENTS_H */

@@ -286,6 +286,14 @@ struct {
 	__type(value, __u64);
 } graph_counter SEC(".maps");
 
+/* Thread ids the operator layer reports when op_control.filter_threads is set (--threads). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u8);
+} thread_filter SEC(".maps");
+
 struct thread_state {
 	__u64 graph_seq;
 	__u32 barriers;
@@ -426,6 +434,8 @@ int BPF_KPROBE(handle_thread_start)
 		return 0;
 	state.graph_seq = *counter;
 	state.sampled = sampled(ctl, state.graph_seq);
+	if (state.sampled && ctl->filter_threads && !bpf_map_lookup_elem(&thread_filter, &tid))
+		state.sampled = 0;
 	bpf_map_update_elem(&thread_state_by_tid, &tid, &state, BPF_ANY);
 	if (state.sampled)
 		emit_thread_event(EVENT_THREAD_START, tid, state.graph_seq, 0, 0, 0);

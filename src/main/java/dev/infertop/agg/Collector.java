@@ -21,7 +21,8 @@ public final class Collector {
 
     /** Per-tick hooks into the rest of the session (library rescans, target identity, layer states). */
     public interface Session {
-        void onTick();
+        /** Called before each snapshot; {@code previous} is the last one shown (null before the first). */
+        void onTick(Snapshot previous);
 
         TargetInfo target();
 
@@ -69,6 +70,7 @@ public final class Collector {
         long nextTick = start + intervalNs;
         long ticks = 0;
         String state = "running";
+        Snapshot last = null;
         while (true) {
             ring.drain(decoder);
             if (stopRequested) {
@@ -81,9 +83,10 @@ public final class Collector {
             }
             long now = System.nanoTime();
             if (now >= nextTick) {
-                session.onTick();
+                session.onTick(last);
                 ticks++;
-                view.show(snapshot(now, false, "running"));
+                last = snapshot(now, false, "running");
+                view.show(last);
                 nextTick += intervalNs;
                 if (nextTick < now) {
                     nextTick = now + intervalNs; // we fell behind (machine stalled): do not burst
@@ -97,7 +100,7 @@ public final class Collector {
             ring.await((int) waitMs);
         }
         ring.drain(decoder);
-        session.onTick();
+        session.onTick(last);
         view.show(snapshot(System.nanoTime(), true, state));
         return state;
     }

@@ -154,8 +154,8 @@ public final class BpfObject implements AutoCloseable {
         }
     }
 
-    /** Writes slot {@code key} of an array map (e.g. the operator layer's run-time switches). */
-    public void updateArray(String mapName, int key, MemorySegment value) throws BpfException {
+    /** Writes the value of an int {@code key}: a slot of an array map, or an entry of a hash map. */
+    public void updateElement(String mapName, int key, MemorySegment value) throws BpfException {
         int fd = mapFd(mapName);
         int rc;
         try (Arena local = Arena.ofConfined()) {

@@ -15,6 +15,7 @@ public final class InfertopProbes {
     public static final String RING_BUFFER_MAP = "events";
     public static final String LOST_EVENTS_MAP = "lost_events";
     public static final String OP_CONTROL_MAP = "op_control";
+    public static final String THREAD_FILTER_MAP = "thread_filter";
 
     /**
      * Struct offsets the probes read, found at attach time (never per-version constants): struct ggml_cgraph's

@@ -37,6 +37,7 @@ public final class ProbeSet implements AutoCloseable {
     private final Map<Layer, LayerState> layers = new EnumMap<>(Layer.class);
 
     private static final class LayerState {
+        String offReason = "";
         boolean wanted;
         boolean blocked;
         final List<UprobeLink> links = new ArrayList<>();
@@ -72,6 +73,7 @@ public final class ProbeSet implements AutoCloseable {
     public synchronized void enable(Layer layer) throws BpfException {
         LayerState state = layers.get(layer);
         state.wanted = true;
+        state.offReason = "";
         attachMissing(layer, state);
         if (layer == Layer.OPERATOR) {
             setOperatorControl(true);
@@ -79,8 +81,14 @@ public final class ProbeSet implements AutoCloseable {
     }
 
     public synchronized void disable(Layer layer) throws BpfException {
+        disable(layer, "");
+    }
+
+    /** Detaches the layer's probes; {@code why} is shown as the OFF layer's reason. */
+    public synchronized void disable(Layer layer, String why) throws BpfException {
         LayerState state = layers.get(layer);
         state.wanted = false;
+        state.offReason = why;
         if (layer == Layer.OPERATOR) {
             setOperatorControl(false); // stop reading graphs before the probes go
         }
@@ -96,13 +104,30 @@ public final class ProbeSet implements AutoCloseable {
     }
 
     private int operatorEvery = 1;
+    private boolean filterThreads;
+
+    /** Operator layer: only these threads report (empty: all). Barrier waits are then relative to them. */
+    public synchronized void setOperatorThreads(java.util.Collection<Integer> tids) throws BpfException {
+        filterThreads = !tids.isEmpty();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment present = arena.allocate(1);
+            present.set(ValueLayout.JAVA_BYTE, 0, (byte) 1);
+            for (int tid : tids) {
+                object.updateElement(InfertopProbes.THREAD_FILTER_MAP, tid, present);
+            }
+        }
+        if (layers.get(Layer.OPERATOR).wanted) {
+            setOperatorControl(true);
+        }
+    }
 
     private void setOperatorControl(boolean enabled) throws BpfException {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment value = arena.allocate(EventLayout.OP_CONTROL_SIZE, 4);
             value.set(ValueLayout.JAVA_INT, EventLayout.OP_CONTROL_ENABLED, enabled ? 1 : 0);
             value.set(ValueLayout.JAVA_INT, EventLayout.OP_CONTROL_EVERY, operatorEvery);
-            object.updateArray(InfertopProbes.OP_CONTROL_MAP, 0, value);
+            value.set(ValueLayout.JAVA_INT, EventLayout.OP_CONTROL_FILTER_THREADS, filterThreads ? 1 : 0);
+            object.updateElement(InfertopProbes.OP_CONTROL_MAP, 0, value);
         }
     }
 
@@ -247,7 +272,7 @@ public final class ProbeSet implements AutoCloseable {
             String reason = String.join("; ", state.failures);
             if (!state.wanted) {
                 label = LayerStatus.State.OFF;
-                reason = "";
+                reason = state.offReason;
             } else if (state.links.isEmpty()) {
                 label = LayerStatus.State.UNAVAILABLE;
             } else if (!state.failures.isEmpty()) {

@@ -84,6 +84,8 @@ final class DemoCommand implements java.util.concurrent.Callable<Integer> {
         trace.btf = parent.btf;
         trace.ringKib = parent.ringKib;
         trace.operatorEvery = parent.operatorEvery;
+        trace.operatorWhen = parent.operatorWhen;
+        trace.operatorThreads = parent.operatorThreads;
         return new TraceRun(trace.toOptions(environment, log), System.out, System.err).run();
     }
 }

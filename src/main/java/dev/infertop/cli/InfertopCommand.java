@@ -77,6 +77,15 @@ public final class InfertopCommand implements Callable<Integer> {
             description = "Operator layer: trace every Nth CPU graph (token) only (default: ${DEFAULT-VALUE}).")
     int operatorEvery;
 
+    @Option(names = "--op-when", paramLabel = "RULE",
+            description = "Operator layer only while RULE holds over the last interval: tps<N (decode tokens/s), "
+                    + "tpot>MS or ttft>MS (p50), with <, <=, >, >=. E.g. 'tps<5'.")
+    String operatorWhen;
+
+    @Option(names = "--threads", paramLabel = "TIDS", split = ",",
+            description = "Operator layer: report only these thread ids (see the JSON 'threads'); cheapest view.")
+    List<Integer> operatorThreads = new ArrayList<>();
+
     @Option(names = "--btf", paramLabel = "FILE",
             description = "Kernel BTF to use instead of /sys/kernel/btf/vmlinux (for kernels built without it).")
     Path btf;
@@ -108,6 +117,7 @@ public final class InfertopCommand implements Callable<Integer> {
         }
         return new TraceOptions(pid, command, libraries,
                 json ? TraceOptions.OutputMode.JSON : TraceOptions.OutputMode.BATCH,
-                delaySeconds, iterations, parsed, btf, ringKib, environment, targetLog, operatorEvery);
+                delaySeconds, iterations, parsed, btf, ringKib, environment, targetLog, operatorEvery,
+                operatorWhen == null ? null : OperatorRule.parse(operatorWhen), operatorThreads);
     }
 }

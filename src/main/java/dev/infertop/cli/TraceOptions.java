@@ -21,7 +21,9 @@ public record TraceOptions(
         int ringKib,
         Map<String, String> environment,
         Path targetLog,
-        int operatorEvery) {
+        int operatorEvery,
+        OperatorRule operatorRule,
+        List<Integer> operatorThreads) {
 
     public enum OutputMode { BATCH, JSON }
 
@@ -29,6 +31,7 @@ public record TraceOptions(
         command = List.copyOf(command);
         extraLibraries = List.copyOf(extraLibraries);
         environment = Map.copyOf(environment);
+        operatorThreads = List.copyOf(operatorThreads);
         layers = layers.isEmpty() ? EnumSet.noneOf(Layer.class) : EnumSet.copyOf(layers);
     }
 

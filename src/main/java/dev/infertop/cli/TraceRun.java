@@ -127,8 +127,14 @@ final class TraceRun {
                 resources.probes.markUnavailable(Layer.OPERATOR, calibration.problem());
             }
             resources.probes.setOperatorEvery(options.operatorEvery());
+            resources.probes.setOperatorThreads(options.operatorThreads());
             for (Layer layer : options.layers()) {
-                resources.probes.enable(layer);
+                if (layer == Layer.OPERATOR && options.operatorRule() != null) {
+                    resources.probes.disable(layer, "--op-when '" + options.operatorRule().text()
+                            + "' not evaluated yet");
+                } else {
+                    resources.probes.enable(layer);
+                }
             }
             resources.probes.addLibraries(candidates);
             if (resources.probes.attachedProbeCount() == 0) {
@@ -148,6 +154,7 @@ final class TraceRun {
             if (resources.stopRequested) {
                 return 130;
             }
+            installLayerToggleSignal(session);
             process.release();
             err.println("infertop: tracing pid " + process.pid() + " (" + session.target().command() + "): "
                     + resources.probes.attachedProbeCount() + " probes attached; layers "
@@ -173,6 +180,16 @@ final class TraceRun {
             } catch (IllegalStateException shuttingDown) {
                 // the hook is running: it closes (idempotently) and lets the JVM exit
             }
+        }
+    }
+
+    /** SIGUSR2 switches the operator layer off and on, live (applied at the next interval). */
+    @SuppressWarnings("removal")
+    private static void installLayerToggleSignal(SessionState session) {
+        try {
+            sun.misc.Signal.handle(new sun.misc.Signal("USR2"), signal -> session.toggles.add(Layer.OPERATOR));
+        } catch (IllegalArgumentException e) {
+            // no SIGUSR2 on this platform: the live view's key still works
         }
     }
 
@@ -297,8 +314,13 @@ final class TraceRun {
             return Path.of(options.command().getFirst()).getFileName().toString();
         }
 
+        /** Layers to switch at the next tick (SIGUSR2 toggles the operator layer). */
+        final java.util.concurrent.ConcurrentLinkedQueue<Layer> toggles = new java.util.concurrent.ConcurrentLinkedQueue<>();
+        private int ruleDwell;
+
         @Override
-        public void onTick() {
+        public void onTick(dev.infertop.model.Snapshot previous) {
+            applyLayerSwitches(previous);
             ProcessMaps maps;
             try {
                 maps = ProcessMaps.of(process.pid());
@@ -325,6 +347,35 @@ final class TraceRun {
             }
             target = new TargetInfo(process.pid(), commandLabel(), model,
                     libraries.stream().map(Path::toString).distinct().toList());
+        }
+
+        private void applyLayerSwitches(dev.infertop.model.Snapshot previous) {
+            try {
+                Layer toggle;
+                while ((toggle = toggles.poll()) != null) {
+                    if (probes.isEnabled(toggle)) {
+                        probes.disable(toggle, "switched off live (SIGUSR2)");
+                    } else {
+                        probes.enable(toggle);
+                    }
+                    err.println("infertop: " + toggle.id() + " layer " + (probes.isEnabled(toggle) ? "on" : "off")
+                            + "; " + probes.attachedProbeCount() + " probes attached");
+                }
+                OperatorRule rule = options.operatorRule();
+                if (rule != null && previous != null && ++ruleDwell >= OperatorRule.MIN_DWELL_INTERVALS) {
+                    boolean holds = rule.holds(previous);
+                    if (holds != probes.isEnabled(Layer.OPERATOR)) {
+                        ruleDwell = 0;
+                        if (holds) {
+                            probes.enable(Layer.OPERATOR);
+                        } else {
+                            probes.disable(Layer.OPERATOR, "--op-when '" + rule.text() + "' does not hold");
+                        }
+                    }
+                }
+            } catch (BpfException e) {
+                err.println("infertop: " + e.getMessage());
+            }
         }
 
         @Override

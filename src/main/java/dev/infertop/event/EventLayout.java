@@ -82,5 +82,6 @@ public final class EventLayout {
     // struct op_control (map value)
     public static final int OP_CONTROL_ENABLED = 0;
     public static final int OP_CONTROL_EVERY = 4;
-    public static final int OP_CONTROL_SIZE = 8;
+    public static final int OP_CONTROL_FILTER_THREADS = 8;
+    public static final int OP_CONTROL_SIZE = 12;
 }

@@ -38,7 +38,7 @@ class EventLayoutTest {
                     P(probe_config, tensor_type_offset); P(probe_config, tensor_ne_offset); P(probe_config, tensor_op_offset);
                     P(probe_config, tensor_op_params_offset); P(probe_config, tensor_flags_offset); P(probe_config, tensor_src_offset);
                     P(probe_config, tensor_name_offset); P(probe_config, max_graph_nodes); S(probe_config);
-                    P(op_control, enabled); P(op_control, every); S(op_control);
+                    P(op_control, enabled); P(op_control, every); P(op_control, filter_threads); S(op_control);
                     return 0;
                 }
                 """);
@@ -107,6 +107,7 @@ class EventLayoutTest {
         assertEquals(EventLayout.CONFIG_SIZE, c.get("probe_config"));
         assertEquals(EventLayout.OP_CONTROL_ENABLED, c.get("op_control.enabled"));
         assertEquals(EventLayout.OP_CONTROL_EVERY, c.get("op_control.every"));
+        assertEquals(EventLayout.OP_CONTROL_FILTER_THREADS, c.get("op_control.filter_threads"));
         assertEquals(EventLayout.OP_CONTROL_SIZE, c.get("op_control"));
     }
 
