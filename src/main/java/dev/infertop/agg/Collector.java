@@ -23,6 +23,9 @@ public final class Collector {
     public interface Session {
         void onTick();
 
+        /** Called after each drain (every few ms) with the records it handled: upkeep that cannot wait. */
+        void onDrain(long nowNs, int records);
+
         TargetInfo target();
 
         List<LayerStatus> layers();
@@ -70,7 +73,7 @@ public final class Collector {
         long ticks = 0;
         String state = "running";
         while (true) {
-            ring.drain(decoder);
+            int records = ring.drain(decoder);
             if (stopRequested) {
                 state = "stopped";
                 break;
@@ -80,6 +83,7 @@ public final class Collector {
                 break;
             }
             long now = System.nanoTime();
+            session.onDrain(now, records);
             if (now >= nextTick) {
                 session.onTick();
                 ticks++;

@@ -247,8 +247,23 @@ final class TraceRun {
             return Path.of(options.command().getFirst()).getFileName().toString();
         }
 
+        private long lastScanNs;
+
+        /**
+         * Until the model file shows up in the target's maps, look as soon as probes report (the model is
+         * loaded before the first llama_decode) and every 50 ms otherwise, not once per interval: a short run
+         * (llama-bench on a tiny model takes ~70 ms) may end before the first interval.
+         */
+        @Override
+        public void onDrain(long nowNs, int records) {
+            if (target.modelFile() == null && (records > 0 || nowNs - lastScanNs > 50_000_000L)) {
+                onTick();
+            }
+        }
+
         @Override
         public void onTick() {
+            lastScanNs = System.nanoTime();
             ProcessMaps maps;
             try {
                 maps = ProcessMaps.of(process.pid());
