@@ -24,6 +24,9 @@ public final class Collector {
         /** Called before each snapshot; {@code previous} is the last one shown (null before the first). */
         void onTick(Snapshot previous);
 
+        /** Called after each drain (every few ms) with the records it handled: upkeep that cannot wait. */
+        void onDrain(long nowNs, int records);
+
         TargetInfo target();
 
         List<LayerStatus> layers();
@@ -72,7 +75,7 @@ public final class Collector {
         String state = "running";
         Snapshot last = null;
         while (true) {
-            ring.drain(decoder);
+            int records = ring.drain(decoder);
             if (stopRequested) {
                 state = "stopped";
                 break;
@@ -82,6 +85,7 @@ public final class Collector {
                 break;
             }
             long now = System.nanoTime();
+            session.onDrain(now, records);
             if (now >= nextTick) {
                 session.onTick(last);
                 ticks++;

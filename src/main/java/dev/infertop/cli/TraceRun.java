@@ -317,10 +317,28 @@ final class TraceRun {
         /** Layers to switch at the next tick (SIGUSR2 toggles the operator layer). */
         final java.util.concurrent.ConcurrentLinkedQueue<Layer> toggles = new java.util.concurrent.ConcurrentLinkedQueue<>();
         private int ruleDwell;
+        private long lastScanNs;
+
+        /**
+         * Until the model file shows up in the target's maps, look as soon as probes report (the model is
+         * loaded before the first llama_decode) and every 50 ms otherwise, not once per interval: a short run
+         * (llama-bench on a tiny model takes ~70 ms) may end before the first interval.
+         */
+        @Override
+        public void onDrain(long nowNs, int records) {
+            if (target.modelFile() == null && (records > 0 || nowNs - lastScanNs > 50_000_000L)) {
+                rescan();
+            }
+        }
 
         @Override
         public void onTick(dev.infertop.model.Snapshot previous) {
             applyLayerSwitches(previous);
+            rescan();
+        }
+
+        private void rescan() {
+            lastScanNs = System.nanoTime();
             ProcessMaps maps;
             try {
                 maps = ProcessMaps.of(process.pid());
