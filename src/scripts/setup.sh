@@ -44,6 +44,11 @@ fi
 say "provisioning the llama.cpp workload (built once, then cached)"
 bash "$here/provision-llama.sh" >/dev/null
 
+# Older releases: struct layouts and op tables that differ from the current one (calibration tests).
+for old in 3.3.0 3.2.0; do
+  bash "$here/provision-old-llama.sh" "$old" >/dev/null
+done
+
 say "building target/infertop.jar"
 "$here/build.sh"
 # `infertop` on PATH, pointing at this checkout.

@@ -19,7 +19,7 @@ import java.util.concurrent.Callable;
         versionProvider = Version.class,
         sortOptions = false,
         usageHelpAutoWidth = true,
-        subcommands = {DemoCommand.class, ModelCommand.class},
+        subcommands = {DemoCommand.class, ModelCommand.class, OverheadCommand.class},
         synopsisHeading = "Usage: ",
         customSynopsis = {
                 "infertop [OPTIONS] -p PID",

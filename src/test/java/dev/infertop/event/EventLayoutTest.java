@@ -29,7 +29,7 @@ class EventLayoutTest {
                     P(decode_event, ctx); P(decode_event, n_tokens); P(decode_event, ret); S(decode_event);
                     P(graph_event, backend); P(graph_event, guid); P(graph_event, n_nodes); P(graph_event, ret); S(graph_event);
                     P(cpu_graph_event, cgraph); P(cpu_graph_event, n_nodes); P(cpu_graph_event, ret); S(cpu_graph_event);
-                    printf("EVENT_NODE %d\nEVENT_THREAD_START %d\nEVENT_NODE_DONE %d\nEVENT_FUSED %d\nNODE_NAME_BYTES %d\n", EVENT_NODE, EVENT_THREAD_START, EVENT_NODE_DONE, EVENT_FUSED, NODE_NAME_BYTES);
+                    printf("EVENT_NODE %d\\nEVENT_THREAD_START %d\\nEVENT_NODE_DONE %d\\nEVENT_FUSED %d\\nNODE_NAME_BYTES %d\\n", EVENT_NODE, EVENT_THREAD_START, EVENT_NODE_DONE, EVENT_FUSED, NODE_NAME_BYTES);
                     P(node_event, graph_seq); P(node_event, tensor); P(node_event, src); P(node_event, ne); P(node_event, index);
                     P(node_event, n_nodes); P(node_event, op); P(node_event, type); P(node_event, flags); P(node_event, op_param0);
                     P(node_event, name); S(node_event);
