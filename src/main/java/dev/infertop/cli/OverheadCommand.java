@@ -28,9 +28,10 @@ import java.util.regex.Pattern;
  * slowdown ratio with its spread and the target's CPU time per token either way.
  */
 @Command(name = "overhead", mixinStandardHelpOptions = true, sortOptions = false,
-        description = {"Measure infertop's cost on COMMAND: run it alternately without and with infertop",
-                "(interleaved pairs), and print the decode slowdown (when COMMAND is llama-bench) and the",
-                "target's CPU time per token, as medians with their spread."})
+        description = {"Measure infertop's cost on COMMAND: run it alternately without",
+                "and with infertop (interleaved pairs); print the decode slowdown (when",
+                "COMMAND is llama-bench) and the target's CPU time per token, as medians",
+                "with their spread."})
 final class OverheadCommand implements Callable<Integer> {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final Pattern BENCH_ROW = Pattern.compile("\\|\\s*(tg\\d+|pp\\d+|pp\\d+\\+tg\\d+)\\s*\\|\\s*([0-9.]+)\\s*±\\s*([0-9.]+)\\s*\\|");
