@@ -144,27 +144,86 @@ public final class ProbeSet implements AutoCloseable {
             return;
         }
         state.failures.clear();
+        // First find every site, then attach: a layer that needs all its required probes attaches nothing
+        // while one of them is missing (its other probes would cost time and report nothing).
+        Map<ProbeSpec, Map<Path, List<Site>>> plan = new LinkedHashMap<>();
+        List<ProbeSpec> missing = new ArrayList<>();
+        Set<Path> definingLayerSymbols = new LinkedHashSet<>();
         for (ProbeSpec spec : ProbeSpec.of(layer)) {
             String key = key(spec);
-            boolean found = state.attached.values().stream().anyMatch(keys -> keys.contains(key));
+            boolean found = false;
+            for (Map.Entry<Path, List<String>> done : state.attached.entrySet()) {
+                if (done.getValue().contains(key)) {
+                    found = true;
+                    definingLayerSymbols.add(done.getKey());
+                }
+            }
+            Map<Path, List<Site>> sitesByLibrary = new LinkedHashMap<>();
             for (Path library : libraries) {
-                List<String> done = state.attached.computeIfAbsent(library, l -> new ArrayList<>());
-                if (done.contains(key)) {
+                if (state.attached.getOrDefault(library, List.of()).contains(key)) {
                     continue;
                 }
                 List<Site> sites = findSites(library, spec, state);
-                if (sites.isEmpty()) {
-                    continue;
+                if (!sites.isEmpty()) {
+                    sitesByLibrary.put(library, sites);
+                    definingLayerSymbols.add(library);
+                    found = true;
                 }
-                for (Site site : sites) {
-                    attach(state, spec, library, site);
-                }
-                done.add(key);
-                found = true;
             }
+            plan.put(spec, sitesByLibrary);
             if (!found && !spec.optional()) {
-                state.failures.add(describe(spec) + " not found in " + describe(libraries));
+                missing.add(spec);
             }
+        }
+        for (ProbeSpec spec : missing) {
+            state.failures.add(notFound(spec, definingLayerSymbols));
+        }
+        if (!missing.isEmpty() && ProbeSpec.needsAllRequired(layer)) {
+            return;
+        }
+        for (Map.Entry<ProbeSpec, Map<Path, List<Site>>> entry : plan.entrySet()) {
+            String key = key(entry.getKey());
+            for (Map.Entry<Path, List<Site>> library : entry.getValue().entrySet()) {
+                for (Site site : library.getValue()) {
+                    attach(state, entry.getKey(), library.getKey(), site);
+                }
+                state.attached.computeIfAbsent(library.getKey(), l -> new ArrayList<>()).add(key);
+            }
+        }
+    }
+
+    /**
+     * Why a required probe has no site. A stripped library (no .symtab) keeps only exported functions, so
+     * local ones such as ggml_graph_compute_thread are gone: name it as stripped, preferring the stripped
+     * libraries that define the layer's other symbols (where the missing one would have been).
+     */
+    private String notFound(ProbeSpec spec, Set<Path> definingLayerSymbols) {
+        List<Path> stripped = new ArrayList<>();
+        for (Path library : definingLayerSymbols.isEmpty() ? libraries : definingLayerSymbols) {
+            if (isStripped(library)) {
+                stripped.add(library);
+            }
+        }
+        if (stripped.isEmpty() && !definingLayerSymbols.isEmpty()) {
+            for (Path library : libraries) {
+                if (isStripped(library)) {
+                    stripped.add(library);
+                }
+            }
+        }
+        if (stripped.isEmpty()) {
+            return describe(spec) + " not found in " + describe(libraries);
+        }
+        return describe(spec) + " not found in " + describe(stripped) + " (stripped: "
+                + (stripped.size() == 1 ? "it has" : "they have")
+                + " no .symtab; local functions are gone)";
+    }
+
+    private static boolean isStripped(Path library) {
+        try (ElfFile elf = ElfFile.open(library)) {
+            return elf.isStripped();
+        } catch (TargetException e) {
+            return false;
         }
     }
 

@@ -41,6 +41,14 @@ public sealed interface ProbeSpec {
                     name -> name.startsWith("ggml_compute_forward_") && name.contains("_fused"), 0,
                     "handle_fused_call", true));
 
+    /**
+     * Whether the layer is useless unless every non-optional probe is found: the operator layer reads graphs
+     * only for the worker threads to report against; without the thread probes it would cost and show nothing.
+     */
+    static boolean needsAllRequired(Layer layer) {
+        return layer == Layer.OPERATOR;
+    }
+
     static List<ProbeSpec> of(Layer layer) {
         return ALL.stream().filter(spec -> spec.layer() == layer).toList();
     }

@@ -8,13 +8,10 @@ import dev.infertop.workload.LlamaCppWorkload;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -34,8 +31,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * call + 8 = 9; 11 in all.
  */
 class ProbePlacementSafetyIT {
-    private static final Path TRACING = Path.of("/sys/kernel/tracing");
-    private static final Path UPROBE_EVENTS = TRACING.resolve("uprobe_events");
     private static final String GROUP = "infertop_it";
     private static final long EXPECTED_DECODE_CALLS = 2 + 9;
 
@@ -58,14 +53,7 @@ class ProbePlacementSafetyIT {
         Requirements.requireRoot();
         workload = Requirements.llamaCpp();
         tinyModel = Models.preset("tiny");
-        if (!Files.exists(UPROBE_EVENTS)) {
-            Process mount = new ProcessBuilder("mount", "-t", "tracefs", "nodev", TRACING.toString())
-                    .redirectErrorStream(true).start();
-            String output = new String(mount.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-            Requirements.require(mount.waitFor() == 0 && Files.exists(UPROBE_EVENTS),
-                    "needs tracefs at " + TRACING + ": " + output.strip());
-        }
-        removeOurEvents(); // a crashed earlier run may have left some
+        Tracefs.require();
     }
 
     private static Pair pair(String key, Path library, String function) throws Exception {
@@ -100,16 +88,13 @@ class ProbePlacementSafetyIT {
     @Test
     void probeAfterEndbr64SeesExactlyTheCallsAnEntryProbeSees() throws Exception {
         List<Pair> pairs = pairs();
-        List<String> created = new ArrayList<>();
         Map<String, Long> hits;
-        try {
+        try (Tracefs tracefs = Tracefs.group(GROUP)) {
             for (Pair pair : pairs) {
-                addProbe(pair.entryEvent(), pair.library(), pair.entryOffset());
-                created.add(pair.entryEvent());
-                addProbe(pair.siteEvent(), pair.library(), pair.siteOffset());
-                created.add(pair.siteEvent());
+                tracefs.addProbe(pair.entryEvent(), pair.library(), pair.entryOffset());
+                tracefs.addProbe(pair.siteEvent(), pair.library(), pair.siteOffset());
             }
-            Files.writeString(TRACING.resolve("events").resolve(GROUP).resolve("enable"), "1");
+            tracefs.enable();
 
             Path dir = workload.prebuiltDir();
             ProcessBuilder builder = new ProcessBuilder(dir.resolve("llama-bench").toString(), "-m",
@@ -121,10 +106,8 @@ class ProbePlacementSafetyIT {
             assertTrue(bench.waitFor(180, TimeUnit.SECONDS), "llama-bench finished");
             assertEquals(0, bench.exitValue(), output);
 
-            Files.writeString(TRACING.resolve("events").resolve(GROUP).resolve("enable"), "0");
-            hits = readHits();
-        } finally {
-            cleanUp(created);
+            tracefs.disable();
+            hits = tracefs.hits();
         }
 
         Map<String, String> report = new LinkedHashMap<>();
@@ -150,80 +133,7 @@ class ProbePlacementSafetyIT {
         assertEquals(EXPECTED_DECODE_CALLS, hitsOf(hits, "decode_s"), "llama_decode calls at entry+4: " + hits);
     }
 
-    private static void addProbe(String event, Path library, long fileOffset) throws IOException {
-        String line = "p:" + GROUP + "/" + event + " " + library + ":0x" + Long.toHexString(fileOffset) + "\n";
-        Files.writeString(UPROBE_EVENTS, line, StandardOpenOption.WRITE, StandardOpenOption.APPEND);
-    }
-
-    /** uprobe_profile: "  FILE EVENT NHIT" (newer kernels add a column), EVENT with or without its group. */
-    private static Map<String, Long> readHits() throws IOException {
-        Map<String, Long> hits = new HashMap<>();
-        for (String line : Files.readAllLines(TRACING.resolve("uprobe_profile"))) {
-            String[] fields = line.strip().split("\\s+");
-            if (fields.length < 3) {
-                continue;
-            }
-            String event = fields[1];
-            if (event.contains("/")) {
-                if (!event.startsWith(GROUP + "/")) {
-                    continue;
-                }
-                event = event.substring(GROUP.length() + 1);
-            }
-            hits.put(event, Long.parseLong(fields[2]));
-        }
-        return hits;
-    }
-
     private static long hitsOf(Map<String, Long> hits, String event) {
-        Long count = hits.get(event);
-        if (count == null) {
-            throw new AssertionError("no uprobe_profile line for " + event + ": " + hits);
-        }
-        return count;
-    }
-
-    private static List<String> ourEvents() throws IOException {
-        // lines look like "p:infertop_it/decode_e /path:0x..."
-        return Files.readAllLines(UPROBE_EVENTS).stream().filter(l -> l.contains(GROUP + "/"))
-                .map(l -> l.substring(l.indexOf(GROUP + "/") + GROUP.length() + 1).split("\\s+")[0]).toList();
-    }
-
-    private static void removeOurEvents() throws IOException {
-        List<String> stale = ourEvents();
-        if (stale.isEmpty()) {
-            return;
-        }
-        Path enable = TRACING.resolve("events").resolve(GROUP).resolve("enable");
-        if (Files.exists(enable)) {
-            Files.writeString(enable, "0");
-        }
-        for (String event : stale) {
-            Files.writeString(UPROBE_EVENTS, "-:" + GROUP + "/" + event + "\n", StandardOpenOption.WRITE,
-                    StandardOpenOption.APPEND);
-        }
-    }
-
-    /** Disables, then removes each probe this test created (never anyone else's), and checks they are gone. */
-    private static void cleanUp(List<String> created) throws IOException {
-        List<Throwable> failures = new ArrayList<>();
-        Path enable = TRACING.resolve("events").resolve(GROUP).resolve("enable");
-        if (Files.exists(enable)) {
-            try {
-                Files.writeString(enable, "0");
-            } catch (IOException e) {
-                failures.add(e);
-            }
-        }
-        for (String event : created) {
-            try {
-                Files.writeString(UPROBE_EVENTS, "-:" + GROUP + "/" + event + "\n", StandardOpenOption.WRITE,
-                        StandardOpenOption.APPEND);
-            } catch (IOException e) {
-                failures.add(new IOException("removing " + event + ": " + e.getMessage(), e));
-            }
-        }
-        assertEquals(List.of(), ourEvents(), "uprobe_events still holds " + GROUP + " probes; " + failures);
-        assertEquals(List.of(), failures);
+        return Tracefs.hitsOf(hits, event);
     }
 }
