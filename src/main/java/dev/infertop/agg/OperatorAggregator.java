@@ -234,9 +234,22 @@ public final class OperatorAggregator {
         shapes = Arrays.copyOf(shapes, capacity * 4);
     }
 
+    private boolean inFlightAtEnd;
+
+    /** At the end of tracing: attributes the last graph if its threads reported, else drops it as in flight. */
+    public void finishLastGraph() {
+        inFlightAtEnd = true;
+        finishGraph();
+        inFlightAtEnd = false;
+    }
+
     /** Attributes the graph being assembled, if complete. Called when the next graph starts, or at the end. */
     public void finishGraph() {
         if (graphSeq < 0 || nodeCount == 0) {
+            return;
+        }
+        if (threadCount == 0 && inFlightAtEnd) {
+            graphSeq = -1; // still running when tracing stopped: neither attributed nor a failure
             return;
         }
         List<int[]> groups = groups(); // {firstIndex, lastIndex}

@@ -149,7 +149,7 @@ public final class TraceAggregator implements TraceListener {
         OperatorTotals totalOperators = OperatorTotals.EMPTY;
         if (operators != null) {
             if (isFinal) {
-                operators.finishGraph();
+                operators.finishLastGraph();
             }
             intervalOperators = new OperatorTotals(operators.snapshotOps(false), operators.snapshotThreads(false),
                     operators.graphsAttributed(false), operators.graphsUnattributed(false));
