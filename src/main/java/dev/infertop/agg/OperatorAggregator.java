@@ -256,15 +256,11 @@ public final class OperatorAggregator {
         int threadsWithArrivals = 0;
         boolean consistent = threadCount > 0;
         for (int t = 0; t < threadCount; t++) {
-            ThreadTrack track = threads[t];
-            int arrivals = track.arrivalCount;
-            if (track.startNs == 0 || arrivals < groups.size() || arrivals > groups.size() + 1) {
+            // The loop's barrier follows every group but the last when it ends the graph, and the barrier
+            // after the loop follows it: G arrivals, or G + 1 when trailing nodes were skipped.
+            int arrivals = threads[t].arrivalCount;
+            if (arrivals < groups.size() || arrivals > groups.size() + 1) {
                 consistent = false;
-            }
-            for (int k = 0; k < Math.min(arrivals, groups.size()); k++) {
-                if (track.arrivals[k] == 0) {
-                    consistent = false;
-                }
             }
             threadsWithArrivals++;
         }
