@@ -15,9 +15,9 @@ enum event_kind {
 	EVENT_GRAPH = 2,     /* one ggml_backend_graph_compute_async() call: graph layer, any backend */
 	EVENT_CPU_GRAPH = 3, /* one ggml_graph_compute() call: graph layer, the CPU backend's own path */
 	EVENT_NODE = 4,      /* one node of a CPU graph, read when ggml_graph_compute starts: operator layer */
-	EVENT_THREAD_START = 5, /* a worker thread starts walking a graph (ggml_graph_compute_thread entry) */
-	EVENT_NODE_DONE = 6, /* a worker thread reaches the barrier after a node (call site in the node loop) */
+	EVENT_ARRIVALS = 5,  /* one worker thread's barrier arrivals over one graph, sent when the graph ends */
 	EVENT_FUSED = 7,     /* a worker thread runs a fused op over several nodes (call site in the node loop) */
+	EVENT_GRAPH_SAME = 8, /* a graph whose node list is the one last read (graph reuse): not read again */
 };
 
 struct event_header {
@@ -49,6 +49,26 @@ struct cpu_graph_event {
 	__s32 ret;         /* enum ggml_status */
 };
 
+/* Barrier arrivals kept per thread per graph (a 70-layer model runs ~1500 node groups). */
+#define MAX_ARRIVALS 4096
+
+/*
+ * One worker thread's walk through one graph: when it started and when it reached the barrier after each
+ * node group. Kept in a per-thread slot while the graph runs (one store per node, no ring-buffer record),
+ * and sent as one record of (ts - offsetof) + count * 8 bytes when ggml_graph_compute returns.
+ */
+struct arrivals_event {
+	struct event_header header; /* start_ns: thread start; end_ns: last arrival */
+	__u64 graph_seq;
+	__u32 count;       /* arrivals in ts[] */
+	__u32 cpu_first;   /* CPU at thread start */
+	__u32 cpu_last;    /* CPU at the last arrival */
+	__u32 migrated;    /* the thread changed CPU during the graph */
+	__u32 sampled;     /* internal: this graph is traced on this thread */
+	__u32 pad;
+	__u64 ts[MAX_ARRIVALS];
+};
+
 /* Name bytes copied per node (GGML_MAX_NAME is 64 in every release so far). */
 #define NODE_NAME_BYTES 64
 
@@ -71,8 +91,9 @@ struct thread_event {
 	struct event_header header; /* start_ns: the moment; end_ns: 0 */
 	__u64 graph_seq;   /* the graph the thread works on */
 	__u32 cpu;         /* CPU the thread ran on */
-	__u32 seq;         /* EVENT_NODE_DONE: 1 for the first barrier of this graph on this thread, ... */
-	__u64 tensor;      /* EVENT_FUSED: first node of the fused group (2nd argument) */
+	__u32 seq;         /* EVENT_FUSED: the node group (1-based) the fused op runs as */
+	__u64 tensor;      /* EVENT_FUSED: first node of the fused group (2nd argument);
+			      EVENT_GRAPH_SAME: graph_seq of the graph whose nodes were read */
 	__u64 tensor2;     /* EVENT_FUSED: next node (3rd argument) */
 };
 
@@ -92,7 +113,7 @@ struct probe_config {
 	__u32 tensor_src_offset;
 	__u32 tensor_name_offset;
 	__u32 max_graph_nodes;       /* nodes read per graph at most */
-	__u32 reserved;
+	__u32 graph_refresh;         /* re-read an unchanged graph after this many reuses (shapes may change) */
 };
 
 /* Switches the operator layer changes at run time (one-slot array map `op_control`). */

@@ -294,18 +294,144 @@ struct {
 	__type(value, __u8);
 } thread_filter SEC(".maps");
 
-struct thread_state {
-	__u64 graph_seq;
-	__u32 barriers;
-	__u32 sampled;
-};
+/*
+ * Per-thread arrival buffers: a slot per worker thread (assigned at its first graph), so a barrier hit is a
+ * hash lookup and a store; the buffers go to the ring buffer once per graph (flush_arrivals).
+ */
+#define MAX_THREAD_SLOTS 64
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 4096);
+	__type(key, __u32);   /* tid */
+	__type(value, __u32); /* slot */
+} thread_slot SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct thread_state);
-} thread_state_by_tid SEC(".maps");
+	__type(value, __u64);
+} slots_used SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, MAX_THREAD_SLOTS);
+	__type(key, __u32);
+	__type(value, struct arrivals_event);
+} arrivals_by_slot SEC(".maps");
+
+static __always_inline struct arrivals_event *arrivals_of(__u32 tid, int assign)
+{
+	__u32 *slot = bpf_map_lookup_elem(&thread_slot, &tid);
+	__u32 zero = 0, index;
+	__u64 *used;
+
+	if (!slot) {
+		if (!assign)
+			return 0;
+		used = bpf_map_lookup_elem(&slots_used, &zero);
+		if (!used)
+			return 0;
+		__u64 taken = __sync_fetch_and_add(used, 1);
+		if (taken >= MAX_THREAD_SLOTS)
+			return 0; /* more worker threads than slots: those are not traced */
+		index = (__u32)taken;
+		bpf_map_update_elem(&thread_slot, &tid, &index, BPF_NOEXIST);
+		slot = bpf_map_lookup_elem(&thread_slot, &tid);
+		if (!slot)
+			return 0;
+	}
+	index = *slot;
+	return bpf_map_lookup_elem(&arrivals_by_slot, &index);
+}
+
+static __always_inline void send_arrivals(struct arrivals_event *a)
+{
+	__u32 count = a->count < MAX_ARRIVALS ? a->count : MAX_ARRIVALS;
+	__u64 size = __builtin_offsetof(struct arrivals_event, ts) + (__u64)(count & (MAX_ARRIVALS - 1)) * 8;
+
+	if (count == MAX_ARRIVALS)
+		size = sizeof(*a);
+	a->header.kind = EVENT_ARRIVALS;
+	if (bpf_ringbuf_output(&events, a, size, BPF_RB_NO_WAKEUP))
+		count_lost();
+	a->count = 0;
+	a->sampled = 0;
+}
+
+struct flush_ctx {
+	__u64 graph_seq;
+};
+
+static long flush_slot(void *map, __u32 *key, struct arrivals_event *a, struct flush_ctx *ctx)
+{
+	if (a->sampled && a->graph_seq == ctx->graph_seq)
+		send_arrivals(a);
+	return 0;
+}
+
+/*
+ * The last graph read, to skip reading it again: llama.cpp reuses the same graph for token after token
+ * (same cgraph, same node tensors), so a signature of its node-pointer array says "nothing to read".
+ */
+struct walk_memo {
+	__u64 signature;
+	__u64 full_seq;   /* graph_seq of the last graph read node by node */
+	__u32 reuses;     /* graphs since then that matched it */
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct walk_memo);
+} walk_memo SEC(".maps");
+
+#define SIGNATURE_CHUNK 64 /* node pointers hashed per bpf_probe_read_user */
+
+struct pointer_chunk {
+	__u64 pointers[SIGNATURE_CHUNK];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct pointer_chunk);
+} signature_scratch SEC(".maps");
+
+struct signature_ctx {
+	const void *nodes;
+	__u64 hash;
+	__s32 n_nodes;
+	__s32 failed;
+};
+
+static long hash_chunk(__u32 chunk, void *data)
+{
+	struct signature_ctx *sig = data;
+	__u32 zero = 0;
+	struct pointer_chunk *scratch = bpf_map_lookup_elem(&signature_scratch, &zero);
+	__s32 left = sig->n_nodes - (__s32)(chunk * SIGNATURE_CHUNK);
+	__u32 size;
+
+	if (!scratch || left <= 0)
+		return 1;
+	/* 1..SIGNATURE_CHUNK pointers, written so the verifier can see the bounds (8..512 bytes). */
+	size = ((((__u32)(left < SIGNATURE_CHUNK ? left : SIGNATURE_CHUNK) - 1) & (SIGNATURE_CHUNK - 1)) + 1) *
+	       sizeof(__u64);
+	__builtin_memset(scratch->pointers, 0, sizeof(scratch->pointers));
+	if (bpf_probe_read_user(scratch->pointers, size,
+				sig->nodes + (__u64)chunk * SIGNATURE_CHUNK * sizeof(__u64))) {
+		sig->failed = 1;
+		return 1;
+	}
+	for (int i = 0; i < SIGNATURE_CHUNK; i++)
+		sig->hash = (sig->hash ^ scratch->pointers[i]) * 0x100000001b3ULL;
+	return 0;
+}
 
 struct walk_ctx {
 	const void *nodes;
@@ -366,6 +492,27 @@ static long walk_node(__u32 index, void *data)
 	return 0;
 }
 
+static __always_inline void emit_thread_event(__u32 kind, __u32 tid, __u64 graph_seq, __u32 seq, __u64 tensor,
+					      __u64 tensor2)
+{
+	struct thread_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+
+	if (!e) {
+		count_lost();
+		return;
+	}
+	e->header.kind = kind;
+	e->header.tid = tid;
+	e->header.start_ns = bpf_ktime_get_ns();
+	e->header.end_ns = 0;
+	e->graph_seq = graph_seq;
+	e->cpu = bpf_get_smp_processor_id();
+	e->seq = seq;
+	e->tensor = tensor;
+	e->tensor2 = tensor2;
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+}
+
 /* ggml_graph_compute(cgraph, cplan) entry: number the graph and, when sampled, record its nodes. */
 SEC("uprobe")
 int BPF_KPROBE(handle_graph_walk, void *cgraph)
@@ -391,29 +538,30 @@ int BPF_KPROBE(handle_graph_walk, void *cgraph)
 		return 0;
 	walk.start_ns = bpf_ktime_get_ns();
 	walk.tid = (__u32)pid_tgid;
-	bpf_loop(walk.n_nodes < config.max_graph_nodes ? walk.n_nodes : config.max_graph_nodes, walk_node, &walk, 0);
-	return 0;
-}
 
-static __always_inline void emit_thread_event(__u32 kind, __u32 tid, __u64 graph_seq, __u32 seq, __u64 tensor,
-					      __u64 tensor2)
-{
-	struct thread_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	/* Same node pointers as the graph read last, and read recently enough: say so instead of reading. */
+	struct walk_memo *memo = bpf_map_lookup_elem(&walk_memo, &zero);
+	struct signature_ctx sig = {
+		.nodes = walk.nodes,
+		.hash = 0xcbf29ce484222325ULL ^ (__u64)cgraph ^ ((__u64)walk.n_nodes << 32),
+		.n_nodes = walk.n_nodes,
+	};
+	__u32 chunks = ((__u32)walk.n_nodes + SIGNATURE_CHUNK - 1) / SIGNATURE_CHUNK;
 
-	if (!e) {
-		count_lost();
-		return;
+	bpf_loop(chunks < 1024 ? chunks : 1024, hash_chunk, &sig, 0);
+	if (memo && !sig.failed && memo->full_seq && memo->signature == sig.hash &&
+	    memo->reuses < config.graph_refresh) {
+		memo->reuses += 1;
+		emit_thread_event(EVENT_GRAPH_SAME, walk.tid, walk.graph_seq, 0, memo->full_seq, 0);
+		return 0;
 	}
-	e->header.kind = kind;
-	e->header.tid = tid;
-	e->header.start_ns = bpf_ktime_get_ns();
-	e->header.end_ns = 0;
-	e->graph_seq = graph_seq;
-	e->cpu = bpf_get_smp_processor_id();
-	e->seq = seq;
-	e->tensor = tensor;
-	e->tensor2 = tensor2;
-	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+	bpf_loop(walk.n_nodes < config.max_graph_nodes ? walk.n_nodes : config.max_graph_nodes, walk_node, &walk, 0);
+	if (memo) {
+		memo->signature = sig.failed ? 0 : sig.hash;
+		memo->full_seq = walk.graph_seq;
+		memo->reuses = 0;
+	}
+	return 0;
 }
 
 /* ggml_graph_compute_thread entry: this thread starts on the current graph. */
@@ -422,23 +570,34 @@ int BPF_KPROBE(handle_thread_start)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	struct op_control *ctl = control();
-	struct thread_state state = {};
 	__u32 tid = (__u32)pid_tgid;
+	struct arrivals_event *a;
 	__u32 zero = 0;
 	__u64 *counter;
+	__u64 graph_seq;
 
 	if (!is_target(pid_tgid) || !ctl || !ctl->enabled)
 		return 0;
 	counter = bpf_map_lookup_elem(&graph_counter, &zero);
 	if (!counter)
 		return 0;
-	state.graph_seq = *counter;
-	state.sampled = sampled(ctl, state.graph_seq);
-	if (state.sampled && ctl->filter_threads && !bpf_map_lookup_elem(&thread_filter, &tid))
-		state.sampled = 0;
-	bpf_map_update_elem(&thread_state_by_tid, &tid, &state, BPF_ANY);
-	if (state.sampled)
-		emit_thread_event(EVENT_THREAD_START, tid, state.graph_seq, 0, 0, 0);
+	graph_seq = *counter;
+	if (!sampled(ctl, graph_seq) || (ctl->filter_threads && !bpf_map_lookup_elem(&thread_filter, &tid)))
+		return 0;
+	a = arrivals_of(tid, 1);
+	if (!a)
+		return 0;
+	if (a->sampled && a->count)
+		send_arrivals(a); /* a graph whose end was not seen (layer switched mid-graph) */
+	a->header.tid = tid;
+	a->header.start_ns = bpf_ktime_get_ns();
+	a->header.end_ns = 0;
+	a->graph_seq = graph_seq;
+	a->count = 0;
+	a->cpu_first = bpf_get_smp_processor_id();
+	a->cpu_last = a->cpu_first;
+	a->migrated = 0;
+	a->sampled = 1;
 	return 0;
 }
 
@@ -447,16 +606,43 @@ SEC("uprobe")
 int BPF_KPROBE(handle_node_done)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)pid_tgid;
-	struct thread_state *state;
+	struct arrivals_event *a;
+	__u32 index, cpu;
 
 	if (!is_target(pid_tgid))
 		return 0;
-	state = bpf_map_lookup_elem(&thread_state_by_tid, &tid);
-	if (!state || !state->sampled)
+	a = arrivals_of((__u32)pid_tgid, 0);
+	if (!a || !a->sampled)
 		return 0;
-	state->barriers += 1;
-	emit_thread_event(EVENT_NODE_DONE, tid, state->graph_seq, state->barriers, 0, 0);
+	index = a->count;
+	if (index >= MAX_ARRIVALS)
+		return 0;
+	a->ts[index & (MAX_ARRIVALS - 1)] = bpf_ktime_get_ns();
+	a->count = index + 1;
+	cpu = bpf_get_smp_processor_id();
+	if (cpu != a->cpu_last) {
+		a->migrated = 1;
+		a->cpu_last = cpu;
+	}
+	return 0;
+}
+
+/* ggml_graph_compute return: every thread is done with the graph; send their arrivals. */
+SEC("uretprobe")
+int BPF_KRETPROBE(handle_graph_done)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct flush_ctx flush = {};
+	__u32 zero = 0;
+	__u64 *counter;
+
+	if (!is_target(pid_tgid))
+		return 0;
+	counter = bpf_map_lookup_elem(&graph_counter, &zero);
+	if (!counter)
+		return 0;
+	flush.graph_seq = *counter;
+	bpf_for_each_map_elem(&arrivals_by_slot, flush_slot, &flush, 0);
 	return 0;
 }
 
@@ -466,13 +652,13 @@ int BPF_KPROBE(handle_fused_call, void *params, void *node, void *next)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)pid_tgid;
-	struct thread_state *state;
+	struct arrivals_event *a;
 
 	if (!is_target(pid_tgid))
 		return 0;
-	state = bpf_map_lookup_elem(&thread_state_by_tid, &tid);
-	if (!state || !state->sampled)
+	a = arrivals_of(tid, 0);
+	if (!a || !a->sampled)
 		return 0;
-	emit_thread_event(EVENT_FUSED, tid, state->graph_seq, state->barriers + 1, (__u64)node, (__u64)next);
+	emit_thread_event(EVENT_FUSED, tid, a->graph_seq, a->count + 1, (__u64)node, (__u64)next);
 	return 0;
 }

@@ -6,6 +6,8 @@ import dev.infertop.model.ThreadTotals;
 import org.HdrHistogram.Histogram;
 import org.HdrHistogram.SingleWriterRecorder;
 
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -38,6 +40,8 @@ public final class OperatorAggregator {
 
     // The graph being assembled.
     private long graphSeq = -1;
+    /** graph_seq of the node list held in the arrays below (a reused graph points back at it). */
+    private long nodesReadSeq = -1;
     private long graphStartNs;
     private int nodeCount;
     private long[] tensors = new long[2048];
@@ -118,6 +122,7 @@ public final class OperatorAggregator {
         if (seq != graphSeq) {
             finishGraph();
             beginGraph(seq, startNs);
+            nodesReadSeq = seq;
         }
         if (index < 0 || index >= 1 << 16) {
             return;
@@ -136,35 +141,40 @@ public final class OperatorAggregator {
         nodeCount = Math.max(nodeCount, index + 1);
     }
 
-    public void onThreadStart(int tid, long seq, long timeNs, int cpu) {
+    /** A graph identical to the one whose nodes were read last: keep those nodes, start a new graph. */
+    public void onGraphSame(long seq, long sameAsSeq, long timeNs) {
+        finishGraph();
+        if (sameAsSeq != nodesReadSeq || nodeCount == 0) {
+            // The nodes it refers to never arrived (ring full, layer switched on since): cannot attribute.
+            graphSeq = -1;
+            graphsUnattributed++;
+            intervalGraphsUnattributed++;
+            return;
+        }
+        int nodes = nodeCount;
+        beginGraph(seq, timeNs);
+        nodeCount = nodes;
+    }
+
+    /** One thread's start and barrier arrivals over graph {@code seq} ({@code count} longs at {@code tsOffset}). */
+    public void onArrivals(int tid, long seq, long startNs, int cpuFirst, int cpuLast, boolean migrated,
+                           MemorySegment data, long tsOffset, int count) {
         if (seq != graphSeq) {
             return; // its nodes were not read (ring full, or the layer was switched on mid-graph)
         }
         ThreadTrack track = track(tid);
-        if (track != null) {
-            track.startNs = timeNs;
-            track.cpu = cpu;
-            track.lastCpu = cpu;
-        }
-    }
-
-    public void onNodeDone(int tid, long seq, int barrier, long timeNs, int cpu) {
-        if (seq != graphSeq) {
+        if (track == null) {
             return;
         }
-        ThreadTrack track = track(tid);
-        if (track == null || barrier < 1) {
-            return;
+        track.startNs = startNs;
+        track.cpu = cpuFirst;
+        track.lastCpu = cpuLast;
+        track.migrated = migrated;
+        if (count > track.arrivals.length) {
+            track.arrivals = new long[Math.max(count, track.arrivals.length * 2)];
         }
-        if (barrier > track.arrivals.length) {
-            track.arrivals = Arrays.copyOf(track.arrivals, Math.max(barrier, track.arrivals.length * 2));
-        }
-        track.arrivals[barrier - 1] = timeNs;
-        track.arrivalCount = Math.max(track.arrivalCount, barrier);
-        if (cpu != track.lastCpu) {
-            track.migrated = true;
-            track.lastCpu = cpu;
-        }
+        MemorySegment.copy(data, ValueLayout.JAVA_LONG_UNALIGNED, tsOffset, track.arrivals, 0, count);
+        track.arrivalCount = count;
     }
 
     public void onFused(int tid, long seq, int group, long tensor, long nextTensor) {
@@ -224,24 +234,33 @@ public final class OperatorAggregator {
         shapes = Arrays.copyOf(shapes, capacity * 4);
     }
 
+    private boolean inFlightAtEnd;
+
+    /** At the end of tracing: attributes the last graph if its threads reported, else drops it as in flight. */
+    public void finishLastGraph() {
+        inFlightAtEnd = true;
+        finishGraph();
+        inFlightAtEnd = false;
+    }
+
     /** Attributes the graph being assembled, if complete. Called when the next graph starts, or at the end. */
     public void finishGraph() {
         if (graphSeq < 0 || nodeCount == 0) {
+            return;
+        }
+        if (threadCount == 0 && inFlightAtEnd) {
+            graphSeq = -1; // still running when tracing stopped: neither attributed nor a failure
             return;
         }
         List<int[]> groups = groups(); // {firstIndex, lastIndex}
         int threadsWithArrivals = 0;
         boolean consistent = threadCount > 0;
         for (int t = 0; t < threadCount; t++) {
-            ThreadTrack track = threads[t];
-            int arrivals = track.arrivalCount;
-            if (track.startNs == 0 || arrivals < groups.size() || arrivals > groups.size() + 1) {
+            // The loop's barrier follows every group but the last when it ends the graph, and the barrier
+            // after the loop follows it: G arrivals, or G + 1 when trailing nodes were skipped.
+            int arrivals = threads[t].arrivalCount;
+            if (arrivals < groups.size() || arrivals > groups.size() + 1) {
                 consistent = false;
-            }
-            for (int k = 0; k < Math.min(arrivals, groups.size()); k++) {
-                if (track.arrivals[k] == 0) {
-                    consistent = false;
-                }
             }
             threadsWithArrivals++;
         }

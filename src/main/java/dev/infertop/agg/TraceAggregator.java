@@ -63,13 +63,16 @@ public final class TraceAggregator implements TraceListener {
     }
 
     @Override
-    public void onThreadStart(int tid, long graphSeq, long timeNs, int cpu) {
-        if (operators != null) operators.onThreadStart(tid, graphSeq, timeNs, cpu);
+    public void onGraphSame(long graphSeq, long sameAsSeq, long timeNs) {
+        if (operators != null) operators.onGraphSame(graphSeq, sameAsSeq, timeNs);
     }
 
     @Override
-    public void onNodeDone(int tid, long graphSeq, int seq, long timeNs, int cpu) {
-        if (operators != null) operators.onNodeDone(tid, graphSeq, seq, timeNs, cpu);
+    public void onArrivals(int tid, long graphSeq, long startNs, int cpuFirst, int cpuLast, boolean migrated,
+                           java.lang.foreign.MemorySegment data, long tsOffset, int count) {
+        if (operators != null) {
+            operators.onArrivals(tid, graphSeq, startNs, cpuFirst, cpuLast, migrated, data, tsOffset, count);
+        }
     }
 
     @Override
@@ -146,7 +149,7 @@ public final class TraceAggregator implements TraceListener {
         OperatorTotals totalOperators = OperatorTotals.EMPTY;
         if (operators != null) {
             if (isFinal) {
-                operators.finishGraph();
+                operators.finishLastGraph();
             }
             intervalOperators = new OperatorTotals(operators.snapshotOps(false), operators.snapshotThreads(false),
                     operators.graphsAttributed(false), operators.graphsUnattributed(false));

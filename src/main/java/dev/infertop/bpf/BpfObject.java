@@ -100,10 +100,10 @@ public final class BpfObject implements AutoCloseable {
         }
         if (rc != 0) {
             int err = -rc;
-            String hint = switch (err) {
-                case Errno.EPERM, Errno.EACCES -> " (needs root, or CAP_BPF and CAP_PERFMON)";
-                default -> " (set INFERTOP_LIBBPF_DEBUG=1 to see libbpf's log)";
-            };
+            boolean privileged = dev.infertop.ffi.LibC.geteuid() == 0;
+            String hint = (err == Errno.EPERM || err == Errno.EACCES) && !privileged
+                    ? " (needs root, or CAP_BPF and CAP_PERFMON)"
+                    : " (rejected by this kernel; set INFERTOP_LIBBPF_DEBUG=1 to see the verifier's log)";
             throw new BpfException("cannot load BPF object " + name + ": " + LibBpf.strerror(err) + hint);
         }
         loaded = true;

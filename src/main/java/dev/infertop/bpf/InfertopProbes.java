@@ -16,6 +16,7 @@ public final class InfertopProbes {
     public static final String LOST_EVENTS_MAP = "lost_events";
     public static final String OP_CONTROL_MAP = "op_control";
     public static final String THREAD_FILTER_MAP = "thread_filter";
+    public static final String WALK_MEMO_MAP = "walk_memo";
 
     /**
      * Struct offsets the probes read, found at attach time (never per-version constants): struct ggml_cgraph's
@@ -23,6 +24,13 @@ public final class InfertopProbes {
      */
     public record StructOffsets(int cgraphNodesCount, int cgraphNodes, int tensorType, int tensorNe, int tensorOp,
                                 int tensorOpParams, int tensorFlags, int tensorSrc, int tensorName) {}
+
+    /**
+     * A graph whose node pointers match the one read last is not read again (llama.cpp reuses its decode
+     * graph token after token), except every this many graphs, so shapes that change in place (the KV
+     * length seen by attention views) stay at most this many tokens old.
+     */
+    public static final int GRAPH_REFRESH = 32;
 
     /** Upper bound of nodes read per graph (a 70-layer model has ~3000). */
     public static final int MAX_GRAPH_NODES = 16384;
@@ -73,6 +81,7 @@ public final class InfertopProbes {
             config.set(ValueLayout.JAVA_INT, EventLayout.CONFIG_TENSOR_SRC_OFFSET, offsets.tensorSrc());
             config.set(ValueLayout.JAVA_INT, EventLayout.CONFIG_TENSOR_NAME_OFFSET, offsets.tensorName());
             config.set(ValueLayout.JAVA_INT, EventLayout.CONFIG_MAX_GRAPH_NODES, MAX_GRAPH_NODES);
+            config.set(ValueLayout.JAVA_INT, EventLayout.CONFIG_GRAPH_REFRESH, GRAPH_REFRESH);
             object.setMaxEntries(RING_BUFFER_MAP, ringBytes);
             object.load();
             return object;

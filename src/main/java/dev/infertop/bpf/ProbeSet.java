@@ -127,6 +127,10 @@ public final class ProbeSet implements AutoCloseable {
             value.set(ValueLayout.JAVA_INT, EventLayout.OP_CONTROL_ENABLED, enabled ? 1 : 0);
             value.set(ValueLayout.JAVA_INT, EventLayout.OP_CONTROL_EVERY, operatorEvery);
             value.set(ValueLayout.JAVA_INT, EventLayout.OP_CONTROL_FILTER_THREADS, filterThreads ? 1 : 0);
+            if (enabled) {
+                // Forget the last graph read: user space may not hold its nodes any more.
+                object.updateElement(InfertopProbes.WALK_MEMO_MAP, 0, arena.allocate(24, 8));
+            }
             object.updateElement(InfertopProbes.OP_CONTROL_MAP, 0, value);
         }
     }

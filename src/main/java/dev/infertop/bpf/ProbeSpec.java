@@ -30,7 +30,8 @@ public sealed interface ProbeSpec {
             new FunctionProbe(Layer.GRAPH, "ggml_graph_compute", "handle_cpu_graph_enter", "handle_cpu_graph_exit",
                     false, false),
             // Operator layer: the graph is read once per compute; threads report only at the node-loop barrier.
-            new FunctionProbe(Layer.OPERATOR, "ggml_graph_compute", "handle_graph_walk", null, false, false),
+            new FunctionProbe(Layer.OPERATOR, "ggml_graph_compute", "handle_graph_walk", "handle_graph_done", false,
+                    false),
             new FunctionProbe(Layer.OPERATOR, "ggml_graph_compute_thread", "handle_thread_start", null, true, false),
             // The node loop calls ggml_barrier after each node and once after the loop: the first two call sites
             // in address order in every build seen. Later ones belong to op code inlined into the loop (MoE's

@@ -74,7 +74,17 @@ public final class EventDecoder implements RingBufferReader.RecordHandler {
                         data.get(LONG, offset + NODE_SRC + 16),
                         names.intern(data, offset + NODE_NAME, NODE_NAME_BYTES));
             }
-            case EVENT_THREAD_START, EVENT_NODE_DONE, EVENT_FUSED -> {
+            case EVENT_ARRIVALS -> {
+                int count = data.get(INT, offset + ARRIVALS_COUNT);
+                if (count < 0 || count > MAX_ARRIVALS || lengthBytes < ARRIVALS_TS + 8L * count) {
+                    malformedRecords++;
+                    return;
+                }
+                listener.onArrivals(tid, data.get(LONG, offset + ARRIVALS_GRAPH_SEQ), startNs,
+                        data.get(INT, offset + ARRIVALS_CPU_FIRST), data.get(INT, offset + ARRIVALS_CPU_LAST),
+                        data.get(INT, offset + ARRIVALS_MIGRATED) != 0, data, offset + ARRIVALS_TS, count);
+            }
+            case EVENT_FUSED, EVENT_GRAPH_SAME -> {
                 if (lengthBytes < THREAD_SIZE) {
                     malformedRecords++;
                     return;
@@ -83,8 +93,7 @@ public final class EventDecoder implements RingBufferReader.RecordHandler {
                 int cpu = data.get(INT, offset + THREAD_CPU);
                 int seq = data.get(INT, offset + THREAD_SEQ);
                 switch (kind) {
-                    case EVENT_THREAD_START -> listener.onThreadStart(tid, graphSeq, startNs, cpu);
-                    case EVENT_NODE_DONE -> listener.onNodeDone(tid, graphSeq, seq, startNs, cpu);
+                    case EVENT_GRAPH_SAME -> listener.onGraphSame(graphSeq, data.get(LONG, offset + THREAD_TENSOR), startNs);
                     default -> listener.onFused(tid, graphSeq, seq, data.get(LONG, offset + THREAD_TENSOR),
                             data.get(LONG, offset + THREAD_TENSOR2), startNs);
                 }

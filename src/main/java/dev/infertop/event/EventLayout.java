@@ -12,9 +12,9 @@ public final class EventLayout {
     public static final int EVENT_GRAPH = 2;
     public static final int EVENT_CPU_GRAPH = 3;
     public static final int EVENT_NODE = 4;
-    public static final int EVENT_THREAD_START = 5;
-    public static final int EVENT_NODE_DONE = 6;
+    public static final int EVENT_ARRIVALS = 5;
     public static final int EVENT_FUSED = 7;
+    public static final int EVENT_GRAPH_SAME = 8;
 
     // struct event_header
     public static final int HEADER_KIND = 0;
@@ -57,6 +57,15 @@ public final class EventLayout {
     public static final int NODE_NAME = 120;
     public static final int NODE_SIZE = 184;
 
+    // struct arrivals_event
+    public static final int MAX_ARRIVALS = 4096;
+    public static final int ARRIVALS_GRAPH_SEQ = 24;
+    public static final int ARRIVALS_COUNT = 32;
+    public static final int ARRIVALS_CPU_FIRST = 36;
+    public static final int ARRIVALS_CPU_LAST = 40;
+    public static final int ARRIVALS_MIGRATED = 44;
+    public static final int ARRIVALS_TS = 56;
+
     // struct thread_event
     public static final int THREAD_GRAPH_SEQ = 24;
     public static final int THREAD_CPU = 32;
@@ -77,6 +86,7 @@ public final class EventLayout {
     public static final int CONFIG_TENSOR_SRC_OFFSET = 32;
     public static final int CONFIG_TENSOR_NAME_OFFSET = 36;
     public static final int CONFIG_MAX_GRAPH_NODES = 40;
+    public static final int CONFIG_GRAPH_REFRESH = 44;
     public static final int CONFIG_SIZE = 48;
 
     // struct op_control (map value)

@@ -25,11 +25,16 @@ public interface TraceListener {
     void onNode(long graphSeq, long graphStartNs, int index, int nNodes, long tensor, int op, int type, int flags,
                 int opParam0, long ne0, long ne1, long ne2, long ne3, long src0, long src1, long src2, int nameId);
 
-    /** A worker thread starts walking graph {@code graphSeq}. */
-    void onThreadStart(int tid, long graphSeq, long timeNs, int cpu);
+    /** Graph {@code graphSeq} has exactly the nodes of graph {@code sameAsSeq}, which were read; not read again. */
+    void onGraphSame(long graphSeq, long sameAsSeq, long timeNs);
 
-    /** A worker thread reached the barrier after its {@code seq}-th node group of the graph (1-based). */
-    void onNodeDone(int tid, long graphSeq, int seq, long timeNs, int cpu);
+    /**
+     * One worker thread's walk through graph {@code graphSeq}: its start and, for each node group k, when it
+     * reached the barrier after it: {@code count} longs at {@code data[tsOffset + 8k]} (read them during
+     * the call only).
+     */
+    void onArrivals(int tid, long graphSeq, long startNs, int cpuFirst, int cpuLast, boolean migrated,
+                    java.lang.foreign.MemorySegment data, long tsOffset, int count);
 
     /** A worker thread runs a fused op: node group {@code seq} starts at {@code tensor}, then {@code nextTensor}. */
     void onFused(int tid, long graphSeq, int seq, long tensor, long nextTensor, long timeNs);

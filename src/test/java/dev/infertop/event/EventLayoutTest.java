@@ -29,7 +29,8 @@ class EventLayoutTest {
                     P(decode_event, ctx); P(decode_event, n_tokens); P(decode_event, ret); S(decode_event);
                     P(graph_event, backend); P(graph_event, guid); P(graph_event, n_nodes); P(graph_event, ret); S(graph_event);
                     P(cpu_graph_event, cgraph); P(cpu_graph_event, n_nodes); P(cpu_graph_event, ret); S(cpu_graph_event);
-                    printf("EVENT_NODE %d\\nEVENT_THREAD_START %d\\nEVENT_NODE_DONE %d\\nEVENT_FUSED %d\\nNODE_NAME_BYTES %d\\n", EVENT_NODE, EVENT_THREAD_START, EVENT_NODE_DONE, EVENT_FUSED, NODE_NAME_BYTES);
+                    printf("EVENT_NODE %d\\nEVENT_ARRIVALS %d\\nEVENT_FUSED %d\\nNODE_NAME_BYTES %d\\nMAX_ARRIVALS %d\\n", EVENT_NODE, EVENT_ARRIVALS, EVENT_FUSED, NODE_NAME_BYTES, MAX_ARRIVALS);
+                    P(arrivals_event, graph_seq); P(arrivals_event, count); P(arrivals_event, cpu_first); P(arrivals_event, cpu_last); P(arrivals_event, migrated); P(arrivals_event, ts);
                     P(node_event, graph_seq); P(node_event, tensor); P(node_event, src); P(node_event, ne); P(node_event, index);
                     P(node_event, n_nodes); P(node_event, op); P(node_event, type); P(node_event, flags); P(node_event, op_param0);
                     P(node_event, name); S(node_event);
@@ -37,7 +38,8 @@ class EventLayoutTest {
                     P(probe_config, target_tgid); P(probe_config, cgraph_n_nodes_offset); P(probe_config, cgraph_nodes_offset);
                     P(probe_config, tensor_type_offset); P(probe_config, tensor_ne_offset); P(probe_config, tensor_op_offset);
                     P(probe_config, tensor_op_params_offset); P(probe_config, tensor_flags_offset); P(probe_config, tensor_src_offset);
-                    P(probe_config, tensor_name_offset); P(probe_config, max_graph_nodes); S(probe_config);
+                    P(probe_config, tensor_name_offset); P(probe_config, max_graph_nodes); P(probe_config, graph_refresh); S(probe_config);
+                    printf("EVENT_GRAPH_SAME %d\\n", EVENT_GRAPH_SAME);
                     P(op_control, enabled); P(op_control, every); P(op_control, filter_threads); S(op_control);
                     return 0;
                 }
@@ -71,8 +73,14 @@ class EventLayoutTest {
         assertEquals(EventLayout.CPU_GRAPH_RET, c.get("cpu_graph_event.ret"));
         assertEquals(EventLayout.CPU_GRAPH_SIZE, c.get("cpu_graph_event"));
         assertEquals(EventLayout.EVENT_NODE, c.get("EVENT_NODE"));
-        assertEquals(EventLayout.EVENT_THREAD_START, c.get("EVENT_THREAD_START"));
-        assertEquals(EventLayout.EVENT_NODE_DONE, c.get("EVENT_NODE_DONE"));
+        assertEquals(EventLayout.EVENT_ARRIVALS, c.get("EVENT_ARRIVALS"));
+        assertEquals(EventLayout.MAX_ARRIVALS, c.get("MAX_ARRIVALS"));
+        assertEquals(EventLayout.ARRIVALS_GRAPH_SEQ, c.get("arrivals_event.graph_seq"));
+        assertEquals(EventLayout.ARRIVALS_COUNT, c.get("arrivals_event.count"));
+        assertEquals(EventLayout.ARRIVALS_CPU_FIRST, c.get("arrivals_event.cpu_first"));
+        assertEquals(EventLayout.ARRIVALS_CPU_LAST, c.get("arrivals_event.cpu_last"));
+        assertEquals(EventLayout.ARRIVALS_MIGRATED, c.get("arrivals_event.migrated"));
+        assertEquals(EventLayout.ARRIVALS_TS, c.get("arrivals_event.ts"));
         assertEquals(EventLayout.EVENT_FUSED, c.get("EVENT_FUSED"));
         assertEquals(EventLayout.NODE_NAME_BYTES, c.get("NODE_NAME_BYTES"));
         assertEquals(EventLayout.NODE_GRAPH_SEQ, c.get("node_event.graph_seq"));
@@ -104,6 +112,8 @@ class EventLayoutTest {
         assertEquals(EventLayout.CONFIG_TENSOR_SRC_OFFSET, c.get("probe_config.tensor_src_offset"));
         assertEquals(EventLayout.CONFIG_TENSOR_NAME_OFFSET, c.get("probe_config.tensor_name_offset"));
         assertEquals(EventLayout.CONFIG_MAX_GRAPH_NODES, c.get("probe_config.max_graph_nodes"));
+        assertEquals(EventLayout.CONFIG_GRAPH_REFRESH, c.get("probe_config.graph_refresh"));
+        assertEquals(EventLayout.EVENT_GRAPH_SAME, c.get("EVENT_GRAPH_SAME"));
         assertEquals(EventLayout.CONFIG_SIZE, c.get("probe_config"));
         assertEquals(EventLayout.OP_CONTROL_ENABLED, c.get("op_control.enabled"));
         assertEquals(EventLayout.OP_CONTROL_EVERY, c.get("op_control.every"));

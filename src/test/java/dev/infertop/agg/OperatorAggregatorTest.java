@@ -1,0 +1,135 @@
+package dev.infertop.agg;
+
+import dev.infertop.event.NameTable;
+import dev.infertop.model.OpTotals;
+import dev.infertop.model.ThreadTotals;
+import org.junit.jupiter.api.Test;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+import java.util.stream.Collectors;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+/** The attribution maths on a hand-made graph: every number below is worked out by hand in the comments. */
+class OperatorAggregatorTest {
+    private static final int NONE = 0, ADD = 1, MUL = 2, MUL_MAT = 3, RMS_NORM = 4, VIEW = 5;
+    private static final int COMPUTE = 16;
+    private static final List<String> NAMES = List.of("NONE", "ADD", "MUL", "MUL_MAT", "RMS_NORM", "VIEW");
+
+    private final OpNaming naming = new OpNaming() {
+        @Override
+        public String opName(int op, int opParam0) {
+            return NAMES.get(op);
+        }
+
+        @Override
+        public boolean isEmpty(int op) {
+            return op == NONE || op == VIEW;
+        }
+
+        @Override
+        public int computeFlag() {
+            return COMPUTE;
+        }
+    };
+
+    private final OperatorAggregator aggregator = new OperatorAggregator(naming, new NameTable());
+
+    /** Graph: 0 MUL_MAT, 1 VIEW (skipped), 2 RMS_NORM + 3 MUL (fused), 4 ADD, 5 ADD without COMPUTE (skipped). */
+    private void graph(long seq) {
+        int[] ops = {MUL_MAT, VIEW, RMS_NORM, MUL, ADD, ADD};
+        int[] flags = {COMPUTE, COMPUTE, COMPUTE, COMPUTE, COMPUTE, 0};
+        for (int i = 0; i < ops.length; i++) {
+            aggregator.onNode(seq, 0, i, ops.length, 0x1000 + i, ops[i], 0, flags[i], 0, 8, 1, 1, 1, -1);
+        }
+    }
+
+    private void arrivals(int tid, long seq, long startNs, long... times) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment data = arena.allocate(8L * times.length, 8);
+            for (int i = 0; i < times.length; i++) {
+                data.setAtIndex(ValueLayout.JAVA_LONG, i, times[i]);
+            }
+            aggregator.onArrivals(tid, seq, startNs, 0, 0, false, data, 0, times.length);
+        }
+    }
+
+    @Test
+    void splitsEachThreadsTimeIntoWorkAndBarrierWait() {
+        graph(1);
+        aggregator.onFused(7, 1, 2, 0x1002, 0x1003);
+        // Groups: 1 MUL_MAT, 2 RMS_NORM+MUL, 3 ADD. Thread 7 starts at 0, thread 8 at 10.
+        arrivals(7, 1, 0, 100, 130, 200, 210);   // the 4th is the barrier after the loop
+        arrivals(8, 1, 10, 120, 125, 190, 210);
+        aggregator.finishLastGraph();
+
+        Map<String, OpTotals> ops = aggregator.snapshotOps(false).stream()
+                .collect(Collectors.toMap(OpTotals::op, Function.identity()));
+        // releases: 120 (max 100,120), 130 (max 130,125), 200 (max 200,190); the graph began at 0
+        assertEquals(120, ops.get("MUL_MAT").wallNs());
+        assertEquals(100 + 110, ops.get("MUL_MAT").workNs());      // 100-0, 120-10
+        assertEquals(20 + 0, ops.get("MUL_MAT").waitNs());          // 120-100, 120-120
+        assertEquals(10, ops.get("RMS_NORM+MUL").wallNs());          // 130-120
+        assertEquals(2, ops.get("RMS_NORM+MUL").nodes());
+        assertEquals(1, ops.get("RMS_NORM+MUL").groups());
+        assertEquals(10 + 5, ops.get("RMS_NORM+MUL").workNs());      // 130-120, 125-120
+        assertEquals(0 + 5, ops.get("RMS_NORM+MUL").waitNs());       // 130-130, 130-125
+        assertEquals(70, ops.get("ADD").wallNs());                   // 200-130
+        assertEquals(70 + 60, ops.get("ADD").workNs());
+        assertEquals(0 + 10, ops.get("ADD").waitNs());
+        assertEquals(3, ops.size(), "VIEW and the ADD without COMPUTE are not run");
+
+        Map<Integer, ThreadTotals> threads = aggregator.snapshotThreads(false).stream()
+                .collect(Collectors.toMap(ThreadTotals::tid, Function.identity()));
+        assertEquals(100 + 10 + 70, threads.get(7).workNs());
+        assertEquals(20 + 0 + 0, threads.get(7).barrierWaitNs());
+        assertEquals(110 + 5 + 60, threads.get(8).workNs());
+        assertEquals(0 + 5 + 10, threads.get(8).barrierWaitNs());
+        assertEquals(1, aggregator.graphsAttributed(false));
+        assertEquals(0, aggregator.graphsUnattributed(false));
+    }
+
+    @Test
+    void aReusedGraphIsAttributedWithTheNodesReadBefore() {
+        graph(1);
+        arrivals(7, 1, 0, 10, 20, 30, 40, 50);   // no fusion this time: 4 groups + final barrier
+        aggregator.onGraphSame(2, 1, 1000);
+        arrivals(7, 2, 1000, 1010, 1020, 1030, 1040, 1050);
+        aggregator.finishLastGraph();
+        assertEquals(2, aggregator.graphsAttributed(true));
+        OpTotals mulMat = aggregator.snapshotOps(false).stream().filter(o -> o.op().equals("MUL_MAT")).findFirst().orElseThrow();
+        assertEquals(2, mulMat.groups());
+        assertEquals(20, mulMat.wallNs()); // 10 per graph
+    }
+
+    @Test
+    void aBarrierCountThatDoesNotMatchTheGraphIsReportedNotGuessed() {
+        graph(1);
+        arrivals(7, 1, 0, 10, 20);               // 2 arrivals, the graph has 4 groups
+        aggregator.finishLastGraph();
+        assertEquals(0, aggregator.graphsAttributed(true));
+        assertEquals(1, aggregator.graphsUnattributed(true));
+        assertEquals(List.of(), aggregator.snapshotOps(false));
+    }
+
+    @Test
+    void aReuseOfNodesNeverReceivedIsUnattributed() {
+        aggregator.onGraphSame(5, 4, 0);
+        arrivals(7, 5, 0, 10);
+        aggregator.finishLastGraph();
+        assertEquals(1, aggregator.graphsUnattributed(true));
+    }
+
+    @Test
+    void aGraphStillRunningWhenTracingStopsIsNeitherAttributedNorUnattributed() {
+        graph(1);
+        aggregator.finishLastGraph();
+        assertEquals(0, aggregator.graphsAttributed(true));
+        assertEquals(0, aggregator.graphsUnattributed(true));
+    }
+}
