@@ -16,6 +16,15 @@ jobs="$(nproc)"
 
 say() { printf 'infertop: %s\n' "$*" >&2; }
 die() { printf 'infertop: %s\n' "$*" >&2; exit 1; }
+# Each new "[ NN%]" line of cmake's build output, as it comes. (Not awk: Debian's mawk reads its input in
+# blocks, so nothing would show until the build ends.)
+progress() {
+  local line last=""
+  while IFS= read -r line; do
+    [ "$line" = "$last" ] || say "build $line"
+    last="$line"
+  done
+}
 
 case "$(uname -m)" in
   x86_64) npm_arch=x64 ;;
@@ -49,7 +58,7 @@ if [ ! -f build.stamp ]; then
     || die "cmake configure failed: see $root/build-configure.log"
   # cmake prints [ NN%] lines; pass them through as progress.
   if ! cmake --build build -j "$jobs" --target "${targets[@]}" 2>build.log \
-       | grep --line-buffered -o '^\[ *[0-9]*%\]' | awk '!seen[$0]++ { print "infertop: build " $0; fflush() }' >&2; then
+       | grep --line-buffered -o '^\[ *[0-9]*%\]' | progress; then
     :
   fi
   for t in "${targets[@]}"; do

@@ -6,8 +6,11 @@
 #      into DIR/src, so tests can compare calibrated offsets against that release's own headers.
 # The llama.cpp tag is recorded by both packages: DIR/_nlcBuildMetadata.json (buildOptions.llamaCpp.release)
 # and DIR/llama.cpp.info.json (tag).
+#   3. with --build llama-bench: a CPU Release build of that release's llama-bench from the bundled source,
+#      shared libraries (libllama, libggml-base, libggml-cpu, libggml as separate .so files) in DIR/build/bin,
+#      so the operator layer can be tested end to end on an older node loop. Only the llama-bench target.
 # Idempotent: each step leaves a stamp and is skipped when its stamp exists.
-# Usage: provision-old-llama.sh VERSION [CACHE_DIR]   (e.g. 3.3.0, which carries llama.cpp b4234)
+# Usage: provision-old-llama.sh [--build llama-bench] VERSION [CACHE_DIR]   (e.g. 3.3.0: llama.cpp b4234)
 # Releases before ggml's backend split (3.2.0 = b3995 and older) have no libggml-base.so: their ggml core
 # (ggml_init, ggml_op_name, …) is in libggml.so, which is then the library to calibrate.
 # Prints DIR ($CACHE/llama.cpp-node-$VERSION-prebuilt) on its last line of stdout; progress goes to stderr.
@@ -15,8 +18,30 @@ set -euo pipefail
 
 say() { printf 'infertop: %s\n' "$*" >&2; }
 die() { printf 'infertop: %s\n' "$*" >&2; exit 1; }
+# Each new "[ NN%]" line of cmake's build output, as it comes. (Not awk: Debian's mawk reads its input in
+# blocks, so nothing would show until the build ends.)
+progress() {
+  local line last=""
+  while IFS= read -r line; do
+    [ "$line" = "$last" ] || say "build $line"
+    last="$line"
+  done
+}
 
-[ $# -ge 1 ] || die "usage: provision-old-llama.sh VERSION [CACHE_DIR]"
+usage="usage: provision-old-llama.sh [--build llama-bench] VERSION [CACHE_DIR]"
+build_target=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --build)
+      [ $# -ge 2 ] || die "$usage"
+      [ "$2" = llama-bench ] || die "--build: only llama-bench can be built (got '$2')"
+      build_target="$2"
+      shift 2 ;;
+    --*) die "unknown option $1; $usage" ;;
+    *) break ;;
+  esac
+done
+[ $# -ge 1 ] || die "$usage"
 version="$1"
 cache="${2:-${INFERTOP_CACHE:-$HOME/.cache/infertop}}"
 dir="$cache/llama.cpp-node-$version-prebuilt"
@@ -61,6 +86,24 @@ if [ ! -f src.stamp ]; then
   cp pkg/package/llama/llama.cpp.info.json llama.cpp.info.json
   rm -rf pkg
   touch src.stamp
+fi
+
+if [ -n "$build_target" ] && [ ! -f build.stamp ]; then
+  for tool in cmake c++; do
+    command -v "$tool" >/dev/null 2>&1 || die "'$tool' is missing: install it (apt-get install -y cmake g++) and run again"
+  done
+  say "building $build_target of llama.cpp $(sed -n 's/.*"tag": *"\([^"]*\)".*/\1/p' llama.cpp.info.json) (CPU, Release, shared libraries)"
+  rm -rf build
+  # Examples must be configured for the llama-bench target to exist; only that target is built.
+  cmake -S src -B build -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=ON -DLLAMA_CURL=OFF \
+        -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=ON -DLLAMA_BUILD_SERVER=OFF -DGGML_BUILD_TESTS=OFF \
+        -DGGML_BUILD_EXAMPLES=OFF >build-configure.log 2>&1 \
+    || die "cmake configure of llama.cpp failed: see $dir/build-configure.log"
+  # cmake prints [ NN%] lines; pass them through as progress.
+  cmake --build build -j "$(nproc)" --target "$build_target" 2>build.log \
+    | grep --line-buffered -o '^\[ *[0-9]*%\]' | progress || true
+  [ -x "build/bin/$build_target" ] || die "llama.cpp build did not produce $build_target: see $dir/build.log"
+  touch build.stamp
 fi
 
 [ -f libggml-base.so ] || say "no libggml-base.so (before ggml's backend split): calibrate $dir/libggml.so"

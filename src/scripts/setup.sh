@@ -44,9 +44,11 @@ fi
 say "provisioning the llama.cpp workload (built once, then cached)"
 bash "$here/provision-llama.sh" >/dev/null
 
-# Older releases: struct layouts and op tables that differ from the current one (calibration tests).
+# Older releases: struct layouts and op tables that differ from the current one (calibration tests), and a
+# llama-bench built from each one's own source (OlderReleaseIT: the whole tool on an older node loop; about
+# 3 minutes each on 2 cores).
 for old in 3.3.0 3.2.0; do
-  bash "$here/provision-old-llama.sh" "$old" >/dev/null
+  bash "$here/provision-old-llama.sh" --build llama-bench "$old" >/dev/null
 done
 
 say "building target/infertop.jar"

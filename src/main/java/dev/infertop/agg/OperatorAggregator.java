@@ -30,7 +30,14 @@ import java.util.Map;
  *   wall(k)        = release(k) - release(k-1)
  * </pre>
  * A thread whose arrival count does not match the groups makes the graph "unattributed" (counted, not
- * guessed). Single writer: the collector thread.
+ * guessed).
+ *
+ * <p>Older node loops (llama.cpp b4234 and its time) skip nothing: they run every node, empty ones (VIEW,
+ * RESHAPE, …) included, and call the barrier after each, so each thread arrives exactly n_nodes times. When
+ * the arrivals do not fit the skipping loop but every thread arrived once per node, each node is its own
+ * group. Both readings fit the same arrivals only when at most one node is empty (with none they are the
+ * same); the skipping loop is then assumed.
+ * Single writer: the collector thread.
  */
 public final class OperatorAggregator {
     private static final int SIGNIFICANT_DIGITS = 3;
@@ -253,18 +260,12 @@ public final class OperatorAggregator {
             return;
         }
         List<int[]> groups = groups(); // {firstIndex, lastIndex}
-        int threadsWithArrivals = 0;
-        boolean consistent = threadCount > 0;
-        for (int t = 0; t < threadCount; t++) {
-            // The loop's barrier follows every group but the last when it ends the graph, and the barrier
-            // after the loop follows it: G arrivals, or G + 1 when trailing nodes were skipped.
-            int arrivals = threads[t].arrivalCount;
-            if (arrivals < groups.size() || arrivals > groups.size() + 1) {
-                consistent = false;
-            }
-            threadsWithArrivals++;
+        // Older releases (before GGML_TENSOR_FLAG_COMPUTE) run every node, empty ones included, with a
+        // barrier after each: when the arrivals fit that and not the current loop, each node is a group.
+        if (!arrivalsFit(groups.size(), 1) && arrivalsFit(nodeCount, 0)) {
+            groups = everyNode();
         }
-        if (!consistent || groups.isEmpty() || threadsWithArrivals == 0) {
+        if (!arrivalsFit(groups.size(), 1) || groups.isEmpty()) {
             graphsUnattributed++;
             intervalGraphsUnattributed++;
             graphSeq = -1;
@@ -320,6 +321,37 @@ public final class OperatorAggregator {
         graphsAttributed++;
         intervalGraphsAttributed++;
         graphSeq = -1;
+    }
+
+    /**
+     * Whether every thread started and arrived at the barrier once after each of {@code groupCount} groups, plus
+     * up to {@code extra} more times (a loop that also calls the barrier once after its last node).
+     */
+    /**
+     * Whether every thread's arrival count fits {@code groupCount} groups: the loop's barrier follows every
+     * group but the last when it ends the graph, and the barrier after the loop follows it, so G arrivals,
+     * or G + {@code extra} when trailing nodes were skipped.
+     */
+    private boolean arrivalsFit(int groupCount, int extra) {
+        if (threadCount == 0) {
+            return false;
+        }
+        for (int t = 0; t < threadCount; t++) {
+            int arrivals = threads[t].arrivalCount;
+            if (arrivals < groupCount || arrivals > groupCount + extra) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** The groups of a node loop that runs every node, empty or not, with a barrier after each. */
+    private List<int[]> everyNode() {
+        List<int[]> groups = new ArrayList<>(nodeCount);
+        for (int i = 0; i < nodeCount; i++) {
+            groups.add(new int[] {i, i});
+        }
+        return groups;
     }
 
     /** The node groups the CPU loop runs, in order: executed nodes, merged where a fused op covered several. */

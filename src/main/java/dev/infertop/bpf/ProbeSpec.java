@@ -36,8 +36,11 @@ public sealed interface ProbeSpec {
             // The node loop calls ggml_barrier after each node and once after the loop: the first two call sites
             // in address order in every build seen. Later ones belong to op code inlined into the loop (MoE's
             // mul_mat_id) and are left alone; were the guess ever wrong, graphs show up as unattributed.
+            // Before ggml's backend split (b3995) ggml_barrier was static: an OpenMP build inlines it, and the
+            // loop then calls libgomp's GOMP_barrier (`#pragma omp barrier`) itself, skipped with one thread.
             new CallSiteProbe(Layer.OPERATOR, "ggml_graph_compute_thread", "ggml_barrier",
-                    "ggml_barrier"::equals, 2, "handle_node_done", false),
+                    name -> name.equals("ggml_barrier") || name.equals("GOMP_barrier"), 2, "handle_node_done",
+                    false),
             new CallSiteProbe(Layer.OPERATOR, "ggml_graph_compute_thread", "fused ops",
                     name -> name.startsWith("ggml_compute_forward_") && name.contains("_fused"), 0,
                     "handle_fused_call", true));

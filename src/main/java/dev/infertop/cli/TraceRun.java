@@ -197,16 +197,21 @@ final class TraceRun {
     private record Calibration(InfertopProbes.StructOffsets offsets, CalibratedLayout layout, String problem) {}
 
     /**
-     * Finds the target's libggml-base among the candidates and calibrates struct layouts against it (cached by
-     * build-id). Without it the operator layer is unavailable; the token and graph layers run regardless.
+     * Finds the target's ggml core among the candidates and calibrates struct layouts against it (cached by
+     * build-id): libggml-base, or libggml in releases before ggml's backend split (b3995 and older), which had
+     * no libggml-base. Without either the operator layer is unavailable; the token and graph layers run
+     * regardless.
      */
     private Calibration calibrate(List<Path> candidates) {
         Path base = candidates.stream()
                 .filter(p -> p.getFileName().toString().startsWith("libggml-base"))
-                .findFirst().orElse(null);
+                .findFirst()
+                .or(() -> candidates.stream().filter(p -> p.getFileName().toString().startsWith("libggml."))
+                        .findFirst())
+                .orElse(null);
         if (base == null) {
-            return new Calibration(UNCALIBRATED, null, "no libggml-base among the target's libraries to calibrate "
-                    + "struct layouts against");
+            return new Calibration(UNCALIBRATED, null, "no libggml-base (or, before the backend split, libggml) "
+                    + "among the target's libraries to calibrate struct layouts against");
         }
         try {
             CalibratedLayout layout = LayoutCalibrator.withDefaultCache().calibrate(base);

@@ -132,4 +132,25 @@ class OperatorAggregatorTest {
         assertEquals(0, aggregator.graphsAttributed(true));
         assertEquals(0, aggregator.graphsUnattributed(true));
     }
+
+    @Test
+    void anOlderLoopThatRunsEveryNodeWithABarrierAfterEachIsRecognised() {
+        graph(1);
+        // b4234/b3995 compute every node, empty ones too, and take a barrier after each: 6 arrivals.
+        arrivals(7, 1, 0, 10, 20, 30, 40, 50, 60);
+        aggregator.finishLastGraph();
+        assertEquals(1, aggregator.graphsAttributed(true));
+        Map<String, Long> groups = aggregator.snapshotOps(true).stream()
+                .collect(Collectors.toMap(OpTotals::op, OpTotals::groups));
+        assertEquals(Map.of("MUL_MAT", 1L, "VIEW", 1L, "RMS_NORM", 1L, "MUL", 1L, "ADD", 2L), groups);
+    }
+
+    @Test
+    void arrivalsThatFitNeitherLoopAreNotGuessed() {
+        graph(1);
+        arrivals(7, 1, 0, 10, 20, 30, 40, 50, 60, 70);
+        aggregator.finishLastGraph();
+        assertEquals(0, aggregator.graphsAttributed(true));
+        assertEquals(1, aggregator.graphsUnattributed(true));
+    }
 }
