@@ -322,6 +322,7 @@ final class TraceRun {
         /** Layers to switch at the next tick (SIGUSR2 toggles the operator layer). */
         final java.util.concurrent.ConcurrentLinkedQueue<Layer> toggles = new java.util.concurrent.ConcurrentLinkedQueue<>();
         private int ruleDwell;
+        private boolean ruleEvaluated;
         private long lastScanNs;
 
         /**
@@ -394,7 +395,11 @@ final class TraceRun {
                         } else {
                             probes.disable(Layer.OPERATOR, "--op-when '" + rule.text() + "' does not hold");
                         }
+                    } else if (!holds && !ruleEvaluated) {
+                        // Off from the start and still off: the reason must stop saying "not evaluated yet".
+                        probes.disable(Layer.OPERATOR, "--op-when '" + rule.text() + "' does not hold");
                     }
+                    ruleEvaluated = true;
                 }
             } catch (BpfException e) {
                 err.println("infertop: " + e.getMessage());

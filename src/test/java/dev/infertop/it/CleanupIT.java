@@ -61,7 +61,7 @@ class CleanupIT {
      * started that way, infertop would be deaf to the signal for a reason that is not infertop's: give the
      * signals their default disposition here, which the infertop JVM then inherits.
      */
-    private static void restoreDefaultDispositions() throws Throwable {
+    static void restoreDefaultDispositions() throws Throwable {
         long ignored = signalMask(ProcessHandle.current().pid(), "SigIgn");
         Linker linker = Linker.nativeLinker();
         MethodHandle signal = linker.downcallHandle(linker.defaultLookup().find("signal").orElseThrow(),
@@ -74,7 +74,7 @@ class CleanupIT {
         }
     }
 
-    private static long signalMask(long pid, String field) throws IOException {
+    static long signalMask(long pid, String field) throws IOException {
         for (String line : Files.readAllLines(Path.of("/proc/" + pid + "/status"))) {
             if (line.startsWith(field + ":")) {
                 return Long.parseUnsignedLong(line.substring(field.length() + 1).strip(), 16);
