@@ -248,8 +248,9 @@ public final class ProbeSet implements AutoCloseable {
             case ProbeSpec.CallSiteProbe call -> state.links.add(UprobeLink.attach(object.program(call.program()),
                     pid, library, site.fileOffset(), false));
         }
-        state.placements.add(site.what() + " @ " + library.getFileName() + "+0x" + Long.toHexString(site.fileOffset())
-                + ": " + site.reason());
+        boolean withReturn = spec instanceof ProbeSpec.FunctionProbe function && function.exitProgram() != null;
+        state.placements.add(site.what() + (withReturn ? " (entry and return)" : "") + " @ " + library.getFileName()
+                + "+0x" + Long.toHexString(site.fileOffset()) + ": " + site.reason());
     }
 
     private static String key(ProbeSpec spec) {

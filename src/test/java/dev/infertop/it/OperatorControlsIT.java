@@ -192,6 +192,9 @@ class OperatorControlsIT {
             Matcher matcher = PLACEMENT.matcher(placement.asText());
             assertTrue(matcher.find(), "placement without library+offset: " + placement);
             probes.add("uprobe " + matcher.group(1) + "+0x" + matcher.group(2));
+            if (placement.asText().contains("(entry and return)")) {
+                probes.add("uretprobe " + matcher.group(1) + "+0x" + matcher.group(2));
+            }
         }
         probes.sort(null);
         return probes;
