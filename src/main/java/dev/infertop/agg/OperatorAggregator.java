@@ -272,7 +272,9 @@ public final class OperatorAggregator {
             int[] group = groups.get(k);
             String opName = groupName(group);
             OpStats stats = opStats.computeIfAbsent(opName, OpStats::new);
-            OpStats tensorGroup = tensorGroupStats.computeIfAbsent(tensorGroup(nameIds[group[0]]), OpStats::new);
+            // A fused group by its last node: RMS_NORM+MUL's norm is "norm-N" in both halves of a layer, its
+            // MUL "attn_norm-N" or "ffn_norm-N".
+            OpStats tensorGroup = tensorGroupStats.computeIfAbsent(tensorGroup(nameIds[group[1]]), OpStats::new);
             OpClass opClass = OpClass.of(opName);
             long wallNs = Math.max(0, release - previousRelease);
             int nodes = group[1] - group[0] + 1;

@@ -32,10 +32,15 @@ public final class TensorGroup {
                     part = name.substring(0, dash);
                 }
             }
+            int cache = name.lastIndexOf("_l"); // KV cache tensors: cache_k_l7, cache_v_l7
+            if (layer < 0 && cache > 0) {
+                layer = parseLayer(name, cache + 2, name.length());
+                part = name.substring(0, cache);
+            }
         }
         if (layer < 0) {
             if (name.startsWith("inp_") || name.startsWith("result") || name.startsWith("token_embd")
-                    || name.startsWith("output")) {
+                    || name.startsWith("output") || name.equals("norm")) {
                 return MODEL_IO;
             }
             return OTHER;

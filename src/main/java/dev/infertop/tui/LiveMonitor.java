@@ -159,14 +159,21 @@ public final class LiveMonitor implements Runnable {
 
     /** One pass: resize, keys, new snapshot, draw if anything changed. Public for tests. */
     public void step() throws IOException {
-        boolean dirty = terminal.resizeIfNecessary() != null;
+        boolean resized = terminal.resizeIfNecessary() != null;
+        boolean dirty = resized;
         KeyStroke key;
         while (!quit && (key = terminal.pollKey()) != null) {
             if (key.getKeyType() == KeyType.EOF) { // stdin closed: the terminal is gone
                 quitByUser();
                 return;
             }
-            handle(key);
+            if (key.getKeyType() == KeyType.Character && key.isAltDown() && !key.isCtrlDown()) {
+                // ESC and the next key arrived together (a quick typist, a slow link): Lanterna reads Alt+key.
+                handle(new KeyStroke(KeyType.Escape));
+                handle(new KeyStroke(key.getCharacter(), false, false));
+            } else {
+                handle(key);
+            }
             dirty = true;
         }
         Snapshot latest = view.latest();
@@ -206,7 +213,11 @@ public final class LiveMonitor implements Runnable {
         }
         if (dirty && shown != null) {
             screen.draw(terminal.screen().newTextGraphics(), shown, ui);
-            terminal.refresh();
+            if (resized) {
+                terminal.refreshAll();
+            } else {
+                terminal.refresh();
+            }
         }
     }
 

@@ -62,6 +62,14 @@ public final class TerminalSession implements AutoCloseable {
         screen.refresh(Screen.RefreshType.DELTA);
     }
 
+    /**
+     * Repaints every cell: only after a resize, when the terminal has reflowed or cut what it showed and the
+     * screen's idea of it is stale.
+     */
+    public void refreshAll() throws IOException {
+        screen.refresh(Screen.RefreshType.COMPLETE);
+    }
+
     @Override
     public synchronized void close() {
         if (closed) {

@@ -44,6 +44,8 @@ class OpClassTest {
         assertEquals("blk.0 ffn", TensorGroup.of("blk.0.ffn_down.weight"));
         assertEquals("in/out", TensorGroup.of("result_output"));
         assertEquals("in/out", TensorGroup.of("inp_embd"));
+        assertEquals("blk.3 attention", TensorGroup.of("cache_v_l3 (view)"));
+        assertEquals("in/out", TensorGroup.of("norm"));
         assertEquals("other", TensorGroup.of("node_42"));
         assertEquals("other", TensorGroup.of(""));
     }

@@ -109,8 +109,11 @@ class LiveMonitorTest {
         keys(KeyType.Escape);
         assertTrue(row(terminal, 0).startsWith("infertop"), row(terminal, 0));
 
-        keys('q');
+        keys('h');
+        terminal.addInput(new KeyStroke('q', false, true)); // Esc then q, read together as Alt+q
+        monitor.step();
         assertEquals("quit", calls.getLast());
+        assertFalse(monitor.state().help);
         assertTrue(monitor.quitting());
     }
 
