@@ -57,6 +57,7 @@ public final class LiveMonitor implements Runnable {
     private Snapshot shown;
     private Snapshot lastSeen;
     private long statusSetNs;
+    private int fullRepaints;
     private long lastCpuTicks = -1;
     private long lastCpuSampleNs;
 
@@ -159,8 +160,12 @@ public final class LiveMonitor implements Runnable {
 
     /** One pass: resize, keys, new snapshot, draw if anything changed. Public for tests. */
     public void step() throws IOException {
-        boolean resized = terminal.resizeIfNecessary() != null;
-        boolean dirty = resized;
+        if (terminal.resizeIfNecessary() != null) {
+            // This frame and the next are full repaints: a terminal may resize in steps (columns, then rows)
+            // and reflow what it showed in between.
+            fullRepaints = 2;
+        }
+        boolean dirty = fullRepaints == 2; // the second one goes with the next snapshot or key
         KeyStroke key;
         while (!quit && (key = terminal.pollKey()) != null) {
             if (key.getKeyType() == KeyType.EOF) { // stdin closed: the terminal is gone
@@ -213,7 +218,8 @@ public final class LiveMonitor implements Runnable {
         }
         if (dirty && shown != null) {
             screen.draw(terminal.screen().newTextGraphics(), shown, ui);
-            if (resized) {
+            if (fullRepaints > 0) {
+                fullRepaints--;
                 terminal.refreshAll();
             } else {
                 terminal.refresh();

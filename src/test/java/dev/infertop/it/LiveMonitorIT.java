@@ -207,6 +207,52 @@ class LiveMonitorIT {
         LeakCheck.assertNothingLeft();
     }
 
+    /**
+     * --follow: infertop waits for a process by name, traces it, and when it exits waits for the next one. The
+     * target is llama-bench under a name no other process has (a symlink: comm is the name exec'd).
+     */
+    @Test
+    void followWaitsForEachNewProcessOfThatName() throws Exception {
+        Path directory = Files.createTempDirectory("infertop-follow-");
+        Path named = directory.resolve("ifollow-bench");
+        Files.createSymbolicLink(named, bench);
+        session = "infertop-it-follow-" + ProcessHandle.current().pid();
+        run(tmux.toString(), "new-session", "-d", "-s", session, "-x", "100", "-y", "30",
+                "-e", "INFERTOP_JAR=" + Requirements.jar().toAbsolutePath(),
+                "sh -c '" + launcher + " --follow ifollow-bench; echo EXITED-$?; sleep 600'");
+        List<String> benchArgs = List.of(named.toString(), "-m", tinyModel.toString(), "-p", "0", "-n", "0",
+                "-pg", "32,32", "-r", "100000", "-t", "1");
+        Process first = new ProcessBuilder(benchArgs).redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                .redirectError(ProcessBuilder.Redirect.DISCARD).start();
+        Process second = null;
+        try {
+            awaitScreen("the first process traced", s -> s.contains("pid " + first.pid() + " ifollow-bench")
+                    && s.contains("MUL_MAT"), 120);
+            first.destroy();
+            first.waitFor();
+            awaitScreen("waiting for the next one", s -> s.contains("TARGET EXITED, waiting for ifollow-bench"), 30);
+            second = new ProcessBuilder(benchArgs).redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                    .redirectError(ProcessBuilder.Redirect.DISCARD).start();
+            long secondPid = second.pid();
+            String screen = awaitScreen("the second process traced", s -> s.contains("pid " + secondPid
+                    + " ifollow-bench") && s.contains("running"), 120);
+            assertFalse(screen.contains("TARGET EXITED"), screen);
+            keys("q");
+            screen = awaitScreen("the shell again", s -> s.contains("EXITED-"), 30);
+            assertTrue(screen.contains("EXITED-0"), screen);
+            assertTrue(second.isAlive(), "an attached process must never be stopped");
+        } finally {
+            first.destroyForcibly();
+            if (second != null) {
+                second.destroyForcibly();
+                second.waitFor();
+            }
+            Files.deleteIfExists(named);
+            Files.deleteIfExists(directory);
+        }
+        LeakCheck.assertNothingLeft();
+    }
+
     @Test
     void aDroppedTerminalLeavesNothingBehind() throws Exception {
         start();
