@@ -41,6 +41,7 @@ public final class Collector {
     private final SnapshotView view;
     private final Session session;
     private volatile boolean stopRequested;
+    private volatile long requestedIntervalNs;
 
     public Collector(RingBufferReader ring, TraceAggregator aggregator, EventDecoder decoder, PerCpuCounter lostEvents,
                      SnapshotView view, Session session) {
@@ -54,6 +55,11 @@ public final class Collector {
 
     public void requestStop() {
         stopRequested = true;
+    }
+
+    /** A new time between snapshots, applied from the next tick on (the live view's +/- keys). */
+    public void setIntervalNs(long intervalNs) {
+        requestedIntervalNs = intervalNs;
     }
 
     public boolean stopRequested() {
@@ -91,6 +97,10 @@ public final class Collector {
                 ticks++;
                 last = snapshot(now, false, "running");
                 view.show(last);
+                long requested = requestedIntervalNs;
+                if (requested > 0) {
+                    intervalNs = requested;
+                }
                 nextTick += intervalNs;
                 if (nextTick < now) {
                     nextTick = now + intervalNs; // we fell behind (machine stalled): do not burst

@@ -151,10 +151,13 @@ public final class TraceAggregator implements TraceListener {
             if (isFinal) {
                 operators.finishLastGraph();
             }
+            var lanes = operators.snapshotLanes(nowNs);
             intervalOperators = new OperatorTotals(operators.snapshotOps(false), operators.snapshotThreads(false),
-                    operators.graphsAttributed(false), operators.graphsUnattributed(false));
+                    operators.graphsAttributed(false), operators.graphsUnattributed(false),
+                    operators.snapshotTensorGroups(false), lanes);
             totalOperators = new OperatorTotals(operators.snapshotOps(true), operators.snapshotThreads(true),
-                    operators.graphsAttributed(true), operators.graphsUnattributed(true));
+                    operators.graphsAttributed(true), operators.graphsUnattributed(true),
+                    operators.snapshotTensorGroups(true), lanes);
             operators.resetInterval();
         }
         List<BackendTotals> intervalBackends = new ArrayList<>();

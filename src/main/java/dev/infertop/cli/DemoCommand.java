@@ -35,7 +35,7 @@ final class DemoCommand implements java.util.concurrent.Callable<Integer> {
             description = "llama.cpp threads (default: ${DEFAULT-VALUE}).")
     int threads;
 
-    @Option(names = "--batch", description = "Text block per interval (default for now).")
+    @Option(names = "--batch", description = "Text block per interval (the default when stdout is not a terminal).")
     boolean batch;
 
     @Option(names = "--json", description = "JSON Lines output.")

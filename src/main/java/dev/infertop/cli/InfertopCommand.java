@@ -22,7 +22,7 @@ import java.util.concurrent.Callable;
         subcommands = {DemoCommand.class, ModelCommand.class, OverheadCommand.class},
         synopsisHeading = "Usage: ",
         customSynopsis = {
-                "infertop [OPTIONS] -p PID",
+                "infertop [OPTIONS] -p PID [--follow NAME]",
                 "       infertop [OPTIONS] -- COMMAND [ARGS...]",
                 "       infertop demo [OPTIONS]",
                 "       infertop model PRESET FILE",
@@ -35,8 +35,10 @@ import java.util.concurrent.Callable;
                 "unmodified engine; nothing is restarted. Needs root (or CAP_BPF and",
                 "CAP_PERFMON) and a kernel with BTF.",
                 "",
-                "Until the full-screen view lands, output is a text block per interval",
-                "(--batch, the default) or JSON Lines (--json)."},
+                "On a terminal it opens a full-screen live view (header, thread lanes,",
+                "operator table, latency plot; h for the keys). For scripts: a text block",
+                "per interval (--batch, the default when stdout is not a terminal) or",
+                "JSON Lines (--json)."},
         optionListHeading = "%nOptions:%n",
         commandListHeading = "%nCommands:%n",
         footerHeading = "%n",
@@ -49,6 +51,9 @@ import java.util.concurrent.Callable;
                 "  infertop --op-when 'tps<5' -p 4242          operators only while slow",
                 "  infertop overhead -- llama-bench -m m.gguf  what does tracing cost here?",
                 "",
+                "Live view keys (config/keys.conf; yours in ~/.config/infertop/keys.conf):",
+                "  q quit  h help  j/k move  Enter latency  </> sort  / filter  g group",
+                "  Space freeze  +/- refresh  1/2/3 token/graph/operator layer on/off",
                 "SIGUSR2 switches the operator layer off and on, live.",
                 "Exit status: 0 ok; with -- COMMAND, the command's own status when it fails;",
                 "1 error; 2 usage error. See infertop(1) for the JSON fields."})
@@ -61,7 +66,13 @@ public final class InfertopCommand implements Callable<Integer> {
             description = "Also probe this library (or executable) file; repeatable. For builds with unusual library names.")
     List<Path> libraries = new ArrayList<>();
 
-    @Option(names = "--batch", description = "Print a text block every interval, like top -b (default for now).")
+    @Option(names = "--follow", paramLabel = "NAME",
+            description = "When the target exits, wait for a new process whose name (comm) is NAME and trace it; "
+                    + "alone, wait for the first one.")
+    String follow;
+
+    @Option(names = "--batch", description = "Print a text block every interval, like top -b (the default when "
+            + "stdout is not a terminal).")
     boolean batch;
 
     @Option(names = "--json", description = "Print one JSON object per interval, then one with \"final\": true.")
@@ -121,9 +132,16 @@ public final class InfertopCommand implements Callable<Integer> {
                 throw new UserError("--layers: " + e.getMessage(), 2);
             }
         }
-        return new TraceOptions(pid, command, libraries,
-                json ? TraceOptions.OutputMode.JSON : TraceOptions.OutputMode.BATCH,
+        TraceOptions.OutputMode mode = json ? TraceOptions.OutputMode.JSON
+                : batch || !onTerminal() ? TraceOptions.OutputMode.BATCH : TraceOptions.OutputMode.LIVE;
+        return new TraceOptions(pid, command, libraries, mode,
                 delaySeconds, iterations, parsed, btf, ringKib, environment, targetLog, operatorEvery,
-                operatorWhen == null ? null : OperatorRule.parse(operatorWhen), operatorThreads);
+                operatorWhen == null ? null : OperatorRule.parse(operatorWhen), operatorThreads, follow);
+    }
+
+    /** Both stdin and stdout are a terminal: the live view can draw and read keys. */
+    static boolean onTerminal() {
+        java.io.Console console = System.console();
+        return console != null && console.isTerminal();
     }
 }

@@ -23,9 +23,11 @@ public record TraceOptions(
         Path targetLog,
         int operatorEvery,
         OperatorRule operatorRule,
-        List<Integer> operatorThreads) {
+        List<Integer> operatorThreads,
+        String follow) {
 
-    public enum OutputMode { BATCH, JSON }
+    /** BATCH and JSON for scripts; LIVE is the full-screen view (stdout a terminal, neither option given). */
+    public enum OutputMode { BATCH, JSON, LIVE }
 
     public TraceOptions {
         command = List.copyOf(command);
@@ -38,7 +40,16 @@ public record TraceOptions(
     void validate() {
         boolean hasPid = pid != null;
         boolean hasCommand = !command.isEmpty();
-        if (hasPid == hasCommand) {
+        if (follow != null) {
+            if (hasCommand) {
+                throw new UserError("--follow waits for a process by name: use it with -p PID or alone, "
+                        + "not with -- COMMAND", 2);
+            }
+            if (follow.isBlank() || follow.contains("/")) {
+                throw new UserError("--follow takes a process name (its comm, as in ps -o comm), got '"
+                        + follow + "'", 2);
+            }
+        } else if (hasPid == hasCommand) {
             throw new UserError(hasPid
                     ? "give either -p PID or -- COMMAND, not both"
                     : "nothing to trace: give -p PID, or -- COMMAND [ARGS...] (see infertop --help)", 2);

@@ -34,6 +34,12 @@ import dev.infertop.target.TracedProcess;
 import dev.infertop.view.BatchTextView;
 import dev.infertop.view.JsonLinesView;
 import dev.infertop.view.SnapshotView;
+import dev.infertop.view.Theme;
+import dev.infertop.tui.KeyTable;
+import dev.infertop.tui.LiveMonitor;
+import dev.infertop.tui.LiveView;
+import dev.infertop.tui.TerminalSession;
+import dev.infertop.workload.LlamaCppWorkload;
 
 import java.io.IOException;
 import java.io.PrintStream;
@@ -69,15 +75,170 @@ final class TraceRun {
         this.err = err;
     }
 
+    /** How a traced process's session ended: the collector's state and infertop's exit status. */
+    private record SessionEnd(String state, int status) {}
+
+    /** The full-screen view, once started; lives across the sessions of --follow. */
+    private volatile LiveSession live;
+    /** The session being traced, for the shutdown hook and the live view's quit. */
+    private volatile Resources current;
+    private volatile SessionState currentSession;
+    /** q, a signal, or a failure: stop tracing, stop waiting for a process to follow. */
+    private volatile boolean stopping;
+    private volatile double intervalSeconds;
+
     int run() {
         options.validate();
         Preflight.requirePrivileges();
         Path btf = Preflight.requireBtf(options.btf());
+        intervalSeconds = options.delaySeconds();
 
+        CountDownLatch finished = new CountDownLatch(1);
+        Thread hook = new Thread(() -> {
+            stop();
+            try {
+                finished.await(5, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            Resources resources = current;
+            if (resources != null) {
+                resources.close();
+            }
+            closeLive(); // the terminal is restored even if the main thread is stuck
+        }, "infertop-shutdown");
+        Runtime.getRuntime().addShutdownHook(hook);
+        try {
+            Integer pid = options.pid();
+            if (pid == null && options.command().isEmpty()) {
+                err.println("infertop: waiting for a process named " + options.follow());
+                pid = waitForProcess(options.follow(), -1);
+                if (pid == null) {
+                    return 130;
+                }
+            }
+            while (true) {
+                SessionEnd end = traceOnce(btf, pid);
+                throwLiveFailure();
+                if (end.state().equals("exited") && options.follow() != null && !stopping) {
+                    notice("infertop: pid " + pid + " exited; waiting for a process named " + options.follow());
+                    LiveSession view = live;
+                    if (view != null) {
+                        view.monitor.following(options.follow());
+                    }
+                    Integer next = waitForProcess(options.follow(), pid);
+                    if (next == null) {
+                        throwLiveFailure();
+                        return 0;
+                    }
+                    pid = next;
+                    continue;
+                }
+                LiveSession view = live;
+                if (view != null && !stopping && !end.state().equals("stopped")) {
+                    view.awaitQuit(); // the target is gone: its last screen stays until q
+                    throwLiveFailure();
+                }
+                return end.status();
+            }
+        } finally {
+            closeLive();
+            finished.countDown();
+            try {
+                Runtime.getRuntime().removeShutdownHook(hook);
+            } catch (IllegalStateException shuttingDown) {
+                // the hook is running: it closes (idempotently) and lets the JVM exit
+            }
+        }
+    }
+
+    /** Stop everything: the collector, the live view, a wait for a process to follow. Any thread. */
+    private void stop() {
+        stopping = true;
+        Resources resources = current;
+        if (resources != null) {
+            resources.stopCollector();
+        }
+        LiveSession view = live;
+        if (view != null) {
+            view.monitor.requestQuit();
+        }
+    }
+
+    private void throwLiveFailure() {
+        LiveSession view = live;
+        Throwable failure = view == null ? null : view.monitor.failure();
+        if (failure != null) {
+            closeLive();
+            throw new IllegalStateException("live view failed: " + failure, failure);
+        }
+    }
+
+    private void closeLive() {
+        LiveSession view = live;
+        if (view != null) {
+            view.close();
+        }
+    }
+
+    /** A message for the user: on stderr, or in the live view's status line while the screen is up. */
+    private void notice(String text) {
+        LiveSession view = live;
+        if (view != null && !view.closed) {
+            view.monitor.notice(text.startsWith("infertop: ") ? text.substring(10) : text);
+        } else {
+            err.println(text);
+        }
+    }
+
+    /**
+     * Polls /proc until a process whose comm is {@code name} (cut to 15 bytes, as the kernel keeps it) and
+     * whose pid is not {@code excludePid} appears; null when infertop is stopped first.
+     */
+    private Integer waitForProcess(String name, int excludePid) {
+        String comm = name.length() > 15 ? name.substring(0, 15) : name;
+        long self = ProcessHandle.current().pid();
+        while (!stopping) {
+            try (java.util.stream.Stream<Path> entries = Files.list(Path.of("/proc"))) {
+                for (Path entry : (Iterable<Path>) entries::iterator) {
+                    String file = entry.getFileName().toString();
+                    if (!file.chars().allMatch(Character::isDigit)) {
+                        continue;
+                    }
+                    int pid = Integer.parseInt(file);
+                    if (pid == excludePid || pid == self) {
+                        continue;
+                    }
+                    try {
+                        if (Files.readString(entry.resolve("comm")).strip().equals(comm)) {
+                            return pid;
+                        }
+                    } catch (IOException gone) {
+                        // exited while we looked
+                    }
+                }
+            } catch (IOException e) {
+                throw new UserError("cannot list /proc: " + e.getMessage());
+            }
+            try {
+                Thread.sleep(200);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return null;
+            }
+            LiveSession view = live;
+            if (view != null && view.monitor.quitting()) {
+                return null;
+            }
+        }
+        return null;
+    }
+
+    private SessionEnd traceOnce(Path btf, Integer pid) {
         List<Path> candidates;
         TracedProcess process;
-        if (options.pid() != null) {
-            process = attach(options.pid());
+        if (pid != null) {
+            process = attach(pid);
             candidates = librariesMappedBy(process.pid(), true);
         } else {
             java.util.Map<String, String> environment = new java.util.HashMap<>(System.getenv());
@@ -96,28 +257,25 @@ final class TraceRun {
             candidates.addAll(options.extraLibraries());
             requireInferenceCode(candidates, "command " + options.command().getFirst());
             try {
-                LaunchedCommand.Output route = options.targetLog() != null ? LaunchedCommand.Output.LOG_FILE
+                Path log = options.targetLog();
+                if (log == null && options.output() == TraceOptions.OutputMode.LIVE) {
+                    // The screen is the live view's: the command's output goes to a log.
+                    Files.createDirectories(LlamaCppWorkload.cacheDir());
+                    log = LlamaCppWorkload.cacheDir().resolve("target.log");
+                    err.println("infertop: the command's output goes to " + log);
+                }
+                LaunchedCommand.Output route = log != null ? LaunchedCommand.Output.LOG_FILE
                         : options.output() == TraceOptions.OutputMode.JSON ? LaunchedCommand.Output.STDOUT_TO_STDERR
                         : LaunchedCommand.Output.INHERIT;
                 process = LaunchedCommand.start(executable, options.command().subList(1, options.command().size()),
-                        options.environment(), route, options.targetLog());
+                        options.environment(), route, log);
             } catch (IOException e) {
                 throw new UserError("cannot start " + options.command().getFirst() + ": " + e.getMessage());
             }
         }
 
         Resources resources = new Resources(process);
-        CountDownLatch finished = new CountDownLatch(1);
-        Thread hook = new Thread(() -> {
-            resources.stopCollector();
-            try {
-                finished.await(5, TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-            resources.close();
-        }, "infertop-shutdown");
-        Runtime.getRuntime().addShutdownHook(hook);
+        current = resources;
         try {
             int ringBytes = options.ringKib() * 1024;
             Calibration calibration = calibrate(candidates);
@@ -142,44 +300,132 @@ final class TraceRun {
             }
             resources.ring = new RingBufferReader(resources.object.mapFd(InfertopProbes.RING_BUFFER_MAP), ringBytes);
             resources.lost = new PerCpuCounter(resources.object.mapFd(InfertopProbes.LOST_EVENTS_MAP));
-            SnapshotView view = options.output() == TraceOptions.OutputMode.JSON
-                    ? new JsonLinesView(out) : new BatchTextView(out);
             SessionState session = new SessionState(process, resources.probes, options.extraLibraries());
             NameTable names = new NameTable();
             OpNaming naming = calibration.layout() != null ? new CalibratedOpNaming(calibration.layout()) : null;
             TraceAggregator aggregator = new TraceAggregator(BackendNames.load(),
                     naming == null ? null : new OperatorAggregator(naming, names));
+            SnapshotView view = switch (options.output()) {
+                case JSON -> new JsonLinesView(out);
+                case BATCH -> new BatchTextView(out);
+                case LIVE -> liveView();
+            };
             resources.collector = new Collector(resources.ring, aggregator, new EventDecoder(aggregator, names),
                     resources.lost, view, session);
-            if (resources.stopRequested) {
-                return 130;
+            currentSession = session;
+            if (resources.stopRequested || stopping) {
+                return new SessionEnd("stopped", 130);
             }
             installLayerToggleSignal(session);
             process.release();
-            err.println("infertop: tracing pid " + process.pid() + " (" + session.target().command() + "): "
+            notice("infertop: tracing pid " + process.pid() + " (" + session.target().command() + "): "
                     + resources.probes.attachedProbeCount() + " probes attached; layers "
                     + String.join(", ", resources.probes.statuses().stream()
                             .map(l -> l.layer().id() + " " + l.state().label()).toList()));
-            resources.collector.run(Math.round(options.delaySeconds() * 1e9), options.iterations());
-            // Still running (-n reached): close() stops it, and that SIGTERM status is not the command's own.
+            String state = resources.collector.run(Math.round(intervalSeconds * 1e9), options.iterations());
+            // Still running (-n reached, q): close() stops it, and that SIGTERM status is not the command's own.
             boolean stoppedByUs = process.isAlive();
             resources.close();
             if (!stoppedByUs && process instanceof LaunchedCommand launched) {
-                return launched.exitStatus().orElse(0);
+                return new SessionEnd(state, launched.exitStatus().orElse(0));
             }
-            return 0;
+            return new SessionEnd(state, 0);
         } catch (BpfException e) {
             throw new UserError(e.getMessage());
         } catch (IOException e) {
             throw new UserError(e.getMessage());
         } finally {
             resources.close();
-            finished.countDown();
+            currentSession = null;
+        }
+    }
+
+    /** The live view's snapshot hand-off; starts the full screen on first use. */
+    private SnapshotView liveView() throws IOException {
+        LiveSession view = live;
+        if (view == null) {
+            view = LiveSession.start(new LiveMonitor.Controls() {
+                @Override
+                public void quit() {
+                    stop();
+                }
+
+                @Override
+                public void toggle(Layer layer) {
+                    SessionState session = currentSession;
+                    if (session != null) {
+                        session.toggles.add(layer);
+                    }
+                }
+
+                @Override
+                public void setIntervalSeconds(double seconds) {
+                    intervalSeconds = seconds;
+                    Resources resources = current;
+                    Collector collector = resources == null ? null : resources.collector;
+                    if (collector != null) {
+                        collector.setIntervalNs(Math.round(seconds * 1e9));
+                    }
+                }
+            }, intervalSeconds);
+            live = view;
+        }
+        return view.view;
+    }
+
+    /** The terminal, the snapshot hand-off and the UI thread of the full-screen view. */
+    private static final class LiveSession {
+        final TerminalSession terminal;
+        final LiveView view;
+        final LiveMonitor monitor;
+        final Thread thread;
+        volatile boolean closed;
+
+        private LiveSession(TerminalSession terminal, LiveView view, LiveMonitor monitor) {
+            this.terminal = terminal;
+            this.view = view;
+            this.monitor = monitor;
+            this.thread = Thread.ofPlatform().name("infertop-ui").daemon().unstarted(monitor);
+        }
+
+        static LiveSession start(LiveMonitor.Controls controls, double refreshSeconds) throws IOException {
+            KeyTable keys;
             try {
-                Runtime.getRuntime().removeShutdownHook(hook);
-            } catch (IllegalStateException shuttingDown) {
-                // the hook is running: it closes (idempotently) and lets the JVM exit
+                keys = KeyTable.load();
+            } catch (IllegalArgumentException e) {
+                throw new UserError(e.getMessage());
             }
+            TerminalSession terminal = TerminalSession.open();
+            LiveView view = new LiveView();
+            LiveMonitor monitor = new LiveMonitor(terminal, view, keys, Theme.fromEnvironment(System.getenv()),
+                    controls, refreshSeconds);
+            LiveSession session = new LiveSession(terminal, view, monitor);
+            session.thread.start();
+            return session;
+        }
+
+        void awaitQuit() {
+            try {
+                thread.join();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+
+        synchronized void close() {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            monitor.requestQuit();
+            if (Thread.currentThread() != thread) {
+                try {
+                    thread.join(2000); // let it finish a frame before the screen goes away
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            terminal.close();
         }
     }
 
@@ -367,7 +613,7 @@ final class TraceRun {
             try {
                 probes.addLibraries(libraries);
             } catch (BpfException e) {
-                err.println("infertop: " + e.getMessage());
+                notice("infertop: " + e.getMessage());
             }
             target = new TargetInfo(process.pid(), commandLabel(), model,
                     libraries.stream().map(Path::toString).distinct().toList());
@@ -378,11 +624,11 @@ final class TraceRun {
                 Layer toggle;
                 while ((toggle = toggles.poll()) != null) {
                     if (probes.isEnabled(toggle)) {
-                        probes.disable(toggle, "switched off live (SIGUSR2)");
+                        probes.disable(toggle, "switched off live");
                     } else {
                         probes.enable(toggle);
                     }
-                    err.println("infertop: " + toggle.id() + " layer " + (probes.isEnabled(toggle) ? "on" : "off")
+                    notice("infertop: " + toggle.id() + " layer " + (probes.isEnabled(toggle) ? "on" : "off")
                             + "; " + probes.attachedProbeCount() + " probes attached");
                 }
                 OperatorRule rule = options.operatorRule();
@@ -402,7 +648,7 @@ final class TraceRun {
                     ruleEvaluated = true;
                 }
             } catch (BpfException e) {
-                err.println("infertop: " + e.getMessage());
+                notice("infertop: " + e.getMessage());
             }
         }
 

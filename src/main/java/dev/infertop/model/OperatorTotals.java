@@ -2,17 +2,32 @@ package dev.infertop.model;
 
 import java.util.List;
 
-/** The operator layer over some span: per op type, per thread, and how many graphs could be attributed. */
+/**
+ * The operator layer over some span: per op type, per tensor group (layer × attention/FFN), per thread, how
+ * many graphs could be attributed, and each thread's recent activity (lanes; the same in interval and total).
+ */
 public record OperatorTotals(List<OpTotals> ops, List<ThreadTotals> threads, long graphsAttributed,
-                             long graphsUnattributed) {
+                             long graphsUnattributed, List<OpTotals> tensorGroups, List<ThreadLane> lanes) {
     public static final OperatorTotals EMPTY = new OperatorTotals(List.of(), List.of(), 0, 0);
 
     public OperatorTotals {
         ops = List.copyOf(ops);
         threads = List.copyOf(threads);
+        tensorGroups = List.copyOf(tensorGroups);
+        lanes = List.copyOf(lanes);
+    }
+
+    public OperatorTotals(List<OpTotals> ops, List<ThreadTotals> threads, long graphsAttributed,
+                          long graphsUnattributed) {
+        this(ops, threads, graphsAttributed, graphsUnattributed, List.of(), List.of());
     }
 
     public long nodes() {
         return ops.stream().mapToLong(OpTotals::nodes).sum();
+    }
+
+    /** Node groups summed over threads: each is one probe hit on a thread's barrier call. */
+    public long threadGroups() {
+        return threads.stream().mapToLong(ThreadTotals::groups).sum();
     }
 }

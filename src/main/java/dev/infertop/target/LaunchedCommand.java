@@ -56,7 +56,7 @@ public final class LaunchedCommand implements TracedProcess {
         String exec = switch (output) {
             case INHERIT -> "exec \"$@\"";
             case STDOUT_TO_STDERR -> "exec \"$@\" 1>&2";
-            case LOG_FILE -> "exec \"$@\" >>\"$INFERTOP_TARGET_LOG\" 2>&1";
+            case LOG_FILE -> "exec \"$@\" >>\"$INFERTOP_TARGET_LOG\" 2>&1 </dev/null"; // the terminal is not theirs
         };
         List<String> argv = new ArrayList<>(List.of("/bin/sh", "-c", GATE + exec, gate.toString(),
                 executable.toString()));

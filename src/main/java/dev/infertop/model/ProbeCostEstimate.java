@@ -1,0 +1,35 @@
+package dev.infertop.model;
+
+/**
+ * infertop's cost in the target, estimated: probe hits in an interval times the per-hit cost measured on
+ * this kind of machine (FACTS.md: ~0.8 µs for a probe on an instruction the kernel emulates, ~1.5 µs for an
+ * entry + return pair). An estimate, not a measurement: the views label it so.
+ */
+public final class ProbeCostEstimate {
+    private ProbeCostEstimate() {}
+
+    /** One uprobe hit on an emulated instruction (push, call). */
+    public static final double EMULATED_HIT_NS = 800;
+    /** An entry probe plus its return probe. */
+    public static final double ENTRY_RETURN_NS = 1_500;
+
+    /** Estimated probe time in the target over the interval, in nanoseconds. */
+    public static double probeNs(Snapshot s) {
+        double ns = 0;
+        ns += s.intervalTokens().decodeCalls() * ENTRY_RETURN_NS;
+        for (BackendTotals backend : s.intervalBackends()) {
+            ns += backend.computes() * ENTRY_RETURN_NS;
+        }
+        ns += s.intervalCpuGraphs().computes() * ENTRY_RETURN_NS;
+        OperatorTotals ops = s.intervalOperators();
+        // One hit per thread per node group (its barrier call), one per thread per graph (its start).
+        long graphs = ops.graphsAttributed() + ops.graphsUnattributed();
+        ns += ops.threadGroups() * EMULATED_HIT_NS + graphs * ops.threads().size() * EMULATED_HIT_NS;
+        return ns;
+    }
+
+    /** Estimated probe time as a fraction of one CPU over the interval (0.012 = 1.2 % of a core). */
+    public static double cpuFraction(Snapshot s) {
+        return s.intervalNs() <= 0 ? 0.0 : probeNs(s) / s.intervalNs();
+    }
+}

@@ -1,0 +1,65 @@
+package dev.infertop.tui;
+
+import dev.infertop.model.Layer;
+
+import java.util.Locale;
+
+/** What a key can do in the live view. The loop handles every action; the help screen lists every one. */
+public enum Action {
+    QUIT("quit (restores the terminal, detaches every probe)"),
+    HELP("show or hide this help"),
+    UP("move the selection up"),
+    DOWN("move the selection down"),
+    PAGE_UP("one page up"),
+    PAGE_DOWN("one page down"),
+    TOP("first row"),
+    BOTTOM("last row"),
+    DETAILS("latency plot of the selected row (again: close)"),
+    SORT_NEXT("sort by the next column"),
+    SORT_PREVIOUS("sort by the previous column"),
+    SORT_REVERSE("reverse the sort order"),
+    GROUP_BY("rows by op type / by tensor group (layer x attention/FFN)"),
+    FILTER("filter rows by a typed pattern (Enter keeps, Esc clears)"),
+    FREEZE("freeze the display (data keeps flowing)"),
+    FASTER("shorter refresh interval"),
+    SLOWER("longer refresh interval"),
+    TOGGLE_TOKEN("token layer on/off (attaches/detaches its probes)", Layer.TOKEN),
+    TOGGLE_GRAPH("graph layer on/off (attaches/detaches its probes)", Layer.GRAPH),
+    TOGGLE_OPERATOR("operator layer on/off (attaches/detaches its probes)", Layer.OPERATOR),
+    CLOSE("close help, details or filter");
+
+    private final String description;
+    private final Layer layer;
+
+    Action(String description) {
+        this(description, null);
+    }
+
+    Action(String description, Layer layer) {
+        this.description = description;
+        this.layer = layer;
+    }
+
+    public String description() {
+        return description;
+    }
+
+    /** The layer a toggle action switches, or null. */
+    public Layer layer() {
+        return layer;
+    }
+
+    /** The name used in keys.conf: lower case with dashes, e.g. sort-next. */
+    public String id() {
+        return name().toLowerCase(Locale.ROOT).replace('_', '-');
+    }
+
+    public static Action parse(String id) {
+        for (Action action : values()) {
+            if (action.id().equals(id)) {
+                return action;
+            }
+        }
+        return null;
+    }
+}

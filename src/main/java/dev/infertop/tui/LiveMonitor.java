@@ -1,0 +1,386 @@
+package dev.infertop.tui;
+
+import com.googlecode.lanterna.input.KeyStroke;
+import com.googlecode.lanterna.input.KeyType;
+import dev.infertop.model.Layer;
+import dev.infertop.model.LayerStatus;
+import dev.infertop.model.OpTotals;
+import dev.infertop.model.Snapshot;
+import dev.infertop.view.HelpPanel;
+import dev.infertop.view.MonitorScreen;
+import dev.infertop.view.OperatorColumn;
+import dev.infertop.view.OperatorRows;
+import dev.infertop.view.Theme;
+import dev.infertop.view.UiState;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * The live view's loop, on its own thread: wait for a snapshot or a key (never longer than {@link #POLL_MS}),
+ * apply keys through the {@link KeyTable}, draw the {@link MonitorScreen}, send only what changed. Layer
+ * toggles and quit go back to the session through {@link Controls}; the collector never reads this state.
+ */
+public final class LiveMonitor implements Runnable {
+    /** Longest wait for a key: keys feel immediate, and an idle view wakes ~20 times a second at most. */
+    static final long POLL_MS = 50;
+    static final double[] REFRESH_STEPS = {0.25, 0.5, 1, 2, 5, 10};
+    private static final long STATUS_NS = 5_000_000_000L;
+
+    /** What the view can ask of the tracing session. */
+    public interface Controls {
+        /** Stop tracing (detach everything); the view ends too. */
+        void quit();
+
+        /** Switch a probe layer off or on (through the same queue as SIGUSR2). */
+        void toggle(Layer layer);
+
+        /** New time between snapshots. */
+        void setIntervalSeconds(double seconds);
+    }
+
+    private final TerminalSession terminal;
+    private final LiveView view;
+    private final KeyTable keys;
+    private final Controls controls;
+    private final MonitorScreen screen;
+    private final UiState ui = new UiState();
+    private volatile boolean quit;
+    private volatile Throwable failure;
+    private volatile String pendingNotice;
+    private volatile String followName;
+    private Snapshot shown;
+    private Snapshot lastSeen;
+    private long statusSetNs;
+    private int fullRepaints;
+    private long lastCpuTicks = -1;
+    private long lastCpuSampleNs;
+
+    public LiveMonitor(TerminalSession terminal, LiveView view, KeyTable keys, Theme theme, Controls controls,
+                       double refreshSeconds) {
+        this.terminal = terminal;
+        this.view = view;
+        this.keys = keys;
+        this.controls = controls;
+        this.ui.refreshSeconds = refreshSeconds;
+        List<String> layerKeys = new ArrayList<>();
+        for (Layer layer : Layer.values()) {
+            String key = null;
+            for (Action action : Action.values()) {
+                if (action.layer() == layer) {
+                    key = keys.firstKey(action);
+                }
+            }
+            layerKeys.add(key == null ? "" : key);
+        }
+        this.screen = new MonitorScreen(theme, layerKeys, helpEntries(keys), hints(keys));
+    }
+
+    /** One entry per action, in the order the loop knows them; unbound actions say so. */
+    public static List<HelpPanel.Entry> helpEntries(KeyTable keys) {
+        Map<Action, List<String>> bound = keys.keysByAction();
+        List<HelpPanel.Entry> entries = new ArrayList<>();
+        for (Action action : Action.values()) {
+            entries.add(new HelpPanel.Entry(bound.getOrDefault(action, List.of("(unbound)")), action.description()));
+        }
+        return entries;
+    }
+
+    static String hints(KeyTable keys) {
+        StringBuilder text = new StringBuilder();
+        hint(text, keys, "help", Action.HELP);
+        hint(text, keys, "quit", Action.QUIT);
+        hint(text, keys, "sort", Action.SORT_NEXT);
+        hint(text, keys, "filter", Action.FILTER);
+        hint(text, keys, "group", Action.GROUP_BY);
+        hint(text, keys, "latency", Action.DETAILS);
+        hint(text, keys, "freeze", Action.FREEZE);
+        hint(text, keys, "ops on/off", Action.TOGGLE_OPERATOR);
+        hint(text, keys, "faster", Action.FASTER);
+        hint(text, keys, "slower", Action.SLOWER);
+        return text.toString();
+    }
+
+    private static void hint(StringBuilder text, KeyTable keys, String label, Action action) {
+        String key = keys.firstKey(action);
+        if (key != null) {
+            text.append(key).append(' ').append(label).append("  ");
+        }
+    }
+
+    public UiState state() {
+        return ui;
+    }
+
+    /** Ends the loop (from another thread: the session stopped, or a signal). */
+    public void requestQuit() {
+        quit = true;
+        view.wake();
+    }
+
+    public boolean quitting() {
+        return quit;
+    }
+
+    /** A message from the session for the status line (any thread). */
+    public void notice(String text) {
+        pendingNotice = text;
+        view.wake();
+    }
+
+    /** The target exited and the session waits for a new process named {@code name} (any thread). */
+    public void following(String name) {
+        followName = name;
+        view.wake();
+    }
+
+    /** The error that ended the loop, or null. */
+    public Throwable failure() {
+        return failure;
+    }
+
+    @Override
+    public void run() {
+        try {
+            while (!quit) {
+                step();
+                view.await(POLL_MS);
+            }
+        } catch (Throwable e) {
+            failure = e;
+            quit = true;
+            controls.quit();
+        }
+    }
+
+    /** One pass: resize, keys, new snapshot, draw if anything changed. Public for tests. */
+    public void step() throws IOException {
+        if (terminal.resizeIfNecessary() != null) {
+            // This frame and the next are full repaints: a terminal may resize in steps (columns, then rows)
+            // and reflow what it showed in between.
+            fullRepaints = 2;
+        }
+        boolean dirty = fullRepaints == 2; // the second one goes with the next snapshot or key
+        KeyStroke key;
+        while (!quit && (key = terminal.pollKey()) != null) {
+            if (key.getKeyType() == KeyType.EOF) { // stdin closed: the terminal is gone
+                quitByUser();
+                return;
+            }
+            if (key.getKeyType() == KeyType.Character && key.isAltDown() && !key.isCtrlDown()) {
+                // ESC and the next key arrived together (a quick typist, a slow link): Lanterna reads Alt+key.
+                handle(new KeyStroke(KeyType.Escape));
+                handle(new KeyStroke(key.getCharacter(), false, false));
+            } else {
+                handle(key);
+            }
+            dirty = true;
+        }
+        Snapshot latest = view.latest();
+        if (latest != null && latest != lastSeen) {
+            lastSeen = latest;
+            ui.record(latest);
+            sampleSelf();
+            if (latest.isFinal()) {
+                ui.endState = latest.targetState();
+                ui.followName = followName;
+                if (shown == null) {
+                    shown = latest; // a run shorter than one interval: its totals are all there is
+                }
+            } else {
+                ui.endState = null; // a new session (--follow) is running
+                if (!ui.frozen || shown == null || shown.isFinal()) {
+                    shown = latest;
+                }
+            }
+            dirty = true;
+        }
+        String name = followName;
+        if (name != null && ui.endState != null && !"following".equals(ui.endState)) {
+            ui.endState = "following";
+            ui.followName = name;
+            dirty = true;
+        }
+        String notice = pendingNotice;
+        if (notice != null) {
+            pendingNotice = null;
+            status(notice);
+            dirty = true;
+        }
+        if (!ui.status.isEmpty() && System.nanoTime() - statusSetNs > STATUS_NS) {
+            ui.status = "";
+            dirty = true;
+        }
+        if (dirty && shown != null) {
+            screen.draw(terminal.screen().newTextGraphics(), shown, ui);
+            if (fullRepaints > 0) {
+                fullRepaints--;
+                terminal.refreshAll();
+            } else {
+                terminal.refresh();
+            }
+        }
+    }
+
+    private void quitByUser() {
+        quit = true;
+        controls.quit();
+    }
+
+    private void status(String text) {
+        ui.status = text;
+        statusSetNs = System.nanoTime();
+    }
+
+    void handle(KeyStroke key) {
+        if (ui.editingFilter) {
+            editFilter(key);
+            return;
+        }
+        Action action = keys.action(key);
+        if (action == null) {
+            String name = KeyTable.keyName(key);
+            if (name != null) {
+                status("key " + name + " does nothing (" + keys.firstKey(Action.HELP) + " for help)");
+            }
+            return;
+        }
+        List<OpTotals> rows = shown == null ? List.of() : OperatorRows.of(shown, ui);
+        int page = Math.max(1, terminal.screen().getTerminalSize().getRows() - 12);
+        switch (action) {
+            case QUIT -> quitByUser();
+            case HELP -> ui.help = !ui.help;
+            case UP -> select(rows, -1);
+            case DOWN -> select(rows, 1);
+            case PAGE_UP -> select(rows, -page);
+            case PAGE_DOWN -> select(rows, page);
+            case TOP -> select(rows, -rows.size());
+            case BOTTOM -> select(rows, rows.size());
+            case DETAILS -> ui.details = !ui.details;
+            case SORT_NEXT -> sortBy(1);
+            case SORT_PREVIOUS -> sortBy(-1);
+            case SORT_REVERSE -> ui.sortDescending = !ui.sortDescending;
+            case GROUP_BY -> {
+                ui.rows = ui.rows == UiState.Rows.OPS ? UiState.Rows.TENSOR_GROUPS : UiState.Rows.OPS;
+                ui.selectedName = null;
+                ui.selectedIndex = 0;
+                ui.scroll = 0;
+            }
+            case FILTER -> ui.editingFilter = true;
+            case FREEZE -> {
+                ui.frozen = !ui.frozen;
+                if (!ui.frozen && lastSeen != null && !lastSeen.isFinal()) {
+                    shown = lastSeen;
+                }
+            }
+            case FASTER -> refreshStep(-1);
+            case SLOWER -> refreshStep(1);
+            case TOGGLE_TOKEN, TOGGLE_GRAPH, TOGGLE_OPERATOR -> toggle(action.layer());
+            case CLOSE -> {
+                if (ui.help || ui.details) {
+                    ui.help = false;
+                    ui.details = false;
+                } else {
+                    ui.filter = "";
+                }
+            }
+        }
+    }
+
+    private void editFilter(KeyStroke key) {
+        switch (key.getKeyType()) {
+            case Enter -> ui.editingFilter = false;
+            case Escape -> {
+                ui.editingFilter = false;
+                ui.filter = "";
+            }
+            case Backspace -> {
+                if (!ui.filter.isEmpty()) {
+                    ui.filter = ui.filter.substring(0, ui.filter.length() - 1);
+                }
+            }
+            case Character -> {
+                if (!key.isCtrlDown() && ui.filter.length() < 40) {
+                    ui.filter += key.getCharacter();
+                }
+            }
+            default -> { }
+        }
+        ui.selectedIndex = 0;
+        ui.selectedName = null;
+        ui.scroll = 0;
+    }
+
+    private void select(List<OpTotals> rows, int delta) {
+        if (rows.isEmpty()) {
+            return;
+        }
+        int index = Math.max(0, Math.min(rows.size() - 1, OperatorRows.selectedIndex(rows, ui) + delta));
+        ui.selectedIndex = index;
+        ui.selectedName = rows.get(index).op();
+    }
+
+    private void sortBy(int direction) {
+        OperatorColumn[] columns = OperatorColumn.values();
+        OperatorColumn next = columns[Math.floorMod(ui.sortColumn.ordinal() + direction, columns.length)];
+        ui.sortColumn = next;
+        ui.sortDescending = next.descendingByDefault();
+    }
+
+    private void refreshStep(int direction) {
+        int index = 0;
+        for (int i = 0; i < REFRESH_STEPS.length; i++) {
+            if (Math.abs(REFRESH_STEPS[i] - ui.refreshSeconds) < Math.abs(REFRESH_STEPS[index] - ui.refreshSeconds)) {
+                index = i;
+            }
+        }
+        index = Math.max(0, Math.min(REFRESH_STEPS.length - 1, index + direction));
+        ui.refreshSeconds = REFRESH_STEPS[index];
+        controls.setIntervalSeconds(ui.refreshSeconds);
+        status(String.format(Locale.ROOT, "refresh every %.2g s", ui.refreshSeconds));
+    }
+
+    private void toggle(Layer layer) {
+        if (ui.endState != null) {
+            status("target gone: nothing to switch");
+            return;
+        }
+        boolean on = false;
+        if (shown != null) {
+            for (LayerStatus status : shown.layers()) {
+                if (status.layer() == layer) {
+                    on = status.state() == LayerStatus.State.ON || status.state() == LayerStatus.State.PARTIAL;
+                }
+            }
+        }
+        controls.toggle(layer);
+        status(layer.id() + " layer: switching " + (on ? "off" : "on") + " at the next interval");
+    }
+
+    /** infertop's own CPU share since the last sample (utime+stime from /proc/self/stat) and its RSS. */
+    private void sampleSelf() {
+        try {
+            String stat = Files.readString(Path.of("/proc/self/stat"));
+            String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+            long ticks = Long.parseLong(fields[11]) + Long.parseLong(fields[12]); // utime, stime (fields 14, 15)
+            long now = System.nanoTime();
+            if (lastCpuTicks >= 0 && now > lastCpuSampleNs) {
+                ui.selfCpuFraction = (ticks - lastCpuTicks) / 100.0 / ((now - lastCpuSampleNs) / 1e9);
+            }
+            lastCpuTicks = ticks;
+            lastCpuSampleNs = now;
+            for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
+                if (line.startsWith("VmRSS:")) {
+                    ui.selfRssBytes = Long.parseLong(line.replaceAll("\\D", "")) * 1024;
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            ui.selfCpuFraction = -1; // not Linux, or /proc unreadable: show nothing rather than a guess
+        }
+    }
+}

@@ -1,0 +1,85 @@
+package dev.infertop.tui;
+
+import com.googlecode.lanterna.TerminalSize;
+import com.googlecode.lanterna.input.KeyStroke;
+import com.googlecode.lanterna.screen.Screen;
+import com.googlecode.lanterna.screen.TerminalScreen;
+import com.googlecode.lanterna.terminal.DefaultTerminalFactory;
+import com.googlecode.lanterna.terminal.Terminal;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * The full-screen terminal, like bpftop's TerminalManager: entering it switches to the alternate screen in
+ * raw mode; {@link #close()} restores the terminal and is safe to call from any path (finally, the shutdown
+ * hook, an error) and more than once. Ctrl-C keeps raising SIGINT (Lanterna's default), which the session's
+ * shutdown hook handles like q.
+ */
+public final class TerminalSession implements AutoCloseable {
+    private final Screen screen;
+    private boolean closed;
+
+    private TerminalSession(Screen screen) {
+        this.screen = screen;
+    }
+
+    /** The process's own terminal (stdin/stdout). */
+    public static TerminalSession open() throws IOException {
+        Terminal terminal = new DefaultTerminalFactory(System.out, System.in, StandardCharsets.UTF_8)
+                .setForceTextTerminal(true)
+                .createTerminal();
+        return start(new TerminalScreen(terminal));
+    }
+
+    /** Any Lanterna terminal, e.g. a DefaultVirtualTerminal in tests. */
+    public static TerminalSession on(Terminal terminal) throws IOException {
+        return start(new TerminalScreen(terminal));
+    }
+
+    private static TerminalSession start(TerminalScreen screen) throws IOException {
+        screen.startScreen();
+        screen.setCursorPosition(null);
+        return new TerminalSession(screen);
+    }
+
+    public Screen screen() {
+        return screen;
+    }
+
+    /** A key if one is waiting, else null; never blocks. */
+    public KeyStroke pollKey() throws IOException {
+        return screen.pollInput();
+    }
+
+    /** The new size if the terminal was resized since the last call, else null. */
+    public TerminalSize resizeIfNecessary() {
+        return screen.doResizeIfNecessary();
+    }
+
+    /** Sends the cells that changed since the last refresh, never a full repaint. */
+    public void refresh() throws IOException {
+        screen.refresh(Screen.RefreshType.DELTA);
+    }
+
+    /**
+     * Repaints every cell: only after a resize, when the terminal has reflowed or cut what it showed and the
+     * screen's idea of it is stale.
+     */
+    public void refreshAll() throws IOException {
+        screen.refresh(Screen.RefreshType.COMPLETE);
+    }
+
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        try {
+            screen.stopScreen();
+        } catch (IOException | RuntimeException e) {
+            // the terminal is gone (SSH dropped): nothing left to restore
+        }
+    }
+}

@@ -1,0 +1,126 @@
+package dev.infertop.view;
+
+import com.googlecode.lanterna.graphics.TextGraphics;
+import dev.infertop.model.BackendTotals;
+import dev.infertop.model.LatencySummary;
+import dev.infertop.model.LayerStatus;
+import dev.infertop.model.ProbeCostEstimate;
+import dev.infertop.model.Snapshot;
+import dev.infertop.model.TokenTotals;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * Five rows: the target; backends and probe layers; prefill and decode tokens/s with sparklines; TTFT/TPOT,
+ * lost events and the cost of watching (the probes' estimated share of a CPU, infertop's own measured CPU).
+ */
+public final class HeaderPanel implements Panel {
+    public static final int ROWS = 5;
+
+    private final Theme theme;
+    private final List<String> layerKeys;
+
+    /** @param layerKeys the key that toggles each layer, in {@link dev.infertop.model.Layer} order ("" if none) */
+    public HeaderPanel(Theme theme, List<String> layerKeys) {
+        this.theme = theme;
+        this.layerKeys = List.copyOf(layerKeys);
+    }
+
+    @Override
+    public void draw(TextGraphics g, Snapshot s, UiState ui) {
+        int width = g.getSize().getColumns();
+        TokenTotals tokens = s.isFinal() ? s.totalTokens() : s.intervalTokens();
+        long spanNs = OperatorRows.spanNs(s);
+
+        String model = s.target().modelFile() == null ? "?" : Path.of(s.target().modelFile()).getFileName().toString();
+        int threads = s.intervalOperators().lanes().size();
+        String state = ui.endState != null ? stateLabel(ui.endState, ui.followName) : ui.frozen ? "FROZEN" : "running";
+        String left = String.format(Locale.ROOT, "infertop  pid %d %s  model %s  %s", s.target().pid(),
+                s.target().command(), model, threads > 0 ? threads + " threads" : "");
+        String right = String.format(Locale.ROOT, " %s  %.2gs ", state, ui.refreshSeconds);
+        theme.apply(g, Theme.Role.TITLE);
+        Cells.put(g, 0, 0, left, width);
+        theme.apply(g, ui.endState != null || ui.frozen ? Theme.Role.WARN : Theme.Role.GOOD);
+        if (width > right.length()) {
+            g.putString(width - right.length(), 0, right);
+        }
+
+        StringBuilder backends = new StringBuilder("backends ");
+        List<BackendTotals> list = s.isFinal() ? s.totalBackends() : s.intervalBackends();
+        if (list.isEmpty()) {
+            backends.append("-");
+        }
+        for (BackendTotals backend : list) {
+            backends.append(String.format(Locale.ROOT, "%s %.0f%% ", backend.backend(),
+                    100 * backend.busyFraction(spanNs)));
+        }
+        theme.apply(g, Theme.Role.NORMAL);
+        Cells.put(g, 0, 1, backends.toString(), width);
+        int col = Math.min(width, Math.max(backends.length() + 1, 22));
+        String layersLabel = "layers ";
+        Cells.put(g, col, 1, layersLabel, Math.max(0, width - col));
+        col += layersLabel.length();
+        for (LayerStatus layer : s.layers()) {
+            String key = layer.layer().ordinal() < layerKeys.size() ? layerKeys.get(layer.layer().ordinal()) : "";
+            String text = (key.isEmpty() ? "" : key + ":") + layer.layer().id() + " " + layer.state().label() + "  ";
+            if (col >= width) {
+                break;
+            }
+            theme.apply(g, switch (layer.state()) {
+                case ON -> Theme.Role.GOOD;
+                case PARTIAL, UNAVAILABLE -> Theme.Role.WARN;
+                case OFF -> Theme.Role.DIM;
+            });
+            Cells.put(g, col, 1, text, Math.min(text.length(), width - col));
+            col += text.length();
+        }
+        theme.apply(g, Theme.Role.NORMAL);
+        if (col < width) {
+            Cells.put(g, col, 1, "", width - col);
+        }
+
+        // Cost of watching, on the right of the speed rows: the probes' estimate, infertop's own measurement.
+        String probes = String.format(Locale.ROOT, " probes ~%.1f%% cpu (est.)", 100 * ProbeCostEstimate.cpuFraction(s));
+        String self = ui.selfCpuFraction < 0 ? "" : String.format(Locale.ROOT, " infertop %.1f%% cpu %d MB",
+                100 * ui.selfCpuFraction, ui.selfRssBytes >> 20);
+        int costWidth = width >= 80 ? 26 : 0;
+        int sparkWidth = Math.max(0, Math.min(60, width - SPEED_LABEL_WIDTH - costWidth));
+        speedRow(g, 2, "prefill", tokens.prefillTokensPerSecond(), ui.prefillHistory(sparkWidth), sparkWidth);
+        speedRow(g, 3, "decode", tokens.decodeTokensPerSecond(), ui.decodeHistory(sparkWidth), sparkWidth);
+        theme.apply(g, Theme.Role.DIM);
+        int costColumn = SPEED_LABEL_WIDTH + sparkWidth;
+        Cells.put(g, costColumn, 2, costWidth > 0 ? Cells.right(probes, width - costColumn) : "", width - costColumn);
+        Cells.put(g, costColumn, 3, costWidth > 0 ? Cells.right(self, width - costColumn) : "", width - costColumn);
+
+        LatencySummary ttft = s.isFinal() ? s.totalTtft() : s.intervalTtft();
+        LatencySummary tpot = s.isFinal() ? s.totalTpot() : s.intervalTpot();
+        String latency = String.format(Locale.ROOT, "TTFT p50 %s p99 %s ms  TPOT p50 %s p99 %s ms  lost %d",
+                OperatorColumn.ms(ttft.p50Ms()), OperatorColumn.ms(ttft.p99Ms()), OperatorColumn.ms(tpot.p50Ms()),
+                OperatorColumn.ms(tpot.p99Ms()), s.lostEvents());
+        theme.apply(g, s.lostEvents() > 0 ? Theme.Role.WARN : Theme.Role.NORMAL);
+        Cells.put(g, 0, 4, latency, width);
+    }
+
+    static final int SPEED_LABEL_WIDTH = 25;
+
+    private void speedRow(TextGraphics g, int row, String label, double tokensPerSecond, double[] history,
+                          int sparkWidth) {
+        theme.apply(g, Theme.Role.NORMAL);
+        Cells.put(g, 0, row, String.format(Locale.ROOT, "%-8s%10.1f tok/s", label, tokensPerSecond),
+                SPEED_LABEL_WIDTH);
+        theme.apply(g, Theme.Role.GOOD);
+        Cells.put(g, SPEED_LABEL_WIDTH, row, Cells.sparkline(history, sparkWidth), sparkWidth);
+    }
+
+    static String stateLabel(String endState, String followName) {
+        return switch (endState) {
+            case "exited" -> "TARGET EXITED";
+            case "stopped" -> "stopped";
+            case "done" -> "done (-n reached)";
+            case "following" -> "TARGET EXITED, waiting for " + followName;
+            default -> endState;
+        };
+    }
+}

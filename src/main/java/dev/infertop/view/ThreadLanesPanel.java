@@ -1,0 +1,108 @@
+package dev.infertop.view;
+
+import com.googlecode.lanterna.graphics.TextGraphics;
+import dev.infertop.model.OpClass;
+import dev.infertop.model.ThreadLane;
+import dev.infertop.model.ThreadTotals;
+import dev.infertop.model.Snapshot;
+
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * One row per inference thread: its work share over the interval, what it runs now, and a strip of the last
+ * seconds, one character per 50 ms cell: the op class's letter in its colour, '.' for barrier wait, ' ' idle.
+ * A thread whose work share is far from the others' is marked '!' in the warning colour.
+ */
+public final class ThreadLanesPanel implements Panel {
+    /** Work share this far (percentage points) below or above the mean marks an unbalanced thread. */
+    static final double UNBALANCED_POINTS = 15;
+    static final int STRIP_COLUMN = 30;
+    public static final char WAIT_CHAR = '.';
+
+    private final Theme theme;
+
+    public ThreadLanesPanel(Theme theme) {
+        this.theme = theme;
+    }
+
+    /** Rows this panel wants: a title and one per lane (or one saying why there is none). */
+    public static int rowsWanted(Snapshot s) {
+        return 1 + Math.max(1, s.intervalOperators().lanes().size());
+    }
+
+    @Override
+    public void draw(TextGraphics g, Snapshot s, UiState ui) {
+        int width = g.getSize().getColumns();
+        int rows = g.getSize().getRows();
+        List<ThreadLane> lanes = s.intervalOperators().lanes();
+        List<ThreadTotals> threads = s.intervalOperators().threads();
+        int stripWidth = Math.max(0, width - STRIP_COLUMN);
+        theme.apply(g, Theme.Role.HEADING);
+        String seconds = lanes.isEmpty() ? "" : String.format(Locale.ROOT, " last %.1f s",
+                Math.min(lanes.getFirst().cellCount(), stripWidth) * lanes.getFirst().cellNs() / 1e9);
+        Cells.put(g, 0, 0, Cells.fit("  TID  WORK% NOW", STRIP_COLUMN) + legend(seconds), width);
+        if (rows <= 1) {
+            return;
+        }
+        if (lanes.isEmpty()) {
+            theme.apply(g, Theme.Role.DIM);
+            Cells.put(g, 0, 1, "  no thread activity (operator layer off, or no CPU graph yet)", width);
+            Cells.blank(g, 2, rows);
+            return;
+        }
+        double mean = 0;
+        for (ThreadLane lane : lanes) {
+            mean += workPercent(threads, lane.tid());
+        }
+        mean /= lanes.size();
+        for (int i = 0; i < rows - 1; i++) {
+            int row = i + 1;
+            if (i >= lanes.size()) {
+                theme.apply(g, Theme.Role.NORMAL);
+                Cells.put(g, 0, row, "", width);
+                continue;
+            }
+            ThreadLane lane = lanes.get(i);
+            double work = workPercent(threads, lane.tid());
+            boolean unbalanced = lanes.size() > 1 && Math.abs(work - mean) > UNBALANCED_POINTS;
+            theme.apply(g, unbalanced ? Theme.Role.WARN : Theme.Role.NORMAL);
+            Cells.put(g, 0, row, String.format(Locale.ROOT, "%c%6d %4.0f%% %s", unbalanced ? '!' : ' ', lane.tid(),
+                    work, lane.currentOp()), STRIP_COLUMN - 1);
+            theme.apply(g, Theme.Role.NORMAL);
+            Cells.put(g, STRIP_COLUMN - 1, row, "|", 1);
+            int first = lane.cellCount() - stripWidth;
+            for (int c = 0; c < stripWidth; c++) {
+                int cell = first + c;
+                byte value = cell < 0 ? ThreadLane.IDLE : lane.cell(cell);
+                if (value >= 0) {
+                    OpClass opClass = OpClass.values()[value];
+                    theme.applyClass(g, opClass);
+                    g.setCharacter(STRIP_COLUMN + c, row, opClass.symbol());
+                } else {
+                    theme.apply(g, value == ThreadLane.WAIT ? Theme.Role.WAIT : Theme.Role.NORMAL);
+                    g.setCharacter(STRIP_COLUMN + c, row, value == ThreadLane.WAIT ? WAIT_CHAR : ' ');
+                }
+            }
+        }
+    }
+
+    private static String legend(String seconds) {
+        StringBuilder text = new StringBuilder(seconds.isEmpty() ? "" : seconds.strip() + ": ");
+        for (OpClass opClass : OpClass.values()) {
+            text.append(opClass.symbol()).append(' ').append(opClass.label(), 0, Math.min(4, opClass.label().length()))
+                    .append(' ');
+        }
+        return text.append(WAIT_CHAR).append(" wait").toString();
+    }
+
+    /** Work as a share of the time the thread spent in graphs this interval, in percent. */
+    static double workPercent(List<ThreadTotals> threads, int tid) {
+        for (ThreadTotals thread : threads) {
+            if (thread.tid() == tid) {
+                return 100 * thread.workFraction();
+            }
+        }
+        return 0;
+    }
+}

@@ -1,0 +1,69 @@
+package dev.infertop.tui;
+
+import com.googlecode.lanterna.input.KeyStroke;
+import com.googlecode.lanterna.input.KeyType;
+import org.junit.jupiter.api.Test;
+
+import java.util.Arrays;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class KeyTableTest {
+    @Test
+    void shippedTableBindsEveryActionAndLeavesSFreeForSnapshots() {
+        KeyTable keys = KeyTable.load();
+        Map<dev.infertop.tui.Action, List<String>> bound = keys.keysByAction();
+        assertEquals(EnumSet.allOf(Action.class), EnumSet.copyOf(bound.keySet()));
+        assertNull(keys.action("s"));
+        assertEquals(Action.QUIT, keys.action(new KeyStroke('q', false, false)));
+        assertEquals(Action.QUIT, keys.action(new KeyStroke(KeyType.F10)));
+        assertEquals(Action.HELP, keys.action(new KeyStroke(KeyType.F1)));
+        assertEquals(Action.HELP, keys.action(new KeyStroke('?', false, false)));
+        assertEquals(Action.UP, keys.action(new KeyStroke(KeyType.ArrowUp)));
+        assertEquals(Action.DOWN, keys.action(new KeyStroke('j', false, false)));
+        assertEquals(Action.DETAILS, keys.action(new KeyStroke(KeyType.Enter)));
+        assertEquals(Action.FREEZE, keys.action(new KeyStroke(' ', false, false)));
+        assertEquals(Action.SORT_NEXT, keys.action(new KeyStroke(KeyType.F6)));
+        assertEquals(Action.TOGGLE_OPERATOR, keys.action(new KeyStroke('3', false, false)));
+        assertNull(keys.action(new KeyStroke('q', true, false)), "Ctrl-q is not q");
+    }
+
+    @Test
+    void laterLinesRebindAndUnbind() {
+        KeyTable keys = KeyTable.parse("q quit\nx quit\nq none\no toggle-operator\n");
+        assertNull(keys.action("q"));
+        assertEquals(Action.QUIT, keys.action("x"));
+        assertEquals(Action.TOGGLE_OPERATOR, keys.action("o"));
+        assertEquals("x", keys.firstKey(Action.QUIT));
+    }
+
+    @Test
+    void badLinesSayWhereAndWhy() {
+        IllegalArgumentException action = assertThrows(IllegalArgumentException.class,
+                () -> KeyTable.parse("q quit\nz explode\n"));
+        assertEquals("text:2: unknown action 'explode'", action.getMessage());
+        IllegalArgumentException key = assertThrows(IllegalArgumentException.class,
+                () -> KeyTable.parse("Ctrl-q quit\n"));
+        assertTrue(key.getMessage().startsWith("text:1: unknown key 'Ctrl-q'"), key.getMessage());
+    }
+
+    @Test
+    void helpListsExactlyTheLoopsActionsWithTheirKeys() {
+        KeyTable keys = KeyTable.load();
+        var entries = LiveMonitor.helpEntries(keys);
+        assertEquals(Action.values().length, entries.size());
+        for (int i = 0; i < entries.size(); i++) {
+            Action action = Action.values()[i];
+            assertEquals(action.description(), entries.get(i).description());
+            assertEquals(keys.keysByAction().get(action), entries.get(i).keys());
+        }
+        assertEquals(List.of("q", "F10"), entries.getFirst().keys());
+        assertTrue(Arrays.stream(Action.values()).allMatch(a -> !a.description().isBlank()));
+    }
+}
