@@ -65,6 +65,9 @@ final class TraceRun {
     private static final InfertopProbes.StructOffsets UNCALIBRATED = new InfertopProbes.StructOffsets(4, 16, 0, 0, 0,
             0, 0, 0, 0);
 
+    /** Nice value of infertop's own threads while tracing. */
+    static final int OWN_NICE = 10;
+
     private final TraceOptions options;
     private final PrintStream out;
     private final PrintStream err;
@@ -318,6 +321,9 @@ final class TraceRun {
             }
             installLayerToggleSignal(session);
             process.release();
+            // Yield the CPU to the workload: infertop's own threads run at nice 10 from here on (a launched
+            // command was forked before this, at the caller's priority). The ring buffer absorbs the delay.
+            dev.infertop.ffi.LibC.niceThisProcess(OWN_NICE);
             notice("infertop: tracing pid " + process.pid() + " (" + session.target().command() + "): "
                     + resources.probes.attachedProbeCount() + " probes attached; layers "
                     + String.join(", ", resources.probes.statuses().stream()
@@ -577,6 +583,11 @@ final class TraceRun {
          * (llama-bench on a tiny model takes ~70 ms) may end before the first interval.
          */
         @Override
+        public boolean startingUp() {
+            return target.modelFile() == null;
+        }
+
+        @Override
         public void onDrain(long nowNs, int records) {
             if (target.modelFile() == null && (records > 0 || nowNs - lastScanNs > 50_000_000L)) {
                 rescan();
@@ -586,8 +597,16 @@ final class TraceRun {
         @Override
         public void onTick(dev.infertop.model.Snapshot previous) {
             applyLayerSwitches(previous);
-            rescan();
+            // Libraries dlopen'ed late and the model file show up in the maps; once the model is known, a look
+            // every few intervals is enough (reading /proc/PID/maps is most of a tick's work).
+            if (target.modelFile() == null || ++ticksSinceScan >= MAPS_SCAN_EVERY_TICKS) {
+                ticksSinceScan = 0;
+                rescan();
+            }
         }
+
+        private static final int MAPS_SCAN_EVERY_TICKS = 5;
+        private int ticksSinceScan;
 
         private void rescan() {
             lastScanNs = System.nanoTime();

@@ -53,6 +53,30 @@ public final class LibC {
     // strerror(3): char *strerror(int errnum)
     public static final MethodHandle strerror = bind("strerror", FunctionDescriptor.of(ADDRESS, JAVA_INT));
 
+    // setpriority(2): int setpriority(int which, id_t who, int prio); on Linux PRIO_PROCESS with a thread id
+    // sets that thread's nice value only.
+    public static final MethodHandle setpriority = bind("setpriority",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT), Errno.CAPTURE);
+
+    public static final int PRIO_PROCESS = 0;
+
+    /** Sets the nice value of every thread of this process (threads created later inherit it). */
+    public static void niceThisProcess(int nice) {
+        java.io.File[] tasks = new java.io.File("/proc/self/task").listFiles();
+        if (tasks == null) {
+            return;
+        }
+        try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined()) {
+            MemorySegment state = Errno.allocate(arena);
+            for (java.io.File task : tasks) {
+                int tid = Integer.parseInt(task.getName());
+                int ignored = (int) setpriority.invokeExact(state, PRIO_PROCESS, tid, nice);
+            }
+        } catch (Throwable t) {
+            // best effort: infertop still works at normal priority
+        }
+    }
+
     public static int geteuid() {
         try {
             return (int) geteuid.invokeExact();
