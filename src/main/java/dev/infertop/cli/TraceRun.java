@@ -426,7 +426,7 @@ final class TraceRun {
             monitor.requestQuit();
             if (Thread.currentThread() != thread) {
                 try {
-                    thread.join(2000); // let it finish a frame before the screen goes away
+                    thread.join(500); // let it finish a frame before the screen goes away
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                 }

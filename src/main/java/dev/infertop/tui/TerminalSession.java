@@ -6,6 +6,7 @@ import com.googlecode.lanterna.screen.Screen;
 import com.googlecode.lanterna.screen.TerminalScreen;
 import com.googlecode.lanterna.terminal.DefaultTerminalFactory;
 import com.googlecode.lanterna.terminal.Terminal;
+import com.googlecode.lanterna.terminal.ansi.UnixTerminal;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -26,10 +27,36 @@ public final class TerminalSession implements AutoCloseable {
 
     /** The process's own terminal (stdin/stdout). */
     public static TerminalSession open() throws IOException {
-        Terminal terminal = new DefaultTerminalFactory(System.out, System.in, StandardCharsets.UTF_8)
-                .setForceTextTerminal(true)
-                .createTerminal();
+        Terminal terminal;
+        try {
+            terminal = new SttySizedTerminal();
+        } catch (IOException | RuntimeException e) {
+            terminal = new DefaultTerminalFactory(System.out, System.in, StandardCharsets.UTF_8)
+                    .setForceTextTerminal(true)
+                    .createTerminal();
+        }
         return start(new TerminalScreen(terminal));
+    }
+
+    /**
+     * Lanterna's Unix terminal learns its size by moving the cursor far away and reading the terminal's cursor
+     * position report from the input: a key in flight (an Esc just typed) garbles that report and the screen
+     * shrinks to a few columns. The tty driver knows the size: ask it ({@code stty size}, once per resize).
+     */
+    private static final class SttySizedTerminal extends UnixTerminal {
+        SttySizedTerminal() throws IOException {
+            super(System.in, System.out, StandardCharsets.UTF_8);
+        }
+
+        @Override
+        protected TerminalSize findTerminalSize() throws IOException {
+            try {
+                String[] rowsColumns = runSTTYCommand("size").strip().split("\\s+");
+                return new TerminalSize(Integer.parseInt(rowsColumns[1]), Integer.parseInt(rowsColumns[0]));
+            } catch (IOException | RuntimeException e) {
+                return super.findTerminalSize();
+            }
+        }
     }
 
     /** Any Lanterna terminal, e.g. a DefaultVirtualTerminal in tests. */

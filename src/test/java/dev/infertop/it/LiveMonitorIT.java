@@ -121,6 +121,17 @@ class LiveMonitorIT {
                 .filter(p -> p.info().command().orElse("").endsWith("java")).findFirst().orElseThrow().pid();
     }
 
+    private ProcessHandle awaitInfertop() throws Exception {
+        for (int attempt = 0; attempt < 100; attempt++) {
+            try {
+                return ProcessHandle.of(infertopPid()).orElseThrow();
+            } catch (RuntimeException notYet) {
+                Thread.sleep(100);
+            }
+        }
+        return ProcessHandle.of(infertopPid()).orElseThrow();
+    }
+
     /** Uprobes held by this infertop (other processes' probes do not count). */
     private long uprobes() throws Exception {
         String holder = "pid " + infertopPid() + " ";
@@ -138,6 +149,7 @@ class LiveMonitorIT {
         Matcher pid = PID.matcher(screen);
         assertTrue(pid.find(), screen);
         long target = Long.parseLong(pid.group(1));
+        ProcessHandle infertop = ProcessHandle.of(infertopPid()).orElseThrow();
         long withOperators = uprobes();
 
         // Operator layer off: its probes leave the kernel, the view says so.
@@ -190,7 +202,7 @@ class LiveMonitorIT {
         screen = awaitScreen("the shell again", s -> s.contains("EXITED-"), 30);
         assertTrue(screen.contains("EXITED-0"), screen);
         assertFalse(screen.contains("1:token"), "the live view is still on screen after quit:\n" + screen);
-        LeakCheck.assertNothingLeft();
+        assertCleanExit(infertop);
         assertFalse(ProcessHandle.of(target).map(ProcessHandle::isAlive).orElse(false),
                 "the launched llama-bench is still running");
     }
@@ -198,13 +210,14 @@ class LiveMonitorIT {
     @Test
     void theTargetExitingLeavesItsLastScreenUntilQ() throws Exception {
         start(60);
+        ProcessHandle infertop = awaitInfertop();
         String screen = awaitScreen("the target exited state", s -> s.contains("TARGET EXITED"), 180);
         assertTrue(screen.contains("MUL_MAT"), "the last screen's rows are gone:\n" + screen);
         assertFalse(screen.contains("EXITED-"), "infertop left before q:\n" + screen);
         keys("q");
         screen = awaitScreen("the shell again", s -> s.contains("EXITED-"), 30);
         assertTrue(screen.contains("EXITED-0"), screen);
-        LeakCheck.assertNothingLeft();
+        assertCleanExit(infertop);
     }
 
     /**
@@ -225,6 +238,7 @@ class LiveMonitorIT {
         Process first = new ProcessBuilder(benchArgs).redirectOutput(ProcessBuilder.Redirect.DISCARD)
                 .redirectError(ProcessBuilder.Redirect.DISCARD).start();
         Process second = null;
+        ProcessHandle infertop = awaitInfertop();
         try {
             awaitScreen("the first process traced", s -> s.contains("pid " + first.pid() + " ifollow-bench")
                     && s.contains("MUL_MAT"), 120);
@@ -250,7 +264,7 @@ class LiveMonitorIT {
             Files.deleteIfExists(named);
             Files.deleteIfExists(directory);
         }
-        LeakCheck.assertNothingLeft();
+        assertCleanExit(infertop);
     }
 
     @Test
@@ -260,15 +274,31 @@ class LiveMonitorIT {
         Matcher pid = PID.matcher(screen);
         assertTrue(pid.find(), screen);
         long target = Long.parseLong(pid.group(1));
+        ProcessHandle infertop = ProcessHandle.of(infertopPid()).orElseThrow();
         run(tmux.toString(), "kill-session", "-t", session); // SIGHUP, like an SSH connection dropping
         session = null;
         long deadline = System.nanoTime() + 20_000_000_000L;
-        while (ProcessHandle.of(target).map(ProcessHandle::isAlive).orElse(false) && System.nanoTime() < deadline) {
+        while ((infertop.isAlive() || ProcessHandle.of(target).map(ProcessHandle::isAlive).orElse(false))
+                && System.nanoTime() < deadline) {
             Thread.sleep(100);
         }
+        assertFalse(infertop.isAlive(), "infertop still running 20 s after its terminal dropped");
         assertFalse(ProcessHandle.of(target).map(ProcessHandle::isAlive).orElse(false),
                 "llama-bench still running after the terminal dropped");
-        LeakCheck.assertNothingLeft();
+        assertCleanExit(infertop);
+    }
+
+    /**
+     * This test's infertop has exited, and nothing of any infertop is left in the kernel. The message names
+     * this test's pid, so that leftovers of another infertop on a shared machine are told apart.
+     */
+    private static void assertCleanExit(ProcessHandle infertop) throws Exception {
+        infertop.onExit().get(10, java.util.concurrent.TimeUnit.SECONDS);
+        try {
+            LeakCheck.assertNothingLeft();
+        } catch (AssertionError e) {
+            throw new AssertionError("this test's infertop was pid " + infertop.pid() + " (exited); " + e.getMessage(), e);
+        }
     }
 
     private static String run(String... command) throws IOException, InterruptedException {
