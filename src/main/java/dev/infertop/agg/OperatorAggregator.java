@@ -2,6 +2,7 @@ package dev.infertop.agg;
 
 import dev.infertop.event.NameTable;
 import dev.infertop.model.LatencyDistribution;
+import dev.infertop.model.Percentiles;
 import dev.infertop.model.OpClass;
 import dev.infertop.model.OpTotals;
 import dev.infertop.model.TensorGroup;
@@ -44,7 +45,8 @@ import java.util.Map;
  * Single writer: the collector thread.
  */
 public final class OperatorAggregator {
-    private static final int SIGNIFICANT_DIGITS = 3;
+    /** 2 digits (1 %): each snapshot reads every op's histograms, and a 1 % percentile is all views show. */
+    private static final int SIGNIFICANT_DIGITS = 2;
     /**
      * Tensor groups are two per layer (160 for an 80-layer model): 2 digits (1 %) keeps their four histograms
      * each at ~20 KB instead of ~160 KB, and a percentile to 1 % is all the table shows.
@@ -279,12 +281,13 @@ public final class OperatorAggregator {
             graphSeq = -1; // still running when tracing stopped: neither attributed nor a failure
             return;
         }
-        List<int[]> groups = groups(); // {firstIndex, lastIndex}
+        GraphPlan plan = plan(false);
         // Older releases (before GGML_TENSOR_FLAG_COMPUTE) run every node, empty ones included, with a
         // barrier after each: when the arrivals fit that and not the current loop, each node is a group.
-        if (!arrivalsFit(groups.size(), 1) && arrivalsFit(nodeCount, 0)) {
-            groups = everyNode();
+        if (!arrivalsFit(plan.size(), 1) && arrivalsFit(nodeCount, 0)) {
+            plan = plan(true);
         }
+        List<int[]> groups = plan.groups;
         if (!arrivalsFit(groups.size(), 1) || groups.isEmpty()) {
             graphsUnattributed++;
             intervalGraphsUnattributed++;
@@ -294,6 +297,7 @@ public final class OperatorAggregator {
         long previousRelease = Long.MAX_VALUE;
         for (int t = 0; t < threadCount; t++) {
             previousRelease = Math.min(previousRelease, threads[t].startNs);
+            threadStatsOf[t] = threadStats.computeIfAbsent(threads[t].tid, ThreadStats::new);
         }
         for (int k = 0; k < groups.size(); k++) {
             long release = 0;
@@ -301,16 +305,13 @@ public final class OperatorAggregator {
                 release = Math.max(release, threads[t].arrivals[k]);
             }
             int[] group = groups.get(k);
-            String opName = groupName(group);
-            OpStats stats = opStats.computeIfAbsent(opName, OpStats::new);
-            // A fused group by its last node: RMS_NORM+MUL's norm is "norm-N" in both halves of a layer, its
-            // MUL "attn_norm-N" or "ffn_norm-N".
-            OpStats tensorGroup = tensorGroupStats.computeIfAbsent(tensorGroup(nameIds[group[1]]),
-                    name -> new OpStats(name, TENSOR_GROUP_SIGNIFICANT_DIGITS));
-            OpClass opClass = OpClass.of(opName);
+            String opName = plan.opNames[k];
+            OpStats stats = plan.opStats[k];
+            OpStats tensorGroup = plan.tensorGroups[k];
+            OpClass opClass = plan.opClasses[k];
             long wallNs = Math.max(0, release - previousRelease);
             int nodes = group[1] - group[0] + 1;
-            String shape = shape(group[0]);
+            String shape = plan.shapes[k];
             recordGroup(stats, nodes, wallNs, shape);
             recordGroup(tensorGroup, nodes, wallNs, shape);
             for (int t = 0; t < threadCount; t++) {
@@ -326,7 +327,7 @@ public final class OperatorAggregator {
                 tensorGroup.totalWorkNs += workNs;
                 tensorGroup.waitNs += waitNs;
                 tensorGroup.totalWaitNs += waitNs;
-                ThreadStats thread = threadStats.computeIfAbsent(track.tid, ThreadStats::new);
+                ThreadStats thread = threadStatsOf[t];
                 thread.activity.add(begin, track.arrivals[k], opClass.ordinal());
                 thread.activity.add(track.arrivals[k], release, ActivityRing.WAIT_SLOT);
                 thread.currentOp = opName;
@@ -374,6 +375,73 @@ public final class OperatorAggregator {
     }
 
     /** The groups of a node loop that runs every node, empty or not, with a barrier after each. */
+    private final ThreadStats[] threadStatsOf = new ThreadStats[256];
+
+    /**
+     * What each node group of a graph is: its op name, stats, tensor group, class and shape. Worked out once
+     * per node list read (and fusion pattern), then reused for every graph that reuses it: llama.cpp runs the
+     * same graph token after token, and names, lookups and formatting per group would cost more than the
+     * attribution itself.
+     */
+    private static final class GraphPlan {
+        final long nodesReadSeq;
+        final long fusedSignature;
+        final boolean everyNode;
+        final List<int[]> groups;
+        final String[] opNames;
+        final OpStats[] opStats;
+        final OpStats[] tensorGroups;
+        final OpClass[] opClasses;
+        final String[] shapes;
+
+        GraphPlan(long nodesReadSeq, long fusedSignature, boolean everyNode, List<int[]> groups) {
+            this.nodesReadSeq = nodesReadSeq;
+            this.fusedSignature = fusedSignature;
+            this.everyNode = everyNode;
+            this.groups = groups;
+            this.opNames = new String[groups.size()];
+            this.opStats = new OpStats[groups.size()];
+            this.tensorGroups = new OpStats[groups.size()];
+            this.opClasses = new OpClass[groups.size()];
+            this.shapes = new String[groups.size()];
+        }
+
+        int size() {
+            return groups.size();
+        }
+    }
+
+    private GraphPlan cachedPlan;
+
+    private GraphPlan plan(boolean everyNode) {
+        long fusedSignature = 0x9e3779b97f4a7c15L;
+        for (long[] fused : fusedGroups) {
+            fusedSignature = (fusedSignature ^ fused[0]) * 0x100000001b3L;
+            fusedSignature = (fusedSignature ^ fused[1]) * 0x100000001b3L;
+            fusedSignature = (fusedSignature ^ fused[2]) * 0x100000001b3L;
+        }
+        GraphPlan plan = cachedPlan;
+        if (plan != null && plan.nodesReadSeq == nodesReadSeq && plan.fusedSignature == fusedSignature
+                && plan.everyNode == everyNode) {
+            return plan;
+        }
+        plan = new GraphPlan(nodesReadSeq, fusedSignature, everyNode, everyNode ? everyNode() : groups());
+        for (int k = 0; k < plan.size(); k++) {
+            int[] group = plan.groups.get(k);
+            String opName = groupName(group);
+            plan.opNames[k] = opName;
+            plan.opStats[k] = opStats.computeIfAbsent(opName, OpStats::new);
+            // A fused group by its last node: RMS_NORM+MUL's norm is "norm-N" in both halves of a layer, its
+            // MUL "attn_norm-N" or "ffn_norm-N".
+            plan.tensorGroups[k] = tensorGroupStats.computeIfAbsent(tensorGroup(nameIds[group[1]]),
+                    name -> new OpStats(name, TENSOR_GROUP_SIGNIFICANT_DIGITS));
+            plan.opClasses[k] = OpClass.of(opName);
+            plan.shapes[k] = shape(group[0]);
+        }
+        cachedPlan = plan;
+        return plan;
+    }
+
     private List<int[]> everyNode() {
         List<int[]> groups = new ArrayList<>(nodeCount);
         for (int i = 0; i < nodeCount; i++) {
@@ -473,6 +541,32 @@ public final class OperatorAggregator {
         return snapshot(tensorGroupStats, totals);
     }
 
+    private static dev.infertop.model.LatencySummary summary(Histogram histogram, long[] plotValues) {
+        if (histogram.getTotalCount() == 0) {
+            return dev.infertop.model.LatencySummary.EMPTY;
+        }
+        return new dev.infertop.model.LatencySummary(histogram.getTotalCount(), plotValues[P50] / 1e6,
+                plotValues[P90] / 1e6, plotValues[P99] / 1e6, histogram.getMaxValue() / 1e6,
+                histogram.getMean() / 1e6);
+    }
+
+    private static LatencyDistribution distribution(Histogram histogram, long[] plotValues) {
+        if (histogram.getTotalCount() == 0) {
+            return LatencyDistribution.EMPTY;
+        }
+        double[] ms = new double[plotValues.length];
+        for (int i = 0; i < ms.length; i++) {
+            double p = LatencyDistribution.PLOT_PERCENTILES[i];
+            ms[i] = (p == 0 ? histogram.getMinValue() : p == 100 ? histogram.getMaxValue() : plotValues[i]) / 1e6;
+        }
+        return new LatencyDistribution(LatencyDistribution.PLOT_PERCENTILES, ms);
+    }
+
+    // Indexes of p50, p90, p99 in LatencyDistribution.PLOT_PERCENTILES.
+    private static final int P50 = 2;
+    private static final int P90 = 4;
+    private static final int P99 = 6;
+
     private static List<OpTotals> snapshot(Map<String, OpStats> statsByName, boolean totals) {
         List<OpTotals> result = new ArrayList<>();
         for (OpStats stats : statsByName.values()) {
@@ -480,16 +574,20 @@ public final class OperatorAggregator {
                 stats.interval = stats.recorder.getIntervalHistogram(stats.interval);
                 stats.total.add(stats.interval);
             }
+            if (stats.totalGroups == 0) {
+                continue; // named by a graph that could not be attributed: nothing ran under it
+            }
             Histogram histogram = totals ? stats.total : stats.interval;
             if (histogram == null) {
                 histogram = new Histogram(1);
             }
+            // One pass over the histogram for both the summary and the plot (p50, p90, p99 are plot points).
+            long[] plotValues = Percentiles.valuesAt(histogram, LatencyDistribution.PLOT_PERCENTILES);
             result.add(new OpTotals(stats.name,
                     totals ? stats.totalGroups : stats.groups, totals ? stats.totalNodes : stats.nodes,
                     totals ? stats.totalWallNs : stats.wallNs, totals ? stats.totalWorkNs : stats.workNs,
                     totals ? stats.totalWaitNs : stats.waitNs,
-                    dev.infertop.model.LatencySummary.ofNanos(histogram), stats.lastShape,
-                    LatencyDistribution.ofNanos(histogram)));
+                    summary(histogram, plotValues), stats.lastShape, distribution(histogram, plotValues)));
         }
         result.sort((a, b) -> Long.compare(b.wallNs(), a.wallNs()));
         return result;

@@ -23,12 +23,11 @@ public record LatencyDistribution(double[] percentiles, double[] valuesMs) {
         if (histogram == null || histogram.getTotalCount() == 0) {
             return EMPTY;
         }
+        long[] ns = Percentiles.valuesAt(histogram, PLOT_PERCENTILES);
         double[] values = new double[PLOT_PERCENTILES.length];
         for (int i = 0; i < values.length; i++) {
             double p = PLOT_PERCENTILES[i];
-            long ns = p == 0 ? histogram.getMinValue() : p == 100 ? histogram.getMaxValue()
-                    : histogram.getValueAtPercentile(p);
-            values[i] = ns / 1e6;
+            values[i] = (p == 0 ? histogram.getMinValue() : p == 100 ? histogram.getMaxValue() : ns[i]) / 1e6;
         }
         return new LatencyDistribution(PLOT_PERCENTILES, values);
     }

@@ -18,11 +18,8 @@ public record LatencySummary(long count, double p50Ms, double p90Ms, double p99M
         if (histogram.getTotalCount() == 0) {
             return EMPTY;
         }
-        return new LatencySummary(histogram.getTotalCount(),
-                histogram.getValueAtPercentile(50) / 1e6,
-                histogram.getValueAtPercentile(90) / 1e6,
-                histogram.getValueAtPercentile(99) / 1e6,
-                histogram.getMaxValue() / 1e6,
-                histogram.getMean() / 1e6);
+        long[] ns = Percentiles.valuesAt(histogram, 50, 90, 99);
+        return new LatencySummary(histogram.getTotalCount(), ns[0] / 1e6, ns[1] / 1e6, ns[2] / 1e6,
+                histogram.getMaxValue() / 1e6, histogram.getMean() / 1e6);
     }
 }
