@@ -321,9 +321,6 @@ final class TraceRun {
             }
             installLayerToggleSignal(session);
             process.release();
-            // Yield the CPU to the workload: infertop's own threads run at nice 10 from here on (a launched
-            // command was forked before this, at the caller's priority). The ring buffer absorbs the delay.
-            dev.infertop.ffi.LibC.niceThisProcess(OWN_NICE);
             notice("infertop: tracing pid " + process.pid() + " (" + session.target().command() + "): "
                     + resources.probes.attachedProbeCount() + " probes attached; layers "
                     + String.join(", ", resources.probes.statuses().stream()
@@ -633,6 +630,12 @@ final class TraceRun {
                 probes.addLibraries(libraries);
             } catch (BpfException e) {
                 notice("infertop: " + e.getMessage());
+            }
+            if (target.modelFile() == null && model != null) {
+                // Start-up is over (the target mapped its model): from here on infertop's own threads run at
+                // nice 10, yielding the CPU to the workload; the ring buffer absorbs the delay. Not before, so
+                // a run of a few milliseconds is still followed closely.
+                dev.infertop.ffi.LibC.niceThisProcess(OWN_NICE);
             }
             target = new TargetInfo(process.pid(), commandLabel(), model,
                     libraries.stream().map(Path::toString).distinct().toList());

@@ -245,7 +245,7 @@ class OperatorControlsIT {
             assertEquals(switchedCount(infertop, "off"), off.size(), "perf show after the switch: " + off);
             JsonNode firstOff = awaitInterval(infertop, reporting.get("seq").asLong(),
                     i -> "off".equals(operatorState(i)), "the operator layer off", 30);
-            assertEquals("switched off live (SIGUSR2)", operatorReason(firstOff));
+            assertEquals("switched off live", operatorReason(firstOff));
             // The interval that ended with the switch may hold nodes from before it: judge the following ones,
             // and wait until graphs ran while off.
             JsonNode quiet = awaitInterval(infertop, firstOff.get("seq").asLong(),
