@@ -1,15 +1,5 @@
 package dev.infertop.model;
 
-import java.io.BufferedReader;
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.InputStreamReader;
-import java.io.Reader;
-import java.io.StringReader;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
@@ -25,52 +15,23 @@ public final class BackendNames {
 
     public static BackendNames load() {
         BackendNames names = new BackendNames();
-        try (InputStream shipped = BackendNames.class.getResourceAsStream("/dev/infertop/config/backends.conf")) {
-            if (shipped != null) {
-                names.read(new InputStreamReader(shipped, StandardCharsets.UTF_8), "backends.conf (built in)");
-            }
-            String home = System.getenv("XDG_CONFIG_HOME");
-            Path user = (home != null ? Path.of(home) : Path.of(System.getProperty("user.home"), ".config"))
-                    .resolve("infertop/backends.conf");
-            if (Files.isReadable(user)) {
-                try (Reader reader = Files.newBufferedReader(user)) {
-                    names.read(reader, user.toString());
-                }
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        ConfigFile.readShippedThenUser("backends.conf", names::line);
         return names;
     }
 
     public static BackendNames parse(String text) {
         BackendNames names = new BackendNames();
-        try {
-            names.read(new StringReader(text), "text");
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        ConfigFile.readText(text, names::line);
         return names;
     }
 
-    private void read(Reader source, String origin) throws IOException {
-        BufferedReader lines = new BufferedReader(source);
-        String line;
-        int number = 0;
-        while ((line = lines.readLine()) != null) {
-            number++;
-            String text = line.strip();
-            if (text.isEmpty() || text.startsWith("#")) {
-                continue;
-            }
-            String[] fields = text.split("\\s+", 2);
-            if (fields.length != 2 || fields[0].length() != 32 || !fields[0].matches("[0-9a-fA-F]{32}")) {
-                throw new IllegalArgumentException(origin + ":" + number
-                        + ": expected 32 hex digits and a name, got: " + text);
-            }
-            put(HexFormat.fromHexDigitsToLong(fields[0], 0, 16), HexFormat.fromHexDigitsToLong(fields[0], 16, 32),
-                    fields[1].strip());
+    private void line(String text, String where) {
+        String[] fields = text.split("\\s+", 2);
+        if (fields.length != 2 || fields[0].length() != 32 || !fields[0].matches("[0-9a-fA-F]{32}")) {
+            throw new IllegalArgumentException(where + ": expected 32 hex digits and a name, got: " + text);
         }
+        put(HexFormat.fromHexDigitsToLong(fields[0], 0, 16), HexFormat.fromHexDigitsToLong(fields[0], 16, 32),
+                fields[1].strip());
     }
 
     private void put(long high, long low, String name) {

@@ -1,18 +1,10 @@
 package dev.infertop.tui;
 
+import dev.infertop.model.ConfigFile;
+
 import com.googlecode.lanterna.input.KeyStroke;
 import com.googlecode.lanterna.input.KeyType;
 
-import java.io.BufferedReader;
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.InputStreamReader;
-import java.io.Reader;
-import java.io.StringReader;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.LinkedHashMap;
@@ -33,65 +25,36 @@ public final class KeyTable {
 
     public static KeyTable load() {
         KeyTable table = new KeyTable();
-        try (InputStream shipped = KeyTable.class.getResourceAsStream("/dev/infertop/config/keys.conf")) {
-            if (shipped == null) {
-                throw new IllegalStateException("config/keys.conf is missing from the jar");
-            }
-            table.read(new InputStreamReader(shipped, StandardCharsets.UTF_8), "keys.conf (built in)");
-            String home = System.getenv("XDG_CONFIG_HOME");
-            Path user = (home != null ? Path.of(home) : Path.of(System.getProperty("user.home"), ".config"))
-                    .resolve("infertop/keys.conf");
-            if (Files.isReadable(user)) {
-                try (Reader reader = Files.newBufferedReader(user)) {
-                    table.read(reader, user.toString());
-                }
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        ConfigFile.readShippedThenUser("keys.conf", table::line);
         return table;
     }
 
     public static KeyTable parse(String text) {
         KeyTable table = new KeyTable();
-        try {
-            table.read(new StringReader(text), "text");
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        ConfigFile.readText(text, table::line);
         return table;
     }
 
-    private void read(Reader source, String origin) throws IOException {
-        BufferedReader lines = new BufferedReader(source);
-        String line;
-        int number = 0;
-        while ((line = lines.readLine()) != null) {
-            number++;
-            String text = line.strip();
-            if (text.isEmpty() || text.startsWith("#")) {
-                continue;
-            }
-            String[] fields = text.split("\\s+");
-            if (fields.length != 2) {
-                throw new IllegalArgumentException(origin + ":" + number + ": expected KEY ACTION, got: " + text);
-            }
-            String key = fields[0];
-            if (!validKey(key)) {
-                throw new IllegalArgumentException(origin + ":" + number + ": unknown key '" + key
-                        + "': a single character, F1..F12, or one of " + String.join(", ", NAMED));
-            }
-            if (fields[1].equals("none")) {
-                byKey.remove(key);
-                continue;
-            }
-            Action action = Action.parse(fields[1]);
-            if (action == null) {
-                throw new IllegalArgumentException(origin + ":" + number + ": unknown action '" + fields[1] + "'");
-            }
-            byKey.remove(key); // a rebinding moves to the end, so help lists keys in file order
-            byKey.put(key, action);
+    private void line(String text, String where) {
+        String[] fields = text.split("\\s+");
+        if (fields.length != 2) {
+            throw new IllegalArgumentException(where + ": expected KEY ACTION, got: " + text);
         }
+        String key = fields[0];
+        if (!validKey(key)) {
+            throw new IllegalArgumentException(where + ": unknown key '" + key
+                    + "': a single character, F1..F12, or one of " + String.join(", ", NAMED));
+        }
+        if (fields[1].equals("none")) {
+            byKey.remove(key);
+            return;
+        }
+        Action action = Action.parse(fields[1]);
+        if (action == null) {
+            throw new IllegalArgumentException(where + ": unknown action '" + fields[1] + "'");
+        }
+        byKey.remove(key); // a rebinding moves to the end, so help lists keys in file order
+        byKey.put(key, action);
     }
 
     private static boolean validKey(String key) {
