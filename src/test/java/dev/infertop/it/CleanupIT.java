@@ -1,5 +1,9 @@
 package dev.infertop.it;
 
+import static dev.infertop.it.Processes.alive;
+import static dev.infertop.it.Processes.assertGone;
+import static dev.infertop.it.Processes.killIfAlive;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -121,21 +125,8 @@ class CleanupIT {
         assertEquals(Set.of(), now, "gate directories left behind");
     }
 
-    private static boolean alive(long pid) {
-        return ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false);
-    }
 
-    /** infertop has exited by now: whatever it launched must be gone too (it stops and reaps it). */
-    private static void assertGone(long pid) throws InterruptedException {
-        for (int attempt = 0; attempt < 50 && alive(pid); attempt++) {
-            Thread.sleep(100);
-        }
-        assertFalse(alive(pid), "the launched llama-bench (pid " + pid + ") still runs after infertop exited");
-    }
 
-    private static void killIfAlive(long pid) {
-        ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
-    }
 
     @Test
     void iterationLimitEndsSessionAndStopsTheLaunchedCommand() throws Exception {

@@ -1,5 +1,9 @@
 package dev.infertop.it;
 
+import static dev.infertop.it.Processes.alive;
+import static dev.infertop.it.Processes.assertGone;
+import static dev.infertop.it.Processes.killIfAlive;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import org.junit.jupiter.api.BeforeAll;
@@ -200,22 +204,8 @@ class OperatorControlsIT {
         return probes;
     }
 
-    private static boolean alive(long pid) {
-        return ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false);
-    }
 
-    private static void assertGone(long pid) throws InterruptedException {
-        for (int attempt = 0; attempt < 50 && alive(pid); attempt++) {
-            Thread.sleep(100);
-        }
-        assertFalse(alive(pid), "the launched llama-bench (pid " + pid + ") still runs after infertop exited");
-    }
 
-    private static void killIfAlive(long pid) {
-        if (pid > 0) {
-            ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
-        }
-    }
 
     private static void stopWithSigterm(InfertopProcess infertop) throws Exception {
         LlamaBenchIT.signal(infertop.process.pid(), "TERM");
