@@ -18,6 +18,8 @@ enum event_kind {
 	EVENT_ARRIVALS = 5,  /* one worker thread's barrier arrivals over one graph, sent when the graph ends */
 	EVENT_FUSED = 7,     /* a worker thread runs a fused op over several nodes (call site in the node loop) */
 	EVENT_GRAPH_SAME = 8, /* a graph whose node list is the one last read (graph reuse): not read again */
+	EVENT_SCHED_OFF = 10, /* a target thread is back on a CPU after time off it: sched layer (sched.bpf.h) */
+	EVENT_SCHED_CULPRIT = 11, /* who ran on that CPU while the thread was waiting for it: sched layer */
 };
 
 struct event_header {
@@ -121,6 +123,37 @@ struct op_control {
 	__u32 enabled;        /* read graphs and report node completions */
 	__u32 every;          /* only every Nth graph (1 = all) */
 	__u32 filter_threads; /* only threads listed in the `thread_filter` map report */
+};
+
+/*
+ * Sched layer: one record each time a target thread is switched back in, covering its time off the CPU.
+ * start_ns: switched out; end_ns: switched back in. Runnable (waiting for a CPU) is [start, end] when it
+ * was preempted, [wake_ns, end] when it slept; sleeping is [start, wake_ns].
+ */
+struct sched_off_event {
+	struct event_header header;
+	__u64 wake_ns;     /* sched_wakeup of the thread, 0 when it was preempted (never slept) */
+	__u64 ran_ns;      /* time it ran on a CPU before this switch-out (since its previous switch-in) */
+	__u32 cpu_out;     /* CPU it left */
+	__u32 cpu_in;      /* CPU it came back on */
+	__u32 preempted;   /* switched out while runnable (TASK_RUNNING or preempt) */
+	__u32 pad;
+};
+
+#define SCHED_COMM_BYTES 16
+
+/*
+ * Who ran on CPU `cpu` while target thread header.tid waited for it, summed per task over one wait
+ * [header.start_ns, header.end_ns]. A few records follow a sched_off_event that had a wait.
+ */
+struct sched_culprit_event {
+	struct event_header header;
+	__u64 ns;          /* overlap of the culprit's run with the wait */
+	__u32 pid;         /* the culprit's thread id */
+	__u32 tgid;        /* the culprit's process id */
+	__u32 cpu;
+	__u32 pad;
+	char comm[SCHED_COMM_BYTES];
 };
 
 #endif /* INFERTOP_EVENTS_H */

@@ -662,3 +662,5 @@ int BPF_KPROBE(handle_fused_call, void *params, void *node, void *next)
 	emit_thread_event(EVENT_FUSED, tid, a->graph_seq, a->count + 1, (__u64)node, (__u64)next);
 	return 0;
 }
+
+#include "sched.bpf.h"

@@ -40,7 +40,7 @@ public final class ProbeSet implements AutoCloseable {
         String offReason = "";
         boolean wanted;
         boolean blocked;
-        final List<UprobeLink> links = new ArrayList<>();
+        final List<ProbeLink> links = new ArrayList<>();
         /** library → probe sites already attached there, by symbol */
         final Map<Path, List<String>> attached = new LinkedHashMap<>();
         final List<String> placements = new ArrayList<>();
@@ -147,6 +147,9 @@ public final class ProbeSet implements AutoCloseable {
         if (state.blocked) {
             return;
         }
+        if (attachTracepoints(layer, state)) {
+            return;
+        }
         state.failures.clear();
         // First find every site, then attach: a layer that needs all its required probes attaches nothing
         // while one of them is missing (its other probes would cost time and report nothing).
@@ -194,6 +197,34 @@ public final class ProbeSet implements AutoCloseable {
                 state.attached.computeIfAbsent(library.getKey(), l -> new ArrayList<>()).add(key);
             }
         }
+    }
+
+    /**
+     * A layer of tracepoint programs (the sched layer) needs no library: all its programs are attached once,
+     * or none (one without the other would report half a picture). Returns whether the layer is such a layer.
+     */
+    private boolean attachTracepoints(Layer layer, LayerState state) {
+        List<ProbeSpec.TracepointProbe> specs = ProbeSpec.of(layer).stream()
+                .filter(ProbeSpec.TracepointProbe.class::isInstance).map(ProbeSpec.TracepointProbe.class::cast)
+                .toList();
+        if (specs.isEmpty()) {
+            return false;
+        }
+        if (!state.links.isEmpty()) {
+            return true;
+        }
+        state.failures.clear();
+        try {
+            for (ProbeSpec.TracepointProbe spec : specs) {
+                state.links.add(TracepointLink.attach(object.program(spec.program()), spec.tracepoint()));
+                state.placements.add("tracepoint " + spec.tracepoint() + " (tp_btf, every CPU; the program keeps "
+                        + "only pid " + pid + "'s threads and the tasks that delay them)");
+            }
+        } catch (BpfException e) {
+            detach(state);
+            state.failures.add(e.getMessage());
+        }
+        return true;
     }
 
     /**
@@ -247,6 +278,8 @@ public final class ProbeSet implements AutoCloseable {
             }
             case ProbeSpec.CallSiteProbe call -> state.links.add(UprobeLink.attach(object.program(call.program()),
                     pid, library, site.fileOffset(), false));
+            case ProbeSpec.TracepointProbe tracepoint -> throw new IllegalStateException(
+                    "tracepoint " + tracepoint.tracepoint() + " has no library site");
         }
         boolean withReturn = spec instanceof ProbeSpec.FunctionProbe function && function.exitProgram() != null;
         state.placements.add(site.what() + (withReturn ? " (entry and return)" : "") + " @ " + library.getFileName()
@@ -257,6 +290,7 @@ public final class ProbeSet implements AutoCloseable {
         return switch (spec) {
             case ProbeSpec.FunctionProbe f -> "fn:" + f.symbol() + ":" + f.entryProgram();
             case ProbeSpec.CallSiteProbe c -> "call:" + c.caller() + ":" + c.program();
+            case ProbeSpec.TracepointProbe t -> "tp:" + t.tracepoint() + ":" + t.program();
         };
     }
 
@@ -264,6 +298,7 @@ public final class ProbeSet implements AutoCloseable {
         return switch (spec) {
             case ProbeSpec.FunctionProbe f -> f.symbol();
             case ProbeSpec.CallSiteProbe c -> "calls to " + c.calleeDescription() + " in " + c.caller();
+            case ProbeSpec.TracepointProbe t -> "tracepoint " + t.tracepoint();
         };
     }
 
@@ -301,6 +336,7 @@ public final class ProbeSet implements AutoCloseable {
                     }
                     yield sites;
                 }
+                case ProbeSpec.TracepointProbe t -> List.of();
             };
         } catch (TargetException e) {
             state.failures.add(e.getMessage());
@@ -317,7 +353,7 @@ public final class ProbeSet implements AutoCloseable {
     }
 
     private static void detach(LayerState state) {
-        for (UprobeLink link : state.links) {
+        for (ProbeLink link : state.links) {
             link.close();
         }
         state.links.clear();

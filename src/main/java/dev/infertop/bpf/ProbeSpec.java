@@ -23,6 +23,12 @@ public sealed interface ProbeSpec {
     record CallSiteProbe(Layer layer, String caller, String calleeDescription, Predicate<String> callee,
                          int firstSites, String program, boolean optional) implements ProbeSpec {}
 
+    /**
+     * A kernel tracepoint program (tp_btf/...): attached once, machine-wide, by its section name; it filters
+     * the target process itself. No library is involved.
+     */
+    record TracepointProbe(Layer layer, String tracepoint, String program, boolean optional) implements ProbeSpec {}
+
     List<ProbeSpec> ALL = List.of(
             new FunctionProbe(Layer.TOKEN, "llama_decode", "handle_decode_enter", "handle_decode_exit", false, false),
             new FunctionProbe(Layer.GRAPH, "ggml_backend_graph_compute_async", "handle_graph_enter",
@@ -43,7 +49,10 @@ public sealed interface ProbeSpec {
                     false),
             new CallSiteProbe(Layer.OPERATOR, "ggml_graph_compute_thread", "fused ops",
                     name -> name.startsWith("ggml_compute_forward_") && name.contains("_fused"), 0,
-                    "handle_fused_call", true));
+                    "handle_fused_call", true),
+            // Sched layer: every context switch and wake-up on the machine, filtered to the target in the kernel.
+            new TracepointProbe(Layer.SCHED, "sched_switch", "handle_sched_switch", false),
+            new TracepointProbe(Layer.SCHED, "sched_wakeup", "handle_sched_wakeup", false));
 
     /**
      * Whether the layer is useless unless every non-optional probe is found: the operator layer reads graphs

@@ -11,7 +11,7 @@ import java.nio.file.Path;
  * One attached uprobe or uretprobe (libbpf attaches it through perf_event_open, so it shows in
  * {@code bpftool perf show}, not in tracefs). Closing it detaches the probe from the target at once.
  */
-public final class UprobeLink implements AutoCloseable {
+public final class UprobeLink implements ProbeLink {
     private MemorySegment link;
     private final Path file;
     private final long fileOffset;

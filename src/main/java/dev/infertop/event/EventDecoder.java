@@ -98,6 +98,25 @@ public final class EventDecoder implements RingBufferReader.RecordHandler {
                             data.get(LONG, offset + THREAD_TENSOR2), startNs);
                 }
             }
+            case EVENT_SCHED_OFF -> {
+                if (lengthBytes < SCHED_OFF_SIZE) {
+                    malformedRecords++;
+                    return;
+                }
+                listener.onSchedOff(tid, startNs, endNs, data.get(LONG, offset + SCHED_OFF_WAKE_NS),
+                        data.get(LONG, offset + SCHED_OFF_RAN_NS), data.get(INT, offset + SCHED_OFF_CPU_OUT),
+                        data.get(INT, offset + SCHED_OFF_CPU_IN), data.get(INT, offset + SCHED_OFF_PREEMPTED) != 0);
+            }
+            case EVENT_SCHED_CULPRIT -> {
+                if (lengthBytes < SCHED_CULPRIT_SIZE) {
+                    malformedRecords++;
+                    return;
+                }
+                listener.onSchedCulprit(tid, startNs, endNs, data.get(LONG, offset + SCHED_CULPRIT_NS),
+                        data.get(INT, offset + SCHED_CULPRIT_PID), data.get(INT, offset + SCHED_CULPRIT_TGID),
+                        data.get(INT, offset + SCHED_CULPRIT_CPU),
+                        names.intern(data, offset + SCHED_CULPRIT_COMM, SCHED_COMM_BYTES));
+            }
             default -> malformedRecords++;
         }
     }

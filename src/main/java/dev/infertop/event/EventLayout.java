@@ -94,4 +94,25 @@ public final class EventLayout {
     public static final int OP_CONTROL_EVERY = 4;
     public static final int OP_CONTROL_FILTER_THREADS = 8;
     public static final int OP_CONTROL_SIZE = 12;
+
+    // Sched layer (native/sched.bpf.h)
+    public static final int EVENT_SCHED_OFF = 10;
+    public static final int EVENT_SCHED_CULPRIT = 11;
+
+    // struct sched_off_event
+    public static final int SCHED_OFF_WAKE_NS = 24;
+    public static final int SCHED_OFF_RAN_NS = 32;
+    public static final int SCHED_OFF_CPU_OUT = 40;
+    public static final int SCHED_OFF_CPU_IN = 44;
+    public static final int SCHED_OFF_PREEMPTED = 48;
+    public static final int SCHED_OFF_SIZE = 56;
+
+    // struct sched_culprit_event
+    public static final int SCHED_COMM_BYTES = 16;
+    public static final int SCHED_CULPRIT_NS = 24;
+    public static final int SCHED_CULPRIT_PID = 32;
+    public static final int SCHED_CULPRIT_TGID = 36;
+    public static final int SCHED_CULPRIT_CPU = 40;
+    public static final int SCHED_CULPRIT_COMM = 48;
+    public static final int SCHED_CULPRIT_SIZE = 64;
 }

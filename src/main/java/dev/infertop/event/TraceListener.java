@@ -38,4 +38,20 @@ public interface TraceListener {
 
     /** A worker thread runs a fused op: node group {@code seq} starts at {@code tensor}, then {@code nextTensor}. */
     void onFused(int tid, long graphSeq, int seq, long tensor, long nextTensor, long timeNs);
+
+    /**
+     * Sched layer: target thread {@code tid} is back on CPU {@code cpuIn} at {@code onNs} after leaving CPU
+     * {@code cpuOut} at {@code offNs}, having run {@code ranNs} before that. {@code preempted}: it stayed
+     * runnable the whole time; otherwise it slept until {@code wakeNs} (0 when the wake-up was not seen).
+     */
+    default void onSchedOff(int tid, long offNs, long onNs, long wakeNs, long ranNs, int cpuOut, int cpuIn,
+                            boolean preempted) {}
+
+    /**
+     * Sched layer: while thread {@code tid} waited for CPU {@code cpu} over [{@code waitStartNs},
+     * {@code waitEndNs}], task {@code pid} of process {@code tgid} (named {@code commId} in the decoder's
+     * {@link NameTable}) ran there for {@code ns}.
+     */
+    default void onSchedCulprit(int tid, long waitStartNs, long waitEndNs, long ns, int pid, int tgid, int cpu,
+                                int commId) {}
 }

@@ -147,6 +147,11 @@ public final class LibBpf {
     public static final MethodHandle bpf_program__attach_uprobe_opts = bind("bpf_program__attach_uprobe_opts",
             FunctionDescriptor.of(ADDRESS, ADDRESS, JAVA_INT, ADDRESS, JAVA_LONG, ADDRESS), Errno.CAPTURE);
 
+    // struct bpf_link *bpf_program__attach(const struct bpf_program *prog)
+    // Attaches by the program's section (tp_btf/..., raw_tp/...); returns NULL and sets errno on error.
+    public static final MethodHandle bpf_program__attach = bind("bpf_program__attach",
+            FunctionDescriptor.of(ADDRESS, ADDRESS), Errno.CAPTURE);
+
     // int bpf_link__destroy(struct bpf_link *link)
     public static final MethodHandle bpf_link__destroy = bind("bpf_link__destroy",
             FunctionDescriptor.of(JAVA_INT, ADDRESS));

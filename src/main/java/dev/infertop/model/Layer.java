@@ -8,7 +8,9 @@ import java.util.stream.Collectors;
 public enum Layer {
     TOKEN("llama_decode entry/exit: tokens, TTFT, TPOT, tokens/s"),
     GRAPH("graph computes per backend: ggml_backend_graph_compute_async, ggml_graph_compute"),
-    OPERATOR("every CPU graph node on every thread: op, tensor, shape, work and barrier wait");
+    OPERATOR("every CPU graph node on every thread: op, tensor, shape, work and barrier wait"),
+    SCHED("sched_switch/sched_wakeup tracepoints: thread states (running, runnable, sleeping) and who ran "
+            + "on the CPU while a thread waited for it");
 
     private final String description;
 

@@ -41,6 +41,11 @@ class EventLayoutTest {
                     P(probe_config, tensor_name_offset); P(probe_config, max_graph_nodes); P(probe_config, graph_refresh); S(probe_config);
                     printf("EVENT_GRAPH_SAME %d\\n", EVENT_GRAPH_SAME);
                     P(op_control, enabled); P(op_control, every); P(op_control, filter_threads); S(op_control);
+                    printf("EVENT_SCHED_OFF %d\nEVENT_SCHED_CULPRIT %d\nSCHED_COMM_BYTES %d\n", EVENT_SCHED_OFF, EVENT_SCHED_CULPRIT, SCHED_COMM_BYTES);
+                    P(sched_off_event, wake_ns); P(sched_off_event, ran_ns); P(sched_off_event, cpu_out); P(sched_off_event, cpu_in);
+                    P(sched_off_event, preempted); S(sched_off_event);
+                    P(sched_culprit_event, ns); P(sched_culprit_event, pid); P(sched_culprit_event, tgid); P(sched_culprit_event, cpu);
+                    P(sched_culprit_event, comm); S(sched_culprit_event);
                     return 0;
                 }
                 """);
@@ -118,6 +123,21 @@ class EventLayoutTest {
         assertEquals(EventLayout.OP_CONTROL_ENABLED, c.get("op_control.enabled"));
         assertEquals(EventLayout.OP_CONTROL_EVERY, c.get("op_control.every"));
         assertEquals(EventLayout.OP_CONTROL_FILTER_THREADS, c.get("op_control.filter_threads"));
+        assertEquals(EventLayout.EVENT_SCHED_OFF, c.get("EVENT_SCHED_OFF"));
+        assertEquals(EventLayout.EVENT_SCHED_CULPRIT, c.get("EVENT_SCHED_CULPRIT"));
+        assertEquals(EventLayout.SCHED_COMM_BYTES, c.get("SCHED_COMM_BYTES"));
+        assertEquals(EventLayout.SCHED_OFF_WAKE_NS, c.get("sched_off_event.wake_ns"));
+        assertEquals(EventLayout.SCHED_OFF_RAN_NS, c.get("sched_off_event.ran_ns"));
+        assertEquals(EventLayout.SCHED_OFF_CPU_OUT, c.get("sched_off_event.cpu_out"));
+        assertEquals(EventLayout.SCHED_OFF_CPU_IN, c.get("sched_off_event.cpu_in"));
+        assertEquals(EventLayout.SCHED_OFF_PREEMPTED, c.get("sched_off_event.preempted"));
+        assertEquals(EventLayout.SCHED_OFF_SIZE, c.get("sched_off_event"));
+        assertEquals(EventLayout.SCHED_CULPRIT_NS, c.get("sched_culprit_event.ns"));
+        assertEquals(EventLayout.SCHED_CULPRIT_PID, c.get("sched_culprit_event.pid"));
+        assertEquals(EventLayout.SCHED_CULPRIT_TGID, c.get("sched_culprit_event.tgid"));
+        assertEquals(EventLayout.SCHED_CULPRIT_CPU, c.get("sched_culprit_event.cpu"));
+        assertEquals(EventLayout.SCHED_CULPRIT_COMM, c.get("sched_culprit_event.comm"));
+        assertEquals(EventLayout.SCHED_CULPRIT_SIZE, c.get("sched_culprit_event"));
         assertEquals(EventLayout.OP_CONTROL_SIZE, c.get("op_control"));
     }
 
