@@ -146,6 +146,18 @@ public final class OperatorAggregator {
         this.names = names;
     }
 
+    /** Told each attributed node group of each thread, e.g. to join other per-thread timelines with ops. */
+    public interface GroupListener {
+        /** Thread {@code tid} spent [beginNs, endNs] in a group of {@code op} (its work, then barrier wait). */
+        void onGroup(int tid, String op, long beginNs, long endNs);
+    }
+
+    private GroupListener groupListener;
+
+    public void setGroupListener(GroupListener listener) {
+        this.groupListener = listener;
+    }
+
     public void onNode(long seq, long startNs, int index, int nNodes, long tensor, int op, int type, int flag,
                        int opParam0, long ne0, long ne1, long ne2, long ne3, int nameId) {
         if (seq != graphSeq) {
@@ -337,6 +349,9 @@ public final class OperatorAggregator {
                 thread.totalWaitNs += waitNs;
                 thread.groups++;
                 thread.totalGroups++;
+                if (groupListener != null) {
+                    groupListener.onGroup(track.tid, opName, begin, Math.max(begin, release));
+                }
             }
             previousRelease = release;
         }

@@ -6,6 +6,7 @@ import dev.infertop.model.BackendTotals;
 import dev.infertop.model.LatencySummary;
 import dev.infertop.model.LayerStatus;
 import dev.infertop.model.OperatorTotals;
+import dev.infertop.model.SchedTotals;
 import dev.infertop.model.Snapshot;
 import dev.infertop.model.TargetInfo;
 import dev.infertop.model.TokenTotals;
@@ -50,8 +51,31 @@ public final class TraceAggregator implements TraceListener {
     private long lastTickNs = -1;
 
     public TraceAggregator(BackendNames backendNames, OperatorAggregator operators) {
+        this(backendNames, operators, null);
+    }
+
+    /** @param sched the sched layer's aggregator, or null (its records are then ignored) */
+    public TraceAggregator(BackendNames backendNames, OperatorAggregator operators, SchedAggregator sched) {
         this.backendNames = backendNames;
         this.operators = operators;
+        this.sched = sched;
+        if (operators != null && sched != null) {
+            operators.setGroupListener(sched);
+        }
+    }
+
+    private final SchedAggregator sched;
+
+    @Override
+    public void onSchedOff(int tid, long offNs, long onNs, long wakeNs, long ranNs, int cpuOut, int cpuIn,
+                           boolean preempted) {
+        if (sched != null) sched.onSchedOff(tid, offNs, onNs, wakeNs, ranNs, preempted);
+    }
+
+    @Override
+    public void onSchedCulprit(int tid, long waitStartNs, long waitEndNs, long ns, int pid, int tgid, int cpu,
+                               int commId) {
+        if (sched != null) sched.onSchedCulprit(tid, ns, pid, tgid, commId);
     }
 
     @Override
@@ -171,7 +195,12 @@ public final class TraceAggregator implements TraceListener {
                 LatencySummary.ofNanos(intervalTtft), LatencySummary.ofNanos(totalTtft),
                 LatencySummary.ofNanos(intervalTpot), LatencySummary.ofNanos(totalTpot),
                 intervalBackends, totalBackends, cpuGraphs.interval(), cpuGraphs.total(),
-                intervalOperators, totalOperators, lostEvents, layers, targetState);
+                intervalOperators, totalOperators, lostEvents, layers, targetState,
+                sched == null ? SchedTotals.EMPTY : sched.snapshot(false),
+                sched == null ? SchedTotals.EMPTY : sched.snapshot(true));
+        if (sched != null) {
+            sched.resetInterval();
+        }
         intervalTokens.reset();
         for (BackendSlot slot : backends) {
             slot.resetInterval();

@@ -17,6 +17,8 @@ public final class InfertopProbes {
     public static final String OP_CONTROL_MAP = "op_control";
     public static final String THREAD_FILTER_MAP = "thread_filter";
     public static final String WALK_MEMO_MAP = "walk_memo";
+    /** Sched layer: handler runs per CPU (native/sched.bpf.h). */
+    public static final String SCHED_HITS_MAP = "sched_hits";
 
     /**
      * Struct offsets the probes read, found at attach time (never per-version constants): struct ggml_cgraph's

@@ -4,6 +4,7 @@ import dev.infertop.agg.Collector;
 import dev.infertop.agg.CalibratedOpNaming;
 import dev.infertop.agg.OpNaming;
 import dev.infertop.agg.OperatorAggregator;
+import dev.infertop.agg.SchedAggregator;
 import dev.infertop.agg.TraceAggregator;
 import dev.infertop.event.EventDecoder;
 import dev.infertop.event.NameTable;
@@ -306,8 +307,11 @@ final class TraceRun {
             SessionState session = new SessionState(process, resources.probes, options.extraLibraries());
             NameTable names = new NameTable();
             OpNaming naming = calibration.layout() != null ? new CalibratedOpNaming(calibration.layout()) : null;
+            resources.schedHits = new PerCpuCounter(resources.object.mapFd(InfertopProbes.SCHED_HITS_MAP));
+            PerCpuCounter schedHits = resources.schedHits;
             TraceAggregator aggregator = new TraceAggregator(BackendNames.load(),
-                    naming == null ? null : new OperatorAggregator(naming, names));
+                    naming == null ? null : new OperatorAggregator(naming, names),
+                    new SchedAggregator(process.pid(), names, schedHits::sum));
             SnapshotView view = switch (options.output()) {
                 case JSON -> new JsonLinesView(out);
                 case BATCH -> new BatchTextView(out);
@@ -697,6 +701,7 @@ final class TraceRun {
         ProbeSet probes;
         RingBufferReader ring;
         PerCpuCounter lost;
+        PerCpuCounter schedHits;
         volatile Collector collector;
         volatile boolean stopRequested;
         private boolean closed;
@@ -726,6 +731,9 @@ final class TraceRun {
             }
             if (lost != null) {
                 lost.close();
+            }
+            if (schedHits != null) {
+                schedHits.close();
             }
             if (object != null) {
                 object.close();

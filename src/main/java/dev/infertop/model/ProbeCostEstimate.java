@@ -12,6 +12,16 @@ public final class ProbeCostEstimate {
     public static final double EMULATED_HIT_NS = 800;
     /** An entry probe plus its return probe. */
     public static final double ENTRY_RETURN_NS = 1_500;
+    /**
+     * One run of a sched-layer tracepoint program (tp_btf: no trap, a few map lookups). Assumed, not
+     * measured here: the figure is the order of magnitude of a short tp_btf program.
+     */
+    public static final double SCHED_HIT_NS = 300;
+
+    /** Estimated sched-layer time over the interval, machine-wide: it runs on every context switch. */
+    public static double schedNs(SchedTotals sched) {
+        return sched.kernelHits() * SCHED_HIT_NS;
+    }
 
     /** Estimated probe time in the target over the interval, in nanoseconds. */
     public static double probeNs(Snapshot s) {
@@ -25,6 +35,7 @@ public final class ProbeCostEstimate {
         // One hit per thread per node group (its barrier call), one per thread per graph (its start).
         long graphs = ops.graphsAttributed() + ops.graphsUnattributed();
         ns += ops.threadGroups() * EMULATED_HIT_NS + graphs * ops.threads().size() * EMULATED_HIT_NS;
+        ns += schedNs(s.intervalSched());
         return ns;
     }
 

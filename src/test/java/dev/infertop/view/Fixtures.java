@@ -10,6 +10,10 @@ import dev.infertop.model.LayerStatus;
 import dev.infertop.model.OpClass;
 import dev.infertop.model.OpTotals;
 import dev.infertop.model.OperatorTotals;
+import dev.infertop.model.Interferer;
+import dev.infertop.model.SchedOpTotals;
+import dev.infertop.model.SchedThreadTotals;
+import dev.infertop.model.SchedTotals;
 import dev.infertop.model.Snapshot;
 import dev.infertop.model.TargetInfo;
 import dev.infertop.model.ThreadLane;
@@ -71,7 +75,23 @@ public final class Fixtures {
                         new LayerStatus(Layer.GRAPH, LayerStatus.State.ON, "", List.of()),
                         new LayerStatus(Layer.OPERATOR, operatorState,
                                 operatorState == LayerStatus.State.ON ? "" : "switched off live", List.of())),
-                "running");
+                "running", sched(), sched());
+    }
+
+    /**
+     * Sched layer figures: thread 101 waited 300 ms for a CPU, 102 100 ms; a busy loop "hog" (pid 777) ran
+     * 330 ms of that; 20 000 handler runs machine-wide.
+     */
+    public static SchedTotals sched() {
+        return new SchedTotals(
+                List.of(new SchedThreadTotals(101, 600_000_000L, 300_000_000L, 100_000_000L, 50, 30),
+                        new SchedThreadTotals(102, 800_000_000L, 100_000_000L, 100_000_000L, 40, 5)),
+                List.of(new SchedOpTotals("MUL_MAT", 250_000_000L, 20_000_000L),
+                        new SchedOpTotals("SOFT_MAX", 30_000_000L, 0)),
+                List.of(new Interferer(777, "hog", 330_000_000L, false),
+                        new Interferer(12, "kworker/0:1", 10_000_000L, false),
+                        new Interferer(4242, "llama-bench", 5_000_000L, true)),
+                1000, 300, 20_000);
     }
 
     /** The text of one row, as the terminal shows it. */

@@ -1,0 +1,217 @@
+package dev.infertop.agg;
+
+import dev.infertop.event.NameTable;
+import dev.infertop.model.Interferer;
+import dev.infertop.model.SchedOpTotals;
+import dev.infertop.model.SchedThreadTotals;
+import dev.infertop.model.SchedTotals;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.LongSupplier;
+
+/**
+ * Folds the sched layer's records into thread states, per-op off-CPU time and interferers.
+ *
+ * <p>One off-CPU stretch of a thread, [off, on], splits so:
+ * <pre>
+ *   preempted:            runnable = on - off                         (never stopped wanting the CPU)
+ *   slept, wake-up seen:  sleeping = wake - off, runnable = on - wake (woken, then waited for a CPU)
+ *   slept, no wake-up:    sleeping = on - off                         (woken before the layer attached)
+ * </pre>
+ * Per op: each thread's node groups, [begin, release] from the operator layer, overlap its recent
+ * stretches; the overlap with each part goes to the group's op. Groups of a graph are attributed after the
+ * graph ends, so every stretch inside them has arrived by then (a thread must be back on a CPU to reach the
+ * barrier). Single writer: the collector thread.
+ */
+public final class SchedAggregator implements OperatorAggregator.GroupListener {
+    /** Off-CPU stretches kept per thread for the per-op join (a graph of a tiny model spans a few). */
+    static final int RECENT_STRETCHES = 512;
+    /** Interferers listed per span. */
+    public static final int TOP_INTERFERERS = 10;
+
+    private final int targetPid;
+    private final NameTable names;
+    private final LongSupplier kernelHits;
+    private final Map<Integer, ThreadState> threads = new LinkedHashMap<>();
+    private final Map<String, long[]> opIntervals = new LinkedHashMap<>(); // {runnable, sleeping}
+    private final Map<String, long[]> opTotals = new LinkedHashMap<>();
+    private final Map<Integer, Culprit> culprits = new HashMap<>();
+    private long offRecords;
+    private long culpritRecords;
+    private long totalOffRecords;
+    private long totalCulpritRecords;
+    private long hitsAtIntervalStart;
+
+    /**
+     * @param targetPid  the traced process (its own threads are marked as such among the interferers)
+     * @param names      the decoder's name table (culprits' comm)
+     * @param kernelHits the handlers' run count so far, machine-wide (0 when unknown)
+     */
+    public SchedAggregator(int targetPid, NameTable names, LongSupplier kernelHits) {
+        this.targetPid = targetPid;
+        this.names = names;
+        this.kernelHits = kernelHits;
+    }
+
+    private static final class ThreadState {
+        final int tid;
+        long runningNs, runnableNs, sleepingNs, switches, preemptions;
+        long totalRunningNs, totalRunnableNs, totalSleepingNs, totalSwitches, totalPreemptions;
+        // Recent stretches, oldest first from `first`: [off, wake or off, on] with wake = off when preempted.
+        final long[] off = new long[RECENT_STRETCHES];
+        final long[] wake = new long[RECENT_STRETCHES];
+        final long[] on = new long[RECENT_STRETCHES];
+        long first;
+        long next;
+
+        ThreadState(int tid) {
+            this.tid = tid;
+        }
+    }
+
+    private static final class Culprit {
+        final int pid;
+        String comm;
+        long ns;
+        long totalNs;
+
+        Culprit(int pid, String comm) {
+            this.pid = pid;
+            this.comm = comm;
+        }
+    }
+
+    public void onSchedOff(int tid, long offNs, long onNs, long wakeNs, long ranNs, boolean preempted) {
+        ThreadState thread = threads.computeIfAbsent(tid, ThreadState::new);
+        long wakeAt = preempted ? offNs : (wakeNs < offNs || wakeNs > onNs ? onNs : wakeNs);
+        long sleepingNs = wakeAt - offNs;
+        long runnableNs = Math.max(0, onNs - wakeAt);
+        thread.runningNs += ranNs;
+        thread.totalRunningNs += ranNs;
+        thread.runnableNs += runnableNs;
+        thread.totalRunnableNs += runnableNs;
+        thread.sleepingNs += sleepingNs;
+        thread.totalSleepingNs += sleepingNs;
+        thread.switches++;
+        thread.totalSwitches++;
+        if (preempted) {
+            thread.preemptions++;
+            thread.totalPreemptions++;
+        }
+        int slot = (int) (thread.next % RECENT_STRETCHES);
+        thread.off[slot] = offNs;
+        thread.wake[slot] = wakeAt;
+        thread.on[slot] = onNs;
+        thread.next++;
+        if (thread.next - thread.first > RECENT_STRETCHES) {
+            thread.first = thread.next - RECENT_STRETCHES;
+        }
+        offRecords++;
+        totalOffRecords++;
+    }
+
+    public void onSchedCulprit(int tid, long ns, int pid, int tgid, int commId) {
+        Culprit culprit = culprits.get(tgid);
+        String comm = names.name(commId);
+        if (culprit == null) {
+            culprit = new Culprit(tgid, comm);
+            culprits.put(tgid, culprit);
+        } else {
+            culprit.comm = comm;
+        }
+        culprit.ns += ns;
+        culprit.totalNs += ns;
+        culpritRecords++;
+        totalCulpritRecords++;
+    }
+
+    /** One node group of thread {@code tid}, [beginNs, endNs]: its off-CPU time goes to {@code op}. */
+    @Override
+    public void onGroup(int tid, String op, long beginNs, long endNs) {
+        ThreadState thread = threads.get(tid);
+        if (thread == null || endNs <= beginNs) {
+            return;
+        }
+        // Groups of a thread come in time order: stretches over before this one starts are not needed again.
+        while (thread.first < thread.next && thread.on[(int) (thread.first % RECENT_STRETCHES)] <= beginNs) {
+            thread.first++;
+        }
+        long runnable = 0;
+        long sleeping = 0;
+        for (long i = thread.first; i < thread.next; i++) {
+            int slot = (int) (i % RECENT_STRETCHES);
+            if (thread.off[slot] >= endNs) {
+                break;
+            }
+            sleeping += overlap(thread.off[slot], thread.wake[slot], beginNs, endNs);
+            runnable += overlap(thread.wake[slot], thread.on[slot], beginNs, endNs);
+        }
+        if (runnable == 0 && sleeping == 0) {
+            return;
+        }
+        long[] interval = opIntervals.computeIfAbsent(op, o -> new long[2]);
+        long[] total = opTotals.computeIfAbsent(op, o -> new long[2]);
+        interval[0] += runnable;
+        interval[1] += sleeping;
+        total[0] += runnable;
+        total[1] += sleeping;
+    }
+
+    static long overlap(long from, long to, long begin, long end) {
+        return Math.max(0, Math.min(to, end) - Math.max(from, begin));
+    }
+
+    /** The interval since the last {@link #resetInterval()}, or the whole run. */
+    public SchedTotals snapshot(boolean totals) {
+        List<SchedThreadTotals> threadList = new ArrayList<>();
+        for (ThreadState t : threads.values()) {
+            SchedThreadTotals row = totals
+                    ? new SchedThreadTotals(t.tid, t.totalRunningNs, t.totalRunnableNs, t.totalSleepingNs,
+                            t.totalSwitches, t.totalPreemptions)
+                    : new SchedThreadTotals(t.tid, t.runningNs, t.runnableNs, t.sleepingNs, t.switches, t.preemptions);
+            if (row.totalNs() > 0 || row.switches() > 0) {
+                threadList.add(row);
+            }
+        }
+        List<SchedOpTotals> ops = new ArrayList<>();
+        for (Map.Entry<String, long[]> entry : (totals ? opTotals : opIntervals).entrySet()) {
+            long[] v = entry.getValue();
+            if (v[0] + v[1] > 0) {
+                ops.add(new SchedOpTotals(entry.getKey(), v[0], v[1]));
+            }
+        }
+        ops.sort(Comparator.comparingLong((SchedOpTotals o) -> o.runnableNs() + o.sleepingNs()).reversed());
+        List<Interferer> interferers = new ArrayList<>();
+        for (Culprit c : culprits.values()) {
+            long ns = totals ? c.totalNs : c.ns;
+            if (ns > 0) {
+                interferers.add(new Interferer(c.pid, c.comm, ns, c.pid == targetPid));
+            }
+        }
+        interferers.sort(Comparator.comparingLong(Interferer::ns).reversed().thenComparingInt(Interferer::pid));
+        if (interferers.size() > TOP_INTERFERERS) {
+            interferers = interferers.subList(0, TOP_INTERFERERS);
+        }
+        long hits = kernelHits.getAsLong();
+        return new SchedTotals(threadList, ops, interferers, totals ? totalOffRecords : offRecords,
+                totals ? totalCulpritRecords : culpritRecords, totals ? hits : hits - hitsAtIntervalStart);
+    }
+
+    public void resetInterval() {
+        for (ThreadState t : threads.values()) {
+            t.runningNs = t.runnableNs = t.sleepingNs = t.switches = t.preemptions = 0;
+        }
+        opIntervals.clear();
+        for (Culprit c : culprits.values()) {
+            c.ns = 0;
+        }
+        offRecords = 0;
+        culpritRecords = 0;
+        hitsAtIntervalStart = kernelHits.getAsLong();
+    }
+}
