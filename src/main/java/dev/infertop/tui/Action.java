@@ -26,7 +26,9 @@ public enum Action {
     TOGGLE_TOKEN("token layer on/off (attaches/detaches its probes)", Layer.TOKEN),
     TOGGLE_GRAPH("graph layer on/off (attaches/detaches its probes)", Layer.GRAPH),
     TOGGLE_OPERATOR("operator layer on/off (attaches/detaches its probes)", Layer.OPERATOR),
-    CLOSE("close help, details or filter");
+    CLOSE("close help, details or filter"),
+    TOGGLE_SCHED("sched layer on/off (attaches/detaches its tracepoints)", Layer.SCHED),
+    THREAD_STATES("thread states panel: running/runnable/sleeping per thread, who took the CPU (again: close)");
 
     private final String description;
     private final Layer layer;

@@ -101,6 +101,7 @@ public final class LiveMonitor implements Runnable {
         hint(text, keys, "latency", Action.DETAILS);
         hint(text, keys, "freeze", Action.FREEZE);
         hint(text, keys, "ops on/off", Action.TOGGLE_OPERATOR);
+        hint(text, keys, "threads", Action.THREAD_STATES);
         hint(text, keys, "faster", Action.FASTER);
         hint(text, keys, "slower", Action.SLOWER);
         return text.toString();
@@ -280,7 +281,8 @@ public final class LiveMonitor implements Runnable {
             }
             case FASTER -> refreshStep(-1);
             case SLOWER -> refreshStep(1);
-            case TOGGLE_TOKEN, TOGGLE_GRAPH, TOGGLE_OPERATOR -> toggle(action.layer());
+            case TOGGLE_TOKEN, TOGGLE_GRAPH, TOGGLE_OPERATOR, TOGGLE_SCHED -> toggle(action.layer());
+            case THREAD_STATES -> ui.schedPanel = !ui.schedPanel;
             case CLOSE -> {
                 if (ui.help || ui.details) {
                     ui.help = false;

@@ -99,6 +99,10 @@ public final class HeaderPanel implements Panel {
         String latency = String.format(Locale.ROOT, "TTFT p50 %s p99 %s ms  TPOT p50 %s p99 %s ms  lost %d",
                 OperatorColumn.ms(ttft.p50Ms()), OperatorColumn.ms(ttft.p99Ms()), OperatorColumn.ms(tpot.p50Ms()),
                 OperatorColumn.ms(tpot.p99Ms()), s.lostEvents());
+        String thief = SchedPanel.worstLabel(s);
+        if (!thief.isEmpty()) {
+            latency += "  " + thief;
+        }
         theme.apply(g, s.lostEvents() > 0 ? Theme.Role.WARN : Theme.Role.NORMAL);
         Cells.put(g, 0, 4, latency, width);
     }

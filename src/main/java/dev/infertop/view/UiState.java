@@ -40,6 +40,8 @@ public final class UiState {
     /** With --follow: the process name waited for once the target exited. */
     public String followName;
     public double selfCpuFraction = -1;
+    /** The thread-states panel (sched layer) replaces the operator table. */
+    public boolean schedPanel;
     public long selfRssBytes = -1;
 
     private final double[] prefillHistory = new double[HISTORY];

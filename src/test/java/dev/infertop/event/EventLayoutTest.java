@@ -41,7 +41,7 @@ class EventLayoutTest {
                     P(probe_config, tensor_name_offset); P(probe_config, max_graph_nodes); P(probe_config, graph_refresh); S(probe_config);
                     printf("EVENT_GRAPH_SAME %d\\n", EVENT_GRAPH_SAME);
                     P(op_control, enabled); P(op_control, every); P(op_control, filter_threads); S(op_control);
-                    printf("EVENT_SCHED_OFF %d\nEVENT_SCHED_CULPRIT %d\nSCHED_COMM_BYTES %d\n", EVENT_SCHED_OFF, EVENT_SCHED_CULPRIT, SCHED_COMM_BYTES);
+                    printf("EVENT_SCHED_OFF %d\\nEVENT_SCHED_CULPRIT %d\\nSCHED_COMM_BYTES %d\\n", EVENT_SCHED_OFF, EVENT_SCHED_CULPRIT, SCHED_COMM_BYTES);
                     P(sched_off_event, wake_ns); P(sched_off_event, ran_ns); P(sched_off_event, cpu_out); P(sched_off_event, cpu_in);
                     P(sched_off_event, preempted); S(sched_off_event);
                     P(sched_culprit_event, ns); P(sched_culprit_event, pid); P(sched_culprit_event, tgid); P(sched_culprit_event, cpu);

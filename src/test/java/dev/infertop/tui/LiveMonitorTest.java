@@ -105,7 +105,7 @@ class LiveMonitorTest {
 
         keys('h');
         assertTrue(row(terminal, 0).startsWith(" HELP"), row(terminal, 0));
-        assertNotEquals(-1, find(terminal, "rows by op type / by tensor group"));
+        assertNotEquals(-1, find(terminal, "rows by op type / by tensor"));
         keys(KeyType.Escape);
         assertTrue(row(terminal, 0).startsWith("infertop"), row(terminal, 0));
 
@@ -134,8 +134,10 @@ class LiveMonitorTest {
     void helpFitsEightyByTwentyFour() throws IOException {
         view.show(Fixtures.snapshot(LayerStatus.State.ON));
         keys('?');
+        // More actions than 22 rows: two columns, each description cut to its column (28 characters).
         for (Action action : Action.values()) {
-            assertNotEquals(-1, find(terminal, action.description()), action + "\n" + Fixtures.screen(terminal));
+            String shown = action.description().substring(0, Math.min(28, action.description().length()));
+            assertNotEquals(-1, find(terminal, shown), action + "\n" + Fixtures.screen(terminal));
         }
     }
 

@@ -75,7 +75,7 @@ public final class Fixtures {
                         new LayerStatus(Layer.GRAPH, LayerStatus.State.ON, "", List.of()),
                         new LayerStatus(Layer.OPERATOR, operatorState,
                                 operatorState == LayerStatus.State.ON ? "" : "switched off live", List.of())),
-                "running", sched(), sched());
+                "running", SchedTotals.EMPTY, SchedTotals.EMPTY);
     }
 
     /**
