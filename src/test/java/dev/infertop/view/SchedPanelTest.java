@@ -79,7 +79,7 @@ class SchedPanelTest {
         int byOp = rowStartingWith("  OFF-CPU BY OP");
         assertEquals("  MUL_MAT                           250.0         20.0", row(terminal, byOp + 1).stripTrailing());
         // The header names the culprit too.
-        assertTrue(row(terminal, 4).contains("cpu thief hog (777) 82% of wait"), row(terminal, 4));
+        assertTrue(row(terminal, 4).contains("cpu thief hog (777) 83% of wait"), row(terminal, 4));
     }
 
     @Test
