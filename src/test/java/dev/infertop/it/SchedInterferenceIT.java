@@ -1,0 +1,156 @@
+package dev.infertop.it;
+
+import static dev.infertop.it.Processes.assertGone;
+import static dev.infertop.it.Processes.killIfAlive;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The sched layer on a real llama.cpp: a 2-thread llama-bench pinned to CPU 0 while a busy loop (a copy of
+ * {@code yes} named {@code infertop-hog}, output discarded) is pinned there too. infertop must name the hog,
+ * by comm and pid, as the task that ran longest while the target's threads waited for the CPU, with a
+ * plausible share of that wait; without the hog it must not appear. The tracepoint links must exist while
+ * tracing and be gone afterwards.
+ *
+ * <p>The hog runs at nice -5 so that it, not the other load of a shared test machine, is the main cause of
+ * the target's waits; on a quiet machine nice 0 would do.
+ */
+class SchedInterferenceIT {
+    private static final Pattern TRACING = Pattern.compile("tracing pid (\\d+) ");
+    private static final String HOG = "infertop-hog";
+
+    private static Path bench;
+    private static Path tinyModel;
+    private static Path hogBinary;
+
+    @BeforeAll
+    static void requirements() throws Throwable {
+        Requirements.requireRoot();
+        Requirements.bpftool();
+        Requirements.jar();
+        bench = Requirements.llamaCpp().sourceBuildTool("llama-bench");
+        tinyModel = Models.preset("tiny");
+        Path taskset = Path.of("/usr/bin/taskset");
+        Requirements.require(Files.isExecutable(taskset), "taskset (util-linux) is needed to pin the hog");
+        Path dir = Files.createTempDirectory("infertop-sched");
+        hogBinary = dir.resolve(HOG);
+        Files.copy(Path.of("/usr/bin/yes"), hogBinary, StandardCopyOption.REPLACE_EXISTING);
+        hogBinary.toFile().setExecutable(true);
+        CleanupIT.restoreDefaultDispositions();
+    }
+
+    private static Process startHog() throws Exception {
+        Process hog = new ProcessBuilder("taskset", "-c", "0", "nice", "-n", "-5", hogBinary.toString())
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+        Path comm = Path.of("/proc", Long.toString(hog.pid()), "comm");
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!(Files.exists(comm) && Files.readString(comm).strip().equals(HOG))) { // taskset, nice, then exec
+            assertTrue(System.nanoTime() < deadline && hog.isAlive(), "the hog did not start");
+            Thread.sleep(10);
+        }
+        return hog;
+    }
+
+    /** Traces a long llama-bench for a few intervals, pinned to CPU 0 once attached; the final JSON object. */
+    private static JsonNode traceBench(Set<String> linksWhileTracing) throws Exception {
+        List<String> args = new ArrayList<>(List.of("--json", "-d", "0.5", "-n", "6", "--layers", "token,sched",
+                "--", bench.toString(), "-m", tinyModel.toString(), "-p", "0", "-n", "0", "-pg", "32,32",
+                "-r", "100000", "-t", "2"));
+        Set<String> before = tracingLinks();
+        long target = -1;
+        try (InfertopProcess infertop = InfertopProcess.start(args.toArray(String[]::new))) {
+            infertop.awaitStderr("probes attached", 60);
+            Matcher matcher = TRACING.matcher(infertop.stderrText());
+            assertTrue(matcher.find(), infertop.stderrText());
+            target = Long.parseLong(matcher.group(1));
+            Process pin = new ProcessBuilder("taskset", "-a", "-p", "-c", "0", Long.toString(target))
+                    .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+            assertEquals(0, pin.waitFor(), "taskset could not pin the target");
+            Set<String> during = tracingLinks();
+            during.removeAll(before);
+            linksWhileTracing.addAll(during);
+            assertTrue(infertop.process.waitFor(120, TimeUnit.SECONDS), "infertop did not stop after -n 6:\n"
+                    + infertop.stderrText());
+            assertEquals(0, infertop.process.exitValue(), infertop.stderrText());
+            JsonNode last = infertop.finalObject();
+            assertGone(target);
+            Set<String> after = tracingLinks();
+            after.removeAll(before);
+            assertEquals(Set.of(), after, "tracepoint links left behind");
+            LeakCheck.assertNothingLeft();
+            return last;
+        } finally {
+            killIfAlive(target);
+        }
+    }
+
+    /** `bpftool link show` entries of tp_btf links (type tracing or raw_tracepoint by kernel), as "id: type prog N". */
+    static Set<String> tracingLinks() throws IOException, InterruptedException {
+        Process process = new ProcessBuilder(Requirements.bpftool().toString(), "link", "show")
+                .redirectErrorStream(true).start();
+        String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        process.waitFor();
+        Set<String> links = new TreeSet<>();
+        for (String line : output.split("\n")) {
+            if (line.matches("^\\d+: (tracing|raw_tracepoint) .*")) {
+                links.add(line.strip());
+            }
+        }
+        return links;
+    }
+
+    @Test
+    void aPinnedHogIsNamedAsTheTopInterferer() throws Exception {
+        Process hog = startHog();
+        JsonNode last;
+        Set<String> links = new TreeSet<>();
+        try {
+            last = traceBench(links);
+        } finally {
+            hog.destroyForcibly();
+            hog.waitFor(5, TimeUnit.SECONDS);
+        }
+        assertEquals(2, links.size(), "sched_switch and sched_wakeup links while tracing: " + links);
+        JsonNode sched = last.path("sched");
+        assertEquals("on", last.path("layers").path("sched").path("state").asText(), last.toString());
+        assertTrue(sched.path("runnable_ns").asLong() > 0, "no runnable time: " + sched);
+        assertTrue(sched.path("threads").size() >= 2, "the bench's threads: " + sched);
+        JsonNode top = sched.path("interferers").path(0);
+        assertEquals(HOG, top.path("comm").asText(), "top interferer: " + sched.path("interferers"));
+        assertEquals(hog.pid(), top.path("pid").asLong(), "top interferer: " + sched.path("interferers"));
+        double share = top.path("wait_share").asDouble();
+        // Both bench threads wait on CPU 0, where the hog runs most of the time they are off it.
+        assertTrue(share >= 0.2 && share <= 1.0, "hog's share of the wait: " + share + " in " + sched);
+        assertTrue(sched.path("kernel_hits").asLong() > sched.path("records").asLong(),
+                "the handlers run on every switch, records only for the target: " + sched);
+    }
+
+    @Test
+    void withoutTheHogItIsAbsent() throws Exception {
+        JsonNode last = traceBench(new TreeSet<>());
+        JsonNode sched = last.path("sched");
+        assertTrue(sched.path("threads").size() >= 2, "thread states still reported: " + sched);
+        for (JsonNode culprit : sched.path("interferers")) {
+            assertFalse(culprit.path("comm").asText().equals(HOG), "a hog that was not running: " + sched);
+        }
+    }
+}
