@@ -61,8 +61,8 @@ struct {
 	__type(value, __u64);
 } sched_hits SEC(".maps");
 
-#define SCHED_HISTORY 16 /* runs kept per CPU; a wait longer than that many switches is cut short */
-#define SCHED_CULPRITS 4 /* distinct culprits reported per wait */
+#define SCHED_HISTORY 64 /* runs kept per CPU (power of two); a wait longer than that many switches is cut short */
+#define SCHED_CULPRITS 8 /* distinct culprits reported per wait; more are left out */
 
 struct sched_run {
 	__u64 start_ns;
@@ -131,39 +131,59 @@ static __always_inline int sched_still_runnable(_Bool preempt, struct task_struc
 	return (state & 0xff) == 0;
 }
 
+struct sched_walk {
+	struct sched_culprit_sum sums[SCHED_CULPRITS];
+	__u64 from_ns;
+	__u64 to_ns;
+	__u32 head;
+	__u32 pad;
+};
+
+/* One run of this CPU's history, newest first (bpf_loop callback): adds its overlap with the wait. */
+static long sched_walk_run(__u32 i, void *data)
+{
+	struct sched_walk *walk = data;
+	__u32 zero = 0;
+	struct sched_cpu *cpu_state = bpf_map_lookup_elem(&sched_cpu, &zero); /* this CPU's, as the caller's */
+	struct sched_run *run;
+	__u64 start, end;
+
+	if (!cpu_state)
+		return 1;
+	run = &cpu_state->runs[(walk->head - 1 - i) & (SCHED_HISTORY - 1)];
+	if (run->end_ns <= walk->from_ns)
+		return 1; /* newest first: the rest ended before the wait began */
+	start = run->start_ns > walk->from_ns ? run->start_ns : walk->from_ns;
+	end = run->end_ns < walk->to_ns ? run->end_ns : walk->to_ns;
+	if (end <= start)
+		return 0;
+	for (int j = 0; j < SCHED_CULPRITS; j++) {
+		struct sched_culprit_sum *sum = &walk->sums[j];
+
+		if (sum->ns == 0 || sum->pid == run->pid) {
+			if (sum->ns == 0) {
+				sum->pid = run->pid;
+				sum->tgid = run->tgid;
+				__builtin_memcpy(sum->comm, run->comm, SCHED_COMM_BYTES);
+			}
+			sum->ns += end - start;
+			break;
+		}
+	}
+	return 0;
+}
+
 /* Sums the overlap of this CPU's recent runs with [from_ns, to_ns] per task, then reports each task. */
 static __always_inline void sched_report_culprits(struct sched_cpu *cpu_state, __u32 tid, __u64 from_ns,
 						  __u64 to_ns, __u32 cpu)
 {
-	struct sched_culprit_sum sums[SCHED_CULPRITS] = {};
-	__u32 head = cpu_state->head;
+	struct sched_walk walk = { .from_ns = from_ns, .to_ns = to_ns, .head = cpu_state->head };
 
-	for (int i = 1; i <= SCHED_HISTORY; i++) {
-		struct sched_run *run = &cpu_state->runs[(head - i) & (SCHED_HISTORY - 1)];
-		__u64 start, end;
-
-		if (run->end_ns <= from_ns)
-			break; /* newest first: the rest ended before the wait began */
-		start = run->start_ns > from_ns ? run->start_ns : from_ns;
-		end = run->end_ns < to_ns ? run->end_ns : to_ns;
-		if (end <= start)
-			continue;
-		for (int j = 0; j < SCHED_CULPRITS; j++) {
-			if (sums[j].ns == 0 || sums[j].pid == run->pid) {
-				if (sums[j].ns == 0) {
-					sums[j].pid = run->pid;
-					sums[j].tgid = run->tgid;
-					__builtin_memcpy(sums[j].comm, run->comm, SCHED_COMM_BYTES);
-				}
-				sums[j].ns += end - start;
-				break;
-			}
-		}
-	}
+	bpf_loop(SCHED_HISTORY, sched_walk_run, &walk, 0);
 	for (int j = 0; j < SCHED_CULPRITS; j++) {
 		struct sched_culprit_event *e;
 
-		if (sums[j].ns == 0)
+		if (walk.sums[j].ns == 0)
 			break;
 		e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 		if (!e) {
@@ -174,12 +194,12 @@ static __always_inline void sched_report_culprits(struct sched_cpu *cpu_state, _
 		e->header.tid = tid;
 		e->header.start_ns = from_ns;
 		e->header.end_ns = to_ns;
-		e->ns = sums[j].ns;
-		e->pid = sums[j].pid;
-		e->tgid = sums[j].tgid;
+		e->ns = walk.sums[j].ns;
+		e->pid = walk.sums[j].pid;
+		e->tgid = walk.sums[j].tgid;
 		e->cpu = cpu;
 		e->pad = 0;
-		__builtin_memcpy(e->comm, sums[j].comm, SCHED_COMM_BYTES);
+		__builtin_memcpy(e->comm, walk.sums[j].comm, SCHED_COMM_BYTES);
 		bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
 	}
 }

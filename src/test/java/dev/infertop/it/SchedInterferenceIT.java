@@ -72,7 +72,7 @@ class SchedInterferenceIT {
 
     /** Traces a long llama-bench for a few intervals, pinned to CPU 0 once attached; the final JSON object. */
     private static JsonNode traceBench(Set<String> linksWhileTracing) throws Exception {
-        List<String> args = new ArrayList<>(List.of("--json", "-d", "0.5", "-n", "6", "--layers", "token,sched",
+        List<String> args = new ArrayList<>(List.of("--json", "-d", "0.5", "-n", "6", "--layers", "token,operator,sched",
                 "--", bench.toString(), "-m", tinyModel.toString(), "-p", "0", "-n", "0", "-pg", "32,32",
                 "-r", "100000", "-t", "2"));
         Set<String> before = tracingLinks();
@@ -140,6 +140,8 @@ class SchedInterferenceIT {
         double share = top.path("wait_share").asDouble();
         // Both bench threads wait on CPU 0, where the hog runs most of the time they are off it.
         assertTrue(share >= 0.2 && share <= 1.0, "hog's share of the wait: " + share + " in " + sched);
+        // Per op: the threads' waits fall inside node groups, most of the time in matrix multiplications.
+        assertTrue(sched.path("ops").path("MUL_MAT").path("runnable_ns").asLong() > 0, "per-op: " + sched);
         assertTrue(sched.path("kernel_hits").asLong() > sched.path("records").asLong(),
                 "the handlers run on every switch, records only for the target: " + sched);
     }
