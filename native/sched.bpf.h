@@ -114,21 +114,15 @@ static __always_inline void sched_count_hit(void)
 		*hits += 1;
 }
 
-/* Whether a task being switched out stays runnable: preempted, or its state is still TASK_RUNNING (0). */
-static __always_inline int sched_still_runnable(_Bool preempt, struct task_struct *prev)
+#define SCHED_TASK_DEAD 0x80 /* TASK_DEAD in include/linux/sched.h: the task's last switch-out */
+
+static __always_inline long sched_task_state(struct task_struct *task)
 {
-	long state;
+	if (bpf_core_field_exists(task->__state))
+		return BPF_CORE_READ(task, __state);
+	struct task_struct___pre514 *old = (void *)task;
 
-	if (preempt)
-		return 1;
-	if (bpf_core_field_exists(prev->__state)) {
-		state = BPF_CORE_READ(prev, __state);
-	} else {
-		struct task_struct___pre514 *old = (void *)prev;
-
-		state = BPF_CORE_READ(old, state);
-	}
-	return (state & 0xff) == 0;
+	return BPF_CORE_READ(old, state);
 }
 
 struct sched_walk {
@@ -295,8 +289,16 @@ int BPF_PROG(handle_sched_switch, _Bool preempt, struct task_struct *prev, struc
 		}
 	}
 	cpu_state->run_start_ns = now;
-	if (prev_target)
-		sched_thread_out(waiting, BPF_CORE_READ(prev, pid), now, cpu, sched_still_runnable(preempt, prev));
+	if (prev_target) {
+		long state = sched_task_state(prev);
+		__u32 tid = BPF_CORE_READ(prev, pid);
+
+		/* Runnable: preempted, or still TASK_RUNNING (0). A dead thread's entry goes (the map is bounded). */
+		if (state & SCHED_TASK_DEAD)
+			bpf_map_delete_elem(&sched_thread_by_tid, &tid);
+		else
+			sched_thread_out(waiting, tid, now, cpu, preempt || (state & 0xff) == 0);
+	}
 	if (next_target)
 		sched_thread_in(cpu_state, waiting, BPF_CORE_READ(next, pid), now, cpu);
 	return 0;

@@ -3,6 +3,7 @@ package dev.infertop.view;
 import dev.infertop.model.BackendTotals;
 import dev.infertop.model.LatencySummary;
 import dev.infertop.model.LayerStatus;
+import dev.infertop.model.SchedTotals;
 import dev.infertop.model.Snapshot;
 import dev.infertop.model.TokenTotals;
 
@@ -54,6 +55,13 @@ public final class BatchTextView implements SnapshotView {
         if (cpu.computes() > 0) {
             text.append(String.format(Locale.ROOT, "  cpu path  ggml_graph_compute %6d calls %8d nodes %10.2f ms%n",
                     cpu.computes(), cpu.nodes(), cpu.busyNs() / 1e6));
+        }
+        SchedTotals sched = total ? s.totalSched() : s.intervalSched();
+        if (!sched.threads().isEmpty()) {
+            String thief = SchedPanel.worstLabel(s);
+            text.append(String.format(Locale.ROOT, "  sched     running %.1f ms  runnable %.1f ms  sleeping %.1f ms%s%n",
+                    sched.runningNs() / 1e6, sched.runnableNs() / 1e6, sched.sleepingNs() / 1e6,
+                    thief.isEmpty() ? "" : "  " + thief));
         }
         text.append('\n');
         return text.toString();

@@ -138,6 +138,10 @@ class SchedInterferenceIT {
         assertEquals(HOG, top.path("comm").asText(), "top interferer: " + sched.path("interferers"));
         assertEquals(hog.pid(), top.path("pid").asLong(), "top interferer: " + sched.path("interferers"));
         double share = top.path("wait_share").asDouble();
+        System.out.printf("SchedInterferenceIT: runnable %d ms over %d threads; top interferer %s (%d) %d ms, "
+                + "%.1f%% of the wait; next %s%n", sched.path("runnable_ns").asLong() / 1_000_000,
+                sched.path("threads").size(), top.path("comm").asText(), top.path("pid").asLong(),
+                top.path("ns").asLong() / 1_000_000, 100 * share, sched.path("interferers").path(1));
         // Both bench threads wait on CPU 0, where the hog runs most of the time they are off it.
         assertTrue(share >= 0.2 && share <= 1.0, "hog's share of the wait: " + share + " in " + sched);
         // Per op: the threads' waits fall inside node groups, most of the time in matrix multiplications.
