@@ -1,0 +1,55 @@
+package dev.infertop.view;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.infertop.model.Snapshot;
+import dev.infertop.model.SchedTotals;
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+/** The sched object of a JSON line, from the fixture's figures (a 1 s interval), field by field. */
+class SchedJsonTest {
+    private static Snapshot withSched(SchedTotals sched) {
+        Snapshot s = Fixtures.snapshot(dev.infertop.model.LayerStatus.State.ON);
+        return new Snapshot(s.sequence(), s.isFinal(), s.target(), s.intervalNs(), s.runNs(), s.intervalTokens(),
+                s.totalTokens(), s.intervalTtft(), s.totalTtft(), s.intervalTpot(), s.totalTpot(),
+                s.intervalBackends(), s.totalBackends(), s.intervalCpuGraphs(), s.totalCpuGraphs(),
+                s.intervalOperators(), s.totalOperators(), s.lostEvents(), s.layers(), s.targetState(), sched, sched);
+    }
+
+    @Test
+    void schedFieldsCarryThreadStatesOpsAndInterferers() throws Exception {
+        JsonNode sched = new ObjectMapper().readTree(JsonLinesView.toJson(withSched(Fixtures.sched()))).get("sched");
+        assertEquals(1300, sched.get("records").asLong());
+        assertEquals(1300.0, sched.get("records_per_s").asDouble());
+        assertEquals(20_000, sched.get("kernel_hits").asLong());
+        assertEquals(0.006, sched.get("est_cost_core_fraction").asDouble(), 1e-12); // 20 000 x 300 ns in 1 s
+        assertEquals(1_400_000_000L, sched.get("running_ns").asLong());
+        assertEquals(400_000_000L, sched.get("runnable_ns").asLong());
+        assertEquals(200_000_000L, sched.get("sleeping_ns").asLong());
+        JsonNode thread = sched.get("threads").get("101");
+        assertEquals(600_000_000L, thread.get("running_ns").asLong());
+        assertEquals(300_000_000L, thread.get("runnable_ns").asLong());
+        assertEquals(100_000_000L, thread.get("sleeping_ns").asLong());
+        assertEquals(50, thread.get("switches").asLong());
+        assertEquals(30, thread.get("preemptions").asLong());
+        assertEquals(250_000_000L, sched.get("ops").get("MUL_MAT").get("runnable_ns").asLong());
+        assertEquals(20_000_000L, sched.get("ops").get("MUL_MAT").get("sleeping_ns").asLong());
+        JsonNode hog = sched.get("interferers").get(0);
+        assertEquals(777, hog.get("pid").asInt());
+        assertEquals("hog", hog.get("comm").asText());
+        assertEquals(330_000_000L, hog.get("ns").asLong());
+        assertEquals(0.825, hog.get("wait_share").asDouble(), 1e-12);
+        assertEquals(false, hog.get("same_process").asBoolean());
+        assertEquals(true, sched.get("interferers").get(2).get("same_process").asBoolean());
+    }
+
+    @Test
+    void anOffLayerGivesZerosAndEmptyLists() throws Exception {
+        JsonNode sched = new ObjectMapper().readTree(JsonLinesView.toJson(withSched(SchedTotals.EMPTY))).get("sched");
+        assertEquals(0, sched.get("runnable_ns").asLong());
+        assertEquals(0, sched.get("threads").size());
+        assertEquals(0, sched.get("interferers").size());
+    }
+}
