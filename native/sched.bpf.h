@@ -53,6 +53,25 @@ struct {
 	__type(value, __s64);
 } sched_waiting SEC(".maps");
 
+/*
+ * When the layer was last switched on (slot 0, bpf_ktime_get_ns() clock, written by user space before it
+ * attaches, with `sched_waiting` reset to 0): state older than that is from before a pause and is ignored.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} sched_epoch SEC(".maps");
+
+static __always_inline __u64 sched_epoch_ns(void)
+{
+	__u32 zero = 0;
+	__u64 *epoch = bpf_map_lookup_elem(&sched_epoch, &zero);
+
+	return epoch ? *epoch : 0;
+}
+
 /* Handler invocations (switches and wake-ups seen machine-wide): the layer's cost, shown in the views. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -210,6 +229,10 @@ static __always_inline void sched_thread_in(struct sched_cpu *cpu_state, __s64 *
 		bpf_map_update_elem(&sched_thread_by_tid, &tid, &fresh, BPF_ANY);
 		return;
 	}
+	if (thread->off_ns && thread->off_ns < sched_epoch_ns()) {
+		thread->off_ns = 0; /* left the CPU before the layer was last switched on: not counted anywhere */
+		thread->counted = 0;
+	}
 	if (thread->counted) {
 		if (waiting)
 			__sync_fetch_and_add(waiting, -1);
@@ -247,7 +270,7 @@ static __always_inline void sched_thread_out(__s64 *waiting, __u32 tid, __u64 no
 
 	if (!thread)
 		return; /* never seen switched in: its time on the CPU is unknown */
-	thread->ran_ns = thread->on_ns ? now - thread->on_ns : 0;
+	thread->ran_ns = thread->on_ns && thread->on_ns >= sched_epoch_ns() ? now - thread->on_ns : 0;
 	thread->off_ns = now;
 	thread->wake_ns = 0;
 	thread->cpu_out = cpu;
@@ -315,8 +338,8 @@ static __always_inline int sched_on_wakeup(struct task_struct *p)
 		return 0;
 	tid = BPF_CORE_READ(p, pid);
 	thread = bpf_map_lookup_elem(&sched_thread_by_tid, &tid);
-	if (!thread || !thread->off_ns || thread->wait_since_ns)
-		return 0; /* on a CPU, or already waiting for one */
+	if (!thread || !thread->off_ns || thread->wait_since_ns || thread->off_ns < sched_epoch_ns())
+		return 0; /* on a CPU, already waiting for one, or off since before the layer was switched on */
 	thread->wake_ns = bpf_ktime_get_ns();
 	thread->wait_since_ns = thread->wake_ns;
 	waiting = sched_waiting_count();

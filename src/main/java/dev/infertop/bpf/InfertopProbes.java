@@ -19,6 +19,8 @@ public final class InfertopProbes {
     public static final String WALK_MEMO_MAP = "walk_memo";
     /** Sched layer: handler runs per CPU (native/sched.bpf.h). */
     public static final String SCHED_HITS_MAP = "sched_hits";
+    public static final String SCHED_EPOCH_MAP = "sched_epoch";
+    public static final String SCHED_WAITING_MAP = "sched_waiting";
 
     /**
      * Struct offsets the probes read, found at attach time (never per-version constants): struct ggml_cgraph's

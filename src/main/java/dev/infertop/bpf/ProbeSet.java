@@ -80,6 +80,20 @@ public final class ProbeSet implements AutoCloseable {
         }
     }
 
+    /**
+     * Sched layer: before its programs attach (again), state from before is dropped: no thread waits, and
+     * what threads did before now is not counted (a thread off the CPU across a pause would show the pause).
+     */
+    private void resetSchedState() throws BpfException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment value = arena.allocate(ValueLayout.JAVA_LONG);
+            object.updateElement(InfertopProbes.SCHED_WAITING_MAP, 0, value);
+            // SAFETY: System.nanoTime() is CLOCK_MONOTONIC on Linux, the clock of bpf_ktime_get_ns().
+            value.set(ValueLayout.JAVA_LONG, 0, System.nanoTime());
+            object.updateElement(InfertopProbes.SCHED_EPOCH_MAP, 0, value);
+        }
+    }
+
     public synchronized void disable(Layer layer) throws BpfException {
         disable(layer, "");
     }
@@ -146,6 +160,9 @@ public final class ProbeSet implements AutoCloseable {
     private void attachMissing(Layer layer, LayerState state) throws BpfException {
         if (state.blocked) {
             return;
+        }
+        if (layer == Layer.SCHED && state.links.isEmpty()) {
+            resetSchedState();
         }
         if (attachTracepoints(layer, state)) {
             return;
