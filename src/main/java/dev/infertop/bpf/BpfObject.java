@@ -90,6 +90,20 @@ public final class BpfObject implements AutoCloseable {
         }
     }
 
+    /** Whether {@link #load()} loads this program (bpf_program__set_autoload(3)); all do by default. */
+    public void setAutoload(String programName, boolean autoload) throws BpfException {
+        requireNotLoaded("autoload");
+        int rc;
+        try {
+            rc = (int) LibBpf.bpf_program__set_autoload.invokeExact(program(programName), autoload);
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+        if (rc != 0) {
+            throw new BpfException("cannot set autoload of " + programName + ": " + LibBpf.strerror(rc));
+        }
+    }
+
     public void load() throws BpfException {
         requireNotLoaded("load");
         int rc;

@@ -20,6 +20,20 @@ public final class InfertopProbes {
     /** Sched layer: handler runs per CPU (native/sched.bpf.h). */
     public static final String SCHED_HITS_MAP = "sched_hits";
     public static final String SCHED_EPOCH_MAP = "sched_epoch";
+    /** The sched layer's tp_btf programs (native/sched.bpf.h). */
+    public static final java.util.List<String> SCHED_PROGRAMS = java.util.List.of("handle_sched_switch",
+            "handle_sched_wakeup");
+    private static final Path KERNEL_BTF = Path.of("/sys/kernel/btf/vmlinux");
+
+    /**
+     * Why the sched layer cannot load here, or null: its tp_btf programs are verified against the running
+     * kernel's own BTF, which a --btf file cannot stand in for. Without it they are not loaded at all, so the
+     * other layers still load.
+     */
+    public static String schedUnavailableReason() {
+        return java.nio.file.Files.isReadable(KERNEL_BTF) ? null
+                : "tp_btf tracepoints need the kernel's own BTF (" + KERNEL_BTF + "), which this kernel lacks";
+    }
     public static final String SCHED_WAITING_MAP = "sched_waiting";
 
     /**
@@ -87,6 +101,11 @@ public final class InfertopProbes {
             config.set(ValueLayout.JAVA_INT, EventLayout.CONFIG_MAX_GRAPH_NODES, MAX_GRAPH_NODES);
             config.set(ValueLayout.JAVA_INT, EventLayout.CONFIG_GRAPH_REFRESH, GRAPH_REFRESH);
             object.setMaxEntries(RING_BUFFER_MAP, ringBytes);
+            if (schedUnavailableReason() != null) {
+                for (String program : SCHED_PROGRAMS) {
+                    object.setAutoload(program, false);
+                }
+            }
             object.load();
             return object;
         } catch (BpfException | RuntimeException e) {

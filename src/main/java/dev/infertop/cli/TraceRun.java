@@ -288,6 +288,9 @@ final class TraceRun {
             if (calibration.layout() == null) {
                 resources.probes.markUnavailable(Layer.OPERATOR, calibration.problem());
             }
+            if (InfertopProbes.schedUnavailableReason() != null && options.layers().contains(Layer.SCHED)) {
+                resources.probes.markUnavailable(Layer.SCHED, InfertopProbes.schedUnavailableReason());
+            }
             resources.probes.setOperatorEvery(options.operatorEvery());
             resources.probes.setOperatorThreads(options.operatorThreads());
             for (Layer layer : options.layers()) {
