@@ -3,6 +3,7 @@ package dev.infertop.agg;
 import dev.infertop.event.TraceListener;
 import dev.infertop.model.BackendNames;
 import dev.infertop.model.BackendTotals;
+import dev.infertop.model.CounterTotals;
 import dev.infertop.model.LatencySummary;
 import dev.infertop.model.LayerStatus;
 import dev.infertop.model.OperatorTotals;
@@ -78,6 +79,21 @@ public final class TraceAggregator implements TraceListener {
     @Override
     public void onFused(int tid, long graphSeq, int seq, long tensor, long nextTensor, long timeNs) {
         if (operators != null) operators.onFused(tid, graphSeq, seq, tensor, nextTensor);
+    }
+
+    @Override
+    public void onCounters(int tid, long graphSeq, int count, java.lang.foreign.MemorySegment data, long recordOffset) {
+        if (counters != null) counters.onCounters(tid, graphSeq, count, data, recordOffset);
+    }
+
+    private dev.infertop.agg.CounterAggregator counters;
+
+    /** The counters layer's aggregator: told each attributed graph's ops by the operator aggregator. */
+    public void counters(CounterAggregator aggregator) {
+        this.counters = aggregator;
+        if (operators != null) {
+            operators.groupSink(aggregator);
+        }
     }
 
     @Override
@@ -171,13 +187,26 @@ public final class TraceAggregator implements TraceListener {
                 LatencySummary.ofNanos(intervalTtft), LatencySummary.ofNanos(totalTtft),
                 LatencySummary.ofNanos(intervalTpot), LatencySummary.ofNanos(totalTpot),
                 intervalBackends, totalBackends, cpuGraphs.interval(), cpuGraphs.total(),
-                intervalOperators, totalOperators, lostEvents, layers, targetState);
+                intervalOperators, totalOperators, lostEvents, layers, targetState,
+                counters == null ? CounterTotals.EMPTY : counters.snapshot(false, intervalNs, wallNsByOp(intervalOperators)),
+                counters == null ? CounterTotals.EMPTY : counters.snapshot(true, nowNs - firstTickNs, wallNsByOp(totalOperators)));
+        if (counters != null) {
+            counters.resetInterval();
+        }
         intervalTokens.reset();
         for (BackendSlot slot : backends) {
             slot.resetInterval();
         }
         cpuGraphs.resetInterval();
         return snapshot;
+    }
+
+    private static java.util.Map<String, Long> wallNsByOp(OperatorTotals operators) {
+        java.util.Map<String, Long> wall = new java.util.HashMap<>();
+        for (var op : operators.ops()) {
+            wall.put(op.op(), op.wallNs());
+        }
+        return wall;
     }
 
     /** Marks the start of the run (first tick) without emitting a snapshot. */

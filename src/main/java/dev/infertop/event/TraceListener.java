@@ -38,4 +38,11 @@ public interface TraceListener {
 
     /** A worker thread runs a fused op: node group {@code seq} starts at {@code tensor}, then {@code nextTensor}. */
     void onFused(int tid, long graphSeq, int seq, long tensor, long nextTensor, long timeNs);
+
+    /**
+     * One worker thread's counter deltas per node group over graph {@code graphSeq} (counters layer): the
+     * EVENT_COUNTERS record at {@code recordOffset} in {@code data}, {@code count} groups (read during the call only).
+     */
+    default void onCounters(int tid, long graphSeq, int count, java.lang.foreign.MemorySegment data, long recordOffset) {
+    }
 }

@@ -26,7 +26,9 @@ public record Snapshot(
         OperatorTotals totalOperators,
         long lostEvents,
         List<LayerStatus> layers,
-        String targetState) {
+        String targetState,
+        CounterTotals intervalCounters,
+        CounterTotals totalCounters) {
 
     public Snapshot {
         intervalBackends = List.copyOf(intervalBackends);

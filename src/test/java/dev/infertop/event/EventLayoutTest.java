@@ -41,6 +41,11 @@ class EventLayoutTest {
                     P(probe_config, tensor_name_offset); P(probe_config, max_graph_nodes); P(probe_config, graph_refresh); S(probe_config);
                     printf("EVENT_GRAPH_SAME %d\\n", EVENT_GRAPH_SAME);
                     P(op_control, enabled); P(op_control, every); P(op_control, filter_threads); S(op_control);
+                    printf("EVENT_COUNTERS %d\\nMAX_COUNTER_EVENTS %d\\nMAX_COUNTER_GROUPS %d\\nMAX_COUNTER_CPUS %d\\n", EVENT_COUNTERS, MAX_COUNTER_EVENTS, MAX_COUNTER_GROUPS, MAX_COUNTER_CPUS);
+                    P(counters_event, graph_seq); P(counters_event, count); P(counters_event, n_events); P(counters_event, migrated);
+                    P(counters_event, failed); P(counters_event, enabled); P(counters_event, running); P(counters_event, migrated_bits);
+                    P(counters_event, delta); S(counters_event);
+                    P(counter_control, enabled); P(counter_control, n_events); S(counter_control);
                     return 0;
                 }
                 """);
@@ -119,6 +124,23 @@ class EventLayoutTest {
         assertEquals(EventLayout.OP_CONTROL_EVERY, c.get("op_control.every"));
         assertEquals(EventLayout.OP_CONTROL_FILTER_THREADS, c.get("op_control.filter_threads"));
         assertEquals(EventLayout.OP_CONTROL_SIZE, c.get("op_control"));
+        assertEquals(EventLayout.EVENT_COUNTERS, c.get("EVENT_COUNTERS"));
+        assertEquals(EventLayout.MAX_COUNTER_EVENTS, c.get("MAX_COUNTER_EVENTS"));
+        assertEquals(EventLayout.MAX_COUNTER_GROUPS, c.get("MAX_COUNTER_GROUPS"));
+        assertEquals(EventLayout.MAX_COUNTER_CPUS, c.get("MAX_COUNTER_CPUS"));
+        assertEquals(EventLayout.COUNTERS_GRAPH_SEQ, c.get("counters_event.graph_seq"));
+        assertEquals(EventLayout.COUNTERS_COUNT, c.get("counters_event.count"));
+        assertEquals(EventLayout.COUNTERS_N_EVENTS, c.get("counters_event.n_events"));
+        assertEquals(EventLayout.COUNTERS_MIGRATED, c.get("counters_event.migrated"));
+        assertEquals(EventLayout.COUNTERS_FAILED, c.get("counters_event.failed"));
+        assertEquals(EventLayout.COUNTERS_ENABLED, c.get("counters_event.enabled"));
+        assertEquals(EventLayout.COUNTERS_RUNNING, c.get("counters_event.running"));
+        assertEquals(EventLayout.COUNTERS_MIGRATED_BITS, c.get("counters_event.migrated_bits"));
+        assertEquals(EventLayout.COUNTERS_DELTA, c.get("counters_event.delta"));
+        assertEquals(EventLayout.COUNTERS_SIZE, c.get("counters_event"));
+        assertEquals(EventLayout.COUNTER_CONTROL_ENABLED, c.get("counter_control.enabled"));
+        assertEquals(EventLayout.COUNTER_CONTROL_N_EVENTS, c.get("counter_control.n_events"));
+        assertEquals(EventLayout.COUNTER_CONTROL_SIZE, c.get("counter_control"));
     }
 
     private static String run(Path dir, String... command) throws IOException, InterruptedException {
