@@ -87,7 +87,7 @@ public final class InfertopCommand implements Callable<Integer> {
     long iterations;
 
     @Option(names = "--layers", paramLabel = "LIST", split = ",", defaultValue = "token,graph,operator",
-            description = "Probe layers to attach: token, graph, operator (default: ${DEFAULT-VALUE}).")
+            description = "Probe layers to attach: token, graph, operator, counters (default: ${DEFAULT-VALUE}).")
     List<String> layers;
 
     @Option(names = "--op-every", paramLabel = "N", defaultValue = "1",
@@ -102,6 +102,12 @@ public final class InfertopCommand implements Callable<Integer> {
     @Option(names = "--threads", paramLabel = "TIDS", split = ",",
             description = "Operator layer: report only these thread ids (see the JSON 'threads'); cheapest view.")
     List<Integer> operatorThreads = new ArrayList<>();
+
+    @Option(names = "--counters", paramLabel = "SET|EVENTS",
+            description = "Counters layer (--layers ...,counters or key 6): a set from counters.conf (x86_64, arm64, "
+                    + "arm64-stalls, software, or yours in ~/.config/infertop/counters.conf) or up to 4 events, "
+                    + "e.g. refills=cache-misses,instructions=instructions,cycles=cycles (default: this CPU's set).")
+    String counters;
 
     @Option(names = "--btf", paramLabel = "FILE",
             description = "Kernel BTF to use instead of /sys/kernel/btf/vmlinux (for kernels built without it).")
@@ -136,7 +142,7 @@ public final class InfertopCommand implements Callable<Integer> {
                 : batch || !onTerminal() ? TraceOptions.OutputMode.BATCH : TraceOptions.OutputMode.LIVE;
         return new TraceOptions(pid, command, libraries, mode,
                 delaySeconds, iterations, parsed, btf, ringKib, environment, targetLog, operatorEvery,
-                operatorWhen == null ? null : OperatorRule.parse(operatorWhen), operatorThreads, follow);
+                operatorWhen == null ? null : OperatorRule.parse(operatorWhen), operatorThreads, follow, counters);
     }
 
     /** Both stdin and stdout are a terminal: the live view can draw and read keys. */

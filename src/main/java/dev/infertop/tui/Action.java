@@ -26,7 +26,9 @@ public enum Action {
     TOGGLE_TOKEN("token layer on/off (attaches/detaches its probes)", Layer.TOKEN),
     TOGGLE_GRAPH("graph layer on/off (attaches/detaches its probes)", Layer.GRAPH),
     TOGGLE_OPERATOR("operator layer on/off (attaches/detaches its probes)", Layer.OPERATOR),
-    CLOSE("close help, details or filter");
+    CLOSE("close help, details or filter"),
+    TOGGLE_COUNTERS("counters layer on/off (opens/closes its perf events)", Layer.COUNTERS),
+    COUNTERS_PANEL("counters panel: per op IPC, L3 refill bandwidth, verdict (again: close)");
 
     private final String description;
     private final Layer layer;

@@ -281,6 +281,8 @@ public final class LiveMonitor implements Runnable {
             case FASTER -> refreshStep(-1);
             case SLOWER -> refreshStep(1);
             case TOGGLE_TOKEN, TOGGLE_GRAPH, TOGGLE_OPERATOR -> toggle(action.layer());
+            case TOGGLE_COUNTERS -> toggle(action.layer());
+            case COUNTERS_PANEL -> ui.countersPanel = !ui.countersPanel;
             case CLOSE -> {
                 if (ui.help || ui.details) {
                     ui.help = false;
