@@ -28,7 +28,7 @@ public enum Action {
     TOGGLE_OPERATOR("operator layer on/off (attaches/detaches its probes)", Layer.OPERATOR),
     CLOSE("close help, details or filter"),
     TOGGLE_COUNTERS("counters layer on/off (opens/closes its perf events)", Layer.COUNTERS),
-    COUNTERS_PANEL("counters panel: per op IPC, L3 refill bandwidth, verdict (again: close)");
+    COUNTERS_PANEL("counters panel: IPC, L3 refills, verdict per op");
 
     private final String description;
     private final Layer layer;
