@@ -126,6 +126,19 @@ class CountersIT {
         assertEquals("on", total.get("layers").get("operator").get("state").asText());
     }
 
+    @Test
+    void aBadEventIsOneLineAndExitStatusTwo() throws Exception {
+        try (InfertopProcess infertop = InfertopProcess.start("--counters", "cylces", "--",
+                workload.sourceBuildTool("llama-bench").toString(), "-m", tinyModel.toString())) {
+            assertEquals(2, infertop.waitFor(60));
+            assertEquals("infertop: --counters cylces: unknown counter event 'cylces': use a name such as cycles, "
+                    + "instructions, cache-misses, LLC-load-misses, task-clock, page-faults; rHEX for a raw PMU "
+                    + "event (r2A); or TYPE:CONFIG in numbers", infertop.stderrText().strip());
+        } finally {
+            LeakCheck.assertNothingLeft();
+        }
+    }
+
     private static boolean hasPmu() {
         int fd = PerfEvent.openOnCpu(PerfEvent.TYPE_HARDWARE, 0, 0);
         if (fd >= 0) {
