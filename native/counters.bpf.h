@@ -32,7 +32,8 @@ struct counter_reading {
 	__u64 enabled[MAX_COUNTER_EVENTS];
 	__u64 running[MAX_COUNTER_EVENTS];
 	__u32 cpu;
-	__u32 active; /* a graph is being counted on this thread */
+	__u32 failed; /* reads refused in this reading */
+	__u32 active; /* a graph is being counted on this thread (kept last: not copied between readings) */
 };
 
 struct {
@@ -77,6 +78,7 @@ static __always_inline __u32 counters_read(__u32 cpu, __u32 n_events, struct cou
 		now->running[e] = value.running;
 	}
 	now->cpu = cpu;
+	now->failed = failed;
 	return failed;
 }
 
@@ -133,7 +135,8 @@ static __always_inline void counters_node_done(__u32 tid, __u32 index)
 	row = index & (MAX_COUNTER_GROUPS - 1);
 	cpu = bpf_get_smp_processor_id();
 	c->failed += counters_read(cpu, c->n_events, &now);
-	if (cpu != last->cpu) {
+	if (cpu != last->cpu || now.failed || last->failed) {
+		/* Two CPUs' counters, or a reading missing: no deltas for this group. */
 		c->migrated_bits[(row / 32) & (MAX_COUNTER_GROUPS / 32 - 1)] |= 1u << (row % 32);
 		c->migrated++;
 		__builtin_memset(c->delta[row], 0, sizeof(c->delta[row]));
@@ -145,7 +148,7 @@ static __always_inline void counters_node_done(__u32 tid, __u32 index)
 			c->running[e] += now.running[e] - last->running[e];
 		}
 	}
-	__builtin_memcpy(last, &now, sizeof(now) - sizeof(now.active));
+	__builtin_memcpy(last, &now, __builtin_offsetof(struct counter_reading, active));
 	c->count = index + 1;
 }
 

@@ -132,16 +132,16 @@ struct op_control {
 /*
  * One worker thread's counter deltas over one graph, beside its arrivals record: delta[k] is what the
  * thread's CPU counted from the thread's previous reading (its start, or arrival k-1) to its arrival after
- * node group k. A group whose two readings were taken on different CPUs has no deltas (bit set in
- * migrated_bits): per-CPU counters say nothing about a thread that moved. Raw values; user space scales by
- * enabled / running, summed over the record's counted groups.
+ * node group k. A group whose two readings were taken on different CPUs, or one of whose readings failed,
+ * has no deltas (bit set in migrated_bits): per-CPU counters say nothing about a thread that moved. Raw
+ * values; user space scales by enabled / running, summed over the record's counted groups.
  */
 struct counters_event {
 	struct event_header header; /* start_ns: thread start */
 	__u64 graph_seq;
 	__u32 count;       /* groups in delta[] */
 	__u32 n_events;    /* events read (the rest of each row is 0) */
-	__u32 migrated;    /* groups whose CPU changed between their readings */
+	__u32 migrated;    /* groups left uncounted: CPU changed between their readings, or a read failed */
 	__u32 failed;      /* readings bpf_perf_event_read_value refused */
 	__u64 enabled[MAX_COUNTER_EVENTS]; /* time enabled, summed over the counted groups */
 	__u64 running[MAX_COUNTER_EVENTS]; /* time counting (less under multiplexing) */
