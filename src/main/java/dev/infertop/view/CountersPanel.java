@@ -52,7 +52,7 @@ public final class CountersPanel implements Panel {
             theme.apply(g, Theme.Role.NORMAL);
             String label = c.refillsIndex() < 0 ? " L3 refill   (no refills event in this set)"
                     : String.format(Locale.ROOT, " L3 refill %9s/s ", bytes(c.refillBytesPerSecond(s.intervalNs())));
-            Cells.put(g, 0, row, label, Math.min(label.length(), width));
+            Cells.put(g, 0, row, label, c.refillsIndex() < 0 ? width : Math.min(label.length(), width));
             if (label.length() < width && c.refillsIndex() >= 0) {
                 double[] history = c.bandwidthHistory().stream().mapToDouble(Double::doubleValue).toArray();
                 Cells.put(g, label.length(), row, Cells.sparkline(history, Math.min(60, width - label.length())),

@@ -115,6 +115,19 @@ class CountersPanelTest {
     }
 
     @Test
+    void aSetWithoutRefillsSaysSoOnAFullRow() throws IOException {
+        OpCounters matmul = new OpCounters("MUL_MAT", 10, 0, List.of(5_000_000L), 5_000_000L, 4_000_000L);
+        CounterTotals software = new CounterTotals("software", List.of("task-clock"), 64, -1, -1, -1, List.of(matmul),
+                List.of(5_000_000L), 10, 0, 0, 5_000_000L, List.of(0.0));
+        render(with(new LayerStatus(Layer.COUNTERS, LayerStatus.State.ON, "", List.of()), software, false));
+        int top = rowStarting(" COUNTERS");
+        assertEquals(" L3 refill   (no refills event in this set)", row(terminal, top + 2).stripTrailing(),
+                "nothing of the table underneath shows through");
+        assertEquals("MUL_MAT                 10     0      -        -          - n/a                5000000",
+                row(terminal, rowStarting("OP ") + 1).stripTrailing());
+    }
+
+    @Test
     void jsonCarriesTheStatusOrThePerOpFigures() throws IOException {
         ObjectMapper mapper = new ObjectMapper();
         JsonNode noPmu = mapper.readTree(JsonLinesView.toJson(with(new LayerStatus(Layer.COUNTERS,
