@@ -36,8 +36,10 @@ public final class CountersPanel implements Panel {
         int row = 0;
         theme.apply(g, Theme.Role.HEADING);
         String state = status == null ? "not available in this build" : status.state().label();
+        String cost = c.isEmpty() || s.intervalNs() <= 0 ? "" : String.format(Locale.ROOT, "  reads ~%.2f%% cpu (est.)",
+                100 * dev.infertop.model.ProbeCostEstimate.counterReadsNs(c) / s.intervalNs());
         Cells.put(g, 0, row++, " COUNTERS  layer " + state + (c.isEmpty() ? "" : "  set " + c.setName() + ": "
-                + String.join(", ", c.events()) + "  line " + c.lineBytes() + " B"), width);
+                + String.join(", ", c.events()) + "  line " + c.lineBytes() + " B" + cost), width);
         if (status != null && !status.reason().isEmpty()) {
             theme.apply(g, Theme.Role.WARN);
             Cells.put(g, 0, row++, " " + status.reason(), width);

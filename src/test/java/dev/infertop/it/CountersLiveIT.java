@@ -70,7 +70,7 @@ class CountersLiveIT {
         run(tmux.toString(), "send-keys", "-t", session, "c");
         String screen = awaitScreen("the counters panel with a counted MUL_MAT row",
                 s -> s.contains(" COUNTERS  layer on  set software: task-clock, page-faults, context-switches, "
-                        + "cpu-migrations") && rowStarting(s, "MUL_MAT") != null, 20);
+                        + "cpu-migrations  line 64 B  reads ~") && rowStarting(s, "MUL_MAT") != null, 20);
         System.out.println("counters panel:\n" + screen);
         String matmul = rowStarting(screen, "MUL_MAT");
         String[] fields = matmul.strip().split(" +");
