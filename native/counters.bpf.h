@@ -12,6 +12,22 @@
 #ifndef INFERTOP_COUNTERS_BPF_H
 #define INFERTOP_COUNTERS_BPF_H
 
+#include <bpf/bpf_core_read.h>
+
+/* The two fields read of the kernel's task_struct, relocated against the running kernel's BTF (CO-RE). */
+struct task_struct___infertop {
+	unsigned long nvcsw;
+	unsigned long nivcsw;
+} __attribute__((preserve_access_index));
+
+/* Context switches of the current thread so far: a rise between two readings means it was switched out. */
+static __always_inline __u64 current_switches(void)
+{
+	struct task_struct___infertop *task = (void *)bpf_get_current_task();
+
+	return BPF_CORE_READ(task, nvcsw) + BPF_CORE_READ(task, nivcsw);
+}
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
 	__uint(max_entries, MAX_COUNTER_CPUS * MAX_COUNTER_EVENTS);
@@ -31,6 +47,7 @@ struct counter_reading {
 	__u64 counter[MAX_COUNTER_EVENTS];
 	__u64 enabled[MAX_COUNTER_EVENTS];
 	__u64 running[MAX_COUNTER_EVENTS];
+	__u64 switches; /* the thread's context switches at this reading */
 	__u32 cpu;
 	__u32 failed; /* reads refused in this reading */
 	__u32 active; /* a graph is being counted on this thread (kept last: not copied between readings) */
@@ -77,6 +94,7 @@ static __always_inline __u32 counters_read(__u32 cpu, __u32 n_events, struct cou
 		now->enabled[e] = value.enabled;
 		now->running[e] = value.running;
 	}
+	now->switches = current_switches();
 	now->cpu = cpu;
 	now->failed = failed;
 	return failed;
@@ -108,6 +126,8 @@ static __always_inline void counters_thread_start(struct arrivals_event *a)
 	c->count = 0;
 	c->n_events = ctl->n_events < MAX_COUNTER_EVENTS ? ctl->n_events : MAX_COUNTER_EVENTS;
 	c->migrated = 0;
+	c->switched = 0;
+	__builtin_memset(c->switched_bits, 0, sizeof(c->switched_bits));
 	__builtin_memset(c->enabled, 0, sizeof(c->enabled));
 	__builtin_memset(c->running, 0, sizeof(c->running));
 	__builtin_memset(c->migrated_bits, 0, sizeof(c->migrated_bits));
@@ -141,6 +161,10 @@ static __always_inline void counters_node_done(__u32 tid, __u32 index)
 		c->migrated++;
 		__builtin_memset(c->delta[row], 0, sizeof(c->delta[row]));
 	} else {
+		if (now.switches != last->switches) {
+			c->switched_bits[(row / 32) & (MAX_COUNTER_GROUPS / 32 - 1)] |= 1u << (row % 32);
+			c->switched++;
+		}
 #pragma unroll
 		for (int e = 0; e < MAX_COUNTER_EVENTS; e++) {
 			c->delta[row][e] = now.counter[e] - last->counter[e];

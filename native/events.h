@@ -146,6 +146,10 @@ struct counters_event {
 	__u64 enabled[MAX_COUNTER_EVENTS]; /* time enabled, summed over the counted groups */
 	__u64 running[MAX_COUNTER_EVENTS]; /* time counting (less under multiplexing) */
 	__u32 migrated_bits[MAX_COUNTER_GROUPS / 32];
+	__u32 switched;    /* counted groups during which the thread was switched out (its context switches rose):
+			      other tasks may have run on its CPU, and their counts are in the group's */
+	__u32 pad;
+	__u32 switched_bits[MAX_COUNTER_GROUPS / 32];
 	__u64 delta[MAX_COUNTER_GROUPS][MAX_COUNTER_EVENTS];
 };
 

@@ -19,6 +19,7 @@ import static dev.infertop.event.EventLayout.COUNTERS_ENABLED;
 import static dev.infertop.event.EventLayout.COUNTERS_FAILED;
 import static dev.infertop.event.EventLayout.COUNTERS_MIGRATED_BITS;
 import static dev.infertop.event.EventLayout.COUNTERS_RUNNING;
+import static dev.infertop.event.EventLayout.COUNTERS_SWITCHED_BITS;
 import static dev.infertop.event.EventLayout.MAX_COUNTER_EVENTS;
 
 /**
@@ -56,6 +57,7 @@ public final class CounterAggregator implements OperatorAggregator.GroupSink {
         int count;
         long[] deltas = new long[1024 * MAX_COUNTER_EVENTS];
         int[] migratedBits = new int[64];
+        int[] switchedBits = new int[64];
         final long[] enabledNs = new long[MAX_COUNTER_EVENTS];
         final long[] runningNs = new long[MAX_COUNTER_EVENTS];
     }
@@ -64,12 +66,13 @@ public final class CounterAggregator implements OperatorAggregator.GroupSink {
         final long[] values = new long[MAX_COUNTER_EVENTS];
         long countedGroups;
         long migratedGroups;
+        long switchedGroups;
         long failedReads;
         long countedNs;
 
         void reset() {
             Arrays.fill(values, 0);
-            countedGroups = migratedGroups = failedReads = countedNs = 0;
+            countedGroups = migratedGroups = switchedGroups = failedReads = countedNs = 0;
         }
     }
 
@@ -105,6 +108,7 @@ public final class CounterAggregator implements OperatorAggregator.GroupSink {
         }
         MemorySegment.copy(data, LONG, offset + COUNTERS_DELTA, p.deltas, 0, count * MAX_COUNTER_EVENTS);
         MemorySegment.copy(data, INT, offset + COUNTERS_MIGRATED_BITS, p.migratedBits, 0, p.migratedBits.length);
+        MemorySegment.copy(data, INT, offset + COUNTERS_SWITCHED_BITS, p.switchedBits, 0, p.switchedBits.length);
         for (int e = 0; e < MAX_COUNTER_EVENTS; e++) {
             p.enabledNs[e] = data.get(LONG, offset + COUNTERS_ENABLED + 8L * e);
             p.runningNs[e] = data.get(LONG, offset + COUNTERS_RUNNING + 8L * e);
@@ -158,6 +162,12 @@ public final class CounterAggregator implements OperatorAggregator.GroupSink {
             }
             op.interval.countedGroups++;
             op.total.countedGroups++;
+            if ((p.switchedBits[k >>> 5] >>> (k & 31) & 1) != 0) {
+                op.interval.switchedGroups++;
+                op.total.switchedGroups++;
+                interval.switchedGroups++;
+                total.switchedGroups++;
+            }
             op.interval.countedNs += countedNs;
             op.total.countedNs += countedNs;
             interval.countedGroups++;
@@ -206,7 +216,7 @@ public final class CounterAggregator implements OperatorAggregator.GroupSink {
             if (t.countedGroups == 0 && t.migratedGroups == 0) {
                 continue;
             }
-            ops.add(new OpCounters(stats.name, t.countedGroups, t.migratedGroups, values(t, n), t.countedNs,
+            ops.add(new OpCounters(stats.name, t.countedGroups, t.migratedGroups, t.switchedGroups, values(t, n), t.countedNs,
                     wallNsByOp.getOrDefault(stats.name, 0L)));
         }
         ops.sort((a, b) -> Long.compare(b.countedNs(), a.countedNs()));
@@ -214,7 +224,7 @@ public final class CounterAggregator implements OperatorAggregator.GroupSink {
         CounterTotals result = new CounterTotals(current.name(), opened.stream().map(CounterEvent::name).toList(),
                 current.lineBytes(), indexOf(opened, CounterEvent.Role.REFILLS),
                 indexOf(opened, CounterEvent.Role.INSTRUCTIONS), indexOf(opened, CounterEvent.Role.CYCLES), ops,
-                values(t, n), t.countedGroups, t.migratedGroups, t.failedReads, t.countedNs, List.of());
+                values(t, n), t.countedGroups, t.migratedGroups, t.switchedGroups, t.failedReads, t.countedNs, List.of());
         if (!totals) {
             bandwidthHistory[historyCount % HISTORY] = result.refillBytesPerSecond(intervalNs);
             historyCount++;
@@ -225,7 +235,7 @@ public final class CounterAggregator implements OperatorAggregator.GroupSink {
         }
         return new CounterTotals(result.setName(), result.events(), result.lineBytes(), result.refillsIndex(),
                 result.instructionsIndex(), result.cyclesIndex(), ops, result.values(), result.countedGroups(),
-                result.migratedGroups(), result.failedReads(), result.countedNs(), history);
+                result.migratedGroups(), result.switchedGroups(), result.failedReads(), result.countedNs(), history);
     }
 
     /** Starts a new interval (after both snapshots were taken). */

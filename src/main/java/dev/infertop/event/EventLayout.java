@@ -108,8 +108,10 @@ public final class EventLayout {
     public static final int COUNTERS_ENABLED = 48;
     public static final int COUNTERS_RUNNING = 80;
     public static final int COUNTERS_MIGRATED_BITS = 112;
-    public static final int COUNTERS_DELTA = 368;
-    public static final int COUNTERS_SIZE = 65904;
+    public static final int COUNTERS_SWITCHED = 368;
+    public static final int COUNTERS_SWITCHED_BITS = 376;
+    public static final int COUNTERS_DELTA = 632;
+    public static final int COUNTERS_SIZE = 66168;
     public static final int COUNTER_CONTROL_ENABLED = 0;
     public static final int COUNTER_CONTROL_N_EVENTS = 4;
     public static final int COUNTER_CONTROL_SIZE = 8;

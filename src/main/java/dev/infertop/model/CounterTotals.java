@@ -4,15 +4,16 @@ import java.util.List;
 
 /**
  * The counters layer over some span: the set read (events in map order, line size, which event plays which
- * role), per-op counts, all counts summed, counted and migrated groups, failed reads, and the refill bandwidth
+ * role), per-op counts, all counts summed, counted, migrated and switched-out groups, failed reads, and the refill bandwidth
  * of the last intervals (bytes/s, oldest first) for the panel's plot.
  */
 public record CounterTotals(String setName, List<String> events, int lineBytes, int refillsIndex,
                             int instructionsIndex, int cyclesIndex, List<OpCounters> ops, List<Long> values,
-                            long countedGroups, long migratedGroups, long failedReads, long countedNs,
+                            long countedGroups, long migratedGroups, long switchedGroups, long failedReads,
+                            long countedNs,
                             List<Double> bandwidthHistory) {
     public static final CounterTotals EMPTY = new CounterTotals("", List.of(), 0, -1, -1, -1, List.of(), List.of(),
-            0, 0, 0, 0, List.of());
+            0, 0, 0, 0, 0, List.of());
 
     public CounterTotals {
         events = List.copyOf(events);

@@ -39,6 +39,7 @@ final class CountersJson {
         node.put("line_bytes", c.lineBytes());
         node.put("groups", c.countedGroups());
         node.put("migrated_groups", c.migratedGroups());
+        node.put("switched_groups", c.switchedGroups());
         node.put("failed_reads", c.failedReads());
         node.put("counted_ms", round(c.countedNs() / 1e6, 3));
         putValues(node.putObject("values"), c, c.values());
@@ -51,6 +52,7 @@ final class CountersJson {
             ObjectNode o = ops.putObject(op.op());
             o.put("groups", op.groups());
             o.put("migrated_groups", op.migratedGroups());
+            o.put("switched_groups", op.switchedGroups());
             o.put("counted_ms", round(op.countedNs() / 1e6, 3));
             o.put("wall_ms", round(op.wallNs() / 1e6, 3));
             putValues(o.putObject("values"), c, op.values());

@@ -48,8 +48,8 @@ public final class CountersPanel implements Panel {
             Cells.put(g, 0, row++, " off: press the counters toggle key (6) or start with --layers ...,counters", width);
         }
         theme.apply(g, Theme.Role.DIM);
-        Cells.put(g, 0, row++, " " + CounterFigures.thresholds() + "; per-CPU counters: groups whose thread "
-                + "changed CPU are left out (MIGR)", width);
+        Cells.put(g, 0, row++, " " + CounterFigures.thresholds() + "; per-CPU counts: MIGR groups (thread "
+                + "changed CPU) left out, SWTCH groups (thread switched out) may hold other tasks' counts", width);
         if (!c.isEmpty()) {
             theme.apply(g, Theme.Role.NORMAL);
             String label = c.refillsIndex() < 0 ? " L3 refill   (no refills event in this set)"
@@ -63,8 +63,8 @@ public final class CountersPanel implements Panel {
             row++;
         }
         theme.apply(g, Theme.Role.HEADING);
-        StringBuilder heading = new StringBuilder(String.format(Locale.ROOT, "%-18s %7s %5s %6s %8s %10s %-13s",
-                "OP", "GROUPS", "MIGR", "IPC", "REF/1kI", "L3 B/s", "VERDICT"));
+        StringBuilder heading = new StringBuilder(String.format(Locale.ROOT, "%-18s %7s %5s %5s %6s %8s %10s %-13s",
+                "OP", "GROUPS", "MIGR", "SWTCH", "IPC", "REF/1kI", "L3 B/s", "VERDICT"));
         for (String event : c.events()) {
             heading.append(' ').append(Cells.right(shortName(event), 12));
         }
@@ -79,8 +79,8 @@ public final class CountersPanel implements Panel {
             }
             OpCounters op = ops.get(i);
             CounterFigures.Verdict verdict = c.verdict(op);
-            StringBuilder line = new StringBuilder(String.format(Locale.ROOT, "%-18s %7d %5d %6s %8s %10s %-13s",
-                    cut(op.op(), 18), op.groups(), op.migratedGroups(), number(c.ipc(op), 2),
+            StringBuilder line = new StringBuilder(String.format(Locale.ROOT, "%-18s %7d %5d %5d %6s %8s %10s %-13s",
+                    cut(op.op(), 18), op.groups(), op.migratedGroups(), op.switchedGroups(), number(c.ipc(op), 2),
                     number(c.refillsPerKiloInstruction(op), 1),
                     c.refillsIndex() < 0 ? "-" : bytes(c.refillBytesPerSecond(op)), verdict.label()));
             for (int e = 0; e < c.events().size(); e++) {

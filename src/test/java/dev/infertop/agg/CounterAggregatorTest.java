@@ -73,6 +73,11 @@ class CounterAggregatorTest {
 
     /** An EVENT_COUNTERS record as the probes write it: deltas[group][event], one running/enabled per event. */
     private void record(int tid, long seq, long[][] deltas, long[] enabled, long[] running, int... migrated) {
+        recordSwitched(tid, seq, deltas, enabled, running, new int[0], migrated);
+    }
+
+    private void recordSwitched(int tid, long seq, long[][] deltas, long[] enabled, long[] running, int[] switched,
+                                int... migrated) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment data = arena.allocate(EventLayout.COUNTERS_SIZE, 8);
             data.set(ValueLayout.JAVA_INT, EventLayout.HEADER_KIND, EventLayout.EVENT_COUNTERS);
@@ -81,6 +86,10 @@ class CounterAggregatorTest {
             for (int e = 0; e < enabled.length; e++) {
                 data.set(ValueLayout.JAVA_LONG, EventLayout.COUNTERS_ENABLED + 8L * e, enabled[e]);
                 data.set(ValueLayout.JAVA_LONG, EventLayout.COUNTERS_RUNNING + 8L * e, running[e]);
+            }
+            for (int k : switched) {
+                long at = EventLayout.COUNTERS_SWITCHED_BITS + 4L * (k / 32);
+                data.set(ValueLayout.JAVA_INT, at, data.get(ValueLayout.JAVA_INT, at) | 1 << (k % 32));
             }
             for (int k : migrated) {
                 long at = EventLayout.COUNTERS_MIGRATED_BITS + 4L * (k / 32);
@@ -106,8 +115,9 @@ class CounterAggregatorTest {
         // Thread 7 starts at 0, arrives at 100, 130, 200 (and 210 after the loop). Its refills were on the PMU
         // half the time (x2); instructions and cycles all the time.
         arrivals(7, 1, 0, 100, 130, 200, 210);
-        record(7, 1, new long[][] {{10, 1000, 500}, {1, 40, 40}, {20, 3000, 1000}},
-                new long[] {200, 200, 200}, new long[] {100, 200, 200});
+        // It was switched out during group 3 (MUL_MAT): counted, and marked.
+        recordSwitched(7, 1, new long[][] {{10, 1000, 500}, {1, 40, 40}, {20, 3000, 1000}},
+                new long[] {200, 200, 200}, new long[] {100, 200, 200}, new int[] {2});
         // Thread 8 starts at 10, arrives at 120, 125, 190; it changed CPU during group 2 (ADD).
         arrivals(8, 1, 10, 120, 125, 190, 210);
         record(8, 1, new long[][] {{5, 2000, 1000}, {0, 0, 0}, {1, 500, 500}},
@@ -119,6 +129,7 @@ class CounterAggregatorTest {
         OpCounters matmul = ops.get("MUL_MAT");
         assertEquals(4, matmul.groups(), "2 groups x 2 threads");
         assertEquals(0, matmul.migratedGroups());
+        assertEquals(1, matmul.switchedGroups());
         // refills: thread 7 (10 + 20) x 2 = 60, thread 8 5 + 1 = 6
         assertEquals(List.of(66L, 1000L + 3000 + 2000 + 500, 500L + 1000 + 1000 + 500), matmul.values());
         // counted stretches: thread 7 0→100 and 130→200, thread 8 10→120 and 125→190
@@ -136,6 +147,8 @@ class CounterAggregatorTest {
 
         assertEquals(5, interval.countedGroups());
         assertEquals(1, interval.migratedGroups());
+        assertEquals(1, interval.switchedGroups());
+        assertEquals(0, add.switchedGroups());
         assertEquals(List.of(68L, 6540L, 3040L), interval.values());
         assertEquals(List.of("cache-misses", "instructions", "cycles"), interval.events());
         // the interval's refill bandwidth: 68 x 64 B over 1000 ns

@@ -44,7 +44,7 @@ class EventLayoutTest {
                     printf("EVENT_COUNTERS %d\\nMAX_COUNTER_EVENTS %d\\nMAX_COUNTER_GROUPS %d\\nMAX_COUNTER_CPUS %d\\n", EVENT_COUNTERS, MAX_COUNTER_EVENTS, MAX_COUNTER_GROUPS, MAX_COUNTER_CPUS);
                     P(counters_event, graph_seq); P(counters_event, count); P(counters_event, n_events); P(counters_event, migrated);
                     P(counters_event, failed); P(counters_event, enabled); P(counters_event, running); P(counters_event, migrated_bits);
-                    P(counters_event, delta); S(counters_event);
+                    P(counters_event, switched); P(counters_event, switched_bits); P(counters_event, delta); S(counters_event);
                     P(counter_control, enabled); P(counter_control, n_events); S(counter_control);
                     return 0;
                 }
@@ -136,6 +136,8 @@ class EventLayoutTest {
         assertEquals(EventLayout.COUNTERS_ENABLED, c.get("counters_event.enabled"));
         assertEquals(EventLayout.COUNTERS_RUNNING, c.get("counters_event.running"));
         assertEquals(EventLayout.COUNTERS_MIGRATED_BITS, c.get("counters_event.migrated_bits"));
+        assertEquals(EventLayout.COUNTERS_SWITCHED, c.get("counters_event.switched"));
+        assertEquals(EventLayout.COUNTERS_SWITCHED_BITS, c.get("counters_event.switched_bits"));
         assertEquals(EventLayout.COUNTERS_DELTA, c.get("counters_event.delta"));
         assertEquals(EventLayout.COUNTERS_SIZE, c.get("counters_event"));
         assertEquals(EventLayout.COUNTER_CONTROL_ENABLED, c.get("counter_control.enabled"));

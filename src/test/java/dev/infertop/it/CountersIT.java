@@ -66,6 +66,8 @@ class CountersIT {
         long groups = counters.get("groups").asLong();
         long migrated = counters.get("migrated_groups").asLong();
         assertTrue(groups > 100, "node groups counted: " + groups);
+        long switched = counters.get("switched_groups").asLong();
+        assertTrue(switched >= 0 && switched <= groups, "switched-out groups are among the counted: " + switched);
 
         // Every op the operator layer attributed has counters, and its groups are the operator layer's, per thread.
         double workAndWaitMs = 0;
@@ -100,8 +102,8 @@ class CountersIT {
         // scaled to the counted share when some groups were left out because their thread changed CPU.
         double taskClockMs = counters.get("values").get("task-clock").asLong() / 1e6;
         double share = groups / (double) (groups + migrated);
-        System.out.printf("counters: task-clock %.3f ms over %d groups (%d migrated); work %.3f ms, work + wait %.3f ms%n",
-                taskClockMs, groups, migrated, workMs, workAndWaitMs);
+        System.out.printf("counters: task-clock %.3f ms over %d groups (%d migrated, %d switched out); work %.3f ms, "
+                + "work + wait %.3f ms%n", taskClockMs, groups, migrated, switched, workMs, workAndWaitMs);
         assertTrue(taskClockMs >= 0.97 * workMs * share, "task-clock " + taskClockMs + " ms < work " + workMs + " ms");
         assertTrue(taskClockMs <= 1.03 * workAndWaitMs * share + 0.1,
                 "task-clock " + taskClockMs + " ms > work + wait " + workAndWaitMs + " ms");

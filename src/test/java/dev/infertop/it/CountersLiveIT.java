@@ -75,7 +75,7 @@ class CountersLiveIT {
         String matmul = rowStarting(screen, "MUL_MAT");
         String[] fields = matmul.strip().split(" +");
         assertTrue(Long.parseLong(fields[1]) > 0, "MUL_MAT groups counted: " + matmul);
-        assertEquals("n/a", fields[6], "no verdict from software events: " + matmul);
+        assertEquals("n/a", fields[7], "no verdict from software events: " + matmul);
 
         run(tmux.toString(), "send-keys", "-t", session, "6");
         awaitScreen("counters off", s -> s.contains("6:counters off"), 20);

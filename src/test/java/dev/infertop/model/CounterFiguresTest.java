@@ -47,9 +47,9 @@ class CounterFiguresTest {
     @Test
     void totalsUseTheSetsRoles() {
         // refills, instructions, cycles, other
-        OpCounters matmul = new OpCounters("MUL_MAT", 10, 1, List.of(600L, 100_000L, 50_000L, 9L), 2_000_000, 1_000_000);
+        OpCounters matmul = new OpCounters("MUL_MAT", 10, 1, 0, List.of(600L, 100_000L, 50_000L, 9L), 2_000_000, 1_000_000);
         CounterTotals totals = new CounterTotals("x86_64", List.of("cache-misses", "instructions", "cycles", "x"), 64,
-                0, 1, 2, List.of(matmul), List.of(600L, 100_000L, 50_000L, 9L), 10, 1, 0, 2_000_000, List.of());
+                0, 1, 2, List.of(matmul), List.of(600L, 100_000L, 50_000L, 9L), 10, 1, 0, 0, 2_000_000, List.of());
         assertEquals(2.0, totals.ipc(matmul), 1e-12);
         assertEquals(6.0, totals.refillsPerKiloInstruction(matmul), 1e-12);
         assertEquals(CounterFigures.Verdict.MEMORY, totals.verdict(matmul));
@@ -57,7 +57,7 @@ class CounterFiguresTest {
         assertEquals(38_400_000.0, totals.refillBytesPerSecond(matmul), 1e-6);
         assertEquals(19_200_000.0, totals.refillBytesPerSecond(2_000_000), 1e-6);
         CounterTotals software = new CounterTotals("software", List.of("task-clock"), 64, -1, -1, -1, List.of(matmul),
-                List.of(5L), 1, 0, 0, 1, List.of());
+                List.of(5L), 1, 0, 0, 0, 1, List.of());
         assertEquals(CounterFigures.Verdict.UNKNOWN, software.verdict(matmul));
         assertEquals(0.0, software.refillBytesPerSecond(1_000));
     }

@@ -35,12 +35,12 @@ class CountersPanelTest {
 
     /** refills, instructions, cycles: MUL_MAT 12 refills/1k instr (memory-bound), ADD IPC 2 (compute-bound). */
     static CounterTotals hardware() {
-        OpCounters matmul = new OpCounters("MUL_MAT", 4000, 12, List.of(1_200_000L, 100_000_000L, 200_000_000L),
+        OpCounters matmul = new OpCounters("MUL_MAT", 4000, 12, 7, List.of(1_200_000L, 100_000_000L, 200_000_000L),
                 600_000_000L, 600_000_000L);
-        OpCounters add = new OpCounters("ADD", 1000, 0, List.of(1_000L, 10_000_000L, 5_000_000L), 50_000_000L,
+        OpCounters add = new OpCounters("ADD", 1000, 0, 0, List.of(1_000L, 10_000_000L, 5_000_000L), 50_000_000L,
                 40_000_000L);
         return new CounterTotals("x86_64", List.of("cache-misses", "instructions", "cycles"), 64, 0, 1, 2,
-                List.of(matmul, add), List.of(1_201_000L, 110_000_000L, 205_000_000L), 5000, 12, 0, 650_000_000L,
+                List.of(matmul, add), List.of(1_201_000L, 110_000_000L, 205_000_000L), 5000, 12, 7, 0, 650_000_000L,
                 List.of(10e6, 76.864e6));
     }
 
@@ -104,27 +104,27 @@ class CountersPanelTest {
         // 1,201,000 refills x 64 B over the 1 s interval = 76.864 MB/s
         assertTrue(row(terminal, top + 2).startsWith(" L3 refill     76.9M/s "), row(terminal, top + 2));
         int heading = rowStarting("OP ");
-        assertEquals("OP                  GROUPS  MIGR    IPC  REF/1kI     L3 B/s VERDICT       cache-misses instructions"
+        assertEquals("OP                  GROUPS  MIGR SWTCH    IPC  REF/1kI     L3 B/s VERDICT       cache-misses instructions"
                 + "       cycles", row(terminal, heading).stripTrailing());
 
         // MUL_MAT: IPC 0.5, 12 refills per 1k instructions, 1.2M x 64 B over 0.6 s = 128 MB/s
-        assertEquals("MUL_MAT               4000    12   0.50     12.0     128.0M memory-bound       1200000      100.00M"
+        assertEquals("MUL_MAT               4000    12     7   0.50     12.0     128.0M memory-bound       1200000      100.00M"
                 + "      200.00M", row(terminal, heading + 1).stripTrailing());
         // ADD: IPC 2.0, 0.1 refills per 1k instructions, 1000 x 64 B over 40 ms = 1.6 MB/s
-        assertEquals("ADD                   1000     0   2.00      0.1       1.6M compute-bound         1000       10.00M"
+        assertEquals("ADD                   1000     0     0   2.00      0.1       1.6M compute-bound         1000       10.00M"
                 + "      5000000", row(terminal, heading + 2).stripTrailing());
     }
 
     @Test
     void aSetWithoutRefillsSaysSoOnAFullRow() throws IOException {
-        OpCounters matmul = new OpCounters("MUL_MAT", 10, 0, List.of(5_000_000L), 5_000_000L, 4_000_000L);
+        OpCounters matmul = new OpCounters("MUL_MAT", 10, 0, 0, List.of(5_000_000L), 5_000_000L, 4_000_000L);
         CounterTotals software = new CounterTotals("software", List.of("task-clock"), 64, -1, -1, -1, List.of(matmul),
-                List.of(5_000_000L), 10, 0, 0, 5_000_000L, List.of(0.0));
+                List.of(5_000_000L), 10, 0, 0, 0, 5_000_000L, List.of(0.0));
         render(with(new LayerStatus(Layer.COUNTERS, LayerStatus.State.ON, "", List.of()), software, false));
         int top = rowStarting(" COUNTERS");
         assertEquals(" L3 refill   (no refills event in this set)", row(terminal, top + 2).stripTrailing(),
                 "nothing of the table underneath shows through");
-        assertEquals("MUL_MAT                 10     0      -        -          - n/a                5000000",
+        assertEquals("MUL_MAT                 10     0     0      -        -          - n/a                5000000",
                 row(terminal, rowStarting("OP ") + 1).stripTrailing());
     }
 
@@ -144,6 +144,8 @@ class CountersPanelTest {
         assertEquals("x86_64", on.get("set").asText());
         assertEquals(5000, on.get("groups").asLong());
         assertEquals(12, on.get("migrated_groups").asLong());
+        assertEquals(7, on.get("switched_groups").asLong());
+        assertEquals(7, on.get("ops").get("MUL_MAT").get("switched_groups").asLong());
         assertEquals(110_000_000L, on.get("values").get("instructions").asLong());
         // final object: over the 7 s run, 1,201,000 x 64 B / 7 s
         assertEquals(Math.round(1_201_000 * 64 / 7.0), on.get("refill_bytes_per_s").asLong());
