@@ -20,6 +20,7 @@ enum event_kind {
 	EVENT_GRAPH_SAME = 8, /* a graph whose node list is the one last read (graph reuse): not read again */
 	EVENT_SCHED_OFF = 10, /* a target thread is back on a CPU after time off it: sched layer (sched.bpf.h) */
 	EVENT_SCHED_CULPRIT = 11, /* who ran on that CPU while the thread was waiting for it: sched layer */
+	EVENT_COUNTERS = 12, /* one worker thread's counter deltas per node group over one graph: counters layer */
 };
 
 struct event_header {
@@ -154,6 +155,41 @@ struct sched_culprit_event {
 	__u32 cpu;
 	__u32 pad;
 	char comm[SCHED_COMM_BYTES];
+};
+
+/* Counters layer: events read per CPU, node groups counted per thread per graph. */
+#define MAX_COUNTER_EVENTS 4
+#define MAX_COUNTER_GROUPS 2048
+#define MAX_COUNTER_CPUS 1024
+
+/*
+ * One worker thread's counter deltas over one graph, beside its arrivals record: delta[k] is what the
+ * thread's CPU counted from the thread's previous reading (its start, or arrival k-1) to its arrival after
+ * node group k. A group whose two readings were taken on different CPUs, or one of whose readings failed,
+ * has no deltas (bit set in migrated_bits): per-CPU counters say nothing about a thread that moved. Raw
+ * values; user space scales by enabled / running, summed over the record's counted groups.
+ */
+struct counters_event {
+	struct event_header header; /* start_ns: thread start */
+	__u64 graph_seq;
+	__u32 count;       /* groups in delta[] */
+	__u32 n_events;    /* events read (the rest of each row is 0) */
+	__u32 migrated;    /* groups left uncounted: CPU changed between their readings, or a read failed */
+	__u32 failed;      /* readings bpf_perf_event_read_value refused */
+	__u64 enabled[MAX_COUNTER_EVENTS]; /* time enabled, summed over the counted groups */
+	__u64 running[MAX_COUNTER_EVENTS]; /* time counting (less under multiplexing) */
+	__u32 migrated_bits[MAX_COUNTER_GROUPS / 32];
+	__u32 switched;    /* counted groups during which the thread was switched out (its context switches rose):
+			      other tasks may have run on its CPU, and their counts are in the group's */
+	__u32 pad;
+	__u32 switched_bits[MAX_COUNTER_GROUPS / 32];
+	__u64 delta[MAX_COUNTER_GROUPS][MAX_COUNTER_EVENTS];
+};
+
+/* Switches of the counters layer (one-slot array map `counter_control`). */
+struct counter_control {
+	__u32 enabled;  /* read counters at thread start and each barrier arrival */
+	__u32 n_events; /* events per CPU in `counter_events` (index cpu * MAX_COUNTER_EVENTS + e) */
 };
 
 #endif /* INFERTOP_EVENTS_H */

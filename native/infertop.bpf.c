@@ -346,6 +346,11 @@ static __always_inline struct arrivals_event *arrivals_of(__u32 tid, int assign)
 	return bpf_map_lookup_elem(&arrivals_by_slot, &index);
 }
 
+/* Counters layer (native/counters.bpf.h, included at the end). */
+static __always_inline void counters_thread_start(struct arrivals_event *a);
+static __always_inline void counters_node_done(__u32 tid, __u32 index);
+static __always_inline void counters_send(__u32 tid);
+
 static __always_inline void send_arrivals(struct arrivals_event *a)
 {
 	__u32 count = a->count < MAX_ARRIVALS ? a->count : MAX_ARRIVALS;
@@ -356,6 +361,7 @@ static __always_inline void send_arrivals(struct arrivals_event *a)
 	a->header.kind = EVENT_ARRIVALS;
 	if (bpf_ringbuf_output(&events, a, size, BPF_RB_NO_WAKEUP))
 		count_lost();
+	counters_send(a->header.tid);
 	a->count = 0;
 	a->sampled = 0;
 }
@@ -598,6 +604,7 @@ int BPF_KPROBE(handle_thread_start)
 	a->cpu_last = a->cpu_first;
 	a->migrated = 0;
 	a->sampled = 1;
+	counters_thread_start(a);
 	return 0;
 }
 
@@ -624,6 +631,7 @@ int BPF_KPROBE(handle_node_done)
 		a->migrated = 1;
 		a->cpu_last = cpu;
 	}
+	counters_node_done((__u32)pid_tgid, index);
 	return 0;
 }
 
@@ -664,3 +672,4 @@ int BPF_KPROBE(handle_fused_call, void *params, void *node, void *next)
 }
 
 #include "sched.bpf.h"
+#include "counters.bpf.h"

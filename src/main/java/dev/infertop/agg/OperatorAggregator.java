@@ -362,9 +362,31 @@ public final class OperatorAggregator {
                 thread.migrations++;
             }
         }
+        if (groupSink != null) {
+            for (int t = 0; t < threadCount; t++) {
+                groupSink.onAttributed(graphSeq, threads[t].tid, plan.opNames, groups.size(), threads[t].startNs,
+                        threads[t].arrivals);
+            }
+        }
         graphsAttributed++;
         intervalGraphsAttributed++;
         graphSeq = -1;
+    }
+
+    /** Told which op each node group of an attributed graph was, per thread (the counters layer listens). */
+    public interface GroupSink {
+        /**
+         * Thread {@code tid} ran graph {@code graphSeq}'s {@code groups} node groups, group k as op
+         * {@code opNames[k]}, starting at {@code startNs} and reaching the barrier after group k at
+         * {@code arrivals[k]} (arrays valid during the call only; the same opNames array while the plan is reused).
+         */
+        void onAttributed(long graphSeq, int tid, String[] opNames, int groups, long startNs, long[] arrivals);
+    }
+
+    private GroupSink groupSink;
+
+    public void groupSink(GroupSink sink) {
+        this.groupSink = sink;
     }
 
     /**

@@ -3,6 +3,7 @@ package dev.infertop.agg;
 import dev.infertop.event.TraceListener;
 import dev.infertop.model.BackendNames;
 import dev.infertop.model.BackendTotals;
+import dev.infertop.model.CounterTotals;
 import dev.infertop.model.LatencySummary;
 import dev.infertop.model.LayerStatus;
 import dev.infertop.model.OperatorTotals;
@@ -105,6 +106,21 @@ public final class TraceAggregator implements TraceListener {
     }
 
     @Override
+    public void onCounters(int tid, long graphSeq, int count, java.lang.foreign.MemorySegment data, long recordOffset) {
+        if (counters != null) counters.onCounters(tid, graphSeq, count, data, recordOffset);
+    }
+
+    private dev.infertop.agg.CounterAggregator counters;
+
+    /** The counters layer's aggregator: told each attributed graph's ops by the operator aggregator. */
+    public void counters(CounterAggregator aggregator) {
+        this.counters = aggregator;
+        if (operators != null) {
+            operators.groupSink(aggregator);
+        }
+    }
+
+    @Override
     public void onDecode(int tid, long startNs, long endNs, long contextAddress, int nTokens, int status) {
         long durationNs = Math.max(0, endNs - startNs);
         noteContext(contextAddress);
@@ -197,9 +213,14 @@ public final class TraceAggregator implements TraceListener {
                 intervalBackends, totalBackends, cpuGraphs.interval(), cpuGraphs.total(),
                 intervalOperators, totalOperators, lostEvents, layers, targetState,
                 sched == null ? SchedTotals.EMPTY : sched.snapshot(false),
-                sched == null ? SchedTotals.EMPTY : sched.snapshot(true));
+                sched == null ? SchedTotals.EMPTY : sched.snapshot(true),
+                counters == null ? CounterTotals.EMPTY : counters.snapshot(false, intervalNs, wallNsByOp(intervalOperators)),
+                counters == null ? CounterTotals.EMPTY : counters.snapshot(true, nowNs - firstTickNs, wallNsByOp(totalOperators)));
         if (sched != null) {
             sched.resetInterval();
+        }
+        if (counters != null) {
+            counters.resetInterval();
         }
         intervalTokens.reset();
         for (BackendSlot slot : backends) {
@@ -207,6 +228,14 @@ public final class TraceAggregator implements TraceListener {
         }
         cpuGraphs.resetInterval();
         return snapshot;
+    }
+
+    private static java.util.Map<String, Long> wallNsByOp(OperatorTotals operators) {
+        java.util.Map<String, Long> wall = new java.util.HashMap<>();
+        for (var op : operators.ops()) {
+            wall.put(op.op(), op.wallNs());
+        }
+        return wall;
     }
 
     /** Marks the start of the run (first tick) without emitting a snapshot. */

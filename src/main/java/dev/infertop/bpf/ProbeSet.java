@@ -74,6 +74,11 @@ public final class ProbeSet implements AutoCloseable {
         LayerState state = layers.get(layer);
         state.wanted = true;
         state.offReason = "";
+        Switchable switchable = switchables.get(layer);
+        if (switchable != null) {
+            switchable.on();
+            return;
+        }
         attachMissing(layer, state);
         if (layer == Layer.OPERATOR) {
             setOperatorControl(true);
@@ -103,6 +108,11 @@ public final class ProbeSet implements AutoCloseable {
         LayerState state = layers.get(layer);
         state.wanted = false;
         state.offReason = why;
+        Switchable switchable = switchables.get(layer);
+        if (switchable != null) {
+            switchable.off();
+            return;
+        }
         if (layer == Layer.OPERATOR) {
             setOperatorControl(false); // stop reading graphs before the probes go
         }
@@ -385,6 +395,12 @@ public final class ProbeSet implements AutoCloseable {
         List<LayerStatus> result = new ArrayList<>();
         for (Map.Entry<Layer, LayerState> entry : layers.entrySet()) {
             LayerState state = entry.getValue();
+            Switchable switchable = switchables.get(entry.getKey());
+            if (switchable != null) {
+                result.add(switchable.status(entry.getKey(), state.wanted, state.offReason,
+                        !layers.get(Layer.OPERATOR).links.isEmpty()));
+                continue;
+            }
             LayerStatus.State label;
             String reason = String.join("; ", state.failures);
             if (!state.wanted) {
@@ -404,9 +420,34 @@ public final class ProbeSet implements AutoCloseable {
 
     @Override
     public synchronized void close() {
+        for (Switchable switchable : switchables.values()) {
+            switchable.close();
+        }
         for (LayerState state : layers.values()) {
             detach(state);
         }
+    }
+
+    /**
+     * A layer with no probes of its own, switched by {@link #enable}/{@link #disable} like the others (the
+     * counters layer: perf events read by the operator layer's probes).
+     */
+    public interface Switchable extends AutoCloseable {
+        void on() throws BpfException;
+
+        void off() throws BpfException;
+
+        LayerStatus status(Layer layer, boolean wanted, String offReason, boolean operatorAttached);
+
+        @Override
+        void close();
+    }
+
+    private final Map<Layer, Switchable> switchables = new EnumMap<>(Layer.class);
+
+    /** Makes {@code layer} switch {@code switchable}; closed with this set. */
+    public synchronized void addSwitchable(Layer layer, Switchable switchable) {
+        switchables.put(layer, switchable);
     }
 
     /** Layers that can be switched at run time need their probes' symbols; the operator layer also a layout. */

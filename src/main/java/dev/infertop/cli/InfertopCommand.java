@@ -54,6 +54,7 @@ import java.util.concurrent.Callable;
                 "Live view keys (config/keys.conf; yours in ~/.config/infertop/keys.conf):",
                 "  q quit  h help  j/k move  Enter latency  </> sort  / filter  g group",
                 "  Space freeze  +/- refresh  1/2/3 token/graph/operator layer on/off",
+                "  6 counters layer on/off  c counters panel (IPC, L3 refills, verdict)",
                 "SIGUSR2 switches the operator layer off and on, live.",
                 "Exit status: 0 ok; with -- COMMAND, the command's own status when it fails;",
                 "1 error; 2 usage error. See infertop(1) for the JSON fields."})
@@ -87,7 +88,7 @@ public final class InfertopCommand implements Callable<Integer> {
     long iterations;
 
     @Option(names = "--layers", paramLabel = "LIST", split = ",", defaultValue = "token,graph,operator",
-            description = "Probe layers to attach: token, graph, operator, sched (default: ${DEFAULT-VALUE}). "
+            description = "Probe layers to attach: token, graph, operator, sched, counters (default: ${DEFAULT-VALUE}). "
                     + "sched watches every context switch of the machine for the target's threads.")
     List<String> layers;
 
@@ -103,6 +104,12 @@ public final class InfertopCommand implements Callable<Integer> {
     @Option(names = "--threads", paramLabel = "TIDS", split = ",",
             description = "Operator layer: report only these thread ids (see the JSON 'threads'); cheapest view.")
     List<Integer> operatorThreads = new ArrayList<>();
+
+    @Option(names = "--counters", paramLabel = "SET|EVENTS",
+            description = "Counters layer (--layers ...,counters or key 6): a set from counters.conf (x86_64, arm64, "
+                    + "arm64-stalls, software, or yours in ~/.config/infertop/counters.conf) or up to 4 events, "
+                    + "e.g. refills=cache-misses,instructions=instructions,cycles=cycles (default: this CPU's set).")
+    String counters;
 
     @Option(names = "--btf", paramLabel = "FILE",
             description = "Kernel BTF to use instead of /sys/kernel/btf/vmlinux (for kernels built without it).")
@@ -137,7 +144,7 @@ public final class InfertopCommand implements Callable<Integer> {
                 : batch || !onTerminal() ? TraceOptions.OutputMode.BATCH : TraceOptions.OutputMode.LIVE;
         return new TraceOptions(pid, command, libraries, mode,
                 delaySeconds, iterations, parsed, btf, ringKib, environment, targetLog, operatorEvery,
-                operatorWhen == null ? null : OperatorRule.parse(operatorWhen), operatorThreads, follow);
+                operatorWhen == null ? null : OperatorRule.parse(operatorWhen), operatorThreads, follow, counters);
     }
 
     /** Both stdin and stdout are a terminal: the live view can draw and read keys. */

@@ -24,7 +24,8 @@ public record TraceOptions(
         int operatorEvery,
         OperatorRule operatorRule,
         List<Integer> operatorThreads,
-        String follow) {
+        String follow,
+        String counters) {
 
     /** BATCH and JSON for scripts; LIVE is the full-screen view (stdout a terminal, neither option given). */
     public enum OutputMode { BATCH, JSON, LIVE }

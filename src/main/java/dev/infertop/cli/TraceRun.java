@@ -91,8 +91,21 @@ final class TraceRun {
     private volatile boolean stopping;
     private volatile double intervalSeconds;
 
+    /** The counters layer's events (read whether or not the layer is on, so a bad --counters fails early). */
+    private dev.infertop.model.CounterSet counterSet;
+
+    private dev.infertop.model.CounterSet chooseCounterSet() {
+        try {
+            return dev.infertop.model.CounterSets.load().choose(options.counters(), InfertopProbes.architecture());
+        } catch (IllegalArgumentException e) {
+            throw new UserError((options.counters() == null ? "" : "--counters " + options.counters() + ": ")
+                    + e.getMessage(), 2);
+        }
+    }
+
     int run() {
         options.validate();
+        counterSet = chooseCounterSet();
         Preflight.requirePrivileges();
         Path btf = Preflight.requireBtf(options.btf());
         intervalSeconds = options.delaySeconds();
@@ -285,6 +298,8 @@ final class TraceRun {
             Calibration calibration = calibrate(candidates);
             resources.object = InfertopProbes.load(process.pid(), ringBytes, calibration.offsets(), btf);
             resources.probes = new ProbeSet(resources.object, process.pid());
+            dev.infertop.bpf.PerfCounters perfCounters = new dev.infertop.bpf.PerfCounters(resources.object, counterSet);
+            resources.probes.addSwitchable(Layer.COUNTERS, perfCounters);
             if (calibration.layout() == null) {
                 resources.probes.markUnavailable(Layer.OPERATOR, calibration.problem());
             }
@@ -315,6 +330,10 @@ final class TraceRun {
             TraceAggregator aggregator = new TraceAggregator(BackendNames.load(),
                     naming == null ? null : new OperatorAggregator(naming, names),
                     new SchedAggregator(process.pid(), names, schedHits::sum));
+            dev.infertop.agg.CounterAggregator counterAggregator = new dev.infertop.agg.CounterAggregator();
+            aggregator.counters(counterAggregator);
+            dev.infertop.model.CounterSet chosen = counterSet;
+            perfCounters.listener(opened -> counterAggregator.configure(chosen, opened));
             SnapshotView view = switch (options.output()) {
                 case JSON -> new JsonLinesView(out);
                 case BATCH -> new BatchTextView(out);

@@ -117,6 +117,15 @@ public final class EventDecoder implements RingBufferReader.RecordHandler {
                         data.get(INT, offset + SCHED_CULPRIT_CPU),
                         names.intern(data, offset + SCHED_CULPRIT_COMM, SCHED_COMM_BYTES));
             }
+            case EVENT_COUNTERS -> {
+                int count = lengthBytes < COUNTERS_DELTA ? -1 : data.get(INT, offset + COUNTERS_COUNT);
+                if (count < 0 || count > MAX_COUNTER_GROUPS
+                        || lengthBytes < COUNTERS_DELTA + 8L * MAX_COUNTER_EVENTS * count) {
+                    malformedRecords++;
+                    return;
+                }
+                listener.onCounters(tid, data.get(LONG, offset + COUNTERS_GRAPH_SEQ), count, data, offset);
+            }
             default -> malformedRecords++;
         }
     }

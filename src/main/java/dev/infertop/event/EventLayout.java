@@ -115,4 +115,24 @@ public final class EventLayout {
     public static final int SCHED_CULPRIT_CPU = 40;
     public static final int SCHED_CULPRIT_COMM = 48;
     public static final int SCHED_CULPRIT_SIZE = 64;
+    // Counters layer: enum event_kind EVENT_COUNTERS, struct counters_event, struct counter_control
+    public static final int EVENT_COUNTERS = 12;
+    public static final int MAX_COUNTER_EVENTS = 4;
+    public static final int MAX_COUNTER_GROUPS = 2048;
+    public static final int MAX_COUNTER_CPUS = 1024;
+    public static final int COUNTERS_GRAPH_SEQ = 24;
+    public static final int COUNTERS_COUNT = 32;
+    public static final int COUNTERS_N_EVENTS = 36;
+    public static final int COUNTERS_MIGRATED = 40;
+    public static final int COUNTERS_FAILED = 44;
+    public static final int COUNTERS_ENABLED = 48;
+    public static final int COUNTERS_RUNNING = 80;
+    public static final int COUNTERS_MIGRATED_BITS = 112;
+    public static final int COUNTERS_SWITCHED = 368;
+    public static final int COUNTERS_SWITCHED_BITS = 376;
+    public static final int COUNTERS_DELTA = 632;
+    public static final int COUNTERS_SIZE = 66168;
+    public static final int COUNTER_CONTROL_ENABLED = 0;
+    public static final int COUNTER_CONTROL_N_EVENTS = 4;
+    public static final int COUNTER_CONTROL_SIZE = 8;
 }

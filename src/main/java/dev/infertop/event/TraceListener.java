@@ -54,4 +54,11 @@ public interface TraceListener {
      */
     default void onSchedCulprit(int tid, long waitStartNs, long waitEndNs, long ns, int pid, int tgid, int cpu,
                                 int commId) {}
+
+    /**
+     * One worker thread's counter deltas per node group over graph {@code graphSeq} (counters layer): the
+     * EVENT_COUNTERS record at {@code recordOffset} in {@code data}, {@code count} groups (read during the call only).
+     */
+    default void onCounters(int tid, long graphSeq, int count, java.lang.foreign.MemorySegment data, long recordOffset) {
+    }
 }

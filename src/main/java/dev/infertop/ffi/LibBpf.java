@@ -176,6 +176,10 @@ public final class LibBpf {
     public static final MethodHandle bpf_map_update_elem = bind("bpf_map_update_elem",
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG));
 
+    // int bpf_map_delete_elem(int fd, const void *key); returns -errno
+    public static final MethodHandle bpf_map_delete_elem = bind("bpf_map_delete_elem",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
+
     // struct btf *btf__parse(const char *path, struct btf_ext **btf_ext); NULL and errno on error
     public static final MethodHandle btf__parse = bind("btf__parse",
             FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS), Errno.CAPTURE);

@@ -10,7 +10,8 @@ public enum Layer {
     GRAPH("graph computes per backend: ggml_backend_graph_compute_async, ggml_graph_compute"),
     OPERATOR("every CPU graph node on every thread: op, tensor, shape, work and barrier wait"),
     SCHED("sched_switch/sched_wakeup tracepoints: thread states (running, runnable, sleeping) and who ran "
-            + "on the CPU while a thread waited for it");
+            + "on the CPU while a thread waited for it"),
+    COUNTERS("perf counters per CPU read at each node group's barrier: per op counts, IPC, L3 refill bandwidth");
 
     private final String description;
 

@@ -36,11 +36,24 @@ public final class ProbeCostEstimate {
         long graphs = ops.graphsAttributed() + ops.graphsUnattributed();
         ns += ops.threadGroups() * EMULATED_HIT_NS + graphs * ops.threads().size() * EMULATED_HIT_NS;
         ns += schedNs(s.intervalSched());
+        ns += s.intervalCounters() == null ? 0 : counterReadsNs(s.intervalCounters());
         return ns;
     }
 
     /** Estimated probe time as a fraction of one CPU over the interval (0.012 = 1.2 % of a core). */
     public static double cpuFraction(Snapshot s) {
         return s.intervalNs() <= 0 ? 0.0 : probeNs(s) / s.intervalNs();
+    }
+
+    /**
+     * One bpf_perf_event_read_value in a probe: an assumed figure (not measured on this machine yet) for a
+     * software or PMU counter read on the local CPU.
+     */
+    public static final double COUNTER_READ_NS = 150;
+
+    /** Counters layer: estimated time of its reads (one per event per node group per thread) in the target. */
+    public static double counterReadsNs(CounterTotals counters) {
+        return (counters.countedGroups() + counters.migratedGroups()) * (double) counters.events().size()
+                * COUNTER_READ_NS;
     }
 }

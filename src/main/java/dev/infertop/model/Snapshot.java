@@ -28,11 +28,43 @@ public record Snapshot(
         List<LayerStatus> layers,
         String targetState,
         SchedTotals intervalSched,
-        SchedTotals totalSched) {
+        SchedTotals totalSched,
+        CounterTotals intervalCounters,
+        CounterTotals totalCounters) {
 
     public Snapshot {
         intervalBackends = List.copyOf(intervalBackends);
         totalBackends = List.copyOf(totalBackends);
         layers = List.copyOf(layers);
+    }
+
+    // Copies with one part changed: tests and replays build on a snapshot without repeating every component.
+
+    public Snapshot withLayers(List<LayerStatus> newLayers) {
+        return new Snapshot(sequence, isFinal, target, intervalNs, runNs, intervalTokens, totalTokens, intervalTtft,
+                totalTtft, intervalTpot, totalTpot, intervalBackends, totalBackends, intervalCpuGraphs, totalCpuGraphs,
+                intervalOperators, totalOperators, lostEvents, newLayers, targetState, intervalSched, totalSched,
+                intervalCounters, totalCounters);
+    }
+
+    public Snapshot withFinal(boolean newIsFinal) {
+        return new Snapshot(sequence, newIsFinal, target, intervalNs, runNs, intervalTokens, totalTokens, intervalTtft,
+                totalTtft, intervalTpot, totalTpot, intervalBackends, totalBackends, intervalCpuGraphs, totalCpuGraphs,
+                intervalOperators, totalOperators, lostEvents, layers, targetState, intervalSched, totalSched,
+                intervalCounters, totalCounters);
+    }
+
+    public Snapshot withSched(SchedTotals newInterval, SchedTotals newTotal) {
+        return new Snapshot(sequence, isFinal, target, intervalNs, runNs, intervalTokens, totalTokens, intervalTtft,
+                totalTtft, intervalTpot, totalTpot, intervalBackends, totalBackends, intervalCpuGraphs, totalCpuGraphs,
+                intervalOperators, totalOperators, lostEvents, layers, targetState, newInterval, newTotal,
+                intervalCounters, totalCounters);
+    }
+
+    public Snapshot withCounters(CounterTotals newInterval, CounterTotals newTotal) {
+        return new Snapshot(sequence, isFinal, target, intervalNs, runNs, intervalTokens, totalTokens, intervalTtft,
+                totalTtft, intervalTpot, totalTpot, intervalBackends, totalBackends, intervalCpuGraphs, totalCpuGraphs,
+                intervalOperators, totalOperators, lostEvents, layers, targetState, intervalSched, totalSched,
+                newInterval, newTotal);
     }
 }

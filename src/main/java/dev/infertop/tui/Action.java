@@ -28,7 +28,9 @@ public enum Action {
     TOGGLE_OPERATOR("operator layer on/off (attaches/detaches its probes)", Layer.OPERATOR),
     CLOSE("close help, details or filter"),
     TOGGLE_SCHED("sched layer on/off (attaches/detaches its tracepoints)", Layer.SCHED),
-    THREAD_STATES("thread states panel: running/runnable/sleeping per thread, who took the CPU (again: close)");
+    THREAD_STATES("thread states panel: running/runnable/sleeping per thread, who took the CPU (again: close)"),
+    TOGGLE_COUNTERS("counters layer on/off (opens/closes its perf events)", Layer.COUNTERS),
+    COUNTERS_PANEL("counters panel: IPC, L3 refills, verdict per op");
 
     private final String description;
     private final Layer layer;

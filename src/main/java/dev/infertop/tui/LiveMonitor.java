@@ -281,8 +281,9 @@ public final class LiveMonitor implements Runnable {
             }
             case FASTER -> refreshStep(-1);
             case SLOWER -> refreshStep(1);
-            case TOGGLE_TOKEN, TOGGLE_GRAPH, TOGGLE_OPERATOR, TOGGLE_SCHED -> toggle(action.layer());
+            case TOGGLE_TOKEN, TOGGLE_GRAPH, TOGGLE_OPERATOR, TOGGLE_SCHED, TOGGLE_COUNTERS -> toggle(action.layer());
             case THREAD_STATES -> ui.schedPanel = !ui.schedPanel;
+            case COUNTERS_PANEL -> ui.countersPanel = !ui.countersPanel;
             case CLOSE -> {
                 if (ui.help || ui.details) {
                     ui.help = false;

@@ -63,6 +63,17 @@ public final class BatchTextView implements SnapshotView {
                     sched.runningNs() / 1e6, sched.runnableNs() / 1e6, sched.sleepingNs() / 1e6,
                     thief.isEmpty() ? "" : "  " + thief));
         }
+        dev.infertop.model.CounterTotals counters = total ? s.totalCounters() : s.intervalCounters();
+        if (counters != null && !counters.isEmpty()) {
+            StringBuilder values = new StringBuilder();
+            for (int e = 0; e < counters.events().size(); e++) {
+                values.append(' ').append(counters.events().get(e)).append(' ').append(counters.value(e));
+            }
+            text.append(String.format(Locale.ROOT, "  counters  %s:%s   %d groups (%d migrated)%s%n",
+                    counters.setName(), values, counters.countedGroups(), counters.migratedGroups(),
+                    counters.refillsIndex() < 0 ? "" : String.format(Locale.ROOT, "   L3 refill %.1f MB/s",
+                            counters.refillBytesPerSecond(spanNs) / 1e6)));
+        }
         text.append('\n');
         return text.toString();
     }

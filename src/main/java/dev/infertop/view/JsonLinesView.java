@@ -101,6 +101,7 @@ public final class JsonLinesView implements SnapshotView {
             node.put("migrations", thread.migrations());
         }
         SchedJson.put(root.putObject("sched"), s, total ? s.totalSched() : s.intervalSched(), spanNs);
+        CountersJson.put(root, s);
         root.put("lost_events", s.lostEvents());
         ObjectNode layers = root.putObject("layers");
         for (LayerStatus layer : s.layers()) {

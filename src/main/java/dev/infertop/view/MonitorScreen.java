@@ -24,6 +24,7 @@ public final class MonitorScreen {
     private final LatencyPanel latency;
     private final HelpPanel help;
     private final SchedPanel sched;
+    private final CountersPanel counters;
     private final String hints;
 
     /**
@@ -38,6 +39,7 @@ public final class MonitorScreen {
         this.latency = new LatencyPanel(theme);
         this.help = new HelpPanel(theme, helpEntries);
         this.sched = new SchedPanel(theme);
+        this.counters = new CountersPanel(theme);
         this.hints = hints;
     }
 
@@ -66,6 +68,8 @@ public final class MonitorScreen {
             int tableRows = bodyRows - tableTop;
             if (ui.schedPanel) {
                 sched.draw(region(g, tableTop, tableRows), s, ui);
+            } else if (ui.countersPanel) {
+                counters.draw(region(g, tableTop, tableRows), s, ui);
             } else if (ui.details) {
                 int plotRows = Math.min(LatencyPanel.ROWS, Math.max(0, tableRows - 3));
                 table.draw(region(g, tableTop, tableRows - plotRows), s, ui);

@@ -33,6 +33,8 @@ public final class UiState {
     public boolean frozen;
     public boolean help;
     public boolean details;
+    /** The counters panel replaces the operator table (key c). */
+    public boolean countersPanel;
     public double refreshSeconds = 1.0;
     public String status = "";
     /** Set when the collector's final snapshot came: "exited", "stopped", "done". */

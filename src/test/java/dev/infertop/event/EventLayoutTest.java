@@ -46,6 +46,11 @@ class EventLayoutTest {
                     P(sched_off_event, preempted); S(sched_off_event);
                     P(sched_culprit_event, ns); P(sched_culprit_event, pid); P(sched_culprit_event, tgid); P(sched_culprit_event, cpu);
                     P(sched_culprit_event, comm); S(sched_culprit_event);
+                    printf("EVENT_COUNTERS %d\\nMAX_COUNTER_EVENTS %d\\nMAX_COUNTER_GROUPS %d\\nMAX_COUNTER_CPUS %d\\n", EVENT_COUNTERS, MAX_COUNTER_EVENTS, MAX_COUNTER_GROUPS, MAX_COUNTER_CPUS);
+                    P(counters_event, graph_seq); P(counters_event, count); P(counters_event, n_events); P(counters_event, migrated);
+                    P(counters_event, failed); P(counters_event, enabled); P(counters_event, running); P(counters_event, migrated_bits);
+                    P(counters_event, switched); P(counters_event, switched_bits); P(counters_event, delta); S(counters_event);
+                    P(counter_control, enabled); P(counter_control, n_events); S(counter_control);
                     return 0;
                 }
                 """);
@@ -139,6 +144,25 @@ class EventLayoutTest {
         assertEquals(EventLayout.SCHED_CULPRIT_COMM, c.get("sched_culprit_event.comm"));
         assertEquals(EventLayout.SCHED_CULPRIT_SIZE, c.get("sched_culprit_event"));
         assertEquals(EventLayout.OP_CONTROL_SIZE, c.get("op_control"));
+        assertEquals(EventLayout.EVENT_COUNTERS, c.get("EVENT_COUNTERS"));
+        assertEquals(EventLayout.MAX_COUNTER_EVENTS, c.get("MAX_COUNTER_EVENTS"));
+        assertEquals(EventLayout.MAX_COUNTER_GROUPS, c.get("MAX_COUNTER_GROUPS"));
+        assertEquals(EventLayout.MAX_COUNTER_CPUS, c.get("MAX_COUNTER_CPUS"));
+        assertEquals(EventLayout.COUNTERS_GRAPH_SEQ, c.get("counters_event.graph_seq"));
+        assertEquals(EventLayout.COUNTERS_COUNT, c.get("counters_event.count"));
+        assertEquals(EventLayout.COUNTERS_N_EVENTS, c.get("counters_event.n_events"));
+        assertEquals(EventLayout.COUNTERS_MIGRATED, c.get("counters_event.migrated"));
+        assertEquals(EventLayout.COUNTERS_FAILED, c.get("counters_event.failed"));
+        assertEquals(EventLayout.COUNTERS_ENABLED, c.get("counters_event.enabled"));
+        assertEquals(EventLayout.COUNTERS_RUNNING, c.get("counters_event.running"));
+        assertEquals(EventLayout.COUNTERS_MIGRATED_BITS, c.get("counters_event.migrated_bits"));
+        assertEquals(EventLayout.COUNTERS_SWITCHED, c.get("counters_event.switched"));
+        assertEquals(EventLayout.COUNTERS_SWITCHED_BITS, c.get("counters_event.switched_bits"));
+        assertEquals(EventLayout.COUNTERS_DELTA, c.get("counters_event.delta"));
+        assertEquals(EventLayout.COUNTERS_SIZE, c.get("counters_event"));
+        assertEquals(EventLayout.COUNTER_CONTROL_ENABLED, c.get("counter_control.enabled"));
+        assertEquals(EventLayout.COUNTER_CONTROL_N_EVENTS, c.get("counter_control.n_events"));
+        assertEquals(EventLayout.COUNTER_CONTROL_SIZE, c.get("counter_control"));
     }
 
     private static String run(Path dir, String... command) throws IOException, InterruptedException {

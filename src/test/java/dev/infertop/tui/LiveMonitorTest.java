@@ -98,6 +98,14 @@ class LiveMonitorTest {
         assertEquals(List.of("toggle operator"), calls);
         assertTrue(row(terminal, 23).contains("operator layer: switching off"), row(terminal, 23));
 
+        keys('6');
+        assertEquals("toggle counters", calls.getLast());
+        keys('c');
+        assertTrue(monitor.state().countersPanel);
+        assertNotEquals(-1, find(terminal, " COUNTERS  layer"), "the counters panel replaces the table");
+        keys('c');
+        assertFalse(monitor.state().countersPanel);
+
         keys('+');
         assertEquals("interval 0.5", calls.getLast());
         keys('-', '-');

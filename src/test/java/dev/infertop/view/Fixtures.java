@@ -75,7 +75,8 @@ public final class Fixtures {
                         new LayerStatus(Layer.GRAPH, LayerStatus.State.ON, "", List.of()),
                         new LayerStatus(Layer.OPERATOR, operatorState,
                                 operatorState == LayerStatus.State.ON ? "" : "switched off live", List.of())),
-                "running", SchedTotals.EMPTY, SchedTotals.EMPTY);
+                "running", SchedTotals.EMPTY, SchedTotals.EMPTY,
+                dev.infertop.model.CounterTotals.EMPTY, dev.infertop.model.CounterTotals.EMPTY);
     }
 
     /**

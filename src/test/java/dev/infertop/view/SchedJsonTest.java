@@ -12,10 +12,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 class SchedJsonTest {
     private static Snapshot withSched(SchedTotals sched) {
         Snapshot s = Fixtures.snapshot(dev.infertop.model.LayerStatus.State.ON);
-        return new Snapshot(s.sequence(), s.isFinal(), s.target(), s.intervalNs(), s.runNs(), s.intervalTokens(),
-                s.totalTokens(), s.intervalTtft(), s.totalTtft(), s.intervalTpot(), s.totalTpot(),
-                s.intervalBackends(), s.totalBackends(), s.intervalCpuGraphs(), s.totalCpuGraphs(),
-                s.intervalOperators(), s.totalOperators(), s.lostEvents(), s.layers(), s.targetState(), sched, sched);
+        return s.withSched(sched, sched);
     }
 
     @Test

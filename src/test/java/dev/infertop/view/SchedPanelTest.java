@@ -45,11 +45,7 @@ class SchedPanelTest {
         Snapshot s = Fixtures.snapshot(LayerStatus.State.ON);
         List<LayerStatus> layers = new ArrayList<>(s.layers());
         layers.add(new LayerStatus(Layer.SCHED, state, reason, List.of()));
-        return new Snapshot(s.sequence(), s.isFinal(), s.target(), s.intervalNs(), s.runNs(), s.intervalTokens(),
-                s.totalTokens(), s.intervalTtft(), s.totalTtft(), s.intervalTpot(), s.totalTpot(),
-                s.intervalBackends(), s.totalBackends(), s.intervalCpuGraphs(), s.totalCpuGraphs(),
-                s.intervalOperators(), s.totalOperators(), s.lostEvents(), layers, s.targetState(),
-                Fixtures.sched(), Fixtures.sched());
+        return s.withLayers(layers).withSched(Fixtures.sched(), Fixtures.sched());
     }
 
     private int rowStartingWith(String text) {
