@@ -146,6 +146,16 @@ public final class OperatorAggregator {
         this.names = names;
     }
 
+    // Snapshots: op slices per thread for the timeline, op interval histograms for the log (null when not kept).
+    private FlightRecorder flight;
+    private IntervalHistograms histograms;
+
+    void keepForSnapshots(FlightRecorder flight, IntervalHistograms histograms) {
+        this.flight = flight;
+        this.histograms = histograms;
+        cachedPlan = null; // the next plan names its groups in the recorder
+    }
+
     public void onNode(long seq, long startNs, int index, int nNodes, long tensor, int op, int type, int flag,
                        int opParam0, long ne0, long ne1, long ne2, long ne3, int nameId) {
         if (seq != graphSeq) {
@@ -328,6 +338,14 @@ public final class OperatorAggregator {
                 tensorGroup.waitNs += waitNs;
                 tensorGroup.totalWaitNs += waitNs;
                 ThreadStats thread = threadStatsOf[t];
+                if (flight != null) {
+                    flight.record(FlightRecorder.Kind.OP, track.tid, begin, track.arrivals[k], plan.flightLabels[k],
+                            nameIds[group[1]], k);
+                    if (release > track.arrivals[k]) {
+                        flight.record(FlightRecorder.Kind.WAIT, track.tid, track.arrivals[k], release,
+                                plan.flightLabels[k], nameIds[group[1]], k);
+                    }
+                }
                 thread.activity.add(begin, track.arrivals[k], opClass.ordinal());
                 thread.activity.add(track.arrivals[k], release, ActivityRing.WAIT_SLOT);
                 thread.currentOp = opName;
@@ -393,6 +411,7 @@ public final class OperatorAggregator {
         final OpStats[] tensorGroups;
         final OpClass[] opClasses;
         final String[] shapes;
+        final int[] flightLabels;
 
         GraphPlan(long nodesReadSeq, long fusedSignature, boolean everyNode, List<int[]> groups) {
             this.nodesReadSeq = nodesReadSeq;
@@ -404,6 +423,7 @@ public final class OperatorAggregator {
             this.tensorGroups = new OpStats[groups.size()];
             this.opClasses = new OpClass[groups.size()];
             this.shapes = new String[groups.size()];
+            this.flightLabels = new int[groups.size()];
         }
 
         int size() {
@@ -437,6 +457,7 @@ public final class OperatorAggregator {
                     name -> new OpStats(name, TENSOR_GROUP_SIGNIFICANT_DIGITS));
             plan.opClasses[k] = OpClass.of(opName);
             plan.shapes[k] = shape(group[0]);
+            plan.flightLabels[k] = flight == null ? -1 : flight.label(opName);
         }
         cachedPlan = plan;
         return plan;
@@ -533,6 +554,13 @@ public final class OperatorAggregator {
 
     /** Per-op figures for the interval since the last call (and the run), sorted by total wall time. */
     public List<OpTotals> snapshotOps(boolean totals) {
+        if (!totals && histograms != null) {
+            List<OpTotals> result = snapshot(opStats, false);
+            for (OpStats stats : opStats.values()) {
+                histograms.add("op:" + stats.name, stats.interval);
+            }
+            return result;
+        }
         return snapshot(opStats, totals);
     }
 
