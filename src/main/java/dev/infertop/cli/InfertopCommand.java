@@ -111,6 +111,22 @@ public final class InfertopCommand implements Callable<Integer> {
             description = "Size of the event ring buffer in KiB, a power of two (default: ${DEFAULT-VALUE}).")
     int ringKib;
 
+    @Option(names = "--snapshot-dir", paramLabel = "PATTERN", defaultValue = "infertop-%p-%t",
+            description = "Where snapshots go: a directory per snapshot, %p the pid, %t the time, %n the number "
+                    + "(default: ${DEFAULT-VALUE}).")
+    String snapshotDir;
+
+    @Option(names = "--snapshot-every", paramLabel = "SECONDS", defaultValue = "0",
+            description = "Write a snapshot every SECONDS (default: only on s, SIGUSR1 or --snapshot-on-exit).")
+    double snapshotEverySeconds;
+
+    @Option(names = "--snapshot-on-exit", description = "Write a snapshot of the whole run when tracing ends.")
+    boolean snapshotOnExit;
+
+    @Option(names = "--flight-seconds", paramLabel = "SECONDS", defaultValue = "10",
+            description = "How far back a snapshot's timeline (trace.json) reaches; 0 keeps none (default: ${DEFAULT-VALUE}).")
+    double flightSeconds;
+
     @Parameters(paramLabel = "COMMAND", arity = "0..*",
             description = "After --: the command to launch and trace (it starts only once the probes are in place).")
     List<String> command = new ArrayList<>();
@@ -136,7 +152,9 @@ public final class InfertopCommand implements Callable<Integer> {
                 : batch || !onTerminal() ? TraceOptions.OutputMode.BATCH : TraceOptions.OutputMode.LIVE;
         return new TraceOptions(pid, command, libraries, mode,
                 delaySeconds, iterations, parsed, btf, ringKib, environment, targetLog, operatorEvery,
-                operatorWhen == null ? null : OperatorRule.parse(operatorWhen), operatorThreads, follow);
+                operatorWhen == null ? null : OperatorRule.parse(operatorWhen), operatorThreads, follow,
+                new dev.infertop.snapshot.SnapshotOptions(snapshotDir, snapshotEverySeconds, snapshotOnExit,
+                        flightSeconds));
     }
 
     /** Both stdin and stdout are a terminal: the live view can draw and read keys. */

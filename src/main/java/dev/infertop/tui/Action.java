@@ -26,7 +26,8 @@ public enum Action {
     TOGGLE_TOKEN("token layer on/off (attaches/detaches its probes)", Layer.TOKEN),
     TOGGLE_GRAPH("graph layer on/off (attaches/detaches its probes)", Layer.GRAPH),
     TOGGLE_OPERATOR("operator layer on/off (attaches/detaches its probes)", Layer.OPERATOR),
-    CLOSE("close help, details or filter");
+    CLOSE("close help, details or filter"),
+    SNAPSHOT("write a snapshot directory (summary, hlog, trace, report)");
 
     private final String description;
     private final Layer layer;

@@ -42,6 +42,10 @@ public final class LiveMonitor implements Runnable {
 
         /** New time between snapshots. */
         void setIntervalSeconds(double seconds);
+
+        /** Write a snapshot directory (at the next tick). */
+        default void snapshot() {
+        }
     }
 
     private final TerminalSession terminal;
@@ -281,6 +285,10 @@ public final class LiveMonitor implements Runnable {
             case FASTER -> refreshStep(-1);
             case SLOWER -> refreshStep(1);
             case TOGGLE_TOKEN, TOGGLE_GRAPH, TOGGLE_OPERATOR -> toggle(action.layer());
+            case SNAPSHOT -> {
+                controls.snapshot();
+                status("snapshot requested: written at the next tick");
+            }
             case CLOSE -> {
                 if (ui.help || ui.details) {
                     ui.help = false;
