@@ -43,6 +43,8 @@ public final class HtmlReportWriter {
     public static List<Section> sections() {
         List<Section> sections = new ArrayList<>();
         sections.add(section("Op time per token across the run", HtmlReportWriter::opTimePerToken));
+        sections.add(section("Token latency percentiles (TTFT per prefill call, TPOT per decode step)",
+                HtmlReportWriter::tokenPercentiles));
         sections.add(section("Latency percentiles per op type (wall time per op group)", HtmlReportWriter::percentiles));
         sections.add(section("Thread balance: work and barrier wait per thread", HtmlReportWriter::threadBalance));
         // Time vs FLOPs needs each node's source shapes (a MUL_MAT's FLOPs are 2*ne00*ne01*ne11*ne12*ne13, and
@@ -87,7 +89,8 @@ public final class HtmlReportWriter {
         page.append("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>infertop report: ")
                 .append(escape(s.target().command())).append(" (pid ").append(s.target().pid()).append(")</title>\n")
                 .append("<style>body{font:14px sans-serif;margin:16px;background:#fff;color:#222}")
-                .append("section{display:inline-block;vertical-align:top;margin:0 16px 16px 0}")
+                .append("section{display:inline-block;vertical-align:top;margin:0 16px 16px 0;width:").append(WIDTH)
+                .append("px}")
                 .append("h2{font-size:15px;margin:4px 0}.absent{width:").append(WIDTH).append("px;height:40px;")
                 .append("color:#777;font-style:italic}svg text{font:11px sans-serif;fill:#333}</style>\n</head><body>\n")
                 .append("<h1 style=\"font-size:18px\">infertop report: ").append(escape(s.target().command()))
@@ -150,6 +153,34 @@ public final class HtmlReportWriter {
                 points.add(new double[] {Math.log10(1 / (1 - p / 100)), distribution.valueMs(i)});
             }
             names.add(op);
+            series.add(points.toArray(double[][]::new));
+        }
+        if (series.isEmpty()) {
+            return null;
+        }
+        return linePlot(series, names, "percentile (log10 of 1/(1-p): 1 = p90, 2 = p99)", "ms", false);
+    }
+
+    /** TTFT and TPOT at the plot percentiles, from the run's histograms (the hlog's intervals added up). */
+    static String tokenPercentiles(SnapshotContent content) {
+        List<String> names = new ArrayList<>();
+        List<double[][]> series = new ArrayList<>();
+        for (String tag : List.of("ttft", "tpot")) {
+            List<org.HdrHistogram.Histogram> intervals = content.histograms().getOrDefault(tag, List.of());
+            if (intervals.isEmpty()) {
+                continue;
+            }
+            org.HdrHistogram.Histogram total = intervals.getFirst().copy();
+            intervals.subList(1, intervals.size()).forEach(total::add);
+            LatencyDistribution distribution = LatencyDistribution.ofNanos(total);
+            List<double[]> points = new ArrayList<>();
+            for (int i = 0; i < distribution.size(); i++) {
+                double p = distribution.percentile(i);
+                if (p < 100) {
+                    points.add(new double[] {Math.log10(1 / (1 - p / 100)), distribution.valueMs(i)});
+                }
+            }
+            names.add(tag.toUpperCase(Locale.ROOT) + " (n=" + total.getTotalCount() + ")");
             series.add(points.toArray(double[][]::new));
         }
         if (series.isEmpty()) {
@@ -252,8 +283,9 @@ public final class HtmlReportWriter {
                 MARGIN_LEFT - 4, MARGIN_TOP + 10, maxY));
         svg.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%.3g</text>",
                 MARGIN_LEFT - 4, MARGIN_TOP + plotH, minY));
-        svg.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>",
-                MARGIN_LEFT - 4, MARGIN_TOP + plotH / 2, escape(yLabel)));
+        svg.append(String.format(Locale.ROOT,
+                "<text transform=\"rotate(-90 14 %d)\" x=\"14\" y=\"%d\" text-anchor=\"middle\">%s</text>",
+                MARGIN_TOP + plotH / 2, MARGIN_TOP + plotH / 2, escape(yLabel)));
         svg.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%d\">%s</text>\n", MARGIN_LEFT,
                 HEIGHT - 4, escape(xLabel)));
     }

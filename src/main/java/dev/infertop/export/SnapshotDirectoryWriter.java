@@ -73,6 +73,8 @@ public final class SnapshotDirectoryWriter {
         try {
             Files.createDirectories(parent);
             temp = Files.createTempDirectory(parent, "." + absolute.getFileName() + ".tmp-");
+            // A temporary directory is private (0700); the snapshot is an ordinary directory like the files in it.
+            Files.setPosixFilePermissions(temp, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
             writeFiles(temp, content);
             return moveIntoPlace(temp, absolute);
         } catch (IOException | RuntimeException e) {

@@ -19,6 +19,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Iterator;
+import java.util.List;
+import dev.infertop.model.ThreadLane;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
@@ -31,11 +33,19 @@ public final class SnapshotDirectory {
     private final Path directory;
     private final JsonNode summary;
     private final Map<String, Histogram> totalsByTag;
+    private final List<ThreadLane> lanes;
 
-    private SnapshotDirectory(Path directory, JsonNode summary, Map<String, Histogram> totalsByTag) {
+    private SnapshotDirectory(Path directory, JsonNode summary, Map<String, Histogram> totalsByTag,
+                              List<ThreadLane> lanes) {
         this.directory = directory;
         this.summary = summary;
         this.totalsByTag = totalsByTag;
+        this.lanes = List.copyOf(lanes);
+    }
+
+    /** Each thread's activity strip over the end of the timeline, rebuilt from trace.json. */
+    public List<ThreadLane> lanes() {
+        return lanes;
     }
 
     public Path directory() {
@@ -67,9 +77,10 @@ public final class SnapshotDirectory {
         JsonNode summary = readSummary(summaryFile);
         Map<String, Histogram> totals = readHlog(directory.resolve(SnapshotDirectoryWriter.HLOG));
         checkCounts(directory.resolve(SnapshotDirectoryWriter.HLOG), summary, totals);
-        checkTrace(directory.resolve(SnapshotDirectoryWriter.TRACE));
+        TraceLanes lanes = new TraceLanes();
+        readTrace(directory.resolve(SnapshotDirectoryWriter.TRACE), lanes);
         checkReport(directory.resolve(SnapshotDirectoryWriter.REPORT));
-        return new SnapshotDirectory(directory, summary, totals);
+        return new SnapshotDirectory(directory, summary, totals, lanes.lanes());
     }
 
     private static JsonNode readSummary(Path file) throws SnapshotReadException {
@@ -149,11 +160,13 @@ public final class SnapshotDirectory {
         }
     }
 
-    private static void checkTrace(Path file) throws SnapshotReadException {
+    /** Parses all of trace.json (a truncated one fails), one event at a time into {@code lanes}. */
+    private static void readTrace(Path file, TraceLanes lanes) throws SnapshotReadException {
         if (!Files.isRegularFile(file)) {
             throw new SnapshotReadException(file + ": missing");
         }
-        try (JsonParser parser = new JsonFactory().createParser(file.toFile())) {
+        ObjectMapper mapper = new ObjectMapper();
+        try (JsonParser parser = mapper.getFactory().createParser(file.toFile())) {
             if (parser.nextToken() != JsonToken.START_OBJECT) {
                 throw new SnapshotReadException(file + ": not a Chrome trace (no JSON object)");
             }
@@ -162,7 +175,13 @@ public final class SnapshotDirectory {
             while ((token = parser.nextToken()) != null) {
                 if (token == JsonToken.FIELD_NAME && parser.getParsingContext().getParent().inRoot()
                         && "traceEvents".equals(parser.currentName())) {
+                    if (parser.nextToken() != JsonToken.START_ARRAY) {
+                        throw new SnapshotReadException(file + ": not a Chrome trace (traceEvents not an array)");
+                    }
                     events = true;
+                    while (parser.nextToken() == JsonToken.START_OBJECT) {
+                        lanes.add(mapper.readTree(parser));
+                    }
                 }
             }
             if (!events) {

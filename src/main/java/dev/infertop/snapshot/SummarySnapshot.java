@@ -23,7 +23,8 @@ import java.util.Map;
 /**
  * A saved snapshot as the {@link Snapshot} the live view draws: the run's totals from summary.json (so replay
  * shows the summary's numbers), each op's latency plot from its latency.hlog histogram. Interval and total
- * figures are the same (a frozen clock: nothing moves); tensor groups and thread lanes are not in a snapshot.
+ * figures are the same (a frozen clock: nothing moves); thread lanes come from trace.json's last seconds;
+ * tensor groups are not in a snapshot.
  */
 public final class SummarySnapshot {
     /** The target state a replayed snapshot shows in the header. */
@@ -77,7 +78,7 @@ public final class SummarySnapshot {
                     thread.path("migrations").asLong()));
         }
         OperatorTotals operators = new OperatorTotals(ops, threads, s.path("op_graphs").asLong(),
-                s.path("op_graphs_unattributed").asLong());
+                s.path("op_graphs_unattributed").asLong(), List.of(), directory.lanes());
         List<LayerStatus> layers = new ArrayList<>();
         for (Iterator<Map.Entry<String, JsonNode>> it = s.path("layers").fields(); it.hasNext(); ) {
             Map.Entry<String, JsonNode> entry = it.next();
