@@ -166,12 +166,12 @@ public final class HtmlReportWriter {
         List<String> names = new ArrayList<>();
         List<double[][]> series = new ArrayList<>();
         for (String tag : List.of("ttft", "tpot")) {
-            List<org.HdrHistogram.Histogram> intervals = content.histograms().getOrDefault(tag, List.of());
+            var intervals = content.histograms().getOrDefault(tag, List.of());
             if (intervals.isEmpty()) {
                 continue;
             }
-            org.HdrHistogram.Histogram total = intervals.getFirst().copy();
-            intervals.subList(1, intervals.size()).forEach(total::add);
+            org.HdrHistogram.Histogram total = intervals.getFirst().decode();
+            intervals.subList(1, intervals.size()).forEach(interval -> total.add(interval.decode()));
             LatencyDistribution distribution = LatencyDistribution.ofNanos(total);
             List<double[]> points = new ArrayList<>();
             for (int i = 0; i < distribution.size(); i++) {

@@ -2,7 +2,7 @@ package dev.infertop.export;
 
 import dev.infertop.agg.FlightRecorder;
 import dev.infertop.model.Snapshot;
-import org.HdrHistogram.Histogram;
+import dev.infertop.agg.IntervalHistograms;
 
 import java.util.List;
 import java.util.Map;
@@ -19,7 +19,7 @@ public record SnapshotContent(
         Snapshot last,
         FlightRecorder.Window window,
         Map<Integer, String> tensorNames,
-        Map<String, List<Histogram>> histograms,
+        Map<String, List<IntervalHistograms.Encoded>> histograms,
         List<TickSample> ticks,
         String trigger,
         long createdEpochMs,

@@ -104,7 +104,8 @@ class FlightRecorderTest {
 
         histograms.beginInterval(5_000, 6_000);
         aggregator.snapshotOps(false);
-        List<Histogram> mulMat = histograms.copy().get("op:MUL_MAT");
+        List<Histogram> mulMat = histograms.copy().get("op:MUL_MAT").stream()
+                .map(IntervalHistograms.Encoded::decode).toList();
         assertEquals(1, mulMat.size());
         assertEquals(1, mulMat.getFirst().getTotalCount());
         assertEquals(120, mulMat.getFirst().getMaxValue());
@@ -123,7 +124,8 @@ class FlightRecorderTest {
             histograms.add("tpot", interval);
         }
         histograms.add("op:blk.1 attention,x", new Histogram(2)); // empty: skipped
-        List<Histogram> kept = histograms.copy().get("tpot");
+        List<Histogram> kept = histograms.copy().get("tpot").stream().map(IntervalHistograms.Encoded::decode)
+                .toList();
         assertEquals(3, kept.size(), "base + the last 2");
         assertEquals(3, kept.getFirst().getTotalCount(), "intervals 1..3 folded");
         assertEquals(1000, kept.getFirst().getStartTimeStamp());

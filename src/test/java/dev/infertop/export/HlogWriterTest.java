@@ -1,5 +1,6 @@
 package dev.infertop.export;
 
+import dev.infertop.agg.IntervalHistograms;
 import org.HdrHistogram.EncodableHistogram;
 import org.HdrHistogram.Histogram;
 import org.HdrHistogram.HistogramLogReader;
@@ -16,19 +17,19 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /** The interval log read back with HdrHistogram's own reader: tags, times and counts as written. */
 class HlogWriterTest {
-    private static Histogram interval(long startMs, long... values) {
+    private static IntervalHistograms.Encoded interval(long startMs, long... values) {
         Histogram histogram = new Histogram(3);
         for (long value : values) {
             histogram.recordValue(value);
         }
         histogram.setStartTimeStamp(startMs);
         histogram.setEndTimeStamp(startMs + 1000);
-        return histogram;
+        return IntervalHistograms.Encoded.of(histogram);
     }
 
     @Test
     void readsBackPerTagInTimeOrder() throws Exception {
-        Map<String, List<Histogram>> histograms = new java.util.LinkedHashMap<>();
+        Map<String, List<IntervalHistograms.Encoded>> histograms = new java.util.LinkedHashMap<>();
         histograms.put("tpot", List.of(interval(10_000, 1_000_000, 2_000_000), interval(11_000, 3_000_000)));
         histograms.put("op:MUL_MAT", List.of(interval(10_500, 50_000)));
         ByteArrayOutputStream out = new ByteArrayOutputStream();
