@@ -63,6 +63,14 @@ public final class TraceAggregator implements TraceListener {
     /** Epoch ms minus monotonic ms, to stamp interval histograms with wall-clock times. */
     private final long epochOffsetMs = System.currentTimeMillis() - System.nanoTime() / 1_000_000;
 
+    /**
+     * The flight recorder, or null when none is kept: other layers' handlers record their own kinds into it
+     * (thread states, counter samples, expert activations as instants).
+     */
+    public FlightRecorder flightRecorder() {
+        return flight;
+    }
+
     /** Keeps slices in {@code flight} and interval histograms in {@code histograms} from now on. */
     public void keepForSnapshots(FlightRecorder flight, IntervalHistograms histograms) {
         this.flight = flight;

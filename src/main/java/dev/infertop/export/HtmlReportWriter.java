@@ -130,7 +130,7 @@ public final class HtmlReportWriter {
             }
             series.add(points);
         }
-        return linePlot(series, top, "run time (s)", "ms per token", false);
+        return linePlot(series, top, "run time (s)", "ms per token", true);
     }
 
     /** Each top op type's wall time per group at the plot percentiles (x: percentile, as 1/(1-p) on a log axis). */
@@ -158,7 +158,7 @@ public final class HtmlReportWriter {
         if (series.isEmpty()) {
             return null;
         }
-        return linePlot(series, names, "percentile (log10 of 1/(1-p): 1 = p90, 2 = p99)", "ms", false);
+        return linePlot(series, names, "percentile (log10 of 1/(1-p): 1 = p90, 2 = p99)", "ms", true);
     }
 
     /** TTFT and TPOT at the plot percentiles, from the run's histograms (the hlog's intervals added up). */
@@ -186,7 +186,7 @@ public final class HtmlReportWriter {
         if (series.isEmpty()) {
             return null;
         }
-        return linePlot(series, names, "percentile (log10 of 1/(1-p): 1 = p90, 2 = p99)", "ms", false);
+        return linePlot(series, names, "percentile (log10 of 1/(1-p): 1 = p90, 2 = p99)", "ms", true);
     }
 
     /** Stacked bars per thread: work and barrier wait over the run. */
@@ -224,26 +224,50 @@ public final class HtmlReportWriter {
                 .limit(n).map(OpTotals::op).toList();
     }
 
+    /** Smallest value a log axis shows: 1 ns in ms. */
+    static final double LOG_FLOOR = 1e-6;
+
+    /**
+     * Lines through (x, y) points, one per series. With {@code logY} the y axis is logarithmic (latencies
+     * span orders of magnitude: a linear axis flattens every op but the slowest onto the bottom).
+     */
     static String linePlot(List<double[][]> series, List<String> names, String xLabel, String yLabel,
-                           boolean unused) {
-        double minX = Double.MAX_VALUE, maxX = -Double.MAX_VALUE, maxY = 0;
+                           boolean logY) {
+        if (logY) {
+            List<double[][]> logged = new ArrayList<>();
+            for (double[][] points : series) {
+                double[][] copy = new double[points.length][];
+                for (int i = 0; i < points.length; i++) {
+                    copy[i] = new double[] {points[i][0], Math.log10(Math.max(points[i][1], LOG_FLOOR))};
+                }
+                logged.add(copy);
+            }
+            series = logged;
+        }
+        double minX = Double.MAX_VALUE, maxX = -Double.MAX_VALUE, maxY = logY ? -Double.MAX_VALUE : 0;
+        double minY = logY ? Double.MAX_VALUE : 0;
         for (double[][] points : series) {
             for (double[] p : points) {
                 minX = Math.min(minX, p[0]);
                 maxX = Math.max(maxX, p[0]);
                 maxY = Math.max(maxY, p[1]);
+                minY = Math.min(minY, p[1]);
             }
         }
         if (maxX <= minX) {
             maxX = minX + 1;
         }
-        if (maxY <= 0) {
+        if (logY) {
+            minY = Math.floor(minY);
+            maxY = Math.max(Math.ceil(maxY), minY + 1);
+        } else if (maxY <= 0) {
             maxY = 1;
         }
         int plotW = WIDTH - MARGIN_LEFT - MARGIN_RIGHT;
         int plotH = HEIGHT - MARGIN_TOP - MARGIN_BOTTOM;
         StringBuilder svg = open();
-        axes(svg, String.format(Locale.ROOT, "%s: %.3g .. %.3g", xLabel, minX, maxX), yLabel, 0, maxY);
+        axes(svg, String.format(Locale.ROOT, "%s: %.3g .. %.3g", xLabel, minX, maxX),
+                logY ? yLabel + " (log)" : yLabel, logY ? Math.pow(10, minY) : minY, logY ? Math.pow(10, maxY) : maxY);
         List<String> colors = new ArrayList<>();
         for (int s = 0; s < series.size(); s++) {
             String color = COLORS[s % COLORS.length];
@@ -251,7 +275,7 @@ public final class HtmlReportWriter {
             StringBuilder points = new StringBuilder();
             for (double[] p : series.get(s)) {
                 double x = MARGIN_LEFT + plotW * (p[0] - minX) / (maxX - minX);
-                double y = MARGIN_TOP + plotH - plotH * p[1] / maxY;
+                double y = MARGIN_TOP + plotH - plotH * (p[1] - minY) / (maxY - minY);
                 points.append(String.format(Locale.ROOT, "%.1f,%.1f ", x, y));
             }
             svg.append("<polyline fill=\"none\" stroke-width=\"2.5\" stroke=\"").append(color).append("\" points=\"")
@@ -260,7 +284,7 @@ public final class HtmlReportWriter {
                 double[] p = series.get(s)[0];
                 svg.append(String.format(Locale.ROOT, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"%s\"/>",
                         MARGIN_LEFT + plotW * (p[0] - minX) / (maxX - minX),
-                        MARGIN_TOP + plotH - plotH * p[1] / maxY, color));
+                        MARGIN_TOP + plotH - plotH * (p[1] - minY) / (maxY - minY), color));
             }
         }
         legend(svg, names, colors);

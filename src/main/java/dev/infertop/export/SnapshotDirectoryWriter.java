@@ -133,8 +133,12 @@ public final class SnapshotDirectoryWriter {
         if (root instanceof java.nio.file.AccessDeniedException) {
             return "permission denied (" + message + "): choose a writable directory with --snapshot-dir";
         }
-        if (root instanceof java.nio.file.FileSystemException fs && fs.getReason() != null) {
-            return fs.getReason() + (fs.getFile() != null ? " (" + fs.getFile() + ")" : "");
+        if (root instanceof java.nio.file.NoSuchFileException missing) {
+            return "cannot create " + missing.getFile() + " (no such directory, or not a file system for files)";
+        }
+        if (root instanceof java.nio.file.FileSystemException fs) {
+            return (fs.getReason() != null ? fs.getReason() : root.getClass().getSimpleName())
+                    + (fs.getFile() != null ? " (" + fs.getFile() + ")" : "");
         }
         return message == null ? root.getClass().getSimpleName() : message;
     }
