@@ -201,12 +201,13 @@ class SnapshotIT {
         }
         // A legend square is 100 pixels per plot. Red is the first line of the 3 line plots (the top op, TTFT),
         // blue the second line and the thread bars' work, orange the bars' barrier wait: far more than legends.
-        // (Green, a third op's line, may lie on the axis or under another line: not required.)
+        // Green, the third line of the op plots, beyond its two legend squares (the log axes keep it apart).
         String counts = "pixels per colour (red, blue, green, orange): " + java.util.Arrays.toString(pixelsPerSeries);
         System.out.println("report.png " + image.getWidth() + "x" + image.getHeight() + " " + counts);
         assertTrue(pixelsPerSeries[0] > 600, counts);
         assertTrue(pixelsPerSeries[1] > 5000, counts);
         assertTrue(pixelsPerSeries[3] > 600, counts);
+        assertTrue(pixelsPerSeries[2] > 300, counts);
     }
 
     private static void assertReportCommandMatchesTheSummary(Path dir, JsonNode summary) throws Exception {
@@ -315,6 +316,57 @@ class SnapshotIT {
         } finally {
             LeakCheck.assertNothingLeft();
         }
+    }
+
+    /**
+     * The live view's s key: a snapshot at the next interval, said in the status line; with an unwritable
+     * --snapshot-dir the status line says why and tracing goes on.
+     */
+    @Test
+    void keyWritesASnapshotFromTheLiveViewAndAFailureIsAStatusLine() throws Exception {
+        Path tmux = Path.of("/usr/bin/tmux");
+        Requirements.require(Files.isExecutable(tmux), "needs tmux to drive the live view");
+        Path launcher = Path.of("src/scripts/infertop").toAbsolutePath();
+        String bench = String.join(" ", List.of(SnapshotIT.bench.toString(), "-m", tinyModel.toString(), "-p", "0",
+                "-n", "0", "-pg", "32,32", "-r", "100000", "-t", "2"));
+        for (String pattern : List.of(temp.resolve("key-%n").toString(), "/proc/infertop-snap")) {
+            String session = "infertop-snapkey-" + ProcessHandle.current().pid();
+            run(tmux.toString(), "new-session", "-d", "-s", session, "-x", "120", "-y", "30",
+                    "-e", "INFERTOP_JAR=" + Requirements.jar().toAbsolutePath(),
+                    "sh -c '" + launcher + " --snapshot-dir " + pattern + " -- " + bench + "; echo EXITED-$?; sleep 600'");
+            try {
+                String screen = awaitPane(tmux, session, s -> s.contains("MUL_MAT"), 60);
+                run(tmux.toString(), "send-keys", "-t", session, "s");
+                String expected = pattern.startsWith("/proc") ? "cannot write snapshot /proc/infertop-snap"
+                        : "snapshot (key) written to " + temp.resolve("key-1");
+                screen = awaitPane(tmux, session, s -> s.contains(expected), 30);
+                assertTrue(screen.contains("running"), "tracing goes on:\n" + screen);
+                run(tmux.toString(), "send-keys", "-t", session, "q");
+                screen = awaitPane(tmux, session, s -> s.contains("EXITED-"), 30);
+                assertTrue(screen.contains("EXITED-0"), screen);
+            } finally {
+                run(tmux.toString(), "kill-session", "-t", session);
+                LeakCheck.assertNothingLeft();
+            }
+        }
+        JsonNode summary = JSON.readTree(temp.resolve("key-1/summary.json").toFile());
+        assertEquals("key", summary.path("snapshot").path("trigger").asText());
+        assertFalse(Files.exists(Path.of("/proc/infertop-snap")));
+    }
+
+    private static String awaitPane(Path tmux, String session, java.util.function.Predicate<String> condition,
+                                    int timeoutSeconds) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(timeoutSeconds);
+        String screen = "";
+        while (System.nanoTime() < deadline) {
+            screen = run(tmux.toString(), "capture-pane", "-p", "-t", session);
+            if (condition.test(screen)) {
+                return screen;
+            }
+            Thread.sleep(250);
+        }
+        fail("the pane never showed what was awaited within " + timeoutSeconds + " s; last screen:\n" + screen);
+        return screen;
     }
 
     private static String run(String... command) throws IOException, InterruptedException {
