@@ -24,7 +24,10 @@ public final class FlightRecorder {
         TOKEN,
         /** A graph compute (per backend, or the CPU graph); label = backend. */
         GRAPH,
-        /** A thread's work on one op group; label = op, detail = tensor name id, end = its barrier arrival. */
+        /**
+         * A thread's work on one op group; label = op, detail = tensor name id, end = its barrier arrival,
+         * value = the group's estimated FLOPs (-1 unknown).
+         */
         OP,
         /** A thread's barrier wait after an op group; label = op. */
         WAIT,

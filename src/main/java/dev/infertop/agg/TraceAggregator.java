@@ -90,7 +90,7 @@ public final class TraceAggregator implements TraceListener {
                        int flags, int opParam0, long ne0, long ne1, long ne2, long ne3, long src0, long src1,
                        long src2, int nameId) {
         if (operators != null) operators.onNode(graphSeq, graphStartNs, index, nNodes, tensor, op, type, flags, opParam0, ne0, ne1, ne2,
-                ne3, nameId);
+                ne3, src1, nameId);
     }
 
     @Override

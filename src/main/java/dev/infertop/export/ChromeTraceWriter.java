@@ -16,7 +16,8 @@ import java.util.TreeSet;
  * chrome://tracing open. One process (the target), one track per thread; per record kind:
  * <ul>
  *   <li>TOKEN, GRAPH, OP, WAIT, THREAD_STATE: complete events ({@code "ph":"X"}) on their thread, categories
- *       token, graph, op, wait, sched; an op slice's args name its tensor and group index;</li>
+ *       token, graph, op, wait, sched; an op slice's args name its tensor and its estimated FLOPs
+ *       ({@code flops_est}, when known);</li>
  *   <li>COUNTER: counter events ({@code "ph":"C"}), one track per label (e.g. L3 bandwidth);</li>
  *   <li>INSTANT: thread-scoped instant events ({@code "ph":"i"}) (e.g. MoE expert activations);</li>
  *   <li>a "tokens/s" counter track derived from the token slices, in 100 ms bins.</li>
@@ -63,8 +64,10 @@ public final class ChromeTraceWriter {
                             "token", "n_tokens", Long.toString(slice.value()));
                     case GRAPH -> complete(json, pid, slice, origin, window.label(slice.label()), "graph", "nodes",
                             Long.toString(slice.value()));
-                    case OP -> complete(json, pid, slice, origin, window.label(slice.label()), "op", "tensor",
-                            tensorNames.getOrDefault(slice.detail(), "?"));
+                    case OP -> {
+                        complete(json, pid, slice, origin, window.label(slice.label()), "op", "tensor",
+                                tensorNames.getOrDefault(slice.detail(), "?"), slice.value());
+                    }
                     case WAIT -> complete(json, pid, slice, origin, "barrier wait", "wait", "after",
                             window.label(slice.label()));
                     case THREAD_STATE -> complete(json, pid, slice, origin, window.label(slice.label()), "sched",
@@ -132,6 +135,12 @@ public final class ChromeTraceWriter {
 
     private static void complete(JsonGenerator json, int pid, Slice slice, long origin, String name, String category,
                                  String argName, String argValue) throws IOException {
+        complete(json, pid, slice, origin, name, category, argName, argValue, -1);
+    }
+
+    /** With {@code flops} >= 0, also args.flops_est: the group's estimated FLOPs. */
+    private static void complete(JsonGenerator json, int pid, Slice slice, long origin, String name, String category,
+                                 String argName, String argValue, long flops) throws IOException {
         json.writeStartObject();
         json.writeStringField("name", name);
         json.writeStringField("cat", category);
@@ -143,6 +152,9 @@ public final class ChromeTraceWriter {
         if (argName != null) {
             json.writeObjectFieldStart("args");
             json.writeStringField(argName, argValue);
+            if (flops >= 0) {
+                json.writeNumberField("flops_est", flops);
+            }
             json.writeEndObject();
         }
         json.writeEndObject();

@@ -47,21 +47,7 @@ public final class HtmlReportWriter {
                 HtmlReportWriter::tokenPercentiles));
         sections.add(section("Latency percentiles per op type (wall time per op group)", HtmlReportWriter::percentiles));
         sections.add(section("Thread balance: work and barrier wait per thread", HtmlReportWriter::threadBalance));
-        // Time vs FLOPs needs each node's source shapes (a MUL_MAT's FLOPs are 2*ne00*ne01*ne11*ne12*ne13, and
-        // ne00 is a source's), which the node event does not carry yet.
-        sections.add(new Section() {
-            public String title() {
-                return "Time vs FLOPs per op type";
-            }
-
-            public String absentReason() {
-                return "not recorded in this run: FLOPs need the nodes' source shapes, not traced yet";
-            }
-
-            public String svg(SnapshotContent content) {
-                return null;
-            }
-        });
+        sections.add(section("Time vs FLOPs per op type (estimated FLOPs, last seconds)", HtmlReportWriter::timeVsFlops));
         // TODO(moe merge): the MoE layer adds its expert heatmap here (a Section reading its own records).
         sections.add(section("Expert activations (heatmap)", content -> null));
         return sections;
@@ -130,7 +116,7 @@ public final class HtmlReportWriter {
             }
             series.add(points);
         }
-        return linePlot(series, top, "run time (s)", "ms per token", true);
+        return linePlot(series, top, "run time (s)", "ms per token", true, false);
     }
 
     /** Each top op type's wall time per group at the plot percentiles (x: percentile, as 1/(1-p) on a log axis). */
@@ -158,7 +144,7 @@ public final class HtmlReportWriter {
         if (series.isEmpty()) {
             return null;
         }
-        return linePlot(series, names, "percentile (log10 of 1/(1-p): 1 = p90, 2 = p99)", "ms", true);
+        return linePlot(series, names, "percentile (log10 of 1/(1-p): 1 = p90, 2 = p99)", "ms", true, false);
     }
 
     /** TTFT and TPOT at the plot percentiles, from the run's histograms (the hlog's intervals added up). */
@@ -186,7 +172,43 @@ public final class HtmlReportWriter {
         if (series.isEmpty()) {
             return null;
         }
-        return linePlot(series, names, "percentile (log10 of 1/(1-p): 1 = p90, 2 = p99)", "ms", true);
+        return linePlot(series, names, "percentile (log10 of 1/(1-p): 1 = p90, 2 = p99)", "ms", true, false);
+    }
+
+    /**
+     * Each top op type's mean work time per thread against its groups' estimated FLOPs (log-log), from the
+     * flight recorder's op slices: one dot per distinct FLOPs value (shape). FLOPs as OperatorAggregator
+     * estimates them: MUL_MAT 2·K·(output elements), other ops their output elements, MUL_MAT_ID unknown.
+     */
+    static String timeVsFlops(SnapshotContent content) {
+        java.util.Map<String, java.util.TreeMap<Long, double[]>> byOp = new java.util.LinkedHashMap<>();
+        java.util.Map<String, Double> totalMsByOp = new java.util.HashMap<>();
+        for (dev.infertop.agg.FlightRecorder.Slice slice : content.window().slices()) {
+            if (slice.kind() != dev.infertop.agg.FlightRecorder.Kind.OP || slice.value() <= 0) {
+                continue;
+            }
+            String op = content.window().label(slice.label());
+            double ms = slice.durationNs() / 1e6;
+            double[] sumAndCount = byOp.computeIfAbsent(op, o -> new java.util.TreeMap<>())
+                    .computeIfAbsent(slice.value(), f -> new double[2]);
+            sumAndCount[0] += ms;
+            sumAndCount[1]++;
+            totalMsByOp.merge(op, ms, Double::sum);
+        }
+        List<String> top = totalMsByOp.entrySet().stream()
+                .sorted(java.util.Map.Entry.<String, Double>comparingByValue().reversed()).limit(MAX_SERIES)
+                .map(java.util.Map.Entry::getKey).toList();
+        if (top.isEmpty()) {
+            return null;
+        }
+        List<double[][]> series = new ArrayList<>();
+        for (String op : top) {
+            List<double[]> points = new ArrayList<>();
+            byOp.get(op).forEach((flops, sumAndCount) ->
+                    points.add(new double[] {Math.log10(flops), sumAndCount[0] / sumAndCount[1]}));
+            series.add(points.toArray(double[][]::new));
+        }
+        return linePlot(series, top, "log10 FLOPs per group (estimated)", "ms per thread", true, true);
     }
 
     /** Stacked bars per thread: work and barrier wait over the run. */
@@ -232,7 +254,7 @@ public final class HtmlReportWriter {
      * span orders of magnitude: a linear axis flattens every op but the slowest onto the bottom).
      */
     static String linePlot(List<double[][]> series, List<String> names, String xLabel, String yLabel,
-                           boolean logY) {
+                           boolean logY, boolean dotsOnly) {
         if (logY) {
             List<double[][]> logged = new ArrayList<>();
             for (double[][] points : series) {
@@ -278,13 +300,16 @@ public final class HtmlReportWriter {
                 double y = MARGIN_TOP + plotH - plotH * (p[1] - minY) / (maxY - minY);
                 points.append(String.format(Locale.ROOT, "%.1f,%.1f ", x, y));
             }
-            svg.append("<polyline fill=\"none\" stroke-width=\"2.5\" stroke=\"").append(color).append("\" points=\"")
-                    .append(points.toString().strip()).append("\"/>\n");
-            if (series.get(s).length == 1) { // one point: a dot, not an invisible line
-                double[] p = series.get(s)[0];
-                svg.append(String.format(Locale.ROOT, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"%s\"/>",
-                        MARGIN_LEFT + plotW * (p[0] - minX) / (maxX - minX),
-                        MARGIN_TOP + plotH - plotH * (p[1] - minY) / (maxY - minY), color));
+            if (!dotsOnly) {
+                svg.append("<polyline fill=\"none\" stroke-width=\"2.5\" stroke=\"").append(color)
+                        .append("\" points=\"").append(points.toString().strip()).append("\"/>\n");
+            }
+            if (dotsOnly || series.get(s).length == 1) { // one point: a dot, not an invisible line
+                for (double[] p : series.get(s)) {
+                    svg.append(String.format(Locale.ROOT, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"%s\"/>",
+                            MARGIN_LEFT + plotW * (p[0] - minX) / (maxX - minX),
+                            MARGIN_TOP + plotH - plotH * (p[1] - minY) / (maxY - minY), color));
+                }
             }
         }
         legend(svg, names, colors);

@@ -115,6 +115,16 @@ class FlightRecorderTest {
     }
 
     @Test
+    void flopsAreEstimatedFromOpAndShapes() {
+        // MUL_MAT [4096 x 1] from K = 1024: 2·1024·4096
+        assertEquals(2L * 1024 * 4096, OperatorAggregator.flopsOf("MUL_MAT", 4096, 1, 1, 1, 1024));
+        assertEquals(-1, OperatorAggregator.flopsOf("MUL_MAT", 4096, 1, 1, 1, -1), "K unknown");
+        assertEquals(-1, OperatorAggregator.flopsOf("MUL_MAT_ID", 4096, 2, 1, 1, 1024), "experts unknown");
+        assertEquals(8 * 2 * 3, OperatorAggregator.flopsOf("ADD", 8, 2, 3, 1, -1), "one per output element");
+        assertEquals(64, OperatorAggregator.flopsOf("SOFT_MAX", 64, 0, 0, 0, -1), "a zero dimension counts as 1");
+    }
+
+    @Test
     void intervalsPastTheBoundFoldIntoABaseSoTheLogStillAddsUpToTheRun() {
         IntervalHistograms histograms = new IntervalHistograms(2);
         for (int i = 1; i <= 5; i++) {

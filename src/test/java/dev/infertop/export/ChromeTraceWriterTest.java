@@ -32,7 +32,7 @@ class ChromeTraceWriterTest {
         int expert = recorder.label("expert 5");
         recorder.record(Kind.TOKEN, 10, T0, T0 + 2_000_000, decode, 0, 1);
         recorder.record(Kind.GRAPH, 10, T0 + 100_000, T0 + 1_900_000, graph, 0, 6);
-        recorder.record(Kind.OP, 11, T0 + 100_000, T0 + 1_500_000, mulMat, 3, 0);
+        recorder.record(Kind.OP, 11, T0 + 100_000, T0 + 1_500_000, mulMat, 3, 4096);
         recorder.record(Kind.WAIT, 11, T0 + 1_500_000, T0 + 1_600_000, mulMat, 3, 0);
         recorder.record(Kind.THREAD_STATE, 11, T0 + 1_600_000, T0 + 1_700_000, running, -1, 0);
         recorder.counter(l3, T0 + 1_000_000, 1234.5);
@@ -45,7 +45,7 @@ class ChromeTraceWriterTest {
                 "{\"name\":\"thread_name\",\"ph\":\"M\",\"ts\":0,\"pid\":99,\"tid\":11,\"args\":{\"name\":\"thread 11\"}}",
                 "{\"name\":\"decode n=1\",\"cat\":\"token\",\"ph\":\"X\",\"ts\":0.0,\"dur\":2000.0,\"pid\":99,\"tid\":10,\"args\":{\"n_tokens\":\"1\"}}",
                 "{\"name\":\"CPU graph\",\"cat\":\"graph\",\"ph\":\"X\",\"ts\":100.0,\"dur\":1800.0,\"pid\":99,\"tid\":10,\"args\":{\"nodes\":\"6\"}}",
-                "{\"name\":\"MUL_MAT\",\"cat\":\"op\",\"ph\":\"X\",\"ts\":100.0,\"dur\":1400.0,\"pid\":99,\"tid\":11,\"args\":{\"tensor\":\"ffn_up-0\"}}",
+                "{\"name\":\"MUL_MAT\",\"cat\":\"op\",\"ph\":\"X\",\"ts\":100.0,\"dur\":1400.0,\"pid\":99,\"tid\":11,\"args\":{\"tensor\":\"ffn_up-0\",\"flops_est\":4096}}",
                 "{\"name\":\"barrier wait\",\"cat\":\"wait\",\"ph\":\"X\",\"ts\":1500.0,\"dur\":100.0,\"pid\":99,\"tid\":11,\"args\":{\"after\":\"MUL_MAT\"}}",
                 "{\"name\":\"running\",\"cat\":\"sched\",\"ph\":\"X\",\"ts\":1600.0,\"dur\":100.0,\"pid\":99,\"tid\":11}",
                 "{\"name\":\"L3 MB/s\",\"ph\":\"C\",\"ts\":1000.0,\"pid\":99,\"tid\":0,\"args\":{\"value\":1234.5}}",

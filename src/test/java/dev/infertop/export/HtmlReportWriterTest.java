@@ -27,11 +27,12 @@ class HtmlReportWriterTest {
     void everySectionIsAPlotOrSaysItWasNotRecorded() {
         String html = HtmlReportWriter.html(SnapshotFixtures.content());
         assertEquals(6, count(html, "<section>"));
-        assertEquals(4, count(html, "<svg class=\"plot\""), "op time per token, token and op percentiles, threads");
-        // 3 op types in each op plot, TTFT and TPOT in the token plot
+        assertEquals(5, count(html, "<svg class=\"plot\""),
+                "op time per token, token and op percentiles, threads, time vs FLOPs");
+        // 3 op types in each op line plot, TTFT and TPOT in the token plot; the FLOPs plot has dots
         assertEquals(3 + 2 + 3, count(html, "<polyline"));
-        assertEquals(2, count(html, "class=\"absent\""), "FLOPs and experts");
-        assertTrue(html.contains("not recorded in this run: FLOPs need the nodes' source shapes"));
+        assertEquals(1, count(html, "class=\"absent\""), "experts");
+        assertTrue(html.contains("<h2>Expert activations (heatmap)</h2>\n<p class=\"absent\">not recorded in this run"));
         assertTrue(html.stripTrailing().endsWith("</html>"));
         assertFalse(html.contains("<script"), "no script");
         assertEquals(count(html, "http"), count(html, "xmlns=\"http://www.w3.org/2000/svg\""), "no network");
@@ -53,13 +54,24 @@ class HtmlReportWriterTest {
     void anEmptyRunDrawsNoPlot() {
         var content = SnapshotFixtures.content();
         var empty = new SnapshotContent(dev.infertop.view.Fixtures.snapshot(
-                dev.infertop.model.LayerStatus.State.OFF), content.window(), content.tensorNames(),
+                dev.infertop.model.LayerStatus.State.OFF),
+                dev.infertop.agg.FlightRecorder.Window.empty(0, 1), content.tensorNames(),
                 java.util.Map.of(), List.of(), "test", 0, "v");
         assertNull(HtmlReportWriter.opTimePerToken(empty));
         assertNull(HtmlReportWriter.threadBalance(empty));
         assertNull(HtmlReportWriter.tokenPercentiles(empty));
+        assertNull(HtmlReportWriter.timeVsFlops(empty));
         String html = HtmlReportWriter.html(empty);
         assertEquals(6, count(html, "not recorded in this run"));
+    }
+
+    @Test
+    void timeVsFlopsHasADotPerOpAndFlopsValue() {
+        String svg = HtmlReportWriter.timeVsFlops(SnapshotFixtures.content());
+        // MUL_MAT 2·8·8 = 128, RMS_NORM+MUL 8 + 8 = 16, ADD 8: one FLOPs value each, 4 graphs averaged per dot
+        assertEquals(3, count(svg, "<circle"));
+        assertTrue(svg.contains("log10 FLOPs per group (estimated): 0.903 .. 2.11"), svg); // log10 8, log10 128
+        assertEquals(0, count(svg, "<polyline"));
     }
 
     @Test

@@ -122,8 +122,9 @@ public final class SnapshotFixtures {
         int[] ops = {MUL_MAT, VIEW, RMS_NORM, MUL, ADD, ADD};
         int[] flags = {COMPUTE, COMPUTE, COMPUTE, COMPUTE, COMPUTE, 0};
         for (int i = 0; i < ops.length; i++) {
-            aggregator.onNode(seq, startNs, i, ops.length, 0x1000 + i, ops[i], 0, flags[i], 0, 8, 1, 1, 1, 0, 0, 0,
-                    nameIds[i]);
+            // MUL_MAT's second source is the ADD node (0x1004, ne0 8): K = 8, 2·8·8 = 128 FLOPs
+            aggregator.onNode(seq, startNs, i, ops.length, 0x1000 + i, ops[i], 0, flags[i], 0, 8, 1, 1, 1, 0,
+                    ops[i] == MUL_MAT ? 0x1004 : 0, 0, nameIds[i]);
         }
     }
 
