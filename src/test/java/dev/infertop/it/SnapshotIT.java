@@ -105,6 +105,7 @@ class SnapshotIT {
         Map<Integer, Integer> opSlicesByTid = new HashMap<>();
         Set<String> categories = new HashSet<>();
         Set<String> counters = new HashSet<>();
+        int mulMatsWithFlops = 0;
         for (JsonNode event : trace.path("traceEvents")) {
             categories.add(event.path("cat").asText());
             if (event.path("ph").asText().equals("C")) {
@@ -112,10 +113,14 @@ class SnapshotIT {
             }
             if (event.path("cat").asText().equals("op")) {
                 opSlicesByTid.merge(event.path("tid").asInt(), 1, Integer::sum);
+                if (event.path("name").asText().equals("MUL_MAT") && event.path("args").path("flops_est").asLong() > 0) {
+                    mulMatsWithFlops++;
+                }
             }
         }
         assertTrue(categories.containsAll(Set.of("token", "graph", "op", "wait")), categories.toString());
         assertTrue(counters.contains("tokens/s"), counters.toString());
+        assertTrue(mulMatsWithFlops > 0, "MUL_MAT slices carry estimated FLOPs (K from their src1 node)");
         List<Integer> threads = new ArrayList<>();
         summary.path("threads").fieldNames().forEachRemaining(tid -> threads.add(Integer.parseInt(tid)));
         assertEquals(2, threads.size(), "llama-bench -t 2: " + threads);
