@@ -32,6 +32,12 @@ public final class ChromeTraceWriter {
 
     public static void write(OutputStream out, FlightRecorder.Window window, Map<Integer, String> tensorNames,
                              int pid, String processName) throws IOException {
+        write(out, window, tensorNames, pid, processName, Map.of());
+    }
+
+    /** With each thread named by {@code threadNames} (its comm) where known, else "thread TID". */
+    public static void write(OutputStream out, FlightRecorder.Window window, Map<Integer, String> tensorNames,
+                             int pid, String processName, Map<Integer, String> threadNames) throws IOException {
         long origin = Long.MAX_VALUE;
         TreeSet<Integer> tids = new TreeSet<>();
         for (Slice slice : window.slices()) {
@@ -56,7 +62,8 @@ public final class ChromeTraceWriter {
             json.writeArrayFieldStart("traceEvents");
             metadata(json, "process_name", pid, pid, processName);
             for (int tid : tids) {
-                metadata(json, "thread_name", pid, tid, "thread " + tid);
+                String comm = threadNames.get(tid);
+                metadata(json, "thread_name", pid, tid, comm == null ? "thread " + tid : comm + " " + tid);
             }
             for (Slice slice : window.slices()) {
                 switch (slice.kind()) {

@@ -14,6 +14,7 @@ import java.util.Map;
  *
  * @param tensorNames names of the tensor ids the window's op slices carry
  * @param trigger     what asked for it: "key", "SIGUSR1", "every 5 s", "exit"
+ * @param threadNames the traced threads' names (comm) when they could be read, by tid
  */
 public record SnapshotContent(
         Snapshot last,
@@ -23,10 +24,12 @@ public record SnapshotContent(
         List<TickSample> ticks,
         String trigger,
         long createdEpochMs,
-        String infertopVersion) {
+        String infertopVersion,
+        Map<Integer, String> threadNames) {
 
     public SnapshotContent {
         tensorNames = Map.copyOf(tensorNames);
+        threadNames = Map.copyOf(threadNames);
         histograms = Map.copyOf(histograms);
         ticks = List.copyOf(ticks);
     }

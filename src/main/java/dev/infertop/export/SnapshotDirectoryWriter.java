@@ -90,7 +90,7 @@ public final class SnapshotDirectoryWriter {
         }
         try (OutputStream out = Files.newOutputStream(directory.resolve(TRACE))) {
             ChromeTraceWriter.write(out, content.window(), content.tensorNames(), content.last().target().pid(),
-                    content.last().target().command());
+                    content.last().target().command(), content.threadNames());
         }
         Files.writeString(directory.resolve(REPORT), HtmlReportWriter.html(content), StandardCharsets.UTF_8);
         // TODO(dag merge): write the last token's operator DAG here with dev.infertop.export.OperatorDag and

@@ -150,7 +150,25 @@ public final class SnapshotTaker implements SnapshotView {
             }
         }
         return new SnapshotContent(snapshot, window, tensorNames, histograms.copy(), List.copyOf(ticks), trigger,
-                System.currentTimeMillis(), version);
+                System.currentTimeMillis(), version, threadNames(snapshot.target().pid(), window));
+    }
+
+    /** The comm of each thread in the window, read from /proc while the target lives (a few small files). */
+    static Map<Integer, String> threadNames(int pid, FlightRecorder.Window window) {
+        Map<Integer, String> names = new HashMap<>();
+        for (FlightRecorder.Slice slice : window.slices()) {
+            if (slice.kind() == FlightRecorder.Kind.COUNTER || names.containsKey(slice.tid())) {
+                continue;
+            }
+            try {
+                names.put(slice.tid(), java.nio.file.Files.readString(
+                        Path.of("/proc", Integer.toString(pid), "task", Integer.toString(slice.tid()), "comm")).strip());
+            } catch (java.io.IOException | RuntimeException gone) {
+                names.put(slice.tid(), null);
+            }
+        }
+        names.values().removeIf(java.util.Objects::isNull);
+        return names;
     }
 
     static SnapshotContent.TickSample sample(Snapshot s) {

@@ -17,7 +17,8 @@ class ChromeTraceWriterTest {
 
     private static String write(FlightRecorder recorder, long nowNs) throws Exception {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ChromeTraceWriter.write(out, recorder.copyWindow(nowNs), Map.of(3, "ffn_up-0"), 99, "llama-cli");
+        ChromeTraceWriter.write(out, recorder.copyWindow(nowNs), Map.of(3, "ffn_up-0"), 99, "llama-cli",
+                Map.of(10, "llama-cli"));
         return out.toString();
     }
 
@@ -41,7 +42,7 @@ class ChromeTraceWriterTest {
         String events = json.substring(json.indexOf("\"traceEvents\":[") + 15, json.lastIndexOf(']'));
         assertEquals(List.of(
                 "{\"name\":\"process_name\",\"ph\":\"M\",\"ts\":0,\"pid\":99,\"tid\":99,\"args\":{\"name\":\"llama-cli\"}}",
-                "{\"name\":\"thread_name\",\"ph\":\"M\",\"ts\":0,\"pid\":99,\"tid\":10,\"args\":{\"name\":\"thread 10\"}}",
+                "{\"name\":\"thread_name\",\"ph\":\"M\",\"ts\":0,\"pid\":99,\"tid\":10,\"args\":{\"name\":\"llama-cli 10\"}}",
                 "{\"name\":\"thread_name\",\"ph\":\"M\",\"ts\":0,\"pid\":99,\"tid\":11,\"args\":{\"name\":\"thread 11\"}}",
                 "{\"name\":\"decode n=1\",\"cat\":\"token\",\"ph\":\"X\",\"ts\":0.0,\"dur\":2000.0,\"pid\":99,\"tid\":10,\"args\":{\"n_tokens\":\"1\"}}",
                 "{\"name\":\"CPU graph\",\"cat\":\"graph\",\"ph\":\"X\",\"ts\":100.0,\"dur\":1800.0,\"pid\":99,\"tid\":10,\"args\":{\"nodes\":\"6\"}}",

@@ -106,7 +106,11 @@ class SnapshotIT {
         Set<String> categories = new HashSet<>();
         Set<String> counters = new HashSet<>();
         int mulMatsWithFlops = 0;
+        Map<Integer, String> threadNames = new HashMap<>();
         for (JsonNode event : trace.path("traceEvents")) {
+            if (event.path("name").asText().equals("thread_name")) {
+                threadNames.put(event.path("tid").asInt(), event.path("args").path("name").asText());
+            }
             categories.add(event.path("cat").asText());
             if (event.path("ph").asText().equals("C")) {
                 counters.add(event.path("name").asText());
@@ -128,6 +132,9 @@ class SnapshotIT {
             assertTrue(opSlicesByTid.getOrDefault(tid, 0) > 100, "op slices of thread " + tid + ": " + opSlicesByTid);
         }
         assertEquals(Set.copyOf(threads), opSlicesByTid.keySet(), "op slices only on traced threads");
+        for (int tid : threads) {
+            assertEquals("llama-bench " + tid, threadNames.get(tid), "threads named by their comm");
+        }
     }
 
     private static Map<String, Histogram> readHlog(Path file) throws IOException {
