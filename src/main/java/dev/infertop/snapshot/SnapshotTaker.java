@@ -86,6 +86,7 @@ public final class SnapshotTaker implements SnapshotView {
         if (ticks.size() == MAX_TICKS) {
             ticks.removeFirst();
         }
+        nameNewThreads(snapshot);
         ticks.addLast(sample(snapshot));
         long now = System.nanoTime();
         String trigger = requested.getAndSet(null);
@@ -149,8 +150,35 @@ public final class SnapshotTaker implements SnapshotView {
                 tensorNames.put(slice.detail(), names.name(slice.detail()));
             }
         }
+        Map<Integer, String> threadNames = new HashMap<>(knownThreadNames);
+        threadNames.putAll(threadNames(snapshot.target().pid(), window));
         return new SnapshotContent(snapshot, window, tensorNames, histograms.copy(), List.copyOf(ticks), trigger,
-                System.currentTimeMillis(), version, threadNames(snapshot.target().pid(), window));
+                System.currentTimeMillis(), version, threadNames);
+    }
+
+    /** Thread names read while the threads live: a snapshot at exit still names them. */
+    private final Map<Integer, String> knownThreadNames = new HashMap<>();
+    private final java.util.Set<Integer> namingTried = new java.util.HashSet<>();
+
+    /** Reads the comm of threads seen for the first time (once each: a few small /proc files per run). */
+    private void nameNewThreads(Snapshot snapshot) {
+        for (dev.infertop.model.ThreadTotals thread : snapshot.totalOperators().threads()) {
+            if (namingTried.add(thread.tid())) {
+                String name = comm(snapshot.target().pid(), thread.tid());
+                if (name != null) {
+                    knownThreadNames.put(thread.tid(), name);
+                }
+            }
+        }
+    }
+
+    private static String comm(int pid, int tid) {
+        try {
+            return java.nio.file.Files.readString(
+                    Path.of("/proc", Integer.toString(pid), "task", Integer.toString(tid), "comm")).strip();
+        } catch (java.io.IOException | RuntimeException gone) {
+            return null;
+        }
     }
 
     /** The comm of each thread in the window, read from /proc while the target lives (a few small files). */
@@ -160,12 +188,7 @@ public final class SnapshotTaker implements SnapshotView {
             if (slice.kind() == FlightRecorder.Kind.COUNTER || names.containsKey(slice.tid())) {
                 continue;
             }
-            try {
-                names.put(slice.tid(), java.nio.file.Files.readString(
-                        Path.of("/proc", Integer.toString(pid), "task", Integer.toString(slice.tid()), "comm")).strip());
-            } catch (java.io.IOException | RuntimeException gone) {
-                names.put(slice.tid(), null);
-            }
+            names.put(slice.tid(), comm(pid, slice.tid()));
         }
         names.values().removeIf(java.util.Objects::isNull);
         return names;
