@@ -7,13 +7,14 @@ say() { printf 'infertop setup: %s\n' "$*" >&2; }
 die() { printf 'infertop setup: %s\n' "$*" >&2; exit 1; }
 
 [ "$(id -u)" -eq 0 ] || die "run as root (it installs packages and infertop loads BPF probes): sudo $0"
-command -v apt-get >/dev/null || die "this script installs with apt-get (Debian/Ubuntu); install by hand: maven clang llvm libbpf-dev bpftool npm git cmake g++ tmux"
+command -v apt-get >/dev/null || die "this script installs with apt-get (Debian/Ubuntu); install by hand: maven clang llvm libbpf-dev bpftool npm git cmake g++ tmux chromium"
 
 # package → a file that shows it is installed
 declare -A packages=(
   [maven]=/usr/bin/mvn [clang]=/usr/bin/clang [llvm]=/usr/bin/llvm-objdump [libbpf-dev]=/usr/include/bpf/bpf_helpers.h
   [bpftool]=/usr/sbin/bpftool [npm]=/usr/bin/npm [git]=/usr/bin/git [cmake]=/usr/bin/cmake [g++]=/usr/bin/g++
   [tmux]=/usr/bin/tmux [binutils]=/usr/bin/objdump [util-linux]=/usr/bin/setpriv
+  [chromium]=/usr/bin/chromium
 )
 missing=()
 for package in "${!packages[@]}"; do

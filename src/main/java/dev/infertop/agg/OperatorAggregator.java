@@ -68,6 +68,7 @@ public final class OperatorAggregator {
     private int[] flags = new int[2048];
     private int[] types = new int[2048];
     private int[] nameIds = new int[2048];
+    private long[] src1s = new long[2048];
     private long[] shapes = new long[2048 * 4];
     private final ThreadTrack[] threads = new ThreadTrack[256];
     private int threadCount;
@@ -158,8 +159,24 @@ public final class OperatorAggregator {
         this.groupListener = listener;
     }
 
+    // Snapshots: op slices per thread for the timeline, op interval histograms for the log (null when not kept).
+    private FlightRecorder flight;
+    private IntervalHistograms histograms;
+
+    void keepForSnapshots(FlightRecorder flight, IntervalHistograms histograms) {
+        this.flight = flight;
+        this.histograms = histograms;
+        cachedPlan = null; // the next plan names its groups in the recorder
+    }
+
     public void onNode(long seq, long startNs, int index, int nNodes, long tensor, int op, int type, int flag,
                        int opParam0, long ne0, long ne1, long ne2, long ne3, int nameId) {
+        onNode(seq, startNs, index, nNodes, tensor, op, type, flag, opParam0, ne0, ne1, ne2, ne3, 0, nameId);
+    }
+
+    /** A node with its second source's address ({@code src1}: a MUL_MAT's FLOPs need that source's shape). */
+    public void onNode(long seq, long startNs, int index, int nNodes, long tensor, int op, int type, int flag,
+                       int opParam0, long ne0, long ne1, long ne2, long ne3, long src1, int nameId) {
         if (seq != graphSeq) {
             finishGraph();
             beginGraph(seq, startNs);
@@ -175,6 +192,7 @@ public final class OperatorAggregator {
         flags[index] = flag;
         types[index] = type;
         nameIds[index] = nameId;
+        src1s[index] = src1;
         shapes[index * 4] = ne0;
         shapes[index * 4 + 1] = ne1;
         shapes[index * 4 + 2] = ne2;
@@ -272,6 +290,7 @@ public final class OperatorAggregator {
         flags = Arrays.copyOf(flags, capacity);
         types = Arrays.copyOf(types, capacity);
         nameIds = Arrays.copyOf(nameIds, capacity);
+        src1s = Arrays.copyOf(src1s, capacity);
         shapes = Arrays.copyOf(shapes, capacity * 4);
     }
 
@@ -340,6 +359,14 @@ public final class OperatorAggregator {
                 tensorGroup.waitNs += waitNs;
                 tensorGroup.totalWaitNs += waitNs;
                 ThreadStats thread = threadStatsOf[t];
+                if (flight != null) {
+                    flight.record(FlightRecorder.Kind.OP, track.tid, begin, track.arrivals[k], plan.flightLabels[k],
+                            nameIds[group[1]], plan.flops[k]);
+                    if (release > track.arrivals[k]) {
+                        flight.record(FlightRecorder.Kind.WAIT, track.tid, track.arrivals[k], release,
+                                plan.flightLabels[k], nameIds[group[1]], k);
+                    }
+                }
                 thread.activity.add(begin, track.arrivals[k], opClass.ordinal());
                 thread.activity.add(track.arrivals[k], release, ActivityRing.WAIT_SLOT);
                 thread.currentOp = opName;
@@ -430,6 +457,9 @@ public final class OperatorAggregator {
         final OpStats[] tensorGroups;
         final OpClass[] opClasses;
         final String[] shapes;
+        final int[] flightLabels;
+        /** Estimated FLOPs of each group ({@link #flopsOf}), -1 where unknown. */
+        final long[] flops;
 
         GraphPlan(long nodesReadSeq, long fusedSignature, boolean everyNode, List<int[]> groups) {
             this.nodesReadSeq = nodesReadSeq;
@@ -441,6 +471,8 @@ public final class OperatorAggregator {
             this.tensorGroups = new OpStats[groups.size()];
             this.opClasses = new OpClass[groups.size()];
             this.shapes = new String[groups.size()];
+            this.flightLabels = new int[groups.size()];
+            this.flops = new long[groups.size()];
         }
 
         int size() {
@@ -474,9 +506,54 @@ public final class OperatorAggregator {
                     name -> new OpStats(name, TENSOR_GROUP_SIGNIFICANT_DIGITS));
             plan.opClasses[k] = OpClass.of(opName);
             plan.shapes[k] = shape(group[0]);
+            plan.flightLabels[k] = flight == null ? -1 : flight.label(opName);
+            plan.flops[k] = flight == null ? -1 : groupFlops(group);
         }
         cachedPlan = plan;
         return plan;
+    }
+
+    private Map<Long, Integer> nodeIndexByTensor;
+    private long nodeIndexReadSeq = -1;
+
+    /** The FLOPs of a group's non-empty nodes, summed; -1 when one of them is unknown. */
+    private long groupFlops(int[] group) {
+        if (nodeIndexReadSeq != nodesReadSeq) {
+            nodeIndexByTensor = new HashMap<>();
+            for (int i = 0; i < nodeCount; i++) {
+                nodeIndexByTensor.put(tensors[i], i);
+            }
+            nodeIndexReadSeq = nodesReadSeq;
+        }
+        long sum = 0;
+        for (int i = group[0]; i <= group[1]; i++) {
+            if (naming.isEmpty(ops[i])) {
+                continue;
+            }
+            Integer src1 = nodeIndexByTensor.get(src1s[i]);
+            long flops = flopsOf(naming.opName(ops[i], opParams[i]), shapes[i * 4], shapes[i * 4 + 1],
+                    shapes[i * 4 + 2], shapes[i * 4 + 3], src1 == null || src1s[i] == 0 ? -1 : shapes[src1 * 4]);
+            if (flops < 0) {
+                return -1;
+            }
+            sum += flops;
+        }
+        return sum;
+    }
+
+    /**
+     * Estimated FLOPs of one node from its op and shapes. MUL_MAT: 2·K·ne0·ne1·ne2·ne3 of its output, K being
+     * the shared dimension, read as ne0 of its second source (src1: the activations, a node of the same
+     * graph); unknown (-1) when src1 is not a node. MUL_MAT_ID (MoE: which experts ran is not known here):
+     * unknown. Every other op counts its output's elements, one operation each: an estimate (an attention
+     * kernel does far more per element).
+     */
+    static long flopsOf(String op, long ne0, long ne1, long ne2, long ne3, long src1Ne0) {
+        long elements = Math.max(1, ne0) * Math.max(1, ne1) * Math.max(1, ne2) * Math.max(1, ne3);
+        if (op.equals("MUL_MAT")) {
+            return src1Ne0 <= 0 ? -1 : 2 * src1Ne0 * elements;
+        }
+        return op.startsWith("MUL_MAT_ID") ? -1 : elements;
     }
 
     private List<int[]> everyNode() {
@@ -570,6 +647,13 @@ public final class OperatorAggregator {
 
     /** Per-op figures for the interval since the last call (and the run), sorted by total wall time. */
     public List<OpTotals> snapshotOps(boolean totals) {
+        if (!totals && histograms != null) {
+            List<OpTotals> result = snapshot(opStats, false);
+            for (OpStats stats : opStats.values()) {
+                histograms.add("op:" + stats.name, stats.interval);
+            }
+            return result;
+        }
         return snapshot(opStats, totals);
     }
 

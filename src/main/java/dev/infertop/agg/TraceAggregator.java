@@ -79,12 +79,43 @@ public final class TraceAggregator implements TraceListener {
         if (sched != null) sched.onSchedCulprit(tid, ns, pid, tgid, commId);
     }
 
+    // Snapshots: the timeline of the last seconds and every tick's histograms (null when not kept).
+    private FlightRecorder flight;
+    private IntervalHistograms histograms;
+    private int decodeLabel;
+    private int prefillLabel;
+    private int cpuGraphLabel;
+    /** Epoch ms minus monotonic ms, to stamp interval histograms with wall-clock times. */
+    private final long epochOffsetMs = System.currentTimeMillis() - System.nanoTime() / 1_000_000;
+
+    /**
+     * The flight recorder, or null when none is kept: other layers' handlers record their own kinds into it
+     * (thread states, counter samples, expert activations as instants).
+     */
+    public FlightRecorder flightRecorder() {
+        return flight;
+    }
+
+    /** Keeps slices in {@code flight} and interval histograms in {@code histograms} from now on. */
+    public void keepForSnapshots(FlightRecorder flight, IntervalHistograms histograms) {
+        this.flight = flight;
+        this.histograms = histograms;
+        if (flight != null) {
+            decodeLabel = flight.label("decode");
+            prefillLabel = flight.label("prefill");
+            cpuGraphLabel = flight.label("CPU graph");
+        }
+        if (operators != null) {
+            operators.keepForSnapshots(flight, histograms);
+        }
+    }
+
     @Override
     public void onNode(long graphSeq, long graphStartNs, int index, int nNodes, long tensor, int op, int type,
                        int flags, int opParam0, long ne0, long ne1, long ne2, long ne3, long src0, long src1,
                        long src2, int nameId) {
         if (operators != null) operators.onNode(graphSeq, graphStartNs, index, nNodes, tensor, op, type, flags, opParam0, ne0, ne1, ne2,
-                ne3, nameId);
+                ne3, src1, nameId);
     }
 
     @Override
@@ -131,17 +162,31 @@ public final class TraceAggregator implements TraceListener {
         } else if (nTokens > 1) {
             ttftRecorder.recordValue(durationNs);
         }
+        if (flight != null) {
+            flight.record(FlightRecorder.Kind.TOKEN, tid, startNs, endNs, nTokens == 1 ? decodeLabel : prefillLabel,
+                    status, nTokens);
+        }
     }
 
     @Override
     public void onGraphCompute(int tid, long startNs, long endNs, long backendAddress, long guidHigh, long guidLow,
                                int nNodes, int status) {
-        backendSlot(guidHigh, guidLow).record(Math.max(0, endNs - startNs), nNodes);
+        BackendSlot slot = backendSlot(guidHigh, guidLow);
+        slot.record(Math.max(0, endNs - startNs), nNodes);
+        if (flight != null) {
+            if (slot.flightLabel < 0) {
+                slot.flightLabel = flight.label(slot.name + " graph");
+            }
+            flight.record(FlightRecorder.Kind.GRAPH, tid, startNs, endNs, slot.flightLabel, status, nNodes);
+        }
     }
 
     @Override
     public void onCpuGraphCompute(int tid, long startNs, long endNs, long cgraphAddress, int nNodes, int status) {
         cpuGraphs.record(Math.max(0, endNs - startNs), nNodes);
+        if (flight != null) {
+            flight.record(FlightRecorder.Kind.GRAPH, tid, startNs, endNs, cpuGraphLabel, status, nNodes);
+        }
     }
 
     private void noteContext(long address) {
@@ -182,6 +227,11 @@ public final class TraceAggregator implements TraceListener {
         lastTickNs = nowNs;
         intervalTtft = ttftRecorder.getIntervalHistogram(intervalTtft);
         intervalTpot = tpotRecorder.getIntervalHistogram(intervalTpot);
+        if (histograms != null) {
+            histograms.beginInterval(epochOffsetMs + (nowNs - intervalNs) / 1_000_000, epochOffsetMs + nowNs / 1_000_000);
+            histograms.add("ttft", intervalTtft);
+            histograms.add("tpot", intervalTpot);
+        }
         totalTtft.add(intervalTtft);
         totalTpot.add(intervalTpot);
 
@@ -285,6 +335,7 @@ public final class TraceAggregator implements TraceListener {
         final long guidHigh;
         final long guidLow;
         final String name;
+        int flightLabel = -1;
         long computes;
         long nodes;
         long busyNs;

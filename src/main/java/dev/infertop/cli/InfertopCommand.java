@@ -19,14 +19,17 @@ import java.util.concurrent.Callable;
         versionProvider = Version.class,
         sortOptions = false,
         usageHelpAutoWidth = true,
-        subcommands = {DemoCommand.class, ModelCommand.class, OverheadCommand.class},
+        subcommands = {DemoCommand.class, ModelCommand.class, OverheadCommand.class, ReportCommand.class,
+                ReplayCommand.class},
         synopsisHeading = "Usage: ",
         customSynopsis = {
                 "infertop [OPTIONS] -p PID [--follow NAME]",
                 "       infertop [OPTIONS] -- COMMAND [ARGS...]",
                 "       infertop demo [OPTIONS]",
                 "       infertop model PRESET FILE",
-                "       infertop overhead [--pairs N] [--layers LIST] -- COMMAND [ARGS...]"},
+                "       infertop overhead [--pairs N] [--layers LIST] -- COMMAND [ARGS...]",
+                "       infertop report DIR [--json]",
+                "       infertop replay DIR"},
         description = {
                 "",
                 "Shows what a llama.cpp (GGML) inference engine does inside, live: tokens/s,",
@@ -50,12 +53,17 @@ import java.util.concurrent.Callable;
                 "  infertop demo                               the built-in workload",
                 "  infertop --op-when 'tps<5' -p 4242          operators only while slow",
                 "  infertop overhead -- llama-bench -m m.gguf  what does tracing cost here?",
+                "  infertop --snapshot-on-exit -- llama-bench -m m.gguf; infertop report infertop-*",
                 "",
                 "Live view keys (config/keys.conf; yours in ~/.config/infertop/keys.conf):",
                 "  q quit  h help  j/k move  Enter latency  </> sort  / filter  g group",
                 "  Space freeze  +/- refresh  1/2/3 token/graph/operator layer on/off",
                 "  6 counters layer on/off  c counters panel (IPC, L3 refills, verdict)",
+                "  s snapshot",
                 "SIGUSR2 switches the operator layer off and on, live.",
+                "Snapshots (s, SIGUSR1, --snapshot-every, --snapshot-on-exit) are directories:",
+                "summary.json, latency.hlog, trace.json (Perfetto), report.html;",
+                "read them with infertop report DIR or infertop replay DIR.",
                 "Exit status: 0 ok; with -- COMMAND, the command's own status when it fails;",
                 "1 error; 2 usage error. See infertop(1) for the JSON fields."})
 public final class InfertopCommand implements Callable<Integer> {
@@ -119,6 +127,22 @@ public final class InfertopCommand implements Callable<Integer> {
             description = "Size of the event ring buffer in KiB, a power of two (default: ${DEFAULT-VALUE}).")
     int ringKib;
 
+    @Option(names = "--snapshot-dir", paramLabel = "PATTERN", defaultValue = "infertop-%p-%t",
+            description = "Where snapshots go: a directory per snapshot, %p the pid, %t the time, %n the number "
+                    + "(default: ${DEFAULT-VALUE}).")
+    String snapshotDir;
+
+    @Option(names = "--snapshot-every", paramLabel = "SECONDS", defaultValue = "0",
+            description = "Write a snapshot every SECONDS (default: only on s, SIGUSR1 or --snapshot-on-exit).")
+    double snapshotEverySeconds;
+
+    @Option(names = "--snapshot-on-exit", description = "Write a snapshot of the whole run when tracing ends.")
+    boolean snapshotOnExit;
+
+    @Option(names = "--flight-seconds", paramLabel = "SECONDS", defaultValue = "10",
+            description = "How far back a snapshot's timeline (trace.json) reaches; 0 keeps none (default: ${DEFAULT-VALUE}).")
+    double flightSeconds;
+
     @Parameters(paramLabel = "COMMAND", arity = "0..*",
             description = "After --: the command to launch and trace (it starts only once the probes are in place).")
     List<String> command = new ArrayList<>();
@@ -144,7 +168,9 @@ public final class InfertopCommand implements Callable<Integer> {
                 : batch || !onTerminal() ? TraceOptions.OutputMode.BATCH : TraceOptions.OutputMode.LIVE;
         return new TraceOptions(pid, command, libraries, mode,
                 delaySeconds, iterations, parsed, btf, ringKib, environment, targetLog, operatorEvery,
-                operatorWhen == null ? null : OperatorRule.parse(operatorWhen), operatorThreads, follow, counters);
+                operatorWhen == null ? null : OperatorRule.parse(operatorWhen), operatorThreads, follow, counters,
+                new dev.infertop.snapshot.SnapshotOptions(snapshotDir, snapshotEverySeconds, snapshotOnExit,
+                        flightSeconds));
     }
 
     /** Both stdin and stdout are a terminal: the live view can draw and read keys. */

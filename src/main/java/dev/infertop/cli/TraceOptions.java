@@ -25,7 +25,8 @@ public record TraceOptions(
         OperatorRule operatorRule,
         List<Integer> operatorThreads,
         String follow,
-        String counters) {
+        String counters,
+        dev.infertop.snapshot.SnapshotOptions snapshot) {
 
     /** BATCH and JSON for scripts; LIVE is the full-screen view (stdout a terminal, neither option given). */
     public enum OutputMode { BATCH, JSON, LIVE }
@@ -69,6 +70,10 @@ public record TraceOptions(
         }
         if (operatorEvery < 1) {
             throw new UserError("--op-every must be 1 or more, got " + operatorEvery, 2);
+        }
+        String snapshotProblem = snapshot.problem();
+        if (snapshotProblem != null) {
+            throw new UserError(snapshotProblem, 2);
         }
     }
 }

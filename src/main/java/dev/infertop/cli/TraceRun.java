@@ -52,6 +52,8 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import dev.infertop.snapshot.SnapshotTaker;
 
 /**
  * One tracing session, start to finish: check the environment, find the target and its libraries, load and
@@ -90,6 +92,9 @@ final class TraceRun {
     /** q, a signal, or a failure: stop tracing, stop waiting for a process to follow. */
     private volatile boolean stopping;
     private volatile double intervalSeconds;
+    /** The session's snapshot writer (s, SIGUSR1, --snapshot-every, --snapshot-on-exit), and their numbers. */
+    private volatile SnapshotTaker snapshots;
+    private final AtomicInteger snapshotNumbers = new AtomicInteger();
 
     /** The counters layer's events (read whether or not the layer is on, so a bad --counters fails early). */
     private dev.infertop.model.CounterSet counterSet;
@@ -125,6 +130,7 @@ final class TraceRun {
             closeLive(); // the terminal is restored even if the main thread is stuck
         }, "infertop-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
+        installSnapshotSignal();
         try {
             Integer pid = options.pid();
             if (pid == null && options.command().isEmpty()) {
@@ -339,6 +345,10 @@ final class TraceRun {
                 case BATCH -> new BatchTextView(out);
                 case LIVE -> liveView();
             };
+            SnapshotTaker taker = new SnapshotTaker(view, aggregator, names, options.snapshot(), this::notice,
+                    snapshotNumbers, new Version().getVersion()[0]);
+            snapshots = taker;
+            view = taker;
             resources.collector = new Collector(resources.ring, aggregator, new EventDecoder(aggregator, names),
                     resources.lost, view, session);
             currentSession = session;
@@ -385,6 +395,11 @@ final class TraceRun {
                     if (session != null) {
                         session.toggles.add(layer);
                     }
+                }
+
+                @Override
+                public void snapshot() {
+                    requestSnapshot("key");
                 }
 
                 @Override
@@ -455,6 +470,23 @@ final class TraceRun {
                 }
             }
             terminal.close();
+        }
+    }
+
+    /** SIGUSR1 writes a snapshot directory at the next tick. */
+    @SuppressWarnings("removal")
+    private void installSnapshotSignal() {
+        try {
+            sun.misc.Signal.handle(new sun.misc.Signal("USR1"), signal -> requestSnapshot("SIGUSR1"));
+        } catch (IllegalArgumentException e) {
+            // no SIGUSR1 here (or the JVM keeps it): the live view's key and the options still work
+        }
+    }
+
+    private void requestSnapshot(String trigger) {
+        SnapshotTaker taker = snapshots;
+        if (taker != null) {
+            taker.request(trigger);
         }
     }
 

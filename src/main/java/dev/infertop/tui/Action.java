@@ -30,7 +30,8 @@ public enum Action {
     TOGGLE_SCHED("sched layer on/off (attaches/detaches its tracepoints)", Layer.SCHED),
     THREAD_STATES("thread states panel: running/runnable/sleeping per thread, who took the CPU (again: close)"),
     TOGGLE_COUNTERS("counters layer on/off (opens/closes its perf events)", Layer.COUNTERS),
-    COUNTERS_PANEL("counters panel: IPC, L3 refills, verdict per op");
+    COUNTERS_PANEL("counters panel: IPC, L3 refills, verdict per op"),
+    SNAPSHOT("write a snapshot directory (summary, hlog, trace, report)");
 
     private final String description;
     private final Layer layer;

@@ -42,6 +42,10 @@ public final class LiveMonitor implements Runnable {
 
         /** New time between snapshots. */
         void setIntervalSeconds(double seconds);
+
+        /** Write a snapshot directory (at the next tick). */
+        default void snapshot() {
+        }
     }
 
     private final TerminalSession terminal;
@@ -284,6 +288,10 @@ public final class LiveMonitor implements Runnable {
             case TOGGLE_TOKEN, TOGGLE_GRAPH, TOGGLE_OPERATOR, TOGGLE_SCHED, TOGGLE_COUNTERS -> toggle(action.layer());
             case THREAD_STATES -> ui.schedPanel = !ui.schedPanel;
             case COUNTERS_PANEL -> ui.countersPanel = !ui.countersPanel;
+            case SNAPSHOT -> {
+                controls.snapshot();
+                status("snapshot requested: written at the next tick");
+            }
             case CLOSE -> {
                 if (ui.help || ui.details) {
                     ui.help = false;

@@ -33,8 +33,12 @@ public final class JsonLinesView implements SnapshotView {
     }
 
     public static String toJson(Snapshot s) {
+        return toJsonNode(s, s.isFinal()).toString();
+    }
+
+    /** The JSON object of {@code s}, of the run's totals when {@code total} (a snapshot's summary.json). */
+    public static ObjectNode toJsonNode(Snapshot s, boolean total) {
         ObjectNode root = MAPPER.createObjectNode();
-        boolean total = s.isFinal();
         TokenTotals tokens = total ? s.totalTokens() : s.intervalTokens();
         long spanNs = total ? s.runNs() : s.intervalNs();
         LatencySummary tpot = total ? s.totalTpot() : s.intervalTpot();
@@ -115,7 +119,7 @@ public final class JsonLinesView implements SnapshotView {
                 layer.probes().forEach(probes::add);
             }
         }
-        return root.toString();
+        return root;
     }
 
     private static void putLatency(ObjectNode node, LatencySummary latency) {

@@ -16,11 +16,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class KeyTableTest {
     @Test
-    void shippedTableBindsEveryActionAndLeavesSFreeForSnapshots() {
+    void shippedTableBindsEveryActionAndSToSnapshots() {
         KeyTable keys = KeyTable.load();
         Map<dev.infertop.tui.Action, List<String>> bound = keys.keysByAction();
         assertEquals(EnumSet.allOf(Action.class), EnumSet.copyOf(bound.keySet()));
-        assertNull(keys.action("s"));
+        assertEquals(Action.SNAPSHOT, keys.action("s"));
         assertEquals(Action.QUIT, keys.action(new KeyStroke('q', false, false)));
         assertEquals(Action.QUIT, keys.action(new KeyStroke(KeyType.F10)));
         assertEquals(Action.HELP, keys.action(new KeyStroke(KeyType.F1)));

@@ -1,0 +1,158 @@
+package dev.infertop.export;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.LocalDateTime;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.stream.Stream;
+
+/**
+ * Writes one snapshot directory atomically: every file goes into a hidden temporary directory beside the
+ * target, which is renamed to the target name only once all are written (a crash or a full disk leaves no
+ * half directory under the target's name; the temporary one is deleted on failure). The files:
+ * summary.json, latency.hlog, trace.json, report.html (and the operator DAG once the DAG export is merged).
+ */
+public final class SnapshotDirectoryWriter {
+    public static final String SUMMARY = "summary.json";
+    public static final String HLOG = "latency.hlog";
+    public static final String TRACE = "trace.json";
+    public static final String REPORT = "report.html";
+    static final List<String> FILES = List.of(SUMMARY, HLOG, TRACE, REPORT);
+    private static final DateTimeFormatter TIME = DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss");
+
+    private SnapshotDirectoryWriter() {}
+
+    /**
+     * The directory a pattern names: %p the target's pid, %t the local time (yyyyMMdd-HHmmss), %n the
+     * snapshot's number in this run, %% a percent sign.
+     */
+    public static Path expand(String pattern, int pid, LocalDateTime time, int number) {
+        StringBuilder out = new StringBuilder();
+        for (int i = 0; i < pattern.length(); i++) {
+            char c = pattern.charAt(i);
+            if (c != '%' || i + 1 == pattern.length()) {
+                out.append(c);
+                continue;
+            }
+            char code = pattern.charAt(++i);
+            switch (code) {
+                case 'p' -> out.append(pid);
+                case 't' -> out.append(TIME.format(time));
+                case 'n' -> out.append(number);
+                case '%' -> out.append('%');
+                default -> throw new IllegalArgumentException("unknown %" + code + " in snapshot path pattern '"
+                        + pattern + "' (use %p pid, %t time, %n number, %% percent)");
+            }
+        }
+        String path = out.toString();
+        while (path.length() > 1 && path.endsWith("/")) {
+            path = path.substring(0, path.length() - 1);
+        }
+        return Path.of(path);
+    }
+
+    /**
+     * Writes {@code content} to {@code target} (or target-2, -3, … when that exists already) and returns the
+     * directory written.
+     */
+    public static Path write(Path target, SnapshotContent content) throws SnapshotWriteException {
+        Path absolute = target.toAbsolutePath().normalize();
+        Path parent = absolute.getParent();
+        Path temp = null;
+        try {
+            Files.createDirectories(parent);
+            temp = Files.createTempDirectory(parent, "." + absolute.getFileName() + ".tmp-");
+            // A temporary directory is private (0700); the snapshot is an ordinary directory like the files in it.
+            Files.setPosixFilePermissions(temp, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
+            writeFiles(temp, content);
+            return moveIntoPlace(temp, absolute);
+        } catch (IOException | RuntimeException e) {
+            deleteTree(temp);
+            throw new SnapshotWriteException("cannot write snapshot " + absolute + ": " + describe(e), e);
+        }
+    }
+
+    static void writeFiles(Path directory, SnapshotContent content) throws IOException {
+        try (OutputStream out = Files.newOutputStream(directory.resolve(HLOG))) {
+            HlogWriter.write(out, content.histograms(),
+                    HlogWriter.firstStartMs(content.histograms(), content.createdEpochMs()));
+        }
+        try (OutputStream out = Files.newOutputStream(directory.resolve(TRACE))) {
+            ChromeTraceWriter.write(out, content.window(), content.tensorNames(), content.last().target().pid(),
+                    content.last().target().command(), content.threadNames());
+        }
+        Files.writeString(directory.resolve(REPORT), HtmlReportWriter.html(content), StandardCharsets.UTF_8);
+        // TODO(dag merge): write the last token's operator DAG here with dev.infertop.export.OperatorDag and
+        // DagDotWriter (operator-dag.dot, and operator-dag.svg when `dot` is on the PATH), and add both names
+        // to the files list below.
+        List<String> files = new ArrayList<>(FILES);
+        // summary.json last: a directory with a complete summary has every other file.
+        byte[] summary = new ObjectMapper().writerWithDefaultPrettyPrinter()
+                .writeValueAsBytes(SummaryWriter.json(content, files));
+        Files.write(directory.resolve(SUMMARY), summary);
+    }
+
+    private static Path moveIntoPlace(Path temp, Path target) throws IOException {
+        for (int attempt = 1; attempt < 1000; attempt++) {
+            Path name = attempt == 1 ? target : target.resolveSibling(target.getFileName() + "-" + attempt);
+            if (Files.exists(name)) {
+                continue;
+            }
+            try {
+                Files.move(temp, name, StandardCopyOption.ATOMIC_MOVE);
+                return name;
+            } catch (FileAlreadyExistsException | AtomicMoveNotSupportedException raced) {
+                if (raced instanceof AtomicMoveNotSupportedException) {
+                    throw raced;
+                }
+            } catch (java.nio.file.DirectoryNotEmptyException raced) {
+                // another writer took the name between the check and the move
+            }
+        }
+        throw new FileAlreadyExistsException(target.toString(), null, "999 snapshots of that name exist");
+    }
+
+    /** One line: the error's own words (e.g. "No space left on device"), not a stack trace. */
+    static String describe(Throwable e) {
+        Throwable root = e;
+        while (root.getCause() != null && root.getCause() != root) {
+            root = root.getCause();
+        }
+        String message = root.getMessage();
+        if (root instanceof java.nio.file.AccessDeniedException) {
+            return "permission denied (" + message + "): choose a writable directory with --snapshot-dir";
+        }
+        if (root instanceof java.nio.file.NoSuchFileException missing) {
+            return "cannot create " + missing.getFile() + " (no such directory, or not a file system for files)";
+        }
+        if (root instanceof java.nio.file.FileSystemException fs) {
+            return (fs.getReason() != null ? fs.getReason() : root.getClass().getSimpleName())
+                    + (fs.getFile() != null ? " (" + fs.getFile() + ")" : "");
+        }
+        return message == null ? root.getClass().getSimpleName() : message;
+    }
+
+    static void deleteTree(Path directory) {
+        if (directory == null || !Files.exists(directory)) {
+            return;
+        }
+        try (Stream<Path> walk = Files.walk(directory)) {
+            for (Path path : walk.sorted(Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(path);
+            }
+        } catch (IOException ignored) {
+            // best effort: a leftover hidden .tmp- directory is all that can remain
+        }
+    }
+}

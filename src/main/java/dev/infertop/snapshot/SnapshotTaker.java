@@ -1,0 +1,206 @@
+package dev.infertop.snapshot;
+
+import dev.infertop.agg.FlightRecorder;
+import dev.infertop.agg.IntervalHistograms;
+import dev.infertop.agg.TraceAggregator;
+import dev.infertop.event.NameTable;
+import dev.infertop.export.SnapshotContent;
+import dev.infertop.export.SnapshotDirectoryWriter;
+import dev.infertop.export.SnapshotWriteException;
+import dev.infertop.model.OpTotals;
+import dev.infertop.model.Snapshot;
+import dev.infertop.view.SnapshotView;
+
+import java.nio.file.Path;
+import java.time.LocalDateTime;
+import java.util.ArrayDeque;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
+
+/**
+ * Sits between the collector and the view: passes every snapshot on, and when a snapshot is due (the live
+ * view's key, SIGUSR1, the timer, the end of tracing) copies what the directory needs on the collector thread
+ * (the recorder and histograms have a single writer) and hands the copy to a writer thread, so a slow disk
+ * never stalls the ring buffer's reader. The final snapshot is written before {@link #show} returns, so it is
+ * on disk when infertop exits. Outcomes, good or bad, are one line to {@code notices}; a failed write never
+ * stops tracing.
+ */
+public final class SnapshotTaker implements SnapshotView {
+    /** Ticks kept for the report's op time per token across the run (one hour at the default 1 s). */
+    static final int MAX_TICKS = 3600;
+
+    private final SnapshotView delegate;
+    private final FlightRecorder flight;
+    private final IntervalHistograms histograms;
+    private final NameTable names;
+    private final SnapshotOptions options;
+    private final Consumer<String> notices;
+    private final AtomicInteger numbers;
+    private final String version;
+    private final AtomicReference<String> requested = new AtomicReference<>();
+    private final ArrayDeque<SnapshotContent.TickSample> ticks = new ArrayDeque<>();
+    private final ExecutorService writer = Executors.newSingleThreadExecutor(runnable ->
+            Thread.ofPlatform().name("infertop-snapshot").daemon().unstarted(runnable));
+    private long lastTimedNs = System.nanoTime();
+    private volatile Path lastWritten;
+
+    /**
+     * @param numbers snapshot numbers (%n), shared across the sessions of one infertop run
+     */
+    public SnapshotTaker(SnapshotView delegate, TraceAggregator aggregator, NameTable names, SnapshotOptions options,
+                         Consumer<String> notices, AtomicInteger numbers, String version) {
+        this.delegate = delegate;
+        this.names = names;
+        this.options = options;
+        this.notices = notices;
+        this.numbers = numbers;
+        this.version = version;
+        this.flight = options.flightSeconds() > 0
+                ? new FlightRecorder(FlightRecorder.DEFAULT_CAPACITY, Math.round(options.flightSeconds() * 1e9))
+                : null;
+        this.histograms = new IntervalHistograms(IntervalHistograms.DEFAULT_MAX_INTERVALS);
+        aggregator.keepForSnapshots(flight, histograms);
+    }
+
+    /** Asks for a snapshot at the next tick; any thread (key handler, signal handler). */
+    public void request(String trigger) {
+        requested.set(trigger);
+    }
+
+    /** The directory written last, or null. */
+    public Path lastWritten() {
+        return lastWritten;
+    }
+
+    @Override
+    public void show(Snapshot snapshot) {
+        delegate.show(snapshot);
+        if (ticks.size() == MAX_TICKS) {
+            ticks.removeFirst();
+        }
+        nameNewThreads(snapshot);
+        ticks.addLast(sample(snapshot));
+        long now = System.nanoTime();
+        String trigger = requested.getAndSet(null);
+        if (trigger == null && options.everySeconds() > 0 && now - lastTimedNs >= options.everySeconds() * 1e9) {
+            trigger = "every " + options.everySeconds() + " s";
+        }
+        if (trigger != null && trigger.startsWith("every")) {
+            lastTimedNs = now;
+        }
+        if (snapshot.isFinal() && options.onExit()) {
+            trigger = trigger == null ? "exit" : trigger + ", exit";
+        }
+        if (trigger == null) {
+            if (snapshot.isFinal()) {
+                finishWrites();
+            }
+            return;
+        }
+        SnapshotContent content = capture(snapshot, trigger, now);
+        Path target = SnapshotDirectoryWriter.expand(options.pathPattern(), snapshot.target().pid(),
+                LocalDateTime.now(), numbers.incrementAndGet());
+        if (snapshot.isFinal()) {
+            finishWrites();
+            write(target, content);
+        } else {
+            writer.execute(() -> write(target, content));
+        }
+    }
+
+    private void write(Path target, SnapshotContent content) {
+        try {
+            Path written = SnapshotDirectoryWriter.write(target, content);
+            lastWritten = written;
+            notices.accept("infertop: snapshot (" + content.trigger() + ") written to " + written);
+        } catch (SnapshotWriteException e) {
+            notices.accept("infertop: " + e.getMessage());
+        } catch (RuntimeException e) {
+            notices.accept("infertop: snapshot failed: " + e);
+        }
+    }
+
+    /** Lets writes in progress finish (at the end of tracing), within a minute. */
+    private void finishWrites() {
+        writer.shutdown();
+        try {
+            writer.awaitTermination(60, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** What the directory needs, copied now: the recorder and histograms keep changing after this. */
+    SnapshotContent capture(Snapshot snapshot, String trigger, long nowNs) {
+        FlightRecorder.Window window = flight == null
+                ? FlightRecorder.Window.empty(nowNs, 0)
+                : flight.copyWindow(nowNs);
+        Map<Integer, String> tensorNames = new HashMap<>();
+        for (FlightRecorder.Slice slice : window.slices()) {
+            if ((slice.kind() == FlightRecorder.Kind.OP || slice.kind() == FlightRecorder.Kind.WAIT)
+                    && slice.detail() >= 0 && !tensorNames.containsKey(slice.detail())) {
+                tensorNames.put(slice.detail(), names.name(slice.detail()));
+            }
+        }
+        Map<Integer, String> threadNames = new HashMap<>(knownThreadNames);
+        threadNames.putAll(threadNames(snapshot.target().pid(), window));
+        return new SnapshotContent(snapshot, window, tensorNames, histograms.copy(), List.copyOf(ticks), trigger,
+                System.currentTimeMillis(), version, threadNames);
+    }
+
+    /** Thread names read while the threads live: a snapshot at exit still names them. */
+    private final Map<Integer, String> knownThreadNames = new HashMap<>();
+    private final java.util.Set<Integer> namingTried = new java.util.HashSet<>();
+
+    /** Reads the comm of threads seen for the first time (once each: a few small /proc files per run). */
+    private void nameNewThreads(Snapshot snapshot) {
+        for (dev.infertop.model.ThreadTotals thread : snapshot.totalOperators().threads()) {
+            if (namingTried.add(thread.tid())) {
+                String name = comm(snapshot.target().pid(), thread.tid());
+                if (name != null) {
+                    knownThreadNames.put(thread.tid(), name);
+                }
+            }
+        }
+    }
+
+    private static String comm(int pid, int tid) {
+        try {
+            return java.nio.file.Files.readString(
+                    Path.of("/proc", Integer.toString(pid), "task", Integer.toString(tid), "comm")).strip();
+        } catch (java.io.IOException | RuntimeException gone) {
+            return null;
+        }
+    }
+
+    /** The comm of each thread in the window, read from /proc while the target lives (a few small files). */
+    static Map<Integer, String> threadNames(int pid, FlightRecorder.Window window) {
+        Map<Integer, String> names = new HashMap<>();
+        for (FlightRecorder.Slice slice : window.slices()) {
+            if (slice.kind() == FlightRecorder.Kind.COUNTER || names.containsKey(slice.tid())) {
+                continue;
+            }
+            names.put(slice.tid(), comm(pid, slice.tid()));
+        }
+        names.values().removeIf(java.util.Objects::isNull);
+        return names;
+    }
+
+    static SnapshotContent.TickSample sample(Snapshot s) {
+        Map<String, Long> opWall = new LinkedHashMap<>();
+        for (OpTotals op : s.intervalOperators().ops()) {
+            opWall.put(op.op(), op.wallNs());
+        }
+        return new SnapshotContent.TickSample(s.runNs() / 1e9,
+                s.intervalTokens().tokensPrefill() + s.intervalTokens().tokensDecode(),
+                s.intervalTokens().decodeTokensPerSecond(), opWall);
+    }
+}

@@ -1,0 +1,121 @@
+package dev.infertop.snapshot;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.infertop.model.BackendTotals;
+import dev.infertop.model.LatencyDistribution;
+import dev.infertop.model.LatencySummary;
+import dev.infertop.model.Layer;
+import dev.infertop.model.LayerStatus;
+import dev.infertop.model.OpTotals;
+import dev.infertop.model.OperatorTotals;
+import dev.infertop.model.Snapshot;
+import dev.infertop.model.TargetInfo;
+import dev.infertop.model.ThreadTotals;
+import dev.infertop.model.TokenTotals;
+import org.HdrHistogram.Histogram;
+
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * A saved snapshot as the {@link Snapshot} the live view draws: the run's totals from summary.json (so replay
+ * shows the summary's numbers), each op's latency plot from its latency.hlog histogram. Interval and total
+ * figures are the same (a frozen clock: nothing moves); thread lanes come from trace.json's last seconds;
+ * tensor groups are not in a snapshot.
+ */
+public final class SummarySnapshot {
+    /** The target state a replayed snapshot shows in the header. */
+    public static final String REPLAY_STATE = "replay";
+
+    private SummarySnapshot() {}
+
+    public static Snapshot of(SnapshotDirectory directory) {
+        JsonNode s = directory.summary();
+        JsonNode meta = s.path("snapshot").path("target");
+        List<String> libraries = new ArrayList<>();
+        meta.path("libraries").forEach(l -> libraries.add(l.path("path").asText()));
+        TargetInfo target = new TargetInfo(s.path("pid").asInt(), s.path("command").asText(),
+                s.hasNonNull("model") ? s.path("model").asText() : null, libraries);
+        long spanNs = Math.round(s.path("span_s").asDouble() * 1e9);
+        TokenTotals tokens = new TokenTotals(s.path("decode_calls").asLong(), s.path("prefill_calls").asLong(),
+                s.path("decode_step_calls").asLong(), s.path("failed_calls").asLong(),
+                s.path("tokens_prefill").asLong(), s.path("tokens_decode").asLong(),
+                busyNs(s.path("tokens_prefill").asLong(), s.path("prefill_tokens_per_s").asDouble()),
+                busyNs(s.path("tokens_decode").asLong(), s.path("decode_tokens_per_s").asDouble()),
+                s.path("contexts").asInt());
+        LatencySummary ttft = latency(s.path("ttft_ms"));
+        LatencySummary tpot = latency(s.path("tpot_ms"));
+        List<BackendTotals> backends = new ArrayList<>();
+        for (Iterator<Map.Entry<String, JsonNode>> it = s.path("graph_computes").fields(); it.hasNext(); ) {
+            Map.Entry<String, JsonNode> entry = it.next();
+            backends.add(new BackendTotals(entry.getKey(), entry.getValue().asLong(),
+                    s.path("graph_nodes").path(entry.getKey()).asLong(),
+                    Math.round(s.path("graph_busy_ms").path(entry.getKey()).asDouble() * 1e6)));
+        }
+        BackendTotals cpu = new BackendTotals("CPU", s.path("cpu_graph_computes").asLong(),
+                s.path("cpu_graph_nodes").asLong(), Math.round(s.path("cpu_graph_busy_ms").asDouble() * 1e6));
+        List<OpTotals> ops = new ArrayList<>();
+        for (Iterator<Map.Entry<String, JsonNode>> it = s.path("ops").fields(); it.hasNext(); ) {
+            Map.Entry<String, JsonNode> entry = it.next();
+            JsonNode op = entry.getValue();
+            Histogram histogram = directory.opTotal(entry.getKey());
+            LatencySummary wall = new LatencySummary(op.path("groups").asLong(), op.path("p50_ms").asDouble(),
+                    op.path("p90_ms").asDouble(), op.path("p99_ms").asDouble(), op.path("max_ms").asDouble(),
+                    histogram == null ? 0 : histogram.getMean() / 1e6);
+            ops.add(new OpTotals(entry.getKey(), op.path("groups").asLong(), op.path("nodes").asLong(),
+                    ms(op.path("wall_ms")), ms(op.path("work_ms")), ms(op.path("barrier_wait_ms")), wall,
+                    op.path("last_shape").asText(), LatencyDistribution.ofNanos(histogram)));
+        }
+        List<ThreadTotals> threads = new ArrayList<>();
+        for (Iterator<Map.Entry<String, JsonNode>> it = s.path("threads").fields(); it.hasNext(); ) {
+            Map.Entry<String, JsonNode> entry = it.next();
+            JsonNode thread = entry.getValue();
+            threads.add(new ThreadTotals(Integer.parseInt(entry.getKey()), thread.path("groups").asLong(),
+                    ms(thread.path("work_ms")), ms(thread.path("barrier_wait_ms")), thread.path("cpu").asInt(),
+                    thread.path("migrations").asLong()));
+        }
+        OperatorTotals operators = new OperatorTotals(ops, threads, s.path("op_graphs").asLong(),
+                s.path("op_graphs_unattributed").asLong(), List.of(), directory.lanes());
+        List<LayerStatus> layers = new ArrayList<>();
+        for (Iterator<Map.Entry<String, JsonNode>> it = s.path("layers").fields(); it.hasNext(); ) {
+            Map.Entry<String, JsonNode> entry = it.next();
+            Layer layer;
+            try {
+                layer = Layer.parse(entry.getKey());
+            } catch (IllegalArgumentException unknown) {
+                continue; // a layer this build does not know (a newer infertop's snapshot)
+            }
+            LayerStatus.State state;
+            try {
+                state = LayerStatus.State.valueOf(entry.getValue().path("state").asText().toUpperCase(Locale.ROOT));
+            } catch (IllegalArgumentException unknown) {
+                state = LayerStatus.State.UNAVAILABLE;
+            }
+            List<String> probes = new ArrayList<>();
+            entry.getValue().path("probes").forEach(p -> probes.add(p.asText()));
+            layers.add(new LayerStatus(layer, state, entry.getValue().path("reason").asText(""), probes));
+        }
+        return new Snapshot(s.path("seq").asLong(), true, target, spanNs, spanNs, tokens, tokens, ttft, ttft, tpot,
+                tpot, backends, backends, cpu, cpu, operators, operators, s.path("lost_events").asLong(), layers,
+                REPLAY_STATE, dev.infertop.model.SchedTotals.EMPTY, dev.infertop.model.SchedTotals.EMPTY,
+                dev.infertop.model.CounterTotals.EMPTY, dev.infertop.model.CounterTotals.EMPTY);
+    }
+
+    /** Busy time back from tokens and tokens/s (summary.json keeps the rate): the same rate to its rounding. */
+    private static long busyNs(long tokens, double perSecond) {
+        return perSecond <= 0 ? 0 : Math.round(tokens / perSecond * 1e9);
+    }
+
+    private static long ms(JsonNode node) {
+        return Math.round(node.asDouble() * 1e6);
+    }
+
+    private static LatencySummary latency(JsonNode node) {
+        return new LatencySummary(node.path("count").asLong(), node.path("p50").asDouble(),
+                node.path("p90").asDouble(), node.path("p99").asDouble(), node.path("max").asDouble(),
+                node.path("mean").asDouble());
+    }
+}

@@ -1,0 +1,395 @@
+package dev.infertop.it;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.infertop.export.ChromeTraceValidator;
+import dev.infertop.model.Percentiles;
+import org.HdrHistogram.EncodableHistogram;
+import org.HdrHistogram.Histogram;
+import org.HdrHistogram.HistogramLogReader;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import javax.imageio.ImageIO;
+import java.awt.image.BufferedImage;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+/**
+ * Snapshots of a real traced llama-bench, read back with other tools: the trace against the Chrome Trace Event
+ * format with op slices for every traced thread, the hlog with HdrHistogram's own reader to the summary's
+ * percentiles, report.html rendered by headless Chromium to a PNG whose plots hold data pixels,
+ * {@code infertop report --json} against the summary, SIGUSR1 while tracing, replay in a real terminal (tmux)
+ * showing the summary's numbers, and a truncated file refused with one line naming it.
+ */
+class SnapshotIT {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static Path bench;
+    private static Path tinyModel;
+
+    @TempDir
+    Path temp;
+
+    @BeforeAll
+    static void requirements() {
+        Requirements.requireRoot();
+        Requirements.bpftool();
+        Requirements.jar();
+        bench = Requirements.llamaCpp().sourceBuildTool("llama-bench");
+        tinyModel = Models.preset("tiny");
+    }
+
+    /** llama-bench on the tiny model: pp32 and tg16, 2 repetitions each plus warm-ups, 2 threads. */
+    private List<String> benchCommand(int repetitions) {
+        return List.of(bench.toString(), "-m", tinyModel.toString(), "-p", "32", "-n", "16", "-r",
+                Integer.toString(repetitions), "-t", "2");
+    }
+
+    private Path snapshotOnExit() throws Exception {
+        List<String> args = new ArrayList<>(List.of("--json", "-d", "0.5", "--snapshot-on-exit", "--snapshot-dir",
+                temp.resolve("snap-%p").toString(), "--"));
+        args.addAll(benchCommand(2));
+        try (InfertopProcess infertop = InfertopProcess.start(args.toArray(String[]::new))) {
+            assertEquals(0, infertop.waitFor(240), infertop.stderrText());
+            JsonNode total = infertop.finalObject();
+            String written = infertop.stderr.stream().filter(l -> l.contains("snapshot (exit) written to "))
+                    .findFirst().orElseThrow(() -> new AssertionError("no snapshot notice:\n" + infertop.stderrText()));
+            Path dir = Path.of(written.substring(written.indexOf("written to ") + 11));
+            assertEquals(temp.resolve("snap-" + total.path("pid").asInt()), dir);
+            ObjectNode summary = (ObjectNode) JSON.readTree(dir.resolve("summary.json").toFile());
+            summary.remove("snapshot");
+            assertEquals(total, summary, "summary.json holds the --json output's final object");
+            return dir;
+        } finally {
+            LeakCheck.assertNothingLeft();
+        }
+    }
+
+    @Test
+    void snapshotOfARealRunReadsBackWithOtherTools() throws Exception {
+        Path dir = snapshotOnExit();
+        JsonNode summary = JSON.readTree(dir.resolve("summary.json").toFile());
+        // pp32: a warm-up and 2 repetitions of 32 tokens; tg16: a 1-token warm-up and 2 x 16 (see LlamaBenchIT)
+        assertEquals(3 * 32, summary.path("tokens_prefill").asLong());
+        assertEquals(1 + 2 * 16, summary.path("tokens_decode").asLong());
+        assertTraceHasSlicesForEveryThread(dir, summary, false);
+        assertHlogGivesTheSummarysPercentiles(dir, summary);
+        assertReportRendersWithPlots(dir);
+        assertReportCommandMatchesTheSummary(dir, summary);
+        assertTruncatedFileIsRefused(dir);
+        assertReplayShowsTheSummary(dir, summary);
+    }
+
+    /**
+     * @param targetAlive the snapshot was taken while the target ran: its threads' names (comm) could be read.
+     *                    (A run shorter than one interval has exited before infertop first looks at its threads.)
+     */
+    private static void assertTraceHasSlicesForEveryThread(Path dir, JsonNode summary, boolean targetAlive)
+            throws IOException {
+        JsonNode trace = JSON.readTree(dir.resolve("trace.json").toFile());
+        assertEquals(List.of(), ChromeTraceValidator.problems(trace));
+        Map<Integer, Integer> opSlicesByTid = new HashMap<>();
+        Set<String> categories = new HashSet<>();
+        Set<String> counters = new HashSet<>();
+        int mulMatsWithFlops = 0;
+        Map<Integer, String> threadNames = new HashMap<>();
+        for (JsonNode event : trace.path("traceEvents")) {
+            if (event.path("name").asText().equals("thread_name")) {
+                threadNames.put(event.path("tid").asInt(), event.path("args").path("name").asText());
+            }
+            categories.add(event.path("cat").asText());
+            if (event.path("ph").asText().equals("C")) {
+                counters.add(event.path("name").asText());
+            }
+            if (event.path("cat").asText().equals("op")) {
+                opSlicesByTid.merge(event.path("tid").asInt(), 1, Integer::sum);
+                if (event.path("name").asText().equals("MUL_MAT") && event.path("args").path("flops_est").asLong() > 0) {
+                    mulMatsWithFlops++;
+                }
+            }
+        }
+        assertTrue(categories.containsAll(Set.of("token", "graph", "op", "wait")), categories.toString());
+        assertTrue(counters.contains("tokens/s"), counters.toString());
+        assertTrue(mulMatsWithFlops > 0, "MUL_MAT slices carry estimated FLOPs (K from their src1 node)");
+        List<Integer> threads = new ArrayList<>();
+        summary.path("threads").fieldNames().forEachRemaining(tid -> threads.add(Integer.parseInt(tid)));
+        assertEquals(2, threads.size(), "llama-bench -t 2: " + threads);
+        for (int tid : threads) {
+            assertTrue(opSlicesByTid.getOrDefault(tid, 0) > 100, "op slices of thread " + tid + ": " + opSlicesByTid);
+        }
+        assertEquals(Set.copyOf(threads), opSlicesByTid.keySet(), "op slices only on traced threads");
+        for (int tid : threads) {
+            assertEquals((targetAlive ? "llama-bench " : "thread ") + tid, threadNames.get(tid), "thread names");
+        }
+    }
+
+    private static Map<String, Histogram> readHlog(Path file) throws IOException {
+        Map<String, Histogram> totals = new HashMap<>();
+        try (InputStream in = Files.newInputStream(file)) {
+            HistogramLogReader reader = new HistogramLogReader(in);
+            EncodableHistogram next;
+            while ((next = reader.nextIntervalHistogram()) != null) {
+                Histogram histogram = (Histogram) next;
+                totals.merge(histogram.getTag(), histogram, (a, b) -> {
+                    a.add(b);
+                    return a;
+                });
+            }
+        }
+        return totals;
+    }
+
+    private static double ms(long ns) {
+        return Math.round(ns / 1e6 * 1e4) / 1e4;
+    }
+
+    private static void assertHlogGivesTheSummarysPercentiles(Path dir, JsonNode summary) throws IOException {
+        Map<String, Histogram> totals = readHlog(dir.resolve("latency.hlog"));
+        for (String tag : List.of("ttft", "tpot")) {
+            JsonNode expected = summary.path(tag + "_ms");
+            Histogram histogram = totals.get(tag);
+            assertEquals(expected.path("count").asLong(), histogram.getTotalCount(), tag);
+            long[] ns = Percentiles.valuesAt(histogram, 50, 90, 99);
+            assertEquals(expected.path("p50").asDouble(), ms(ns[0]), tag + " p50");
+            assertEquals(expected.path("p90").asDouble(), ms(ns[1]), tag + " p90");
+            assertEquals(expected.path("p99").asDouble(), ms(ns[2]), tag + " p99");
+            assertEquals(expected.path("max").asDouble(), ms(histogram.getMaxValue()), tag + " max");
+        }
+        int ops = 0;
+        for (Iterator<Map.Entry<String, JsonNode>> it = summary.path("ops").fields(); it.hasNext(); ops++) {
+            Map.Entry<String, JsonNode> op = it.next();
+            Histogram histogram = totals.get("op:" + op.getKey());
+            assertEquals(op.getValue().path("groups").asLong(), histogram.getTotalCount(), op.getKey());
+            long[] ns = Percentiles.valuesAt(histogram, 50, 90, 99);
+            assertEquals(op.getValue().path("p50_ms").asDouble(), ms(ns[0]), op.getKey() + " p50");
+            assertEquals(op.getValue().path("p90_ms").asDouble(), ms(ns[1]), op.getKey() + " p90");
+            assertEquals(op.getValue().path("p99_ms").asDouble(), ms(ns[2]), op.getKey() + " p99");
+            assertEquals(op.getValue().path("max_ms").asDouble(), ms(histogram.getMaxValue()), op.getKey() + " max");
+        }
+        assertTrue(ops >= 5, "op types in the summary: " + ops);
+    }
+
+    /** The plots' series colours (HtmlReportWriter.COLORS): saturated, unlike text, axes and background. */
+    private static final int[][] SERIES_RGB = {{0xd6, 0x27, 0x28}, {0x1f, 0x77, 0xb4}, {0x2c, 0xa0, 0x2c},
+            {0xff, 0x7f, 0x0e}};
+
+    private void assertReportRendersWithPlots(Path dir) throws Exception {
+        Path chromium = Path.of("/usr/bin/chromium");
+        Requirements.require(Files.isExecutable(chromium), "needs chromium (apt-get install -y chromium) to render "
+                + "report.html");
+        Path png = temp.resolve("report.png");
+        Process process = new ProcessBuilder(chromium.toString(), "--headless", "--no-sandbox", "--disable-gpu",
+                "--hide-scrollbars", "--window-size=1200,1100", "--screenshot=" + png,
+                dir.resolve("report.html").toUri().toString())
+                .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        assertTrue(process.waitFor(90, TimeUnit.SECONDS), "chromium rendered within 90 s");
+        BufferedImage image = ImageIO.read(png.toFile());
+        int[] pixelsPerSeries = new int[SERIES_RGB.length];
+        for (int y = 0; y < image.getHeight(); y++) {
+            for (int x = 0; x < image.getWidth(); x++) {
+                int rgb = image.getRGB(x, y);
+                int r = (rgb >> 16) & 0xff, g = (rgb >> 8) & 0xff, b = rgb & 0xff;
+                for (int s = 0; s < SERIES_RGB.length; s++) {
+                    if (Math.abs(r - SERIES_RGB[s][0]) + Math.abs(g - SERIES_RGB[s][1])
+                            + Math.abs(b - SERIES_RGB[s][2]) < 40) {
+                        pixelsPerSeries[s]++;
+                    }
+                }
+            }
+        }
+        // A legend square is 100 pixels per plot. Red is the first line of the 3 line plots (the top op, TTFT),
+        // blue the second line and the thread bars' work, orange the bars' barrier wait: far more than legends.
+        // Green, the third line of the op plots, beyond its two legend squares (the log axes keep it apart).
+        String counts = "pixels per colour (red, blue, green, orange): " + java.util.Arrays.toString(pixelsPerSeries);
+        System.out.println("report.png " + image.getWidth() + "x" + image.getHeight() + " " + counts);
+        assertTrue(pixelsPerSeries[0] > 600, counts);
+        assertTrue(pixelsPerSeries[1] > 5000, counts);
+        assertTrue(pixelsPerSeries[3] > 600, counts);
+        assertTrue(pixelsPerSeries[2] > 300, counts);
+    }
+
+    private static void assertReportCommandMatchesTheSummary(Path dir, JsonNode summary) throws Exception {
+        try (InfertopProcess report = InfertopProcess.start("report", dir.toString(), "--json")) {
+            assertEquals(0, report.waitFor(60), report.stderrText());
+            JsonNode json = report.jsonLines().getFirst();
+            JsonNode tokens = json.path("tokens");
+            assertEquals(summary.path("tokens_decode").asLong(), tokens.path("tokens_decode").asLong());
+            assertEquals(summary.path("tokens_prefill").asLong(), tokens.path("tokens_prefill").asLong());
+            assertEquals(summary.path("decode_tokens_per_s").asDouble(), tokens.path("decode_tokens_per_s").asDouble());
+            for (String field : List.of("count", "p50", "p90", "p99", "max", "mean")) {
+                assertEquals(summary.path("tpot_ms").path(field).asDouble(),
+                        tokens.path("tpot_ms").path(field).asDouble(), "tpot " + field);
+            }
+            for (Iterator<Map.Entry<String, JsonNode>> it = summary.path("ops").fields(); it.hasNext(); ) {
+                Map.Entry<String, JsonNode> op = it.next();
+                for (String field : List.of("groups", "wall_ms", "p50_ms", "p90_ms", "p99_ms", "max_ms")) {
+                    assertEquals(op.getValue().path(field).asDouble(),
+                            json.path("ops").path(op.getKey()).path(field).asDouble(), op.getKey() + " " + field);
+                }
+            }
+        }
+        try (InfertopProcess report = InfertopProcess.start("report", dir.toString())) {
+            assertEquals(0, report.waitFor(60), report.stderrText());
+            String text = String.join("\n", report.stdout);
+            assertTrue(text.contains("Across tokens") && text.contains("Per op type") && text.contains("MUL_MAT"),
+                    text);
+        }
+    }
+
+    private void assertTruncatedFileIsRefused(Path dir) throws Exception {
+        Path copy = Files.createDirectory(temp.resolve("truncated"));
+        try (var files = Files.list(dir)) {
+            for (Path file : files.toList()) {
+                Files.copy(file, copy.resolve(file.getFileName()));
+            }
+        }
+        Path trace = copy.resolve("trace.json");
+        byte[] bytes = Files.readAllBytes(trace);
+        Files.write(trace, java.util.Arrays.copyOf(bytes, bytes.length / 2));
+        try (InfertopProcess report = InfertopProcess.start("report", copy.toString())) {
+            assertEquals(1, report.waitFor(60));
+            assertEquals(1, report.stderr.size(), report.stderrText());
+            assertTrue(report.stderrText().startsWith("infertop: " + trace + ": truncated or not JSON"),
+                    report.stderrText());
+            assertTrue(report.stdout.isEmpty(), "nothing printed for a refused snapshot");
+        }
+    }
+
+    private void assertReplayShowsTheSummary(Path dir, JsonNode summary) throws Exception {
+        Path tmux = Path.of("/usr/bin/tmux");
+        Requirements.require(Files.isExecutable(tmux), "needs tmux to drive replay");
+        Path launcher = Path.of("src/scripts/infertop").toAbsolutePath();
+        String session = "infertop-snap-" + ProcessHandle.current().pid();
+        run(tmux.toString(), "new-session", "-d", "-s", session, "-x", "100", "-y", "30",
+                "-e", "INFERTOP_JAR=" + Requirements.jar().toAbsolutePath(),
+                "sh -c '" + launcher + " replay " + dir + "; echo EXITED-$?; sleep 600'");
+        try {
+            String decode = String.format(Locale.ROOT, "%10.1f tok/s", summary.path("decode_tokens_per_s").asDouble());
+            String screen = "";
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (System.nanoTime() < deadline) {
+                screen = run(tmux.toString(), "capture-pane", "-p", "-t", session);
+                if (screen.contains("replay") && screen.contains("MUL_MAT")) {
+                    break;
+                }
+                Thread.sleep(250);
+            }
+            assertTrue(screen.contains("pid " + summary.path("pid").asInt() + " llama-bench"), screen);
+            assertTrue(screen.contains("decode  " + decode), "decode speed " + decode + ":\n" + screen);
+            String tpot = String.format(Locale.ROOT, "TPOT p50 %.3f", summary.path("tpot_ms").path("p50").asDouble());
+            assertTrue(screen.contains(tpot), tpot + ":\n" + screen);
+            run(tmux.toString(), "send-keys", "-t", session, "q");
+            deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            while (System.nanoTime() < deadline && !screen.contains("EXITED-")) {
+                Thread.sleep(250);
+                screen = run(tmux.toString(), "capture-pane", "-p", "-t", session);
+            }
+            assertTrue(screen.contains("EXITED-0"), screen);
+        } finally {
+            run(tmux.toString(), "kill-session", "-t", session);
+        }
+    }
+
+    @Test
+    void sigusr1WritesASnapshotWhileTracing() throws Exception {
+        List<String> args = new ArrayList<>(List.of("--json", "-d", "0.5", "--snapshot-dir",
+                temp.resolve("usr1-%n").toString(), "--"));
+        // prompt and generation in each repetition (-pg), so decode steps come within the first seconds
+        args.addAll(List.of(bench.toString(), "-m", tinyModel.toString(), "-p", "0", "-n", "0", "-pg", "32,32",
+                "-r", "100000", "-t", "2"));
+        try (InfertopProcess infertop = InfertopProcess.start(args.toArray(String[]::new))) {
+            infertop.awaitStdout("\"tokens_decode\"", 60);
+            Thread.sleep(1500); // a few intervals of tokens
+            LlamaBenchIT.signal(infertop.process.pid(), "USR1");
+            infertop.awaitStderr("snapshot (SIGUSR1) written to", 30);
+            assertTrue(infertop.process.isAlive(), "tracing goes on after a snapshot");
+            LlamaBenchIT.signal(infertop.process.pid(), "INT");
+            infertop.waitFor(30);
+            Path dir = temp.resolve("usr1-1");
+            JsonNode summary = JSON.readTree(dir.resolve("summary.json").toFile());
+            assertEquals("SIGUSR1", summary.path("snapshot").path("trigger").asText());
+            assertTrue(summary.path("tokens_decode").asLong() > 0, summary.toString());
+            assertTraceHasSlicesForEveryThread(dir, summary, true);
+            assertFalse(Files.exists(temp.resolve("usr1-2")), "one signal, one snapshot");
+        } finally {
+            LeakCheck.assertNothingLeft();
+        }
+    }
+
+    /**
+     * The live view's s key: a snapshot at the next interval, said in the status line; with an unwritable
+     * --snapshot-dir the status line says why and tracing goes on.
+     */
+    @Test
+    void keyWritesASnapshotFromTheLiveViewAndAFailureIsAStatusLine() throws Exception {
+        Path tmux = Path.of("/usr/bin/tmux");
+        Requirements.require(Files.isExecutable(tmux), "needs tmux to drive the live view");
+        Path launcher = Path.of("src/scripts/infertop").toAbsolutePath();
+        String bench = String.join(" ", List.of(SnapshotIT.bench.toString(), "-m", tinyModel.toString(), "-p", "0",
+                "-n", "0", "-pg", "32,32", "-r", "100000", "-t", "2"));
+        for (String pattern : List.of(temp.resolve("key-%n").toString(), "/proc/infertop-snap")) {
+            String session = "infertop-snapkey-" + ProcessHandle.current().pid();
+            run(tmux.toString(), "new-session", "-d", "-s", session, "-x", "120", "-y", "30",
+                    "-e", "INFERTOP_JAR=" + Requirements.jar().toAbsolutePath(),
+                    "sh -c '" + launcher + " --snapshot-dir " + pattern + " -- " + bench + "; echo EXITED-$?; sleep 600'");
+            try {
+                String screen = awaitPane(tmux, session, s -> s.contains("MUL_MAT"), 60);
+                run(tmux.toString(), "send-keys", "-t", session, "s");
+                String expected = pattern.startsWith("/proc") ? "cannot write snapshot /proc/infertop-snap"
+                        : "snapshot (key) written to " + temp.resolve("key-1");
+                screen = awaitPane(tmux, session, s -> s.contains(expected), 30);
+                assertTrue(screen.contains("running"), "tracing goes on:\n" + screen);
+                run(tmux.toString(), "send-keys", "-t", session, "q");
+                screen = awaitPane(tmux, session, s -> s.contains("EXITED-"), 30);
+                assertTrue(screen.contains("EXITED-0"), screen);
+            } finally {
+                run(tmux.toString(), "kill-session", "-t", session);
+                LeakCheck.assertNothingLeft();
+            }
+        }
+        JsonNode summary = JSON.readTree(temp.resolve("key-1/summary.json").toFile());
+        assertEquals("key", summary.path("snapshot").path("trigger").asText());
+        assertFalse(Files.exists(Path.of("/proc/infertop-snap")));
+    }
+
+    private static String awaitPane(Path tmux, String session, java.util.function.Predicate<String> condition,
+                                    int timeoutSeconds) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(timeoutSeconds);
+        String screen = "";
+        while (System.nanoTime() < deadline) {
+            screen = run(tmux.toString(), "capture-pane", "-p", "-t", session);
+            if (condition.test(screen)) {
+                return screen;
+            }
+            Thread.sleep(250);
+        }
+        fail("the pane never showed what was awaited within " + timeoutSeconds + " s; last screen:\n" + screen);
+        return screen;
+    }
+
+    private static String run(String... command) throws IOException, InterruptedException {
+        Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+        String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        process.waitFor();
+        return output;
+    }
+}

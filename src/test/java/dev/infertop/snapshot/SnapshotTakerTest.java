@@ -1,0 +1,86 @@
+package dev.infertop.snapshot;
+
+import dev.infertop.agg.TraceAggregator;
+import dev.infertop.event.NameTable;
+import dev.infertop.model.BackendNames;
+import dev.infertop.model.Snapshot;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** When the taker writes: on request (key, SIGUSR1) at the next tick, on its timer, at exit, else never. */
+class SnapshotTakerTest {
+    @TempDir
+    Path temp;
+
+    private final List<String> notices = new CopyOnWriteArrayList<>();
+    private final List<Snapshot> shown = new CopyOnWriteArrayList<>();
+    private final TraceAggregator aggregator = new TraceAggregator(BackendNames.load(), null);
+
+    private SnapshotTaker taker(double everySeconds, boolean onExit) {
+        return new SnapshotTaker(shown::add, aggregator, new NameTable(),
+                new SnapshotOptions(temp.resolve("s%n").toString(), everySeconds, onExit, 1), notices::add,
+                new AtomicInteger(), "test");
+    }
+
+    private Snapshot tick(boolean isFinal) {
+        return aggregator.snapshot(System.nanoTime(), isFinal, SnapshotFixtures.target(), 0,
+                SnapshotFixtures.layers(), isFinal ? "exited" : "running");
+    }
+
+    @Test
+    void aRequestIsWrittenAtTheNextTickByTheWriterThread() throws Exception {
+        SnapshotTaker taker = taker(0, false);
+        aggregator.start(System.nanoTime());
+        taker.show(tick(false));
+        assertEquals(List.of(), notices, "nothing asked, nothing written");
+        taker.request("SIGUSR1");
+        taker.show(tick(false));
+        taker.show(tick(true)); // waits for the write in flight
+        assertEquals(List.of("infertop: snapshot (SIGUSR1) written to " + temp.resolve("s1")), notices);
+        assertTrue(Files.isRegularFile(temp.resolve("s1/summary.json")));
+        assertEquals(3, shown.size(), "every tick still reached the view");
+    }
+
+    @Test
+    void theTimerWritesEveryPeriodAndExitWritesTheLast() throws Exception {
+        SnapshotTaker taker = taker(0.1, true);
+        aggregator.start(System.nanoTime());
+        taker.show(tick(false)); // too early
+        Thread.sleep(150);
+        taker.show(tick(false));
+        taker.show(tick(true));
+        assertEquals(List.of("infertop: snapshot (every 0.1 s) written to " + temp.resolve("s1"),
+                "infertop: snapshot (exit) written to " + temp.resolve("s2")), notices);
+        assertEquals(temp.resolve("s2"), taker.lastWritten());
+    }
+
+    @Test
+    void threadsAreNamedByTheirComm() throws Exception {
+        int pid = (int) ProcessHandle.current().pid();
+        var recorder = new dev.infertop.agg.FlightRecorder(8, 1_000_000_000L);
+        recorder.record(dev.infertop.agg.FlightRecorder.Kind.OP, pid, 0, 10, recorder.label("ADD"), -1, 1);
+        recorder.record(dev.infertop.agg.FlightRecorder.Kind.OP, Integer.MAX_VALUE, 0, 10, 0, -1, 1); // no such thread
+        String comm = Files.readString(Path.of("/proc/self/task/" + pid + "/comm")).strip();
+        assertEquals(java.util.Map.of(pid, comm), SnapshotTaker.threadNames(pid, recorder.copyWindow(20)));
+    }
+
+    @Test
+    void badOptionsAreOneLine() {
+        assertEquals("--snapshot-dir: unknown %x in snapshot path pattern 'a-%x' (use %p pid, %t time, %n number, "
+                + "%% percent)", new SnapshotOptions("a-%x", 0, false, 10).problem());
+        assertEquals("--snapshot-every must be between 0.1 and 86400 seconds, got -1.0",
+                new SnapshotOptions("a", -1, false, 10).problem());
+        assertEquals("--flight-seconds must be between 0 (no timeline) and 3600, got 4000.0",
+                new SnapshotOptions("a", 0, false, 4000).problem());
+        assertEquals(null, SnapshotOptions.DEFAULTS.problem());
+    }
+}
