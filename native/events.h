@@ -18,6 +18,7 @@ enum event_kind {
 	EVENT_ARRIVALS = 5,  /* one worker thread's barrier arrivals over one graph, sent when the graph ends */
 	EVENT_FUSED = 7,     /* a worker thread runs a fused op over several nodes (call site in the node loop) */
 	EVENT_GRAPH_SAME = 8, /* a graph whose node list is the one last read (graph reuse): not read again */
+	EVENT_BACKEND_OPS = 13, /* the ops of a graph computed on a backend other than the CPU (native/backends.bpf.h) */
 };
 
 struct event_header {
@@ -121,6 +122,23 @@ struct op_control {
 	__u32 enabled;        /* read graphs and report node completions */
 	__u32 every;          /* only every Nth graph (1 = all) */
 	__u32 filter_threads; /* only threads listed in the `thread_filter` map report */
+};
+
+/* Slots of backend_ops_event.op_nodes: one per enum ggml_op (95 in v0.5.0); higher ops share the last. */
+#define BACKEND_OP_SLOTS 128
+
+/*
+ * One graph computed on a backend other than the CPU (BLAS, CUDA, ...), read when
+ * ggml_backend_graph_compute_async starts: how many of its nodes have each op. Its duration comes with the
+ * EVENT_GRAPH record the same thread sends when the call returns.
+ */
+struct backend_ops_event {
+	struct event_header header; /* start_ns: when the compute started; end_ns: 0 */
+	__u64 backend;     /* ggml_backend_t */
+	__u8 guid[16];     /* *backend->guid */
+	__s32 n_nodes;     /* cgraph->n_nodes */
+	__u32 counted;     /* nodes whose op was read */
+	__u16 op_nodes[BACKEND_OP_SLOTS];
 };
 
 #endif /* INFERTOP_EVENTS_H */

@@ -146,6 +146,22 @@ public final class OperatorAggregator {
         this.names = names;
     }
 
+    /** Told each attributed group's wall time, then that the graph is done (the operator DAG's times). */
+    public interface GroupSink {
+        /** Group of nodes {@code firstNode..lastNode} (indexes in the graph) of graph {@code graphSeq} took {@code wallNs}. */
+        void onGroup(long graphSeq, int firstNode, int lastNode, long wallNs);
+
+        /** Graph {@code graphSeq}, whose nodes were read as graph {@code nodesReadSeq}, is attributed. */
+        void onGraphAttributed(long graphSeq, long nodesReadSeq);
+    }
+
+    private GroupSink groupSink;
+
+    /** Where attributed group times go besides the op statistics (one sink; null for none). */
+    public void setGroupSink(GroupSink sink) {
+        this.groupSink = sink;
+    }
+
     public void onNode(long seq, long startNs, int index, int nNodes, long tensor, int op, int type, int flag,
                        int opParam0, long ne0, long ne1, long ne2, long ne3, int nameId) {
         if (seq != graphSeq) {
@@ -314,6 +330,7 @@ public final class OperatorAggregator {
             String shape = plan.shapes[k];
             recordGroup(stats, nodes, wallNs, shape);
             recordGroup(tensorGroup, nodes, wallNs, shape);
+            if (groupSink != null) groupSink.onGroup(graphSeq, group[0], group[1], wallNs);
             for (int t = 0; t < threadCount; t++) {
                 ThreadTrack track = threads[t];
                 long begin = k == 0 ? track.startNs : Math.max(previousRelease, track.startNs);
@@ -349,6 +366,7 @@ public final class OperatorAggregator {
         }
         graphsAttributed++;
         intervalGraphsAttributed++;
+        if (groupSink != null) groupSink.onGraphAttributed(graphSeq, nodesReadSeq);
         graphSeq = -1;
     }
 

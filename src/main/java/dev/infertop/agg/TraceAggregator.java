@@ -60,11 +60,13 @@ public final class TraceAggregator implements TraceListener {
                        long src2, int nameId) {
         if (operators != null) operators.onNode(graphSeq, graphStartNs, index, nNodes, tensor, op, type, flags, opParam0, ne0, ne1, ne2,
                 ne3, nameId);
+        if (dag != null) dag.onNode(graphSeq, index, tensor, op, opParam0, ne0, ne1, ne2, ne3, src0, src1, src2, nameId);
     }
 
     @Override
     public void onGraphSame(long graphSeq, long sameAsSeq, long timeNs) {
         if (operators != null) operators.onGraphSame(graphSeq, sameAsSeq, timeNs);
+        if (dag != null) dag.onGraphSame(graphSeq);
     }
 
     @Override
@@ -91,12 +93,36 @@ public final class TraceAggregator implements TraceListener {
         } else if (nTokens > 1) {
             ttftRecorder.recordValue(durationNs);
         }
+        if (dag != null) dag.onDecode(nTokens);
     }
 
     @Override
     public void onGraphCompute(int tid, long startNs, long endNs, long backendAddress, long guidHigh, long guidLow,
                                int nNodes, int status) {
         backendSlot(guidHigh, guidLow).record(Math.max(0, endNs - startNs), nNodes);
+        if (backendOps != null) backendOps.onGraphCompute(tid, guidHigh, guidLow, Math.max(0, endNs - startNs));
+    }
+
+    @Override
+    public void onBackendOps(int tid, long startNs, long backendAddress, long guidHigh, long guidLow, int nNodes,
+                             int counted, java.lang.foreign.MemorySegment data, long opNodesOffset) {
+        if (backendOps != null) backendOps.onBackendOps(tid, guidHigh, guidLow, data, opNodesOffset);
+    }
+
+    private BackendOpsAggregator backendOps;
+    private DagRecorder dag;
+
+    /** Also counts ops of graphs on backends other than the CPU (the backends panel). Before the first event. */
+    public TraceAggregator withBackendOps(BackendOpsAggregator aggregator) {
+        this.backendOps = aggregator;
+        return this;
+    }
+
+    /** Also keeps the last decode graph for the operator DAG (needs the operator aggregator). Before the first event. */
+    public TraceAggregator withDag(DagRecorder recorder) {
+        this.dag = recorder;
+        if (operators != null) operators.setGroupSink(recorder);
+        return this;
     }
 
     @Override
@@ -160,6 +186,10 @@ public final class TraceAggregator implements TraceListener {
                     operators.snapshotTensorGroups(true), lanes);
             operators.resetInterval();
         }
+        if (dag != null) dag.publish();
+        List<dev.infertop.model.BackendOps> intervalBackendOps = backendOps == null ? List.of() : backendOps.snapshot(false);
+        List<dev.infertop.model.BackendOps> totalBackendOps = backendOps == null ? List.of() : backendOps.snapshot(true);
+        if (backendOps != null) backendOps.resetInterval();
         List<BackendTotals> intervalBackends = new ArrayList<>();
         List<BackendTotals> totalBackends = new ArrayList<>();
         for (BackendSlot slot : backends) {
@@ -171,7 +201,7 @@ public final class TraceAggregator implements TraceListener {
                 LatencySummary.ofNanos(intervalTtft), LatencySummary.ofNanos(totalTtft),
                 LatencySummary.ofNanos(intervalTpot), LatencySummary.ofNanos(totalTpot),
                 intervalBackends, totalBackends, cpuGraphs.interval(), cpuGraphs.total(),
-                intervalOperators, totalOperators, lostEvents, layers, targetState);
+                intervalOperators, totalOperators, lostEvents, layers, targetState, intervalBackendOps, totalBackendOps);
         intervalTokens.reset();
         for (BackendSlot slot : backends) {
             slot.resetInterval();

@@ -26,11 +26,15 @@ public record Snapshot(
         OperatorTotals totalOperators,
         long lostEvents,
         List<LayerStatus> layers,
-        String targetState) {
+        String targetState,
+        List<BackendOps> intervalBackendOps,
+        List<BackendOps> totalBackendOps) {
 
     public Snapshot {
         intervalBackends = List.copyOf(intervalBackends);
         totalBackends = List.copyOf(totalBackends);
         layers = List.copyOf(layers);
+        intervalBackendOps = List.copyOf(intervalBackendOps);
+        totalBackendOps = List.copyOf(totalBackendOps);
     }
 }

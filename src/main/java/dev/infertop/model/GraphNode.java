@@ -1,0 +1,25 @@
+package dev.infertop.model;
+
+import java.util.List;
+
+/**
+ * One node of a traced graph, as the operator layer read it: its tensor address, op, name, shape, the
+ * addresses of its first three sources, and the wall time measured for it (0 for nodes the CPU loop skips:
+ * views, reshapes, and nodes not flagged for compute). A fused group's time is shared evenly by its nodes.
+ */
+public record GraphNode(int index, long tensor, String op, String name, List<Long> shape, List<Long> sources,
+                        long timeNs, boolean executed) {
+    public GraphNode {
+        shape = List.copyOf(shape);
+        sources = List.copyOf(sources);
+    }
+
+    /** The shape as ggml prints it: [ne0,ne1,ne2,ne3]. */
+    public String shapeText() {
+        StringBuilder text = new StringBuilder("[");
+        for (int i = 0; i < shape.size(); i++) {
+            text.append(i == 0 ? "" : ",").append(shape.get(i));
+        }
+        return text.append(']').toString();
+    }
+}
