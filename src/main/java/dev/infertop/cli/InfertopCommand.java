@@ -54,6 +54,7 @@ import java.util.concurrent.Callable;
                 "Live view keys (config/keys.conf; yours in ~/.config/infertop/keys.conf):",
                 "  q quit  h help  j/k move  Enter latency  </> sort  / filter  g group",
                 "  Space freeze  +/- refresh  1/2/3 token/graph/operator layer on/off",
+                "  b backends panel  d write the operator DAG (infertop-dag-PID-TIME.dot)",
                 "SIGUSR2 switches the operator layer off and on, live.",
                 "Exit status: 0 ok; with -- COMMAND, the command's own status when it fails;",
                 "1 error; 2 usage error. See infertop(1) for the JSON fields."})
@@ -111,6 +112,11 @@ public final class InfertopCommand implements Callable<Integer> {
             description = "Size of the event ring buffer in KiB, a power of two (default: ${DEFAULT-VALUE}).")
     int ringKib;
 
+    @Option(names = "--dag", paramLabel = "FILE",
+            description = "At exit, write the operator DAG of the last decode graph (critical path in red) to FILE: "
+                    + "Graphviz DOT for .dot, SVG for .svg (needs Graphviz's dot). Needs the operator layer.")
+    Path dagFile;
+
     @Parameters(paramLabel = "COMMAND", arity = "0..*",
             description = "After --: the command to launch and trace (it starts only once the probes are in place).")
     List<String> command = new ArrayList<>();
@@ -136,7 +142,7 @@ public final class InfertopCommand implements Callable<Integer> {
                 : batch || !onTerminal() ? TraceOptions.OutputMode.BATCH : TraceOptions.OutputMode.LIVE;
         return new TraceOptions(pid, command, libraries, mode,
                 delaySeconds, iterations, parsed, btf, ringKib, environment, targetLog, operatorEvery,
-                operatorWhen == null ? null : OperatorRule.parse(operatorWhen), operatorThreads, follow);
+                operatorWhen == null ? null : OperatorRule.parse(operatorWhen), operatorThreads, follow, dagFile);
     }
 
     /** Both stdin and stdout are a terminal: the live view can draw and read keys. */

@@ -24,7 +24,8 @@ public record TraceOptions(
         int operatorEvery,
         OperatorRule operatorRule,
         List<Integer> operatorThreads,
-        String follow) {
+        String follow,
+        Path dagFile) {
 
     /** BATCH and JSON for scripts; LIVE is the full-screen view (stdout a terminal, neither option given). */
     public enum OutputMode { BATCH, JSON, LIVE }
@@ -68,6 +69,9 @@ public record TraceOptions(
         }
         if (operatorEvery < 1) {
             throw new UserError("--op-every must be 1 or more, got " + operatorEvery, 2);
+        }
+        if (dagFile != null) {
+            DagOption.validate(dagFile, layers);
         }
     }
 }

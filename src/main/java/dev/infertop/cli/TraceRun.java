@@ -283,6 +283,8 @@ final class TraceRun {
             int ringBytes = options.ringKib() * 1024;
             Calibration calibration = calibrate(candidates);
             resources.object = InfertopProbes.load(process.pid(), ringBytes, calibration.offsets(), btf);
+            BackendNames backendNames = BackendNames.load();
+            dev.infertop.bpf.BackendOpsFilter.skipCpu(resources.object, backendNames);
             resources.probes = new ProbeSet(resources.object, process.pid());
             if (calibration.layout() == null) {
                 resources.probes.markUnavailable(Layer.OPERATOR, calibration.problem());
@@ -306,8 +308,13 @@ final class TraceRun {
             SessionState session = new SessionState(process, resources.probes, options.extraLibraries());
             NameTable names = new NameTable();
             OpNaming naming = calibration.layout() != null ? new CalibratedOpNaming(calibration.layout()) : null;
-            TraceAggregator aggregator = new TraceAggregator(BackendNames.load(),
+            TraceAggregator aggregator = new TraceAggregator(backendNames,
                     naming == null ? null : new OperatorAggregator(naming, names));
+            aggregator.withBackendOps(new dev.infertop.agg.BackendOpsAggregator(backendNames, naming));
+            if (naming != null) {
+                resources.dag = new dev.infertop.agg.DagRecorder(naming, names);
+                aggregator.withDag(resources.dag);
+            }
             SnapshotView view = switch (options.output()) {
                 case JSON -> new JsonLinesView(out);
                 case BATCH -> new BatchTextView(out);
@@ -326,6 +333,9 @@ final class TraceRun {
                     + String.join(", ", resources.probes.statuses().stream()
                             .map(l -> l.layer().id() + " " + l.state().label()).toList()));
             String state = resources.collector.run(Math.round(intervalSeconds * 1e9), options.iterations());
+            if (options.dagFile() != null) {
+                notice("infertop: " + DagExport.write(resources.dag, options.dagFile()));
+            }
             // Still running (-n reached, q): close() stops it, and that SIGTERM status is not the command's own.
             boolean stoppedByUs = process.isAlive();
             resources.close();
@@ -359,6 +369,15 @@ final class TraceRun {
                     if (session != null) {
                         session.toggles.add(layer);
                     }
+                }
+
+                @Override
+                public String writeDag() {
+                    Resources resources = current;
+                    if (resources == null) {
+                        return "no DAG: no target traced";
+                    }
+                    return DagExport.write(resources.dag, DagExport.defaultFile(resources.process.pid()));
                 }
 
                 @Override
@@ -698,6 +717,7 @@ final class TraceRun {
         RingBufferReader ring;
         PerCpuCounter lost;
         volatile Collector collector;
+        volatile dev.infertop.agg.DagRecorder dag;
         volatile boolean stopRequested;
         private boolean closed;
 

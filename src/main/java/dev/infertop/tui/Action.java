@@ -26,7 +26,9 @@ public enum Action {
     TOGGLE_TOKEN("token layer on/off (attaches/detaches its probes)", Layer.TOKEN),
     TOGGLE_GRAPH("graph layer on/off (attaches/detaches its probes)", Layer.GRAPH),
     TOGGLE_OPERATOR("operator layer on/off (attaches/detaches its probes)", Layer.OPERATOR),
-    CLOSE("close help, details or filter");
+    CLOSE("close help, details or filter"),
+    BACKENDS("backends panel: graphs, busy time and ops per backend (again: close)"),
+    DAG("write the operator DAG of the last decode graph to infertop-dag-PID-TIME.dot");
 
     private final String description;
     private final Layer layer;

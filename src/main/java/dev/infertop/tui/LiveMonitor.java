@@ -42,6 +42,11 @@ public final class LiveMonitor implements Runnable {
 
         /** New time between snapshots. */
         void setIntervalSeconds(double seconds);
+
+        /** Write the operator DAG of the last decode graph; the outcome in one line, for the status line. */
+        default String writeDag() {
+            return "no DAG here";
+        }
     }
 
     private final TerminalSession terminal;
@@ -281,10 +286,13 @@ public final class LiveMonitor implements Runnable {
             case FASTER -> refreshStep(-1);
             case SLOWER -> refreshStep(1);
             case TOGGLE_TOKEN, TOGGLE_GRAPH, TOGGLE_OPERATOR -> toggle(action.layer());
+            case BACKENDS -> ui.backends = !ui.backends;
+            case DAG -> status(controls.writeDag());
             case CLOSE -> {
-                if (ui.help || ui.details) {
+                if (ui.help || ui.details || ui.backends) {
                     ui.help = false;
                     ui.details = false;
+                    ui.backends = false;
                 } else {
                     ui.filter = "";
                 }

@@ -33,6 +33,8 @@ public final class UiState {
     public boolean frozen;
     public boolean help;
     public boolean details;
+    /** The backends panel replaces the operator table. */
+    public boolean backends;
     public double refreshSeconds = 1.0;
     public String status = "";
     /** Set when the collector's final snapshot came: "exited", "stopped", "done". */
