@@ -28,7 +28,7 @@ public enum Action {
     TOGGLE_OPERATOR("operator layer on/off (attaches/detaches its probes)", Layer.OPERATOR),
     CLOSE("close help, details or filter"),
     BACKENDS("backends panel: graphs, busy time and ops per backend (again: close)"),
-    DAG("write the operator DAG of the last decode graph to infertop-dag-PID-TIME.dot");
+    DAG("write the operator DAG of the last decode graph (a .dot file)");
 
     private final String description;
     private final Layer layer;
