@@ -47,11 +47,25 @@ static long count_node_op(__u32 index, void *data)
 		return 0;
 	if (bpf_probe_read_user(&op, sizeof(op), tensor + config.tensor_op_offset) || op < 0)
 		return 0;
-	if (op >= BACKEND_OP_SLOTS)
-		op = BACKEND_OP_SLOTS - 1;
-	walk->event->op_nodes[op & (BACKEND_OP_SLOTS - 1)] += 1;
+	__u32 slot = op < BACKEND_OP_SLOTS ? (__u32)op : BACKEND_OP_SLOTS - 1;
+	/* clang drops a mask it can prove redundant, and the verifier then loses the bound: keep it. */
+	asm volatile("" : "+r"(slot));
+	slot &= BACKEND_OP_SLOTS - 1;
+	walk->event->op_nodes[slot] += 1;
 	walk->event->counted += 1;
 	return 0;
+}
+
+/* No memcmp in BPF (clang leaves it as an external call): compare the 16 bytes as two words. */
+static __always_inline int same_guid(const __u8 *a, const __u8 *b)
+{
+	__u64 a0, a1, b0, b1;
+
+	__builtin_memcpy(&a0, a, 8);
+	__builtin_memcpy(&a1, a + 8, 8);
+	__builtin_memcpy(&b0, b, 8);
+	__builtin_memcpy(&b1, b + 8, 8);
+	return a0 == b0 && a1 == b1;
 }
 
 /* At ggml_backend_graph_compute_async entry: count the nodes of a non-CPU backend's graph per op. */
@@ -66,7 +80,7 @@ static __always_inline void backends_count_ops(__u64 pid_tgid, void *backend, vo
 	if (!ctl || !ctl->enabled || !cgraph || n_nodes <= 0)
 		return;
 	skip = bpf_map_lookup_elem(&backend_ops_skip, &zero);
-	if (skip && __builtin_memcmp(skip->bytes, guid, sizeof(skip->bytes)) == 0)
+	if (skip && same_guid(skip->bytes, guid))
 		return;
 	if (bpf_probe_read_user(&walk.nodes, sizeof(walk.nodes), cgraph + config.cgraph_nodes_offset) || !walk.nodes)
 		return;
