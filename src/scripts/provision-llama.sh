@@ -121,8 +121,11 @@ done
 
 if [ "$blas" = 1 ] && [ ! -f build-blas.stamp ]; then
   # ggml's FindBLAS looks for OpenBLAS's cblas.h and library; Debian ships them in libopenblas-dev.
-  ls /usr/include/*/openblas*/cblas.h /usr/include/openblas/cblas.h /usr/include/cblas.h >/dev/null 2>&1 \
-    || die "OpenBLAS headers are missing: apt-get install -y libopenblas-dev pkg-config, then run again"
+  cblas=""
+  for header in /usr/include/*/openblas*/cblas.h /usr/include/openblas/cblas.h /usr/include/cblas.h; do
+    [ -f "$header" ] && cblas="$header"
+  done
+  [ -n "$cblas" ] || die "OpenBLAS headers are missing: apt-get install -y libopenblas-dev pkg-config, then run again"
   say "building llama.cpp llama-bench with the BLAS backend (OpenBLAS; about 4 minutes on 2 cores)"
   cmake -S src -B build-blas -DCMAKE_BUILD_TYPE=Release -DLLAMA_OPENSSL=OFF -DLLAMA_BUILD_TESTS=OFF \
         -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DGGML_BLAS=ON -DGGML_BLAS_VENDOR=OpenBLAS \
