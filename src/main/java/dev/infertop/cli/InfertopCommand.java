@@ -50,6 +50,7 @@ import java.util.concurrent.Callable;
                 "  infertop demo                               the built-in workload",
                 "  infertop --op-when 'tps<5' -p 4242          operators only while slow",
                 "  infertop overhead -- llama-bench -m m.gguf  what does tracing cost here?",
+                "  infertop --dag d.svg -- llama-bench -m m.gguf  operator DAG of the last token",
                 "",
                 "Live view keys (config/keys.conf; yours in ~/.config/infertop/keys.conf):",
                 "  q quit  h help  j/k move  Enter latency  </> sort  / filter  g group",

@@ -13,7 +13,7 @@ import java.util.concurrent.TimeUnit;
 /**
  * Writes an {@link OperatorDag} as Graphviz DOT, or as SVG through Graphviz's {@code dot -Tsvg}; the format
  * follows the file name's extension. Every node carries machine-readable attributes besides its label
- * ({@code op}, {@code tensor_name}, {@code shape}, {@code time_ns}, {@code critical}), so the DOT file can be
+ * ({@code op}, {@code tensor_name}, {@code ne} (the shape), {@code time_ns}, {@code critical}), so the DOT file can be
  * read back by scripts. Critical-path nodes and edges are red.
  */
 public final class DagDotWriter {
@@ -112,7 +112,7 @@ public final class DagDotWriter {
             String label = node.op() + "\n" + node.name() + "\n" + node.shapeText()
                     + (node.executed() ? String.format(Locale.ROOT, "\n%.3f ms", node.timeNs() / 1e6) : "");
             out.append(String.format(Locale.ROOT,
-                    "  n%d [label=%s, op=%s, tensor_name=%s, shape=%s, index=%d, tensor=\"0x%x\", time_ns=%d, executed=%b, critical=%b%s];\n",
+                    "  n%d [label=%s, op=%s, tensor_name=%s, ne=%s, index=%d, tensor=\"0x%x\", time_ns=%d, executed=%b, critical=%b%s];\n",
                     i, quote(label), quote(node.op()), quote(node.name()), quote(node.shapeText()), node.index(),
                     node.tensor(), node.timeNs(), node.executed(), critical,
                     critical ? ", color=red, penwidth=2, style=filled, fillcolor=\"#ffe4e1\""
