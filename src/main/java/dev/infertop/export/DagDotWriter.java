@@ -110,7 +110,7 @@ public final class DagDotWriter {
             GraphNode node = dag.nodes().get(i);
             boolean critical = dag.onCriticalPath(i);
             String label = node.op() + "\n" + node.name() + "\n" + node.shapeText()
-                    + (node.executed() ? String.format(Locale.ROOT, "\n%.3f ms", node.timeNs() / 1e6) : "");
+                    + (node.executed() ? "\n" + time(node.timeNs()) : "");
             out.append(String.format(Locale.ROOT,
                     "  n%d [label=%s, op=%s, tensor_name=%s, ne=%s, index=%d, tensor=\"0x%x\", time_ns=%d, executed=%b, critical=%b%s];\n",
                     i, quote(label), quote(node.op()), quote(node.name()), quote(node.shapeText()), node.index(),
@@ -129,6 +129,12 @@ public final class DagDotWriter {
         }
         out.append("}\n");
         return out.toString();
+    }
+
+    /** A node's time for its label: µs below a millisecond (a small model's nodes take a few µs). */
+    static String time(long ns) {
+        return ns < 1_000_000 ? String.format(Locale.ROOT, "%.1f µs", ns / 1e3)
+                : String.format(Locale.ROOT, "%.3f ms", ns / 1e6);
     }
 
     /** A DOT string literal: quotes and backslashes escaped, line breaks as \n (a centred line in labels). */

@@ -34,6 +34,9 @@ class DagDotWriterTest {
         assertEquals("rope-2", rope.get("tensor_name"));
         assertEquals("[4,1,1,1]", rope.get("ne"));
         assertEquals("1", rope.get("time_ns"));
+        assertEquals("ROPE\nrope-2\n[4,1,1,1]\n0.0 µs", rope.get("label").replace("\\n", "\n"));
+        assertEquals("1.500 ms", DagDotWriter.time(1_500_000));
+        assertEquals("12.3 µs", DagDotWriter.time(12_345));
         assertEquals("true", rope.get("critical"));
         assertEquals("false", dot.nodes.get("n1").get("critical"));
         assertEquals("false", dot.nodes.get("n3").get("executed"));
