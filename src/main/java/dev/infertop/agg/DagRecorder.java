@@ -59,6 +59,8 @@ public final class DagRecorder implements OperatorAggregator.GroupSink {
         int[] nameIds = new int[2048];
         long[] shapes = new long[2048 * 4];
         long[] sources = new long[2048 * 3];
+        /** Names of sources outside the graph ("" inside it, or unknown), resolved once per node list read. */
+        String[] sourceNames = new String[2048 * 3];
         long[] timeNs = new long[2048];
         boolean[] executed = new boolean[2048];
 
@@ -73,6 +75,7 @@ public final class DagRecorder implements OperatorAggregator.GroupSink {
             nameIds = Arrays.copyOf(nameIds, capacity);
             shapes = Arrays.copyOf(shapes, capacity * 4);
             sources = Arrays.copyOf(sources, capacity * 3);
+            sourceNames = Arrays.copyOf(sourceNames, capacity * 3);
             timeNs = Arrays.copyOf(timeNs, capacity);
             executed = Arrays.copyOf(executed, capacity);
         }
@@ -87,14 +90,42 @@ public final class DagRecorder implements OperatorAggregator.GroupSink {
             System.arraycopy(from.nameIds, 0, nameIds, 0, n);
             System.arraycopy(from.shapes, 0, shapes, 0, n * 4);
             System.arraycopy(from.sources, 0, sources, 0, n * 3);
+            System.arraycopy(from.sourceNames, 0, sourceNames, 0, n * 3);
             System.arraycopy(times, 0, timeNs, 0, n);
             System.arraycopy(ran, 0, executed, 0, n);
         }
     }
 
     public DagRecorder(OpNaming naming, NameTable names) {
+        this(naming, names, null);
+    }
+
+    /**
+     * @param leafNames names a tensor outside the graph by its address (null when unknown), or null for none:
+     *                  asked once per address, when the DAG is published, never on the event path
+     */
+    public DagRecorder(OpNaming naming, NameTable names, java.util.function.LongFunction<String> leafNames) {
         this.naming = naming;
         this.names = names;
+        this.leafNames = leafNames;
+    }
+
+    private final java.util.function.LongFunction<String> leafNames;
+    private final java.util.Map<Long, String> leafNameCache = new java.util.HashMap<>();
+
+    private String leafName(long address) {
+        if (leafNames == null || address == 0) {
+            return "";
+        }
+        String name = leafNameCache.get(address);
+        if (name == null) {
+            String read = leafNames.apply(address);
+            name = read == null ? "" : read;
+            if (leafNameCache.size() < 1 << 16) {
+                leafNameCache.put(address, name);
+            }
+        }
+        return name;
     }
 
     /** A node record (call after the operator aggregator saw it, so the graph before is attributed first). */
@@ -168,10 +199,35 @@ public final class DagRecorder implements OperatorAggregator.GroupSink {
         }
     }
 
+    /** graph_seq of the node list whose sources were last named. */
+    private long namedReadSeq = -1;
+
+    /**
+     * Names the sources outside the graph of the node list held (once per list read, i.e. every few dozen
+     * tokens; each address asked once): while the target still runs, since a DAG may be written after it exits.
+     */
+    private void nameSources() {
+        if (namedReadSeq == readSeq) {
+            return;
+        }
+        namedReadSeq = readSeq;
+        java.util.Set<Long> inGraph = new java.util.HashSet<>();
+        for (int i = 0; i < read.count; i++) {
+            inGraph.add(read.tensors[i]);
+        }
+        for (int i = 0; i < read.count * 3; i++) {
+            long source = read.sources[i];
+            read.sourceNames[i] = inGraph.contains(source) ? "" : leafName(source);
+        }
+    }
+
     @Override
     public void onGraphAttributed(long graphSeq, long nodesReadSeq) {
         if (nodesReadSeq != readSeq || graphSeq != timedSeq || read.count == 0) {
             return; // the nodes held are another graph's
+        }
+        if (leafNames != null) {
+            nameSources();
         }
         if (graphSeq > taggedUpTo) {
             pending.copyFrom(read, timeNs, executed);
@@ -210,14 +266,17 @@ public final class DagRecorder implements OperatorAggregator.GroupSink {
         List<GraphNode> nodes = new ArrayList<>(graph.count);
         for (int i = 0; i < graph.count; i++) {
             List<Long> sources = new ArrayList<>(3);
+            List<String> sourceNames = new ArrayList<>(3);
             for (int s = 0; s < 3; s++) {
                 sources.add(graph.sources[i * 3 + s]);
+                String name = graph.sourceNames[i * 3 + s];
+                sourceNames.add(name == null ? "" : name);
             }
             nodes.add(new GraphNode(i, graph.tensors[i], naming.opName(graph.ops[i], graph.opParams[i]),
                     graph.nameIds[i] < 0 ? "" : names.name(graph.nameIds[i]),
                     List.of(graph.shapes[i * 4], graph.shapes[i * 4 + 1], graph.shapes[i * 4 + 2],
                             graph.shapes[i * 4 + 3]),
-                    sources, graph.timeNs[i], graph.executed[i]));
+                    sources, graph.timeNs[i], graph.executed[i], sourceNames));
         }
         published = List.copyOf(nodes);
     }

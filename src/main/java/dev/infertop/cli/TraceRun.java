@@ -312,7 +312,10 @@ final class TraceRun {
                     naming == null ? null : new OperatorAggregator(naming, names));
             aggregator.withBackendOps(new dev.infertop.agg.BackendOpsAggregator(backendNames, naming));
             if (naming != null) {
-                resources.dag = new dev.infertop.agg.DagRecorder(naming, names);
+                int targetPid = process.pid();
+                int nameOffset = calibration.offsets().tensorName();
+                resources.dag = new dev.infertop.agg.DagRecorder(naming, names, address ->
+                        dev.infertop.target.TargetMemory.cString(targetPid, address + nameOffset, 64));
                 aggregator.withDag(resources.dag);
             }
             SnapshotView view = switch (options.output()) {

@@ -102,9 +102,11 @@ public final class DagDotWriter {
                 dag.nodes().size(), dag.criticalPathNs(), dag.totalNs()));
         out.append("  node [shape=box, fontname=\"monospace\", fontsize=10];\n");
         for (int i = 0; i < dag.leaves().size(); i++) {
+            String name = dag.leafNames().get(i);
+            String address = String.format(Locale.ROOT, "0x%x", dag.leaves().get(i));
             out.append(String.format(Locale.ROOT,
-                    "  l%d [label=%s, leaf=true, tensor=\"0x%x\", shape=ellipse, style=dashed, fontsize=8];\n", i,
-                    quote(String.format(Locale.ROOT, "0x%x", dag.leaves().get(i))), dag.leaves().get(i)));
+                    "  l%d [label=%s, leaf=true, tensor_name=%s, tensor=\"%s\", shape=ellipse, style=dashed, fontsize=8];\n",
+                    i, quote(name.isEmpty() ? address : name + "\n" + address), quote(name), address));
         }
         for (int i = 0; i < dag.nodes().size(); i++) {
             GraphNode node = dag.nodes().get(i);

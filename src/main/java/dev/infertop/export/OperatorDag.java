@@ -28,6 +28,7 @@ import java.util.Optional;
 public final class OperatorDag {
     private final List<GraphNode> nodes;
     private final List<Long> leaves;
+    private final List<String> leafNames;
     private final int[][] nodeSources;
     private final int[][] leafSources;
     private final long[] pathNs;
@@ -42,14 +43,21 @@ public final class OperatorDag {
             positionOf.putIfAbsent(this.nodes.get(i).tensor(), i);
         }
         Map<Long, Integer> leafOf = new LinkedHashMap<>();
+        Map<Long, String> nameOfLeaf = new HashMap<>();
         nodeSources = new int[n][];
         leafSources = new int[n][];
         for (int i = 0; i < n; i++) {
             List<Integer> fromNodes = new ArrayList<>();
             List<Integer> fromLeaves = new ArrayList<>();
-            for (long source : this.nodes.get(i).sources()) {
+            List<Long> sources = this.nodes.get(i).sources();
+            for (int s = 0; s < sources.size(); s++) {
+                long source = sources.get(s);
                 if (source == 0) {
                     continue;
+                }
+                String sourceName = this.nodes.get(i).sourceName(s);
+                if (!sourceName.isEmpty()) {
+                    nameOfLeaf.putIfAbsent(source, sourceName);
                 }
                 Integer position = positionOf.get(source);
                 if (position != null && position != i) {
@@ -57,7 +65,7 @@ public final class OperatorDag {
                         fromNodes.add(position);
                     }
                 } else if (position == null) {
-                    int leaf = leafOf.computeIfAbsent(source, s -> leafOf.size());
+                    int leaf = leafOf.computeIfAbsent(source, address -> leafOf.size());
                     if (!fromLeaves.contains(leaf)) {
                         fromLeaves.add(leaf);
                     }
@@ -67,6 +75,7 @@ public final class OperatorDag {
             leafSources[i] = fromLeaves.stream().mapToInt(Integer::intValue).toArray();
         }
         leaves = List.copyOf(leafOf.keySet());
+        leafNames = leaves.stream().map(leaf -> nameOfLeaf.getOrDefault(leaf, "")).toList();
         pathNs = new long[n];
         int[] previous = new int[n];
         Arrays.fill(pathNs, -1);
@@ -139,6 +148,11 @@ public final class OperatorDag {
     /** Addresses of the sources outside the graph, in order of first use; a leaf's position is its id. */
     public List<Long> leaves() {
         return leaves;
+    }
+
+    /** Names of the leaves, by id, as read from the target ("" when not read). */
+    public List<String> leafNames() {
+        return leafNames;
     }
 
     /** Positions of the nodes node {@code position} reads. */

@@ -119,6 +119,30 @@ class DagRecorderTest {
     }
 
     @Test
+    void sourcesOutsideTheGraphAreNamedOnceEach() {
+        java.util.List<Long> asked = new java.util.ArrayList<>();
+        DagRecorder named = new DagRecorder(naming, names, address -> {
+            asked.add(address);
+            return address == W ? "blk.0.attn_q.weight" : null;
+        });
+        for (int round = 0; round < 2; round++) {
+            long seq = round + 1;
+            named.onNode(seq, 0, 0xa, MUL_MAT, 0, 4, 1, 1, 1, W, X, 0, -1);
+            named.onNode(seq, 1, 0xb, ADD, 0, 4, 1, 1, 1, 0xa, W, 0, -1);
+            named.onGroup(seq, 0, 0, 70 + round);
+            named.onGroup(seq, 1, 1, 30);
+            named.onDecode(1);
+            named.onGraphAttributed(seq, seq);
+            named.publish();
+        }
+        List<GraphNode> nodes = named.lastDecodeGraph();
+        assertEquals(List.of("blk.0.attn_q.weight", "", ""), nodes.get(0).sourceNames());
+        assertEquals(List.of("", "blk.0.attn_q.weight", ""), nodes.get(1).sourceNames(), "0xa is a node, not a leaf");
+        assertEquals(71, nodes.get(0).timeNs());
+        assertEquals(List.of(W, X), asked, "each leaf address is read once");
+    }
+
+    @Test
     void nothingBeforeAnyDecodeStep() {
         graph(1, 0x1000);
         arrivals(1, 0, 100, 130, 200, 210);

@@ -51,6 +51,16 @@ class DagDotWriterTest {
     }
 
     @Test
+    void leavesCarryTheNamesReadForThem() {
+        var mulMat = new dev.infertop.model.GraphNode(0, 0xa0, "MUL_MAT", "Qcur-0", List.of(4L, 1L, 1L, 1L),
+                List.of(0x2000L, 0x1000L, 0L), 5, true, List.of("blk.0.attn_q.weight", "", ""));
+        DotFile dot = DotFile.parse(DagDotWriter.toDot(OperatorDag.of(List.of(mulMat))));
+        assertEquals("blk.0.attn_q.weight", dot.nodes.get("l0").get("tensor_name"));
+        assertEquals("", dot.nodes.get("l1").get("tensor_name"));
+        assertEquals("0x1000", dot.nodes.get("l1").get("label"));
+    }
+
+    @Test
     void namesWithQuotesAreEscaped() {
         var node = new dev.infertop.model.GraphNode(0, 1, "ADD", "odd \"name\\", List.of(1L, 1L, 1L, 1L),
                 List.of(0L, 0L, 0L), 7, true);

@@ -49,7 +49,7 @@ class OperatorDagIT {
         Path file = dir.resolve("decode.dot");
         Path bench = workload.sourceBuildTool("llama-bench");
         try (InfertopProcess infertop = InfertopProcess.start("--json", "-d", "0.5", "--dag", file.toString(), "--",
-                bench.toString(), "-m", tinyModel.toString(), "-p", "16", "-n", "4", "-r", "1", "-t", "2")) {
+                bench.toString(), "-m", tinyModel.toString(), "-p", "16", "-n", "64", "-r", "10", "-t", "2")) {
             assertEquals(0, infertop.waitFor(180), "stderr:\n" + infertop.stderrText());
             assertTrue(infertop.stderrText().contains("DAG written to " + file), infertop.stderrText());
         } finally {
@@ -67,6 +67,9 @@ class OperatorDagIT {
             for (String projection : List.of(q, k, v)) {
                 assertFeeds(dot, norm, projection);
             }
+            // Leaves are named from the target's memory: the weights each matmul reads.
+            assertTrue(leafNames(dot, q).contains("blk." + l + ".attn_q.weight"), leafNames(dot, q).toString());
+            assertTrue(leafNames(dot, v).contains("blk." + l + ".attn_v.weight"), leafNames(dot, v).toString());
             String ropeQ = node(dot, "Qcur-" + l, "ROPE");
             String ropeK = node(dot, "Kcur-" + l, "ROPE");
             assertFeeds(dot, q, ropeQ);
@@ -88,6 +91,7 @@ class OperatorDagIT {
             assertFeeds(dot, ffnInp, sourceWithOp(dot, ffnNorm, "RMS_NORM"));
             String gate = node(dot, "ffn_gate-" + l, "MUL_MAT");
             String up = node(dot, "ffn_up-" + l, "MUL_MAT");
+            assertTrue(leafNames(dot, up).contains("blk." + l + ".ffn_up.weight"), leafNames(dot, up).toString());
             assertFeeds(dot, ffnNorm, gate);
             assertFeeds(dot, ffnNorm, up);
             String down = node(dot, "ffn_out-" + l, "MUL_MAT");
@@ -122,6 +126,12 @@ class OperatorDagIT {
             assertTrue(stderr.contains("--dag") && stderr.contains("name a .dot (Graphviz DOT) or .svg file"), stderr);
             assertEquals(1, stderr.lines().count(), stderr);
         }
+    }
+
+    /** tensor_name of the leaves {@code id} reads directly. */
+    private static List<String> leafNames(DotFile dot, String id) {
+        return dot.sourcesOf(id).stream().filter(source -> source.startsWith("l"))
+                .map(source -> dot.nodes.get(source).get("tensor_name")).toList();
     }
 
     /** The node named {@code name} with op {@code op}. */
