@@ -21,6 +21,7 @@ enum event_kind {
 	EVENT_SCHED_OFF = 10, /* a target thread is back on a CPU after time off it: sched layer (sched.bpf.h) */
 	EVENT_SCHED_CULPRIT = 11, /* who ran on that CPU while the thread was waiting for it: sched layer */
 	EVENT_COUNTERS = 12, /* one worker thread's counter deltas per node group over one graph: counters layer */
+	EVENT_BACKEND_OPS = 13, /* the ops of a graph computed on a backend other than the CPU (native/backends.bpf.h) */
 };
 
 struct event_header {
@@ -190,6 +191,23 @@ struct counters_event {
 struct counter_control {
 	__u32 enabled;  /* read counters at thread start and each barrier arrival */
 	__u32 n_events; /* events per CPU in `counter_events` (index cpu * MAX_COUNTER_EVENTS + e) */
+};
+
+/* Slots of backend_ops_event.op_nodes: one per enum ggml_op (95 in v0.5.0); higher ops share the last. */
+#define BACKEND_OP_SLOTS 128
+
+/*
+ * One graph computed on a backend other than the CPU (BLAS, CUDA, ...), read when
+ * ggml_backend_graph_compute_async starts: how many of its nodes have each op. Its duration comes with the
+ * EVENT_GRAPH record the same thread sends when the call returns.
+ */
+struct backend_ops_event {
+	struct event_header header; /* start_ns: when the compute started; end_ns: 0 */
+	__u64 backend;     /* ggml_backend_t */
+	__u8 guid[16];     /* *backend->guid */
+	__s32 n_nodes;     /* cgraph->n_nodes */
+	__u32 counted;     /* nodes whose op was read */
+	__u16 op_nodes[BACKEND_OP_SLOTS];
 };
 
 #endif /* INFERTOP_EVENTS_H */

@@ -156,6 +156,10 @@ int BPF_KRETPROBE(handle_decode_exit, long ret)
 	return 0;
 }
 
+/* native/backends.bpf.h, included at the end: ops of graphs on backends other than the CPU. */
+static __always_inline void backends_count_ops(__u64 pid_tgid, void *backend, void *cgraph, const __u8 *guid,
+					      __s32 n_nodes);
+
 /*
  * enum ggml_status ggml_backend_graph_compute_async(ggml_backend_t backend, struct ggml_cgraph *cgraph)
  * struct ggml_backend starts with `ggml_guid_t guid`, a pointer to the backend's 16-byte GUID.
@@ -173,6 +177,7 @@ int BPF_KPROBE(handle_graph_enter, void *backend, void *cgraph)
 	if (!bpf_probe_read_user(&guid_ptr, sizeof(guid_ptr), backend) && guid_ptr)
 		bpf_probe_read_user(start.guid, sizeof(start.guid), guid_ptr);
 	start.n_nodes = read_n_nodes(cgraph);
+	backends_count_ops(pid_tgid, backend, cgraph, start.guid, start.n_nodes);
 	start.start_ns = bpf_ktime_get_ns();
 	__u32 tid = (__u32)pid_tgid;
 	bpf_map_update_elem(&graph_start_by_tid, &tid, &start, BPF_ANY);
@@ -673,3 +678,4 @@ int BPF_KPROBE(handle_fused_call, void *params, void *node, void *next)
 
 #include "sched.bpf.h"
 #include "counters.bpf.h"
+#include "backends.bpf.h"

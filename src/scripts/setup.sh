@@ -15,6 +15,7 @@ declare -A packages=(
   [bpftool]=/usr/sbin/bpftool [npm]=/usr/bin/npm [git]=/usr/bin/git [cmake]=/usr/bin/cmake [g++]=/usr/bin/g++
   [tmux]=/usr/bin/tmux [binutils]=/usr/bin/objdump [util-linux]=/usr/bin/setpriv
   [chromium]=/usr/bin/chromium
+  [libopenblas-dev]=/usr/lib/x86_64-linux-gnu/libopenblas.so [pkg-config]=/usr/bin/pkg-config [graphviz]=/usr/bin/dot
 )
 missing=()
 for package in "${!packages[@]}"; do
@@ -43,7 +44,8 @@ fi
 [ -r /sys/kernel/btf/vmlinux ] || say "warning: this kernel has no BTF (/sys/kernel/btf/vmlinux): infertop needs --btf FILE here"
 
 say "provisioning the llama.cpp workload (built once, then cached)"
-bash "$here/provision-llama.sh" >/dev/null
+# --blas: also a llama-bench with the BLAS backend (OpenBLAS), where prefill matmuls run on BLAS (BackendsIT).
+bash "$here/provision-llama.sh" --blas >/dev/null
 
 # Older releases: struct layouts and op tables that differ from the current one (calibration tests), and a
 # llama-bench built from each one's own source (OlderReleaseIT: the whole tool on an older node loop; about

@@ -169,6 +169,22 @@ public final class OperatorAggregator {
         cachedPlan = null; // the next plan names its groups in the recorder
     }
 
+    /** Told each attributed group's wall time, then that the graph is done (the operator DAG's times). */
+    public interface NodeTimeSink {
+        /** Group of nodes {@code firstNode..lastNode} (indexes in the graph) of graph {@code graphSeq} took {@code wallNs}. */
+        void onGroup(long graphSeq, int firstNode, int lastNode, long wallNs);
+
+        /** Graph {@code graphSeq}, whose nodes were read as graph {@code nodesReadSeq}, is attributed. */
+        void onGraphAttributed(long graphSeq, long nodesReadSeq);
+    }
+
+    private NodeTimeSink nodeTimeSink;
+
+    /** Where attributed group times go besides the op statistics (one sink; null for none). */
+    public void setNodeTimeSink(NodeTimeSink sink) {
+        this.nodeTimeSink = sink;
+    }
+
     public void onNode(long seq, long startNs, int index, int nNodes, long tensor, int op, int type, int flag,
                        int opParam0, long ne0, long ne1, long ne2, long ne3, int nameId) {
         onNode(seq, startNs, index, nNodes, tensor, op, type, flag, opParam0, ne0, ne1, ne2, ne3, 0, nameId);
@@ -345,6 +361,7 @@ public final class OperatorAggregator {
             String shape = plan.shapes[k];
             recordGroup(stats, nodes, wallNs, shape);
             recordGroup(tensorGroup, nodes, wallNs, shape);
+            if (nodeTimeSink != null) nodeTimeSink.onGroup(graphSeq, group[0], group[1], wallNs);
             for (int t = 0; t < threadCount; t++) {
                 ThreadTrack track = threads[t];
                 long begin = k == 0 ? track.startNs : Math.max(previousRelease, track.startNs);
@@ -397,6 +414,7 @@ public final class OperatorAggregator {
         }
         graphsAttributed++;
         intervalGraphsAttributed++;
+        if (nodeTimeSink != null) nodeTimeSink.onGraphAttributed(graphSeq, nodesReadSeq);
         graphSeq = -1;
     }
 

@@ -116,11 +116,13 @@ public final class TraceAggregator implements TraceListener {
                        long src2, int nameId) {
         if (operators != null) operators.onNode(graphSeq, graphStartNs, index, nNodes, tensor, op, type, flags, opParam0, ne0, ne1, ne2,
                 ne3, src1, nameId);
+        if (dag != null) dag.onNode(graphSeq, index, tensor, op, opParam0, ne0, ne1, ne2, ne3, src0, src1, src2, nameId);
     }
 
     @Override
     public void onGraphSame(long graphSeq, long sameAsSeq, long timeNs) {
         if (operators != null) operators.onGraphSame(graphSeq, sameAsSeq, timeNs);
+        if (dag != null) dag.onGraphSame(graphSeq);
     }
 
     @Override
@@ -166,6 +168,7 @@ public final class TraceAggregator implements TraceListener {
             flight.record(FlightRecorder.Kind.TOKEN, tid, startNs, endNs, nTokens == 1 ? decodeLabel : prefillLabel,
                     status, nTokens);
         }
+        if (dag != null) dag.onDecode(nTokens);
     }
 
     @Override
@@ -179,6 +182,29 @@ public final class TraceAggregator implements TraceListener {
             }
             flight.record(FlightRecorder.Kind.GRAPH, tid, startNs, endNs, slot.flightLabel, status, nNodes);
         }
+        if (backendOps != null) backendOps.onGraphCompute(tid, guidHigh, guidLow, Math.max(0, endNs - startNs));
+    }
+
+    @Override
+    public void onBackendOps(int tid, long startNs, long backendAddress, long guidHigh, long guidLow, int nNodes,
+                             int counted, java.lang.foreign.MemorySegment data, long opNodesOffset) {
+        if (backendOps != null) backendOps.onBackendOps(tid, guidHigh, guidLow, data, opNodesOffset);
+    }
+
+    private BackendOpsAggregator backendOps;
+    private DagRecorder dag;
+
+    /** Also counts ops of graphs on backends other than the CPU (the backends panel). Before the first event. */
+    public TraceAggregator withBackendOps(BackendOpsAggregator aggregator) {
+        this.backendOps = aggregator;
+        return this;
+    }
+
+    /** Also keeps the last decode graph for the operator DAG (needs the operator aggregator). Before the first event. */
+    public TraceAggregator withDag(DagRecorder recorder) {
+        this.dag = recorder;
+        if (operators != null) operators.setNodeTimeSink(recorder);
+        return this;
     }
 
     @Override
@@ -250,6 +276,10 @@ public final class TraceAggregator implements TraceListener {
                     operators.snapshotTensorGroups(true), lanes);
             operators.resetInterval();
         }
+        if (dag != null) dag.publish();
+        List<dev.infertop.model.BackendOps> intervalBackendOps = backendOps == null ? List.of() : backendOps.snapshot(false);
+        List<dev.infertop.model.BackendOps> totalBackendOps = backendOps == null ? List.of() : backendOps.snapshot(true);
+        if (backendOps != null) backendOps.resetInterval();
         List<BackendTotals> intervalBackends = new ArrayList<>();
         List<BackendTotals> totalBackends = new ArrayList<>();
         for (BackendSlot slot : backends) {
@@ -265,7 +295,8 @@ public final class TraceAggregator implements TraceListener {
                 sched == null ? SchedTotals.EMPTY : sched.snapshot(false),
                 sched == null ? SchedTotals.EMPTY : sched.snapshot(true),
                 counters == null ? CounterTotals.EMPTY : counters.snapshot(false, intervalNs, wallNsByOp(intervalOperators)),
-                counters == null ? CounterTotals.EMPTY : counters.snapshot(true, nowNs - firstTickNs, wallNsByOp(totalOperators)));
+                counters == null ? CounterTotals.EMPTY : counters.snapshot(true, nowNs - firstTickNs, wallNsByOp(totalOperators)),
+                intervalBackendOps, totalBackendOps);
         if (sched != null) {
             sched.resetInterval();
         }

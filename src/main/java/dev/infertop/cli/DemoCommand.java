@@ -86,6 +86,7 @@ final class DemoCommand implements java.util.concurrent.Callable<Integer> {
         trace.operatorEvery = parent.operatorEvery;
         trace.operatorWhen = parent.operatorWhen;
         trace.operatorThreads = parent.operatorThreads;
+        trace.dagFile = parent.dagFile;
         return new TraceRun(trace.toOptions(environment, log), System.out, System.err).run();
     }
 }

@@ -54,12 +54,14 @@ import java.util.concurrent.Callable;
                 "  infertop --op-when 'tps<5' -p 4242          operators only while slow",
                 "  infertop overhead -- llama-bench -m m.gguf  what does tracing cost here?",
                 "  infertop --snapshot-on-exit -- llama-bench -m m.gguf; infertop report infertop-*",
+                "  infertop --dag d.svg -- llama-bench -m m.gguf  operator DAG of the last token",
                 "",
                 "Live view keys (config/keys.conf; yours in ~/.config/infertop/keys.conf):",
                 "  q quit  h help  j/k move  Enter latency  </> sort  / filter  g group",
                 "  Space freeze  +/- refresh  1/2/3 token/graph/operator layer on/off",
                 "  6 counters layer on/off  c counters panel (IPC, L3 refills, verdict)",
                 "  s snapshot",
+                "  b backends panel  d write the operator DAG (infertop-dag-PID-TIME.dot)",
                 "SIGUSR2 switches the operator layer off and on, live.",
                 "Snapshots (s, SIGUSR1, --snapshot-every, --snapshot-on-exit) are directories:",
                 "summary.json, latency.hlog, trace.json (Perfetto), report.html;",
@@ -143,6 +145,11 @@ public final class InfertopCommand implements Callable<Integer> {
             description = "How far back a snapshot's timeline (trace.json) reaches; 0 keeps none (default: ${DEFAULT-VALUE}).")
     double flightSeconds;
 
+    @Option(names = "--dag", paramLabel = "FILE",
+            description = "At exit, write the operator DAG of the last decode graph (critical path in red) to FILE: "
+                    + "Graphviz DOT for .dot, SVG for .svg (needs Graphviz's dot). Needs the operator layer.")
+    Path dagFile;
+
     @Parameters(paramLabel = "COMMAND", arity = "0..*",
             description = "After --: the command to launch and trace (it starts only once the probes are in place).")
     List<String> command = new ArrayList<>();
@@ -170,7 +177,7 @@ public final class InfertopCommand implements Callable<Integer> {
                 delaySeconds, iterations, parsed, btf, ringKib, environment, targetLog, operatorEvery,
                 operatorWhen == null ? null : OperatorRule.parse(operatorWhen), operatorThreads, follow, counters,
                 new dev.infertop.snapshot.SnapshotOptions(snapshotDir, snapshotEverySeconds, snapshotOnExit,
-                        flightSeconds));
+                        flightSeconds), dagFile);
     }
 
     /** Both stdin and stdout are a terminal: the live view can draw and read keys. */

@@ -26,7 +26,8 @@ public record TraceOptions(
         List<Integer> operatorThreads,
         String follow,
         String counters,
-        dev.infertop.snapshot.SnapshotOptions snapshot) {
+        dev.infertop.snapshot.SnapshotOptions snapshot,
+        Path dagFile) {
 
     /** BATCH and JSON for scripts; LIVE is the full-screen view (stdout a terminal, neither option given). */
     public enum OutputMode { BATCH, JSON, LIVE }
@@ -66,7 +67,7 @@ public record TraceOptions(
             throw new UserError("--ring-kib must be a power of two from 16 to 1048576, got " + ringKib, 2);
         }
         if (layers.isEmpty()) {
-            throw new UserError("--layers names no layer: give at least one of token, graph, operator, sched", 2);
+            throw new UserError("--layers names no layer: give at least one of token, graph, operator, sched, counters", 2);
         }
         if (operatorEvery < 1) {
             throw new UserError("--op-every must be 1 or more, got " + operatorEvery, 2);
@@ -74,6 +75,9 @@ public record TraceOptions(
         String snapshotProblem = snapshot.problem();
         if (snapshotProblem != null) {
             throw new UserError(snapshotProblem, 2);
+        }
+        if (dagFile != null) {
+            DagOption.validate(dagFile, layers);
         }
     }
 }

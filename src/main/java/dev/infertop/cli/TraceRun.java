@@ -303,6 +303,8 @@ final class TraceRun {
             int ringBytes = options.ringKib() * 1024;
             Calibration calibration = calibrate(candidates);
             resources.object = InfertopProbes.load(process.pid(), ringBytes, calibration.offsets(), btf);
+            BackendNames backendNames = BackendNames.load();
+            dev.infertop.bpf.BackendOpsFilter.skipCpu(resources.object, backendNames);
             resources.probes = new ProbeSet(resources.object, process.pid());
             dev.infertop.bpf.PerfCounters perfCounters = new dev.infertop.bpf.PerfCounters(resources.object, counterSet);
             resources.probes.addSwitchable(Layer.COUNTERS, perfCounters);
@@ -333,13 +335,21 @@ final class TraceRun {
             OpNaming naming = calibration.layout() != null ? new CalibratedOpNaming(calibration.layout()) : null;
             resources.schedHits = new PerCpuCounter(resources.object.mapFd(InfertopProbes.SCHED_HITS_MAP));
             PerCpuCounter schedHits = resources.schedHits;
-            TraceAggregator aggregator = new TraceAggregator(BackendNames.load(),
+            TraceAggregator aggregator = new TraceAggregator(backendNames,
                     naming == null ? null : new OperatorAggregator(naming, names),
                     new SchedAggregator(process.pid(), names, schedHits::sum));
             dev.infertop.agg.CounterAggregator counterAggregator = new dev.infertop.agg.CounterAggregator();
             aggregator.counters(counterAggregator);
             dev.infertop.model.CounterSet chosen = counterSet;
             perfCounters.listener(opened -> counterAggregator.configure(chosen, opened));
+            aggregator.withBackendOps(new dev.infertop.agg.BackendOpsAggregator(backendNames, naming));
+            if (naming != null) {
+                int targetPid = process.pid();
+                int nameOffset = calibration.offsets().tensorName();
+                resources.dag = new dev.infertop.agg.DagRecorder(naming, names, address ->
+                        dev.infertop.target.TargetMemory.cString(targetPid, address + nameOffset, 64));
+                aggregator.withDag(resources.dag);
+            }
             SnapshotView view = switch (options.output()) {
                 case JSON -> new JsonLinesView(out);
                 case BATCH -> new BatchTextView(out);
@@ -362,6 +372,9 @@ final class TraceRun {
                     + String.join(", ", resources.probes.statuses().stream()
                             .map(l -> l.layer().id() + " " + l.state().label()).toList()));
             String state = resources.collector.run(Math.round(intervalSeconds * 1e9), options.iterations());
+            if (options.dagFile() != null) {
+                notice("infertop: " + DagExport.write(resources.dag, options.dagFile()));
+            }
             // Still running (-n reached, q): close() stops it, and that SIGTERM status is not the command's own.
             boolean stoppedByUs = process.isAlive();
             resources.close();
@@ -400,6 +413,15 @@ final class TraceRun {
                 @Override
                 public void snapshot() {
                     requestSnapshot("key");
+                }
+
+                @Override
+                public String writeDag() {
+                    Resources resources = current;
+                    if (resources == null) {
+                        return "no DAG: no target traced";
+                    }
+                    return DagExport.write(resources.dag, DagExport.defaultFile(resources.process.pid()));
                 }
 
                 @Override
@@ -757,6 +779,7 @@ final class TraceRun {
         PerCpuCounter lost;
         PerCpuCounter schedHits;
         volatile Collector collector;
+        volatile dev.infertop.agg.DagRecorder dag;
         volatile boolean stopRequested;
         private boolean closed;
 

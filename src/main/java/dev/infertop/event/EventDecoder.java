@@ -126,6 +126,17 @@ public final class EventDecoder implements RingBufferReader.RecordHandler {
                 }
                 listener.onCounters(tid, data.get(LONG, offset + COUNTERS_GRAPH_SEQ), count, data, offset);
             }
+            case EVENT_BACKEND_OPS -> {
+                if (lengthBytes < BACKEND_OPS_SIZE) {
+                    malformedRecords++;
+                    return;
+                }
+                listener.onBackendOps(tid, startNs, data.get(LONG, offset + BACKEND_OPS_BACKEND),
+                        data.get(LONG_BIG_ENDIAN, offset + BACKEND_OPS_GUID),
+                        data.get(LONG_BIG_ENDIAN, offset + BACKEND_OPS_GUID + 8),
+                        data.get(INT, offset + BACKEND_OPS_N_NODES), data.get(INT, offset + BACKEND_OPS_COUNTED),
+                        data, offset + BACKEND_OPS_OP_NODES);
+            }
             default -> malformedRecords++;
         }
     }

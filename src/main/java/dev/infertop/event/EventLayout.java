@@ -135,4 +135,13 @@ public final class EventLayout {
     public static final int COUNTER_CONTROL_ENABLED = 0;
     public static final int COUNTER_CONTROL_N_EVENTS = 4;
     public static final int COUNTER_CONTROL_SIZE = 8;
+    // struct backend_ops_event (native/backends.bpf.h)
+    public static final int EVENT_BACKEND_OPS = 13;
+    public static final int BACKEND_OP_SLOTS = 128;
+    public static final int BACKEND_OPS_BACKEND = 24;
+    public static final int BACKEND_OPS_GUID = 32;
+    public static final int BACKEND_OPS_N_NODES = 48;
+    public static final int BACKEND_OPS_COUNTED = 52;
+    public static final int BACKEND_OPS_OP_NODES = 56;
+    public static final int BACKEND_OPS_SIZE = 312;
 }

@@ -61,4 +61,12 @@ public interface TraceListener {
      */
     default void onCounters(int tid, long graphSeq, int count, java.lang.foreign.MemorySegment data, long recordOffset) {
     }
+
+    /**
+     * A graph starts on a backend other than the CPU: {@code counted} of its {@code nNodes} nodes were read,
+     * their op counts are {@code EventLayout.BACKEND_OP_SLOTS} unsigned shorts at {@code data[opNodesOffset]}
+     * (read them during the call only). Its duration comes with this thread's next {@link #onGraphCompute}.
+     */
+    default void onBackendOps(int tid, long startNs, long backendAddress, long guidHigh, long guidLow, int nNodes,
+                              int counted, java.lang.foreign.MemorySegment data, long opNodesOffset) {}
 }

@@ -56,6 +56,16 @@ public final class BackendNames {
         return null;
     }
 
+    /** The GUID (high, low) configured for {@code name}, or null. */
+    public long[] guidOf(String name) {
+        for (int i = 0; i < names.size(); i++) {
+            if (names.get(i).equals(name)) {
+                return guids.get(i).clone();
+            }
+        }
+        return null;
+    }
+
     public String name(long guidHigh, long guidLow) {
         String name = nameOrNull(guidHigh, guidLow);
         if (name != null) {

@@ -30,12 +30,16 @@ public record Snapshot(
         SchedTotals intervalSched,
         SchedTotals totalSched,
         CounterTotals intervalCounters,
-        CounterTotals totalCounters) {
+        CounterTotals totalCounters,
+        List<BackendOps> intervalBackendOps,
+        List<BackendOps> totalBackendOps) {
 
     public Snapshot {
         intervalBackends = List.copyOf(intervalBackends);
         totalBackends = List.copyOf(totalBackends);
         layers = List.copyOf(layers);
+        intervalBackendOps = List.copyOf(intervalBackendOps);
+        totalBackendOps = List.copyOf(totalBackendOps);
     }
 
     // Copies with one part changed: tests and replays build on a snapshot without repeating every component.
@@ -44,27 +48,34 @@ public record Snapshot(
         return new Snapshot(sequence, isFinal, target, intervalNs, runNs, intervalTokens, totalTokens, intervalTtft,
                 totalTtft, intervalTpot, totalTpot, intervalBackends, totalBackends, intervalCpuGraphs, totalCpuGraphs,
                 intervalOperators, totalOperators, lostEvents, newLayers, targetState, intervalSched, totalSched,
-                intervalCounters, totalCounters);
+                intervalCounters, totalCounters, intervalBackendOps, totalBackendOps);
     }
 
     public Snapshot withFinal(boolean newIsFinal) {
         return new Snapshot(sequence, newIsFinal, target, intervalNs, runNs, intervalTokens, totalTokens, intervalTtft,
                 totalTtft, intervalTpot, totalTpot, intervalBackends, totalBackends, intervalCpuGraphs, totalCpuGraphs,
                 intervalOperators, totalOperators, lostEvents, layers, targetState, intervalSched, totalSched,
-                intervalCounters, totalCounters);
+                intervalCounters, totalCounters, intervalBackendOps, totalBackendOps);
     }
 
     public Snapshot withSched(SchedTotals newInterval, SchedTotals newTotal) {
         return new Snapshot(sequence, isFinal, target, intervalNs, runNs, intervalTokens, totalTokens, intervalTtft,
                 totalTtft, intervalTpot, totalTpot, intervalBackends, totalBackends, intervalCpuGraphs, totalCpuGraphs,
                 intervalOperators, totalOperators, lostEvents, layers, targetState, newInterval, newTotal,
-                intervalCounters, totalCounters);
+                intervalCounters, totalCounters, intervalBackendOps, totalBackendOps);
     }
 
     public Snapshot withCounters(CounterTotals newInterval, CounterTotals newTotal) {
         return new Snapshot(sequence, isFinal, target, intervalNs, runNs, intervalTokens, totalTokens, intervalTtft,
                 totalTtft, intervalTpot, totalTpot, intervalBackends, totalBackends, intervalCpuGraphs, totalCpuGraphs,
                 intervalOperators, totalOperators, lostEvents, layers, targetState, intervalSched, totalSched,
-                newInterval, newTotal);
+                newInterval, newTotal, intervalBackendOps, totalBackendOps);
+    }
+
+    public Snapshot withBackendOps(List<BackendOps> newInterval, List<BackendOps> newTotal) {
+        return new Snapshot(sequence, isFinal, target, intervalNs, runNs, intervalTokens, totalTokens, intervalTtft,
+                totalTtft, intervalTpot, totalTpot, intervalBackends, totalBackends, intervalCpuGraphs, totalCpuGraphs,
+                intervalOperators, totalOperators, lostEvents, layers, targetState, intervalSched, totalSched,
+                intervalCounters, totalCounters, newInterval, newTotal);
     }
 }

@@ -31,7 +31,9 @@ public enum Action {
     THREAD_STATES("thread states panel: running/runnable/sleeping per thread, who took the CPU (again: close)"),
     TOGGLE_COUNTERS("counters layer on/off (opens/closes its perf events)", Layer.COUNTERS),
     COUNTERS_PANEL("counters panel: IPC, L3 refills, verdict per op"),
-    SNAPSHOT("write a snapshot directory (summary, hlog, trace, report)");
+    SNAPSHOT("write a snapshot directory (summary, hlog, trace, report)"),
+    BACKENDS("backends panel: graphs, busy time and ops per backend (again: close)"),
+    DAG("write the operator DAG of the last decode graph (a .dot file)");
 
     private final String description;
     private final Layer layer;

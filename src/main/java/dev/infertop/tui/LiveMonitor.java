@@ -46,6 +46,11 @@ public final class LiveMonitor implements Runnable {
         /** Write a snapshot directory (at the next tick). */
         default void snapshot() {
         }
+
+        /** Write the operator DAG of the last decode graph; the outcome in one line, for the status line. */
+        default String writeDag() {
+            return "no DAG here";
+        }
     }
 
     private final TerminalSession terminal;
@@ -292,10 +297,13 @@ public final class LiveMonitor implements Runnable {
                 controls.snapshot();
                 status("snapshot requested: written at the next tick");
             }
+            case BACKENDS -> ui.backends = !ui.backends;
+            case DAG -> status(controls.writeDag());
             case CLOSE -> {
-                if (ui.help || ui.details) {
+                if (ui.help || ui.details || ui.backends) {
                     ui.help = false;
                     ui.details = false;
+                    ui.backends = false;
                 } else {
                     ui.filter = "";
                 }

@@ -106,6 +106,21 @@ public final class JsonLinesView implements SnapshotView {
         }
         SchedJson.put(root.putObject("sched"), s, total ? s.totalSched() : s.intervalSched(), spanNs);
         CountersJson.put(root, s);
+        ObjectNode perBackend = root.putObject("backends");
+        for (dev.infertop.model.BackendBreakdown backend : dev.infertop.model.BackendBreakdown.of(s, total)) {
+            ObjectNode node = perBackend.putObject(backend.backend());
+            node.put("graphs", backend.graphs());
+            node.put("nodes", backend.nodes());
+            node.put("busy_ms", round(backend.busyNs() / 1e6, 3));
+            ObjectNode backendOps = node.putObject("ops");
+            for (dev.infertop.model.BackendOps.Op op : backend.ops()) {
+                ObjectNode opNode = backendOps.putObject(op.op());
+                opNode.put("nodes", op.nodes());
+                if (op.timed()) {
+                    opNode.put("ms", round(op.timeNs() / 1e6, 3));
+                }
+            }
+        }
         root.put("lost_events", s.lostEvents());
         ObjectNode layers = root.putObject("layers");
         for (LayerStatus layer : s.layers()) {

@@ -25,6 +25,7 @@ public final class MonitorScreen {
     private final HelpPanel help;
     private final SchedPanel sched;
     private final CountersPanel counters;
+    private final BackendsPanel backends;
     private final String hints;
 
     /**
@@ -40,6 +41,7 @@ public final class MonitorScreen {
         this.help = new HelpPanel(theme, helpEntries);
         this.sched = new SchedPanel(theme);
         this.counters = new CountersPanel(theme);
+        this.backends = new BackendsPanel(theme);
         this.hints = hints;
     }
 
@@ -70,6 +72,8 @@ public final class MonitorScreen {
                 sched.draw(region(g, tableTop, tableRows), s, ui);
             } else if (ui.countersPanel) {
                 counters.draw(region(g, tableTop, tableRows), s, ui);
+            } else if (ui.backends) {
+                backends.draw(region(g, tableTop, tableRows), s, ui);
             } else if (ui.details) {
                 int plotRows = Math.min(LatencyPanel.ROWS, Math.max(0, tableRows - 3));
                 table.draw(region(g, tableTop, tableRows - plotRows), s, ui);

@@ -35,6 +35,8 @@ public final class UiState {
     public boolean details;
     /** The counters panel replaces the operator table (key c). */
     public boolean countersPanel;
+    /** The backends panel replaces the operator table. */
+    public boolean backends;
     public double refreshSeconds = 1.0;
     public String status = "";
     /** Set when the collector's final snapshot came: "exited", "stopped", "done". */

@@ -39,7 +39,8 @@ class JsonLinesViewTest {
                 OperatorTotals.EMPTY, OPERATORS, 0, List.of(new LayerStatus(Layer.TOKEN, LayerStatus.State.ON, "", List.of()),
                 new LayerStatus(Layer.GRAPH, LayerStatus.State.UNAVAILABLE, "ggml_graph_compute not found", List.of())),
                 isFinal ? "exited" : "running", Fixtures.sched(), Fixtures.sched(),
-                dev.infertop.model.CounterTotals.EMPTY, dev.infertop.model.CounterTotals.EMPTY);
+                dev.infertop.model.CounterTotals.EMPTY, dev.infertop.model.CounterTotals.EMPTY,
+                List.of(), List.of());
     }
 
     @Test

@@ -1,0 +1,213 @@
+package dev.infertop.agg;
+
+import dev.infertop.model.BackendNames;
+import dev.infertop.model.BackendOps;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Ops per backend for the backends other than the CPU (BLAS, CUDA, ...): a graph's per-op node counts arrive
+ * when its compute starts (EVENT_BACKEND_OPS), its duration when the same thread's
+ * ggml_backend_graph_compute_async returns (EVENT_GRAPH). A graph whose computing nodes all have one op
+ * (a BLAS split of matmuls, with views around them) gives that op its time; a mixed graph's time stays with
+ * the backend only. Single writer: the collector thread; no allocation per event once a thread and a backend
+ * were seen.
+ */
+public final class BackendOpsAggregator {
+    /** Slots per graph record (native/events.h BACKEND_OP_SLOTS). */
+    public static final int OP_SLOTS = 128;
+    private static final int MAX_THREADS = 256;
+
+    private final BackendNames backendNames;
+    private final OpNaming naming;
+
+    // Counts of the graph each thread started, until its compute returns.
+    private final int[] pendingTid = new int[MAX_THREADS];
+    private final long[] pendingGuidHigh = new long[MAX_THREADS];
+    private final long[] pendingGuidLow = new long[MAX_THREADS];
+    private final int[][] pendingCounts = new int[MAX_THREADS][];
+    private final boolean[] pendingValid = new boolean[MAX_THREADS];
+    private int pendingThreads;
+
+    private final List<Slot> slots = new ArrayList<>();
+
+    private static final class Slot {
+        final long guidHigh;
+        final long guidLow;
+        final String name;
+        final long[] nodes = new long[OP_SLOTS];
+        final long[] timeNs = new long[OP_SLOTS];
+        final long[] untimedNodes = new long[OP_SLOTS];
+        final long[] totalNodes = new long[OP_SLOTS];
+        final long[] totalTimeNs = new long[OP_SLOTS];
+        final long[] totalUntimedNodes = new long[OP_SLOTS];
+        long graphs;
+        long busyNs;
+        long totalGraphs;
+        long totalBusyNs;
+
+        Slot(long guidHigh, long guidLow, String name) {
+            this.guidHigh = guidHigh;
+            this.guidLow = guidLow;
+            this.name = name;
+        }
+    }
+
+    /**
+     * @param naming op names and which ops compute nothing (views); null names ops by number
+     */
+    public BackendOpsAggregator(BackendNames backendNames, OpNaming naming) {
+        this.backendNames = backendNames;
+        this.naming = naming;
+    }
+
+    /** A graph starts on a non-CPU backend: {@code OP_SLOTS} u16 counts at {@code data[countsOffset]}. */
+    public void onBackendOps(int tid, long guidHigh, long guidLow, MemorySegment data, long countsOffset) {
+        int at = pendingIndex(tid);
+        if (at < 0) {
+            return;
+        }
+        pendingGuidHigh[at] = guidHigh;
+        pendingGuidLow[at] = guidLow;
+        pendingValid[at] = true;
+        int[] counts = pendingCounts[at];
+        for (int op = 0; op < OP_SLOTS; op++) {
+            counts[op] = Short.toUnsignedInt(data.get(ValueLayout.JAVA_SHORT_UNALIGNED, countsOffset + 2L * op));
+        }
+    }
+
+    /** Counts of one graph, as an array (tests, and callers without a record). */
+    public void onBackendOps(int tid, long guidHigh, long guidLow, int[] counts) {
+        int at = pendingIndex(tid);
+        if (at < 0) {
+            return;
+        }
+        pendingGuidHigh[at] = guidHigh;
+        pendingGuidLow[at] = guidLow;
+        pendingValid[at] = true;
+        System.arraycopy(counts, 0, pendingCounts[at], 0, Math.min(counts.length, OP_SLOTS));
+        if (counts.length < OP_SLOTS) {
+            java.util.Arrays.fill(pendingCounts[at], counts.length, OP_SLOTS, 0);
+        }
+    }
+
+    /** The thread's ggml_backend_graph_compute_async returned after {@code durationNs}. */
+    public void onGraphCompute(int tid, long guidHigh, long guidLow, long durationNs) {
+        int at = -1;
+        for (int i = 0; i < pendingThreads; i++) {
+            if (pendingTid[i] == tid) {
+                at = i;
+                break;
+            }
+        }
+        if (at < 0 || !pendingValid[at]) {
+            return; // a CPU graph, or one whose start was not counted
+        }
+        pendingValid[at] = false; // consumed: the next graph's counts replace these
+        int[] counts = pendingCounts[at];
+        if (pendingGuidHigh[at] != guidHigh || pendingGuidLow[at] != guidLow) {
+            return;
+        }
+        Slot slot = slot(guidHigh, guidLow);
+        int computingOp = -1;
+        boolean oneOp = true;
+        for (int op = 0; op < OP_SLOTS; op++) {
+            if (counts[op] == 0 || isView(op)) {
+                continue;
+            }
+            if (computingOp >= 0) {
+                oneOp = false;
+            }
+            computingOp = op;
+        }
+        for (int op = 0; op < OP_SLOTS; op++) {
+            int n = counts[op];
+            if (n == 0) {
+                continue;
+            }
+            slot.nodes[op] += n;
+            slot.totalNodes[op] += n;
+            if (!oneOp && !isView(op)) {
+                slot.untimedNodes[op] += n;
+                slot.totalUntimedNodes[op] += n;
+            }
+        }
+        if (oneOp && computingOp >= 0) {
+            slot.timeNs[computingOp] += durationNs;
+            slot.totalTimeNs[computingOp] += durationNs;
+        }
+        slot.graphs++;
+        slot.totalGraphs++;
+        slot.busyNs += durationNs;
+        slot.totalBusyNs += durationNs;
+    }
+
+    private boolean isView(int op) {
+        return naming != null && naming.isEmpty(op);
+    }
+
+    private int pendingIndex(int tid) {
+        for (int i = 0; i < pendingThreads; i++) {
+            if (pendingTid[i] == tid) {
+                return i;
+            }
+        }
+        if (pendingThreads == MAX_THREADS) {
+            return -1;
+        }
+        pendingTid[pendingThreads] = tid;
+        pendingCounts[pendingThreads] = new int[OP_SLOTS];
+        return pendingThreads++;
+    }
+
+    private Slot slot(long guidHigh, long guidLow) {
+        for (Slot slot : slots) {
+            if (slot.guidHigh == guidHigh && slot.guidLow == guidLow) {
+                return slot;
+            }
+        }
+        Slot slot = new Slot(guidHigh, guidLow, backendNames.name(guidHigh, guidLow));
+        slots.add(slot);
+        return slot;
+    }
+
+    private String opName(int op) {
+        if (op == OP_SLOTS - 1) {
+            return "OP>=" + (OP_SLOTS - 1);
+        }
+        return naming == null ? "op" + op : naming.opName(op, 0);
+    }
+
+    /** Per backend, ops by node count (largest first), for the interval since the last reset or the run. */
+    public List<BackendOps> snapshot(boolean totals) {
+        List<BackendOps> result = new ArrayList<>();
+        for (Slot slot : slots) {
+            long[] nodes = totals ? slot.totalNodes : slot.nodes;
+            long[] time = totals ? slot.totalTimeNs : slot.timeNs;
+            long[] untimed = totals ? slot.totalUntimedNodes : slot.untimedNodes;
+            List<BackendOps.Op> ops = new ArrayList<>();
+            for (int op = 0; op < OP_SLOTS; op++) {
+                if (nodes[op] > 0) {
+                    ops.add(new BackendOps.Op(opName(op), nodes[op], time[op], untimed[op] == 0 && !isView(op)));
+                }
+            }
+            ops.sort((a, b) -> a.timeNs() != b.timeNs() ? Long.compare(b.timeNs(), a.timeNs())
+                    : Long.compare(b.nodes(), a.nodes()));
+            result.add(new BackendOps(slot.name, totals ? slot.totalGraphs : slot.graphs,
+                    totals ? slot.totalBusyNs : slot.busyNs, ops));
+        }
+        return result;
+    }
+
+    public void resetInterval() {
+        for (Slot slot : slots) {
+            java.util.Arrays.fill(slot.nodes, 0);
+            java.util.Arrays.fill(slot.timeNs, 0);
+            java.util.Arrays.fill(slot.untimedNodes, 0);
+            slot.graphs = slot.busyNs = 0;
+        }
+    }
+}

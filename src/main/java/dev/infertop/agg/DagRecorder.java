@@ -1,0 +1,288 @@
+package dev.infertop.agg;
+
+import dev.infertop.event.NameTable;
+import dev.infertop.model.GraphNode;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * Keeps the nodes (with sources) and measured times of the last decode graph, for the operator DAG
+ * ({@code dev.infertop.export.OperatorDag}). A decode graph is a CPU graph computed within a llama_decode
+ * of one token; when a decode runs several CPU graphs (split between backends), the last one is kept.
+ *
+ * <p>Single writer, the collector thread: node records as they come, per-group times from the
+ * {@link OperatorAggregator} when it attributes a graph, decode records to tell decode graphs from prefill.
+ * Records arrive in ring order: a graph's nodes, its arrivals, then the llama_decode that ran it; the graph is
+ * attributed when the next one starts. Copying a graph costs a few array copies per token; the immutable
+ * node list other threads read is built at most once per snapshot, in {@link #publish()}.
+ */
+public final class DagRecorder implements OperatorAggregator.NodeTimeSink {
+    /** Decodes remembered to tag graphs attributed before their llama_decode record arrived. */
+    private static final int DECODES_KEPT = 8;
+
+    private final OpNaming naming;
+    private final NameTable names;
+
+    /** Nodes as read, for graph_seq {@code readSeq}. */
+    private final Buffers read = new Buffers();
+    private long readSeq = -1;
+    /** Times of graph {@code timedSeq}, per node of {@link #read}. */
+    private long timedSeq = -1;
+    private long[] timeNs = new long[2048];
+    private boolean[] executed = new boolean[2048];
+
+    /** An attributed graph whose llama_decode record has not come yet. */
+    private final Buffers pending = new Buffers();
+    private long pendingSeq = -1;
+    /** The last decode graph. */
+    private Buffers decode = new Buffers();
+    private Buffers spare = new Buffers();
+    private long decodeSeq = -1;
+    private long publishedSeq = -1;
+    private volatile List<GraphNode> published = List.of();
+
+    /** Graph numbers seen so far, and the range each recent llama_decode covered. */
+    private long lastGraphSeq;
+    private long taggedUpTo;
+    private final long[] decodeFrom = new long[DECODES_KEPT];
+    private final long[] decodeTo = new long[DECODES_KEPT];
+    private final int[] decodeTokens = new int[DECODES_KEPT];
+    private int decodes;
+
+    private static final class Buffers {
+        int count;
+        long[] tensors = new long[2048];
+        int[] ops = new int[2048];
+        int[] opParams = new int[2048];
+        int[] nameIds = new int[2048];
+        long[] shapes = new long[2048 * 4];
+        long[] sources = new long[2048 * 3];
+        /** Names of sources outside the graph ("" inside it, or unknown), resolved once per node list read. */
+        String[] sourceNames = new String[2048 * 3];
+        long[] timeNs = new long[2048];
+        boolean[] executed = new boolean[2048];
+
+        void ensure(int n) {
+            if (n <= tensors.length) {
+                return;
+            }
+            int capacity = Math.max(n, tensors.length * 2);
+            tensors = Arrays.copyOf(tensors, capacity);
+            ops = Arrays.copyOf(ops, capacity);
+            opParams = Arrays.copyOf(opParams, capacity);
+            nameIds = Arrays.copyOf(nameIds, capacity);
+            shapes = Arrays.copyOf(shapes, capacity * 4);
+            sources = Arrays.copyOf(sources, capacity * 3);
+            sourceNames = Arrays.copyOf(sourceNames, capacity * 3);
+            timeNs = Arrays.copyOf(timeNs, capacity);
+            executed = Arrays.copyOf(executed, capacity);
+        }
+
+        void copyFrom(Buffers from, long[] times, boolean[] ran) {
+            ensure(from.count);
+            int n = from.count;
+            count = n;
+            System.arraycopy(from.tensors, 0, tensors, 0, n);
+            System.arraycopy(from.ops, 0, ops, 0, n);
+            System.arraycopy(from.opParams, 0, opParams, 0, n);
+            System.arraycopy(from.nameIds, 0, nameIds, 0, n);
+            System.arraycopy(from.shapes, 0, shapes, 0, n * 4);
+            System.arraycopy(from.sources, 0, sources, 0, n * 3);
+            System.arraycopy(from.sourceNames, 0, sourceNames, 0, n * 3);
+            System.arraycopy(times, 0, timeNs, 0, n);
+            System.arraycopy(ran, 0, executed, 0, n);
+        }
+    }
+
+    public DagRecorder(OpNaming naming, NameTable names) {
+        this(naming, names, null);
+    }
+
+    /**
+     * @param leafNames names a tensor outside the graph by its address (null when unknown), or null for none:
+     *                  asked once per address, when the DAG is published, never on the event path
+     */
+    public DagRecorder(OpNaming naming, NameTable names, java.util.function.LongFunction<String> leafNames) {
+        this.naming = naming;
+        this.names = names;
+        this.leafNames = leafNames;
+    }
+
+    private final java.util.function.LongFunction<String> leafNames;
+    private final java.util.Map<Long, String> leafNameCache = new java.util.HashMap<>();
+
+    private String leafName(long address) {
+        if (leafNames == null || address == 0) {
+            return "";
+        }
+        String name = leafNameCache.get(address);
+        if (name == null) {
+            String read = leafNames.apply(address);
+            name = read == null ? "" : read;
+            if (leafNameCache.size() < 1 << 16) {
+                leafNameCache.put(address, name);
+            }
+        }
+        return name;
+    }
+
+    /** A node record (call after the operator aggregator saw it, so the graph before is attributed first). */
+    public void onNode(long graphSeq, int index, long tensor, int op, int opParam0, long ne0, long ne1, long ne2,
+                       long ne3, long src0, long src1, long src2, int nameId) {
+        if (graphSeq != readSeq) {
+            readSeq = graphSeq;
+            read.count = 0;
+        }
+        lastGraphSeq = Math.max(lastGraphSeq, graphSeq);
+        if (index < 0 || index >= 1 << 16) {
+            return;
+        }
+        read.ensure(index + 1);
+        read.tensors[index] = tensor;
+        read.ops[index] = op;
+        read.opParams[index] = opParam0;
+        read.nameIds[index] = nameId;
+        read.shapes[index * 4] = ne0;
+        read.shapes[index * 4 + 1] = ne1;
+        read.shapes[index * 4 + 2] = ne2;
+        read.shapes[index * 4 + 3] = ne3;
+        read.sources[index * 3] = src0;
+        read.sources[index * 3 + 1] = src1;
+        read.sources[index * 3 + 2] = src2;
+        read.count = Math.max(read.count, index + 1);
+    }
+
+    /** A graph that reuses the nodes read for an earlier one. */
+    public void onGraphSame(long graphSeq) {
+        lastGraphSeq = Math.max(lastGraphSeq, graphSeq);
+    }
+
+    /** A llama_decode returned: the graphs since the previous one ran for it. */
+    public void onDecode(int nTokens) {
+        if (lastGraphSeq <= taggedUpTo) {
+            return; // no CPU graph traced for it (operator layer off, or all on another backend)
+        }
+        int slot = decodes++ % DECODES_KEPT;
+        decodeFrom[slot] = taggedUpTo + 1;
+        decodeTo[slot] = lastGraphSeq;
+        decodeTokens[slot] = nTokens;
+        taggedUpTo = lastGraphSeq;
+        if (pendingSeq >= decodeFrom[slot] && pendingSeq <= decodeTo[slot]) {
+            if (nTokens == 1) {
+                keep(pending, pendingSeq);
+            }
+            pendingSeq = -1;
+        }
+    }
+
+    @Override
+    public void onGroup(long graphSeq, int firstNode, int lastNode, long wallNs) {
+        if (graphSeq != timedSeq) {
+            timedSeq = graphSeq;
+            int n = Math.max(read.count, lastNode + 1);
+            if (n > timeNs.length) {
+                timeNs = new long[Math.max(n, timeNs.length * 2)];
+                executed = new boolean[timeNs.length];
+            }
+            Arrays.fill(timeNs, 0, n, 0L);
+            Arrays.fill(executed, 0, n, false);
+        }
+        if (firstNode < 0 || lastNode >= timeNs.length || lastNode < firstNode) {
+            return;
+        }
+        int nodes = lastNode - firstNode + 1;
+        for (int i = firstNode; i <= lastNode; i++) {
+            timeNs[i] = wallNs / nodes + (i == firstNode ? wallNs % nodes : 0);
+            executed[i] = true;
+        }
+    }
+
+    /** graph_seq of the node list whose sources were last named. */
+    private long namedReadSeq = -1;
+
+    /**
+     * Names the sources outside the graph of the node list held (once per list read, i.e. every few dozen
+     * tokens; each address asked once): while the target still runs, since a DAG may be written after it exits.
+     */
+    private void nameSources() {
+        if (namedReadSeq == readSeq) {
+            return;
+        }
+        namedReadSeq = readSeq;
+        java.util.Set<Long> inGraph = new java.util.HashSet<>();
+        for (int i = 0; i < read.count; i++) {
+            inGraph.add(read.tensors[i]);
+        }
+        for (int i = 0; i < read.count * 3; i++) {
+            long source = read.sources[i];
+            read.sourceNames[i] = inGraph.contains(source) ? "" : leafName(source);
+        }
+    }
+
+    @Override
+    public void onGraphAttributed(long graphSeq, long nodesReadSeq) {
+        if (nodesReadSeq != readSeq || graphSeq != timedSeq || read.count == 0) {
+            return; // the nodes held are another graph's
+        }
+        if (leafNames != null) {
+            nameSources();
+        }
+        if (graphSeq > taggedUpTo) {
+            pending.copyFrom(read, timeNs, executed);
+            pendingSeq = graphSeq;
+            return;
+        }
+        for (int i = 0; i < Math.min(decodes, DECODES_KEPT); i++) {
+            if (graphSeq >= decodeFrom[i] && graphSeq <= decodeTo[i]) {
+                if (decodeTokens[i] == 1) {
+                    spare.copyFrom(read, timeNs, executed);
+                    keep(spare, graphSeq);
+                }
+                return;
+            }
+        }
+    }
+
+    private void keep(Buffers graph, long graphSeq) {
+        if (graph == pending) {
+            spare.copyFrom(pending, pending.timeNs, pending.executed);
+            graph = spare;
+        }
+        Buffers previous = decode;
+        decode = graph;
+        spare = previous;
+        decodeSeq = graphSeq;
+    }
+
+    /** Builds the node list other threads read, when the last decode graph changed (collector thread). */
+    public void publish() {
+        if (decodeSeq == publishedSeq) {
+            return;
+        }
+        publishedSeq = decodeSeq;
+        Buffers graph = decode;
+        List<GraphNode> nodes = new ArrayList<>(graph.count);
+        for (int i = 0; i < graph.count; i++) {
+            List<Long> sources = new ArrayList<>(3);
+            List<String> sourceNames = new ArrayList<>(3);
+            for (int s = 0; s < 3; s++) {
+                sources.add(graph.sources[i * 3 + s]);
+                String name = graph.sourceNames[i * 3 + s];
+                sourceNames.add(name == null ? "" : name);
+            }
+            nodes.add(new GraphNode(i, graph.tensors[i], naming.opName(graph.ops[i], graph.opParams[i]),
+                    graph.nameIds[i] < 0 ? "" : names.name(graph.nameIds[i]),
+                    List.of(graph.shapes[i * 4], graph.shapes[i * 4 + 1], graph.shapes[i * 4 + 2],
+                            graph.shapes[i * 4 + 3]),
+                    sources, graph.timeNs[i], graph.executed[i], sourceNames));
+        }
+        published = List.copyOf(nodes);
+    }
+
+    /** The last decode graph's nodes as of the last {@link #publish()} (any thread); empty before one. */
+    public List<GraphNode> lastDecodeGraph() {
+        return published;
+    }
+}

@@ -1,0 +1,31 @@
+package dev.infertop.cli;
+
+import dev.infertop.export.DagDotWriter;
+import dev.infertop.model.Layer;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Set;
+
+/** Checks --dag FILE before anything is attached, so a bad name fails at once, not at exit. */
+final class DagOption {
+    private DagOption() {}
+
+    static void validate(Path file, Set<Layer> layers) {
+        String format = DagDotWriter.format(file);
+        if (format.isEmpty()) {
+            throw new UserError("--dag " + file + ": name a .dot (Graphviz DOT) or .svg file", 2);
+        }
+        if (format.equals("svg") && !DagDotWriter.dotInstalled()) {
+            throw new UserError("--dag " + file + ": an SVG needs Graphviz's dot, which is not installed "
+                    + "(apt-get install graphviz); or write a .dot file", 2);
+        }
+        Path parent = file.toAbsolutePath().getParent();
+        if (parent != null && !Files.isDirectory(parent)) {
+            throw new UserError("--dag " + file + ": directory " + parent + " does not exist", 2);
+        }
+        if (!layers.contains(Layer.OPERATOR)) {
+            throw new UserError("--dag needs the operator layer (it reads the graph's nodes): add operator to --layers", 2);
+        }
+    }
+}

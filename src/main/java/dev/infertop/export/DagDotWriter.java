@@ -1,0 +1,156 @@
+package dev.infertop.export;
+
+import dev.infertop.model.GraphNode;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Locale;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Writes an {@link OperatorDag} as Graphviz DOT, or as SVG through Graphviz's {@code dot -Tsvg}; the format
+ * follows the file name's extension. Every node carries machine-readable attributes besides its label
+ * ({@code op}, {@code tensor_name}, {@code ne} (the shape), {@code time_ns}, {@code critical}), so the DOT file can be
+ * read back by scripts. Critical-path nodes and edges are red.
+ */
+public final class DagDotWriter {
+    private static final long DOT_TIMEOUT_S = 60;
+
+    private DagDotWriter() {}
+
+    /**
+     * Writes {@code dag} to {@code file}: {@code .dot}/{@code .gv} as DOT text, {@code .svg} through
+     * {@code dot -Tsvg}.
+     *
+     * @throws IOException with a one-line reason: the file cannot be written, the extension is neither, or
+     *                     Graphviz is not installed for an SVG
+     */
+    public static void write(OperatorDag dag, Path file) throws IOException {
+        String text = toDot(dag);
+        switch (format(file)) {
+            case "dot" -> Files.writeString(file, text, StandardCharsets.UTF_8);
+            case "svg" -> writeSvg(text, file);
+            default -> throw new IOException(file + ": write a .dot or a .svg file");
+        }
+    }
+
+    /** "dot", "svg", or "" for a name with neither extension. */
+    public static String format(Path file) {
+        String name = file.getFileName() == null ? "" : file.getFileName().toString().toLowerCase(Locale.ROOT);
+        if (name.endsWith(".dot") || name.endsWith(".gv")) {
+            return "dot";
+        }
+        return name.endsWith(".svg") ? "svg" : "";
+    }
+
+    /** Whether Graphviz's {@code dot} is on the PATH. */
+    public static boolean dotInstalled() {
+        String path = System.getenv("PATH");
+        if (path == null) {
+            return false;
+        }
+        for (String dir : path.split(":")) {
+            if (!dir.isEmpty() && Files.isExecutable(Path.of(dir, "dot"))) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static void writeSvg(String dotText, Path file) throws IOException {
+        if (!dotInstalled()) {
+            throw new IOException("cannot write " + file + ": Graphviz 'dot' is not installed "
+                    + "(apt-get install graphviz), or write a .dot file instead");
+        }
+        Path error = Files.createTempFile("infertop-dot", ".err");
+        try {
+            Process dot = new ProcessBuilder("dot", "-Tsvg", "-o", file.toString())
+                    .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                    .redirectError(error.toFile())
+                    .start();
+            try (OutputStream in = dot.getOutputStream()) {
+                in.write(dotText.getBytes(StandardCharsets.UTF_8));
+            }
+            if (!dot.waitFor(DOT_TIMEOUT_S, TimeUnit.SECONDS)) {
+                dot.destroyForcibly();
+                throw new IOException("cannot write " + file + ": dot -Tsvg took over " + DOT_TIMEOUT_S + " s");
+            }
+            if (dot.exitValue() != 0) {
+                String message = Files.readString(error).strip().lines().findFirst().orElse("");
+                throw new IOException("cannot write " + file + ": dot -Tsvg failed (status " + dot.exitValue()
+                        + (message.isEmpty() ? ")" : "): " + message));
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("cannot write " + file + ": interrupted while dot ran");
+        } finally {
+            Files.deleteIfExists(error);
+        }
+    }
+
+    /** The DAG as DOT text: nodes {@code n<position>}, leaves {@code l<id>}. */
+    public static String toDot(OperatorDag dag) {
+        StringBuilder out = new StringBuilder();
+        out.append("digraph infertop {\n");
+        out.append(String.format(Locale.ROOT,
+                "  graph [rankdir=TB, labelloc=t, label=%s, nodes=%d, critical_path_ns=%d, total_ns=%d];\n",
+                quote(String.format(Locale.ROOT, "infertop: %d nodes, %.3f ms measured, critical path %.3f ms over %d nodes",
+                        dag.nodes().size(), dag.totalNs() / 1e6, dag.criticalPathNs() / 1e6, dag.criticalPath().size())),
+                dag.nodes().size(), dag.criticalPathNs(), dag.totalNs()));
+        out.append("  node [shape=box, fontname=\"monospace\", fontsize=10];\n");
+        for (int i = 0; i < dag.leaves().size(); i++) {
+            String name = dag.leafNames().get(i);
+            String address = String.format(Locale.ROOT, "0x%x", dag.leaves().get(i));
+            out.append(String.format(Locale.ROOT,
+                    "  l%d [label=%s, leaf=true, tensor_name=%s, tensor=\"%s\", shape=ellipse, style=dashed, fontsize=8];\n",
+                    i, quote(name.isEmpty() ? address : name + "\n" + address), quote(name), address));
+        }
+        for (int i = 0; i < dag.nodes().size(); i++) {
+            GraphNode node = dag.nodes().get(i);
+            boolean critical = dag.onCriticalPath(i);
+            String label = node.op() + "\n" + node.name() + "\n" + node.shapeText()
+                    + (node.executed() ? "\n" + time(node.timeNs()) : "");
+            out.append(String.format(Locale.ROOT,
+                    "  n%d [label=%s, op=%s, tensor_name=%s, ne=%s, index=%d, tensor=\"0x%x\", time_ns=%d, executed=%b, critical=%b%s];\n",
+                    i, quote(label), quote(node.op()), quote(node.name()), quote(node.shapeText()), node.index(),
+                    node.tensor(), node.timeNs(), node.executed(), critical,
+                    critical ? ", color=red, penwidth=2, style=filled, fillcolor=\"#ffe4e1\""
+                            : node.executed() ? "" : ", style=dotted"));
+        }
+        for (int i = 0; i < dag.nodes().size(); i++) {
+            for (int leaf : dag.leafSources(i)) {
+                out.append(String.format(Locale.ROOT, "  l%d -> n%d [style=dashed];\n", leaf, i));
+            }
+            for (int source : dag.nodeSources(i)) {
+                out.append(String.format(Locale.ROOT, "  n%d -> n%d%s;\n", source, i,
+                        dag.criticalEdge(source, i) ? " [color=red, penwidth=2]" : ""));
+            }
+        }
+        out.append("}\n");
+        return out.toString();
+    }
+
+    /** A node's time for its label: µs below a millisecond (a small model's nodes take a few µs). */
+    static String time(long ns) {
+        return ns < 1_000_000 ? String.format(Locale.ROOT, "%.1f µs", ns / 1e3)
+                : String.format(Locale.ROOT, "%.3f ms", ns / 1e6);
+    }
+
+    /** A DOT string literal: quotes and backslashes escaped, line breaks as \n (a centred line in labels). */
+    static String quote(String text) {
+        StringBuilder quoted = new StringBuilder("\"");
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            switch (c) {
+                case '"' -> quoted.append("\\\"");
+                case '\\' -> quoted.append("\\\\");
+                case '\n' -> quoted.append("\\n");
+                default -> quoted.append(c < 0x20 ? ' ' : c);
+            }
+        }
+        return quoted.append('"').toString();
+    }
+}

@@ -1,0 +1,96 @@
+package dev.infertop.agg;
+
+import dev.infertop.model.BackendNames;
+import dev.infertop.model.BackendOps;
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Op counts of non-CPU graphs, paired with their durations by thread, with exact numbers. */
+class BackendOpsAggregatorTest {
+    private static final int NONE = 0, ADD = 1, MUL_MAT = 3, VIEW = 5;
+    private static final List<String> NAMES = List.of("NONE", "ADD", "MUL", "MUL_MAT", "RMS_NORM", "VIEW");
+    // BLAS's GUID from config/backends.conf: 12a8aef4c01e6197 8feb3304a133512d
+    private static final long BLAS_HIGH = 0x12a8aef4c01e6197L, BLAS_LOW = 0x8feb3304a133512dL;
+
+    private final OpNaming naming = new OpNaming() {
+        @Override
+        public String opName(int op, int opParam0) {
+            return NAMES.get(op);
+        }
+
+        @Override
+        public boolean isEmpty(int op) {
+            return op == NONE || op == VIEW;
+        }
+
+        @Override
+        public int computeFlag() {
+            return 0;
+        }
+    };
+
+    private final BackendOpsAggregator aggregator = new BackendOpsAggregator(
+            BackendNames.parse("12a8aef4c01e61978feb3304a133512d BLAS\n"), naming);
+
+    private static int[] counts(int... opAndCount) {
+        int[] counts = new int[BackendOpsAggregator.OP_SLOTS];
+        for (int i = 0; i < opAndCount.length; i += 2) {
+            counts[opAndCount[i]] = opAndCount[i + 1];
+        }
+        return counts;
+    }
+
+    @Test
+    void aGraphOfOneOpGivesThatOpItsTime() {
+        aggregator.onBackendOps(11, BLAS_HIGH, BLAS_LOW, counts(MUL_MAT, 3, VIEW, 2));
+        aggregator.onGraphCompute(11, BLAS_HIGH, BLAS_LOW, 9_000);
+        aggregator.onBackendOps(11, BLAS_HIGH, BLAS_LOW, counts(MUL_MAT, 1));
+        aggregator.onGraphCompute(11, BLAS_HIGH, BLAS_LOW, 1_000);
+
+        BackendOps blas = aggregator.snapshot(false).getFirst();
+        assertEquals("BLAS", blas.backend());
+        assertEquals(2, blas.graphs());
+        assertEquals(10_000, blas.busyNs());
+        BackendOps.Op mulMat = blas.ops().get(0);
+        assertEquals("MUL_MAT", mulMat.op());
+        assertEquals(4, mulMat.nodes());
+        assertEquals(10_000, mulMat.timeNs());
+        assertTrue(mulMat.timed());
+        BackendOps.Op view = blas.ops().get(1);
+        assertEquals("VIEW", view.op());
+        assertEquals(2, view.nodes());
+        assertFalse(view.timed(), "views compute nothing: no time of their own");
+    }
+
+    @Test
+    void aMixedGraphsTimeStaysWithTheBackend() {
+        aggregator.onBackendOps(11, BLAS_HIGH, BLAS_LOW, counts(MUL_MAT, 2, ADD, 1));
+        aggregator.onGraphCompute(11, BLAS_HIGH, BLAS_LOW, 5_000);
+        BackendOps blas = aggregator.snapshot(false).getFirst();
+        assertEquals(5_000, blas.busyNs());
+        for (BackendOps.Op op : blas.ops()) {
+            assertFalse(op.timed(), op.op());
+            assertEquals(0, op.timeNs());
+        }
+    }
+
+    @Test
+    void aComputeWithoutCountsIsNotAttributedAndIntervalsReset() {
+        aggregator.onGraphCompute(12, 0xaa67c74396e6a38aL, 0xe3afea9236bcfc89L, 4_000); // a CPU graph: no counts
+        assertEquals(List.of(), aggregator.snapshot(false));
+        aggregator.onBackendOps(11, BLAS_HIGH, BLAS_LOW, counts(MUL_MAT, 1));
+        aggregator.onGraphCompute(12, BLAS_HIGH, BLAS_LOW, 100); // another thread: not this graph
+        aggregator.onGraphCompute(11, BLAS_HIGH, BLAS_LOW, 300);
+        aggregator.onGraphCompute(11, BLAS_HIGH, BLAS_LOW, 700); // counts already used
+        assertEquals(300, aggregator.snapshot(false).getFirst().busyNs());
+        aggregator.resetInterval();
+        assertEquals(0, aggregator.snapshot(false).getFirst().graphs());
+        assertEquals(1, aggregator.snapshot(true).getFirst().graphs());
+        assertEquals(300, aggregator.snapshot(true).getFirst().ops().getFirst().timeNs());
+    }
+}

@@ -1,0 +1,45 @@
+package dev.infertop.cli;
+
+import dev.infertop.model.Layer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.util.EnumSet;
+import java.util.Set;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** --dag FILE is checked before anything is attached: one line saying what is wrong, exit status 2. */
+class DagOptionTest {
+    @TempDir
+    Path dir;
+
+    private final Set<Layer> all = EnumSet.allOf(Layer.class);
+
+    private static void assertRefused(Runnable check, String words) {
+        UserError e = assertThrows(UserError.class, check::run);
+        assertEquals(2, e.exitCode());
+        assertTrue(e.getMessage().contains(words), e.getMessage());
+        assertEquals(1, e.getMessage().lines().count());
+    }
+
+    @Test
+    void dotAndSvgNamesInAnExistingDirectoryPass() {
+        DagOption.validate(dir.resolve("decode.dot"), all);
+        DagOption.validate(dir.resolve("decode.gv"), all);
+        if (dev.infertop.export.DagDotWriter.dotInstalled()) {
+            DagOption.validate(dir.resolve("decode.svg"), all);
+        }
+    }
+
+    @Test
+    void otherExtensionsMissingDirectoriesAndNoOperatorLayerAreRefused() {
+        assertRefused(() -> DagOption.validate(dir.resolve("decode.png"), all), "name a .dot (Graphviz DOT) or .svg file");
+        assertRefused(() -> DagOption.validate(dir.resolve("missing/decode.dot"), all), "does not exist");
+        assertRefused(() -> DagOption.validate(dir.resolve("decode.dot"), EnumSet.of(Layer.TOKEN, Layer.GRAPH)),
+                "needs the operator layer");
+    }
+}
