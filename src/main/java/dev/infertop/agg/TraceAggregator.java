@@ -200,6 +200,11 @@ public final class TraceAggregator implements TraceListener {
         return this;
     }
 
+    /** The last decode graph's recorder for the operator DAG, or null when none is kept. Collector thread only. */
+    public DagRecorder dagRecorder() {
+        return dag;
+    }
+
     /** Also keeps the last decode graph for the operator DAG (needs the operator aggregator). Before the first event. */
     public TraceAggregator withDag(DagRecorder recorder) {
         this.dag = recorder;

@@ -15,6 +15,7 @@ import java.util.Map;
  * @param tensorNames names of the tensor ids the window's op slices carry
  * @param trigger     what asked for it: "key", "SIGUSR1", "every 5 s", "exit"
  * @param threadNames the traced threads' names (comm) when they could be read, by tid
+ * @param dag         the operator DAG of the last traced decode graph, or null when there is none
  */
 public record SnapshotContent(
         Snapshot last,
@@ -25,7 +26,8 @@ public record SnapshotContent(
         String trigger,
         long createdEpochMs,
         String infertopVersion,
-        Map<Integer, String> threadNames) {
+        Map<Integer, String> threadNames,
+        OperatorDag dag) {
 
     public SnapshotContent {
         tensorNames = Map.copyOf(tensorNames);

@@ -28,6 +28,8 @@ public final class SnapshotDirectoryWriter {
     public static final String HLOG = "latency.hlog";
     public static final String TRACE = "trace.json";
     public static final String REPORT = "report.html";
+    public static final String DAG_DOT = "operator-dag.dot";
+    public static final String DAG_SVG = "operator-dag.svg";
     static final List<String> FILES = List.of(SUMMARY, HLOG, TRACE, REPORT);
     private static final DateTimeFormatter TIME = DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss");
 
@@ -93,10 +95,17 @@ public final class SnapshotDirectoryWriter {
                     content.last().target().command(), content.threadNames());
         }
         Files.writeString(directory.resolve(REPORT), HtmlReportWriter.html(content), StandardCharsets.UTF_8);
-        // TODO(dag merge): write the last token's operator DAG here with dev.infertop.export.OperatorDag and
-        // DagDotWriter (operator-dag.dot, and operator-dag.svg when `dot` is on the PATH), and add both names
-        // to the files list below.
         List<String> files = new ArrayList<>(FILES);
+        // The operator DAG of the last decode graph, when the operator layer traced one: DOT always, SVG
+        // when Graphviz is installed (a snapshot taken on a board without it still has the DOT).
+        if (content.dag() != null) {
+            DagDotWriter.write(content.dag(), directory.resolve(DAG_DOT));
+            files.add(DAG_DOT);
+            if (DagDotWriter.dotInstalled()) {
+                DagDotWriter.write(content.dag(), directory.resolve(DAG_SVG));
+                files.add(DAG_SVG);
+            }
+        }
         // summary.json last: a directory with a complete summary has every other file.
         byte[] summary = new ObjectMapper().writerWithDefaultPrettyPrinter()
                 .writeValueAsBytes(SummaryWriter.json(content, files));

@@ -55,6 +55,9 @@ public final class SnapshotTaker implements SnapshotView {
     /**
      * @param numbers snapshot numbers (%n), shared across the sessions of one infertop run
      */
+    /** For the operator DAG of the last decode graph, read on the collector thread at capture. */
+    private final TraceAggregator aggregator;
+
     public SnapshotTaker(SnapshotView delegate, TraceAggregator aggregator, NameTable names, SnapshotOptions options,
                          Consumer<String> notices, AtomicInteger numbers, String version) {
         this.delegate = delegate;
@@ -63,6 +66,7 @@ public final class SnapshotTaker implements SnapshotView {
         this.notices = notices;
         this.numbers = numbers;
         this.version = version;
+        this.aggregator = aggregator;
         this.flight = options.flightSeconds() > 0
                 ? new FlightRecorder(FlightRecorder.DEFAULT_CAPACITY, Math.round(options.flightSeconds() * 1e9))
                 : null;
@@ -152,8 +156,11 @@ public final class SnapshotTaker implements SnapshotView {
         }
         Map<Integer, String> threadNames = new HashMap<>(knownThreadNames);
         threadNames.putAll(threadNames(snapshot.target().pid(), window));
+        dev.infertop.agg.DagRecorder dagRecorder = aggregator.dagRecorder();
+        dev.infertop.export.OperatorDag dag = dagRecorder == null ? null
+                : dev.infertop.export.OperatorDag.fromLastGraph(dagRecorder).orElse(null);
         return new SnapshotContent(snapshot, window, tensorNames, histograms.copy(), List.copyOf(ticks), trigger,
-                System.currentTimeMillis(), version, threadNames);
+                System.currentTimeMillis(), version, threadNames, dag);
     }
 
     /** Thread names read while the threads live: a snapshot at exit still names them. */

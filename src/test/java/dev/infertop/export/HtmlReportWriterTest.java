@@ -56,7 +56,7 @@ class HtmlReportWriterTest {
         var empty = new SnapshotContent(dev.infertop.view.Fixtures.snapshot(
                 dev.infertop.model.LayerStatus.State.OFF),
                 dev.infertop.agg.FlightRecorder.Window.empty(0, 1), content.tensorNames(),
-                java.util.Map.of(), List.of(), "test", 0, "v", java.util.Map.of());
+                java.util.Map.of(), List.of(), "test", 0, "v", java.util.Map.of(), null);
         assertNull(HtmlReportWriter.opTimePerToken(empty));
         assertNull(HtmlReportWriter.threadBalance(empty));
         assertNull(HtmlReportWriter.tokenPercentiles(empty));

@@ -97,6 +97,18 @@ class SnapshotIT {
         assertReportCommandMatchesTheSummary(dir, summary);
         assertTruncatedFileIsRefused(dir);
         assertReplayShowsTheSummary(dir, summary);
+        assertDagOfTheLastDecodeGraph(dir, summary);
+    }
+
+    /** The operator layer traced decode graphs: the snapshot has the last one's DAG, listed in the summary. */
+    private static void assertDagOfTheLastDecodeGraph(Path dir, JsonNode summary) throws IOException {
+        Path dot = dir.resolve("operator-dag.dot");
+        assertTrue(Files.isRegularFile(dot), "operator-dag.dot in " + dir);
+        String text = Files.readString(dot);
+        assertTrue(text.startsWith("digraph"), text.substring(0, Math.min(80, text.length())));
+        assertTrue(text.contains("MUL_MAT"), "the decode graph's matmuls are nodes");
+        assertTrue(summary.path("snapshot").path("files").toString().contains("operator-dag.dot"),
+                summary.path("snapshot").path("files").toString());
     }
 
     /**

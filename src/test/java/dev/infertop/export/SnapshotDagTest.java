@@ -1,0 +1,45 @@
+package dev.infertop.export;
+
+import dev.infertop.snapshot.SnapshotFixtures;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** A snapshot directory carries the last decode graph's operator DAG when one was traced, and lists it. */
+class SnapshotDagTest {
+    @TempDir
+    Path temp;
+
+    private static SnapshotContent withDag(OperatorDag dag) {
+        SnapshotContent c = SnapshotFixtures.content();
+        return new SnapshotContent(c.last(), c.window(), c.tensorNames(), c.histograms(), c.ticks(), c.trigger(),
+                c.createdEpochMs(), c.infertopVersion(), c.threadNames(), dag);
+    }
+
+    @Test
+    void theDagIsWrittenAsDotWithItsCriticalPathAndListedInTheSummary() throws Exception {
+        OperatorDag dag = OperatorDag.of(OperatorDagTest.graph());
+        Path dir = SnapshotDirectoryWriter.write(temp.resolve("snap"), withDag(dag));
+        Path dot = dir.resolve(SnapshotDirectoryWriter.DAG_DOT);
+        assertTrue(Files.isRegularFile(dot));
+        assertEquals(DagDotWriter.toDot(dag), Files.readString(dot), "the same text --dag writes");
+        String summary = Files.readString(dir.resolve(SnapshotDirectoryWriter.SUMMARY));
+        assertTrue(summary.contains("\"" + SnapshotDirectoryWriter.DAG_DOT + "\""), summary);
+        assertEquals(DagDotWriter.dotInstalled(), Files.isRegularFile(dir.resolve(SnapshotDirectoryWriter.DAG_SVG)),
+                "an SVG exactly when Graphviz is installed");
+    }
+
+    @Test
+    void withoutATracedDecodeGraphThereIsNoDagFile() throws Exception {
+        Path dir = SnapshotDirectoryWriter.write(temp.resolve("snap"), withDag(null));
+        assertFalse(Files.exists(dir.resolve(SnapshotDirectoryWriter.DAG_DOT)));
+        assertFalse(Files.readString(dir.resolve(SnapshotDirectoryWriter.SUMMARY)).contains("operator-dag"));
+    }
+}
