@@ -513,6 +513,8 @@ static __always_inline void emit_thread_event(__u32 kind, __u32 tid, __u64 graph
 	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
 }
 
+#include "moe.bpf.h"
+
 /* ggml_graph_compute(cgraph, cplan) entry: number the graph and, when sampled, record its nodes. */
 SEC("uprobe")
 int BPF_KPROBE(handle_graph_walk, void *cgraph)
@@ -549,6 +551,7 @@ int BPF_KPROBE(handle_graph_walk, void *cgraph)
 	__u32 chunks = ((__u32)walk.n_nodes + SIGNATURE_CHUNK - 1) / SIGNATURE_CHUNK;
 
 	bpf_loop(chunks < 1024 ? chunks : 1024, hash_chunk, &sig, 0);
+	moe_on_graph(walk.tid, walk.graph_seq, sig.hash, sig.failed);
 	if (memo && !sig.failed && memo->full_seq && memo->signature == sig.hash &&
 	    memo->reuses < config.graph_refresh) {
 		memo->reuses += 1;
@@ -619,6 +622,7 @@ int BPF_KPROBE(handle_node_done)
 		return 0;
 	a->ts[index & (MAX_ARRIVALS - 1)] = bpf_ktime_get_ns();
 	a->count = index + 1;
+	moe_on_arrival((__u32)pid_tgid, a->graph_seq, index);
 	cpu = bpf_get_smp_processor_id();
 	if (cpu != a->cpu_last) {
 		a->migrated = 1;

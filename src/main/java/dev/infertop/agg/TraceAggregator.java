@@ -60,11 +60,13 @@ public final class TraceAggregator implements TraceListener {
                        long src2, int nameId) {
         if (operators != null) operators.onNode(graphSeq, graphStartNs, index, nNodes, tensor, op, type, flags, opParam0, ne0, ne1, ne2,
                 ne3, nameId);
+        if (moe != null) moe.onNode(graphSeq, index, tensor, op, flags, ne2, src2, nameId);
     }
 
     @Override
     public void onGraphSame(long graphSeq, long sameAsSeq, long timeNs) {
         if (operators != null) operators.onGraphSame(graphSeq, sameAsSeq, timeNs);
+        if (moe != null) moe.onGraphSame(graphSeq, sameAsSeq);
     }
 
     @Override
@@ -73,11 +75,27 @@ public final class TraceAggregator implements TraceListener {
         if (operators != null) {
             operators.onArrivals(tid, graphSeq, startNs, cpuFirst, cpuLast, migrated, data, tsOffset, count);
         }
+        if (moe != null) moe.onArrivals(tid, graphSeq, startNs, data, tsOffset, count);
     }
 
     @Override
     public void onFused(int tid, long graphSeq, int seq, long tensor, long nextTensor, long timeNs) {
         if (operators != null) operators.onFused(tid, graphSeq, seq, tensor, nextTensor);
+        if (moe != null) moe.onFused(tid, graphSeq, seq, tensor, nextTensor);
+    }
+
+    @Override
+    public void onMoe(int tid, long timeNs, long graphSeq, long signature, int subtype, int group, int value, int layer,
+                      long ne0, long ne1, long nb1, boolean failed, java.lang.foreign.MemorySegment data, long idsOffset) {
+        if (moe != null) moe.onMoe(graphSeq, signature, subtype, group, value, layer, ne0, ne1, nb1, failed, data, idsOffset);
+    }
+
+    private dev.infertop.agg.MoeAggregator moe;
+
+    /** Adds the MoE layer's aggregator (it follows the operator layer's graphs). */
+    public TraceAggregator withMoe(MoeAggregator moeAggregator) {
+        this.moe = moeAggregator;
+        return this;
     }
 
     @Override
@@ -171,7 +189,8 @@ public final class TraceAggregator implements TraceListener {
                 LatencySummary.ofNanos(intervalTtft), LatencySummary.ofNanos(totalTtft),
                 LatencySummary.ofNanos(intervalTpot), LatencySummary.ofNanos(totalTpot),
                 intervalBackends, totalBackends, cpuGraphs.interval(), cpuGraphs.total(),
-                intervalOperators, totalOperators, lostEvents, layers, targetState);
+                intervalOperators, totalOperators, lostEvents, layers, targetState,
+                moe != null ? moe.snapshot(isFinal) : dev.infertop.model.MoeTotals.EMPTY);
         intervalTokens.reset();
         for (BackendSlot slot : backends) {
             slot.resetInterval();

@@ -17,13 +17,17 @@ public final class InfertopProbes {
     public static final String OP_CONTROL_MAP = "op_control";
     public static final String THREAD_FILTER_MAP = "thread_filter";
     public static final String WALK_MEMO_MAP = "walk_memo";
+    public static final String MOE_CONTROL_MAP = "moe_control";
+    public static final String MOE_PLAN_MAP = "moe_plan";
+    public static final String MOE_GRAPH_PLANS_MAP = "moe_graph_plans";
 
     /**
      * Struct offsets the probes read, found at attach time (never per-version constants): struct ggml_cgraph's
      * n_nodes and nodes, struct ggml_tensor's fields. {@code null} tensor offsets leave the operator layer off.
      */
     public record StructOffsets(int cgraphNodesCount, int cgraphNodes, int tensorType, int tensorNe, int tensorOp,
-                                int tensorOpParams, int tensorFlags, int tensorSrc, int tensorName) {}
+                                int tensorOpParams, int tensorFlags, int tensorSrc, int tensorName,
+                                int tensorData, int tensorNb) {}
 
     /**
      * A graph whose node pointers match the one read last is not read again (llama.cpp reuses its decode
@@ -82,6 +86,8 @@ public final class InfertopProbes {
             config.set(ValueLayout.JAVA_INT, EventLayout.CONFIG_TENSOR_NAME_OFFSET, offsets.tensorName());
             config.set(ValueLayout.JAVA_INT, EventLayout.CONFIG_MAX_GRAPH_NODES, MAX_GRAPH_NODES);
             config.set(ValueLayout.JAVA_INT, EventLayout.CONFIG_GRAPH_REFRESH, GRAPH_REFRESH);
+            config.set(ValueLayout.JAVA_INT, EventLayout.CONFIG_TENSOR_DATA_OFFSET, offsets.tensorData());
+            config.set(ValueLayout.JAVA_INT, EventLayout.CONFIG_TENSOR_NB_OFFSET, offsets.tensorNb());
             object.setMaxEntries(RING_BUFFER_MAP, ringBytes);
             object.load();
             return object;

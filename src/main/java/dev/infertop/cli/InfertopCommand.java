@@ -87,7 +87,8 @@ public final class InfertopCommand implements Callable<Integer> {
     long iterations;
 
     @Option(names = "--layers", paramLabel = "LIST", split = ",", defaultValue = "token,graph,operator",
-            description = "Probe layers to attach: token, graph, operator (default: ${DEFAULT-VALUE}).")
+            description = "Probe layers to attach: token, graph, operator, moe (default: ${DEFAULT-VALUE}). "
+                    + "moe needs operator and switches it on.")
     List<String> layers;
 
     @Option(names = "--op-every", paramLabel = "N", defaultValue = "1",

@@ -63,7 +63,7 @@ final class TraceRun {
      * far (`int size; int n_nodes;`); a wrong value only shows a wrong node count, never a wrong read.
      */
     private static final InfertopProbes.StructOffsets UNCALIBRATED = new InfertopProbes.StructOffsets(4, 16, 0, 0, 0,
-            0, 0, 0, 0);
+            0, 0, 0, 0, 0, 0);
 
     /** Nice value of infertop's own threads while tracing. */
     static final int OWN_NICE = 10;
@@ -289,7 +289,13 @@ final class TraceRun {
             }
             resources.probes.setOperatorEvery(options.operatorEvery());
             resources.probes.setOperatorThreads(options.operatorThreads());
-            for (Layer layer : options.layers()) {
+            java.util.Set<Layer> wantedLayers = java.util.EnumSet.copyOf(options.layers());
+            if (wantedLayers.contains(Layer.MOE) && !wantedLayers.contains(Layer.OPERATOR)) {
+                notice("infertop: the moe layer reads the operator layer's graphs and barrier arrivals: "
+                        + "switching the operator layer on too");
+                wantedLayers.add(Layer.OPERATOR);
+            }
+            for (Layer layer : wantedLayers) {
                 if (layer == Layer.OPERATOR && options.operatorRule() != null) {
                     resources.probes.disable(layer, "--op-when '" + options.operatorRule().text()
                             + "' not evaluated yet");
@@ -308,6 +314,9 @@ final class TraceRun {
             OpNaming naming = calibration.layout() != null ? new CalibratedOpNaming(calibration.layout()) : null;
             TraceAggregator aggregator = new TraceAggregator(BackendNames.load(),
                     naming == null ? null : new OperatorAggregator(naming, names));
+            if (naming != null) {
+                aggregator.withMoe(new dev.infertop.agg.MoeAggregator(naming, names, resources.probes.moePlans()::write));
+            }
             SnapshotView view = switch (options.output()) {
                 case JSON -> new JsonLinesView(out);
                 case BATCH -> new BatchTextView(out);
@@ -468,7 +477,8 @@ final class TraceRun {
             GraphLayout graph = layout.graph();
             return new Calibration(new InfertopProbes.StructOffsets(graph.nodeCountOffset(), graph.nodesOffset(),
                     tensor.typeOffset(), tensor.neOffset(), tensor.opOffset(), tensor.opParamsOffset(),
-                    tensor.flagsOffset(), tensor.srcOffset(), tensor.nameOffset()), layout, "");
+                    tensor.flagsOffset(), tensor.srcOffset(), tensor.nameOffset(), tensor.dataOffset(),
+                    tensor.nbOffset()), layout, "");
         } catch (CalibrationException e) {
             return new Calibration(UNCALIBRATED, null, e.getMessage());
         }
@@ -649,6 +659,10 @@ final class TraceRun {
                         probes.disable(toggle, "switched off live");
                     } else {
                         probes.enable(toggle);
+                        if (toggle == Layer.MOE && !probes.isEnabled(Layer.OPERATOR)) {
+                            probes.enable(Layer.OPERATOR); // the moe layer reads the operator layer's graphs
+                            notice("infertop: operator layer on (the moe layer needs it)");
+                        }
                     }
                     notice("infertop: " + toggle.id() + " layer " + (probes.isEnabled(toggle) ? "on" : "off")
                             + "; " + probes.attachedProbeCount() + " probes attached");

@@ -8,7 +8,8 @@ import java.util.stream.Collectors;
 public enum Layer {
     TOKEN("llama_decode entry/exit: tokens, TTFT, TPOT, tokens/s"),
     GRAPH("graph computes per backend: ggml_backend_graph_compute_async, ggml_graph_compute"),
-    OPERATOR("every CPU graph node on every thread: op, tensor, shape, work and barrier wait");
+    OPERATOR("every CPU graph node on every thread: op, tensor, shape, work and barrier wait"),
+    MOE("MoE experts: the expert ids of every token from every MUL_MAT_ID node (needs the operator layer)");
 
     private final String description;
 

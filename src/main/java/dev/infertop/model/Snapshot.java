@@ -26,7 +26,8 @@ public record Snapshot(
         OperatorTotals totalOperators,
         long lostEvents,
         List<LayerStatus> layers,
-        String targetState) {
+        String targetState,
+        MoeTotals moe) {
 
     public Snapshot {
         intervalBackends = List.copyOf(intervalBackends);

@@ -71,7 +71,7 @@ public final class Fixtures {
                         new LayerStatus(Layer.GRAPH, LayerStatus.State.ON, "", List.of()),
                         new LayerStatus(Layer.OPERATOR, operatorState,
                                 operatorState == LayerStatus.State.ON ? "" : "switched off live", List.of())),
-                "running");
+                "running", dev.infertop.model.MoeTotals.EMPTY);
     }
 
     /** The text of one row, as the terminal shows it. */

@@ -38,7 +38,7 @@ class JsonLinesViewTest {
                 new BackendTotals("CPU", 3, 300, 11_000_000), new BackendTotals("CPU", 30, 3000, 110_000_000),
                 OperatorTotals.EMPTY, OPERATORS, 0, List.of(new LayerStatus(Layer.TOKEN, LayerStatus.State.ON, "", List.of()),
                 new LayerStatus(Layer.GRAPH, LayerStatus.State.UNAVAILABLE, "ggml_graph_compute not found", List.of())),
-                isFinal ? "exited" : "running");
+                isFinal ? "exited" : "running", dev.infertop.model.MoeTotals.EMPTY);
     }
 
     @Test
