@@ -427,14 +427,14 @@ public final class MoeAggregator {
         return op >= 0 && "MUL_MAT_ID".equals(naming.opName(op, 0));
     }
 
-    /** The model layer of a tensor named "ffn_moe_gate-12" (llama.cpp's "name-il"); -1 when not numbered. */
+    /** The model layer of a tensor named "ffn_moe_gate-12" (llama.cpp's "name-il"); -1 when not so named. */
     static int layerOf(String name) {
         int dash = name.lastIndexOf('-');
         int end = dash + 1;
         while (end < name.length() && Character.isDigit(name.charAt(end))) {
             end++;
         }
-        if (dash < 0 || end == dash + 1 || end - dash > 6) {
+        if (dash < 0 || end == dash + 1 || end != name.length() || end - dash > 6) {
             return -1;
         }
         return Integer.parseInt(name, dash + 1, end, 10);

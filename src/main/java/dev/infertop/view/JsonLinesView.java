@@ -100,6 +100,7 @@ public final class JsonLinesView implements SnapshotView {
             node.put("cpu", thread.lastCpu());
             node.put("migrations", thread.migrations());
         }
+        MoeJson.put(root, s.moe());
         root.put("lost_events", s.lostEvents());
         ObjectNode layers = root.putObject("layers");
         for (LayerStatus layer : s.layers()) {

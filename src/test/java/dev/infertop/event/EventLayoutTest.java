@@ -42,7 +42,7 @@ class EventLayoutTest {
                     printf("EVENT_GRAPH_SAME %d\\n", EVENT_GRAPH_SAME);
                     P(op_control, enabled); P(op_control, every); P(op_control, filter_threads); S(op_control);
                     P(probe_config, tensor_data_offset); P(probe_config, tensor_nb_offset);
-                    printf("EVENT_MOE %d\nMOE_GRAPH %d\nMOE_IDS %d\nMOE_MAX_ID_BYTES %d\nMOE_PLAN_GROUPS %d\n", EVENT_MOE, MOE_GRAPH, MOE_IDS, MOE_MAX_ID_BYTES, MOE_PLAN_GROUPS);
+                    printf("EVENT_MOE %d\\nMOE_GRAPH %d\\nMOE_IDS %d\\nMOE_MAX_ID_BYTES %d\\nMOE_PLAN_GROUPS %d\\n", EVENT_MOE, MOE_GRAPH, MOE_IDS, MOE_MAX_ID_BYTES, MOE_PLAN_GROUPS);
                     P(moe_event, graph_seq); P(moe_event, signature); P(moe_event, subtype); P(moe_event, group); P(moe_event, value);
                     P(moe_event, layer); P(moe_event, ne0); P(moe_event, ne1); P(moe_event, nb1); P(moe_event, failed); P(moe_event, ids);
                     P(moe_control, enabled); S(moe_control); P(moe_plan_key, signature); P(moe_plan_key, group); S(moe_plan_key);
