@@ -26,7 +26,9 @@ public enum Action {
     TOGGLE_TOKEN("token layer on/off (attaches/detaches its probes)", Layer.TOKEN),
     TOGGLE_GRAPH("graph layer on/off (attaches/detaches its probes)", Layer.GRAPH),
     TOGGLE_OPERATOR("operator layer on/off (attaches/detaches its probes)", Layer.OPERATOR),
-    CLOSE("close help, details or filter");
+    CLOSE("close help, details or filter"),
+    TOGGLE_MOE("moe layer on/off (switches the operator layer on too)", Layer.MOE),
+    MOE_PANEL("MoE panel: layer x expert heatmap, CV, per-expert time");
 
     private final String description;
     private final Layer layer;

@@ -81,15 +81,38 @@ public final class LiveMonitor implements Runnable {
         this.screen = new MonitorScreen(theme, layerKeys, helpEntries(keys), hints(keys));
     }
 
-    /** One entry per action, in the order the loop knows them; unbound actions say so. */
+    /**
+     * One entry per action, in the order the loop knows them; unbound actions say so. The layer toggles share
+     * one line (keys "1 2 3 4", "layer on/off: token graph operator moe"), so the help still fits 80x24 as layers
+     * are added.
+     */
     public static List<HelpPanel.Entry> helpEntries(KeyTable keys) {
         Map<Action, List<String>> bound = keys.keysByAction();
         List<HelpPanel.Entry> entries = new ArrayList<>();
+        List<String> toggleKeys = new ArrayList<>();
+        List<String> toggled = new ArrayList<>();
+        int toggleAt = -1;
         for (Action action : Action.values()) {
+            if (action.layer() != null) {
+                String key = keys.firstKey(action);
+                if (key != null) {
+                    toggleKeys.add(key);
+                    toggled.add(action.layer().id());
+                }
+                toggleAt = toggleAt < 0 ? entries.size() : toggleAt;
+                continue;
+            }
             entries.add(new HelpPanel.Entry(bound.getOrDefault(action, List.of("(unbound)")), action.description()));
+        }
+        if (toggleAt >= 0) {
+            entries.add(toggleAt, new HelpPanel.Entry(toggleKeys.isEmpty() ? List.of("(unbound)") : toggleKeys,
+                    TOGGLE_HELP + String.join(" ", toggled)));
         }
         return entries;
     }
+
+    /** Start of the help line of the layer toggles. */
+    public static final String TOGGLE_HELP = "layer on/off: ";
 
     static String hints(KeyTable keys) {
         StringBuilder text = new StringBuilder();
@@ -281,10 +304,13 @@ public final class LiveMonitor implements Runnable {
             case FASTER -> refreshStep(-1);
             case SLOWER -> refreshStep(1);
             case TOGGLE_TOKEN, TOGGLE_GRAPH, TOGGLE_OPERATOR -> toggle(action.layer());
+            case TOGGLE_MOE -> toggle(action.layer());
+            case MOE_PANEL -> ui.moe = !ui.moe;
             case CLOSE -> {
-                if (ui.help || ui.details) {
+                if (ui.help || ui.details || ui.moe) {
                     ui.help = false;
                     ui.details = false;
+                    ui.moe = false;
                 } else {
                     ui.filter = "";
                 }

@@ -23,6 +23,7 @@ public final class MonitorScreen {
     private final OperatorTablePanel table;
     private final LatencyPanel latency;
     private final HelpPanel help;
+    private final MoePanel moe;
     private final String hints;
 
     /**
@@ -36,6 +37,7 @@ public final class MonitorScreen {
         this.table = new OperatorTablePanel(theme);
         this.latency = new LatencyPanel(theme);
         this.help = new HelpPanel(theme, helpEntries);
+        this.moe = new MoePanel(theme);
         this.hints = hints;
     }
 
@@ -62,7 +64,9 @@ public final class MonitorScreen {
             lanes.draw(region(g, HeaderPanel.ROWS, laneRows), s, ui);
             int tableTop = HeaderPanel.ROWS + laneRows;
             int tableRows = bodyRows - tableTop;
-            if (ui.details) {
+            if (ui.moe) {
+                moe.draw(region(g, tableTop, tableRows), s, ui);
+            } else if (ui.details) {
                 int plotRows = Math.min(LatencyPanel.ROWS, Math.max(0, tableRows - 3));
                 table.draw(region(g, tableTop, tableRows - plotRows), s, ui);
                 latency.draw(region(g, tableTop + tableRows - plotRows, plotRows), s, ui);

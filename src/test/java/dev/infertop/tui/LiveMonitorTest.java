@@ -135,8 +135,12 @@ class LiveMonitorTest {
         view.show(Fixtures.snapshot(LayerStatus.State.ON));
         keys('?');
         for (Action action : Action.values()) {
-            assertNotEquals(-1, find(terminal, action.description()), action + "\n" + Fixtures.screen(terminal));
+            // Layer toggles share one line: "layer on/off: token graph operator moe", keys "1 2 3 4".
+            String text = action.layer() != null ? action.layer().id() : action.description();
+            assertNotEquals(-1, find(terminal, text), action + "\n" + Fixtures.screen(terminal));
         }
+        assertNotEquals(-1, find(terminal, LiveMonitor.TOGGLE_HELP + "token graph operator moe"),
+                Fixtures.screen(terminal));
     }
 
     @Test
