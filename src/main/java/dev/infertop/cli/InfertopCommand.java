@@ -54,6 +54,7 @@ import java.util.concurrent.Callable;
                 "Live view keys (config/keys.conf; yours in ~/.config/infertop/keys.conf):",
                 "  q quit  h help  j/k move  Enter latency  </> sort  / filter  g group",
                 "  Space freeze  +/- refresh  1/2/3 token/graph/operator layer on/off",
+                "  4 moe layer on/off  m MoE panel (expert heatmap)",
                 "SIGUSR2 switches the operator layer off and on, live.",
                 "Exit status: 0 ok; with -- COMMAND, the command's own status when it fails;",
                 "1 error; 2 usage error. See infertop(1) for the JSON fields."})
