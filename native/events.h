@@ -117,6 +117,9 @@ struct probe_config {
 	__u32 graph_refresh;         /* re-read an unchanged graph after this many reuses (shapes may change) */
 	__u32 tensor_data_offset;    /* MoE layer: `void *data` in struct ggml_tensor */
 	__u32 tensor_nb_offset;      /* MoE layer: `size_t nb[4]` in struct ggml_tensor */
+	__u32 op_mul_mat_id;         /* MoE layer: enum ggml_op of MUL_MAT_ID, or 0xffffffff: no self-planning */
+	__u32 compute_flag;          /* MoE layer: GGML_TENSOR_FLAG_COMPUTE, 0 in releases without it */
+	__u64 empty_ops[2];          /* MoE layer: bit per op the CPU loop skips (NONE, VIEW, ...) */
 };
 
 /* Switches the operator layer changes at run time (one-slot array map `op_control`). */

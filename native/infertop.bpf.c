@@ -453,6 +453,8 @@ static __always_inline int sampled(const struct op_control *ctl, __u64 graph_seq
 	return ctl && ctl->enabled && (ctl->every <= 1 || graph_seq % ctl->every == 0);
 }
 
+#include "moe.bpf.h"
+
 static long walk_node(__u32 index, void *data)
 {
 	struct walk_ctx *walk = data;
@@ -488,6 +490,7 @@ static long walk_node(__u32 index, void *data)
 		__builtin_memset(e->src, 0, sizeof(e->src));
 	if (bpf_probe_read_user(e->name, sizeof(e->name), tensor + config.tensor_name_offset))
 		e->name[0] = 0;
+	moe_on_node(walk->graph_seq, e->op, e->flags, e->src[2], e->name);
 	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
 	return 0;
 }
@@ -512,8 +515,6 @@ static __always_inline void emit_thread_event(__u32 kind, __u32 tid, __u64 graph
 	e->tensor2 = tensor2;
 	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
 }
-
-#include "moe.bpf.h"
 
 /* ggml_graph_compute(cgraph, cplan) entry: number the graph and, when sampled, record its nodes. */
 SEC("uprobe")
@@ -664,5 +665,6 @@ int BPF_KPROBE(handle_fused_call, void *params, void *node, void *next)
 	if (!a || !a->sampled)
 		return 0;
 	emit_thread_event(EVENT_FUSED, tid, a->graph_seq, a->count + 1, (__u64)node, (__u64)next);
+	moe_on_fused(tid, a->graph_seq);
 	return 0;
 }

@@ -74,6 +74,7 @@ public final class MoeAggregator {
     private int readCount;
 
     private final Map<Long, Plan> plans = new HashMap<>();
+    private boolean graphIsPrefill;
 
     // Results.
     private final ExpertWindow[] window = {new ExpertWindow(WINDOW_TICKS), new ExpertWindow(WINDOW_TICKS)};
@@ -95,7 +96,12 @@ public final class MoeAggregator {
     private long idsOutOfRange;
 
     /** What BPF copies for graphs of one signature, and which groups time each MoE layer. */
-    private record Plan(int[] copyGroups, long[] idsTensors, int[] layers, Map<Integer, int[]> groupsByLayer) {
+    /**
+     * @param copyGroups   arrival index (node group as the loop runs them, fused ops as one) of each copy
+     * @param bpfGroups    the same group numbered as BPF keys it: executed nodes before it, fused or not
+     */
+    private record Plan(int[] copyGroups, int[] bpfGroups, long[] idsTensors, int[] layers,
+                        Map<Integer, int[]> groupsByLayer) {
         boolean hasMoe() {
             return copyGroups.length > 0;
         }
@@ -163,6 +169,9 @@ public final class MoeAggregator {
     public void onMoe(long seq, long graphSignature, int subtype, int group, int value, int layer, long ne0, long ne1,
                       long nb1, boolean failed, MemorySegment data, long idsOffset) {
         if (subtype == EventLayout.MOE_GRAPH) {
+            // A graph of a shape not planned yet: its plan is made when it ends, and every graph of that shape
+            // until the plan reaches BPF goes unread, so the collector should drain promptly meanwhile.
+            planPending = value == 0 && !failed && graphSignature != 0 && !plans.containsKey(graphSignature);
             finishGraph();
             graphSeq = seq;
             signature = failed ? 0 : graphSignature;
@@ -171,6 +180,7 @@ public final class MoeAggregator {
             fusedFromTid = -1;
             threadCount = 0;
             readCount = 0;
+            graphIsPrefill = false;
             return;
         }
         if (subtype != EventLayout.MOE_IDS || layer < 0 || layer >= 4096) {
@@ -198,7 +208,12 @@ public final class MoeAggregator {
             experts = Math.max(experts, (int) (nb1 / 4)); // a view of the router's argsort: one row per expert
         }
         layers = Math.max(layers, layer + 1);
-        int phase = tokens == 1 ? DECODE : PREFILL;
+        // A batch is prefill when it has more than one token. The last layer of a prefill graph computes only
+        // the tokens whose logits are wanted (often one): it goes with its graph, not with decode.
+        if (seq == graphSeq && tokens > 1) {
+            graphIsPrefill = true;
+        }
+        int phase = tokens > 1 || (seq == graphSeq && graphIsPrefill) ? PREFILL : DECODE;
         long[] rowsByExpert = rowsScratch();
         for (int t = 0; t < rows; t++) {
             long rowOffset = idsOffset + t * nb1;
@@ -270,12 +285,13 @@ public final class MoeAggregator {
         graphSeq = -1;
         boolean nodesKnown = graphNodesSeq >= 0 && graphNodesSeq == nodesReadSeq && nodeCount > 0;
         Plan plan = signature != 0 ? plans.get(signature) : null;
-        boolean planned = plan != null;
         if (plan == null && nodesKnown) {
             plan = makePlan();
             if (plan != null && signature != 0) {
                 plans.put(signature, plan);
-                if (plan.hasMoe() && !writer.write(signature, plan.copyGroups(), plan.idsTensors(), plan.layers())) {
+                // BPF plans graphs itself while they are walked; when it did not (no reads came), write it.
+                if (plan.hasMoe() && readCount == 0
+                        && !writer.write(signature, plan.bpfGroups(), plan.idsTensors(), plan.layers())) {
                     plans.remove(signature); // not in BPF: try again with a later graph
                 }
             }
@@ -291,7 +307,7 @@ public final class MoeAggregator {
                 addUnread(plan.layers()[i], node >= 0 ? ne2[node] : 0);
             }
         }
-        if (missing || !planned) {
+        if (missing) {
             graphsWithoutIds++;
         }
         recordNodeTimes(plan);
@@ -392,7 +408,10 @@ public final class MoeAggregator {
             }
             groups = NodeGroups.everyNode(nodeCount); // older loops: every node is a group
         }
+        boolean everyNode = groups.size() == nodeCount && !arrivalsFit(NodeGroups.groups(nodeCount, tensors, ops, flags,
+                naming, fused).size(), 1);
         List<Integer> copyGroups = new ArrayList<>();
+        List<Integer> bpfGroups = new ArrayList<>();
         List<Long> idsTensors = new ArrayList<>();
         List<Integer> layersOfCopy = new ArrayList<>();
         Map<Integer, List<Integer>> groupsByLayer = new HashMap<>();
@@ -409,6 +428,7 @@ public final class MoeAggregator {
                     }
                     idsTensors.add(src2[i]);
                     copyGroups.add(k);
+                    bpfGroups.add(everyNode ? k : executedBefore(group[0]));
                     layersOfCopy.add(layer < 0 ? idsTensors.size() - 1 : layer);
                 }
                 int planLayer = layersOfCopy.get(idsTensors.indexOf(src2[i]));
@@ -419,8 +439,21 @@ public final class MoeAggregator {
         Map<Integer, int[]> byLayer = new HashMap<>();
         groupsByLayer.forEach((layer, list) -> byLayer.put(layer, list.stream().mapToInt(Integer::intValue).toArray()));
         return new Plan(copyGroups.stream().mapToInt(Integer::intValue).toArray(),
+                bpfGroups.stream().mapToInt(Integer::intValue).toArray(),
                 idsTensors.stream().mapToLong(Long::longValue).toArray(),
                 layersOfCopy.stream().mapToInt(Integer::intValue).toArray(), byLayer);
+    }
+
+    /** Executed nodes (not empty, COMPUTE flag where the release has it) before node {@code index}. */
+    private int executedBefore(int index) {
+        int computeFlag = naming.computeFlag();
+        int executed = 0;
+        for (int i = 0; i < index; i++) {
+            if (!naming.isEmpty(ops[i]) && (computeFlag == 0 || (flags[i] & computeFlag) != 0)) {
+                executed++;
+            }
+        }
+        return executed;
     }
 
     private boolean isMulMatId(int op) {
@@ -498,6 +531,13 @@ public final class MoeAggregator {
         window[PREFILL].tick();
         window[DECODE].tick();
         return totals;
+    }
+
+    private boolean planPending;
+
+    /** A graph ran whose plan is not made yet: draining the ring soon gets it to BPF sooner. */
+    public boolean planPending() {
+        return planPending;
     }
 
     /** Ids outside 0..1023 (not expert ids: a misread); not counted as selections. */

@@ -92,6 +92,11 @@ public final class TraceAggregator implements TraceListener {
 
     private dev.infertop.agg.MoeAggregator moe;
 
+    /** Whether the reader should drain soon: the MoE layer waits for a plan it can only make from the ring. */
+    public boolean wantsPromptDrain() {
+        return moe != null && moe.planPending();
+    }
+
     /** Adds the MoE layer's aggregator (it follows the operator layer's graphs). */
     public TraceAggregator withMoe(MoeAggregator moeAggregator) {
         this.moe = moeAggregator;

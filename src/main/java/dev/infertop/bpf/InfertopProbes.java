@@ -66,8 +66,21 @@ public final class InfertopProbes {
      * @param ringBytes     ring buffer size, a power of two and a multiple of the page size
      * @param btfCustomPath kernel BTF file, or null for the kernel's own
      */
+    /**
+     * What the MoE probes need to plan a graph themselves while the operator layer reads it: MUL_MAT_ID's op
+     * number, the COMPUTE flag and the ops the CPU loop skips. {@link #NONE}: user space plans every graph.
+     */
+    public record MoeConfig(int opMulMatId, int computeFlag, java.util.List<Integer> emptyOps) {
+        public static final MoeConfig NONE = new MoeConfig(-1, 0, java.util.List.of());
+    }
+
     public static BpfObject load(int targetTgid, int ringBytes, StructOffsets offsets, Path btfCustomPath)
             throws BpfException {
+        return load(targetTgid, ringBytes, offsets, btfCustomPath, MoeConfig.NONE);
+    }
+
+    public static BpfObject load(int targetTgid, int ringBytes, StructOffsets offsets, Path btfCustomPath,
+                                 MoeConfig moe) throws BpfException {
         BpfObject object = BpfObject.open("infertop", objectBytes(architecture()), btfCustomPath);
         try {
             MemorySegment config = object.rodata();
@@ -88,6 +101,16 @@ public final class InfertopProbes {
             config.set(ValueLayout.JAVA_INT, EventLayout.CONFIG_GRAPH_REFRESH, GRAPH_REFRESH);
             config.set(ValueLayout.JAVA_INT, EventLayout.CONFIG_TENSOR_DATA_OFFSET, offsets.tensorData());
             config.set(ValueLayout.JAVA_INT, EventLayout.CONFIG_TENSOR_NB_OFFSET, offsets.tensorNb());
+            config.set(ValueLayout.JAVA_INT, EventLayout.CONFIG_OP_MUL_MAT_ID, moe.opMulMatId());
+            config.set(ValueLayout.JAVA_INT, EventLayout.CONFIG_COMPUTE_FLAG, moe.computeFlag());
+            long[] emptyOps = new long[2];
+            for (int op : moe.emptyOps()) {
+                if (op >= 0 && op < 128) {
+                    emptyOps[op / 64] |= 1L << (op % 64);
+                }
+            }
+            config.set(ValueLayout.JAVA_LONG_UNALIGNED, EventLayout.CONFIG_EMPTY_OPS, emptyOps[0]);
+            config.set(ValueLayout.JAVA_LONG_UNALIGNED, EventLayout.CONFIG_EMPTY_OPS + 8, emptyOps[1]);
             object.setMaxEntries(RING_BUFFER_MAP, ringBytes);
             object.load();
             return object;

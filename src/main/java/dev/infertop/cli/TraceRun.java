@@ -282,7 +282,8 @@ final class TraceRun {
         try {
             int ringBytes = options.ringKib() * 1024;
             Calibration calibration = calibrate(candidates);
-            resources.object = InfertopProbes.load(process.pid(), ringBytes, calibration.offsets(), btf);
+            resources.object = InfertopProbes.load(process.pid(), ringBytes, calibration.offsets(), btf,
+                    moeConfig(calibration.layout()));
             resources.probes = new ProbeSet(resources.object, process.pid());
             if (calibration.layout() == null) {
                 resources.probes.markUnavailable(Layer.OPERATOR, calibration.problem());
@@ -449,6 +450,15 @@ final class TraceRun {
         } catch (IllegalArgumentException e) {
             // no SIGUSR2 on this platform: the live view's key still works
         }
+    }
+
+    /** What the MoE probes need to plan graphs themselves; none without a calibrated layout. */
+    private static InfertopProbes.MoeConfig moeConfig(CalibratedLayout layout) {
+        if (layout == null || layout.ops().number("MUL_MAT_ID").isEmpty()) {
+            return InfertopProbes.MoeConfig.NONE;
+        }
+        return new InfertopProbes.MoeConfig(layout.ops().number("MUL_MAT_ID").getAsInt(), layout.computeFlag(),
+                layout.emptyOps());
     }
 
     /** Struct offsets and op names for the operator layer, or why it cannot run. */

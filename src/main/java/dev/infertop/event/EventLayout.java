@@ -89,7 +89,10 @@ public final class EventLayout {
     public static final int CONFIG_GRAPH_REFRESH = 44;
     public static final int CONFIG_TENSOR_DATA_OFFSET = 48;
     public static final int CONFIG_TENSOR_NB_OFFSET = 52;
-    public static final int CONFIG_SIZE = 56;
+    public static final int CONFIG_OP_MUL_MAT_ID = 56;
+    public static final int CONFIG_COMPUTE_FLAG = 60;
+    public static final int CONFIG_EMPTY_OPS = 64;
+    public static final int CONFIG_SIZE = 80;
 
     // struct op_control (map value)
     public static final int OP_CONTROL_ENABLED = 0;

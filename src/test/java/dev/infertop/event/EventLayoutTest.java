@@ -42,6 +42,7 @@ class EventLayoutTest {
                     printf("EVENT_GRAPH_SAME %d\\n", EVENT_GRAPH_SAME);
                     P(op_control, enabled); P(op_control, every); P(op_control, filter_threads); S(op_control);
                     P(probe_config, tensor_data_offset); P(probe_config, tensor_nb_offset);
+                    P(probe_config, op_mul_mat_id); P(probe_config, compute_flag); P(probe_config, empty_ops);
                     printf("EVENT_MOE %d\\nMOE_GRAPH %d\\nMOE_IDS %d\\nMOE_MAX_ID_BYTES %d\\nMOE_PLAN_GROUPS %d\\n", EVENT_MOE, MOE_GRAPH, MOE_IDS, MOE_MAX_ID_BYTES, MOE_PLAN_GROUPS);
                     P(moe_event, graph_seq); P(moe_event, signature); P(moe_event, subtype); P(moe_event, group); P(moe_event, value);
                     P(moe_event, layer); P(moe_event, ne0); P(moe_event, ne1); P(moe_event, nb1); P(moe_event, failed); P(moe_event, ids);
@@ -127,6 +128,9 @@ class EventLayoutTest {
         assertEquals(EventLayout.OP_CONTROL_SIZE, c.get("op_control"));
         assertEquals(EventLayout.CONFIG_TENSOR_DATA_OFFSET, c.get("probe_config.tensor_data_offset"));
         assertEquals(EventLayout.CONFIG_TENSOR_NB_OFFSET, c.get("probe_config.tensor_nb_offset"));
+        assertEquals(EventLayout.CONFIG_OP_MUL_MAT_ID, c.get("probe_config.op_mul_mat_id"));
+        assertEquals(EventLayout.CONFIG_COMPUTE_FLAG, c.get("probe_config.compute_flag"));
+        assertEquals(EventLayout.CONFIG_EMPTY_OPS, c.get("probe_config.empty_ops"));
         assertEquals(EventLayout.EVENT_MOE, c.get("EVENT_MOE"));
         assertEquals(EventLayout.MOE_GRAPH, c.get("MOE_GRAPH"));
         assertEquals(EventLayout.MOE_IDS, c.get("MOE_IDS"));

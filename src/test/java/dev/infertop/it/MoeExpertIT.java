@@ -79,8 +79,9 @@ class MoeExpertIT {
         assertEquals(16384, moe.get("id_bytes_bound").asInt());
         assertEquals(0, moe.get("nodes_truncated").asLong(), "64-token batches fit the bound");
         assertEquals(0, moe.get("read_failures").asLong());
-        // The first graph of each shape runs before its plan reaches BPF: reported, not hidden.
-        assertTrue(moe.get("graphs_without_ids").asLong() >= 2, moe.toString());
+        // This release numbers nodes with the COMPUTE flag: the probes plan each graph while the operator layer
+        // walks it, so even the first graph of each shape is read.
+        assertEquals(0, moe.get("graphs_without_ids").asLong(), moe.toString());
 
         int lastLayer = spec.layerCount() - 1;
         for (int layer = 0; layer < spec.layerCount(); layer++) {
@@ -92,19 +93,19 @@ class MoeExpertIT {
             long ran = layer == lastLayer ? PREFILL_CALLS + DECODE_STEPS
                     : PREFILL_CALLS * PROMPT_TOKENS + DECODE_STEPS;
             assertEquals(ran, read + unread, "layer " + layer + " token rows: " + l);
-            assertTrue(l.get("tokens_decode").asLong() >= DECODE_STEPS / 2,
-                    "most decode steps read once the plan is in: " + l);
-            assertTrue(layer == lastLayer || l.get("tokens_prefill").asLong() >= 2L * PROMPT_TOKENS,
-                    "prefill batches read after the first of their shape: " + l);
+            assertEquals(0, unread, "every token row read: " + l);
+            assertEquals(DECODE_STEPS, l.get("tokens_decode").asLong(), "decode rows, layer " + layer);
+            assertEquals(layer == lastLayer ? PREFILL_CALLS : PREFILL_CALLS * PROMPT_TOKENS,
+                    l.get("tokens_prefill").asLong(), "prefill rows (the last layer's go with their batch), layer " + layer);
 
             // Each row selects exactly k experts.
             long[] counts = new long[spec.expertCount()];
             long selections = 0;
             for (int e = 0; e < counts.length; e++) {
-                counts[e] = l.get("decode").get(e).asLong() + (layer == lastLayer ? 0 : l.get("prefill").get(e).asLong());
+                counts[e] = l.get("decode").get(e).asLong() + l.get("prefill").get(e).asLong();
                 selections += counts[e];
             }
-            long rows = l.get("tokens_decode").asLong() + (layer == lastLayer ? 0 : l.get("tokens_prefill").asLong());
+            long rows = l.get("tokens_decode").asLong() + l.get("tokens_prefill").asLong();
             assertEquals(rows * spec.expertsUsedPerToken(), selections, "k selections per row, layer " + layer);
             for (int e = 0; e < counts.length; e++) {
                 double f = expected[layer][e];
