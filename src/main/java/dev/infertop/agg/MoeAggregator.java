@@ -15,15 +15,17 @@ import java.util.Map;
 
 /**
  * MoE layer: folds the expert ids that BPF copied from MUL_MAT_ID nodes into per layer × expert counts, and
- * makes the plans that tell BPF where to copy them.
+ * makes the plans that tell BPF where to copy them when BPF did not make them itself (native/moe.bpf.h
+ * plans a graph while the operator layer walks it, where the release has the COMPUTE flag).
  *
  * <p>Per traced graph the probes send, in ring order: a MOE_GRAPH record (its node-pointer signature), the
  * nodes (when read) or a "same graph" note, one MOE_IDS record per planned node group, then the threads'
  * barrier arrivals. When the next graph starts, the previous one is finished here:
  * <ul>
  *   <li>no plan yet for its signature: one is made from its nodes, fused groups and arrivals (the node group
- *       the CPU loop runs as k-th, as the operator layer counts them) and handed to BPF; graphs of that
- *       signature from then on are read; this one counts as a graph without ids;</li>
+ *       the CPU loop runs as k-th, as the operator layer counts them); when BPF sent no ids for the graph
+ *       (it could not plan it), the plan is handed to BPF, so graphs of that signature from then on are
+ *       read;</li>
  *   <li>a planned read that did not arrive (or failed) counts the graph as without ids, and its tokens as
  *       unread rows of that layer;</li>
  *   <li>each read node's time (the layer's MUL_MAT_ID groups, barrier release to release) goes to the

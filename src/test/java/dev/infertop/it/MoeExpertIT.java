@@ -23,6 +23,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * <p>{@code llama-bench -p 64 -n 96 -r 4}: pp64 = 5 llama_decode calls of 64 tokens (1 warm-up), tg96 = 1 + 4 × 96
  * calls of 1 token. Each call is one CPU graph. The first token of every prompt and of every generation run
  * is BOS (not random): 5 + 5 tokens, allowed for on top of the binomial tolerance.
+ *
+ * <p>Every token row must be read: the probes plan each graph while the operator layer walks it, so the
+ * count of rows read per layer equals what llama-bench ran (the last layer: one row per call).
  */
 class MoeExpertIT {
     private static final int PROMPT_TOKENS = 64;
