@@ -77,6 +77,7 @@ public final class MoeAggregator {
 
     private final Map<Long, Plan> plans = new HashMap<>();
     private boolean graphIsPrefill;
+    private long graphsSeen;
 
     // Results.
     private final ExpertWindow[] window = {new ExpertWindow(WINDOW_TICKS), new ExpertWindow(WINDOW_TICKS)};
@@ -183,6 +184,7 @@ public final class MoeAggregator {
             threadCount = 0;
             readCount = 0;
             graphIsPrefill = false;
+            graphsSeen++;
             return;
         }
         if (subtype != EventLayout.MOE_IDS || layer < 0 || layer >= 4096) {
@@ -502,8 +504,19 @@ public final class MoeAggregator {
 
     /** The figures so far; {@code isFinal} also finishes the last graph. Then starts a new window interval. */
     public MoeTotals snapshot(boolean isFinal) {
+        return snapshot(isFinal, true);
+    }
+
+    /**
+     * @param layerOn whether the moe layer is switched on: a run that never had it on shows no MoE figures
+     *                (views and JSON leave them out), one that had it on keeps them after it is switched off
+     */
+    public MoeTotals snapshot(boolean isFinal, boolean layerOn) {
         if (isFinal) {
             finishGraph();
+        }
+        if (!layerOn && graphsSeen == 0) {
+            return MoeTotals.EMPTY;
         }
         List<MoeTotals.ExpertStats> stats = new ArrayList<>();
         for (int e = 0; e < experts; e++) {

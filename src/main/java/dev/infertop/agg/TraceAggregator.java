@@ -92,6 +92,15 @@ public final class TraceAggregator implements TraceListener {
 
     private dev.infertop.agg.MoeAggregator moe;
 
+    private static boolean moeLayerOn(List<LayerStatus> layers) {
+        for (LayerStatus layer : layers) {
+            if (layer.layer() == dev.infertop.model.Layer.MOE && layer.state() != LayerStatus.State.OFF) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** Whether the reader should drain soon: the MoE layer waits for a plan it can only make from the ring. */
     public boolean wantsPromptDrain() {
         return moe != null && moe.planPending();
@@ -195,7 +204,7 @@ public final class TraceAggregator implements TraceListener {
                 LatencySummary.ofNanos(intervalTpot), LatencySummary.ofNanos(totalTpot),
                 intervalBackends, totalBackends, cpuGraphs.interval(), cpuGraphs.total(),
                 intervalOperators, totalOperators, lostEvents, layers, targetState,
-                moe != null ? moe.snapshot(isFinal) : dev.infertop.model.MoeTotals.EMPTY);
+                moe != null ? moe.snapshot(isFinal, moeLayerOn(layers)) : dev.infertop.model.MoeTotals.EMPTY);
         intervalTokens.reset();
         for (BackendSlot slot : backends) {
             slot.resetInterval();

@@ -153,6 +153,13 @@ class MoeAggregatorTest {
     }
 
     @Test
+    void aRunThatNeverHadTheLayerOnShowsNoMoeFigures() {
+        assertEquals(false, moe.snapshot(false, false).active());
+        graph(1, false);
+        assertEquals(true, moe.snapshot(false, false).active(), "switched off after it ran: figures stay");
+    }
+
+    @Test
     void layerComesFromTheTensorName() {
         assertEquals(12, MoeAggregator.layerOf("ffn_moe_gate-12"));
         assertEquals(0, MoeAggregator.layerOf("ffn_moe_down-0"));
