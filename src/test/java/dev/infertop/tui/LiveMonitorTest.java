@@ -98,6 +98,15 @@ class LiveMonitorTest {
         assertEquals(List.of("toggle operator"), calls);
         assertTrue(row(terminal, 23).contains("operator layer: switching off"), row(terminal, 23));
 
+        keys('4');
+        assertEquals("toggle moe", calls.getLast());
+        keys('m'); // the MoE panel in place of the table; Esc closes it
+        assertTrue(monitor.state().moe);
+        assertNotEquals(-1, find(terminal, "MoE experts"), Fixtures.screen(terminal));
+        keys(KeyType.Escape);
+        assertFalse(monitor.state().moe);
+        assertEquals(-1, find(terminal, "MoE experts"));
+
         keys('+');
         assertEquals("interval 0.5", calls.getLast());
         keys('-', '-');
