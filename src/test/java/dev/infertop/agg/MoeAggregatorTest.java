@@ -153,6 +153,21 @@ class MoeAggregatorTest {
     }
 
     @Test
+    void planWrittenToBpfNumbersGroupsAsIfNothingWereFused() {
+        // RMS_NORM + MUL run fused as group 0; the MUL_MAT_ID is then group 1 to the threads, but BPF keys
+        // plans by executed nodes (2 before it) and adds each thread's fused ops to its arrival index.
+        graph(1, false);
+        moe.onNode(1, 0, 0x10, 4, 0, 1, 0, name("norm-0"));
+        moe.onNode(1, 1, 0x11, 5, 0, 1, 0, name("ffn_norm-0"));
+        moe.onNode(1, 2, 0x100, VIEW, 0, 1, 0, name("ffn_moe_topk-0 (view)"));
+        moe.onNode(1, 3, 0x20, MUL_MAT_ID, 0, 1, 0x100, name("ffn_moe_gate-0"));
+        moe.onFused(7, 1, 1, 0x10, 0x11);
+        arrivals(1, 1100, 1300);
+        graph(2, false);
+        assertEquals(List.of("abcdef [2] [256] [0]"), written);
+    }
+
+    @Test
     void aRunThatNeverHadTheLayerOnShowsNoMoeFigures() {
         assertEquals(false, moe.snapshot(false, false).active());
         graph(1, false);

@@ -10,6 +10,7 @@ import org.junit.jupiter.api.Test;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -50,14 +51,24 @@ class MoeExpertIT {
     }
 
     @Test
-    void expertFrequenciesMatchTheDesignedRouterAndEveryTokenRowIsAccountedFor() throws Exception {
+    void sourceBuildExpertFrequenciesMatchTheDesignedRouterAndEveryTokenRowIsRead() throws Exception {
+        check(Map.of(), workload.sourceBuildTool("llama-bench"));
+    }
+
+    /** The npm prebuilt libraries: endbr64 prologues, a dlopen'ed CPU variant with its own node loop. */
+    @Test
+    void prebuiltLibrariesExpertFrequenciesMatchTheDesignedRouterAndEveryTokenRowIsRead() throws Exception {
+        check(workload.prebuiltEnvironment(), workload.prebuiltDir().resolve("llama-bench"));
+    }
+
+    private static void check(Map<String, String> environment, Path bench) throws Exception {
         List<String> args = new ArrayList<>(List.of("--json", "-d", "0.5", "--layers", "token,graph,moe", "--",
-                workload.sourceBuildTool("llama-bench").toString(), "-m", model.toString(),
+                bench.toString(), "-m", model.toString(),
                 "-p", Integer.toString(PROMPT_TOKENS), "-n", Integer.toString(GENERATED_TOKENS),
                 "-r", Integer.toString(REPETITIONS), "-t", "2"));
         JsonNode total;
         String stderr;
-        try (InfertopProcess infertop = InfertopProcess.start(args.toArray(String[]::new))) {
+        try (InfertopProcess infertop = InfertopProcess.start(environment, args.toArray(String[]::new))) {
             assertEquals(0, infertop.waitFor(240), infertop.stderrText());
             total = infertop.finalObject();
             stderr = infertop.stderrText();
