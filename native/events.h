@@ -22,6 +22,7 @@ enum event_kind {
 	EVENT_SCHED_CULPRIT = 11, /* who ran on that CPU while the thread was waiting for it: sched layer */
 	EVENT_COUNTERS = 12, /* one worker thread's counter deltas per node group over one graph: counters layer */
 	EVENT_BACKEND_OPS = 13, /* the ops of a graph computed on a backend other than the CPU (native/backends.bpf.h) */
+	EVENT_MOE = 9,        /* MoE layer: a graph's signature, or one MUL_MAT_ID node's selected expert ids */
 };
 
 struct event_header {
@@ -118,6 +119,11 @@ struct probe_config {
 	__u32 tensor_name_offset;
 	__u32 max_graph_nodes;       /* nodes read per graph at most */
 	__u32 graph_refresh;         /* re-read an unchanged graph after this many reuses (shapes may change) */
+	__u32 tensor_data_offset;    /* MoE layer: `void *data` in struct ggml_tensor */
+	__u32 tensor_nb_offset;      /* MoE layer: `size_t nb[4]` in struct ggml_tensor */
+	__u32 op_mul_mat_id;         /* MoE layer: enum ggml_op of MUL_MAT_ID, or 0xffffffff: no self-planning */
+	__u32 compute_flag;          /* MoE layer: GGML_TENSOR_FLAG_COMPUTE, 0 in releases without it */
+	__u64 empty_ops[2];          /* MoE layer: bit per op the CPU loop skips (NONE, VIEW, ...) */
 };
 
 /* Switches the operator layer changes at run time (one-slot array map `op_control`). */
@@ -208,6 +214,61 @@ struct backend_ops_event {
 	__s32 n_nodes;     /* cgraph->n_nodes */
 	__u32 counted;     /* nodes whose op was read */
 	__u16 op_nodes[BACKEND_OP_SLOTS];
+};
+
+
+/* ----------------------------------------------------------------------------------------------------
+ * MoE layer (native/moe.bpf.h).
+ * ---------------------------------------------------------------------------------------------------- */
+
+/* Bytes of one ids tensor copied per MUL_MAT_ID node at most (4096 int32): more is truncated, and reported. */
+#define MOE_MAX_ID_BYTES 16384
+/* Node groups a plan can name (the arrival index, as MAX_ARRIVALS). */
+#define MOE_PLAN_GROUPS 4096
+
+enum moe_subtype {
+	MOE_GRAPH = 1, /* a traced graph started: its node-pointer signature, and whether a plan exists for it */
+	MOE_IDS = 2,   /* the ids tensor of one planned node group, copied when the group's first thread arrived */
+};
+
+struct moe_event {
+	struct event_header header; /* start_ns: the moment; end_ns: 0 */
+	__u64 graph_seq;
+	__u64 signature;  /* hash of the graph's node pointers (the operator layer's walk signature) */
+	__u32 subtype;    /* enum moe_subtype */
+	__u32 group;      /* MOE_IDS: node group (0-based arrival index) */
+	__u32 value;      /* MOE_GRAPH: 1 when a plan exists; MOE_IDS: bytes copied into ids[] */
+	__s32 layer;      /* MOE_IDS: model layer, from the plan */
+	__s64 ne0;        /* MOE_IDS: ids->ne[0] (experts used per token) */
+	__s64 ne1;        /* MOE_IDS: ids->ne[1] (tokens) */
+	__u64 nb1;        /* MOE_IDS: ids->nb[1] (row stride, bytes) */
+	__u32 failed;     /* MOE_IDS: 1 when the tensor or its data could not be read */
+	__u32 pad;
+	__u8 ids[MOE_MAX_ID_BYTES]; /* MOE_IDS: `value` bytes from ids->data: row t at t * nb1 */
+};
+
+/* Switches of the MoE layer (one-slot array map `moe_control`). */
+struct moe_control {
+	__u32 enabled;
+};
+
+/* Key and value of the `moe_plan` map: user space names, per graph signature, the node groups to copy at. */
+struct moe_plan_key {
+	__u64 signature;
+	__u32 group;
+	__u32 pad;
+};
+
+struct moe_plan {
+	__u64 ids_tensor;  /* struct ggml_tensor * of the ids (MUL_MAT_ID's src[2]) */
+	__u64 copied_seq;  /* graph_seq last copied (one thread copies per graph) */
+	__s32 layer;
+	__u32 pad;
+};
+
+/* Value of `moe_graph_plans` (key: signature): which node groups have a plan entry. */
+struct moe_group_bits {
+	__u64 bits[MOE_PLAN_GROUPS / 64];
 };
 
 #endif /* INFERTOP_EVENTS_H */

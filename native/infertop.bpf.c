@@ -464,6 +464,8 @@ static __always_inline int sampled(const struct op_control *ctl, __u64 graph_seq
 	return ctl && ctl->enabled && (ctl->every <= 1 || graph_seq % ctl->every == 0);
 }
 
+#include "moe.bpf.h"
+
 static long walk_node(__u32 index, void *data)
 {
 	struct walk_ctx *walk = data;
@@ -499,6 +501,7 @@ static long walk_node(__u32 index, void *data)
 		__builtin_memset(e->src, 0, sizeof(e->src));
 	if (bpf_probe_read_user(e->name, sizeof(e->name), tensor + config.tensor_name_offset))
 		e->name[0] = 0;
+	moe_on_node(walk->graph_seq, e->op, e->flags, e->src[2], e->name);
 	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
 	return 0;
 }
@@ -560,6 +563,7 @@ int BPF_KPROBE(handle_graph_walk, void *cgraph)
 	__u32 chunks = ((__u32)walk.n_nodes + SIGNATURE_CHUNK - 1) / SIGNATURE_CHUNK;
 
 	bpf_loop(chunks < 1024 ? chunks : 1024, hash_chunk, &sig, 0);
+	moe_on_graph(walk.tid, walk.graph_seq, sig.hash, sig.failed);
 	if (memo && !sig.failed && memo->full_seq && memo->signature == sig.hash &&
 	    memo->reuses < config.graph_refresh) {
 		memo->reuses += 1;
@@ -631,6 +635,7 @@ int BPF_KPROBE(handle_node_done)
 		return 0;
 	a->ts[index & (MAX_ARRIVALS - 1)] = bpf_ktime_get_ns();
 	a->count = index + 1;
+	moe_on_arrival((__u32)pid_tgid, a->graph_seq, index);
 	cpu = bpf_get_smp_processor_id();
 	if (cpu != a->cpu_last) {
 		a->migrated = 1;
@@ -673,6 +678,7 @@ int BPF_KPROBE(handle_fused_call, void *params, void *node, void *next)
 	if (!a || !a->sampled)
 		return 0;
 	emit_thread_event(EVENT_FUSED, tid, a->graph_seq, a->count + 1, (__u64)node, (__u64)next);
+	moe_on_fused(tid, a->graph_seq);
 	return 0;
 }
 

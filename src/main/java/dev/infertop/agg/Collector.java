@@ -118,7 +118,7 @@ public final class Collector {
                 }
             }
             int period = ring.backlogBytes() > ring.capacityBytes() / 4 || session.startingUp()
-                    ? BUSY_DRAIN_PERIOD_MS : DRAIN_PERIOD_MS;
+                    || aggregator.wantsPromptDrain() ? BUSY_DRAIN_PERIOD_MS : DRAIN_PERIOD_MS;
             long waitMs = Math.max(1, Math.min(period, (nextTick - System.nanoTime()) / 1_000_000));
             ring.await((int) waitMs);
         }

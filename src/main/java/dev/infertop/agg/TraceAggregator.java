@@ -117,12 +117,14 @@ public final class TraceAggregator implements TraceListener {
         if (operators != null) operators.onNode(graphSeq, graphStartNs, index, nNodes, tensor, op, type, flags, opParam0, ne0, ne1, ne2,
                 ne3, src1, nameId);
         if (dag != null) dag.onNode(graphSeq, index, tensor, op, opParam0, ne0, ne1, ne2, ne3, src0, src1, src2, nameId);
+        if (moe != null) moe.onNode(graphSeq, index, tensor, op, flags, ne2, src2, nameId);
     }
 
     @Override
     public void onGraphSame(long graphSeq, long sameAsSeq, long timeNs) {
         if (operators != null) operators.onGraphSame(graphSeq, sameAsSeq, timeNs);
         if (dag != null) dag.onGraphSame(graphSeq);
+        if (moe != null) moe.onGraphSame(graphSeq, sameAsSeq);
     }
 
     @Override
@@ -131,11 +133,41 @@ public final class TraceAggregator implements TraceListener {
         if (operators != null) {
             operators.onArrivals(tid, graphSeq, startNs, cpuFirst, cpuLast, migrated, data, tsOffset, count);
         }
+        if (moe != null) moe.onArrivals(tid, graphSeq, startNs, data, tsOffset, count);
     }
 
     @Override
     public void onFused(int tid, long graphSeq, int seq, long tensor, long nextTensor, long timeNs) {
         if (operators != null) operators.onFused(tid, graphSeq, seq, tensor, nextTensor);
+        if (moe != null) moe.onFused(tid, graphSeq, seq, tensor, nextTensor);
+    }
+
+    @Override
+    public void onMoe(int tid, long timeNs, long graphSeq, long signature, int subtype, int group, int value, int layer,
+                      long ne0, long ne1, long nb1, boolean failed, java.lang.foreign.MemorySegment data, long idsOffset) {
+        if (moe != null) moe.onMoe(graphSeq, signature, subtype, group, value, layer, ne0, ne1, nb1, failed, data, idsOffset);
+    }
+
+    private dev.infertop.agg.MoeAggregator moe;
+
+    private static boolean moeLayerOn(List<LayerStatus> layers) {
+        for (LayerStatus layer : layers) {
+            if (layer.layer() == dev.infertop.model.Layer.MOE && layer.state() != LayerStatus.State.OFF) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Whether the reader should drain soon: the MoE layer waits for a plan it can only make from the ring. */
+    public boolean wantsPromptDrain() {
+        return moe != null && moe.planPending();
+    }
+
+    /** Adds the MoE layer's aggregator (it follows the operator layer's graphs). */
+    public TraceAggregator withMoe(MoeAggregator moeAggregator) {
+        this.moe = moeAggregator;
+        return this;
     }
 
     @Override
@@ -301,7 +333,8 @@ public final class TraceAggregator implements TraceListener {
                 sched == null ? SchedTotals.EMPTY : sched.snapshot(true),
                 counters == null ? CounterTotals.EMPTY : counters.snapshot(false, intervalNs, wallNsByOp(intervalOperators)),
                 counters == null ? CounterTotals.EMPTY : counters.snapshot(true, nowNs - firstTickNs, wallNsByOp(totalOperators)),
-                intervalBackendOps, totalBackendOps);
+                intervalBackendOps, totalBackendOps,
+                moe != null ? moe.snapshot(isFinal, moeLayerOn(layers)) : dev.infertop.model.MoeTotals.EMPTY);
         if (sched != null) {
             sched.resetInterval();
         }

@@ -184,6 +184,20 @@ public final class BpfObject implements AutoCloseable {
         }
     }
 
+    /** Writes the value of a {@code key} of any size (a struct key of a hash map). */
+    public void updateElement(String mapName, MemorySegment key, MemorySegment value) throws BpfException {
+        int fd = mapFd(mapName);
+        int rc;
+        try {
+            rc = (int) LibBpf.bpf_map_update_elem.invokeExact(fd, key, value, 0L);
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+        if (rc != 0) {
+            throw new BpfException("cannot update map " + mapName + ": " + LibBpf.strerror(rc));
+        }
+    }
+
     private MemorySegment requireOpen() throws BpfException {
         if (object.equals(MemorySegment.NULL)) {
             throw new BpfException(name + " is closed");

@@ -35,13 +35,17 @@ public final class InfertopProbes {
                 : "tp_btf tracepoints need the kernel's own BTF (" + KERNEL_BTF + "), which this kernel lacks";
     }
     public static final String SCHED_WAITING_MAP = "sched_waiting";
+    public static final String MOE_CONTROL_MAP = "moe_control";
+    public static final String MOE_PLAN_MAP = "moe_plan";
+    public static final String MOE_GRAPH_PLANS_MAP = "moe_graph_plans";
 
     /**
      * Struct offsets the probes read, found at attach time (never per-version constants): struct ggml_cgraph's
      * n_nodes and nodes, struct ggml_tensor's fields. {@code null} tensor offsets leave the operator layer off.
      */
     public record StructOffsets(int cgraphNodesCount, int cgraphNodes, int tensorType, int tensorNe, int tensorOp,
-                                int tensorOpParams, int tensorFlags, int tensorSrc, int tensorName) {}
+                                int tensorOpParams, int tensorFlags, int tensorSrc, int tensorName,
+                                int tensorData, int tensorNb) {}
 
     /**
      * A graph whose node pointers match the one read last is not read again (llama.cpp reuses its decode
@@ -80,8 +84,21 @@ public final class InfertopProbes {
      * @param ringBytes     ring buffer size, a power of two and a multiple of the page size
      * @param btfCustomPath kernel BTF file, or null for the kernel's own
      */
+    /**
+     * What the MoE probes need to plan a graph themselves while the operator layer reads it: MUL_MAT_ID's op
+     * number, the COMPUTE flag and the ops the CPU loop skips. {@link #NONE}: user space plans every graph.
+     */
+    public record MoeConfig(int opMulMatId, int computeFlag, java.util.List<Integer> emptyOps) {
+        public static final MoeConfig NONE = new MoeConfig(-1, 0, java.util.List.of());
+    }
+
     public static BpfObject load(int targetTgid, int ringBytes, StructOffsets offsets, Path btfCustomPath)
             throws BpfException {
+        return load(targetTgid, ringBytes, offsets, btfCustomPath, MoeConfig.NONE);
+    }
+
+    public static BpfObject load(int targetTgid, int ringBytes, StructOffsets offsets, Path btfCustomPath,
+                                 MoeConfig moe) throws BpfException {
         BpfObject object = BpfObject.open("infertop", objectBytes(architecture()), btfCustomPath);
         try {
             MemorySegment config = object.rodata();
@@ -100,6 +117,18 @@ public final class InfertopProbes {
             config.set(ValueLayout.JAVA_INT, EventLayout.CONFIG_TENSOR_NAME_OFFSET, offsets.tensorName());
             config.set(ValueLayout.JAVA_INT, EventLayout.CONFIG_MAX_GRAPH_NODES, MAX_GRAPH_NODES);
             config.set(ValueLayout.JAVA_INT, EventLayout.CONFIG_GRAPH_REFRESH, GRAPH_REFRESH);
+            config.set(ValueLayout.JAVA_INT, EventLayout.CONFIG_TENSOR_DATA_OFFSET, offsets.tensorData());
+            config.set(ValueLayout.JAVA_INT, EventLayout.CONFIG_TENSOR_NB_OFFSET, offsets.tensorNb());
+            config.set(ValueLayout.JAVA_INT, EventLayout.CONFIG_OP_MUL_MAT_ID, moe.opMulMatId());
+            config.set(ValueLayout.JAVA_INT, EventLayout.CONFIG_COMPUTE_FLAG, moe.computeFlag());
+            long[] emptyOps = new long[2];
+            for (int op : moe.emptyOps()) {
+                if (op >= 0 && op < 128) {
+                    emptyOps[op / 64] |= 1L << (op % 64);
+                }
+            }
+            config.set(ValueLayout.JAVA_LONG_UNALIGNED, EventLayout.CONFIG_EMPTY_OPS, emptyOps[0]);
+            config.set(ValueLayout.JAVA_LONG_UNALIGNED, EventLayout.CONFIG_EMPTY_OPS + 8, emptyOps[1]);
             object.setMaxEntries(RING_BUFFER_MAP, ringBytes);
             if (schedUnavailableReason() != null) {
                 for (String program : SCHED_PROGRAMS) {

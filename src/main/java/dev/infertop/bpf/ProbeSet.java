@@ -53,6 +53,7 @@ public final class ProbeSet implements AutoCloseable {
         for (Layer layer : Layer.values()) {
             layers.put(layer, new LayerState());
         }
+        this.moePlans = new MoePlans(object);
     }
 
     /** Adds candidate libraries and attaches every wanted layer to those that define its symbols. */
@@ -82,6 +83,9 @@ public final class ProbeSet implements AutoCloseable {
         attachMissing(layer, state);
         if (layer == Layer.OPERATOR) {
             setOperatorControl(true);
+        }
+        if (layer == Layer.MOE) {
+            moePlans.setEnabled(true);
         }
     }
 
@@ -116,7 +120,17 @@ public final class ProbeSet implements AutoCloseable {
         if (layer == Layer.OPERATOR) {
             setOperatorControl(false); // stop reading graphs before the probes go
         }
+        if (layer == Layer.MOE) {
+            moePlans.setEnabled(false);
+        }
         detach(state);
+    }
+
+    private final MoePlans moePlans;
+
+    /** The MoE layer's plan writer (it has no probes of its own: it copies ids at the operator layer's). */
+    public MoePlans moePlans() {
+        return moePlans;
     }
 
     /** Operator layer: trace every Nth graph only (1 = all). Takes effect at the next graph. */
@@ -413,9 +427,29 @@ public final class ProbeSet implements AutoCloseable {
             } else {
                 label = LayerStatus.State.ON;
             }
+            if (entry.getKey() == Layer.MOE && state.wanted) {
+                result.add(moeStatus());
+                continue;
+            }
             result.add(new LayerStatus(entry.getKey(), label, reason, state.placements));
         }
         return result;
+    }
+
+    /** The MoE layer reads ids at the operator layer's barrier probes: it runs when and as that layer does. */
+    private LayerStatus moeStatus() {
+        LayerState operator = layers.get(Layer.OPERATOR);
+        if (!operator.wanted) {
+            return new LayerStatus(Layer.MOE, LayerStatus.State.UNAVAILABLE,
+                    "needs the operator layer, which is off" + (operator.offReason.isEmpty() ? "" : " (" + operator.offReason + ")"),
+                    List.of());
+        }
+        if (operator.links.isEmpty()) {
+            return new LayerStatus(Layer.MOE, LayerStatus.State.UNAVAILABLE,
+                    "needs the operator layer: " + String.join("; ", operator.failures), List.of());
+        }
+        return new LayerStatus(Layer.MOE, LayerStatus.State.ON, "",
+                List.of("expert ids copied at the operator layer's barrier probes (no probe of its own)"));
     }
 
     @Override

@@ -62,6 +62,7 @@ import java.util.concurrent.Callable;
                 "  6 counters layer on/off  c counters panel (IPC, L3 refills, verdict)",
                 "  s snapshot",
                 "  b backends panel  d write the operator DAG (infertop-dag-PID-TIME.dot)",
+                "  4 moe layer on/off  m MoE panel (expert heatmap)",
                 "SIGUSR2 switches the operator layer off and on, live.",
                 "Snapshots (s, SIGUSR1, --snapshot-every, --snapshot-on-exit) are directories:",
                 "summary.json, latency.hlog, trace.json (Perfetto), report.html;",
@@ -98,8 +99,9 @@ public final class InfertopCommand implements Callable<Integer> {
     long iterations;
 
     @Option(names = "--layers", paramLabel = "LIST", split = ",", defaultValue = "token,graph,operator",
-            description = "Probe layers to attach: token, graph, operator, sched, counters (default: ${DEFAULT-VALUE}). "
-                    + "sched watches every context switch of the machine for the target's threads.")
+            description = "Probe layers to attach: token, graph, operator, moe, sched, counters (default: ${DEFAULT-VALUE}). "
+                    + "moe needs operator and switches it on; sched watches every context switch of the machine for "
+                    + "the target's threads.")
     List<String> layers;
 
     @Option(names = "--op-every", paramLabel = "N", defaultValue = "1",

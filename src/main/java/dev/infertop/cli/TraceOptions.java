@@ -67,7 +67,7 @@ public record TraceOptions(
             throw new UserError("--ring-kib must be a power of two from 16 to 1048576, got " + ringKib, 2);
         }
         if (layers.isEmpty()) {
-            throw new UserError("--layers names no layer: give at least one of token, graph, operator, sched, counters", 2);
+            throw new UserError("--layers names no layer: give at least one of token, graph, operator, moe, sched, counters", 2);
         }
         if (operatorEvery < 1) {
             throw new UserError("--op-every must be 1 or more, got " + operatorEvery, 2);

@@ -66,7 +66,7 @@ final class TraceRun {
      * far (`int size; int n_nodes;`); a wrong value only shows a wrong node count, never a wrong read.
      */
     private static final InfertopProbes.StructOffsets UNCALIBRATED = new InfertopProbes.StructOffsets(4, 16, 0, 0, 0,
-            0, 0, 0, 0);
+            0, 0, 0, 0, 0, 0);
 
     /** Nice value of infertop's own threads while tracing. */
     static final int OWN_NICE = 10;
@@ -302,7 +302,8 @@ final class TraceRun {
         try {
             int ringBytes = options.ringKib() * 1024;
             Calibration calibration = calibrate(candidates);
-            resources.object = InfertopProbes.load(process.pid(), ringBytes, calibration.offsets(), btf);
+            resources.object = InfertopProbes.load(process.pid(), ringBytes, calibration.offsets(), btf,
+                    moeConfig(calibration.layout()));
             BackendNames backendNames = BackendNames.load();
             dev.infertop.bpf.BackendOpsFilter.skipCpu(resources.object, backendNames);
             resources.probes = new ProbeSet(resources.object, process.pid());
@@ -316,7 +317,13 @@ final class TraceRun {
             }
             resources.probes.setOperatorEvery(options.operatorEvery());
             resources.probes.setOperatorThreads(options.operatorThreads());
-            for (Layer layer : options.layers()) {
+            java.util.Set<Layer> wantedLayers = java.util.EnumSet.copyOf(options.layers());
+            if (wantedLayers.contains(Layer.MOE) && !wantedLayers.contains(Layer.OPERATOR)) {
+                notice("infertop: the moe layer reads the operator layer's graphs and barrier arrivals: "
+                        + "switching the operator layer on too");
+                wantedLayers.add(Layer.OPERATOR);
+            }
+            for (Layer layer : wantedLayers) {
                 if (layer == Layer.OPERATOR && options.operatorRule() != null) {
                     resources.probes.disable(layer, "--op-when '" + options.operatorRule().text()
                             + "' not evaluated yet");
@@ -344,6 +351,7 @@ final class TraceRun {
             perfCounters.listener(opened -> counterAggregator.configure(chosen, opened));
             aggregator.withBackendOps(new dev.infertop.agg.BackendOpsAggregator(backendNames, naming));
             if (naming != null) {
+                aggregator.withMoe(new dev.infertop.agg.MoeAggregator(naming, names, resources.probes.moePlans()::write));
                 int targetPid = process.pid();
                 int nameOffset = calibration.offsets().tensorName();
                 resources.dag = new dev.infertop.agg.DagRecorder(naming, names, address ->
@@ -522,6 +530,15 @@ final class TraceRun {
         }
     }
 
+    /** What the MoE probes need to plan graphs themselves; none without a calibrated layout. */
+    private static InfertopProbes.MoeConfig moeConfig(CalibratedLayout layout) {
+        if (layout == null || layout.ops().number("MUL_MAT_ID").isEmpty()) {
+            return InfertopProbes.MoeConfig.NONE;
+        }
+        return new InfertopProbes.MoeConfig(layout.ops().number("MUL_MAT_ID").getAsInt(), layout.computeFlag(),
+                layout.emptyOps());
+    }
+
     /** Struct offsets and op names for the operator layer, or why it cannot run. */
     private record Calibration(InfertopProbes.StructOffsets offsets, CalibratedLayout layout, String problem) {}
 
@@ -548,7 +565,8 @@ final class TraceRun {
             GraphLayout graph = layout.graph();
             return new Calibration(new InfertopProbes.StructOffsets(graph.nodeCountOffset(), graph.nodesOffset(),
                     tensor.typeOffset(), tensor.neOffset(), tensor.opOffset(), tensor.opParamsOffset(),
-                    tensor.flagsOffset(), tensor.srcOffset(), tensor.nameOffset()), layout, "");
+                    tensor.flagsOffset(), tensor.srcOffset(), tensor.nameOffset(), tensor.dataOffset(),
+                    tensor.nbOffset()), layout, "");
         } catch (CalibrationException e) {
             return new Calibration(UNCALIBRATED, null, e.getMessage());
         }
@@ -729,6 +747,10 @@ final class TraceRun {
                         probes.disable(toggle, "switched off live");
                     } else {
                         probes.enable(toggle);
+                        if (toggle == Layer.MOE && !probes.isEnabled(Layer.OPERATOR)) {
+                            probes.enable(Layer.OPERATOR); // the moe layer reads the operator layer's graphs
+                            notice("infertop: operator layer on (the moe layer needs it)");
+                        }
                     }
                     notice("infertop: " + toggle.id() + " layer " + (probes.isEnabled(toggle) ? "on" : "off")
                             + "; " + probes.attachedProbeCount() + " probes attached");

@@ -137,6 +137,19 @@ public final class EventDecoder implements RingBufferReader.RecordHandler {
                         data.get(INT, offset + BACKEND_OPS_N_NODES), data.get(INT, offset + BACKEND_OPS_COUNTED),
                         data, offset + BACKEND_OPS_OP_NODES);
             }
+            case EVENT_MOE -> {
+                int value = lengthBytes < MOE_IDS_OFFSET ? -1 : data.get(INT, offset + MOE_VALUE);
+                int subtype = value < 0 ? 0 : data.get(INT, offset + MOE_SUBTYPE);
+                if (value < 0 || value > MOE_MAX_ID_BYTES
+                        || (subtype == MOE_IDS && lengthBytes < MOE_IDS_OFFSET + (long) value)) {
+                    malformedRecords++;
+                    return;
+                }
+                listener.onMoe(tid, startNs, data.get(LONG, offset + MOE_GRAPH_SEQ), data.get(LONG, offset + MOE_SIGNATURE),
+                        subtype, data.get(INT, offset + MOE_GROUP), value, data.get(INT, offset + MOE_LAYER),
+                        data.get(LONG, offset + MOE_NE0), data.get(LONG, offset + MOE_NE1), data.get(LONG, offset + MOE_NB1),
+                        data.get(INT, offset + MOE_FAILED) != 0, data, offset + MOE_IDS_OFFSET);
+            }
             default -> malformedRecords++;
         }
     }

@@ -87,7 +87,12 @@ public final class EventLayout {
     public static final int CONFIG_TENSOR_NAME_OFFSET = 36;
     public static final int CONFIG_MAX_GRAPH_NODES = 40;
     public static final int CONFIG_GRAPH_REFRESH = 44;
-    public static final int CONFIG_SIZE = 48;
+    public static final int CONFIG_TENSOR_DATA_OFFSET = 48;
+    public static final int CONFIG_TENSOR_NB_OFFSET = 52;
+    public static final int CONFIG_OP_MUL_MAT_ID = 56;
+    public static final int CONFIG_COMPUTE_FLAG = 60;
+    public static final int CONFIG_EMPTY_OPS = 64;
+    public static final int CONFIG_SIZE = 80;
 
     // struct op_control (map value)
     public static final int OP_CONTROL_ENABLED = 0;
@@ -144,4 +149,31 @@ public final class EventLayout {
     public static final int BACKEND_OPS_COUNTED = 52;
     public static final int BACKEND_OPS_OP_NODES = 56;
     public static final int BACKEND_OPS_SIZE = 312;
+    // MoE layer: struct moe_event, struct moe_control, struct moe_plan_key / moe_plan / moe_group_bits
+    public static final int EVENT_MOE = 9;
+    public static final int MOE_GRAPH = 1;
+    public static final int MOE_IDS = 2;
+    public static final int MOE_MAX_ID_BYTES = 16384;
+    public static final int MOE_PLAN_GROUPS = 4096;
+    public static final int MOE_GRAPH_SEQ = 24;
+    public static final int MOE_SIGNATURE = 32;
+    public static final int MOE_SUBTYPE = 40;
+    public static final int MOE_GROUP = 44;
+    public static final int MOE_VALUE = 48;
+    public static final int MOE_LAYER = 52;
+    public static final int MOE_NE0 = 56;
+    public static final int MOE_NE1 = 64;
+    public static final int MOE_NB1 = 72;
+    public static final int MOE_FAILED = 80;
+    public static final int MOE_IDS_OFFSET = 88;
+    public static final int MOE_CONTROL_ENABLED = 0;
+    public static final int MOE_CONTROL_SIZE = 4;
+    public static final int MOE_PLAN_KEY_SIGNATURE = 0;
+    public static final int MOE_PLAN_KEY_GROUP = 8;
+    public static final int MOE_PLAN_KEY_SIZE = 16;
+    public static final int MOE_PLAN_IDS_TENSOR = 0;
+    public static final int MOE_PLAN_COPIED_SEQ = 8;
+    public static final int MOE_PLAN_LAYER = 16;
+    public static final int MOE_PLAN_SIZE = 24;
+    public static final int MOE_GROUP_BITS_SIZE = MOE_PLAN_GROUPS / 8;
 }

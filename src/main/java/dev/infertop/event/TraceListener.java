@@ -69,4 +69,13 @@ public interface TraceListener {
      */
     default void onBackendOps(int tid, long startNs, long backendAddress, long guidHigh, long guidLow, int nNodes,
                               int counted, java.lang.foreign.MemorySegment data, long opNodesOffset) {}
+
+    /**
+     * MoE layer: a traced graph started ({@code subtype} MOE_GRAPH: {@code value} 1 when BPF holds a plan for
+     * its {@code signature}), or the ids tensor of planned node group {@code group} was copied (MOE_IDS:
+     * {@code value} bytes at {@code data[idsOffset]}, row t at t·nb1; read them during the call only).
+     */
+    default void onMoe(int tid, long timeNs, long graphSeq, long signature, int subtype, int group, int value,
+                       int layer, long ne0, long ne1, long nb1, boolean failed,
+                       java.lang.foreign.MemorySegment data, long idsOffset) {}
 }

@@ -11,7 +11,8 @@ public enum Layer {
     OPERATOR("every CPU graph node on every thread: op, tensor, shape, work and barrier wait"),
     SCHED("sched_switch/sched_wakeup tracepoints: thread states (running, runnable, sleeping) and who ran "
             + "on the CPU while a thread waited for it"),
-    COUNTERS("perf counters per CPU read at each node group's barrier: per op counts, IPC, L3 refill bandwidth");
+    COUNTERS("perf counters per CPU read at each node group's barrier: per op counts, IPC, L3 refill bandwidth"),
+    MOE("MoE experts: the expert ids of every token from every MUL_MAT_ID node (needs the operator layer)");
 
     private final String description;
 

@@ -32,7 +32,8 @@ public record Snapshot(
         CounterTotals intervalCounters,
         CounterTotals totalCounters,
         List<BackendOps> intervalBackendOps,
-        List<BackendOps> totalBackendOps) {
+        List<BackendOps> totalBackendOps,
+        MoeTotals moe) {
 
     public Snapshot {
         intervalBackends = List.copyOf(intervalBackends);
@@ -48,34 +49,41 @@ public record Snapshot(
         return new Snapshot(sequence, isFinal, target, intervalNs, runNs, intervalTokens, totalTokens, intervalTtft,
                 totalTtft, intervalTpot, totalTpot, intervalBackends, totalBackends, intervalCpuGraphs, totalCpuGraphs,
                 intervalOperators, totalOperators, lostEvents, newLayers, targetState, intervalSched, totalSched,
-                intervalCounters, totalCounters, intervalBackendOps, totalBackendOps);
+                intervalCounters, totalCounters, intervalBackendOps, totalBackendOps, moe);
     }
 
     public Snapshot withFinal(boolean newIsFinal) {
         return new Snapshot(sequence, newIsFinal, target, intervalNs, runNs, intervalTokens, totalTokens, intervalTtft,
                 totalTtft, intervalTpot, totalTpot, intervalBackends, totalBackends, intervalCpuGraphs, totalCpuGraphs,
                 intervalOperators, totalOperators, lostEvents, layers, targetState, intervalSched, totalSched,
-                intervalCounters, totalCounters, intervalBackendOps, totalBackendOps);
+                intervalCounters, totalCounters, intervalBackendOps, totalBackendOps, moe);
     }
 
     public Snapshot withSched(SchedTotals newInterval, SchedTotals newTotal) {
         return new Snapshot(sequence, isFinal, target, intervalNs, runNs, intervalTokens, totalTokens, intervalTtft,
                 totalTtft, intervalTpot, totalTpot, intervalBackends, totalBackends, intervalCpuGraphs, totalCpuGraphs,
                 intervalOperators, totalOperators, lostEvents, layers, targetState, newInterval, newTotal,
-                intervalCounters, totalCounters, intervalBackendOps, totalBackendOps);
+                intervalCounters, totalCounters, intervalBackendOps, totalBackendOps, moe);
     }
 
     public Snapshot withCounters(CounterTotals newInterval, CounterTotals newTotal) {
         return new Snapshot(sequence, isFinal, target, intervalNs, runNs, intervalTokens, totalTokens, intervalTtft,
                 totalTtft, intervalTpot, totalTpot, intervalBackends, totalBackends, intervalCpuGraphs, totalCpuGraphs,
                 intervalOperators, totalOperators, lostEvents, layers, targetState, intervalSched, totalSched,
-                newInterval, newTotal, intervalBackendOps, totalBackendOps);
+                newInterval, newTotal, intervalBackendOps, totalBackendOps, moe);
+    }
+
+    public Snapshot withMoe(MoeTotals newMoe) {
+        return new Snapshot(sequence, isFinal, target, intervalNs, runNs, intervalTokens, totalTokens, intervalTtft,
+                totalTtft, intervalTpot, totalTpot, intervalBackends, totalBackends, intervalCpuGraphs, totalCpuGraphs,
+                intervalOperators, totalOperators, lostEvents, layers, targetState, intervalSched, totalSched,
+                intervalCounters, totalCounters, intervalBackendOps, totalBackendOps, newMoe);
     }
 
     public Snapshot withBackendOps(List<BackendOps> newInterval, List<BackendOps> newTotal) {
         return new Snapshot(sequence, isFinal, target, intervalNs, runNs, intervalTokens, totalTokens, intervalTtft,
                 totalTtft, intervalTpot, totalTpot, intervalBackends, totalBackends, intervalCpuGraphs, totalCpuGraphs,
                 intervalOperators, totalOperators, lostEvents, layers, targetState, intervalSched, totalSched,
-                intervalCounters, totalCounters, newInterval, newTotal);
+                intervalCounters, totalCounters, newInterval, newTotal, moe);
     }
 }

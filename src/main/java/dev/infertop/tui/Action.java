@@ -33,7 +33,9 @@ public enum Action {
     COUNTERS_PANEL("counters panel: IPC, L3 refills, verdict per op"),
     SNAPSHOT("write a snapshot directory (summary, hlog, trace, report)"),
     BACKENDS("backends panel: graphs, busy time and ops per backend (again: close)"),
-    DAG("write the operator DAG of the last decode graph (a .dot file)");
+    DAG("write the operator DAG of the last decode graph (a .dot file)"),
+    TOGGLE_MOE("moe layer on/off (switches the operator layer on too)", Layer.MOE),
+    MOE_PANEL("MoE panel: layer x expert heatmap, CV, per-expert time");
 
     private final String description;
     private final Layer layer;

@@ -90,15 +90,50 @@ public final class LiveMonitor implements Runnable {
         this.screen = new MonitorScreen(theme, layerKeys, helpEntries(keys), hints(keys));
     }
 
-    /** One entry per action, in the order the loop knows them; unbound actions say so. */
+    /**
+     * One entry per action, in the order the loop knows them; unbound actions say so. The layer toggles share
+     * one line (keys "1 2 3 4 5 6", "layer on/off: token graph operator moe sched counters"), so the help still fits 80x24 as layers
+     * are added.
+     */
     public static List<HelpPanel.Entry> helpEntries(KeyTable keys) {
         Map<Action, List<String>> bound = keys.keysByAction();
         List<HelpPanel.Entry> entries = new ArrayList<>();
+        List<String> toggleKeys = new ArrayList<>();
+        List<String> toggled = new ArrayList<>();
+        int toggleAt = -1;
         for (Action action : Action.values()) {
+            if (action.layer() != null) {
+                String key = keys.firstKey(action);
+                if (key != null) {
+                    toggleKeys.add(key);
+                    toggled.add(action.layer().id());
+                }
+                toggleAt = toggleAt < 0 ? entries.size() : toggleAt;
+                continue;
+            }
             entries.add(new HelpPanel.Entry(bound.getOrDefault(action, List.of("(unbound)")), action.description()));
+        }
+        if (toggleAt >= 0) {
+            // In key order (1 token, 2 graph, ... whatever order the layers were added to the code in).
+            Integer[] order = new Integer[toggleKeys.size()];
+            for (int i = 0; i < order.length; i++) {
+                order[i] = i;
+            }
+            java.util.Arrays.sort(order, java.util.Comparator.comparing(toggleKeys::get));
+            List<String> sortedKeys = new ArrayList<>();
+            List<String> sortedLayers = new ArrayList<>();
+            for (int i : order) {
+                sortedKeys.add(toggleKeys.get(i));
+                sortedLayers.add(toggled.get(i));
+            }
+            entries.add(toggleAt, new HelpPanel.Entry(sortedKeys.isEmpty() ? List.of("(unbound)") : sortedKeys,
+                    TOGGLE_HELP + String.join(" ", sortedLayers)));
         }
         return entries;
     }
+
+    /** Start of the help line of the layer toggles. */
+    public static final String TOGGLE_HELP = "layer on/off: ";
 
     static String hints(KeyTable keys) {
         StringBuilder text = new StringBuilder();
@@ -290,9 +325,11 @@ public final class LiveMonitor implements Runnable {
             }
             case FASTER -> refreshStep(-1);
             case SLOWER -> refreshStep(1);
-            case TOGGLE_TOKEN, TOGGLE_GRAPH, TOGGLE_OPERATOR, TOGGLE_SCHED, TOGGLE_COUNTERS -> toggle(action.layer());
+            case TOGGLE_TOKEN, TOGGLE_GRAPH, TOGGLE_OPERATOR, TOGGLE_SCHED, TOGGLE_COUNTERS, TOGGLE_MOE ->
+                    toggle(action.layer());
             case THREAD_STATES -> ui.schedPanel = !ui.schedPanel;
             case COUNTERS_PANEL -> ui.countersPanel = !ui.countersPanel;
+            case MOE_PANEL -> ui.moe = !ui.moe;
             case SNAPSHOT -> {
                 controls.snapshot();
                 status("snapshot requested: written at the next tick");
@@ -300,10 +337,11 @@ public final class LiveMonitor implements Runnable {
             case BACKENDS -> ui.backends = !ui.backends;
             case DAG -> status(controls.writeDag());
             case CLOSE -> {
-                if (ui.help || ui.details || ui.backends) {
+                if (ui.help || ui.details || ui.backends || ui.moe) {
                     ui.help = false;
                     ui.details = false;
                     ui.backends = false;
+                    ui.moe = false;
                 } else {
                     ui.filter = "";
                 }

@@ -121,6 +121,7 @@ public final class JsonLinesView implements SnapshotView {
                 }
             }
         }
+        MoeJson.put(root, s.moe());
         root.put("lost_events", s.lostEvents());
         ObjectNode layers = root.putObject("layers");
         for (LayerStatus layer : s.layers()) {

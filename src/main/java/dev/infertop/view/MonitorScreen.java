@@ -26,6 +26,7 @@ public final class MonitorScreen {
     private final SchedPanel sched;
     private final CountersPanel counters;
     private final BackendsPanel backends;
+    private final MoePanel moe;
     private final String hints;
 
     /**
@@ -42,6 +43,7 @@ public final class MonitorScreen {
         this.sched = new SchedPanel(theme);
         this.counters = new CountersPanel(theme);
         this.backends = new BackendsPanel(theme);
+        this.moe = new MoePanel(theme);
         this.hints = hints;
     }
 
@@ -74,6 +76,8 @@ public final class MonitorScreen {
                 counters.draw(region(g, tableTop, tableRows), s, ui);
             } else if (ui.backends) {
                 backends.draw(region(g, tableTop, tableRows), s, ui);
+            } else if (ui.moe) {
+                moe.draw(region(g, tableTop, tableRows), s, ui);
             } else if (ui.details) {
                 int plotRows = Math.min(LatencyPanel.ROWS, Math.max(0, tableRows - 3));
                 table.draw(region(g, tableTop, tableRows - plotRows), s, ui);

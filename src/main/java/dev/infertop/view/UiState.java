@@ -37,6 +37,8 @@ public final class UiState {
     public boolean countersPanel;
     /** The backends panel replaces the operator table. */
     public boolean backends;
+    /** The MoE panel (key m) in place of the operator table. */
+    public boolean moe;
     public double refreshSeconds = 1.0;
     public String status = "";
     /** Set when the collector's final snapshot came: "exited", "stopped", "done". */

@@ -51,6 +51,13 @@ class EventLayoutTest {
                     P(counters_event, failed); P(counters_event, enabled); P(counters_event, running); P(counters_event, migrated_bits);
                     P(counters_event, switched); P(counters_event, switched_bits); P(counters_event, delta); S(counters_event);
                     P(counter_control, enabled); P(counter_control, n_events); S(counter_control);
+                    P(probe_config, tensor_data_offset); P(probe_config, tensor_nb_offset);
+                    P(probe_config, op_mul_mat_id); P(probe_config, compute_flag); P(probe_config, empty_ops);
+                    printf("EVENT_MOE %d\\nMOE_GRAPH %d\\nMOE_IDS %d\\nMOE_MAX_ID_BYTES %d\\nMOE_PLAN_GROUPS %d\\n", EVENT_MOE, MOE_GRAPH, MOE_IDS, MOE_MAX_ID_BYTES, MOE_PLAN_GROUPS);
+                    P(moe_event, graph_seq); P(moe_event, signature); P(moe_event, subtype); P(moe_event, group); P(moe_event, value);
+                    P(moe_event, layer); P(moe_event, ne0); P(moe_event, ne1); P(moe_event, nb1); P(moe_event, failed); P(moe_event, ids);
+                    P(moe_control, enabled); S(moe_control); P(moe_plan_key, signature); P(moe_plan_key, group); S(moe_plan_key);
+                    P(moe_plan, ids_tensor); P(moe_plan, copied_seq); P(moe_plan, layer); S(moe_plan); S(moe_group_bits);
                     return 0;
                 }
                 """);
@@ -163,6 +170,37 @@ class EventLayoutTest {
         assertEquals(EventLayout.COUNTER_CONTROL_ENABLED, c.get("counter_control.enabled"));
         assertEquals(EventLayout.COUNTER_CONTROL_N_EVENTS, c.get("counter_control.n_events"));
         assertEquals(EventLayout.COUNTER_CONTROL_SIZE, c.get("counter_control"));
+        assertEquals(EventLayout.CONFIG_TENSOR_DATA_OFFSET, c.get("probe_config.tensor_data_offset"));
+        assertEquals(EventLayout.CONFIG_TENSOR_NB_OFFSET, c.get("probe_config.tensor_nb_offset"));
+        assertEquals(EventLayout.CONFIG_OP_MUL_MAT_ID, c.get("probe_config.op_mul_mat_id"));
+        assertEquals(EventLayout.CONFIG_COMPUTE_FLAG, c.get("probe_config.compute_flag"));
+        assertEquals(EventLayout.CONFIG_EMPTY_OPS, c.get("probe_config.empty_ops"));
+        assertEquals(EventLayout.EVENT_MOE, c.get("EVENT_MOE"));
+        assertEquals(EventLayout.MOE_GRAPH, c.get("MOE_GRAPH"));
+        assertEquals(EventLayout.MOE_IDS, c.get("MOE_IDS"));
+        assertEquals(EventLayout.MOE_MAX_ID_BYTES, c.get("MOE_MAX_ID_BYTES"));
+        assertEquals(EventLayout.MOE_PLAN_GROUPS, c.get("MOE_PLAN_GROUPS"));
+        assertEquals(EventLayout.MOE_GRAPH_SEQ, c.get("moe_event.graph_seq"));
+        assertEquals(EventLayout.MOE_SIGNATURE, c.get("moe_event.signature"));
+        assertEquals(EventLayout.MOE_SUBTYPE, c.get("moe_event.subtype"));
+        assertEquals(EventLayout.MOE_GROUP, c.get("moe_event.group"));
+        assertEquals(EventLayout.MOE_VALUE, c.get("moe_event.value"));
+        assertEquals(EventLayout.MOE_LAYER, c.get("moe_event.layer"));
+        assertEquals(EventLayout.MOE_NE0, c.get("moe_event.ne0"));
+        assertEquals(EventLayout.MOE_NE1, c.get("moe_event.ne1"));
+        assertEquals(EventLayout.MOE_NB1, c.get("moe_event.nb1"));
+        assertEquals(EventLayout.MOE_FAILED, c.get("moe_event.failed"));
+        assertEquals(EventLayout.MOE_IDS_OFFSET, c.get("moe_event.ids"));
+        assertEquals(EventLayout.MOE_CONTROL_ENABLED, c.get("moe_control.enabled"));
+        assertEquals(EventLayout.MOE_CONTROL_SIZE, c.get("moe_control"));
+        assertEquals(EventLayout.MOE_PLAN_KEY_SIGNATURE, c.get("moe_plan_key.signature"));
+        assertEquals(EventLayout.MOE_PLAN_KEY_GROUP, c.get("moe_plan_key.group"));
+        assertEquals(EventLayout.MOE_PLAN_KEY_SIZE, c.get("moe_plan_key"));
+        assertEquals(EventLayout.MOE_PLAN_IDS_TENSOR, c.get("moe_plan.ids_tensor"));
+        assertEquals(EventLayout.MOE_PLAN_COPIED_SEQ, c.get("moe_plan.copied_seq"));
+        assertEquals(EventLayout.MOE_PLAN_LAYER, c.get("moe_plan.layer"));
+        assertEquals(EventLayout.MOE_PLAN_SIZE, c.get("moe_plan"));
+        assertEquals(EventLayout.MOE_GROUP_BITS_SIZE, c.get("moe_group_bits"));
     }
 
     private static String run(Path dir, String... command) throws IOException, InterruptedException {

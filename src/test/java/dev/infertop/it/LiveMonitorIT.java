@@ -195,7 +195,8 @@ class LiveMonitorIT {
 
         // Help lists the keys; Esc closes it.
         keys("h");
-        awaitScreen("help", s -> s.contains("HELP") && s.contains("operator layer on/off"), 10);
+        // The layer toggles share one help line: "layer on/off: token graph operator moe".
+        awaitScreen("help", s -> s.contains("HELP") && s.contains("layer on/off: token"), 10);
         keys("Escape");
 
         keys("q");

@@ -27,7 +27,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class PerfCountersIT {
     private static final InfertopProbes.StructOffsets ANY_OFFSETS = new InfertopProbes.StructOffsets(4, 16, 0, 0, 0,
-            0, 0, 0, 0);
+            0, 0, 0, 0, 0, 0);
 
     @BeforeAll
     static void requirements() {

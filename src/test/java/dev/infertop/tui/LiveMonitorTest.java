@@ -105,6 +105,14 @@ class LiveMonitorTest {
         assertNotEquals(-1, find(terminal, " COUNTERS  layer"), "the counters panel replaces the table");
         keys('c');
         assertFalse(monitor.state().countersPanel);
+        keys('4');
+        assertEquals("toggle moe", calls.getLast());
+        keys('m'); // the MoE panel in place of the table; Esc closes it
+        assertTrue(monitor.state().moe);
+        assertNotEquals(-1, find(terminal, "MoE experts"), Fixtures.screen(terminal));
+        keys(KeyType.Escape);
+        assertFalse(monitor.state().moe);
+        assertEquals(-1, find(terminal, "MoE experts"));
 
         keys('+');
         assertEquals("interval 0.5", calls.getLast());
@@ -144,9 +152,14 @@ class LiveMonitorTest {
         keys('?');
         // More actions than 22 rows: two columns, each description cut to its column (28 characters).
         for (Action action : Action.values()) {
-            String shown = action.description().substring(0, Math.min(28, action.description().length()));
-            assertNotEquals(-1, find(terminal, shown), action + "\n" + Fixtures.screen(terminal));
+            if (action.layer() != null) {
+                continue; // the layer toggles share one line, checked below
+            }
+            String text = action.description().substring(0, Math.min(28, action.description().length()));
+            assertNotEquals(-1, find(terminal, text), action + "\n" + Fixtures.screen(terminal));
         }
+        String toggles = LiveMonitor.TOGGLE_HELP + "token graph operator moe sched counters";
+        assertNotEquals(-1, find(terminal, toggles.substring(0, 28)), Fixtures.screen(terminal));
     }
 
     @Test

@@ -41,7 +41,7 @@ class BackendsPanelTest {
                 s.totalTokens(), s.intervalTtft(), s.totalTtft(), s.intervalTpot(), s.totalTpot(), backends, backends,
                 s.intervalCpuGraphs(), s.totalCpuGraphs(), s.intervalOperators(), s.totalOperators(), s.lostEvents(),
                 s.layers(), s.targetState(), s.intervalSched(), s.totalSched(), s.intervalCounters(), s.totalCounters(),
-                blas, blas);
+                blas, blas, s.moe());
     }
 
     private void render(Snapshot snapshot) throws IOException {

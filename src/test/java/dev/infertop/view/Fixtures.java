@@ -76,7 +76,8 @@ public final class Fixtures {
                         new LayerStatus(Layer.OPERATOR, operatorState,
                                 operatorState == LayerStatus.State.ON ? "" : "switched off live", List.of())),
                 "running", SchedTotals.EMPTY, SchedTotals.EMPTY,
-                dev.infertop.model.CounterTotals.EMPTY, dev.infertop.model.CounterTotals.EMPTY, List.of(), List.of());
+                dev.infertop.model.CounterTotals.EMPTY, dev.infertop.model.CounterTotals.EMPTY, List.of(), List.of(),
+                dev.infertop.model.MoeTotals.EMPTY);
     }
 
     /**

@@ -40,7 +40,7 @@ class JsonLinesViewTest {
                 new LayerStatus(Layer.GRAPH, LayerStatus.State.UNAVAILABLE, "ggml_graph_compute not found", List.of())),
                 isFinal ? "exited" : "running", Fixtures.sched(), Fixtures.sched(),
                 dev.infertop.model.CounterTotals.EMPTY, dev.infertop.model.CounterTotals.EMPTY,
-                List.of(), List.of());
+                List.of(), List.of(), dev.infertop.model.MoeTotals.EMPTY);
     }
 
     @Test

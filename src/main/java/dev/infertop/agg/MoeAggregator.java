@@ -1,0 +1,562 @@
+package dev.infertop.agg;
+
+import dev.infertop.event.EventLayout;
+import dev.infertop.event.NameTable;
+import dev.infertop.model.MoeTotals;
+import org.HdrHistogram.Histogram;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * MoE layer: folds the expert ids that BPF copied from MUL_MAT_ID nodes into per layer × expert counts, and
+ * makes the plans that tell BPF where to copy them when BPF did not make them itself (native/moe.bpf.h
+ * plans a graph while the operator layer walks it, where the release has the COMPUTE flag).
+ *
+ * <p>Per traced graph the probes send, in ring order: a MOE_GRAPH record (its node-pointer signature), the
+ * nodes (when read) or a "same graph" note, one MOE_IDS record per planned node group, then the threads'
+ * barrier arrivals. When the next graph starts, the previous one is finished here:
+ * <ul>
+ *   <li>no plan yet for its signature: one is made from its nodes, fused groups and arrivals (the node group
+ *       the CPU loop runs as k-th, as the operator layer counts them); when BPF sent no ids for the graph
+ *       (it could not plan it), the plan is handed to BPF, so graphs of that signature from then on are
+ *       read;</li>
+ *   <li>a planned read that did not arrive (or failed) counts the graph as without ids, and its tokens as
+ *       unread rows of that layer;</li>
+ *   <li>each read node's time (the layer's MUL_MAT_ID groups, barrier release to release) goes to the
+ *       experts active in it.</li>
+ * </ul>
+ * Single writer: the collector thread.
+ */
+public final class MoeAggregator {
+    /** Writes a graph signature's plan into the probes' maps; false when it could not (maps full). */
+    public interface PlanWriter {
+        boolean write(long signature, int[] groups, long[] idsTensors, int[] layers);
+    }
+
+    /** Sliding window of the heatmap, in snapshot intervals. */
+    public static final int WINDOW_TICKS = 10;
+    /** llama.cpp's LLAMA_MAX_EXPERTS: an id at or above it is not an expert id (counted, not used). */
+    static final int MAX_EXPERTS = 1024;
+    private static final int PREFILL = 0;
+    private static final int DECODE = 1;
+
+    private final OpNaming naming;
+    private final NameTable names;
+    private final PlanWriter writer;
+
+    // The node list read last (graph_seq nodesReadSeq).
+    private long nodesReadSeq = -1;
+    private int nodeCount;
+    private long[] tensors = new long[2048];
+    private int[] ops = new int[2048];
+    private int[] flags = new int[2048];
+    private long[] src2 = new long[2048];
+    private long[] ne2 = new long[2048];
+    private int[] nameIds = new int[2048];
+
+    // The graph being followed.
+    private long graphSeq = -1;
+    private long signature;
+    private long graphNodesSeq = -1;
+    private final List<long[]> fused = new ArrayList<>(); // {group, tensor, next}
+    private int fusedFromTid = -1;
+    private int threadCount;
+    private final int[] threadTids = new int[256];
+    private final long[] threadStarts = new long[256];
+    private final long[][] threadArrivals = new long[256][];
+    private final int[] threadArrivalCounts = new int[256];
+    private final List<int[]> readGroups = new ArrayList<>();   // {group, layer}
+    private final List<long[]> readRows = new ArrayList<>();    // rows per expert of each read
+    private int readCount;
+
+    private final Map<Long, Plan> plans = new HashMap<>();
+    private boolean graphIsPrefill;
+    private long graphsSeen;
+
+    // Results.
+    private final ExpertWindow[] window = {new ExpertWindow(WINDOW_TICKS), new ExpertWindow(WINDOW_TICKS)};
+    private final ExpertWindow[] total = {new ExpertWindow(1), new ExpertWindow(1)};
+    private final ReuseTracker reuse = new ReuseTracker();
+    private long[] rowsUnread = new long[0];
+    private int layers;
+    private int experts;
+    private int expertsUsed;
+    private final List<Histogram> nodeTimes = new ArrayList<>();
+    private double[] rowShareNs = new double[0];
+    private long[] activeNodes = new long[0];
+    private long nodesRead;
+    private long nodesTruncated;
+    private long rowsTruncated;
+    private long graphsWithoutIds;
+    private long readFailures;
+    private long idBytesCopied;
+    private long idsOutOfRange;
+
+    /** What BPF copies for graphs of one signature, and which groups time each MoE layer. */
+    /**
+     * @param copyGroups   arrival index (node group as the loop runs them, fused ops as one) of each copy
+     * @param bpfGroups    the same group numbered as BPF keys it: executed nodes before it, fused or not
+     */
+    private record Plan(int[] copyGroups, int[] bpfGroups, long[] idsTensors, int[] layers,
+                        Map<Integer, int[]> groupsByLayer) {
+        boolean hasMoe() {
+            return copyGroups.length > 0;
+        }
+    }
+
+    public MoeAggregator(OpNaming naming, NameTable names, PlanWriter writer) {
+        this.naming = naming;
+        this.names = names;
+        this.writer = writer;
+    }
+
+    public void onNode(long seq, int index, long tensor, int op, int flag, long ne2Value, long src2Value, int nameId) {
+        if (seq != nodesReadSeq) {
+            nodesReadSeq = seq;
+            nodeCount = 0;
+        }
+        if (seq == graphSeq) {
+            graphNodesSeq = seq;
+        }
+        if (index < 0 || index >= 1 << 16) {
+            return;
+        }
+        ensureNodeCapacity(index + 1);
+        tensors[index] = tensor;
+        ops[index] = op;
+        flags[index] = flag;
+        src2[index] = src2Value;
+        ne2[index] = ne2Value;
+        nameIds[index] = nameId;
+        nodeCount = Math.max(nodeCount, index + 1);
+    }
+
+    public void onGraphSame(long seq, long sameAsSeq) {
+        if (seq == graphSeq && sameAsSeq == nodesReadSeq) {
+            graphNodesSeq = sameAsSeq;
+        }
+    }
+
+    public void onFused(int tid, long seq, int group, long tensor, long nextTensor) {
+        if (seq != graphSeq) {
+            return;
+        }
+        if (fusedFromTid < 0) {
+            fusedFromTid = tid;
+        }
+        if (tid == fusedFromTid) {
+            fused.add(new long[] {group, tensor, nextTensor});
+        }
+    }
+
+    public void onArrivals(int tid, long seq, long startNs, MemorySegment data, long tsOffset, int count) {
+        if (seq != graphSeq || threadCount == threadTids.length) {
+            return;
+        }
+        int t = threadCount++;
+        threadTids[t] = tid;
+        threadStarts[t] = startNs;
+        if (threadArrivals[t] == null || threadArrivals[t].length < count) {
+            threadArrivals[t] = new long[Math.max(count, 2048)];
+        }
+        MemorySegment.copy(data, ValueLayout.JAVA_LONG_UNALIGNED, tsOffset, threadArrivals[t], 0, count);
+        threadArrivalCounts[t] = count;
+    }
+
+    public void onMoe(long seq, long graphSignature, int subtype, int group, int value, int layer, long ne0, long ne1,
+                      long nb1, boolean failed, MemorySegment data, long idsOffset) {
+        if (subtype == EventLayout.MOE_GRAPH) {
+            // A graph of a shape not planned yet: its plan is made when it ends, and every graph of that shape
+            // until the plan reaches BPF goes unread, so the collector should drain promptly meanwhile.
+            planPending = value == 0 && !failed && graphSignature != 0 && !plans.containsKey(graphSignature);
+            finishGraph();
+            graphSeq = seq;
+            signature = failed ? 0 : graphSignature;
+            graphNodesSeq = -1;
+            fused.clear();
+            fusedFromTid = -1;
+            threadCount = 0;
+            readCount = 0;
+            graphIsPrefill = false;
+            graphsSeen++;
+            return;
+        }
+        if (subtype != EventLayout.MOE_IDS || layer < 0 || layer >= 4096) {
+            return;
+        }
+        if (failed) {
+            readFailures++;
+            return; // the graph's finish counts its rows as unread
+        }
+        readIds(seq, group, layer, (int) Math.min(ne0, MAX_EXPERTS), ne1, nb1, value, data, idsOffset);
+    }
+
+    private void readIds(long seq, int group, int layer, int used, long tokens, long nb1, int bytes,
+                         MemorySegment data, long idsOffset) {
+        nodesRead++;
+        idBytesCopied += bytes;
+        expertsUsed = Math.max(expertsUsed, used);
+        long rows = rowsIn(bytes, used, tokens, nb1);
+        if (rows < tokens) {
+            nodesTruncated++;
+            rowsTruncated += tokens - rows;
+            addUnread(layer, tokens - rows);
+        }
+        if (nb1 > 0 && nb1 / 4 <= MAX_EXPERTS) {
+            experts = Math.max(experts, (int) (nb1 / 4)); // a view of the router's argsort: one row per expert
+        }
+        layers = Math.max(layers, layer + 1);
+        // A batch is prefill when it has more than one token. The last layer of a prefill graph computes only
+        // the tokens whose logits are wanted (often one): it goes with its graph, not with decode.
+        if (seq == graphSeq && tokens > 1) {
+            graphIsPrefill = true;
+        }
+        int phase = tokens > 1 || (seq == graphSeq && graphIsPrefill) ? PREFILL : DECODE;
+        long[] rowsByExpert = rowsScratch();
+        for (int t = 0; t < rows; t++) {
+            long rowOffset = idsOffset + t * nb1;
+            for (int j = 0; j < used; j++) {
+                int expert = data.get(ValueLayout.JAVA_INT_UNALIGNED, rowOffset + 4L * j);
+                if (expert < 0 || expert >= MAX_EXPERTS) {
+                    idsOutOfRange++;
+                    continue;
+                }
+                experts = Math.max(experts, expert + 1);
+                window[phase].add(layer, expert, 1);
+                total[phase].add(layer, expert, 1);
+                reuse.activate(layer, expert, t);
+                if (expert >= rowsByExpert.length) {
+                    rowsByExpert = Arrays.copyOf(rowsByExpert, MAX_EXPERTS);
+                    readRows.set(readCount, rowsByExpert);
+                }
+                rowsByExpert[expert]++;
+            }
+        }
+        window[phase].addRows(layer, rows);
+        total[phase].addRows(layer, rows);
+        reuse.endBatch(layer, (int) Math.min(Integer.MAX_VALUE, tokens));
+        if (seq == graphSeq) {
+            if (readCount == readGroups.size()) {
+                readGroups.add(new int[2]);
+            }
+            readGroups.get(readCount)[0] = group;
+            readGroups.get(readCount)[1] = layer;
+            readCount++;
+        }
+    }
+
+    /** Whole rows in {@code bytes} copied from the start of an ids tensor: row t spans [t·nb1, t·nb1 + 4·used). */
+    static long rowsIn(int bytes, int used, long tokens, long nb1) {
+        if (bytes < 4L * used || used <= 0) {
+            return 0;
+        }
+        if (tokens <= 1 || nb1 <= 0) {
+            return Math.min(tokens, 1);
+        }
+        return Math.min(tokens, (bytes - 4L * used) / nb1 + 1);
+    }
+
+    /** The rows-per-expert array of the read being added (reused across graphs). */
+    private long[] rowsScratch() {
+        while (readRows.size() <= readCount) {
+            readRows.add(new long[Math.max(experts, 8)]);
+        }
+        long[] rows = readRows.get(readCount);
+        Arrays.fill(rows, 0);
+        return rows;
+    }
+
+    private void addUnread(int layer, long tokens) {
+        if (layer >= rowsUnread.length) {
+            rowsUnread = Arrays.copyOf(rowsUnread, layer + 1);
+        }
+        layers = Math.max(layers, layer + 1);
+        rowsUnread[layer] += tokens;
+    }
+
+    /** Finishes the graph followed so far: plan, missing reads, node times. Call at the end of tracing too. */
+    public void finishGraph() {
+        if (graphSeq < 0) {
+            return;
+        }
+        long seq = graphSeq;
+        graphSeq = -1;
+        boolean nodesKnown = graphNodesSeq >= 0 && graphNodesSeq == nodesReadSeq && nodeCount > 0;
+        Plan plan = signature != 0 ? plans.get(signature) : null;
+        if (plan == null && nodesKnown) {
+            plan = makePlan();
+            if (plan != null && signature != 0) {
+                plans.put(signature, plan);
+                // BPF plans graphs itself while they are walked; when it did not (no reads came), write it.
+                if (plan.hasMoe() && readCount == 0
+                        && !writer.write(signature, plan.bpfGroups(), plan.idsTensors(), plan.layers())) {
+                    plans.remove(signature); // not in BPF: try again with a later graph
+                }
+            }
+        }
+        if (plan == null || !plan.hasMoe()) {
+            return;
+        }
+        boolean missing = false;
+        for (int i = 0; i < plan.copyGroups().length; i++) {
+            if (!wasRead(plan.copyGroups()[i])) {
+                missing = true;
+                int node = nodesKnown ? nodeOfGroupTokens(plan, i) : -1;
+                addUnread(plan.layers()[i], node >= 0 ? ne2[node] : 0);
+            }
+        }
+        if (missing) {
+            graphsWithoutIds++;
+        }
+        recordNodeTimes(plan);
+    }
+
+    private boolean wasRead(int group) {
+        for (int r = 0; r < readCount; r++) {
+            if (readGroups.get(r)[0] == group) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** The node (in the current node list) of the i-th copy point: the first MUL_MAT_ID reading that ids tensor. */
+    private int nodeOfGroupTokens(Plan plan, int i) {
+        for (int n = 0; n < nodeCount; n++) {
+            if (src2[n] == plan.idsTensors()[i] && isMulMatId(ops[n])) {
+                return n;
+            }
+        }
+        return -1;
+    }
+
+    private void recordNodeTimes(Plan plan) {
+        if (threadCount == 0) {
+            return;
+        }
+        for (int r = 0; r < readCount; r++) {
+            int layer = readGroups.get(r)[1];
+            int[] groups = plan.groupsByLayer().get(layer);
+            if (groups == null) {
+                continue;
+            }
+            long nodeNs = 0;
+            for (int k : groups) {
+                long wall = wallNs(k);
+                if (wall < 0) {
+                    nodeNs = -1;
+                    break;
+                }
+                nodeNs += wall;
+            }
+            if (nodeNs < 0) {
+                continue;
+            }
+            long[] rowsByExpert = readRows.get(r);
+            long allRows = 0;
+            for (long rows : rowsByExpert) {
+                allRows += rows;
+            }
+            for (int e = 0; e < rowsByExpert.length; e++) {
+                if (rowsByExpert[e] == 0) {
+                    continue;
+                }
+                ensureExpert(e);
+                activeNodes[e]++;
+                nodeTimes.get(e).recordValue(Math.max(1, nodeNs));
+                rowShareNs[e] += (double) nodeNs * rowsByExpert[e] / allRows;
+            }
+        }
+    }
+
+    /** Group k's time: release(k) − release(k−1), release = the last thread's arrival; −1 if not all arrived. */
+    private long wallNs(int k) {
+        long release = 0;
+        long previous = k == 0 ? Long.MAX_VALUE : 0;
+        for (int t = 0; t < threadCount; t++) {
+            if (threadArrivalCounts[t] <= k) {
+                return -1;
+            }
+            release = Math.max(release, threadArrivals[t][k]);
+            previous = k == 0 ? Math.min(previous, threadStarts[t]) : Math.max(previous, threadArrivals[t][k - 1]);
+        }
+        return Math.max(0, release - previous);
+    }
+
+    private void ensureExpert(int e) {
+        while (nodeTimes.size() <= e) {
+            nodeTimes.add(new Histogram(2));
+        }
+        if (e >= activeNodes.length) {
+            activeNodes = Arrays.copyOf(activeNodes, e + 1);
+            rowShareNs = Arrays.copyOf(rowShareNs, e + 1);
+        }
+    }
+
+    /**
+     * The plan of the current node list: the node groups the CPU loop runs (empty and non-computed nodes
+     * skipped, fused ops merged, as the operator layer counts them), checked against the arrivals; then for
+     * each ids tensor the first MUL_MAT_ID group that reads it. Null when the arrivals fit no grouping.
+     */
+    private Plan makePlan() {
+        List<int[]> groups = NodeGroups.groups(nodeCount, tensors, ops, flags, naming, fused);
+        if (!arrivalsFit(groups.size(), 1)) {
+            if (!arrivalsFit(nodeCount, 0)) {
+                return null;
+            }
+            groups = NodeGroups.everyNode(nodeCount); // older loops: every node is a group
+        }
+        boolean everyNode = groups.size() == nodeCount && !arrivalsFit(NodeGroups.groups(nodeCount, tensors, ops, flags,
+                naming, fused).size(), 1);
+        List<Integer> copyGroups = new ArrayList<>();
+        List<Integer> bpfGroups = new ArrayList<>();
+        List<Long> idsTensors = new ArrayList<>();
+        List<Integer> layersOfCopy = new ArrayList<>();
+        Map<Integer, List<Integer>> groupsByLayer = new HashMap<>();
+        for (int k = 0; k < groups.size(); k++) {
+            int[] group = groups.get(k);
+            for (int i = group[0]; i <= group[1]; i++) {
+                if (!isMulMatId(ops[i]) || src2[i] == 0) {
+                    continue;
+                }
+                int layer = layerOf(names.name(nameIds[i]));
+                if (!idsTensors.contains(src2[i])) {
+                    if (k >= EventLayout.MOE_PLAN_GROUPS) {
+                        continue; // beyond what BPF numbers: its rows show up as unread
+                    }
+                    idsTensors.add(src2[i]);
+                    copyGroups.add(k);
+                    bpfGroups.add(everyNode ? k : executedBefore(group[0]));
+                    layersOfCopy.add(layer < 0 ? idsTensors.size() - 1 : layer);
+                }
+                int planLayer = layersOfCopy.get(idsTensors.indexOf(src2[i]));
+                groupsByLayer.computeIfAbsent(planLayer, l -> new ArrayList<>()).add(k);
+                break;
+            }
+        }
+        Map<Integer, int[]> byLayer = new HashMap<>();
+        groupsByLayer.forEach((layer, list) -> byLayer.put(layer, list.stream().mapToInt(Integer::intValue).toArray()));
+        return new Plan(copyGroups.stream().mapToInt(Integer::intValue).toArray(),
+                bpfGroups.stream().mapToInt(Integer::intValue).toArray(),
+                idsTensors.stream().mapToLong(Long::longValue).toArray(),
+                layersOfCopy.stream().mapToInt(Integer::intValue).toArray(), byLayer);
+    }
+
+    /** Executed nodes (not empty, COMPUTE flag where the release has it) before node {@code index}. */
+    private int executedBefore(int index) {
+        int computeFlag = naming.computeFlag();
+        int executed = 0;
+        for (int i = 0; i < index; i++) {
+            if (!naming.isEmpty(ops[i]) && (computeFlag == 0 || (flags[i] & computeFlag) != 0)) {
+                executed++;
+            }
+        }
+        return executed;
+    }
+
+    private boolean isMulMatId(int op) {
+        return op >= 0 && "MUL_MAT_ID".equals(naming.opName(op, 0));
+    }
+
+    /** The model layer of a tensor named "ffn_moe_gate-12" (llama.cpp's "name-il"); -1 when not so named. */
+    static int layerOf(String name) {
+        int dash = name.lastIndexOf('-');
+        int end = dash + 1;
+        while (end < name.length() && Character.isDigit(name.charAt(end))) {
+            end++;
+        }
+        if (dash < 0 || end == dash + 1 || end != name.length() || end - dash > 6) {
+            return -1;
+        }
+        return Integer.parseInt(name, dash + 1, end, 10);
+    }
+
+    private boolean arrivalsFit(int groupCount, int extra) {
+        if (threadCount == 0) {
+            return false;
+        }
+        for (int t = 0; t < threadCount; t++) {
+            if (threadArrivalCounts[t] < groupCount || threadArrivalCounts[t] > groupCount + extra) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private void ensureNodeCapacity(int count) {
+        if (count <= tensors.length) {
+            return;
+        }
+        int capacity = Math.max(count, tensors.length * 2);
+        tensors = Arrays.copyOf(tensors, capacity);
+        ops = Arrays.copyOf(ops, capacity);
+        flags = Arrays.copyOf(flags, capacity);
+        src2 = Arrays.copyOf(src2, capacity);
+        ne2 = Arrays.copyOf(ne2, capacity);
+        nameIds = Arrays.copyOf(nameIds, capacity);
+    }
+
+    /** The figures so far; {@code isFinal} also finishes the last graph. Then starts a new window interval. */
+    public MoeTotals snapshot(boolean isFinal) {
+        return snapshot(isFinal, true);
+    }
+
+    /**
+     * @param layerOn whether the moe layer is switched on: a run that never had it on shows no MoE figures
+     *                (views and JSON leave them out), one that had it on keeps them after it is switched off
+     */
+    public MoeTotals snapshot(boolean isFinal, boolean layerOn) {
+        if (isFinal) {
+            finishGraph();
+        }
+        if (!layerOn && graphsSeen == 0) {
+            return MoeTotals.EMPTY;
+        }
+        List<MoeTotals.ExpertStats> stats = new ArrayList<>();
+        for (int e = 0; e < experts; e++) {
+            ensureExpert(e);
+            Histogram h = nodeTimes.get(e);
+            boolean timed = h.getTotalCount() > 0;
+            stats.add(new MoeTotals.ExpertStats(e, activeNodes[e],
+                    timed ? h.getValueAtPercentile(50) / 1e6 : Double.NaN,
+                    timed ? h.getValueAtPercentile(99) / 1e6 : Double.NaN, rowShareNs[e] / 1e6,
+                    reuse.meanDistance(e), reuse.tokensSinceLast(e)));
+        }
+        long[][] windowPrefill = window[PREFILL].counts(layers, experts);
+        long[][] windowDecode = window[DECODE].counts(layers, experts);
+        double[] cv = new double[layers];
+        for (int l = 0; l < layers; l++) {
+            long[] both = new long[experts];
+            for (int e = 0; e < experts; e++) {
+                both[e] = windowPrefill[l][e] + windowDecode[l][e];
+            }
+            cv[l] = MoeMath.coefficientOfVariation(both);
+        }
+        MoeTotals totals = new MoeTotals(true, WINDOW_TICKS, expertsUsed, windowPrefill, windowDecode,
+                window[PREFILL].rows(layers), window[DECODE].rows(layers), total[PREFILL].counts(layers, experts),
+                total[DECODE].counts(layers, experts), total[PREFILL].rows(layers), total[DECODE].rows(layers),
+                Arrays.copyOf(rowsUnread, layers), stats, cv, EventLayout.MOE_MAX_ID_BYTES, nodesRead, nodesTruncated,
+                rowsTruncated, graphsWithoutIds, readFailures, idBytesCopied);
+        window[PREFILL].tick();
+        window[DECODE].tick();
+        return totals;
+    }
+
+    private boolean planPending;
+
+    /** A graph ran whose plan is not made yet: draining the ring soon gets it to BPF sooner. */
+    public boolean planPending() {
+        return planPending;
+    }
+
+    /** Ids outside 0..1023 (not expert ids: a misread); not counted as selections. */
+    public long idsOutOfRange() {
+        return idsOutOfRange;
+    }
+}

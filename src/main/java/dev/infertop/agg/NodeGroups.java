@@ -1,0 +1,58 @@
+package dev.infertop.agg;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The node groups a CPU graph's node loop runs, in order, as the barrier arrivals count them: executed nodes
+ * (not empty, COMPUTE flag set where the release has it), merged where a fused op covered several. The same
+ * rule as {@link OperatorAggregator}'s (kept apart so the MoE layer does not reach into its state).
+ */
+final class NodeGroups {
+    private NodeGroups() {}
+
+    /** @param fused {group, first tensor, next tensor} as one thread reported them */
+    static List<int[]> groups(int nodeCount, long[] tensors, int[] ops, int[] flags, OpNaming naming,
+                              List<long[]> fused) {
+        Map<Long, Integer> indexOf = new HashMap<>();
+        if (!fused.isEmpty()) {
+            for (int i = 0; i < nodeCount; i++) {
+                indexOf.put(tensors[i], i);
+            }
+        }
+        Map<Integer, Integer> fusedEnd = new HashMap<>();
+        for (long[] f : fused) {
+            Integer first = indexOf.get(f[1]);
+            Integer next = indexOf.get(f[2]);
+            if (first != null && next != null && next > first) {
+                fusedEnd.put(first, next);
+            }
+        }
+        List<int[]> groups = new ArrayList<>();
+        int computeFlag = naming.computeFlag();
+        for (int i = 0; i < nodeCount; i++) {
+            if (naming.isEmpty(ops[i]) || (computeFlag != 0 && (flags[i] & computeFlag) == 0)) {
+                continue;
+            }
+            Integer end = fusedEnd.get(i);
+            if (end != null) {
+                groups.add(new int[] {i, end});
+                i = end;
+            } else {
+                groups.add(new int[] {i, i});
+            }
+        }
+        return groups;
+    }
+
+    /** Loops of older releases (before the COMPUTE flag) run every node, empty or not, each its own group. */
+    static List<int[]> everyNode(int nodeCount) {
+        List<int[]> groups = new ArrayList<>(nodeCount);
+        for (int i = 0; i < nodeCount; i++) {
+            groups.add(new int[] {i, i});
+        }
+        return groups;
+    }
+}
