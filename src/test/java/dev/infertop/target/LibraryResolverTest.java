@@ -120,6 +120,10 @@ class LibraryResolverTest {
         Files.copy(TestTools.SOURCE_BUILD_BIN.resolve("libllama-bench-impl.so"), prebuilt.resolve("libllama-bench-impl.so"));
         try (var npm = Files.list(TestTools.NPM_PREBUILT)) {
             for (Path library : npm.filter(p -> p.toString().endsWith(".so")).toList()) {
+                if (Files.exists(prebuilt.resolve(library.getFileName()), java.nio.file.LinkOption.NOFOLLOW_LINKS)
+                        || library.getFileName().toString().endsWith("-impl.so")) {
+                    continue; // a source-built helper library provisioning added beside the npm files
+                }
                 Files.createSymbolicLink(prebuilt.resolve(library.getFileName()), library);
             }
         }

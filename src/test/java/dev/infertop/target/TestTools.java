@@ -18,10 +18,14 @@ import org.junit.jupiter.api.Assumptions;
 /** gcc, strip and objdump, run from tests; plus the llama.cpp workload locations. */
 final class TestTools {
     static final Path LIBC = Path.of("/lib/x86_64-linux-gnu/libc.so.6");
-    static final Path NPM_PREBUILT = Path.of("/tmp/npmw/b/package/bins/linux-x64");
     static final Path WORKLOAD = Path.of(System.getProperty("user.home"), ".cache/infertop/llama.cpp-node-3.22.1");
     static final Path SOURCE_BUILD_BIN = WORKLOAD.resolve("build/bin");
     static final Path PROVISIONED_PREBUILT = WORKLOAD.resolve("prebuilt");
+    /**
+     * The npm @node-llama-cpp/linux-x64 libraries, as provisioning unpacked them (beside them it adds copies of
+     * the tools and soname links, which the tests that read the npm files ignore).
+     */
+    static final Path NPM_PREBUILT = PROVISIONED_PREBUILT;
 
     /** Functions whose -O2 prologues gcc 12 makes predictable, covering each placement rule. */
     static final String TINY_LIBRARY_SOURCE = """
