@@ -330,7 +330,13 @@ class SnapshotIT {
         assertEquals(List.of(), ChromeTraceValidator.problems(trace));
         Map<Integer, Set<String>> statesByTid = new HashMap<>();
         Set<String> counterTracks = new HashSet<>();
+        int waits = 0;
+        int namedWaits = 0;
         for (JsonNode event : trace.path("traceEvents")) {
+            if (event.path("name").asText().equals("off-CPU (runnable)")) {
+                waits++;
+                namedWaits += event.path("args").has("interferer") ? 1 : 0;
+            }
             if (event.path("cat").asText().equals("sched")) {
                 statesByTid.computeIfAbsent(event.path("tid").asInt()
                         - dev.infertop.export.ChromeTraceWriter.STATES_TID_OFFSET, t -> new HashSet<>())
@@ -348,7 +354,8 @@ class SnapshotIT {
             assertTrue(states.contains("running"), "thread " + tid + " has running slices: " + statesByTid);
             assertTrue(Set.of("running", "off-CPU (runnable)", "off-CPU (sleeping)").containsAll(states), states.toString());
         }
-        System.out.println("SnapshotIT: counter tracks " + counterTracks);
+        System.out.println("SnapshotIT: counter tracks " + counterTracks + "; " + namedWaits + " of " + waits
+                + " waits for a CPU name an interferer (none when no other task ran meanwhile)");
         assertTrue(counterTracks.containsAll(Set.of("task-clock per s", "page-faults per s",
                 "context-switches per s", "cpu-migrations per s")), counterTracks.toString());
         JsonNode r;
