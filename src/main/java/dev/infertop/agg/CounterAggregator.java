@@ -149,6 +149,8 @@ public final class CounterAggregator implements OperatorAggregator.GroupSink {
         OpStats[] stats = statsFor(opNames);
         int n = Math.min(groups, p.count);
         long previous = startNs;
+        java.util.Arrays.fill(graphCounts, 0);
+        long counted = 0;
         for (int k = 0; k < n; k++) {
             long countedNs = Math.max(0, arrivals[k] - previous);
             previous = arrivals[k];
@@ -183,8 +185,22 @@ public final class CounterAggregator implements OperatorAggregator.GroupSink {
                 op.total.values[e] += value;
                 interval.values[e] += value;
                 total.values[e] += value;
+                graphCounts[e] += value;
             }
+            counted++;
         }
+        CounterSet current = set;
+        if (timeline != null && counted > 0 && current != null && n > 0) {
+            timeline.onGraph(events, current.lineBytes(), startNs, arrivals[n - 1], graphCounts);
+        }
+    }
+
+    private final long[] graphCounts = new long[MAX_COUNTER_EVENTS];
+    private CounterTimeline timeline;
+
+    /** Records counter samples into {@code flight} from now on (null: stop). */
+    public void keepForSnapshots(FlightRecorder flight) {
+        timeline = flight == null ? null : new CounterTimeline(flight);
     }
 
     private OpStats[] statsFor(String[] opNames) {

@@ -31,7 +31,11 @@ public final class FlightRecorder {
         OP,
         /** A thread's barrier wait after an op group; label = op. */
         WAIT,
-        /** A scheduler state of a thread over [start, end] (sched layer); label = state. */
+        /**
+         * A scheduler state of a thread over [start, end] (sched layer); label = state; for a wait for a CPU,
+         * detail = the label of the task that ran there longest meanwhile (its comm, -1 unknown) and value =
+         * its pid in the high 32 bits, the time it ran (ns, at most 2^32 - 1) in the low 32 bits.
+         */
         THREAD_STATE,
         /** A counter sample at start; label = counter track, value = Double.doubleToRawLongBits(value). */
         COUNTER,
@@ -96,6 +100,20 @@ public final class FlightRecorder {
         details[i] = detail;
         values[i] = value;
         written++;
+    }
+
+    /**
+     * Rewrites the detail and value of record number {@code recordNumber} (as {@link #recordsWritten()} was
+     * before it was written), e.g. when a later record names its cause. False when it was overwritten already.
+     */
+    public boolean amend(long recordNumber, int detail, long value) {
+        if (recordNumber < 0 || recordNumber >= written || written - recordNumber > capacity) {
+            return false;
+        }
+        int i = (int) (recordNumber % capacity);
+        details[i] = detail;
+        values[i] = value;
+        return true;
     }
 
     public void counter(int label, long atNs, double value) {

@@ -88,7 +88,7 @@ public final class SchedAggregator implements OperatorAggregator.GroupListener {
 
     public void onSchedOff(int tid, long offNs, long onNs, long wakeNs, long ranNs, boolean preempted) {
         ThreadState thread = threads.computeIfAbsent(tid, ThreadState::new);
-        long wakeAt = preempted ? offNs : (wakeNs < offNs || wakeNs > onNs ? onNs : wakeNs);
+        long wakeAt = wakeAt(offNs, onNs, wakeNs, preempted);
         long sleepingNs = wakeAt - offNs;
         long runnableNs = Math.max(0, onNs - wakeAt);
         thread.runningNs += ranNs;
@@ -113,6 +113,21 @@ public final class SchedAggregator implements OperatorAggregator.GroupListener {
         }
         offRecords++;
         totalOffRecords++;
+        if (timeline != null) {
+            timeline.onSchedOff(tid, offNs, onNs, wakeAt, ranNs);
+        }
+    }
+
+    /** When the thread started waiting for a CPU: at once when preempted, else at its wake-up (if seen). */
+    static long wakeAt(long offNs, long onNs, long wakeNs, boolean preempted) {
+        return preempted ? offNs : (wakeNs < offNs || wakeNs > onNs ? onNs : wakeNs);
+    }
+
+    private SchedTimeline timeline;
+
+    /** Records thread states into {@code flight} from now on (null: stop). */
+    public void keepForSnapshots(FlightRecorder flight) {
+        timeline = flight == null ? null : new SchedTimeline(flight);
     }
 
     public void onSchedCulprit(int tid, long ns, int pid, int tgid, int commId) {
@@ -126,6 +141,9 @@ public final class SchedAggregator implements OperatorAggregator.GroupListener {
         }
         culprit.ns += ns;
         culprit.totalNs += ns;
+        if (timeline != null) {
+            timeline.onCulprit(tid, ns, tgid, comm);
+        }
         culpritRecords++;
         totalCulpritRecords++;
     }

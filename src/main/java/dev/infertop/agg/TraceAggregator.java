@@ -108,6 +108,12 @@ public final class TraceAggregator implements TraceListener {
         if (operators != null) {
             operators.keepForSnapshots(flight, histograms);
         }
+        if (sched != null) {
+            sched.keepForSnapshots(flight);
+        }
+        if (counters != null) {
+            counters.keepForSnapshots(flight);
+        }
     }
 
     @Override
@@ -182,6 +188,9 @@ public final class TraceAggregator implements TraceListener {
         this.counters = aggregator;
         if (operators != null) {
             operators.groupSink(aggregator);
+        }
+        if (flight != null) {
+            aggregator.keepForSnapshots(flight);
         }
     }
 

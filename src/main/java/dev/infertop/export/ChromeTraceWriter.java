@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
 import dev.infertop.agg.FlightRecorder;
 import dev.infertop.agg.FlightRecorder.Slice;
+import dev.infertop.agg.SchedTimeline;
 
 import java.io.IOException;
 import java.io.OutputStream;
@@ -15,9 +16,13 @@ import java.util.TreeSet;
  * The flight recorder's window as a Chrome Trace Event JSON file (trace.json), which Perfetto and
  * chrome://tracing open. One process (the target), one track per thread; per record kind:
  * <ul>
- *   <li>TOKEN, GRAPH, OP, WAIT, THREAD_STATE: complete events ({@code "ph":"X"}) on their thread, categories
- *       token, graph, op, wait, sched; an op slice's args name its tensor and its estimated FLOPs
+ *   <li>TOKEN, GRAPH, OP, WAIT: complete events ({@code "ph":"X"}) on their thread, categories
+ *       token, graph, op, wait; an op slice's args name its tensor and its estimated FLOPs
  *       ({@code flops_est}, when known);</li>
+ *   <li>THREAD_STATE: complete events of category sched (running, off-CPU (runnable), off-CPU (sleeping)) on
+ *       the thread's own states track ("NAME TID states", tid {@link #STATES_TID_OFFSET} + TID: its slices
+ *       overlap the op slices without nesting in them); a wait for a CPU names in args the task that ran there
+ *       longest meanwhile ({@code interferer}, {@code interferer_pid}, {@code interferer_ms});</li>
  *   <li>COUNTER: counter events ({@code "ph":"C"}), one track per label (e.g. L3 bandwidth);</li>
  *   <li>INSTANT: thread-scoped instant events ({@code "ph":"i"}) (e.g. MoE expert activations);</li>
  *   <li>a "tokens/s" counter track derived from the token slices, in 100 ms bins.</li>
@@ -27,6 +32,8 @@ import java.util.TreeSet;
  */
 public final class ChromeTraceWriter {
     static final long TOKEN_RATE_BIN_NS = 100_000_000L;
+    /** Added to a thread's tid for its states track (Linux tids stay below 2^22). */
+    public static final int STATES_TID_OFFSET = 1 << 30;
 
     private ChromeTraceWriter() {}
 
@@ -40,9 +47,12 @@ public final class ChromeTraceWriter {
                              int pid, String processName, Map<Integer, String> threadNames) throws IOException {
         long origin = Long.MAX_VALUE;
         TreeSet<Integer> tids = new TreeSet<>();
+        TreeSet<Integer> stateTids = new TreeSet<>();
         for (Slice slice : window.slices()) {
             origin = Math.min(origin, slice.startNs());
-            if (slice.kind() != FlightRecorder.Kind.COUNTER) {
+            if (slice.kind() == FlightRecorder.Kind.THREAD_STATE) {
+                stateTids.add(slice.tid());
+            } else if (slice.kind() != FlightRecorder.Kind.COUNTER) {
                 tids.add(slice.tid());
             }
         }
@@ -65,6 +75,11 @@ public final class ChromeTraceWriter {
                 String comm = threadNames.get(tid);
                 metadata(json, "thread_name", pid, tid, comm == null ? "thread " + tid : comm + " " + tid);
             }
+            for (int tid : stateTids) {
+                String comm = threadNames.get(tid);
+                metadata(json, "thread_name", pid, STATES_TID_OFFSET + tid,
+                        (comm == null ? "thread " + tid : comm + " " + tid) + " states");
+            }
             for (Slice slice : window.slices()) {
                 switch (slice.kind()) {
                     case TOKEN -> complete(json, pid, slice, origin, window.label(slice.label()) + " n=" + slice.value(),
@@ -77,8 +92,7 @@ public final class ChromeTraceWriter {
                     }
                     case WAIT -> complete(json, pid, slice, origin, "barrier wait", "wait", "after",
                             window.label(slice.label()));
-                    case THREAD_STATE -> complete(json, pid, slice, origin, window.label(slice.label()), "sched",
-                            null, null);
+                    case THREAD_STATE -> threadState(json, pid, slice, origin, window);
                     case COUNTER -> counter(json, pid, window.label(slice.label()), micros(slice.startNs(), origin),
                             slice.counterValue());
                     case INSTANT -> {
@@ -104,6 +118,26 @@ public final class ChromeTraceWriter {
             json.writeEndArray();
             json.writeEndObject();
         }
+    }
+
+    private static void threadState(JsonGenerator json, int pid, Slice slice, long origin, FlightRecorder.Window window)
+            throws IOException {
+        json.writeStartObject();
+        json.writeStringField("name", window.label(slice.label()));
+        json.writeStringField("cat", "sched");
+        json.writeStringField("ph", "X");
+        json.writeNumberField("ts", micros(slice.startNs(), origin));
+        json.writeNumberField("dur", Math.round(slice.durationNs() / 10.0) / 100.0);
+        json.writeNumberField("pid", pid);
+        json.writeNumberField("tid", STATES_TID_OFFSET + slice.tid());
+        if (slice.detail() >= 0) {
+            json.writeObjectFieldStart("args");
+            json.writeStringField("interferer", window.label(slice.detail()));
+            json.writeNumberField("interferer_pid", SchedTimeline.culpritPid(slice.value()));
+            json.writeNumberField("interferer_ms", Math.round(SchedTimeline.culpritNs(slice.value()) / 1e3) / 1e3);
+            json.writeEndObject();
+        }
+        json.writeEndObject();
     }
 
     /** Tokens finished per 100 ms bin from the origin, every bin from the first to the last (zeros included). */

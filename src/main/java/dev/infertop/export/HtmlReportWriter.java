@@ -48,6 +48,10 @@ public final class HtmlReportWriter {
         sections.add(section("Latency percentiles per op type (wall time per op group)", HtmlReportWriter::percentiles));
         sections.add(section("Thread balance: work and barrier wait per thread", HtmlReportWriter::threadBalance));
         sections.add(section("Time vs FLOPs per op type (estimated FLOPs, last seconds)", HtmlReportWriter::timeVsFlops));
+        sections.add(section("Thread states: running, runnable (waiting for a CPU), sleeping",
+                DeepLayerSections::threadStates));
+        sections.add(section("Counters per op type: IPC, L3 refills per 1k instructions, verdict",
+                DeepLayerSections::counters));
         // TODO(moe merge): the MoE layer adds its expert heatmap here (a Section reading its own records).
         sections.add(section("Expert activations (heatmap)", content -> null));
         return sections;
@@ -78,7 +82,9 @@ public final class HtmlReportWriter {
                 .append("section{display:inline-block;vertical-align:top;margin:0 16px 16px 0;width:").append(WIDTH)
                 .append("px}")
                 .append("h2{font-size:15px;margin:4px 0}.absent{width:").append(WIDTH).append("px;height:40px;")
-                .append("color:#777;font-style:italic}svg text{font:11px sans-serif;fill:#333}</style>\n</head><body>\n")
+                .append("color:#777;font-style:italic}svg text{font:11px sans-serif;fill:#333}"
+                        + "table{border-collapse:collapse;font-size:12px}td,th{padding:1px 6px;text-align:right}"
+                        + "td:first-child,th:first-child{text-align:left}</style>\n</head><body>\n")
                 .append("<h1 style=\"font-size:18px\">infertop report: ").append(escape(s.target().command()))
                 .append(" pid ").append(s.target().pid()).append("</h1>\n<p>")
                 .append(escape(s.target().modelFile() == null ? "model not seen" : s.target().modelFile()))

@@ -62,6 +62,8 @@ public final class SnapshotReport {
             op.put("p99_ms", round(ns[2] / 1e6, 4));
             op.put("max_ms", round(histogram == null ? 0 : histogram.getMaxValue() / 1e6, 4));
         }
+        DeepLayerReport.putSched(root, s);
+        DeepLayerReport.putCounters(root, s);
         ObjectNode experts = root.putObject("experts");
         // TODO(moe merge): the MoE layer's per-expert figures go here when its snapshot section is merged.
         experts.put("recorded", false);
@@ -99,6 +101,8 @@ public final class SnapshotReport {
                         op.path("max_ms").asDouble());
             }
         }
+        DeepLayerReport.printSched(r, out);
+        DeepLayerReport.printCounters(r, out);
         out.println();
         out.println("Across experts");
         out.println("  not recorded in this snapshot");

@@ -100,9 +100,8 @@ public final class SummarySnapshot {
         }
         return new Snapshot(s.path("seq").asLong(), true, target, spanNs, spanNs, tokens, tokens, ttft, ttft, tpot,
                 tpot, backends, backends, cpu, cpu, operators, operators, s.path("lost_events").asLong(), layers,
-                REPLAY_STATE, dev.infertop.model.SchedTotals.EMPTY, dev.infertop.model.SchedTotals.EMPTY,
-                dev.infertop.model.CounterTotals.EMPTY, dev.infertop.model.CounterTotals.EMPTY, List.of(), List.of(),
-                dev.infertop.model.MoeTotals.EMPTY);
+                REPLAY_STATE, DeepLayerSummary.sched(s), DeepLayerSummary.sched(s), DeepLayerSummary.counters(s),
+                DeepLayerSummary.counters(s), List.of(), List.of(), dev.infertop.model.MoeTotals.EMPTY);
     }
 
     /** Busy time back from tokens and tokens/s (summary.json keeps the rate): the same rate to its rounding. */

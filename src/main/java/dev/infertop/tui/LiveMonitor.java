@@ -295,11 +295,17 @@ public final class LiveMonitor implements Runnable {
             }
             return;
         }
+        if (ui.help && scrollHelp(action)) {
+            return;
+        }
         List<OpTotals> rows = shown == null ? List.of() : OperatorRows.of(shown, ui);
         int page = Math.max(1, terminal.screen().getTerminalSize().getRows() - 12);
         switch (action) {
             case QUIT -> quitByUser();
-            case HELP -> ui.help = !ui.help;
+            case HELP -> {
+                ui.help = !ui.help;
+                ui.helpScroll = 0;
+            }
             case UP -> select(rows, -1);
             case DOWN -> select(rows, 1);
             case PAGE_UP -> select(rows, -page);
@@ -347,6 +353,26 @@ public final class LiveMonitor implements Runnable {
                 }
             }
         }
+    }
+
+    /**
+     * While the help is open the movement keys scroll it (by line, by page of the help's rows, to either end);
+     * the help panel clamps the position. False for other actions.
+     */
+    private boolean scrollHelp(Action action) {
+        int page = Math.max(1, terminal.screen().getTerminalSize().getRows() - 3);
+        switch (action) {
+            case UP -> ui.helpScroll = Math.max(0, ui.helpScroll - 1);
+            case DOWN -> ui.helpScroll++;
+            case PAGE_UP -> ui.helpScroll = Math.max(0, ui.helpScroll - page);
+            case PAGE_DOWN -> ui.helpScroll += page;
+            case TOP -> ui.helpScroll = 0;
+            case BOTTOM -> ui.helpScroll = Integer.MAX_VALUE / 2;
+            default -> {
+                return false;
+            }
+        }
+        return true;
     }
 
     private void editFilter(KeyStroke key) {

@@ -37,6 +37,10 @@ final class CountersJson {
         var events = node.putArray("events");
         c.events().forEach(events::add);
         node.put("line_bytes", c.lineBytes());
+        ObjectNode roles = node.putObject("roles");
+        putRole(roles, "refills", c, c.refillsIndex());
+        putRole(roles, "instructions", c, c.instructionsIndex());
+        putRole(roles, "cycles", c, c.cyclesIndex());
         node.put("groups", c.countedGroups());
         node.put("migrated_groups", c.migratedGroups());
         node.put("switched_groups", c.switchedGroups());
@@ -74,6 +78,13 @@ final class CountersJson {
     private static void putValues(ObjectNode node, CounterTotals c, java.util.List<Long> values) {
         for (int e = 0; e < c.events().size() && e < values.size(); e++) {
             node.put(c.events().get(e), values.get(e));
+        }
+    }
+
+    /** Which event plays a role in the derived figures (absent: the set has none), for readers such as replay. */
+    private static void putRole(ObjectNode roles, String role, CounterTotals c, int index) {
+        if (index >= 0 && index < c.events().size()) {
+            roles.put(role, c.events().get(index));
         }
     }
 

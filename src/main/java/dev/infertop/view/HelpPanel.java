@@ -31,27 +31,78 @@ public final class HelpPanel implements Panel {
         Cells.put(g, 0, 0, " HELP  keys (config/keys.conf, ~/.config/infertop/keys.conf)   lanes: "
                 + "letter = op class, . = barrier wait, ! = unbalanced thread", width);
         if (drawFlowing(g, width, rows)) {
+            ui.helpScroll = 0;
             return;
         }
-        int perColumn = Math.max(1, rows - 1);
-        int columns = (entries.size() + perColumn - 1) / perColumn;
-        int columnWidth = columns <= 1 ? width : width / columns;
-        int keyWidth = columns <= 1 ? 16 : 11;
-        for (int i = 0; i < perColumn; i++) {
+        drawScrolling(g, width, rows, ui);
+    }
+
+    static final int KEY_WIDTH = 16;
+
+    /** One screen line of the scrolling layout: the keys on an entry's first line, blank on its continuations. */
+    record Line(String keys, String text) {}
+
+    /** Every entry with its description wrapped at word boundaries into {@code textWidth} columns: nothing cut. */
+    List<Line> lines(int textWidth) {
+        List<Line> lines = new ArrayList<>();
+        for (Entry entry : entries) {
+            String keys = " " + String.join(" ", entry.keys());
+            for (String part : wrap(entry.description(), Math.max(10, textWidth))) {
+                lines.add(new Line(keys, part));
+                keys = "";
+            }
+        }
+        return lines;
+    }
+
+    public static List<String> wrap(String text, int width) {
+        List<String> parts = new ArrayList<>();
+        String rest = text;
+        while (rest.length() > width) {
+            int cut = rest.lastIndexOf(' ', width);
+            if (cut <= 0) {
+                cut = width; // one word longer than the column: split it
+            }
+            parts.add(rest.substring(0, cut));
+            rest = rest.substring(cut).stripLeading();
+        }
+        parts.add(rest);
+        return parts;
+    }
+
+    /**
+     * One entry per line (long descriptions wrapped), scrolled by {@code ui.helpScroll} (clamped here, where the
+     * number of lines is known) when they do not all fit; the last row then says which lines show and how to
+     * scroll.
+     */
+    private void drawScrolling(TextGraphics g, int width, int rows, UiState ui) {
+        List<Line> lines = lines(width - KEY_WIDTH - 1);
+        int body = Math.max(1, rows - 1);
+        boolean scrolls = lines.size() > body;
+        if (scrolls) {
+            body = Math.max(1, body - 1);
+        }
+        int top = Math.max(0, Math.min(ui.helpScroll, lines.size() - body));
+        ui.helpScroll = top;
+        for (int i = 0; i < body; i++) {
             theme.apply(g, Theme.Role.NORMAL);
             Cells.put(g, 0, i + 1, "", width);
-            for (int c = 0; c < Math.max(1, columns); c++) {
-                int index = c * perColumn + i;
-                if (index >= entries.size()) {
-                    break;
-                }
-                Entry entry = entries.get(index);
-                int x = c * columnWidth;
-                theme.apply(g, Theme.Role.TITLE);
-                Cells.put(g, x, i + 1, " " + String.join(" ", entry.keys()), keyWidth);
-                theme.apply(g, Theme.Role.NORMAL);
-                Cells.put(g, x + keyWidth, i + 1, entry.description(), Math.max(0, columnWidth - keyWidth - 1));
+            if (top + i >= lines.size()) {
+                continue;
             }
+            Line line = lines.get(top + i);
+            theme.apply(g, Theme.Role.TITLE);
+            Cells.put(g, 0, i + 1, line.keys(), KEY_WIDTH);
+            theme.apply(g, Theme.Role.NORMAL);
+            Cells.put(g, KEY_WIDTH, i + 1, line.text(), width - KEY_WIDTH);
+        }
+        if (scrolls) {
+            int last = Math.min(lines.size(), top + body);
+            theme.apply(g, Theme.Role.HEADING);
+            Cells.put(g, 0, body + 1, String.format(java.util.Locale.ROOT,
+                    " %s lines %d-%d of %d  Up/Down PgUp/PgDn Home/End scroll, Esc closes",
+                    top > 0 && last < lines.size() ? "more \u25b2\u25bc" : top > 0 ? "more \u25b2" : "more \u25bc",
+                    top + 1, last, lines.size()), width);
         }
     }
 

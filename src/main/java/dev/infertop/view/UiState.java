@@ -49,6 +49,8 @@ public final class UiState {
     /** The thread-states panel (sched layer) replaces the operator table. */
     public boolean schedPanel;
     public long selfRssBytes = -1;
+    /** First line of the help shown, when the help scrolls (it does not all fit); the help panel clamps it. */
+    public int helpScroll;
 
     private final double[] prefillHistory = new double[HISTORY];
     private final double[] decodeHistory = new double[HISTORY];

@@ -36,6 +36,10 @@ class ChromeTraceWriterTest {
         recorder.record(Kind.OP, 11, T0 + 100_000, T0 + 1_500_000, mulMat, 3, 4096);
         recorder.record(Kind.WAIT, 11, T0 + 1_500_000, T0 + 1_600_000, mulMat, 3, 0);
         recorder.record(Kind.THREAD_STATE, 11, T0 + 1_600_000, T0 + 1_700_000, running, -1, 0);
+        int runnable = recorder.label("off-CPU (runnable)");
+        int culprit = recorder.label("stress-ng");
+        recorder.record(Kind.THREAD_STATE, 11, T0 + 1_700_000, T0 + 1_800_000, runnable, culprit,
+                (4242L << 32) | 75_000);
         recorder.counter(l3, T0 + 1_000_000, 1234.5);
         recorder.record(Kind.INSTANT, 11, T0 + 1_200_000, T0 + 1_200_000, expert, -1, 5);
         String json = write(recorder, T0 + 3_000_000);
@@ -44,11 +48,13 @@ class ChromeTraceWriterTest {
                 "{\"name\":\"process_name\",\"ph\":\"M\",\"ts\":0,\"pid\":99,\"tid\":99,\"args\":{\"name\":\"llama-cli\"}}",
                 "{\"name\":\"thread_name\",\"ph\":\"M\",\"ts\":0,\"pid\":99,\"tid\":10,\"args\":{\"name\":\"llama-cli 10\"}}",
                 "{\"name\":\"thread_name\",\"ph\":\"M\",\"ts\":0,\"pid\":99,\"tid\":11,\"args\":{\"name\":\"thread 11\"}}",
+                "{\"name\":\"thread_name\",\"ph\":\"M\",\"ts\":0,\"pid\":99,\"tid\":1073741835,\"args\":{\"name\":\"thread 11 states\"}}",
                 "{\"name\":\"decode n=1\",\"cat\":\"token\",\"ph\":\"X\",\"ts\":0.0,\"dur\":2000.0,\"pid\":99,\"tid\":10,\"args\":{\"n_tokens\":\"1\"}}",
                 "{\"name\":\"CPU graph\",\"cat\":\"graph\",\"ph\":\"X\",\"ts\":100.0,\"dur\":1800.0,\"pid\":99,\"tid\":10,\"args\":{\"nodes\":\"6\"}}",
                 "{\"name\":\"MUL_MAT\",\"cat\":\"op\",\"ph\":\"X\",\"ts\":100.0,\"dur\":1400.0,\"pid\":99,\"tid\":11,\"args\":{\"tensor\":\"ffn_up-0\",\"flops_est\":4096}}",
                 "{\"name\":\"barrier wait\",\"cat\":\"wait\",\"ph\":\"X\",\"ts\":1500.0,\"dur\":100.0,\"pid\":99,\"tid\":11,\"args\":{\"after\":\"MUL_MAT\"}}",
-                "{\"name\":\"running\",\"cat\":\"sched\",\"ph\":\"X\",\"ts\":1600.0,\"dur\":100.0,\"pid\":99,\"tid\":11}",
+                "{\"name\":\"running\",\"cat\":\"sched\",\"ph\":\"X\",\"ts\":1600.0,\"dur\":100.0,\"pid\":99,\"tid\":1073741835}",
+                "{\"name\":\"off-CPU (runnable)\",\"cat\":\"sched\",\"ph\":\"X\",\"ts\":1700.0,\"dur\":100.0,\"pid\":99,\"tid\":1073741835,\"args\":{\"interferer\":\"stress-ng\",\"interferer_pid\":4242,\"interferer_ms\":0.075}}",
                 "{\"name\":\"L3 MB/s\",\"ph\":\"C\",\"ts\":1000.0,\"pid\":99,\"tid\":0,\"args\":{\"value\":1234.5}}",
                 "{\"name\":\"expert 5\",\"cat\":\"instant\",\"ph\":\"i\",\"s\":\"t\",\"ts\":1200.0,\"pid\":99,\"tid\":11,\"args\":{\"value\":5}}",
                 // one token ended in bin 0 (0..100 ms): 10 tokens/s; the track falls back to 0 after it

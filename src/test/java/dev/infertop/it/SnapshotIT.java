@@ -321,6 +321,66 @@ class SnapshotIT {
         }
     }
 
+    /**
+     * With the sched and counters layers on, the trace holds each traced thread's states (on its states track)
+     * and a counter track per software event, and the report and replay carry both layers' figures.
+     */
+    @Test
+    void deepLayersReachTheTraceAndTheReport() throws Exception {
+        List<String> args = new ArrayList<>(List.of("--json", "-d", "0.5", "--layers",
+                "token,graph,operator,sched,counters", "--counters", "software", "--snapshot-on-exit",
+                "--snapshot-dir", temp.resolve("deep").toString(), "--"));
+        args.addAll(benchCommand(2));
+        Path dir = temp.resolve("deep");
+        try (InfertopProcess infertop = InfertopProcess.start(args.toArray(String[]::new))) {
+            assertEquals(0, infertop.waitFor(240), infertop.stderrText());
+        } finally {
+            LeakCheck.assertNothingLeft();
+        }
+        JsonNode summary = JSON.readTree(dir.resolve("summary.json").toFile());
+        JsonNode trace = JSON.readTree(dir.resolve("trace.json").toFile());
+        assertEquals(List.of(), ChromeTraceValidator.problems(trace));
+        Map<Integer, Set<String>> statesByTid = new HashMap<>();
+        Set<String> counterTracks = new HashSet<>();
+        int waits = 0;
+        int namedWaits = 0;
+        for (JsonNode event : trace.path("traceEvents")) {
+            if (event.path("name").asText().equals("off-CPU (runnable)")) {
+                waits++;
+                namedWaits += event.path("args").has("interferer") ? 1 : 0;
+            }
+            if (event.path("cat").asText().equals("sched")) {
+                statesByTid.computeIfAbsent(event.path("tid").asInt()
+                        - dev.infertop.export.ChromeTraceWriter.STATES_TID_OFFSET, t -> new HashSet<>())
+                        .add(event.path("name").asText());
+            }
+            if (event.path("ph").asText().equals("C")) {
+                counterTracks.add(event.path("name").asText());
+            }
+        }
+        List<Integer> threads = new ArrayList<>();
+        summary.path("threads").fieldNames().forEachRemaining(tid -> threads.add(Integer.parseInt(tid)));
+        for (int tid : threads) {
+            Set<String> states = statesByTid.getOrDefault(tid, Set.of());
+            System.out.println("SnapshotIT: thread " + tid + " states in the trace: " + states);
+            assertTrue(states.contains("running"), "thread " + tid + " has running slices: " + statesByTid);
+            assertTrue(Set.of("running", "off-CPU (runnable)", "off-CPU (sleeping)").containsAll(states), states.toString());
+        }
+        System.out.println("SnapshotIT: counter tracks " + counterTracks + "; " + namedWaits + " of " + waits
+                + " waits for a CPU name an interferer (none when no other task ran meanwhile)");
+        assertTrue(counterTracks.containsAll(Set.of("task-clock per s", "page-faults per s",
+                "context-switches per s", "cpu-migrations per s")), counterTracks.toString());
+        JsonNode r;
+        try (InfertopProcess report = InfertopProcess.start("report", dir.toString(), "--json")) {
+            assertEquals(0, report.waitFor(60), report.stderrText());
+            r = report.jsonLines().getFirst();
+        }
+        assertTrue(r.path("sched").path("recorded").asBoolean(), r.toString());
+        assertEquals(summary.path("sched").path("running_ns").asLong(), r.path("sched").path("running_ns").asLong());
+        assertTrue(r.path("counters").path("recorded").asBoolean(), r.toString());
+        assertEquals(summary.path("counters").path("ops").size(), r.path("counters").path("ops").size());
+    }
+
     @Test
     void sigusr1WritesASnapshotWhileTracing() throws Exception {
         List<String> args = new ArrayList<>(List.of("--json", "-d", "0.5", "--snapshot-dir",
