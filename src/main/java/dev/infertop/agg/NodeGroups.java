@@ -8,7 +8,7 @@ import java.util.Map;
 /**
  * The node groups a CPU graph's node loop runs, in order, as the barrier arrivals count them: executed nodes
  * (not empty, COMPUTE flag set where the release has it), merged where a fused op covered several. The same
- * rule as {@link OperatorAggregator}'s (kept apart so the MoE layer does not reach into its state).
+ * rule for the operator layer's attribution and the MoE layer's read plans, so the two always agree.
  */
 final class NodeGroups {
     private NodeGroups() {}

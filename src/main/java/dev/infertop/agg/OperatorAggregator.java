@@ -512,7 +512,8 @@ public final class OperatorAggregator {
                 && plan.everyNode == everyNode) {
             return plan;
         }
-        plan = new GraphPlan(nodesReadSeq, fusedSignature, everyNode, everyNode ? everyNode() : groups());
+        plan = new GraphPlan(nodesReadSeq, fusedSignature, everyNode, everyNode ? NodeGroups.everyNode(nodeCount)
+                : NodeGroups.groups(nodeCount, tensors, ops, flags, naming, fusedGroups));
         for (int k = 0; k < plan.size(); k++) {
             int[] group = plan.groups.get(k);
             String opName = groupName(group);
@@ -572,47 +573,6 @@ public final class OperatorAggregator {
             return src1Ne0 <= 0 ? -1 : 2 * src1Ne0 * elements;
         }
         return op.startsWith("MUL_MAT_ID") ? -1 : elements;
-    }
-
-    private List<int[]> everyNode() {
-        List<int[]> groups = new ArrayList<>(nodeCount);
-        for (int i = 0; i < nodeCount; i++) {
-            groups.add(new int[] {i, i});
-        }
-        return groups;
-    }
-
-    /** The node groups the CPU loop runs, in order: executed nodes, merged where a fused op covered several. */
-    private List<int[]> groups() {
-        Map<Long, Integer> indexOf = new HashMap<>();
-        if (!fusedGroups.isEmpty()) {
-            for (int i = 0; i < nodeCount; i++) {
-                indexOf.put(tensors[i], i);
-            }
-        }
-        Map<Integer, Integer> fusedEnd = new HashMap<>();
-        for (long[] fused : fusedGroups) {
-            Integer first = indexOf.get(fused[1]);
-            Integer next = indexOf.get(fused[2]);
-            if (first != null && next != null && next > first) {
-                fusedEnd.put(first, next);
-            }
-        }
-        List<int[]> groups = new ArrayList<>();
-        int computeFlag = naming.computeFlag();
-        for (int i = 0; i < nodeCount; i++) {
-            if (naming.isEmpty(ops[i]) || (computeFlag != 0 && (flags[i] & computeFlag) == 0)) {
-                continue;
-            }
-            Integer end = fusedEnd.get(i);
-            if (end != null) {
-                groups.add(new int[] {i, end});
-                i = end;
-            } else {
-                groups.add(new int[] {i, i});
-            }
-        }
-        return groups;
     }
 
     private String groupName(int[] group) {
