@@ -3,5 +3,5 @@
 # synthetic model). Extra arguments go to `infertop demo` (e.g. --model tiny, --json, -n 10).
 set -euo pipefail
 here="$(dirname "$(readlink -f "$0")")"
-"$here/setup.sh"
+"$here/setup.sh" --demo
 exec "$here/infertop" demo "$@"

@@ -1,10 +1,18 @@
 #!/usr/bin/env bash
 # Installs what infertop needs and is missing (Debian/Ubuntu, as root), provisions the llama.cpp workload
 # into the cache, and builds target/infertop.jar. Idempotent: a second run only rebuilds the jar.
+#   setup.sh          everything the test suite needs (also a BLAS build, two older releases, Chromium)
+#   setup.sh --demo   only what the demo needs (one llama.cpp build): minutes instead of half an hour
 set -euo pipefail
 here="$(dirname "$(readlink -f "$0")")"
 say() { printf 'infertop setup: %s\n' "$*" >&2; }
 die() { printf 'infertop setup: %s\n' "$*" >&2; exit 1; }
+demo=false
+case "${1:-}" in
+  --demo) demo=true ;;
+  "") ;;
+  *) die "unknown option '$1': use no option (all the tests need) or --demo (only the demo)" ;;
+esac
 
 [ "$(id -u)" -eq 0 ] || die "run as root (it installs packages and infertop loads BPF probes): sudo $0"
 command -v apt-get >/dev/null || die "this script installs with apt-get (Debian/Ubuntu); install by hand: maven clang llvm libbpf-dev bpftool npm git cmake g++ tmux chromium"
@@ -13,10 +21,13 @@ command -v apt-get >/dev/null || die "this script installs with apt-get (Debian/
 declare -A packages=(
   [maven]=/usr/bin/mvn [clang]=/usr/bin/clang [llvm]=/usr/bin/llvm-objdump [libbpf-dev]=/usr/include/bpf/bpf_helpers.h
   [bpftool]=/usr/sbin/bpftool [npm]=/usr/bin/npm [git]=/usr/bin/git [cmake]=/usr/bin/cmake [g++]=/usr/bin/g++
-  [tmux]=/usr/bin/tmux [binutils]=/usr/bin/objdump [util-linux]=/usr/bin/setpriv
-  [chromium]=/usr/bin/chromium
-  [libopenblas-dev]=/usr/lib/x86_64-linux-gnu/libopenblas.so [pkg-config]=/usr/bin/pkg-config [graphviz]=/usr/bin/dot
+  [tmux]=/usr/bin/tmux [binutils]=/usr/bin/objdump [util-linux]=/usr/bin/setpriv [graphviz]=/usr/bin/dot
 )
+if ! $demo; then
+  # The tests also render report.html (Chromium) and build llama.cpp with the BLAS backend (OpenBLAS).
+  packages+=([chromium]=/usr/bin/chromium [pkg-config]=/usr/bin/pkg-config
+             [libopenblas-dev]=/usr/include/"$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)"/openblas-pthread/cblas.h)
+fi
 missing=()
 for package in "${!packages[@]}"; do
   [ -e "${packages[$package]}" ] || missing+=("$package")
@@ -44,15 +55,18 @@ fi
 [ -r /sys/kernel/btf/vmlinux ] || say "warning: this kernel has no BTF (/sys/kernel/btf/vmlinux): infertop needs --btf FILE here"
 
 say "provisioning the llama.cpp workload (built once, then cached)"
-# --blas: also a llama-bench with the BLAS backend (OpenBLAS), where prefill matmuls run on BLAS (BackendsIT).
-bash "$here/provision-llama.sh" --blas >/dev/null
-
-# Older releases: struct layouts and op tables that differ from the current one (calibration tests), and a
-# llama-bench built from each one's own source (OlderReleaseIT: the whole tool on an older node loop; about
-# 3 minutes each on 2 cores).
-for old in 3.3.0 3.2.0; do
-  bash "$here/provision-old-llama.sh" --build llama-bench "$old" >/dev/null
-done
+if $demo; then
+  bash "$here/provision-llama.sh" >/dev/null
+else
+  # --blas: also a llama-bench with the BLAS backend (OpenBLAS), where prefill matmuls run on BLAS (BackendsIT).
+  bash "$here/provision-llama.sh" --blas >/dev/null
+  # Older releases: struct layouts and op tables that differ from the current one (calibration tests), and a
+  # llama-bench built from each one's own source (OlderReleaseIT: the whole tool on an older node loop; about
+  # 3 minutes each on 2 cores).
+  for old in 3.3.0 3.2.0; do
+    bash "$here/provision-old-llama.sh" --build llama-bench "$old" >/dev/null
+  done
+fi
 
 say "building target/infertop.jar"
 "$here/build.sh"
