@@ -85,6 +85,11 @@ class SchedInterferenceIT {
             Process pin = new ProcessBuilder("taskset", "-a", "-p", "-c", "0", Long.toString(target))
                     .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
             assertEquals(0, pin.waitFor(), "taskset could not pin the target");
+            // infertop itself (nice 10 while tracing) gets the other CPU: the nice -5 hog on CPU 0 must not
+            // starve the observer, only the observed.
+            Process pinSelf = new ProcessBuilder("taskset", "-a", "-p", "-c", "1", Long.toString(infertop.process.pid()))
+                    .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+            assertEquals(0, pinSelf.waitFor(), "taskset could not pin infertop");
             Set<String> during = tracingLinks();
             during.removeAll(before);
             linksWhileTracing.addAll(during);
