@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # What does infertop cost on this machine? One command, meant for a quiet machine (nothing else running).
 #
-#   src/scripts/bench-overhead.sh [-p PAIRS] [-r REPS] [-o OUT] [-m MODEL] [-b LLAMA_BENCH] [-L "LAYERS ..."]
+#   src/scripts/bench-overhead.sh [-p PAIRS] [-r REPS] [-o OUT] [-m MODEL] [-b LLAMA_BENCH] [-L "LAYERS ..."] [-c]
 #
 # For each layer set (default: "token,graph" and "token,graph,operator"):
 #  1. cost by counting work (survives a busy machine): one traced run of
@@ -10,6 +10,7 @@
 #     (its whole JVM, and per thread: collector, compiler, GC) per generated token;
 #  2. the slowdown: `infertop overhead --pairs PAIRS` (interleaved with/without pairs after a warm-up
 #     pair): median decode tokens/s ratio with the pairs' range, target CPU per token with and without.
+# -c: step 1 only (cost by counting). INFERTOP=COMMAND runs another infertop (e.g. an older build) in its place.
 # Everything printed is also written to OUT (default: bench-overhead-<date>.txt in the current directory).
 # Defaults: PAIRS 7, REPS 5, MODEL the synthetic 245 M-parameter bench model in ~/.cache/infertop/models
 # (written if missing), LLAMA_BENCH the source build in ~/.cache/infertop (src/scripts/setup.sh provisions it).
@@ -26,7 +27,8 @@ model="$(ls -1 "$cache"/models/bench-s*-*.gguf 2>/dev/null | head -1 || true)" #
 [ -n "$model" ] || model="$cache/models/bench.gguf"
 bench=""
 layer_sets="token,graph token,graph,operator"
-while getopts "p:r:o:m:b:L:h" opt; do
+cost_only=0
+while getopts "p:r:o:m:b:L:ch" opt; do
   case "$opt" in
     p) pairs="$OPTARG" ;;
     r) reps="$OPTARG" ;;
@@ -34,7 +36,8 @@ while getopts "p:r:o:m:b:L:h" opt; do
     m) model="$OPTARG" ;;
     b) bench="$OPTARG" ;;
     L) layer_sets="$OPTARG" ;;
-    h) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    c) cost_only=1 ;;
+    h) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown option (see -h)" ;;
   esac
 done
@@ -43,7 +46,7 @@ done
 [ "$(id -u)" = 0 ] || die "needs root (BPF probes, kernel.bpf_stats_enabled): run it with sudo"
 command -v bpftool >/dev/null || die "bpftool is missing: apt-get install -y bpftool"
 command -v python3 >/dev/null || die "python3 is missing (it parses bpftool's JSON): apt-get install -y python3"
-infertop="$here/infertop"
+infertop="${INFERTOP:-$here/infertop}"
 if [ -z "$bench" ]; then
   bench="$(ls -1 "$cache"/llama.cpp-node-*/build/bin/llama-bench 2>/dev/null | head -1 || true)"
 fi
@@ -156,6 +159,7 @@ PY
   rm -f "$json"
   sysctl -q -w kernel.bpf_stats_enabled="$stats_before"
 
+  [ "$cost_only" = 1 ] && continue
   echo "== layers $layers: slowdown (infertop overhead, $pairs interleaved pairs after 1 warm-up pair) ==" | tee -a "$out"
   "$infertop" overhead --pairs "$pairs" --warmup 1 --layers "$layers" -- "${workload[@]}" 2>>"$out.log" | tee -a "$out"
 done
