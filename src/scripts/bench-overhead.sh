@@ -37,7 +37,7 @@ while getopts "p:r:o:m:b:L:ch" opt; do
     b) bench="$OPTARG" ;;
     L) layer_sets="$OPTARG" ;;
     c) cost_only=1 ;;
-    h) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    h) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown option (see -h)" ;;
   esac
 done
