@@ -48,7 +48,7 @@ command -v bpftool >/dev/null || die "bpftool is missing: apt-get install -y bpf
 command -v python3 >/dev/null || die "python3 is missing (it parses bpftool's JSON): apt-get install -y python3"
 infertop="${INFERTOP:-$here/infertop}"
 if [ -z "$bench" ]; then
-  bench="$(ls -1 "$cache"/llama.cpp-node-*/build/bin/llama-bench 2>/dev/null | head -1 || true)"
+  bench="$cache/llama.cpp-node-3.22.1/build/bin/llama-bench" # the source build (LlamaCppWorkload's version)
 fi
 [ -n "$bench" ] && [ -x "$bench" ] || die "llama-bench not found: run src/scripts/setup.sh, or give -b PATH"
 if [ ! -f "$model" ]; then
@@ -113,7 +113,26 @@ def programs():
         result[name] = (p.get("run_cnt", 0), p.get("run_time_ns", 0))
     return result
 
+def tokens_so_far():
+    """Generated tokens in infertop's interval records so far, and the final total once written."""
+    interval_sum, final = 0, None
+    try:
+        for line in open(json_path):
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            if record.get("final"):
+                final = record.get("tokens_decode", 0)
+            else:
+                interval_sum += record.get("tokens_decode", 0)
+    except OSError:
+        pass
+    return interval_sum, final
+
 seen_threads, seen_progs = {}, {}
+first = None  # (tokens, jvm cpu s) at the first sample after decoding started: steady state from there
+last = None
 while True:
     alive = os.path.exists(f"/proc/{jvm}/task")
     for tid, value in threads_cpu().items():
@@ -124,14 +143,16 @@ while True:
         seen_progs[name] = (max(old[0], cnt), max(old[1], ns))
     if not alive:
         break
+    done, _ = tokens_so_far()
+    cpu_now = sum(cpu for _, cpu in seen_threads.values())
+    if done > 0:
+        if first is None:
+            first = (done, cpu_now, time.monotonic())
+        last = (done, cpu_now, time.monotonic())
     time.sleep(0.5)
 
-tokens = 0
-for line in open(json_path):
-    try:
-        tokens = max(tokens, json.loads(line).get("tokens_decode", 0))
-    except ValueError:
-        pass
+interval_sum, tokens = tokens_so_far()
+tokens = tokens or interval_sum
 print(f"generated tokens seen by infertop: {tokens}")
 if tokens <= 0:
     print("no decode tokens seen: no per-token figures")
@@ -151,6 +172,11 @@ for name, cpu in seen_threads.values():
     by_name[key] = by_name.get(key, 0) + cpu
 total = sum(by_name.values())
 print(f"infertop's own CPU: {total:.2f} s in all, {1000 * total / tokens:.3f} ms per generated token")
+if first and last and last[0] > first[0]:
+    steady = (last[1] - first[1]) / (last[0] - first[0])
+    share = (last[1] - first[1]) / (last[2] - first[2])
+    print(f"  steady state (while decoding, tokens {first[0]}..{last[0]}): {1000 * steady:.3f} ms per generated token,"
+          f" {100 * share:.1f} % of one CPU; before the first interval with a token: {first[1]:.2f} s")
 for key, cpu in sorted(by_name.items(), key=lambda kv: -kv[1]):
     if cpu > 0:
         print(f"  {key:<20}{cpu:>7.2f} s")
