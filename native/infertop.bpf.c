@@ -300,23 +300,11 @@ struct {
  */
 #define MAX_THREAD_SLOTS 64
 
-/*
- * A worker thread's slot, kept in the thread's own task storage: the barrier handler runs ~800 times per
- * token, and a task-storage read is a pointer chase from the current task where a hash lookup by tid hashes
- * and walks a bucket.  Only threads of the target are ever given a slot, so a thread without one needs no
- * further check.
- */
-struct task_struct;
-
-struct thread_slot {
-	__u32 slot;
-};
-
 struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct thread_slot);
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);   /* tid */
+	__type(value, __u32); /* slot */
 } thread_slot SEC(".maps");
 
 struct {
@@ -333,14 +321,9 @@ struct {
 	__type(value, struct arrivals_event);
 } arrivals_by_slot SEC(".maps");
 
-/*
- * The calling thread's arrival buffer; with `assign`, a new slot for a thread that has none.  `tid` must be
- * the calling thread's (the slot is found from the current task; the parameter keeps callers unchanged).
- */
 static __always_inline struct arrivals_event *arrivals_of(__u32 tid, int assign)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct thread_slot *slot = bpf_task_storage_get(&thread_slot, task, 0, 0);
+	__u32 *slot = bpf_map_lookup_elem(&thread_slot, &tid);
 	__u32 zero = 0, index;
 	__u64 *used;
 
@@ -353,12 +336,13 @@ static __always_inline struct arrivals_event *arrivals_of(__u32 tid, int assign)
 		__u64 taken = __sync_fetch_and_add(used, 1);
 		if (taken >= MAX_THREAD_SLOTS)
 			return 0; /* more worker threads than slots: those are not traced */
-		slot = bpf_task_storage_get(&thread_slot, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		index = (__u32)taken;
+		bpf_map_update_elem(&thread_slot, &tid, &index, BPF_NOEXIST);
+		slot = bpf_map_lookup_elem(&thread_slot, &tid);
 		if (!slot)
 			return 0;
-		slot->slot = (__u32)taken;
 	}
-	index = slot->slot;
+	index = *slot;
 	return bpf_map_lookup_elem(&arrivals_by_slot, &index);
 }
 
