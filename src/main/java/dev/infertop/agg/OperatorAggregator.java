@@ -554,13 +554,12 @@ public final class OperatorAggregator {
         return snapshot(tensorGroupStats, totals);
     }
 
-    private static dev.infertop.model.LatencySummary summary(Histogram histogram, long[] plotValues) {
+    private static dev.infertop.model.LatencySummary summary(Histogram histogram, long[] plotValues, double meanNs) {
         if (histogram.getTotalCount() == 0) {
             return dev.infertop.model.LatencySummary.EMPTY;
         }
         return new dev.infertop.model.LatencySummary(histogram.getTotalCount(), plotValues[P50] / 1e6,
-                plotValues[P90] / 1e6, plotValues[P99] / 1e6, histogram.getMaxValue() / 1e6,
-                histogram.getMean() / 1e6);
+                plotValues[P90] / 1e6, plotValues[P99] / 1e6, histogram.getMaxValue() / 1e6, meanNs / 1e6);
     }
 
     private static LatencyDistribution distribution(Histogram histogram, long[] plotValues) {
@@ -594,13 +593,14 @@ public final class OperatorAggregator {
             if (histogram == null) {
                 histogram = new Histogram(1);
             }
-            // One pass over the histogram for both the summary and the plot (p50, p90, p99 are plot points).
-            long[] plotValues = Percentiles.valuesAt(histogram, LatencyDistribution.PLOT_PERCENTILES);
+            // One pass over the histogram for the summary, its mean and the plot (p50, p90, p99 are plot points).
+            Percentiles.Pass pass = Percentiles.valuesAndMean(histogram, LatencyDistribution.PLOT_PERCENTILES);
+            long[] plotValues = pass.values();
             result.add(new OpTotals(stats.name,
                     totals ? stats.totalGroups : stats.groups, totals ? stats.totalNodes : stats.nodes,
                     totals ? stats.totalWallNs : stats.wallNs, totals ? stats.totalWorkNs : stats.workNs,
                     totals ? stats.totalWaitNs : stats.waitNs,
-                    summary(histogram, plotValues), stats.lastShape, distribution(histogram, plotValues)));
+                    summary(histogram, plotValues, pass.mean()), stats.lastShape, distribution(histogram, plotValues)));
         }
         result.sort((a, b) -> Long.compare(b.wallNs(), a.wallNs()));
         return result;
