@@ -664,6 +664,15 @@ int BPF_KRETPROBE(handle_graph_done)
 	return 0;
 }
 
+/* Whether the running graph is one whose node list was found unchanged (handle_graph_walk): not read again. */
+static __always_inline int graph_is_reused(void)
+{
+	__u32 zero = 0;
+	struct walk_memo *memo = bpf_map_lookup_elem(&walk_memo, &zero);
+
+	return memo && memo->reuses > 0;
+}
+
 /* A `call <fused op>(params, node, next)` in the node loop: the next group spans several nodes. */
 SEC("uprobe")
 int BPF_KPROBE(handle_fused_call, void *params, void *node, void *next)
@@ -677,8 +686,11 @@ int BPF_KPROBE(handle_fused_call, void *params, void *node, void *next)
 	a = arrivals_of(tid, 0);
 	if (!a || !a->sampled)
 		return 0;
-	emit_thread_event(EVENT_FUSED, tid, a->graph_seq, a->count + 1, (__u64)node, (__u64)next);
+	/* The MoE layer numbers node groups per thread from these calls on every graph, reused or not. */
 	moe_on_fused(tid, a->graph_seq);
+	if (graph_is_reused())
+		return 0; /* user space keeps the fused groups of the graph it read: same nodes, same fusion */
+	emit_thread_event(EVENT_FUSED, tid, a->graph_seq, a->count + 1, (__u64)node, (__u64)next);
 	return 0;
 }
 

@@ -74,6 +74,13 @@ public final class OperatorAggregator {
     private int threadCount;
     private final List<long[]> fusedGroups = new ArrayList<>(); // {seq, tensor, nextTensor}
     private int fusedFromTid = -1;
+    /**
+     * The fused groups of the graph whose nodes were read last. A reused graph runs the same fusion, so the
+     * probes stop reporting fused calls for it (a ring-buffer record per fused call per thread saved, ~66 per
+     * token on the bench model) and it inherits these; a different fusion would not match its barrier count.
+     */
+    private final List<long[]> readGraphFusedGroups = new ArrayList<>();
+    private static final int FUSION_INHERITED = -2;
 
     // Results.
     private final Map<String, OpStats> opStats = new LinkedHashMap<>();
@@ -229,6 +236,8 @@ public final class OperatorAggregator {
         int nodes = nodeCount;
         beginGraph(seq, timeNs);
         nodeCount = nodes;
+        fusedGroups.addAll(readGraphFusedGroups);
+        fusedFromTid = FUSION_INHERITED;
     }
 
     /** One thread's start and barrier arrivals over graph {@code seq} ({@code count} longs at {@code tsOffset}). */
@@ -256,7 +265,7 @@ public final class OperatorAggregator {
         if (seq != graphSeq) {
             return;
         }
-        if (fusedFromTid < 0) {
+        if (fusedFromTid == -1) {
             fusedFromTid = tid;
         }
         if (tid == fusedFromTid) {
@@ -323,6 +332,10 @@ public final class OperatorAggregator {
     public void finishGraph() {
         if (graphSeq < 0 || nodeCount == 0) {
             return;
+        }
+        if (graphSeq == nodesReadSeq) {
+            readGraphFusedGroups.clear();
+            readGraphFusedGroups.addAll(fusedGroups);
         }
         if (threadCount == 0 && inFlightAtEnd) {
             graphSeq = -1; // still running when tracing stopped: neither attributed nor a failure
@@ -640,13 +653,12 @@ public final class OperatorAggregator {
         return snapshot(tensorGroupStats, totals);
     }
 
-    private static dev.infertop.model.LatencySummary summary(Histogram histogram, long[] plotValues) {
+    private static dev.infertop.model.LatencySummary summary(Histogram histogram, long[] plotValues, double meanNs) {
         if (histogram.getTotalCount() == 0) {
             return dev.infertop.model.LatencySummary.EMPTY;
         }
         return new dev.infertop.model.LatencySummary(histogram.getTotalCount(), plotValues[P50] / 1e6,
-                plotValues[P90] / 1e6, plotValues[P99] / 1e6, histogram.getMaxValue() / 1e6,
-                histogram.getMean() / 1e6);
+                plotValues[P90] / 1e6, plotValues[P99] / 1e6, histogram.getMaxValue() / 1e6, meanNs / 1e6);
     }
 
     private static LatencyDistribution distribution(Histogram histogram, long[] plotValues) {
@@ -680,13 +692,14 @@ public final class OperatorAggregator {
             if (histogram == null) {
                 histogram = new Histogram(1);
             }
-            // One pass over the histogram for both the summary and the plot (p50, p90, p99 are plot points).
-            long[] plotValues = Percentiles.valuesAt(histogram, LatencyDistribution.PLOT_PERCENTILES);
+            // One pass over the histogram for the summary, its mean and the plot (p50, p90, p99 are plot points).
+            Percentiles.Pass pass = Percentiles.valuesAndMean(histogram, LatencyDistribution.PLOT_PERCENTILES);
+            long[] plotValues = pass.values();
             result.add(new OpTotals(stats.name,
                     totals ? stats.totalGroups : stats.groups, totals ? stats.totalNodes : stats.nodes,
                     totals ? stats.totalWallNs : stats.wallNs, totals ? stats.totalWorkNs : stats.workNs,
                     totals ? stats.totalWaitNs : stats.waitNs,
-                    summary(histogram, plotValues), stats.lastShape, distribution(histogram, plotValues)));
+                    summary(histogram, plotValues, pass.mean()), stats.lastShape, distribution(histogram, plotValues)));
         }
         result.sort((a, b) -> Long.compare(b.wallNs(), a.wallNs()));
         return result;

@@ -30,8 +30,8 @@ import java.util.regex.Pattern;
 @Command(name = "overhead", mixinStandardHelpOptions = true, sortOptions = false,
         description = {"Measure infertop's cost on COMMAND: run it alternately without",
                 "and with infertop (interleaved pairs); print the decode slowdown (when",
-                "COMMAND is llama-bench) and the target's CPU time per token, as medians",
-                "with their spread."})
+                "COMMAND is llama-bench), the target's CPU time per token and infertop's",
+                "own CPU time, as medians with their spread."})
 final class OverheadCommand implements Callable<Integer> {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final Pattern BENCH_ROW = Pattern.compile("\\|\\s*(tg\\d+|pp\\d+|pp\\d+\\+tg\\d+)\\s*\\|\\s*([0-9.]+)\\s*±\\s*([0-9.]+)\\s*\\|");
@@ -41,6 +41,10 @@ final class OverheadCommand implements Callable<Integer> {
     @Option(names = "--pairs", paramLabel = "N", defaultValue = "5",
             description = "Pairs of runs (with and without infertop) (default: ${DEFAULT-VALUE}, at least 1).")
     int pairs;
+
+    @Option(names = "--warmup", paramLabel = "N", defaultValue = "1",
+            description = "Pairs run first and not counted: page cache, CPU frequency and infertop's own start-up cache settle (default: ${DEFAULT-VALUE}).")
+    int warmup;
 
     @Option(names = "--layers", paramLabel = "LIST", defaultValue = "token,graph,operator",
             description = "Layers infertop attaches in the traced runs (default: ${DEFAULT-VALUE}).")
@@ -52,29 +56,39 @@ final class OverheadCommand implements Callable<Integer> {
     @Parameters(paramLabel = "COMMAND", arity = "1..*", description = "After --: the workload, e.g. llama-bench ...")
     List<String> command = new ArrayList<>();
 
-    /** One run: tokens/s per llama-bench test, target CPU seconds, and generated tokens when infertop saw them. */
-    record Run(boolean traced, double decodeTokensPerSecond, double cpuSeconds, long tokensDecode, long wallNs) {}
+    /**
+     * One run: llama-bench's decode tokens/s, the target's CPU seconds, infertop's own CPU seconds (its whole JVM:
+     * collector, JIT, GC; 0 without infertop), and generated tokens when infertop saw them.
+     */
+    record Run(boolean traced, double decodeTokensPerSecond, double cpuSeconds, double infertopCpuSeconds,
+               long tokensDecode, long wallNs) {}
 
     @Override
     public Integer call() throws Exception {
         if (pairs < 1 || pairs > 1000) {
             throw new UserError("--pairs must be between 1 and 1000, got " + pairs, 2);
         }
+        if (warmup < 0 || warmup > 100) {
+            throw new UserError("--warmup must be between 0 and 100, got " + warmup, 2);
+        }
         Preflight.requirePrivileges();
         String jar = Path.of(OverheadCommand.class.getProtectionDomain().getCodeSource().getLocation().toURI()).toString();
         String java = ProcessHandle.current().info().command().orElse("java");
         List<Run> plain = new ArrayList<>();
         List<Run> traced = new ArrayList<>();
-        for (int pair = 0; pair < pairs; pair++) {
+        for (int pair = -warmup; pair < pairs; pair++) {
             // ABBA: the order alternates each pair so a slow drift of the machine does not favour one side.
-            boolean tracedFirst = pair % 2 == 1;
+            boolean tracedFirst = Math.floorMod(pair, 2) == 1;
             for (int half = 0; half < 2; half++) {
                 boolean withInfertop = tracedFirst == (half == 0);
                 Run run = withInfertop ? runTraced(java, jar) : runPlain();
-                (withInfertop ? traced : plain).add(run);
-                System.err.printf(Locale.ROOT, "infertop overhead: pair %d/%d %s: %.2f tok/s, %.2f s CPU%n", pair + 1,
-                        pairs, withInfertop ? "with infertop   " : "without infertop", run.decodeTokensPerSecond(),
-                        run.cpuSeconds());
+                if (pair >= 0) {
+                    (withInfertop ? traced : plain).add(run);
+                }
+                System.err.printf(Locale.ROOT, "infertop overhead: %s %s: %.2f tok/s, %.2f s CPU, infertop %.2f s CPU%n",
+                        pair < 0 ? "warm-up (not counted)" : String.format(Locale.ROOT, "pair %d/%d", pair + 1, pairs),
+                        withInfertop ? "with infertop   " : "without infertop", run.decodeTokensPerSecond(),
+                        run.cpuSeconds(), run.infertopCpuSeconds());
             }
         }
         report(plain, traced);
@@ -84,22 +98,24 @@ final class OverheadCommand implements Callable<Integer> {
     private Run runPlain() throws IOException, InterruptedException {
         Process process = new ProcessBuilder(command).redirectOutput(ProcessBuilder.Redirect.PIPE)
                 .redirectErrorStream(true).start();
-        return measure(process, false, (int) process.pid());
+        return measure(process, false, (int) process.pid(), -1);
     }
 
     private Run runTraced(String java, String jar) throws IOException, InterruptedException {
-        List<String> argv = new ArrayList<>(List.of(java, "--enable-native-access=ALL-UNNAMED", "-XX:+UseSerialGC",
-                "-XX:TieredStopAtLevel=1", "-jar", jar, "--json", "-d", "1", "--layers", layers, "--"));
+        List<String> argv = new ArrayList<>(List.of(java));
+        argv.addAll(JvmOptions.forLauncher()); // what src/scripts/infertop runs, so the cost measured is the one users get
+        argv.addAll(List.of("-jar", jar, "--json", "-d", "1", "--layers", layers, "--"));
         argv.addAll(command);
         Process process = new ProcessBuilder(argv).redirectErrorStream(false).start();
-        return measure(process, true, -1);
+        return measure(process, true, -1, (int) process.pid());
     }
 
     /**
      * Reads the output, samples the target's CPU time from /proc every 10 ms (its last sample before exit is
      * what it used, within 10 ms), and parses llama-bench's tg figure.
      */
-    private Run measure(Process process, boolean traced, int knownTargetPid) throws IOException, InterruptedException {
+    private Run measure(Process process, boolean traced, int knownTargetPid, int infertopPid)
+            throws IOException, InterruptedException {
         List<String> lines = Collections.synchronizedList(new ArrayList<>());
         List<String> jsonLines = Collections.synchronizedList(new ArrayList<>());
         int[] targetPid = {knownTargetPid};
@@ -115,9 +131,13 @@ final class OverheadCommand implements Callable<Integer> {
                 traced ? jsonLines::add : lines::add));
         long startNs = System.nanoTime();
         double cpuSeconds = 0;
+        double infertopCpuSeconds = 0;
         while (!process.waitFor(10, TimeUnit.MILLISECONDS)) {
             if (targetPid[0] > 0) {
                 cpuSeconds = Math.max(cpuSeconds, cpuSecondsOf(targetPid[0]));
+            }
+            if (infertopPid > 0) {
+                infertopCpuSeconds = Math.max(infertopCpuSeconds, cpuSecondsOf(infertopPid));
             }
         }
         long wallNs = System.nanoTime() - startNs;
@@ -139,7 +159,7 @@ final class OverheadCommand implements Callable<Integer> {
             JsonNode last = JSON.readTree(jsonLines.getLast());
             tokensDecode = last.path("tokens_decode").asLong();
         }
-        return new Run(traced, tokensPerSecond, cpuSeconds, tokensDecode, wallNs);
+        return new Run(traced, tokensPerSecond, cpuSeconds, infertopCpuSeconds, tokensDecode, wallNs);
     }
 
     private static void readLines(BufferedReader reader, java.util.function.Consumer<String> sink) {
@@ -173,10 +193,12 @@ final class OverheadCommand implements Callable<Integer> {
         long tokens = traced.stream().mapToLong(Run::tokensDecode).max().orElse(0);
         double[] cpuPlain = plain.stream().mapToDouble(Run::cpuSeconds).toArray();
         double[] cpuTraced = traced.stream().mapToDouble(Run::cpuSeconds).toArray();
+        double[] cpuInfertop = traced.stream().mapToDouble(Run::infertopCpuSeconds).toArray();
         boolean bench = Arrays.stream(ratios).noneMatch(Double::isNaN);
         if (json) {
             var root = JSON.createObjectNode();
             root.put("pairs", plain.size());
+            root.put("warmup_pairs", warmup);
             root.put("layers", layers);
             if (bench) {
                 root.put("decode_ratio_median", median(ratios));
@@ -189,10 +211,14 @@ final class OverheadCommand implements Callable<Integer> {
             }
             root.put("target_cpu_s_median_without", median(cpuPlain));
             root.put("target_cpu_s_median_with", median(cpuTraced));
+            root.put("infertop_cpu_s_median", median(cpuInfertop));
+            root.put("infertop_cpu_s_min", Arrays.stream(cpuInfertop).min().orElse(0));
+            root.put("infertop_cpu_s_max", Arrays.stream(cpuInfertop).max().orElse(0));
             if (tokens > 0) {
                 root.put("tokens_decode", tokens);
                 root.put("target_cpu_ms_per_token_without", 1000 * median(cpuPlain) / tokens);
                 root.put("target_cpu_ms_per_token_with", 1000 * median(cpuTraced) / tokens);
+                root.put("infertop_cpu_ms_per_token", 1000 * median(cpuInfertop) / tokens);
             }
             System.out.println(root);
             return;
@@ -213,6 +239,12 @@ final class OverheadCommand implements Callable<Integer> {
         if (tokens > 0) {
             System.out.printf(Locale.ROOT, "  (%.3f vs %.3f ms per generated token, %d tokens)", 1000 * median(cpuPlain) / tokens,
                     1000 * median(cpuTraced) / tokens, tokens);
+        }
+        System.out.println();
+        System.out.printf(Locale.ROOT, "  infertop's own CPU  median %.2f s (runs %.2f to %.2f s)", median(cpuInfertop),
+                Arrays.stream(cpuInfertop).min().orElse(0), Arrays.stream(cpuInfertop).max().orElse(0));
+        if (tokens > 0) {
+            System.out.printf(Locale.ROOT, "  (%.3f ms per generated token)", 1000 * median(cpuInfertop) / tokens);
         }
         System.out.println();
     }

@@ -18,8 +18,9 @@ public record LatencySummary(long count, double p50Ms, double p90Ms, double p99M
         if (histogram.getTotalCount() == 0) {
             return EMPTY;
         }
-        long[] ns = Percentiles.valuesAt(histogram, 50, 90, 99);
+        Percentiles.Pass pass = Percentiles.valuesAndMean(histogram, 50, 90, 99);
+        long[] ns = pass.values();
         return new LatencySummary(histogram.getTotalCount(), ns[0] / 1e6, ns[1] / 1e6, ns[2] / 1e6,
-                histogram.getMaxValue() / 1e6, histogram.getMean() / 1e6);
+                histogram.getMaxValue() / 1e6, pass.mean() / 1e6);
     }
 }

@@ -108,6 +108,26 @@ class OperatorAggregatorTest {
     }
 
     @Test
+    void aReusedGraphKeepsTheFusionOfTheGraphReadBefore() {
+        graph(1);
+        aggregator.onFused(7, 1, 2, 0x1002, 0x1003);
+        arrivals(7, 1, 0, 100, 130, 200, 210);      // 3 groups (RMS_NORM+MUL fused) + final barrier
+        // The probes report no fused call for a reused graph: it runs the fusion of graph 1.
+        aggregator.onGraphSame(2, 1, 1000);
+        arrivals(7, 2, 1000, 1050, 1060, 1100, 1110);
+        aggregator.finishLastGraph();
+        assertEquals(2, aggregator.graphsAttributed(true));
+        assertEquals(0, aggregator.graphsUnattributed(true));
+        Map<String, OpTotals> ops = aggregator.snapshotOps(false).stream()
+                .collect(Collectors.toMap(OpTotals::op, Function.identity()));
+        assertEquals(2, ops.get("RMS_NORM+MUL").groups());
+        assertEquals(30 + 10, ops.get("RMS_NORM+MUL").wallNs()); // 130-100, 1060-1050
+        assertEquals(100 + 50, ops.get("MUL_MAT").wallNs());    // 100-0, 1050-1000
+        assertEquals(70 + 40, ops.get("ADD").wallNs());          // 200-130, 1100-1060
+        assertEquals(3, ops.size());
+    }
+
+    @Test
     void aBarrierCountThatDoesNotMatchTheGraphIsReportedNotGuessed() {
         graph(1);
         arrivals(7, 1, 0, 10, 20);               // 2 arrivals, the graph has 4 groups

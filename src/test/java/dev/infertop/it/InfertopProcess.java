@@ -35,8 +35,9 @@ final class InfertopProcess implements AutoCloseable {
 
     static InfertopProcess start(Map<String, String> environment, String... args) throws IOException {
         String java = ProcessHandle.current().info().command().orElse("java");
-        List<String> command = new ArrayList<>(List.of(java, "--enable-native-access=ALL-UNNAMED",
-                "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-jar", Requirements.jar().toString()));
+        List<String> command = new ArrayList<>(List.of(java));
+        command.addAll(dev.infertop.cli.JvmOptions.forLauncher()); // the JVM src/scripts/infertop runs
+        command.addAll(List.of("-jar", Requirements.jar().toString()));
         command.addAll(List.of(args));
         ProcessBuilder builder = new ProcessBuilder(command);
         builder.environment().putAll(environment);

@@ -510,6 +510,17 @@ class OperatorControlsIT {
             assertTrue(result.get("target_cpu_ms_per_token_with").asDouble() > 0, result.toString());
             assertEquals(2 * pairs, overhead.stderr.stream().filter(l -> l.startsWith("infertop overhead: pair")).count(),
                     overhead.stderrText());
+            // One warm-up pair (the default) runs first and is not counted.
+            assertEquals(1, result.get("warmup_pairs").asInt(), result.toString());
+            assertEquals(2, overhead.stderr.stream().filter(l -> l.startsWith("infertop overhead: warm-up")).count(),
+                    overhead.stderrText());
+            // infertop's own JVM used some CPU in every traced run, and the spread brackets the median.
+            double ownMedian = result.get("infertop_cpu_s_median").asDouble();
+            assertTrue(ownMedian > 0, result.toString());
+            assertTrue(result.get("infertop_cpu_s_min").asDouble() <= ownMedian
+                    && ownMedian <= result.get("infertop_cpu_s_max").asDouble(), result.toString());
+            assertEquals(1000 * ownMedian / expectedTokens, result.get("infertop_cpu_ms_per_token").asDouble(), 1e-9,
+                    result.toString());
         } finally {
             LeakCheck.assertNothingLeft();
         }

@@ -1,0 +1,33 @@
+package dev.infertop.cli;
+
+import java.util.List;
+
+/**
+ * The JVM options infertop runs with, in one place: src/scripts/infertop passes exactly these (a unit test
+ * compares them), and {@code infertop overhead} starts its traced runs with them, so the cost it measures is
+ * the cost users get. On a 2-core box llama.cpp spins both cores: every thread and wake-up infertop adds is
+ * taken from it, so the JVM is kept to the fewest threads and the least background work.
+ */
+public final class JvmOptions {
+    private JvmOptions() {}
+
+    private static final List<String> LAUNCHER = List.of(
+            "--enable-native-access=ALL-UNNAMED",
+            // One GC thread and no concurrent GC work; the heap is small and short pauses do not matter here.
+            "-XX:+UseSerialGC",
+            // C1 only: the hot paths are simple loops; C2 would spend seconds of CPU compiling them again.
+            "-XX:TieredStopAtLevel=1",
+            // One compiler thread: compilation happens at start-up, it need not compete for both cores.
+            "-XX:CICompilerCount=1",
+            // No hsperfdata file in /tmp updated by the JVM every tick (and no jstat attach point).
+            "-XX:-UsePerfData",
+            "-Xshare:auto",
+            // A small fixed heap: the live view is meant to stay under 200 MB RSS on an edge board.
+            "-Xms32m",
+            "-Xmx96m");
+
+    /** The options before {@code -jar}, in order. */
+    public static List<String> forLauncher() {
+        return LAUNCHER;
+    }
+}
