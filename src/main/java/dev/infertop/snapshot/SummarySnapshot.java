@@ -23,7 +23,8 @@ import java.util.Map;
 /**
  * A saved snapshot as the {@link Snapshot} the live view draws: the run's totals from summary.json (so replay
  * shows the summary's numbers), each op's latency plot from its latency.hlog histogram. Interval and total
- * figures are the same (a frozen clock: nothing moves); thread lanes come from trace.json's last seconds;
+ * figures are the same (a frozen clock: nothing moves); the MoE panel's counts (window and run) come from the
+ * summary's moe object; thread lanes come from trace.json's last seconds;
  * tensor groups are not in a snapshot.
  */
 public final class SummarySnapshot {
@@ -101,7 +102,7 @@ public final class SummarySnapshot {
         return new Snapshot(s.path("seq").asLong(), true, target, spanNs, spanNs, tokens, tokens, ttft, ttft, tpot,
                 tpot, backends, backends, cpu, cpu, operators, operators, s.path("lost_events").asLong(), layers,
                 REPLAY_STATE, DeepLayerSummary.sched(s), DeepLayerSummary.sched(s), DeepLayerSummary.counters(s),
-                DeepLayerSummary.counters(s), List.of(), List.of(), dev.infertop.model.MoeTotals.EMPTY);
+                DeepLayerSummary.counters(s), List.of(), List.of(), MoeSummary.totals(s));
     }
 
     /** Busy time back from tokens and tokens/s (summary.json keeps the rate): the same rate to its rounding. */
