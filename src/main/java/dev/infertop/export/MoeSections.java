@@ -73,7 +73,7 @@ final class MoeSections {
         int w = cellWidth(experts);
         int h = cellHeight(layers);
         int top = 30;
-        int width = LABEL_WIDTH + experts * w + 10;
+        int width = HtmlReportWriter.WIDTH; // full width: the maps stack, and the phase line is not cut
         int height = top + layers * h + 6;
         StringBuilder svg = new StringBuilder(String.format(Locale.ROOT,
                 "<svg class=\"plot heatmap\" data-phase=\"%s\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
