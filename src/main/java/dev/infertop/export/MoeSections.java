@@ -27,6 +27,7 @@ final class MoeSections {
     static final int TEXT_CELL_HEIGHT = 12;
     static final int LEGEND_STEPS = 5;
     /** White to dark blue; the light end keeps dark text readable, the dark end takes white text. */
+    static final String NO_IDS = "the moe layer was on but read no expert ids (a model without MUL_MAT_ID nodes?)";
     private static final int[] LIGHT = {0xff, 0xff, 0xff};
     private static final int[] DARK = {0x08, 0x30, 0x6b};
 
@@ -39,6 +40,9 @@ final class MoeSections {
         if (!moe.active() || moe.layerCount() == 0 || moe.expertCount() == 0) {
             if (status != null && status.state() == LayerStatus.State.UNAVAILABLE && !status.reason().isEmpty()) {
                 return "<p class=\"absent\">" + escape(status.reason()) + "</p>";
+            }
+            if (moe.active()) {
+                return "<p class=\"absent\">" + NO_IDS + "</p>";
             }
             return null;
         }

@@ -113,6 +113,12 @@ class MoeSnapshotTest {
                 "Expert activations");
         assertTrue(moe.contains("<p class=\"absent\">not recorded in this run</p>"), moe);
         assertFalse(moe.contains("<rect"), moe);
+        MoeTotals noExperts = new MoeTotals(true, 10, 0, new long[0][], new long[0][], new long[0], new long[0],
+                new long[0][], new long[0][], new long[0], new long[0], new long[0], List.of(), new double[0], 16384,
+                0, 0, 0, 0, 0, 0);
+        String dense = section(HtmlReportWriter.html(content(LayerStatus.State.ON, noExperts)), "Expert activations");
+        assertTrue(dense.contains("<p class=\"absent\">the moe layer was on but read no expert ids (a model without "
+                + "MUL_MAT_ID nodes?)</p>"), dense);
     }
 
     @Test
