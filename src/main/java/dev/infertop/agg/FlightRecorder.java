@@ -39,7 +39,10 @@ public final class FlightRecorder {
         THREAD_STATE,
         /** A counter sample at start; label = counter track, value = Double.doubleToRawLongBits(value). */
         COUNTER,
-        /** A point event at start (e.g. an expert activation); label = name, value = argument. */
+        /**
+         * A point event at start (e.g. an expert activation); label = name, value = argument; one written with
+         * {@link #recordWithPayload} carries its longs in the slice's {@code payload} (detail = their count).
+         */
         INSTANT
     }
 
@@ -54,7 +57,13 @@ public final class FlightRecorder {
     private final int[] labels;
     private final int[] details;
     private final long[] values;
+    private final boolean[] payloadRecord;
     private long written;
+    // A second ring for records that carry more than one value (an expert activation's per-expert counts):
+    // allocated on the first such record, so runs without them pay nothing; positions count from the start.
+    private final int payloadCapacity;
+    private long[] payload;
+    private long payloadWritten;
 
     private final List<String> labelNames = new ArrayList<>();
     private final Map<String, Integer> labelIds = new HashMap<>();
@@ -71,7 +80,9 @@ public final class FlightRecorder {
         endNs = new long[capacity];
         labels = new int[capacity];
         details = new int[capacity];
+        payloadRecord = new boolean[capacity];
         values = new long[capacity];
+        payloadCapacity = Math.max(1024, capacity / 2);
     }
 
     public long windowNs() {
@@ -99,6 +110,7 @@ public final class FlightRecorder {
         labels[i] = label;
         details[i] = detail;
         values[i] = value;
+        payloadRecord[i] = false;
         written++;
     }
 
@@ -114,6 +126,27 @@ public final class FlightRecorder {
         details[i] = detail;
         values[i] = value;
         return true;
+    }
+
+    /**
+     * Appends one record carrying {@code count} longs of {@code from} (copied: the caller may reuse its array).
+     * The record's detail is the count and its value the payload's position; when the payload ring overwrote it
+     * before a copy, the copy leaves the record out. Allocation-free after the first call.
+     */
+    public void recordWithPayload(Kind kind, int tid, long fromNs, long toNs, int label, long[] from, int count) {
+        if (count < 0 || count > payloadCapacity) {
+            throw new IllegalArgumentException("payload of " + count + " longs");
+        }
+        if (payload == null) {
+            payload = new long[payloadCapacity];
+        }
+        long position = payloadWritten;
+        for (int k = 0; k < count; k++) {
+            payload[(int) ((position + k) % payloadCapacity)] = from[k];
+        }
+        payloadWritten += count;
+        record(kind, tid, fromNs, toNs, label, count, position);
+        payloadRecord[(int) ((written - 1) % capacity)] = true;
     }
 
     public void counter(int label, long atNs, double value) {
@@ -137,15 +170,33 @@ public final class FlightRecorder {
             if (endNs[i] < from) {
                 continue;
             }
-            slices.add(new Slice(KINDS[kinds[i]], tids[i], startNs[i], endNs[i], labels[i], details[i], values[i]));
+            long[] carried = NO_PAYLOAD;
+            if (payloadRecord[i]) {
+                if (payloadWritten - values[i] > payloadCapacity) {
+                    continue; // its payload was overwritten: the window holds the record without what it says
+                }
+                carried = new long[details[i]];
+                for (int k = 0; k < carried.length; k++) {
+                    carried[k] = payload[(int) ((values[i] + k) % payloadCapacity)];
+                }
+            }
+            slices.add(new Slice(KINDS[kinds[i]], tids[i], startNs[i], endNs[i], labels[i], details[i], values[i],
+                    carried));
         }
         boolean truncated = written > capacity && !slices.isEmpty()
                 && slices.getFirst().startNs() > from;
         return new Window(nowNs, windowNs, List.copyOf(labelNames), slices, truncated);
     }
 
-    /** One record, as copied out. */
-    public record Slice(Kind kind, int tid, long startNs, long endNs, int label, int detail, long value) {
+    private static final long[] NO_PAYLOAD = new long[0];
+
+    /** One record, as copied out; {@code payload} holds what {@link #recordWithPayload} attached (else empty). */
+    public record Slice(Kind kind, int tid, long startNs, long endNs, int label, int detail, long value,
+                        long[] payload) {
+        public Slice(Kind kind, int tid, long startNs, long endNs, int label, int detail, long value) {
+            this(kind, tid, startNs, endNs, label, detail, value, NO_PAYLOAD);
+        }
+
         public long durationNs() {
             return Math.max(0, endNs - startNs);
         }

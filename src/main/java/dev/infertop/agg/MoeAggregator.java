@@ -171,6 +171,12 @@ public final class MoeAggregator {
 
     public void onMoe(long seq, long graphSignature, int subtype, int group, int value, int layer, long ne0, long ne1,
                       long nb1, boolean failed, MemorySegment data, long idsOffset) {
+        onMoe(0, 0, seq, graphSignature, subtype, group, value, layer, ne0, ne1, nb1, failed, data, idsOffset);
+    }
+
+    /** With the thread that copied the ids and when: an ids read also goes to the timeline, when one is kept. */
+    public void onMoe(int tid, long timeNs, long seq, long graphSignature, int subtype, int group, int value, int layer,
+                      long ne0, long ne1, long nb1, boolean failed, MemorySegment data, long idsOffset) {
         if (subtype == EventLayout.MOE_GRAPH) {
             // A graph of a shape not planned yet: its plan is made when it ends, and every graph of that shape
             // until the plan reaches BPF goes unread, so the collector should drain promptly meanwhile.
@@ -194,11 +200,19 @@ public final class MoeAggregator {
             readFailures++;
             return; // the graph's finish counts its rows as unread
         }
-        readIds(seq, group, layer, (int) Math.min(ne0, MAX_EXPERTS), ne1, nb1, value, data, idsOffset);
+        readIds(tid, timeNs, seq, group, layer, (int) Math.min(ne0, MAX_EXPERTS), ne1, nb1, value, data, idsOffset);
     }
 
-    private void readIds(long seq, int group, int layer, int used, long tokens, long nb1, int bytes,
-                         MemorySegment data, long idsOffset) {
+    // Snapshots: each ids read as an instant (null when no flight recorder is kept).
+    private MoeTimeline timeline;
+
+    /** Records each ids read into {@code flight} from now on (null: stop). */
+    public void keepForSnapshots(FlightRecorder flight) {
+        timeline = flight == null ? null : new MoeTimeline(flight);
+    }
+
+    private void readIds(int tid, long timeNs, long seq, int group, int layer, int used, long tokens, long nb1,
+                         int bytes, MemorySegment data, long idsOffset) {
         nodesRead++;
         idBytesCopied += bytes;
         expertsUsed = Math.max(expertsUsed, used);
@@ -240,6 +254,9 @@ public final class MoeAggregator {
         }
         window[phase].addRows(layer, rows);
         total[phase].addRows(layer, rows);
+        if (timeline != null) {
+            timeline.activation(tid, timeNs, layer, tokens, used, rowsByExpert);
+        }
         reuse.endBatch(layer, (int) Math.min(Integer.MAX_VALUE, tokens));
         if (seq == graphSeq) {
             if (readCount == readGroups.size()) {

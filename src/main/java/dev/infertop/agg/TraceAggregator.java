@@ -114,6 +114,9 @@ public final class TraceAggregator implements TraceListener {
         if (counters != null) {
             counters.keepForSnapshots(flight);
         }
+        if (moe != null) {
+            moe.keepForSnapshots(flight);
+        }
     }
 
     @Override
@@ -151,7 +154,7 @@ public final class TraceAggregator implements TraceListener {
     @Override
     public void onMoe(int tid, long timeNs, long graphSeq, long signature, int subtype, int group, int value, int layer,
                       long ne0, long ne1, long nb1, boolean failed, java.lang.foreign.MemorySegment data, long idsOffset) {
-        if (moe != null) moe.onMoe(graphSeq, signature, subtype, group, value, layer, ne0, ne1, nb1, failed, data, idsOffset);
+        if (moe != null) moe.onMoe(tid, timeNs, graphSeq, signature, subtype, group, value, layer, ne0, ne1, nb1, failed, data, idsOffset);
     }
 
     private dev.infertop.agg.MoeAggregator moe;
@@ -173,6 +176,9 @@ public final class TraceAggregator implements TraceListener {
     /** Adds the MoE layer's aggregator (it follows the operator layer's graphs). */
     public TraceAggregator withMoe(MoeAggregator moeAggregator) {
         this.moe = moeAggregator;
+        if (flight != null) {
+            moeAggregator.keepForSnapshots(flight);
+        }
         return this;
     }
 

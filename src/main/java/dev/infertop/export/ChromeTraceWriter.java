@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
 import dev.infertop.agg.FlightRecorder;
 import dev.infertop.agg.FlightRecorder.Slice;
+import dev.infertop.agg.MoeTimeline;
 import dev.infertop.agg.SchedTimeline;
 
 import java.io.IOException;
@@ -24,7 +25,8 @@ import java.util.TreeSet;
  *       overlap the op slices without nesting in them); a wait for a CPU names in args the task that ran there
  *       longest meanwhile ({@code interferer}, {@code interferer_pid}, {@code interferer_ms});</li>
  *   <li>COUNTER: counter events ({@code "ph":"C"}), one track per label (e.g. L3 bandwidth);</li>
- *   <li>INSTANT: thread-scoped instant events ({@code "ph":"i"}) (e.g. MoE expert activations);</li>
+ *   <li>INSTANT: thread-scoped instant events ({@code "ph":"i"}); an MoE ids read is one of category moe
+ *       named "moe experts" on the thread that copied the ids ({@link MoeTraceEvents} lists its args);</li>
  *   <li>a "tokens/s" counter track derived from the token slices, in 100 ms bins.</li>
  * </ul>
  * Timestamps are microseconds from the window's first record ({@code otherData.origin_monotonic_ns} holds that
@@ -96,6 +98,11 @@ public final class ChromeTraceWriter {
                     case COUNTER -> counter(json, pid, window.label(slice.label()), micros(slice.startNs(), origin),
                             slice.counterValue());
                     case INSTANT -> {
+                        MoeTimeline.Activation activation = MoeTimeline.read(window, slice);
+                        if (activation != null) {
+                            MoeTraceEvents.activation(json, pid, slice, micros(slice.startNs(), origin), activation);
+                            continue;
+                        }
                         json.writeStartObject();
                         json.writeStringField("name", window.label(slice.label()));
                         json.writeStringField("cat", "instant");

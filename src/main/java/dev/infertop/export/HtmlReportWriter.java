@@ -52,8 +52,7 @@ public final class HtmlReportWriter {
                 DeepLayerSections::threadStates));
         sections.add(section("Counters per op type: IPC, L3 refills per 1k instructions, verdict",
                 DeepLayerSections::counters));
-        // TODO(moe merge): the MoE layer adds its expert heatmap here (a Section reading its own records).
-        sections.add(section("Expert activations (heatmap)", content -> null));
+        sections.add(section("Expert activations (heatmap)", MoeSections::experts));
         return sections;
     }
 

@@ -109,4 +109,17 @@ public record MoeTotals(
         }
         return n == 0 ? Double.NaN : sum / n;
     }
+
+    /** Tokens each expert got in a layer over the run, prefill and decode together (the report's counts). */
+    public long[] runCounts(int layer) {
+        long[] counts = new long[expertCount()];
+        for (long[][] phase : new long[][][] {totalPrefill, totalDecode}) {
+            if (layer < phase.length) {
+                for (int e = 0; e < phase[layer].length && e < counts.length; e++) {
+                    counts[e] += phase[layer][e];
+                }
+            }
+        }
+        return counts;
+    }
 }

@@ -64,9 +64,7 @@ public final class SnapshotReport {
         }
         DeepLayerReport.putSched(root, s);
         DeepLayerReport.putCounters(root, s);
-        ObjectNode experts = root.putObject("experts");
-        // TODO(moe merge): the MoE layer's per-expert figures go here when its snapshot section is merged.
-        experts.put("recorded", false);
+        MoeSummary.put(root, s);
         return root;
     }
 
@@ -103,9 +101,7 @@ public final class SnapshotReport {
         }
         DeepLayerReport.printSched(r, out);
         DeepLayerReport.printCounters(r, out);
-        out.println();
-        out.println("Across experts");
-        out.println("  not recorded in this snapshot");
+        MoeSummary.print(r, out);
     }
 
     private static String latencyText(JsonNode latency) {

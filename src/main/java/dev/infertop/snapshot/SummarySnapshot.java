@@ -1,6 +1,8 @@
 package dev.infertop.snapshot;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.infertop.model.BackendBreakdown;
+import dev.infertop.model.BackendOps;
 import dev.infertop.model.BackendTotals;
 import dev.infertop.model.LatencyDistribution;
 import dev.infertop.model.LatencySummary;
@@ -23,7 +25,8 @@ import java.util.Map;
 /**
  * A saved snapshot as the {@link Snapshot} the live view draws: the run's totals from summary.json (so replay
  * shows the summary's numbers), each op's latency plot from its latency.hlog histogram. Interval and total
- * figures are the same (a frozen clock: nothing moves); thread lanes come from trace.json's last seconds;
+ * figures are the same (a frozen clock: nothing moves); the MoE panel's counts (window and run) come from the
+ * summary's moe object, other backends' ops from its backends object; thread lanes come from trace.json's last seconds;
  * tensor groups are not in a snapshot.
  */
 public final class SummarySnapshot {
@@ -101,7 +104,30 @@ public final class SummarySnapshot {
         return new Snapshot(s.path("seq").asLong(), true, target, spanNs, spanNs, tokens, tokens, ttft, ttft, tpot,
                 tpot, backends, backends, cpu, cpu, operators, operators, s.path("lost_events").asLong(), layers,
                 REPLAY_STATE, DeepLayerSummary.sched(s), DeepLayerSummary.sched(s), DeepLayerSummary.counters(s),
-                DeepLayerSummary.counters(s), List.of(), List.of(), dev.infertop.model.MoeTotals.EMPTY);
+                DeepLayerSummary.counters(s), backendOps(s), backendOps(s), MoeSummary.totals(s));
+    }
+
+    /**
+     * The ops of backends other than the CPU from summary.json's backends object (the CPU's come from the
+     * operator layer's ops): an op with {@code ms} was timed, one without was only counted.
+     */
+    static List<BackendOps> backendOps(JsonNode s) {
+        List<BackendOps> result = new ArrayList<>();
+        for (Iterator<Map.Entry<String, JsonNode>> it = s.path("backends").fields(); it.hasNext(); ) {
+            Map.Entry<String, JsonNode> entry = it.next();
+            if (entry.getKey().equals(BackendBreakdown.CPU)) {
+                continue;
+            }
+            JsonNode backend = entry.getValue();
+            List<BackendOps.Op> ops = new ArrayList<>();
+            for (Iterator<Map.Entry<String, JsonNode>> o = backend.path("ops").fields(); o.hasNext(); ) {
+                Map.Entry<String, JsonNode> op = o.next();
+                ops.add(new BackendOps.Op(op.getKey(), op.getValue().path("nodes").asLong(),
+                        ms(op.getValue().path("ms")), op.getValue().has("ms")));
+            }
+            result.add(new BackendOps(entry.getKey(), backend.path("graphs").asLong(), ms(backend.path("busy_ms")), ops));
+        }
+        return result;
     }
 
     /** Busy time back from tokens and tokens/s (summary.json keeps the rate): the same rate to its rounding. */

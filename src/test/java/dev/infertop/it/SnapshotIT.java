@@ -381,6 +381,114 @@ class SnapshotIT {
         assertEquals(summary.path("counters").path("ops").size(), r.path("counters").path("ops").size());
     }
 
+    /**
+     * The tiny MoE model with the moe layer on: every MUL_MAT_ID ids read is one "moe experts" instant on a traced
+     * thread whose per-expert counts add up to its tokens × experts used, and (the window holding the whole run)
+     * to summary.json's counts per layer and expert; report.html draws the heatmap cell by cell; {@code report
+     * --json} gives the summary's counts and CVs; replay rebuilds the summary's counts.
+     */
+    @Test
+    void moeExpertActivationsReachTheTraceTheReportAndReplay() throws Exception {
+        Path moeModel = Models.preset("tiny-moe");
+        Path dir = temp.resolve("moe");
+        List<String> args = new ArrayList<>(List.of("--json", "-d", "0.5", "--layers", "token,graph,operator,moe",
+                "--flight-seconds", "300", "--snapshot-on-exit", "--snapshot-dir", dir.toString(), "--",
+                bench.toString(), "-m", moeModel.toString(), "-p", "32", "-n", "16", "-r", "1", "-t", "2"));
+        try (InfertopProcess infertop = InfertopProcess.start(args.toArray(String[]::new))) {
+            assertEquals(0, infertop.waitFor(240), infertop.stderrText());
+        } finally {
+            LeakCheck.assertNothingLeft();
+        }
+        JsonNode summary = JSON.readTree(dir.resolve("summary.json").toFile());
+        JsonNode moe = summary.path("moe");
+        assertTrue(moe.isObject(), "moe object in summary.json: " + summary);
+        int experts = moe.path("experts").asInt();
+        int layers = moe.path("layers").size();
+        dev.infertop.workload.SyntheticModel spec = dev.infertop.workload.SyntheticModel.preset("tiny-moe");
+        assertEquals(spec.expertCount(), experts, moe.toString());
+        assertEquals(spec.layerCount(), layers, moe.toString());
+
+        JsonNode trace = JSON.readTree(dir.resolve("trace.json").toFile());
+        assertEquals(List.of(), ChromeTraceValidator.problems(trace));
+        Set<String> threads = new HashSet<>();
+        summary.path("threads").fieldNames().forEachRemaining(threads::add);
+        long[][] traced = new long[layers][experts];
+        long[] tracedTokens = new long[layers];
+        int instants = 0;
+        int decodeInstants = 0;
+        for (JsonNode event : trace.path("traceEvents")) {
+            if (!event.path("cat").asText().equals("moe")) {
+                continue;
+            }
+            instants++;
+            assertEquals("i", event.path("ph").asText(), event.toString());
+            assertEquals("moe experts", event.path("name").asText(), event.toString());
+            assertTrue(threads.contains(event.path("tid").asText()), "on a traced thread: " + event + " " + threads);
+            JsonNode a = event.path("args");
+            int layer = a.path("layer").asInt();
+            long tokens = a.path("tokens").asLong();
+            decodeInstants += tokens == 1 ? 1 : 0;
+            assertTrue(a.path("counts_complete").asBoolean(), event.toString());
+            long selections = 0;
+            for (Iterator<Map.Entry<String, JsonNode>> it = a.path("counts").fields(); it.hasNext(); ) {
+                Map.Entry<String, JsonNode> count = it.next();
+                selections += count.getValue().asLong();
+                traced[layer][Integer.parseInt(count.getKey())] += count.getValue().asLong();
+            }
+            assertEquals(tokens * a.path("experts_used").asInt(), selections, "every token's experts: " + event);
+            tracedTokens[layer] += tokens;
+        }
+        boolean wholeRun = !trace.path("otherData").path("window_truncated").asBoolean();
+        System.out.println("SnapshotIT: " + instants + " moe instants (" + decodeInstants + " decode), window "
+                + (wholeRun ? "holds the run" : "truncated"));
+        assertTrue(decodeInstants > 0 && instants > decodeInstants, "decode and prefill reads: " + instants);
+        for (int l = 0; l < layers; l++) {
+            JsonNode layer = moe.path("layers").path(Integer.toString(l));
+            long tokens = layer.path("tokens_prefill").asLong() + layer.path("tokens_decode").asLong();
+            assertTrue(wholeRun ? tracedTokens[l] == tokens : tracedTokens[l] <= tokens, "layer " + l + ": "
+                    + tracedTokens[l] + " traced tokens, summary " + tokens);
+            for (int e = 0; wholeRun && e < experts; e++) {
+                assertEquals(layer.path("prefill").get(e).asLong() + layer.path("decode").get(e).asLong(),
+                        traced[l][e], "layer " + l + " expert " + e);
+            }
+        }
+
+        String html = Files.readString(dir.resolve("report.html"));
+        int section = html.indexOf("<h2>Expert activations");
+        String heatmap = html.substring(section, html.indexOf("</section>", section));
+        assertTrue(heatmap.contains("data-phase=\"decode\"") && heatmap.contains("data-phase=\"prefill\""), heatmap);
+        assertEquals(2 * layers * experts, heatmap.split("<title>layer ", -1).length - 1, "a cell per layer, expert, phase");
+        long decode00 = moe.path("layers").path("0").path("decode").get(0).asLong();
+        assertTrue(heatmap.contains("<title>layer 0 expert 0 decode: " + decode00 + " of "
+                + moe.path("layers").path("0").path("tokens_decode").asLong() + " tokens"), heatmap);
+
+        JsonNode r;
+        try (InfertopProcess report = InfertopProcess.start("report", dir.toString(), "--json")) {
+            assertEquals(0, report.waitFor(60), report.stderrText());
+            r = report.jsonLines().getFirst();
+        }
+        JsonNode reported = r.path("experts");
+        assertTrue(reported.path("recorded").asBoolean(), r.toString());
+        assertEquals(moe.path("imbalance_cv"), reported.path("imbalance_cv"));
+        for (int l = 0; l < layers; l++) {
+            JsonNode layer = moe.path("layers").path(Integer.toString(l));
+            JsonNode rl = reported.path("layers").path(Integer.toString(l));
+            assertEquals(layer.path("cv"), rl.path("cv"), "layer " + l);
+            for (int e = 0; e < experts; e++) {
+                assertEquals(layer.path("prefill").get(e).asLong() + layer.path("decode").get(e).asLong(),
+                        rl.path("counts").get(e).asLong(), "layer " + l + " expert " + e);
+            }
+        }
+        dev.infertop.model.MoeTotals replayed = dev.infertop.snapshot.SummarySnapshot
+                .of(dev.infertop.snapshot.SnapshotDirectory.open(dir)).moe();
+        for (int l = 0; l < layers; l++) {
+            for (int e = 0; e < experts; e++) {
+                assertEquals(moe.path("layers").path(Integer.toString(l)).path("decode").get(e).asLong(),
+                        replayed.totalDecode()[l][e]);
+            }
+        }
+    }
+
     @Test
     void sigusr1WritesASnapshotWhileTracing() throws Exception {
         List<String> args = new ArrayList<>(List.of("--json", "-d", "0.5", "--snapshot-dir",

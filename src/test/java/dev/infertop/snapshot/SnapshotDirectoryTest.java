@@ -97,7 +97,8 @@ class SnapshotDirectoryTest {
         assertTrue(text.contains("  decode         3 tokens"), text);
         assertTrue(text.contains("Per op type"), text);
         assertTrue(text.contains("MUL_MAT"), text);
-        assertTrue(text.contains("Across experts\n  not recorded in this snapshot"), text);
+        assertTrue(text.contains("Across experts (tokens per expert over the run, prefill + decode)\n"
+                + "  not recorded in this run (moe layer off)"), text);
     }
 
     private static String refusal(Path dir) {

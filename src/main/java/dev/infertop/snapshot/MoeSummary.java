@@ -1,0 +1,201 @@
+package dev.infertop.snapshot;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.infertop.agg.MoeMath;
+import dev.infertop.model.MoeTotals;
+
+import java.io.PrintStream;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * A snapshot's MoE figures, from summary.json's {@code moe} object (the --json output's, see infertop(1)):
+ * back into the {@link MoeTotals} the replayed MoE panel draws, and the report's "across experts" view: per
+ * layer the imbalance (CV, as the summary has it), the hottest and coldest expert, and each expert's tokens
+ * over the run (prefill + decode) with its share of the layer's selections.
+ */
+final class MoeSummary {
+    private MoeSummary() {}
+
+    /** The summary's MoE figures; {@link MoeTotals#EMPTY} when it has none (the layer never ran). */
+    static MoeTotals totals(JsonNode summary) {
+        JsonNode moe = summary.path("moe");
+        if (!moe.isObject()) {
+            return MoeTotals.EMPTY;
+        }
+        List<JsonNode> layers = new ArrayList<>();
+        for (int l = 0; moe.path("layers").has(Integer.toString(l)); l++) {
+            layers.add(moe.path("layers").path(Integer.toString(l)));
+        }
+        int n = layers.size();
+        long[][] windowPrefill = new long[n][];
+        long[][] windowDecode = new long[n][];
+        long[][] totalPrefill = new long[n][];
+        long[][] totalDecode = new long[n][];
+        long[] windowRowsPrefill = new long[n];
+        long[] windowRowsDecode = new long[n];
+        long[] totalRowsPrefill = new long[n];
+        long[] totalRowsDecode = new long[n];
+        long[] unread = new long[n];
+        double[] cv = new double[n];
+        int experts = moe.path("experts").asInt();
+        for (int l = 0; l < n; l++) {
+            JsonNode layer = layers.get(l);
+            windowPrefill[l] = counts(layer.path("window_prefill"), experts);
+            windowDecode[l] = counts(layer.path("window_decode"), experts);
+            totalPrefill[l] = counts(layer.path("prefill"), experts);
+            totalDecode[l] = counts(layer.path("decode"), experts);
+            windowRowsPrefill[l] = layer.path("window_tokens_prefill").asLong();
+            windowRowsDecode[l] = layer.path("window_tokens_decode").asLong();
+            totalRowsPrefill[l] = layer.path("tokens_prefill").asLong();
+            totalRowsDecode[l] = layer.path("tokens_decode").asLong();
+            unread[l] = layer.path("tokens_unread").asLong();
+            cv[l] = number(layer.path("cv"));
+        }
+        List<MoeTotals.ExpertStats> stats = new ArrayList<>();
+        for (Iterator<Map.Entry<String, JsonNode>> it = moe.path("per_expert").fields(); it.hasNext(); ) {
+            Map.Entry<String, JsonNode> entry = it.next();
+            JsonNode e = entry.getValue();
+            stats.add(new MoeTotals.ExpertStats(Integer.parseInt(entry.getKey()), e.path("active_nodes").asLong(),
+                    number(e.path("node_p50_ms")), number(e.path("node_p99_ms")), number(e.path("row_share_ms")),
+                    number(e.path("reuse_mean_tokens")), e.path("tokens_since_last").asLong(-1)));
+        }
+        return new MoeTotals(true, moe.path("window_intervals").asInt(), moe.path("experts_used").asInt(),
+                windowPrefill, windowDecode, windowRowsPrefill, windowRowsDecode, totalPrefill, totalDecode,
+                totalRowsPrefill, totalRowsDecode, unread, stats, cv, moe.path("id_bytes_bound").asInt(),
+                moe.path("nodes_read").asLong(), moe.path("nodes_truncated").asLong(),
+                moe.path("rows_truncated").asLong(), moe.path("graphs_without_ids").asLong(),
+                moe.path("read_failures").asLong(), moe.path("id_bytes_copied").asLong());
+    }
+
+    private static long[] counts(JsonNode array, int experts) {
+        long[] counts = new long[Math.max(experts, array.size())];
+        for (int e = 0; e < array.size(); e++) {
+            counts[e] = array.get(e).asLong();
+        }
+        return counts;
+    }
+
+    /** A JSON number, or NaN for null (the summary writes undefined figures as null). */
+    private static double number(JsonNode node) {
+        return node.isNumber() ? node.asDouble() : Double.NaN;
+    }
+
+    /** The report's {@code experts} object. */
+    static void put(ObjectNode root, JsonNode summary) {
+        ObjectNode node = root.putObject("experts");
+        JsonNode status = summary.path("layers").path("moe");
+        String state = status.path("state").asText("off");
+        MoeTotals moe = totals(summary);
+        if (!moe.active()) {
+            node.put("recorded", false);
+            String reason = status.path("reason").asText("");
+            node.put("reason", state.equals("off") || reason.isEmpty()
+                    ? DeepLayerReport.NOT_RECORDED + " (moe layer " + state + ")" : reason);
+            return;
+        }
+        node.put("recorded", true);
+        node.put("experts", moe.expertCount());
+        node.put("experts_used", moe.expertsUsed());
+        node.set("imbalance_cv", summary.path("moe").path("imbalance_cv").deepCopy()); // the summary's, unrounded
+        ObjectNode layers = node.putObject("layers");
+        for (int l = 0; l < moe.layerCount(); l++) {
+            long[] counts = moe.runCounts(l);
+            long selections = 0;
+            for (long c : counts) {
+                selections += c;
+            }
+            ObjectNode layer = layers.putObject(Integer.toString(l));
+            layer.put("tokens", at(moe.totalRowsPrefill(), l) + at(moe.totalRowsDecode(), l));
+            layer.put("selections", selections);
+            putDouble(layer, "cv", l < moe.cvByLayer().length ? moe.cvByLayer()[l] : Double.NaN);
+            putDouble(layer, "cv_run", MoeMath.coefficientOfVariation(counts));
+            int hottest = -1;
+            int coldest = -1;
+            for (int e = 0; e < counts.length; e++) {
+                if (hottest < 0 || counts[e] > counts[hottest]) {
+                    hottest = e;
+                }
+                if (coldest < 0 || counts[e] < counts[coldest]) {
+                    coldest = e;
+                }
+            }
+            layer.put("hottest_expert", hottest);
+            layer.put("coldest_expert", coldest);
+            ArrayNode tokens = layer.putArray("counts");
+            ArrayNode shares = layer.putArray("shares");
+            for (long c : counts) {
+                tokens.add(c);
+                shares.add(selections == 0 ? 0 : round((double) c / selections, 4));
+            }
+        }
+        ObjectNode perExpert = node.putObject("per_expert");
+        for (MoeTotals.ExpertStats e : moe.experts()) {
+            ObjectNode expert = perExpert.putObject(Integer.toString(e.expert()));
+            expert.put("active_nodes", e.activeNodes());
+            putDouble(expert, "node_p50_ms", e.nodeP50Ms());
+            putDouble(expert, "node_p99_ms", e.nodeP99Ms());
+            putDouble(expert, "row_share_ms", e.rowShareMs());
+        }
+    }
+
+    static void print(JsonNode report, PrintStream out) {
+        JsonNode experts = report.path("experts");
+        out.println();
+        out.println("Across experts (tokens per expert over the run, prefill + decode)");
+        if (!experts.path("recorded").asBoolean()) {
+            out.println("  " + experts.path("reason").asText(DeepLayerReport.NOT_RECORDED));
+            return;
+        }
+        out.printf(Locale.ROOT, "  %d experts, %d per token, mean imbalance CV %s%n", experts.path("experts").asInt(),
+                experts.path("experts_used").asInt(), text(experts.path("imbalance_cv")));
+        out.printf(Locale.ROOT, "  %-5s %9s %6s %7s %7s %7s  %s%n", "LAYER", "TOKENS", "CV", "CV RUN", "HOTTEST",
+                "COLDEST", "TOKENS (SHARE) PER EXPERT");
+        for (Iterator<Map.Entry<String, JsonNode>> it = experts.path("layers").fields(); it.hasNext(); ) {
+            Map.Entry<String, JsonNode> entry = it.next();
+            JsonNode layer = entry.getValue();
+            StringBuilder perExpert = new StringBuilder();
+            for (int e = 0; e < layer.path("counts").size(); e++) {
+                perExpert.append(String.format(Locale.ROOT, "%s%d:%d (%.1f%%)", e == 0 ? "" : " ", e,
+                        layer.path("counts").get(e).asLong(), 100 * layer.path("shares").get(e).asDouble()));
+            }
+            out.printf(Locale.ROOT, "  %-5s %9d %6s %7s %7d %7d  %s%n", entry.getKey(), layer.path("tokens").asLong(),
+                    text(layer.path("cv")), text(layer.path("cv_run")), layer.path("hottest_expert").asInt(),
+                    layer.path("coldest_expert").asInt(), perExpert);
+        }
+        out.printf(Locale.ROOT, "  %-6s %12s %11s %11s %13s%n", "EXPERT", "ACTIVE NODES", "NODE p50 ms", "NODE p99 ms",
+                "ROW SHARE ms");
+        for (Iterator<Map.Entry<String, JsonNode>> it = experts.path("per_expert").fields(); it.hasNext(); ) {
+            Map.Entry<String, JsonNode> entry = it.next();
+            JsonNode e = entry.getValue();
+            out.printf(Locale.ROOT, "  %-6s %12d %11s %11s %13s%n", entry.getKey(), e.path("active_nodes").asLong(),
+                    text(e.path("node_p50_ms")), text(e.path("node_p99_ms")), text(e.path("row_share_ms")));
+        }
+    }
+
+    private static String text(JsonNode value) {
+        return value.isNumber() ? String.format(Locale.ROOT, "%.4f", value.asDouble()) : "-";
+    }
+
+    private static long at(long[] values, int i) {
+        return i < values.length ? values[i] : 0;
+    }
+
+    private static void putDouble(ObjectNode node, String field, double value) {
+        if (Double.isNaN(value) || Double.isInfinite(value)) {
+            node.putNull(field);
+        } else {
+            node.put(field, round(value, 4));
+        }
+    }
+
+    private static double round(double value, int decimals) {
+        double scale = Math.pow(10, decimals);
+        return Math.round(value * scale) / scale;
+    }
+}
