@@ -5,19 +5,15 @@ import dev.infertop.workload.LlamaCppWorkload;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Set;
-import java.util.function.Predicate;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 /**
  * A llama.cpp built with the BLAS backend (OpenBLAS; provision-llama.sh --blas): ggml's scheduler sends
@@ -34,10 +30,7 @@ class BackendsIT {
 
     @BeforeAll
     static void requirements() {
-        Requirements.requireRoot();
-        Requirements.bpftool();
-        Requirements.jar();
-        LlamaCppWorkload workload = Requirements.llamaCpp();
+        LlamaCppWorkload workload = Requirements.canTraceLlamaCpp();
         blasBench = workload.root().resolve("build-blas/bin/llama-bench");
         Requirements.require(Files.isExecutable(blasBench),
                 "needs the BLAS build of llama-bench: run src/scripts/provision-llama.sh --blas");
@@ -90,35 +83,28 @@ class BackendsIT {
 
     @Test
     void liveBackendsPanelShowsTheSplitAndDWritesTheDag(@org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
-        Path tmux = Path.of("/usr/bin/tmux");
-        Requirements.require(Files.isExecutable(tmux), "needs tmux (apt-get install -y tmux) to drive the live view");
-        Path launcher = Path.of("src/scripts/infertop").toAbsolutePath();
-        String session = "infertop-backends-it-" + ProcessHandle.current().pid();
-        String command = String.join(" ", List.of(launcher.toString(), "--", blasBench.toString(), "-m",
-                tinyModel.toString(), "-p", "0", "-n", "0", "-pg", PROMPT_TOKENS + ",4", "-r", "100000", "-t", "2"));
-        try {
-            run(tmux.toString(), "new-session", "-d", "-s", session, "-x", "100", "-y", "30", "-c", dir.toString(),
-                    "-e", "INFERTOP_JAR=" + Requirements.jar().toAbsolutePath(),
-                    "sh -c '" + command + "; echo EXITED-$?; sleep 600'");
-            awaitScreen(tmux, session, "decode tokens/s", s -> s.matches("(?s).*decode +[1-9][0-9.]* tok/s.*"), 120);
-            run(tmux.toString(), "send-keys", "-t", session, "b");
-            String screen = awaitScreen(tmux, session, "the backends panel with a BLAS row and its MUL_MAT",
+        TmuxPane.require();
+        try (TmuxPane pane = TmuxPane.start("infertop-backends-it-" + ProcessHandle.current().pid(), 100, 30, dir,
+                "--", blasBench.toString(), "-m", tinyModel.toString(), "-p", "0", "-n", "0",
+                "-pg", PROMPT_TOKENS + ",4", "-r", "100000", "-t", "2")) {
+            pane.awaitScreen("decode tokens/s", s -> s.matches("(?s).*decode +[1-9][0-9.]* tok/s.*"), 120);
+            pane.keys("b");
+            String screen = pane.awaitScreen("the backends panel with a BLAS row and its MUL_MAT",
                     s -> s.contains("BACKEND / OP") && blasMatmulRow(s) != null, 30);
             List<String> lines = screen.lines().toList();
             assertTrue(lines.stream().anyMatch(l -> l.startsWith(" CPU ")), screen);
             assertTrue(lines.stream().anyMatch(l -> l.startsWith("   ROPE")), "CPU ops under the CPU row:\n" + screen);
 
-            run(tmux.toString(), "send-keys", "-t", session, "d");
-            screen = awaitScreen(tmux, session, "the DAG written", s -> s.contains("DAG written to infertop-dag-"), 30);
+            pane.keys("d");
+            screen = pane.awaitScreen("the DAG written", s -> s.contains("DAG written to infertop-dag-"), 30);
             try (var files = Files.list(dir)) {
                 Path dag = files.filter(f -> f.getFileName().toString().startsWith("infertop-dag-")).findFirst()
                         .orElseThrow(() -> new AssertionError("no DAG file in " + dir));
                 assertTrue(Files.readString(dag).contains("op=\"MUL_MAT\""), dag.toString());
             }
-            run(tmux.toString(), "send-keys", "-t", session, "q");
-            awaitScreen(tmux, session, "infertop's exit", s -> s.contains("EXITED-0"), 30);
+            pane.keys("q");
+            pane.awaitScreen("infertop's exit", s -> s.contains("EXITED-0"), 30);
         } finally {
-            run(tmux.toString(), "kill-session", "-t", session);
             LeakCheck.assertNothingLeft();
         }
     }
@@ -136,27 +122,5 @@ class BackendsIT {
             }
         }
         return null;
-    }
-
-    private static String awaitScreen(Path tmux, String session, String what, Predicate<String> condition,
-                                      int timeoutSeconds) throws Exception {
-        long deadline = System.nanoTime() + timeoutSeconds * 1_000_000_000L;
-        String screen = "";
-        while (System.nanoTime() < deadline) {
-            screen = run(tmux.toString(), "capture-pane", "-p", "-t", session);
-            if (condition.test(screen)) {
-                return screen;
-            }
-            Thread.sleep(250);
-        }
-        fail("screen never showed " + what + " within " + timeoutSeconds + " s; last screen:\n" + screen);
-        return screen;
-    }
-
-    private static String run(String... command) throws IOException, InterruptedException {
-        Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
-        String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        process.waitFor();
-        return output;
     }
 }

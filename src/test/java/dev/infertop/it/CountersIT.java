@@ -32,10 +32,7 @@ class CountersIT {
 
     @BeforeAll
     static void requirements() {
-        Requirements.requireRoot();
-        Requirements.bpftool();
-        Requirements.jar();
-        workload = Requirements.llamaCpp();
+        workload = Requirements.canTraceLlamaCpp();
         tinyModel = Models.preset("tiny");
     }
 

@@ -1,7 +1,6 @@
 package dev.infertop.it;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -37,10 +36,10 @@ final class LeakCheck {
 
     static List<String> findLeaks() throws IOException, InterruptedException {
         List<String> leaks = new ArrayList<>();
-        String perf = run(Requirements.bpftool().toString(), "perf", "show");
+        String perf = Processes.output(Requirements.bpftool().toString(), "perf", "show");
         perf.lines().filter(l -> l.contains("uprobe") || l.contains("uretprobe"))
                 .forEach(l -> leaks.add("bpftool perf show: " + l.strip()));
-        String programs = run(Requirements.bpftool().toString(), "prog", "show");
+        String programs = Processes.output(Requirements.bpftool().toString(), "prog", "show");
         programs.lines().filter(l -> PROGRAM_PREFIXES.stream().anyMatch(p -> l.contains("name " + p)))
                 .forEach(l -> leaks.add("bpftool prog show: " + l.strip()));
         Path uprobeEvents = Path.of("/sys/kernel/tracing/uprobe_events");
@@ -56,12 +55,5 @@ final class LeakCheck {
             }
         }
         return leaks;
-    }
-
-    private static String run(String... command) throws IOException, InterruptedException {
-        Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
-        String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        process.waitFor();
-        return output;
     }
 }

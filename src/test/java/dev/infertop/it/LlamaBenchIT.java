@@ -36,10 +36,7 @@ class LlamaBenchIT {
 
     @BeforeAll
     static void requirements() {
-        Requirements.requireRoot();
-        Requirements.bpftool();
-        Requirements.jar();
-        workload = Requirements.llamaCpp();
+        workload = Requirements.canTraceLlamaCpp();
         tinyModel = Models.preset("tiny");
     }
 

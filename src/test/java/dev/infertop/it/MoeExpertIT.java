@@ -43,10 +43,7 @@ class MoeExpertIT {
 
     @BeforeAll
     static void requirements() {
-        Requirements.requireRoot();
-        Requirements.bpftool();
-        Requirements.jar();
-        workload = Requirements.llamaCpp();
+        workload = Requirements.canTraceLlamaCpp();
         model = Models.preset("tiny-moe");
     }
 

@@ -50,9 +50,7 @@ class OlderReleaseIT {
 
     @BeforeAll
     static void requirements() {
-        Requirements.requireRoot();
-        Requirements.bpftool();
-        Requirements.jar();
+        Requirements.canTrace();
         tinyModel = Models.preset("tiny");
     }
 

@@ -37,10 +37,7 @@ class OperatorDagIT {
 
     @BeforeAll
     static void requirements() {
-        Requirements.requireRoot();
-        Requirements.bpftool();
-        Requirements.jar();
-        workload = Requirements.llamaCpp();
+        workload = Requirements.canTraceLlamaCpp();
         tinyModel = Models.preset("tiny");
     }
 

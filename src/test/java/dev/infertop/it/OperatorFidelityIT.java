@@ -88,10 +88,7 @@ class OperatorFidelityIT {
 
     @BeforeAll
     static void requirements() throws Exception {
-        Requirements.requireRoot();
-        Requirements.bpftool();
-        Requirements.jar();
-        workload = Requirements.llamaCpp();
+        workload = Requirements.canTraceLlamaCpp();
         tinyModel = Models.preset("tiny");
         Tracefs.require();
     }

@@ -36,7 +36,12 @@ class PerfCountersIT {
 
     /** perf event fds this process holds (uprobe links are perf events too, but none are attached here). */
     private static long perfFds() throws IOException {
-        try (Stream<Path> fds = Files.list(Path.of("/proc/self/fd"))) {
+        return perfFds(ProcessHandle.current().pid());
+    }
+
+    /** perf event fds process {@code pid} holds: counter events and uprobe links alike. */
+    static long perfFds(long pid) throws IOException {
+        try (Stream<Path> fds = Files.list(Path.of("/proc/" + pid + "/fd"))) {
             return fds.filter(fd -> {
                 try {
                     return Files.readSymbolicLink(fd).toString().equals("anon_inode:[perf_event]");
@@ -47,7 +52,7 @@ class PerfCountersIT {
         }
     }
 
-    private static int onlineCpus() throws IOException {
+    static int onlineCpus() throws IOException {
         String text = Files.readString(Path.of("/sys/devices/system/cpu/online")).strip();
         int count = 0;
         for (String part : text.split(",")) {

@@ -1,8 +1,11 @@
 package dev.infertop.it;
 
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+
 import static org.junit.jupiter.api.Assertions.assertFalse;
 
-/** Process checks the integration tests share: is it alive, is it gone, stop it. */
+/** Process checks the integration tests share: is it alive, is it gone, stop it, what did a command print. */
 final class Processes {
     private Processes() {}
 
@@ -22,5 +25,13 @@ final class Processes {
         if (pid > 0) {
             ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
         }
+    }
+
+    /** Runs a command to its end and returns what it printed, stdout and stderr together; its status is not checked. */
+    static String output(String... command) throws IOException, InterruptedException {
+        Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+        String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        process.waitFor();
+        return output;
     }
 }

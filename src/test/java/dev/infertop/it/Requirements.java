@@ -57,4 +57,17 @@ final class Requirements {
         require(Files.isRegularFile(jar), "needs the packaged jar " + jar + " (run mvn verify, not mvn test)");
         return jar;
     }
+
+    /** What every test that loads infertop's probes needs: root with BTF, bpftool for the leak check, the jar. */
+    static void canTrace() {
+        requireRoot();
+        bpftool();
+        jar();
+    }
+
+    /** {@link #canTrace()} and the provisioned llama.cpp to trace. */
+    static LlamaCppWorkload canTraceLlamaCpp() {
+        canTrace();
+        return llamaCpp();
+    }
 }

@@ -8,7 +8,6 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -44,10 +43,7 @@ class SchedInterferenceIT {
 
     @BeforeAll
     static void requirements() throws Throwable {
-        Requirements.requireRoot();
-        Requirements.bpftool();
-        Requirements.jar();
-        bench = Requirements.llamaCpp().sourceBuildTool("llama-bench");
+        bench = Requirements.canTraceLlamaCpp().sourceBuildTool("llama-bench");
         tinyModel = Models.preset("tiny");
         Path taskset = Path.of("/usr/bin/taskset");
         Requirements.require(Files.isExecutable(taskset), "taskset (util-linux) is needed to pin the hog");
@@ -110,10 +106,7 @@ class SchedInterferenceIT {
 
     /** `bpftool link show` entries of tp_btf links (type tracing or raw_tracepoint by kernel), as "id: type prog N". */
     static Set<String> tracingLinks() throws IOException, InterruptedException {
-        Process process = new ProcessBuilder(Requirements.bpftool().toString(), "link", "show")
-                .redirectErrorStream(true).start();
-        String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        process.waitFor();
+        String output = Processes.output(Requirements.bpftool().toString(), "link", "show");
         Set<String> links = new TreeSet<>();
         for (String line : output.split("\n")) {
             if (line.matches("^\\d+: (tracing|raw_tracepoint) .*")) {

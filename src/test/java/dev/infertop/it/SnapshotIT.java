@@ -16,7 +16,6 @@ import javax.imageio.ImageIO;
 import java.awt.image.BufferedImage;
 import java.io.IOException;
 import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -32,7 +31,6 @@ import java.util.concurrent.TimeUnit;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 /**
  * Snapshots of a real traced llama-bench, read back with other tools: the trace against the Chrome Trace Event
@@ -51,10 +49,7 @@ class SnapshotIT {
 
     @BeforeAll
     static void requirements() {
-        Requirements.requireRoot();
-        Requirements.bpftool();
-        Requirements.jar();
-        bench = Requirements.llamaCpp().sourceBuildTool("llama-bench");
+        bench = Requirements.canTraceLlamaCpp().sourceBuildTool("llama-bench");
         tinyModel = Models.preset("tiny");
     }
 
@@ -287,37 +282,18 @@ class SnapshotIT {
     }
 
     private void assertReplayShowsTheSummary(Path dir, JsonNode summary) throws Exception {
-        Path tmux = Path.of("/usr/bin/tmux");
-        Requirements.require(Files.isExecutable(tmux), "needs tmux to drive replay");
-        Path launcher = Path.of("src/scripts/infertop").toAbsolutePath();
-        String session = "infertop-snap-" + ProcessHandle.current().pid();
-        run(tmux.toString(), "new-session", "-d", "-s", session, "-x", "100", "-y", "30",
-                "-e", "INFERTOP_JAR=" + Requirements.jar().toAbsolutePath(),
-                "sh -c '" + launcher + " replay " + dir + "; echo EXITED-$?; sleep 600'");
-        try {
+        try (TmuxPane pane = TmuxPane.start("infertop-snap-" + ProcessHandle.current().pid(), 100, 30,
+                "replay", dir.toString())) {
             String decode = String.format(Locale.ROOT, "%10.1f tok/s", summary.path("decode_tokens_per_s").asDouble());
-            String screen = "";
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-            while (System.nanoTime() < deadline) {
-                screen = run(tmux.toString(), "capture-pane", "-p", "-t", session);
-                if (screen.contains("replay") && screen.contains("MUL_MAT")) {
-                    break;
-                }
-                Thread.sleep(250);
-            }
+            // Not awaited: the assertions below say what of the summary is missing from the last screen.
+            String screen = pane.pollScreen(s -> s.contains("replay") && s.contains("MUL_MAT"), 60);
             assertTrue(screen.contains("pid " + summary.path("pid").asInt() + " llama-bench"), screen);
             assertTrue(screen.contains("decode  " + decode), "decode speed " + decode + ":\n" + screen);
             String tpot = String.format(Locale.ROOT, "TPOT p50 %.3f", summary.path("tpot_ms").path("p50").asDouble());
             assertTrue(screen.contains(tpot), tpot + ":\n" + screen);
-            run(tmux.toString(), "send-keys", "-t", session, "q");
-            deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-            while (System.nanoTime() < deadline && !screen.contains("EXITED-")) {
-                Thread.sleep(250);
-                screen = run(tmux.toString(), "capture-pane", "-p", "-t", session);
-            }
+            pane.keys("q");
+            screen = pane.pollScreen(s -> s.contains("EXITED-"), 20);
             assertTrue(screen.contains("EXITED-0"), screen);
-        } finally {
-            run(tmux.toString(), "kill-session", "-t", session);
         }
     }
 
@@ -521,55 +497,26 @@ class SnapshotIT {
      */
     @Test
     void keyWritesASnapshotFromTheLiveViewAndAFailureIsAStatusLine() throws Exception {
-        Path tmux = Path.of("/usr/bin/tmux");
-        Requirements.require(Files.isExecutable(tmux), "needs tmux to drive the live view");
-        Path launcher = Path.of("src/scripts/infertop").toAbsolutePath();
-        String bench = String.join(" ", List.of(SnapshotIT.bench.toString(), "-m", tinyModel.toString(), "-p", "0",
-                "-n", "0", "-pg", "32,32", "-r", "100000", "-t", "2"));
+        TmuxPane.require();
         for (String pattern : List.of(temp.resolve("key-%n").toString(), "/proc/infertop-snap")) {
-            String session = "infertop-snapkey-" + ProcessHandle.current().pid();
-            run(tmux.toString(), "new-session", "-d", "-s", session, "-x", "120", "-y", "30",
-                    "-e", "INFERTOP_JAR=" + Requirements.jar().toAbsolutePath(),
-                    "sh -c '" + launcher + " --snapshot-dir " + pattern + " -- " + bench + "; echo EXITED-$?; sleep 600'");
-            try {
-                String screen = awaitPane(tmux, session, s -> s.contains("MUL_MAT"), 60);
-                run(tmux.toString(), "send-keys", "-t", session, "s");
+            try (TmuxPane pane = TmuxPane.start("infertop-snapkey-" + ProcessHandle.current().pid(), 120, 30,
+                    "--snapshot-dir", pattern, "--", bench.toString(), "-m", tinyModel.toString(), "-p", "0",
+                    "-n", "0", "-pg", "32,32", "-r", "100000", "-t", "2")) {
+                String screen = pane.awaitScreen("MUL_MAT rows", s -> s.contains("MUL_MAT"), 60);
+                pane.keys("s");
                 String expected = pattern.startsWith("/proc") ? "cannot write snapshot /proc/infertop-snap"
                         : "snapshot (key) written to " + temp.resolve("key-1");
-                screen = awaitPane(tmux, session, s -> s.contains(expected), 30);
+                screen = pane.awaitScreen(expected, s -> s.contains(expected), 30);
                 assertTrue(screen.contains("running"), "tracing goes on:\n" + screen);
-                run(tmux.toString(), "send-keys", "-t", session, "q");
-                screen = awaitPane(tmux, session, s -> s.contains("EXITED-"), 30);
+                pane.keys("q");
+                screen = pane.awaitScreen("the shell again", s -> s.contains("EXITED-"), 30);
                 assertTrue(screen.contains("EXITED-0"), screen);
             } finally {
-                run(tmux.toString(), "kill-session", "-t", session);
                 LeakCheck.assertNothingLeft();
             }
         }
         JsonNode summary = JSON.readTree(temp.resolve("key-1/summary.json").toFile());
         assertEquals("key", summary.path("snapshot").path("trigger").asText());
         assertFalse(Files.exists(Path.of("/proc/infertop-snap")));
-    }
-
-    private static String awaitPane(Path tmux, String session, java.util.function.Predicate<String> condition,
-                                    int timeoutSeconds) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(timeoutSeconds);
-        String screen = "";
-        while (System.nanoTime() < deadline) {
-            screen = run(tmux.toString(), "capture-pane", "-p", "-t", session);
-            if (condition.test(screen)) {
-                return screen;
-            }
-            Thread.sleep(250);
-        }
-        fail("the pane never showed what was awaited within " + timeoutSeconds + " s; last screen:\n" + screen);
-        return screen;
-    }
-
-    private static String run(String... command) throws IOException, InterruptedException {
-        Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
-        String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        process.waitFor();
-        return output;
     }
 }
