@@ -85,8 +85,11 @@ public final class RingBufferReader implements AutoCloseable {
     public int drain(RecordHandler handler) {
         long consumer = (long) LONG.getAcquire(consumerPage, 0L);
         long producer = (long) LONG.getAcquire(producerArea, 0L);
+        // At most one ring's worth per call: when the probes write as fast as this thread reads, a drain that
+        // follows the producer would never return, and the collector would never tick, stop or exit.
+        long limit = consumer + dataSizeBytes;
         int records = 0;
-        while (consumer < producer) {
+        while (consumer < producer && consumer < limit) {
             long headerOffset = consumer & mask;
             int lengthWord = (int) INT.getAcquire(data, headerOffset);
             if ((lengthWord & BUSY_BIT) != 0) {
