@@ -77,6 +77,9 @@ public final class RingBufferReader implements AutoCloseable {
         return address.reinterpret(length, arena, null);
     }
 
+    /** Longest a drain keeps following the producer. */
+    private static final long MAX_DRAIN_NS = 500_000_000L;
+
     /**
      * Hands every committed record to {@code handler} and releases it to the kernel.
      *
@@ -85,11 +88,15 @@ public final class RingBufferReader implements AutoCloseable {
     public int drain(RecordHandler handler) {
         long consumer = (long) LONG.getAcquire(consumerPage, 0L);
         long producer = (long) LONG.getAcquire(producerArea, 0L);
-        // At most one ring's worth per call: when the probes write as fast as this thread reads, a drain that
-        // follows the producer would never return, and the collector would never tick, stop or exit.
-        long limit = consumer + dataSizeBytes;
+        // A drain follows the producer while records keep coming (the cheapest way to keep up), but for half a
+        // second at most: when the probes write as fast as this thread reads, it would otherwise never return,
+        // and the collector would never tick, stop or exit.
+        long deadlineNs = System.nanoTime() + MAX_DRAIN_NS;
         int records = 0;
-        while (consumer < producer && consumer < limit) {
+        while (consumer < producer) {
+            if ((records & 1023) == 1023 && System.nanoTime() > deadlineNs) {
+                break;
+            }
             long headerOffset = consumer & mask;
             int lengthWord = (int) INT.getAcquire(data, headerOffset);
             if ((lengthWord & BUSY_BIT) != 0) {
