@@ -32,7 +32,9 @@ missing=()
 for package in "${!packages[@]}"; do
   [ -e "${packages[$package]}" ] || missing+=("$package")
 done
-ls /usr/lib/x86_64-linux-gnu/libbpf.so.1 /usr/lib/aarch64-linux-gnu/libbpf.so.1 >/dev/null 2>&1 || missing+=(libbpf1)
+# libbpf.so.1 of this machine's architecture (one of the two is enough).
+ls /usr/lib/x86_64-linux-gnu/libbpf.so.1 >/dev/null 2>&1 || ls /usr/lib/aarch64-linux-gnu/libbpf.so.1 >/dev/null 2>&1 \
+  || missing+=(libbpf1)
 if [ "${#missing[@]}" -gt 0 ]; then
   say "installing ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
