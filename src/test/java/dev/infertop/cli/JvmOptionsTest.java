@@ -29,6 +29,6 @@ class JvmOptionsTest {
         assertTrue(options.contains("-XX:+UseSerialGC"), options.toString());
         assertTrue(options.contains("-XX:TieredStopAtLevel=1"), options.toString());
         assertTrue(options.contains("-XX:CICompilerCount=1"), options.toString());
-        assertTrue(options.contains("-Xmx96m"), options.toString());
+        assertTrue(options.contains("-Xmx160m"), options.toString());
     }
 }

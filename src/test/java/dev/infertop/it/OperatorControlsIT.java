@@ -233,10 +233,15 @@ class OperatorControlsIT {
             JsonNode firstOff = awaitInterval(infertop, reporting.get("seq").asLong(),
                     i -> "off".equals(operatorState(i)), "the operator layer off", 30);
             assertEquals("switched off live", operatorReason(firstOff));
-            // The interval that ended with the switch may hold nodes from before it: judge the following ones,
-            // and wait until graphs ran while off.
+            // Intervals right after the switch may still hold nodes from before it: records written before the
+            // switch and drained after it when the reader was behind (at thousands of graphs a second, and while
+            // the switch itself blocks the collector as the kernel unregisters the uprobes). Wait for an interval
+            // in which graphs ran and no operator data came (it never comes if the probes stayed attached), and
+            // from there on every interval while off must be empty.
             JsonNode quiet = awaitInterval(infertop, firstOff.get("seq").asLong(),
-                    i -> i.get("cpu_graph_computes").asLong() > 0, "CPU graphs while the operator layer is off", 120);
+                    i -> i.get("cpu_graph_computes").asLong() > 0 && opNodes(i) == 0,
+                    "CPU graphs and no operator data while the operator layer is off", 120);
+            long settled = quiet.get("seq").asLong() - 1;
             assertEquals("off", operatorState(quiet), summary(intervals(infertop)));
             assertEquals(List.of(), off.stream().filter(p -> !before.contains(p)).toList());
 
@@ -255,7 +260,7 @@ class OperatorControlsIT {
                     + "; removed " + removed(before, off) + "\n" + summary(all) + summary(List.of(total)));
             for (JsonNode interval : all) {
                 long seq = interval.get("seq").asLong();
-                if (seq > firstOff.get("seq").asLong() && "off".equals(operatorState(interval))) {
+                if (seq > settled && "off".equals(operatorState(interval))) {
                     assertEquals(0, opNodes(interval), "no operator data while off: #" + seq + "\n" + summary(all));
                     assertEquals(0, interval.get("op_graphs").asLong() + interval.get("op_graphs_unattributed").asLong(),
                             "#" + seq);
