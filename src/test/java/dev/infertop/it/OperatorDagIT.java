@@ -46,7 +46,8 @@ class OperatorDagIT {
         Path file = dir.resolve("decode.dot");
         Path bench = workload.sourceBuildTool("llama-bench");
         try (InfertopProcess infertop = InfertopProcess.start("--json", "-d", "0.5", "--dag", file.toString(), "--",
-                bench.toString(), "-m", tinyModel.toString(), "-p", "16", "-n", "64", "-r", "10", "-t", "2")) {
+                bench.toString(), "-m", tinyModel.toString(), "-p", "16", "-n", "64", "-r", "200", "-t", "2")) {
+            // Long enough (a few seconds) for weights to be named from the live target even when the collector lags.
             assertEquals(0, infertop.waitFor(180), "stderr:\n" + infertop.stderrText());
             assertTrue(infertop.stderrText().contains("DAG written to " + file), infertop.stderrText());
         } finally {
