@@ -336,12 +336,16 @@ class SnapshotIT {
         }
         List<Integer> threads = new ArrayList<>();
         summary.path("threads").fieldNames().forEachRemaining(tid -> threads.add(Integer.parseInt(tid)));
+        // A thread's running stretch is recorded when it leaves the CPU: a worker that spun through the whole
+        // short run without being switched out has none, so at least one traced thread must have them.
+        int withRunning = 0;
         for (int tid : threads) {
             Set<String> states = statesByTid.getOrDefault(tid, Set.of());
             System.out.println("SnapshotIT: thread " + tid + " states in the trace: " + states);
-            assertTrue(states.contains("running"), "thread " + tid + " has running slices: " + statesByTid);
+            withRunning += states.contains("running") ? 1 : 0;
             assertTrue(Set.of("running", "off-CPU (runnable)", "off-CPU (sleeping)").containsAll(states), states.toString());
         }
+        assertTrue(withRunning > 0, "a traced thread has running slices: " + statesByTid);
         System.out.println("SnapshotIT: counter tracks " + counterTracks + "; " + namedWaits + " of " + waits
                 + " waits for a CPU name an interferer (none when no other task ran meanwhile)");
         assertTrue(counterTracks.containsAll(Set.of("task-clock per s", "page-faults per s",
