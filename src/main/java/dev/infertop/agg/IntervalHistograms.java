@@ -9,12 +9,13 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.zip.DataFormatException;
 
 /**
  * Each tick's interval histograms, per tag (ttft, tpot, one per op type), kept for a snapshot's HdrHistogram
- * interval log. Kept compressed (HdrHistogram's own encoding, as the log holds it: a few hundred bytes where
- * the histogram itself is ~20 KB). Bounded: past {@code maxIntervals} per tag the oldest interval is folded
+ * interval log. Kept in HdrHistogram's run-length encoding (zero runs folded: a few hundred bytes where the
+ * histogram itself is ~20 KB), not deflated: this runs on every tick for every tag while the target runs,
+ * and deflate was most of a tick's cost; the log's compressed form is made only when a snapshot is written.
+ * Bounded: past {@code maxIntervals} per tag the oldest interval is folded
  * into a base histogram that the log writes first, so the log still adds up to the whole run (the same
  * percentiles as the totals) while memory stays flat. Collector thread writes; {@link #copy} is taken there
  * too, and what it returns is immutable.
@@ -24,6 +25,8 @@ public final class IntervalHistograms {
 
     private final int maxIntervals;
     private final Map<String, Tagged> byTag = new LinkedHashMap<>();
+    /** Reused for every encoding: sized for the largest histogram seen (tens of KB), not allocated per tag per tick. */
+    private ByteBuffer scratch = ByteBuffer.allocate(0);
     private long intervalStartMs;
     private long intervalEndMs;
 
@@ -31,34 +34,46 @@ public final class IntervalHistograms {
         this.maxIntervals = Math.max(1, maxIntervals);
     }
 
-    /** One interval of one tag: its wall-clock span (epoch ms), its max, its compressed histogram. */
-    public record Encoded(long startMs, long endMs, long maxValue, byte[] compressed) {
+    /**
+     * One interval of one tag: its wall-clock span (epoch ms), its max, its histogram in HdrHistogram's
+     * uncompressed (run-length) encoding.
+     */
+    public record Encoded(long startMs, long endMs, long maxValue, byte[] encoded) {
         public Encoded {
-            compressed = compressed.clone();
+            encoded = encoded.clone();
         }
 
         public static Encoded of(Histogram histogram) {
-            ByteBuffer buffer = ByteBuffer.allocate(histogram.getNeededByteBufferCapacity());
-            int length = histogram.encodeIntoCompressedByteBuffer(buffer);
+            return of(histogram, ByteBuffer.allocate(histogram.getNeededByteBufferCapacity()));
+        }
+
+        /** Encodes into {@code scratch} (at least the histogram's needed capacity), then copies what was used. */
+        static Encoded of(Histogram histogram, ByteBuffer scratch) {
+            scratch.clear();
+            int length = histogram.encodeIntoByteBuffer(scratch);
             return new Encoded(histogram.getStartTimeStamp(), histogram.getEndTimeStamp(), histogram.getMaxValue(),
-                    Arrays.copyOf(buffer.array(), length));
+                    Arrays.copyOf(scratch.array(), length));
         }
 
         @Override
+        public byte[] encoded() {
+            return encoded.clone();
+        }
+
+        /** The form an HdrHistogram log line holds (deflated), made on demand: snapshots only. */
         public byte[] compressed() {
-            return compressed.clone();
+            Histogram histogram = decode();
+            ByteBuffer buffer = ByteBuffer.allocate(histogram.getNeededByteBufferCapacity());
+            int length = histogram.encodeIntoCompressedByteBuffer(buffer);
+            return Arrays.copyOf(buffer.array(), length);
         }
 
         /** The interval's histogram, decoded again (with its start and end time stamps). */
         public Histogram decode() {
-            try {
-                Histogram histogram = Histogram.decodeFromCompressedByteBuffer(ByteBuffer.wrap(compressed), 0);
-                histogram.setStartTimeStamp(startMs);
-                histogram.setEndTimeStamp(endMs);
-                return histogram;
-            } catch (DataFormatException e) {
-                throw new IllegalStateException("a histogram encoded here does not decode", e);
-            }
+            Histogram histogram = Histogram.decodeFromByteBuffer(ByteBuffer.wrap(encoded), 0);
+            histogram.setStartTimeStamp(startMs);
+            histogram.setEndTimeStamp(endMs);
+            return histogram;
         }
     }
 
@@ -82,7 +97,11 @@ public final class IntervalHistograms {
         long end = interval.getEndTimeStamp();
         interval.setStartTimeStamp(intervalStartMs);
         interval.setEndTimeStamp(intervalEndMs);
-        Encoded encoded = Encoded.of(interval);
+        int needed = interval.getNeededByteBufferCapacity();
+        if (scratch.capacity() < needed) {
+            scratch = ByteBuffer.allocate(needed);
+        }
+        Encoded encoded = Encoded.of(interval, scratch);
         interval.setStartTimeStamp(start);
         interval.setEndTimeStamp(end);
         Tagged tagged = byTag.computeIfAbsent(logTag(tag), t -> new Tagged());

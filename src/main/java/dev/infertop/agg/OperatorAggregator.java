@@ -9,7 +9,6 @@ import dev.infertop.model.TensorGroup;
 import dev.infertop.model.ThreadLane;
 import dev.infertop.model.ThreadTotals;
 import org.HdrHistogram.Histogram;
-import org.HdrHistogram.SingleWriterRecorder;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -116,7 +115,7 @@ public final class OperatorAggregator {
         long totalWaitNs;
         long totalWallNs;
         String lastShape = "";
-        final SingleWriterRecorder recorder;
+        final IntervalRecorder recorder;
         final Histogram total;
         Histogram interval;
 
@@ -126,7 +125,7 @@ public final class OperatorAggregator {
 
         OpStats(String name, int significantDigits) {
             this.name = name;
-            this.recorder = new SingleWriterRecorder(significantDigits);
+            this.recorder = new IntervalRecorder(significantDigits);
             this.total = new Histogram(significantDigits);
         }
     }

@@ -12,7 +12,6 @@ import dev.infertop.model.Snapshot;
 import dev.infertop.model.TargetInfo;
 import dev.infertop.model.TokenTotals;
 import org.HdrHistogram.Histogram;
-import org.HdrHistogram.SingleWriterRecorder;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -20,8 +19,7 @@ import java.util.List;
 /**
  * Folds decoded events into counters and latency histograms, and freezes them into a {@link Snapshot} each
  * tick. Single writer: the collector thread calls the listener methods and {@link #snapshot}; recording is
- * allocation-free (counters in arrays, HdrHistogram recorders swapped per tick, as in SingleWriterRecorder's
- * javadoc).
+ * allocation-free (counters in arrays, HdrHistogram histograms swapped per tick by {@link IntervalRecorder}).
  *
  * <p>Definitions (also in the man page): a llama_decode call with n_tokens == 1 is a decode step, its duration
  * one TPOT sample; a call with n_tokens > 1 is prefill, its duration one TTFT sample (a prompt that spans
@@ -35,8 +33,8 @@ public final class TraceAggregator implements TraceListener {
     private final OperatorAggregator operators;
     private final TokenCounter intervalTokens = new TokenCounter();
     private final TokenCounter totalTokens = new TokenCounter();
-    private final SingleWriterRecorder ttftRecorder = new SingleWriterRecorder(SIGNIFICANT_DIGITS);
-    private final SingleWriterRecorder tpotRecorder = new SingleWriterRecorder(SIGNIFICANT_DIGITS);
+    private final IntervalRecorder ttftRecorder = new IntervalRecorder(SIGNIFICANT_DIGITS);
+    private final IntervalRecorder tpotRecorder = new IntervalRecorder(SIGNIFICANT_DIGITS);
     private final Histogram totalTtft = new Histogram(SIGNIFICANT_DIGITS);
     private final Histogram totalTpot = new Histogram(SIGNIFICANT_DIGITS);
     private Histogram intervalTtft;

@@ -338,36 +338,29 @@ final class TraceRun {
             resources.ring = new RingBufferReader(resources.object.mapFd(InfertopProbes.RING_BUFFER_MAP), ringBytes);
             resources.lost = new PerCpuCounter(resources.object.mapFd(InfertopProbes.LOST_EVENTS_MAP));
             SessionState session = new SessionState(process, resources.probes, options.extraLibraries());
-            NameTable names = new NameTable();
-            OpNaming naming = calibration.layout() != null ? new CalibratedOpNaming(calibration.layout()) : null;
             resources.schedHits = new PerCpuCounter(resources.object.mapFd(InfertopProbes.SCHED_HITS_MAP));
             PerCpuCounter schedHits = resources.schedHits;
-            TraceAggregator aggregator = new TraceAggregator(backendNames,
-                    naming == null ? null : new OperatorAggregator(naming, names),
-                    new SchedAggregator(process.pid(), names, schedHits::sum));
-            dev.infertop.agg.CounterAggregator counterAggregator = new dev.infertop.agg.CounterAggregator();
-            aggregator.counters(counterAggregator);
+            int targetPid = process.pid();
+            int nameOffset = calibration.offsets().tensorName();
+            Pipeline pipeline = pipeline(calibration.layout(), backendNames, targetPid, schedHits::sum,
+                    resources.probes.moePlans()::write, address ->
+                            dev.infertop.target.TargetMemory.cString(targetPid, address + nameOffset, 64));
             dev.infertop.model.CounterSet chosen = counterSet;
-            perfCounters.listener(opened -> counterAggregator.configure(chosen, opened));
-            aggregator.withBackendOps(new dev.infertop.agg.BackendOpsAggregator(backendNames, naming));
-            if (naming != null) {
-                aggregator.withMoe(new dev.infertop.agg.MoeAggregator(naming, names, resources.probes.moePlans()::write));
-                int targetPid = process.pid();
-                int nameOffset = calibration.offsets().tensorName();
-                resources.dag = new dev.infertop.agg.DagRecorder(naming, names, address ->
-                        dev.infertop.target.TargetMemory.cString(targetPid, address + nameOffset, 64));
-                aggregator.withDag(resources.dag);
-            }
+            perfCounters.listener(opened -> pipeline.counters().configure(chosen, opened));
+            resources.dag = pipeline.dag();
             SnapshotView view = switch (options.output()) {
                 case JSON -> new JsonLinesView(out);
                 case BATCH -> new BatchTextView(out);
                 case LIVE -> liveView();
             };
-            SnapshotTaker taker = new SnapshotTaker(view, aggregator, names, options.snapshot(), this::notice,
-                    snapshotNumbers, new Version().getVersion()[0]);
+            if (process instanceof LaunchedCommand) {
+                warmUp(calibration, backendNames, session); // the target is held until release(): it waits, not races
+            }
+            SnapshotTaker taker = new SnapshotTaker(view, pipeline.aggregator(), pipeline.names(), options.snapshot(),
+                    this::notice, snapshotNumbers, new Version().getVersion()[0]);
             snapshots = taker;
             view = taker;
-            resources.collector = new Collector(resources.ring, aggregator, new EventDecoder(aggregator, names),
+            resources.collector = new Collector(resources.ring, pipeline.aggregator(), pipeline.decoder(),
                     resources.lost, view, session);
             currentSession = session;
             if (resources.stopRequested || stopping) {
@@ -397,6 +390,62 @@ final class TraceRun {
         } finally {
             resources.close();
             currentSession = null;
+        }
+    }
+
+    /**
+     * The collector's side of the data path (decoder → aggregators), built the same way for tracing and for
+     * the warm-up. {@code moePlans} writes MoE plans into BPF; {@code leafNames} reads a tensor name from the
+     * target (the DAG's weights).
+     */
+    record Pipeline(NameTable names, TraceAggregator aggregator, EventDecoder decoder,
+                            dev.infertop.agg.CounterAggregator counters, dev.infertop.agg.DagRecorder dag) {}
+
+    static Pipeline pipeline(CalibratedLayout layout, BackendNames backendNames, int targetPid,
+                                     java.util.function.LongSupplier schedHits,
+                                     dev.infertop.agg.MoeAggregator.PlanWriter moePlans,
+                                     java.util.function.LongFunction<String> leafNames) {
+        NameTable names = new NameTable();
+        OpNaming naming = layout != null ? new CalibratedOpNaming(layout) : null;
+        TraceAggregator aggregator = new TraceAggregator(backendNames,
+                naming == null ? null : new OperatorAggregator(naming, names),
+                new SchedAggregator(targetPid, names, schedHits));
+        dev.infertop.agg.CounterAggregator counters = new dev.infertop.agg.CounterAggregator();
+        aggregator.counters(counters);
+        aggregator.withBackendOps(new dev.infertop.agg.BackendOpsAggregator(backendNames, naming));
+        dev.infertop.agg.DagRecorder dag = null;
+        if (naming != null) {
+            aggregator.withMoe(new dev.infertop.agg.MoeAggregator(naming, names, moePlans));
+            dag = new dev.infertop.agg.DagRecorder(naming, names, leafNames);
+            aggregator.withDag(dag);
+        }
+        return new Pipeline(names, aggregator, new EventDecoder(aggregator, names), counters, dag);
+    }
+
+    /**
+     * Runs a throw-away pipeline over a synthetic decode stream (see {@link CollectorWarmup}) while the launched
+     * target is still held, so the JIT compiles the collector's code now and not while the target runs.
+     */
+    private void warmUp(Calibration calibration, BackendNames backendNames, SessionState session) {
+        Pipeline pipeline = pipeline(calibration.layout(), backendNames, 0, () -> 0,
+                (signature, groups, idsTensors, layers) -> false, address -> "");
+        SnapshotView sink = switch (options.output()) {
+            case JSON -> new JsonLinesView(new PrintStream(java.io.OutputStream.nullOutputStream()));
+            case BATCH -> new BatchTextView(new PrintStream(java.io.OutputStream.nullOutputStream()));
+            case LIVE -> dev.infertop.tui.OffscreenView.open(Theme.fromEnvironment(System.getenv()));
+        };
+        dev.infertop.snapshot.SnapshotOptions keepOnly = new dev.infertop.snapshot.SnapshotOptions(
+                options.snapshot().pathPattern(), 0, false, options.snapshot().flightSeconds());
+        SnapshotTaker taker = new SnapshotTaker(sink, pipeline.aggregator(), pipeline.names(), keepOnly, text -> {},
+                new AtomicInteger(), "warm-up");
+        try {
+            new CollectorWarmup(pipeline.aggregator(), pipeline.decoder(), taker, calibration.layout(),
+                    backendNames.guidOf("CPU"), session.target(), session.layers()).run();
+        } catch (RuntimeException e) {
+            // Only a speed-up: tracing works without it. Say so, since it means the stream no longer matches.
+            notice("infertop: warm-up skipped (" + e + ")");
+        } finally {
+            sink.close();
         }
     }
 
@@ -679,15 +728,33 @@ final class TraceRun {
          */
         @Override
         public boolean startingUp() {
-            return target.modelFile() == null;
+            return target.modelFile() == null && !modelSearchOver;
         }
 
         @Override
         public void onDrain(long nowNs, int records) {
-            if (target.modelFile() == null && (records > 0 || nowNs - lastScanNs > 50_000_000L)) {
+            if (!startingUp()) {
+                return;
+            }
+            if (records > 0 && firstRecordsNs == 0) {
+                firstRecordsNs = nowNs;
+            }
+            if (firstRecordsNs != 0 && nowNs - firstRecordsNs > MODEL_SEARCH_NS) {
+                // Records flow but no .gguf is mapped: the model was read, not mapped (llama.cpp's --no-mmap).
+                // Looking on every drain would cost a /proc/PID/maps read every 10 ms for the whole run.
+                modelSearchOver = true;
+                dev.infertop.ffi.LibC.niceThisProcess(OWN_NICE); // start-up is over all the same (see rescan)
+                return;
+            }
+            if (records > 0 || nowNs - lastScanNs > 50_000_000L) {
                 rescan();
             }
         }
+
+        /** How long after the first records the model file is looked for on every drain. */
+        private static final long MODEL_SEARCH_NS = 2_000_000_000L;
+        private long firstRecordsNs;
+        private boolean modelSearchOver;
 
         @Override
         public void onTick(dev.infertop.model.Snapshot previous) {

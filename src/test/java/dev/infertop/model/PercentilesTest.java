@@ -36,6 +36,32 @@ class PercentilesTest {
         }
     }
 
+    /** A narrow band far from 0 (the scan starts at the lowest value), zeros recorded, and 2-digit histograms. */
+    @Test
+    void narrowBandsZerosAndTwoDigitHistogramsMatchHdrHistogram() {
+        SplittableRandom random = new SplittableRandom(7);
+        for (int digits = 2; digits <= 3; digits++) {
+            Histogram tpot = new Histogram(digits);
+            Histogram withZeros = new Histogram(digits);
+            for (int i = 0; i < 5_000; i++) {
+                long ns = 12_000_000 + random.nextLong(9_000_000); // 12-21 ms, like decode steps
+                tpot.recordValue(ns);
+                withZeros.recordValue(i % 10 == 0 ? 0 : ns);
+            }
+            for (Histogram histogram : new Histogram[] {tpot, withZeros}) {
+                Percentiles.Pass pass = Percentiles.valuesAndMean(histogram, PLOT);
+                for (int i = 0; i < PLOT.length; i++) {
+                    if (PLOT[i] > 0) {
+                        assertEquals(histogram.getValueAtPercentile(PLOT[i]), pass.values()[i], digits + " digits p" + PLOT[i]);
+                    }
+                }
+                assertEquals(histogram.getMean(), pass.mean(), 0.0);
+                assertArrayEquals(Percentiles.valuesAt(histogram, PLOT), pass.values());
+            }
+            assertEquals(0, Percentiles.valuesAt(withZeros, 5)[0], "10 % zeros: p5 is 0");
+        }
+    }
+
     @Test
     void exactNumbersOnAHandMadeHistogram() {
         Histogram histogram = new Histogram(3);
