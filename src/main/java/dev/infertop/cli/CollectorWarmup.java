@@ -212,4 +212,38 @@ final class CollectorWarmup {
         records.decode(tid, startNs, endNs + 10_000, 0x5700_0000_0000L, nTokens);
         return endNs + 20_000;
     }
+
+    /** How long the JIT must have compiled nothing to count as idle, and the longest wait for that. */
+    private static final long JIT_QUIET_MS = 40;
+    private static final long JIT_WAIT_MAX_MS = 1500;
+
+    /**
+     * Waits until the JIT compiler thread has compiled nothing for {@link #JIT_QUIET_MS} (at most
+     * {@link #JIT_WAIT_MAX_MS}): the warm-up queues compilations faster than the one C1 thread does them, and
+     * a queue left over would be compiled while the target runs, which is what the warm-up is for avoiding.
+     */
+    static void awaitJitIdle() {
+        java.lang.management.CompilationMXBean jit = java.lang.management.ManagementFactory.getCompilationMXBean();
+        if (jit == null || !jit.isCompilationTimeMonitoringSupported()) {
+            return;
+        }
+        long deadline = System.nanoTime() + JIT_WAIT_MAX_MS * 1_000_000;
+        long last = jit.getTotalCompilationTime();
+        long quietSince = System.nanoTime();
+        while (System.nanoTime() < deadline) {
+            try {
+                Thread.sleep(10);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+            long now = jit.getTotalCompilationTime();
+            if (now != last) {
+                last = now;
+                quietSince = System.nanoTime();
+            } else if (System.nanoTime() - quietSince >= JIT_QUIET_MS * 1_000_000) {
+                return;
+            }
+        }
+    }
 }

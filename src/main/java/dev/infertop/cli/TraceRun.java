@@ -441,6 +441,7 @@ final class TraceRun {
         try {
             new CollectorWarmup(pipeline.aggregator(), pipeline.decoder(), taker, calibration.layout(),
                     backendNames.guidOf("CPU"), session.target(), session.layers()).run();
+            CollectorWarmup.awaitJitIdle();
         } catch (RuntimeException e) {
             // Only a speed-up: tracing works without it. Say so, since it means the stream no longer matches.
             notice("infertop: warm-up skipped (" + e + ")");
