@@ -354,7 +354,8 @@ final class TraceRun {
                 case LIVE -> liveView();
             };
             if (process instanceof LaunchedCommand) {
-                warmUp(calibration, backendNames, session); // the target is held until release(): it waits, not races
+                // The target is held until release(): it waits, not races.
+                warmUp(calibration, backendNames, session, resources.ring, resources.lost);
             }
             SnapshotTaker taker = new SnapshotTaker(view, pipeline.aggregator(), pipeline.names(), options.snapshot(),
                     this::notice, snapshotNumbers, new Version().getVersion()[0]);
@@ -426,7 +427,8 @@ final class TraceRun {
      * Runs a throw-away pipeline over a synthetic decode stream (see {@link CollectorWarmup}) while the launched
      * target is still held, so the JIT compiles the collector's code now and not while the target runs.
      */
-    private void warmUp(Calibration calibration, BackendNames backendNames, SessionState session) {
+    private void warmUp(Calibration calibration, BackendNames backendNames, SessionState session,
+                        RingBufferReader ring, PerCpuCounter lost) {
         Pipeline pipeline = pipeline(calibration.layout(), backendNames, 0, () -> 0,
                 (signature, groups, idsTensors, layers) -> false, address -> "");
         SnapshotView sink = switch (options.output()) {
@@ -438,9 +440,11 @@ final class TraceRun {
                 options.snapshot().pathPattern(), 0, false, options.snapshot().flightSeconds());
         SnapshotTaker taker = new SnapshotTaker(sink, pipeline.aggregator(), pipeline.names(), keepOnly, text -> {},
                 new AtomicInteger(), "warm-up");
-        try {
-            new CollectorWarmup(pipeline.aggregator(), pipeline.decoder(), taker, calibration.layout(),
-                    backendNames.guidOf("CPU"), session.target(), session.layers()).run();
+        try (SyntheticDecodeStream stream = new SyntheticDecodeStream(pipeline.decoder(), calibration.layout(),
+                backendNames.guidOf("CPU"), System.nanoTime())) {
+            CollectorWarmup warmup = new CollectorWarmup(stream, session.target(), session.layers());
+            new Collector(ring, pipeline.aggregator(), pipeline.decoder(), lost, taker, warmup)
+                    .run(CollectorWarmup.TICK_NS, CollectorWarmup.TICKS);
             CollectorWarmup.awaitJitIdle();
         } catch (RuntimeException e) {
             // Only a speed-up: tracing works without it. Say so, since it means the stream no longer matches.

@@ -19,10 +19,11 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * The warm-up only helps if its stream takes the paths real records take: decoded without a malformed
- * record, every graph attributed to its node groups (not "unattributed"), fused norms seen as one group.
+ * The collector warm-up only helps if its stream takes the paths real records take: decoded without a
+ * malformed record, every graph attributed to its node groups (not "unattributed"), fused norms seen as one
+ * group.
  */
-class CollectorWarmupTest {
+class SyntheticDecodeStreamTest {
     private static final List<String> OPS = List.of("NONE", "ADD", "MUL", "RMS_NORM", "MUL_MAT", "MUL_MAT_ID", "CPY",
             "CONT", "RESHAPE", "VIEW", "PERMUTE", "TRANSPOSE", "GET_ROWS", "SOFT_MAX", "ROPE", "UNARY", "GLU");
     private static final int COMPUTE = 16;
@@ -35,13 +36,29 @@ class CollectorWarmupTest {
 
     private record Run(Snapshot last, int shown, long malformed) {}
 
+    private static final int TICKS = 30;
+    private static final int CALLS_PER_TICK = 10;
+
+    /** The stream through a pipeline built as TraceRun builds it, a snapshot every CALLS_PER_TICK calls. */
     private static Run run(CalibratedLayout layout) {
         BackendNames backends = BackendNames.load();
         TraceRun.Pipeline pipeline = TraceRun.pipeline(layout, backends, 0, () -> 0,
                 (signature, groups, ids, layers) -> false, address -> "");
         List<Snapshot> shown = new ArrayList<>();
-        Snapshot last = new CollectorWarmup(pipeline.aggregator(), pipeline.decoder(), shown::add, layout,
-                backends.guidOf("CPU"), new TargetInfo(1, "warm-up", null, List.of()), List.of()).run();
+        Snapshot last = null;
+        long startNs = 1_000_000_000L;
+        pipeline.aggregator().start(startNs);
+        try (SyntheticDecodeStream stream = new SyntheticDecodeStream(pipeline.decoder(), layout,
+                backends.guidOf("CPU"), startNs)) {
+            for (int tick = 0; tick < TICKS; tick++) {
+                for (int call = 0; call < CALLS_PER_TICK; call++) {
+                    stream.nextCall();
+                }
+                last = pipeline.aggregator().snapshot(stream.nowNs(), false,
+                        new TargetInfo(1, "warm-up", null, List.of()), 0, List.of(), "running");
+                shown.add(last);
+            }
+        }
         return new Run(last, shown.size(), pipeline.decoder().malformedRecords());
     }
 
@@ -49,10 +66,10 @@ class CollectorWarmupTest {
     void everyGraphIsAttributedAndEveryRecordDecodes() {
         Run run = run(layout(OPS));
         assertEquals(0, run.malformed());
-        assertEquals(CollectorWarmup.TICKS, run.shown());
+        assertEquals(TICKS, run.shown());
         Snapshot last = run.last();
-        int calls = CollectorWarmup.TICKS * CollectorWarmup.TOKENS_PER_TICK;
-        int prefills = (CollectorWarmup.TICKS + 7) / 8; // the first call of every 8th tick
+        int calls = TICKS * CALLS_PER_TICK;
+        int prefills = (calls + SyntheticDecodeStream.PREFILL_EVERY - 1) / SyntheticDecodeStream.PREFILL_EVERY;
         assertEquals(calls - prefills, last.totalTokens().tokensDecode());
         assertEquals(prefills, last.totalTokens().prefillCalls());
         assertEquals(calls, last.totalCpuGraphs().computes());
