@@ -2,6 +2,7 @@
 # What does infertop cost on this machine? One command, meant for a quiet machine (nothing else running).
 #
 #   src/scripts/bench-overhead.sh [-p PAIRS] [-r REPS] [-o OUT] [-m MODEL] [-b LLAMA_BENCH] [-L "LAYERS ..."] [-c]
+#                                 [-T PERIOD_S [-R LONG_REPS]]
 #
 # For each layer set (default: "token,graph" and "token,graph,operator"):
 #  1. cost by counting work (survives a busy machine): one traced run of
@@ -11,6 +12,11 @@
 #  2. the slowdown: `infertop overhead --pairs PAIRS` (interleaved with/without pairs after a warm-up
 #     pair): median decode tokens/s ratio with the pairs' range, target CPU per token with and without.
 # -c: step 1 only (cost by counting). INFERTOP=COMMAND runs another infertop (e.g. an older build) in its place.
+# -T PERIOD_S: then the operator layer's own cost, within one run (immune to the drift between runs that
+#    the pairs fight): one `llama-bench ... -r LONG_REPS` (default 150) traced with all three layers, the
+#    operator layer switched off and on (SIGUSR2) every PERIOD_S seconds; the decode time per token of the
+#    intervals run wholly in one state (not the one a switch fell in) is compared between neighbouring
+#    blocks: median ratio on/off with its range.
 # Everything printed is also written to OUT (default: bench-overhead-<date>.txt in the current directory).
 # Defaults: PAIRS 7, REPS 5, MODEL the synthetic 245 M-parameter bench model in ~/.cache/infertop/models
 # (written if missing), LLAMA_BENCH the source build in ~/.cache/infertop (src/scripts/setup.sh provisions it).
@@ -28,7 +34,9 @@ model="$(ls -1 "$cache"/models/bench-s*-*.gguf 2>/dev/null | head -1 || true)" #
 bench=""
 layer_sets="token,graph token,graph,operator"
 cost_only=0
-while getopts "p:r:o:m:b:L:ch" opt; do
+toggle_period=0
+long_reps=150
+while getopts "p:r:o:m:b:L:cT:R:h" opt; do
   case "$opt" in
     p) pairs="$OPTARG" ;;
     r) reps="$OPTARG" ;;
@@ -37,12 +45,16 @@ while getopts "p:r:o:m:b:L:ch" opt; do
     b) bench="$OPTARG" ;;
     L) layer_sets="$OPTARG" ;;
     c) cost_only=1 ;;
-    h) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    T) toggle_period="$OPTARG" ;;
+    R) long_reps="$OPTARG" ;;
+    h) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown option (see -h)" ;;
   esac
 done
 [[ "$pairs" =~ ^[0-9]+$ && "$pairs" -ge 1 ]] || die "-p PAIRS must be a positive number, got '$pairs'"
 [[ "$reps" =~ ^[0-9]+$ && "$reps" -ge 1 ]] || die "-r REPS must be a positive number, got '$reps'"
+[[ "$toggle_period" =~ ^[0-9]+$ ]] || die "-T PERIOD_S must be a whole number of seconds, got '$toggle_period'"
+[[ "$long_reps" =~ ^[0-9]+$ && "$long_reps" -ge 10 ]] || die "-R LONG_REPS must be a number of at least 10, got '$long_reps'"
 [ "$(id -u)" = 0 ] || die "needs root (BPF probes, kernel.bpf_stats_enabled): run it with sudo"
 command -v bpftool >/dev/null || die "bpftool is missing: apt-get install -y bpftool"
 command -v python3 >/dev/null || die "python3 is missing (it parses bpftool's JSON): apt-get install -y python3"
@@ -79,20 +91,20 @@ for layers in $layer_sets; do
 import json, os, subprocess, sys, time
 
 jvm, json_path = int(sys.argv[1]), sys.argv[2]
-ticks = os.sysconf("SC_CLK_TCK")
 
 def threads_cpu():
-    """tid -> (name, cpu seconds) for every thread of infertop's JVM (threads that exited keep their last value)."""
+    """tid -> (name, cpu seconds) for every thread of infertop's JVM (threads that exited keep their last value).
+    From schedstat (ns on CPU, exact) rather than stat's utime+stime (10 ms ticks: a thread that runs a
+    millisecond at a time is missed or over-counted)."""
     result = {}
     try:
         for tid in os.listdir(f"/proc/{jvm}/task"):
             try:
-                stat = open(f"/proc/{jvm}/task/{tid}/stat").read()
-            except OSError:
+                name = open(f"/proc/{jvm}/task/{tid}/comm").read().strip()
+                ns = int(open(f"/proc/{jvm}/task/{tid}/schedstat").read().split()[0])
+            except (OSError, ValueError, IndexError):
                 continue
-            name = stat[stat.index("(") + 1:stat.rindex(")")]
-            fields = stat[stat.rindex(")") + 2:].split()
-            result[tid] = (name, (int(fields[11]) + int(fields[12])) / ticks)
+            result[tid] = (name, ns / 1e9)
     except OSError:
         pass
     return result
@@ -189,6 +201,86 @@ PY
   echo "== layers $layers: slowdown (infertop overhead, $pairs interleaved pairs after 1 warm-up pair) ==" | tee -a "$out"
   "$infertop" overhead --pairs "$pairs" --warmup 1 --layers "$layers" -- "${workload[@]}" 2>>"$out.log" | tee -a "$out"
 done
+if [ "$toggle_period" -gt 0 ]; then
+  long=("$bench" -m "$model" -p 0 -n 64 -r "$long_reps" -t 2)
+  echo | tee -a "$out"
+  echo "== operator layer's own cost within one run: ${long[*]}, switched every $toggle_period s ==" | tee -a "$out"
+  json="$(mktemp)"
+  "$infertop" --json -d 1 --layers token,graph,operator -- "${long[@]}" >"$json" 2>>"$out.log" &
+  jvm=$!
+  python3 - "$jvm" "$json" "$toggle_period" <<'PY' | tee -a "$out"
+import json, os, signal, statistics, sys, time
+
+jvm, json_path, period = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+
+def records():
+    rows = []
+    try:
+        for line in open(json_path):
+            try:
+                row = json.loads(line)
+            except ValueError:
+                continue
+            if not row.get("final"):
+                rows.append(row)
+    except OSError:
+        pass
+    return rows
+
+# Toggle every `period` intervals once decoding has started (not before: the first interval holds start-up).
+toggled_at = None
+while os.path.exists(f"/proc/{jvm}/task"):
+    rows = records()
+    decoding = [r for r in rows if r.get("tokens_decode", 0) > 0]
+    if decoding and (toggled_at is None or len(rows) - toggled_at >= period):
+        if toggled_at is not None:
+            try:
+                os.kill(jvm, signal.SIGUSR2)
+            except ProcessLookupError:
+                break
+        toggled_at = len(rows)
+    time.sleep(0.2)
+
+rows = records()
+# Interval i's tokens ran under the state reported at i-1 (a switch is applied at the tick, before its
+# snapshot): an interval is clean when the states at i-2 and i-1 agree (no switch at its start either).
+def state(row):
+    return row.get("layers", {}).get("operator", {}).get("state")
+blocks = []  # [state, busy_ms, tokens] per run of clean intervals in one state
+for i in range(2, len(rows)):
+    s1, s2 = state(rows[i - 2]), state(rows[i - 1])
+    n = rows[i].get("tokens_decode", 0)
+    tpot = rows[i].get("tpot_ms", {})
+    if s1 != s2 or n < 5 or s2 not in ("on", "off") or tpot.get("count", 0) < 5:
+        if blocks and blocks[-1][3]:
+            blocks[-1][3] = False  # a break ends the block
+        continue
+    if blocks and blocks[-1][0] == s2 and blocks[-1][3]:
+        blocks[-1][1] += tpot["mean"] * tpot["count"]
+        blocks[-1][2] += tpot["count"]
+    else:
+        blocks.append([s2, tpot["mean"] * tpot["count"], tpot["count"], True])
+ratios = []
+for a, b in zip(blocks, blocks[1:]):
+    if a[0] != b[0] and a[2] and b[2]:
+        on, off = (a, b) if a[0] == "on" else (b, a)
+        ratios.append((on[1] / on[2]) / (off[1] / off[2]))
+lost = rows[-1].get("lost_events", 0) if rows else 0
+if len(ratios) < 3:
+    print(f"too few clean on/off neighbours ({len(ratios)}) to compare: run longer (-R) or switch less often (-T)")
+else:
+    med = statistics.median(ratios)
+    on_ms = [b[1] / b[2] for b in blocks if b[0] == "on"]
+    off_ms = [b[1] / b[2] for b in blocks if b[0] == "off"]
+    print(f"  {len(ratios)} neighbouring on/off blocks; decode time per token on/off: median {med:.4f}"
+          f" (operator layer costs {100 * (med - 1):+.2f} %), range {min(ratios):.4f} to {max(ratios):.4f}")
+    q = statistics.quantiles(ratios, n=4) if len(ratios) >= 4 else [min(ratios), med, max(ratios)]
+    print(f"  quartiles {q[0]:.4f} / {q[-1]:.4f}; mean TPOT on {statistics.median(on_ms):.3f} ms,"
+          f" off {statistics.median(off_ms):.3f} ms (medians of blocks); lost events {lost}")
+PY
+  wait "$jvm" || echo "(infertop exited with status $?)" | tee -a "$out"
+  rm -f "$json"
+fi
 echo | tee -a "$out"
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)  (per-pair lines: $out.log)" | tee -a "$out"
 echo "written to $out"

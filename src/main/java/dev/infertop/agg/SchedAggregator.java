@@ -151,6 +151,9 @@ public final class SchedAggregator implements OperatorAggregator.GroupListener {
     /** One node group of thread {@code tid}, [beginNs, endNs]: its off-CPU time goes to {@code op}. */
     @Override
     public void onGroup(int tid, String op, long beginNs, long endNs) {
+        if (threads.isEmpty()) {
+            return; // sched layer off (or no switch seen yet): skip the boxed lookup, ~550 a token
+        }
         ThreadState thread = threads.get(tid);
         if (thread == null || endNs <= beginNs) {
             return;
