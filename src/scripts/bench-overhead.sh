@@ -190,7 +190,7 @@ if first and last and last[0] > first[0]:
     print(f"  steady state (while decoding, tokens {first[0]}..{last[0]}): {1000 * steady:.3f} ms per generated token,"
           f" {100 * share:.1f} % of one CPU; before the first interval with a token: {first[1]:.2f} s")
 for key, cpu in sorted(by_name.items(), key=lambda kv: -kv[1]):
-    if cpu > 0:
+    if cpu >= 0.005:  # shown to 10 ms
         print(f"  {key:<20}{cpu:>7.2f} s")
 PY
   wait "$jvm" || echo "(infertop exited with status $?)" | tee -a "$out"
