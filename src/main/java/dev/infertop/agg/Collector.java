@@ -1,7 +1,6 @@
 package dev.infertop.agg;
 
-import dev.infertop.bpf.PerCpuCounter;
-import dev.infertop.bpf.RingBufferReader;
+import dev.infertop.bpf.RecordSource;
 import dev.infertop.event.EventDecoder;
 import dev.infertop.model.LayerStatus;
 import dev.infertop.model.Snapshot;
@@ -41,16 +40,18 @@ public final class Collector {
         boolean targetAlive();
     }
 
-    private final RingBufferReader ring;
+    private final RecordSource ring;
     private final EventDecoder decoder;
     private final TraceAggregator aggregator;
-    private final PerCpuCounter lostEvents;
+    /** Records the probes could not submit (ring full), summed over CPUs. */
+    private final java.util.function.LongSupplier lostEvents;
     private final SnapshotView view;
     private final Session session;
     private volatile boolean stopRequested;
     private volatile long requestedIntervalNs;
 
-    public Collector(RingBufferReader ring, TraceAggregator aggregator, EventDecoder decoder, PerCpuCounter lostEvents,
+    public Collector(RecordSource ring, TraceAggregator aggregator, EventDecoder decoder,
+                     java.util.function.LongSupplier lostEvents,
                      SnapshotView view, Session session) {
         this.ring = ring;
         this.aggregator = aggregator;
@@ -129,7 +130,7 @@ public final class Collector {
     }
 
     private Snapshot snapshot(long now, boolean isFinal, String state) {
-        return aggregator.snapshot(now, isFinal, session.target(), lostEvents.sum() + decoder.malformedRecords(),
+        return aggregator.snapshot(now, isFinal, session.target(), lostEvents.getAsLong() + decoder.malformedRecords(),
                 session.layers(), state);
     }
 }

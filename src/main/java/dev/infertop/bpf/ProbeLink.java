@@ -1,7 +1,23 @@
 package dev.infertop.bpf;
 
+import dev.infertop.ffi.LibBpf;
+
+import java.lang.foreign.MemorySegment;
+
 /** One attached probe (a uprobe, a tracepoint program); closing it detaches it at once. */
 public interface ProbeLink extends AutoCloseable {
     @Override
     void close();
+
+    /** Detaches and frees a libbpf link (NULL: nothing to do); returns NULL, for the holder's field. */
+    static MemorySegment destroy(MemorySegment link) {
+        if (!link.equals(MemorySegment.NULL)) {
+            try {
+                int ignored = (int) LibBpf.bpf_link__destroy.invokeExact(link);
+            } catch (Throwable t) {
+                throw new IllegalStateException(t);
+            }
+        }
+        return MemorySegment.NULL;
+    }
 }

@@ -18,7 +18,7 @@ import java.lang.invoke.VarHandle;
  * is still contiguous. Each record has an 8-byte header: u32 length with BUSY (bit 31) and DISCARD (bit 30)
  * flags, then u32 page offset; the record is padded to 8 bytes.
  */
-public final class RingBufferReader implements AutoCloseable {
+public final class RingBufferReader implements RecordSource, AutoCloseable {
     private static final int BUSY_BIT = 1 << 31;
     private static final int DISCARD_BIT = 1 << 30;
     private static final int HEADER_BYTES = 8;
@@ -85,6 +85,7 @@ public final class RingBufferReader implements AutoCloseable {
      *
      * @return the number of records handled
      */
+    @Override
     public int drain(RecordHandler handler) {
         long consumer = (long) LONG.getAcquire(consumerPage, 0L);
         long producer = (long) LONG.getAcquire(producerArea, 0L);
@@ -117,15 +118,18 @@ public final class RingBufferReader implements AutoCloseable {
     }
 
     /** Bytes submitted but not yet drained: how far behind the reader is. */
+    @Override
     public long backlogBytes() {
         return (long) LONG.getAcquire(producerArea, 0L) - (long) LONG.getAcquire(consumerPage, 0L);
     }
 
+    @Override
     public long capacityBytes() {
         return dataSizeBytes;
     }
 
     /** Waits until the kernel signals data (only sent for records submitted with a wake-up) or a timeout. */
+    @Override
     public void await(int timeoutMs) {
         try {
             int ignored = (int) LibC.poll.invokeExact(errno, pollFd, 1L, timeoutMs);

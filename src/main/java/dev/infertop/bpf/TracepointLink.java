@@ -42,13 +42,6 @@ public final class TracepointLink implements ProbeLink {
 
     @Override
     public synchronized void close() {
-        if (!link.equals(MemorySegment.NULL)) {
-            try {
-                int ignored = (int) LibBpf.bpf_link__destroy.invokeExact(link);
-            } catch (Throwable t) {
-                throw new IllegalStateException(t);
-            }
-            link = MemorySegment.NULL;
-        }
+        link = ProbeLink.destroy(link);
     }
 }

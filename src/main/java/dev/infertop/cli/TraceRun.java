@@ -362,7 +362,7 @@ final class TraceRun {
             snapshots = taker;
             view = taker;
             resources.collector = new Collector(resources.ring, pipeline.aggregator(), pipeline.decoder(),
-                    resources.lost, view, session);
+                    resources.lost::sum, view, session);
             currentSession = session;
             if (resources.stopRequested || stopping) {
                 return new SessionEnd("stopped", 130);
@@ -434,7 +434,7 @@ final class TraceRun {
         SnapshotView sink = switch (options.output()) {
             case JSON -> new JsonLinesView(new PrintStream(java.io.OutputStream.nullOutputStream()));
             case BATCH -> new BatchTextView(new PrintStream(java.io.OutputStream.nullOutputStream()));
-            case LIVE -> dev.infertop.tui.OffscreenView.open(Theme.fromEnvironment(System.getenv()));
+            case LIVE -> dev.infertop.tui.OffscreenView.open(live.keys, Theme.fromEnvironment(System.getenv()));
         };
         dev.infertop.snapshot.SnapshotOptions keepOnly = new dev.infertop.snapshot.SnapshotOptions(
                 options.snapshot().pathPattern(), 0, false, options.snapshot().flightSeconds());
@@ -443,7 +443,7 @@ final class TraceRun {
         try (SyntheticDecodeStream stream = new SyntheticDecodeStream(pipeline.decoder(), calibration.layout(),
                 backendNames.guidOf("CPU"), System.nanoTime())) {
             CollectorWarmup warmup = new CollectorWarmup(stream, session.target(), session.layers());
-            new Collector(ring, pipeline.aggregator(), pipeline.decoder(), lost, taker, warmup)
+            new Collector(ring, pipeline.aggregator(), pipeline.decoder(), lost::sum, taker, warmup)
                     .run(CollectorWarmup.TICK_NS, CollectorWarmup.TICKS);
             CollectorWarmup.awaitJitIdle();
         } catch (RuntimeException e) {
@@ -506,13 +506,15 @@ final class TraceRun {
         final TerminalSession terminal;
         final LiveView view;
         final LiveMonitor monitor;
+        final KeyTable keys;
         final Thread thread;
         volatile boolean closed;
 
-        private LiveSession(TerminalSession terminal, LiveView view, LiveMonitor monitor) {
+        private LiveSession(TerminalSession terminal, LiveView view, LiveMonitor monitor, KeyTable keys) {
             this.terminal = terminal;
             this.view = view;
             this.monitor = monitor;
+            this.keys = keys;
             this.thread = Thread.ofPlatform().name("infertop-ui").daemon().unstarted(monitor);
         }
 
@@ -527,7 +529,7 @@ final class TraceRun {
             LiveView view = new LiveView();
             LiveMonitor monitor = new LiveMonitor(terminal, view, keys, Theme.fromEnvironment(System.getenv()),
                     controls, refreshSeconds);
-            LiveSession session = new LiveSession(terminal, view, monitor);
+            LiveSession session = new LiveSession(terminal, view, monitor, keys);
             session.thread.start();
             return session;
         }

@@ -77,6 +77,11 @@ public final class LiveMonitor implements Runnable {
         this.keys = keys;
         this.controls = controls;
         this.ui.refreshSeconds = refreshSeconds;
+        this.screen = screen(keys, theme);
+    }
+
+    /** The screen drawn for these keys: each layer's toggle key, the help entries and the hint line. */
+    static MonitorScreen screen(KeyTable keys, Theme theme) {
         List<String> layerKeys = new ArrayList<>();
         for (Layer layer : Layer.values()) {
             String key = null;
@@ -87,7 +92,7 @@ public final class LiveMonitor implements Runnable {
             }
             layerKeys.add(key == null ? "" : key);
         }
-        this.screen = new MonitorScreen(theme, layerKeys, helpEntries(keys), hints(keys));
+        return new MonitorScreen(theme, layerKeys, helpEntries(keys), hints(keys));
     }
 
     /**

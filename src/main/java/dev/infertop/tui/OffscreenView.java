@@ -12,7 +12,6 @@ import dev.infertop.view.UiState;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.util.List;
 
 /**
  * The live monitor's drawing, into a terminal held in memory: the collector warm-up runs the live view's
@@ -30,14 +29,15 @@ public final class OffscreenView implements SnapshotView {
         this.monitor = monitor;
     }
 
-    /** No keys bound: what is drawn only has to take the same code paths as the real screen. */
-    public static OffscreenView open(Theme theme) {
-        KeyTable keys = KeyTable.parse("");
+    /**
+     * The live monitor's screen for the keys it was given (config/keys.conf and the user's file, already read
+     * without error by the live session), drawn off screen.
+     */
+    public static OffscreenView open(KeyTable keys, Theme theme) {
         try {
             TerminalScreen screen = new TerminalScreen(new DefaultVirtualTerminal(SIZE));
             screen.startScreen();
-            return new OffscreenView(screen, new MonitorScreen(theme, List.of("1", "2", "3", "4", "5", "6"),
-                    LiveMonitor.helpEntries(keys), LiveMonitor.hints(keys)));
+            return new OffscreenView(screen, LiveMonitor.screen(keys, theme));
         } catch (IOException e) {
             throw new UncheckedIOException("an in-memory terminal failed", e);
         }

@@ -24,11 +24,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * group.
  */
 class SyntheticDecodeStreamTest {
-    private static final List<String> OPS = List.of("NONE", "ADD", "MUL", "RMS_NORM", "MUL_MAT", "MUL_MAT_ID", "CPY",
+    static final List<String> OPS = List.of("NONE", "ADD", "MUL", "RMS_NORM", "MUL_MAT", "MUL_MAT_ID", "CPY",
             "CONT", "RESHAPE", "VIEW", "PERMUTE", "TRANSPOSE", "GET_ROWS", "SOFT_MAX", "ROPE", "UNARY", "GLU");
     private static final int COMPUTE = 16;
 
-    private static CalibratedLayout layout(List<String> ops) {
+    static CalibratedLayout layout(List<String> ops) {
         List<Integer> empty = CalibratedLayout.EMPTY_OP_NAMES.stream().map(ops::indexOf).filter(i -> i >= 0).toList();
         return new CalibratedLayout("libggml-base.so", null, null, null, new OpTable(ops, List.of("ABS", "SILU")),
                 null, 0, COMPUTE, empty);

@@ -1,0 +1,18 @@
+package dev.infertop.bpf;
+
+/**
+ * Where the collector's records come from: the BPF ring buffer ({@link RingBufferReader}), or, in tests, a
+ * stand-in. Drained and waited on by one thread.
+ */
+public interface RecordSource {
+    /** Hands every record available now to {@code handler}; returns how many. */
+    int drain(RingBufferReader.RecordHandler handler);
+
+    /** Bytes written and not yet drained. */
+    long backlogBytes();
+
+    long capacityBytes();
+
+    /** Waits up to {@code timeoutMs} for records (returns early when some come). */
+    void await(int timeoutMs);
+}

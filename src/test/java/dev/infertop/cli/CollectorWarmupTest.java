@@ -1,0 +1,75 @@
+package dev.infertop.cli;
+
+import dev.infertop.agg.Collector;
+import dev.infertop.bpf.RecordSource;
+import dev.infertop.bpf.RingBufferReader;
+import dev.infertop.model.BackendNames;
+import dev.infertop.model.Snapshot;
+import dev.infertop.model.TargetInfo;
+import dev.infertop.target.layout.CalibratedLayout;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The warm-up drives the collector's own loop: every tick it was asked for reaches the view, and every
+ * synthetic call it hands over after a drain is decoded, aggregated and attributed, as real records would be.
+ */
+class CollectorWarmupTest {
+    /** The ring of a target that is held at its gate: nothing to drain; waiting takes the time asked. */
+    private static final RecordSource EMPTY_RING = new RecordSource() {
+        @Override
+        public int drain(RingBufferReader.RecordHandler handler) {
+            return 0;
+        }
+
+        @Override
+        public long backlogBytes() {
+            return 0;
+        }
+
+        @Override
+        public long capacityBytes() {
+            return 1 << 20;
+        }
+
+        @Override
+        public void await(int timeoutMs) {
+            try {
+                Thread.sleep(timeoutMs);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    };
+
+    @Test
+    void everyTickReachesTheViewAndEveryCallHandedOverIsCounted() {
+        CalibratedLayout layout = SyntheticDecodeStreamTest.layout(SyntheticDecodeStreamTest.OPS);
+        BackendNames backends = BackendNames.load();
+        TraceRun.Pipeline pipeline = TraceRun.pipeline(layout, backends, 0, () -> 0,
+                (signature, groups, ids, layers) -> false, address -> "");
+        List<Snapshot> shown = new ArrayList<>();
+        long calls;
+        try (SyntheticDecodeStream stream = new SyntheticDecodeStream(pipeline.decoder(), layout,
+                backends.guidOf("CPU"), System.nanoTime())) {
+            CollectorWarmup warmup = new CollectorWarmup(stream, new TargetInfo(1, "held", null, List.of()), List.of());
+            String state = new Collector(EMPTY_RING, pipeline.aggregator(), pipeline.decoder(), () -> 0, shown::add,
+                    warmup).run(CollectorWarmup.TICK_NS, CollectorWarmup.TICKS);
+            assertEquals("done", state);
+            calls = stream.calls();
+        }
+        assertEquals(CollectorWarmup.TICKS + 1, shown.size(), "every tick, then the final snapshot");
+        Snapshot last = shown.getLast();
+        assertTrue(last.isFinal());
+        assertTrue(calls > CollectorWarmup.TICKS, "calls handed over after each drain: " + calls);
+        assertEquals(calls, last.totalTokens().decodeCalls(), "every call decoded and counted");
+        assertEquals(calls, last.totalOperators().graphsAttributed(), "the final snapshot finishes the last graph");
+        assertEquals(0, last.totalOperators().graphsUnattributed());
+        assertEquals(0, pipeline.decoder().malformedRecords());
+    }
+}
