@@ -478,7 +478,8 @@ public final class OperatorAggregator {
      * attribution itself.
      */
     private static final class GraphPlan {
-        final long nodesReadSeq;
+        /** The node list it was worked out from; a re-read identical list takes it over ({@link #sameNodes}). */
+        long nodesReadSeq;
         final long fusedSignature;
         final boolean everyNode;
         final List<int[]> groups;
@@ -490,6 +491,15 @@ public final class OperatorAggregator {
         final int[] flightLabels;
         /** Estimated FLOPs of each group ({@link #flopsOf}), -1 where unknown. */
         final long[] flops;
+        // Copies of the node fields the plan was worked out from.
+        private long[] nodeTensors;
+        private long[] nodeSrc1s;
+        private long[] nodeShapes;
+        private int[] nodeOps;
+        private int[] nodeOpParams;
+        private int[] nodeFlags;
+        private int[] nodeTypes;
+        private int[] nodeNameIds;
 
         GraphPlan(long nodesReadSeq, long fusedSignature, boolean everyNode, List<int[]> groups) {
             this.nodesReadSeq = nodesReadSeq;
@@ -508,6 +518,32 @@ public final class OperatorAggregator {
         int size() {
             return groups.size();
         }
+
+        void keepNodes(int count, long[] tensors, long[] src1s, long[] shapes, int[] ops, int[] opParams,
+                       int[] flags, int[] types, int[] nameIds) {
+            this.nodeTensors = Arrays.copyOf(tensors, count);
+            this.nodeSrc1s = Arrays.copyOf(src1s, count);
+            this.nodeShapes = Arrays.copyOf(shapes, count * 4);
+            this.nodeOps = Arrays.copyOf(ops, count);
+            this.nodeOpParams = Arrays.copyOf(opParams, count);
+            this.nodeFlags = Arrays.copyOf(flags, count);
+            this.nodeTypes = Arrays.copyOf(types, count);
+            this.nodeNameIds = Arrays.copyOf(nameIds, count);
+        }
+
+        /** Whether {@code count} nodes read later are the ones this plan was worked out from, field for field. */
+        boolean sameNodes(int count, long[] tensors, long[] src1s, long[] shapes, int[] ops, int[] opParams,
+                          int[] flags, int[] types, int[] nameIds) {
+            return count == nodeTensors.length
+                    && Arrays.equals(nodeTensors, 0, count, tensors, 0, count)
+                    && Arrays.equals(nodeOps, 0, count, ops, 0, count)
+                    && Arrays.equals(nodeFlags, 0, count, flags, 0, count)
+                    && Arrays.equals(nodeNameIds, 0, count, nameIds, 0, count)
+                    && Arrays.equals(nodeShapes, 0, count * 4, shapes, 0, count * 4)
+                    && Arrays.equals(nodeOpParams, 0, count, opParams, 0, count)
+                    && Arrays.equals(nodeTypes, 0, count, types, 0, count)
+                    && Arrays.equals(nodeSrc1s, 0, count, src1s, 0, count);
+        }
     }
 
     private GraphPlan cachedPlan;
@@ -520,9 +556,16 @@ public final class OperatorAggregator {
             fusedSignature = (fusedSignature ^ fused[2]) * 0x100000001b3L;
         }
         GraphPlan plan = cachedPlan;
-        if (plan != null && plan.nodesReadSeq == nodesReadSeq && plan.fusedSignature == fusedSignature
-                && plan.everyNode == everyNode) {
-            return plan;
+        if (plan != null && plan.fusedSignature == fusedSignature && plan.everyNode == everyNode) {
+            if (plan.nodesReadSeq == nodesReadSeq) {
+                return plan;
+            }
+            // The probes re-read a reused graph every few dozen tokens: when nothing in it changed, naming and
+            // formatting its ~300 groups again (most of a re-read's cost) would give the same plan.
+            if (plan.sameNodes(nodeCount, tensors, src1s, shapes, ops, opParams, flags, types, nameIds)) {
+                plan.nodesReadSeq = nodesReadSeq;
+                return plan;
+            }
         }
         plan = new GraphPlan(nodesReadSeq, fusedSignature, everyNode, everyNode ? NodeGroups.everyNode(nodeCount)
                 : NodeGroups.groups(nodeCount, tensors, ops, flags, naming, fusedGroups));
@@ -540,6 +583,7 @@ public final class OperatorAggregator {
             plan.flightLabels[k] = flight == null ? -1 : flight.label(opName);
             plan.flops[k] = flight == null ? -1 : groupFlops(group);
         }
+        plan.keepNodes(nodeCount, tensors, src1s, shapes, ops, opParams, flags, types, nameIds);
         cachedPlan = plan;
         return plan;
     }

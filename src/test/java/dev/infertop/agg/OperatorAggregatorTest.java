@@ -108,6 +108,31 @@ class OperatorAggregatorTest {
     }
 
     @Test
+    void aReReadGraphIsPlannedFromItsOwnNodesWhenOneOfThemChanged() {
+        graph(1);
+        arrivals(7, 1, 0, 10, 20, 30, 40, 50);   // 4 groups + final barrier
+        // Read again (as the probes do every few dozen reuses) with the same node count: identical first,
+        // then with node 4 an ADD turned MUL and node 0's shape changed. The plan kept from the first read
+        // must serve only the identical one.
+        graph(2);
+        arrivals(7, 2, 100, 110, 120, 130, 140, 150);
+        int[] ops = {MUL_MAT, VIEW, RMS_NORM, MUL, MUL, ADD};
+        int[] flags = {COMPUTE, COMPUTE, COMPUTE, COMPUTE, COMPUTE, 0};
+        for (int i = 0; i < ops.length; i++) {
+            aggregator.onNode(3, 200, i, ops.length, 0x1000 + i, ops[i], 0, flags[i], 0, i == 0 ? 16 : 8, 1, 1, 1, -1);
+        }
+        arrivals(7, 3, 200, 210, 220, 230, 240, 250);
+        aggregator.finishLastGraph();
+        assertEquals(3, aggregator.graphsAttributed(true));
+        Map<String, OpTotals> ops3 = aggregator.snapshotOps(false).stream()
+                .collect(Collectors.toMap(OpTotals::op, Function.identity()));
+        assertEquals(2, ops3.get("ADD").groups());   // graphs 1 and 2
+        assertEquals(4, ops3.get("MUL").groups());   // 1 per graph, + the changed node of graph 3
+        assertEquals(3, ops3.get("MUL_MAT").groups());
+        assertEquals(" [16,1,1,1]", ops3.get("MUL_MAT").lastShape().substring(ops3.get("MUL_MAT").lastShape().indexOf(' ')));
+    }
+
+    @Test
     void aReusedGraphKeepsTheFusionOfTheGraphReadBefore() {
         graph(1);
         aggregator.onFused(7, 1, 2, 0x1002, 0x1003);
