@@ -726,7 +726,7 @@ public final class OperatorAggregator {
         for (OpStats stats : statsByName.values()) {
             if (!totals) {
                 stats.interval = stats.recorder.getIntervalHistogram(stats.interval);
-                stats.total.add(stats.interval);
+                stats.recorder.addInterval(stats.interval, stats.total);
             }
             if (stats.totalGroups == 0) {
                 continue; // named by a graph that could not be attributed: nothing ran under it
@@ -736,7 +736,9 @@ public final class OperatorAggregator {
                 histogram = new Histogram(1);
             }
             // One pass over the histogram for the summary, its mean and the plot (p50, p90, p99 are plot points).
-            Percentiles.Pass pass = Percentiles.valuesAndMean(histogram, LatencyDistribution.PLOT_PERCENTILES);
+            Percentiles.Pass pass = totals
+                    ? Percentiles.valuesAndMean(histogram, LatencyDistribution.PLOT_PERCENTILES)
+                    : stats.recorder.intervalPercentiles(histogram, LatencyDistribution.PLOT_PERCENTILES);
             long[] plotValues = pass.values();
             result.add(new OpTotals(stats.name,
                     totals ? stats.totalGroups : stats.groups, totals ? stats.totalNodes : stats.nodes,

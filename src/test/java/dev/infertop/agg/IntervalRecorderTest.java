@@ -3,6 +3,11 @@ package dev.infertop.agg;
 import org.HdrHistogram.Histogram;
 import org.junit.jupiter.api.Test;
 
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertSame;
@@ -31,5 +36,85 @@ class IntervalRecorderTest {
         Histogram fourth = recorder.getIntervalHistogram(second);
         assertEquals(0, fourth.getTotalCount());
         assertSame(first, fourth, "the histogram given back records the interval after the one it was given for");
+    }
+
+    /**
+     * The recorder counts values in its own array and folds them into the histogram per interval: the result
+     * must be the histogram recording every value directly gives, bucket for bucket, on values around every
+     * bucket edge (powers of two, the sub-bucket count) and across the whole range, for 1 to 3 digits.
+     */
+    @Test
+    void anIntervalIsTheHistogramRecordingEachValueDirectlyGives() {
+        for (int digits = 1; digits <= 3; digits++) {
+            List<Long> values = new ArrayList<>();
+            for (long v = 0; v < 5000; v++) {
+                values.add(v);
+            }
+            for (int bit = 1; bit < 53; bit++) {
+                for (long d = -3; d <= 3; d++) {
+                    long v = (1L << bit) + d;
+                    if (v >= 0) values.add(v);
+                }
+            }
+            SplittableRandom random = new SplittableRandom(digits);
+            for (int i = 0; i < 200_000; i++) {
+                values.add(random.nextLong(1L << random.nextInt(1, 54)));
+            }
+            IntervalRecorder recorder = new IntervalRecorder(digits);
+            Histogram direct = new Histogram(digits);
+            for (long v : values) {
+                recorder.recordValue(v);
+                direct.recordValue(v);
+            }
+            Histogram folded = recorder.getIntervalHistogram(null);
+            assertEquals(direct, folded, digits + " digits");
+            assertEquals(direct.getTotalCount(), folded.getTotalCount());
+            assertEquals(direct.getMinNonZeroValue(), folded.getMinNonZeroValue());
+            assertEquals(direct.getMaxValue(), folded.getMaxValue());
+            assertEquals(direct.getMean(), folded.getMean(), 1e-9 * direct.getMean());
+            double[] percentiles = {1, 25, 50, 90, 99, 99.9, 100};
+            long[] expected = new long[percentiles.length];
+            long[] actual = new long[percentiles.length];
+            for (int i = 0; i < percentiles.length; i++) {
+                expected[i] = direct.getValueAtPercentile(percentiles[i]);
+                actual[i] = folded.getValueAtPercentile(percentiles[i]);
+            }
+            assertArrayEquals(expected, actual, digits + " digits");
+            // Its percentiles from the folded buckets: those of a walk over the histogram.
+            double[] plot = dev.infertop.model.LatencyDistribution.PLOT_PERCENTILES;
+            dev.infertop.model.Percentiles.Pass walked = dev.infertop.model.Percentiles.valuesAndMean(folded, plot);
+            dev.infertop.model.Percentiles.Pass fromBuckets = recorder.intervalPercentiles(folded, plot);
+            assertArrayEquals(walked.values(), fromBuckets.values(), digits + " digits");
+            assertEquals(walked.mean(), fromBuckets.mean(), 0.0, "the same sum in the same order");
+            // Added to a run's total: as the histogram added.
+            Histogram total = new Histogram(digits);
+            total.recordValue(12345);
+            Histogram expectedTotal = total.copy();
+            expectedTotal.add(folded);
+            recorder.addInterval(folded, total);
+            assertEquals(expectedTotal, total);
+            assertEquals(expectedTotal.getMaxValue(), total.getMaxValue());
+            // The next interval starts empty: the fold cleared what it counted.
+            recorder.recordValue(300);
+            Histogram next = recorder.getIntervalHistogram(folded);
+            assertEquals(1, next.getTotalCount());
+            assertEquals(direct.lowestEquivalentValue(300), next.getMinValue());
+        }
+    }
+
+    /** Values from 2^53 up (not exact as doubles) go to the histogram directly; percentiles still count them. */
+    @Test
+    void hugeValuesAreRecordedDirectlyAndStillCounted() {
+        IntervalRecorder recorder = new IntervalRecorder(2);
+        Histogram direct = new Histogram(2);
+        for (long v : new long[] {5, 1_000, 1_000_000, 1L << 53, (1L << 60) + 12345}) {
+            recorder.recordValue(v);
+            direct.recordValue(v);
+        }
+        Histogram folded = recorder.getIntervalHistogram(null);
+        assertEquals(direct, folded);
+        double[] plot = dev.infertop.model.LatencyDistribution.PLOT_PERCENTILES;
+        assertArrayEquals(dev.infertop.model.Percentiles.valuesAndMean(direct, plot).values(),
+                recorder.intervalPercentiles(folded, plot).values());
     }
 }
