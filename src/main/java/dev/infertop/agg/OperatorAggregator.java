@@ -737,7 +737,7 @@ public final class OperatorAggregator {
             }
             // One pass over the histogram for the summary, its mean and the plot (p50, p90, p99 are plot points).
             Percentiles.Pass pass = totals
-                    ? Percentiles.valuesAndMean(histogram, LatencyDistribution.PLOT_PERCENTILES)
+                    ? stats.recorder.totalPercentiles(histogram, LatencyDistribution.PLOT_PERCENTILES)
                     : stats.recorder.intervalPercentiles(histogram, LatencyDistribution.PLOT_PERCENTILES);
             long[] plotValues = pass.values();
             result.add(new OpTotals(stats.name,

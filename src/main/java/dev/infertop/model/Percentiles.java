@@ -111,7 +111,8 @@ public final class Percentiles {
         return sum;
     }
 
-    private static long[] targets(long total, double[] percentiles) {
+    /** The running count at which each percentile is reached in {@code total} values (at least 1). */
+    public static long[] targets(long total, double[] percentiles) {
         long[] targets = new long[percentiles.length];
         for (int i = 0; i < percentiles.length; i++) {
             targets[i] = Math.max(1, (long) ((Math.min(percentiles[i], 100.0) / 100.0) * total + 0.5));

@@ -102,6 +102,42 @@ class IntervalRecorderTest {
         }
     }
 
+    /**
+     * The run's percentiles from the buckets of its intervals, added one by one (a new bucket now and then,
+     * most already counted): those of a walk over the run's histogram, after each interval.
+     */
+    @Test
+    void theRunsPercentilesFromItsBucketsAreThoseOfTheHistogram() {
+        double[] plot = dev.infertop.model.LatencyDistribution.PLOT_PERCENTILES;
+        SplittableRandom random = new SplittableRandom(11);
+        IntervalRecorder recorder = new IntervalRecorder(2);
+        Histogram total = new Histogram(2);
+        Histogram interval = null;
+        for (int tick = 0; tick < 40; tick++) {
+            int values = tick == 3 ? 0 : random.nextInt(1, 2_000); // an empty interval too
+            for (int i = 0; i < values; i++) {
+                // op times: mostly a band around 40 µs, now and then far out (1 µs .. 50 ms)
+                long ns = random.nextInt(10) == 0 ? random.nextLong(1_000, 50_000_000)
+                        : 40_000 + random.nextLong(tick * 1_000L + 1);
+                recorder.recordValue(ns);
+            }
+            interval = recorder.getIntervalHistogram(interval);
+            recorder.addInterval(interval, total);
+            dev.infertop.model.Percentiles.Pass walked = dev.infertop.model.Percentiles.valuesAndMean(total, plot);
+            dev.infertop.model.Percentiles.Pass fromBuckets = recorder.totalPercentiles(total, plot);
+            assertArrayEquals(walked.values(), fromBuckets.values(), "tick " + tick);
+            assertEquals(walked.mean(), fromBuckets.mean(), 0.0, "tick " + tick);
+            assertArrayEquals(dev.infertop.model.Percentiles.valuesAndMean(interval, plot).values(),
+                    recorder.intervalPercentiles(interval, plot).values(), "tick " + tick);
+        }
+        // A value out of the fast path's range: from then on the run's percentiles come from a walk, still right.
+        recorder.recordValue(1L << 55);
+        interval = recorder.getIntervalHistogram(interval);
+        recorder.addInterval(interval, total);
+        assertArrayEquals(dev.infertop.model.Percentiles.valuesAndMean(total, plot).values(),
+                recorder.totalPercentiles(total, plot).values());
+    }
+
     /** Values from 2^53 up (not exact as doubles) go to the histogram directly; percentiles still count them. */
     @Test
     void hugeValuesAreRecordedDirectlyAndStillCounted() {
