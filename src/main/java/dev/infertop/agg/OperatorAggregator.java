@@ -80,6 +80,18 @@ public final class OperatorAggregator {
      */
     private final List<long[]> readGraphFusedGroups = new ArrayList<>();
     private static final int FUSION_INHERITED = -2;
+    /**
+     * Fused groups worked out from the graph ({@link FusionPatterns}) instead of reported by probes on the
+     * fused calls, which are then not attached. Null, or fused calls probed: every fused group is reported.
+     */
+    private FusionPatterns fusion;
+    private volatile boolean fusedCallsProbed = true;
+    /** The fused groups of the graph being assembled (and of the graph read last) were inferred, not reported. */
+    private boolean fusionInferred;
+    private boolean readGraphFusionInferred;
+    /** An inferred fusion did not match a thread's barrier count: the fused calls must be probed. */
+    private volatile boolean fusedCallsNeeded;
+    private long fusionMismatches;
 
     // Results.
     private final Map<String, OpStats> opStats = new LinkedHashMap<>();
@@ -237,6 +249,80 @@ public final class OperatorAggregator {
         nodeCount = nodes;
         fusedGroups.addAll(readGraphFusedGroups);
         fusedFromTid = FUSION_INHERITED;
+        fusionInferred = readGraphFusionInferred;
+    }
+
+    /**
+     * Fused groups come from the graph and these patterns while {@code probed} is false (the fused calls are
+     * not probed); from the probes' reports while it is true.
+     */
+    public void fusion(FusionPatterns patterns, boolean probed) {
+        this.fusion = patterns;
+        this.fusedCallsProbed = probed;
+    }
+
+    /** Whether the fused calls are probed now (they are again after {@link #fusedCallsNeeded}, or for MoE). */
+    public void fusedCallsProbed(boolean probed) {
+        this.fusedCallsProbed = probed;
+    }
+
+    /** Whether a graph's inferred fusion failed its barrier counts: the session then probes the fused calls. */
+    public boolean fusedCallsNeeded() {
+        return fusedCallsNeeded && !fusedCallsProbed;
+    }
+
+    /** Graphs whose fused groups, worked out from the graph, did not match the barrier counts (unattributed). */
+    public long fusionMismatches() {
+        return fusionMismatches;
+    }
+
+    /**
+     * The fused groups of the graph read (no fused call is reported: they are not probed): each run of
+     * consecutive nodes matching a pattern, starting at an executed node. Right when the target fused every
+     * such run, which the barrier counts then confirm exactly ({@link #arrivalsExact}).
+     */
+    private void inferFusion() {
+        int computeFlag = naming.computeFlag();
+        for (int i = 0; i < nodeCount; i++) {
+            if (naming.isEmpty(ops[i]) || (computeFlag != 0 && (flags[i] & computeFlag) == 0)) {
+                continue;
+            }
+            for (int[] pattern : fusion.patterns()) {
+                if (i + pattern.length <= nodeCount && runMatches(i, pattern)) {
+                    int last = i + pattern.length - 1;
+                    fusedGroups.add(new long[] {i, tensors[i], tensors[last]});
+                    i = last;
+                    break;
+                }
+            }
+        }
+    }
+
+    private boolean runMatches(int first, int[] pattern) {
+        for (int k = 0; k < pattern.length; k++) {
+            if (ops[first + k] != pattern[k]) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * Whether every thread reached the barrier exactly as often as the loop does with these groups: once after
+     * each group, except after a group ending at the graph's last node (the loop skips that one), plus once
+     * after the loop. No slack: an inferred fusion one group off must not pass.
+     */
+    private boolean arrivalsExact(List<int[]> groups) {
+        if (groups.isEmpty() || threadCount == 0) {
+            return false;
+        }
+        int expected = groups.size() + (groups.get(groups.size() - 1)[1] == nodeCount - 1 ? 0 : 1);
+        for (int t = 0; t < threadCount; t++) {
+            if (threads[t].arrivalCount != expected) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** One thread's start and barrier arrivals over graph {@code seq} ({@code count} longs at {@code tsOffset}). */
@@ -301,6 +387,7 @@ public final class OperatorAggregator {
         threadCount = 0;
         fusedGroups.clear();
         fusedFromTid = -1;
+        fusionInferred = false;
     }
 
     private void ensureNodeCapacity(int count) {
@@ -333,14 +420,28 @@ public final class OperatorAggregator {
             return;
         }
         if (graphSeq == nodesReadSeq) {
+            if (!fusedCallsProbed && fusion != null && fusedGroups.isEmpty()) {
+                inferFusion();
+                fusionInferred = !fusedGroups.isEmpty();
+            }
             readGraphFusedGroups.clear();
             readGraphFusedGroups.addAll(fusedGroups);
+            readGraphFusionInferred = fusionInferred;
         }
         if (threadCount == 0 && inFlightAtEnd) {
             graphSeq = -1; // still running when tracing stopped: neither attributed nor a failure
             return;
         }
         GraphPlan plan = plan(false);
+        if (fusionInferred && !arrivalsExact(plan.groups)) {
+            // The target did not fuse every run the patterns match (e.g. a type it cannot fuse): do not guess.
+            fusionMismatches++;
+            fusedCallsNeeded = true;
+            graphsUnattributed++;
+            intervalGraphsUnattributed++;
+            graphSeq = -1;
+            return;
+        }
         // Older releases (before GGML_TENSOR_FLAG_COMPUTE) run every node, empty ones included, with a
         // barrier after each: when the arrivals fit that and not the current loop, each node is a group.
         if (!arrivalsFit(plan.size(), 1) && arrivalsFit(nodeCount, 0)) {

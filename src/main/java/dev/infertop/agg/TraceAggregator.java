@@ -49,6 +49,11 @@ public final class TraceAggregator implements TraceListener {
     private long firstTickNs = -1;
     private long lastTickNs = -1;
 
+    /** The operator layer's aggregator, or null when the target's layout is unknown. */
+    public OperatorAggregator operators() {
+        return operators;
+    }
+
     public TraceAggregator(BackendNames backendNames, OperatorAggregator operators) {
         this(backendNames, operators, null);
     }

@@ -47,6 +47,16 @@ public final class ProbeSet implements AutoCloseable {
         final List<String> failures = new ArrayList<>();
     }
 
+    /**
+     * Whether the fused-op call sites' libraries' fused ops can be worked out from the graph instead (given
+     * the fused functions' names; see FusionPatterns); null: always probe them.
+     */
+    private java.util.function.Predicate<List<String>> fusionInferable;
+    /** The fused calls are probed whatever the names say: the MoE layer numbers groups from them, or asked. */
+    private boolean fusedCallsRequired;
+    /** Fused-op call sites found and left unprobed, as placement-like lines (the operator layer's status). */
+    private final List<String> fusedCallsNotProbed = new ArrayList<>();
+
     public ProbeSet(BpfObject object, int pid) {
         this.object = object;
         this.pid = pid;
@@ -71,7 +81,36 @@ public final class ProbeSet implements AutoCloseable {
         }
     }
 
+    /**
+     * From now on the operator layer leaves a library's fused-op calls unprobed when {@code inferable} says
+     * their functions' fused ops can be worked out from the graph (set before the layer attaches).
+     */
+    public synchronized void inferFusedCalls(java.util.function.Predicate<List<String>> inferable) {
+        this.fusionInferable = inferable;
+    }
+
+    /** Probes the fused-op calls from now on (attaching them now if the operator layer is on). */
+    public synchronized void requireFusedCalls() throws BpfException {
+        if (fusedCallsRequired) {
+            return;
+        }
+        fusedCallsRequired = true;
+        LayerState operator = layers.get(Layer.OPERATOR);
+        fusedCallsNotProbed.clear();
+        if (operator.wanted && switchables.get(Layer.OPERATOR) == null) {
+            attachMissing(Layer.OPERATOR, operator);
+        }
+    }
+
+    /** Whether fused-op call sites were found and left unprobed (their groups are inferred from the graph). */
+    public synchronized boolean fusedCallsInferred() {
+        return !fusedCallsNotProbed.isEmpty();
+    }
+
     public synchronized void enable(Layer layer) throws BpfException {
+        if (layer == Layer.MOE) {
+            requireFusedCalls(); // the MoE layer's BPF side numbers a thread's groups by its fused calls
+        }
         LayerState state = layers.get(layer);
         state.wanted = true;
         state.offReason = "";
@@ -212,6 +251,9 @@ public final class ProbeSet implements AutoCloseable {
                     continue;
                 }
                 List<Site> sites = findSites(library, spec, state);
+                if (!sites.isEmpty() && leaveFusedCallsUnprobed(spec, library, sites)) {
+                    continue;
+                }
                 if (!sites.isEmpty()) {
                     sitesByLibrary.put(library, sites);
                     definingLayerSymbols.add(library);
@@ -304,7 +346,11 @@ public final class ProbeSet implements AutoCloseable {
     }
 
     /** A resolved probe address with the reason it was chosen. */
-    private record Site(String what, long fileOffset, String reason) {}
+    private record Site(String what, long fileOffset, String reason, String callee) {
+        Site(String what, long fileOffset, String reason) {
+            this(what, fileOffset, reason, "");
+        }
+    }
 
     private void attach(LayerState state, ProbeSpec spec, Path library, Site site) throws BpfException {
         switch (spec) {
@@ -325,6 +371,28 @@ public final class ProbeSet implements AutoCloseable {
         boolean withReturn = spec instanceof ProbeSpec.FunctionProbe function && function.exitProgram() != null;
         state.placements.add(site.what() + (withReturn ? " (entry and return)" : "") + " @ " + library.getFileName()
                 + "+0x" + Long.toHexString(site.fileOffset()) + ": " + site.reason());
+    }
+
+    /**
+     * Whether these are fused-op call sites whose fused ops the operator layer can work out from the graph
+     * (then they cost a trap per fused call per thread for nothing): noted, and left unprobed.
+     */
+    private boolean leaveFusedCallsUnprobed(ProbeSpec spec, Path library, List<Site> sites) {
+        if (!(spec instanceof ProbeSpec.CallSiteProbe call) || !call.program().equals(ProbeSpec.FUSED_CALL_PROGRAM)
+                || fusedCallsRequired || fusionInferable == null) {
+            return false;
+        }
+        List<String> callees = sites.stream().map(Site::callee).distinct().toList();
+        if (!fusionInferable.test(callees)) {
+            return false;
+        }
+        String note = sites.size() + " fused-op call" + (sites.size() == 1 ? "" : "s") + " (" + String.join(", ", callees)
+                + ") in " + library.getFileName() + " not probed: fused node groups are worked out from the graph"
+                + " and checked against each thread's barrier count";
+        if (!fusedCallsNotProbed.contains(note)) {
+            fusedCallsNotProbed.add(note);
+        }
+        return true;
     }
 
     private static String key(ProbeSpec spec) {
@@ -372,7 +440,8 @@ public final class ProbeSet implements AutoCloseable {
                             calls = calls.subList(0, c.firstSites());
                         }
                         for (CallSite call : calls) {
-                            sites.add(new Site(call.calleeName() + " call in " + caller.name(), call.fileOffset(), call.reason()));
+                            sites.add(new Site(call.calleeName() + " call in " + caller.name(), call.fileOffset(),
+                                    call.reason(), call.calleeName()));
                         }
                     }
                     yield sites;
@@ -431,7 +500,12 @@ public final class ProbeSet implements AutoCloseable {
                 result.add(moeStatus());
                 continue;
             }
-            result.add(new LayerStatus(entry.getKey(), label, reason, state.placements));
+            List<String> placements = state.placements;
+            if (entry.getKey() == Layer.OPERATOR && !state.links.isEmpty() && !fusedCallsNotProbed.isEmpty()) {
+                placements = new ArrayList<>(placements);
+                placements.addAll(fusedCallsNotProbed);
+            }
+            result.add(new LayerStatus(entry.getKey(), label, reason, placements));
         }
         return result;
     }

@@ -29,6 +29,12 @@ public sealed interface ProbeSpec {
      */
     record TracepointProbe(Layer layer, String tracepoint, String program, boolean optional) implements ProbeSpec {}
 
+    /**
+     * The fused-op calls' program: optional, and left unprobed where the fused groups can be worked out from
+     * the graph (ProbeSet.inferFusedCalls) unless the MoE layer needs them.
+     */
+    String FUSED_CALL_PROGRAM = "handle_fused_call";
+
     List<ProbeSpec> ALL = List.of(
             new FunctionProbe(Layer.TOKEN, "llama_decode", "handle_decode_enter", "handle_decode_exit", false, false),
             new FunctionProbe(Layer.GRAPH, "ggml_backend_graph_compute_async", "handle_graph_enter",
@@ -49,7 +55,7 @@ public sealed interface ProbeSpec {
                     false),
             new CallSiteProbe(Layer.OPERATOR, "ggml_graph_compute_thread", "fused ops",
                     name -> name.startsWith("ggml_compute_forward_") && name.contains("_fused"), 0,
-                    "handle_fused_call", true),
+                    FUSED_CALL_PROGRAM, true),
             // Sched layer: every context switch and wake-up on the machine, filtered to the target in the kernel.
             new TracepointProbe(Layer.SCHED, "sched_switch", "handle_sched_switch", false),
             new TracepointProbe(Layer.SCHED, "sched_wakeup", "handle_sched_wakeup", false));

@@ -315,6 +315,12 @@ final class TraceRun {
             if (InfertopProbes.schedUnavailableReason() != null && options.layers().contains(Layer.SCHED)) {
                 resources.probes.markUnavailable(Layer.SCHED, InfertopProbes.schedUnavailableReason());
             }
+            // Fused ops the graph shows need no probe on their calls (a trap per fused call per thread saved).
+            dev.infertop.agg.FusionPatterns fusion = calibration.layout() == null ? null
+                    : new dev.infertop.agg.FusionPatterns(calibration.layout().ops());
+            if (fusion != null) {
+                resources.probes.inferFusedCalls(fusion::learn);
+            }
             resources.probes.setOperatorEvery(options.operatorEvery());
             resources.probes.setOperatorThreads(options.operatorThreads());
             java.util.Set<Layer> wantedLayers = java.util.EnumSet.copyOf(options.layers());
@@ -345,6 +351,7 @@ final class TraceRun {
             Pipeline pipeline = pipeline(calibration.layout(), backendNames, targetPid, schedHits::sum,
                     resources.probes.moePlans()::write, address ->
                             dev.infertop.target.TargetMemory.cString(targetPid, address + nameOffset, 64));
+            session.followFusion(pipeline.aggregator().operators(), fusion);
             dev.infertop.model.CounterSet chosen = counterSet;
             perfCounters.listener(opened -> pipeline.counters().configure(chosen, opened));
             resources.dag = pipeline.dag();
@@ -738,8 +745,39 @@ final class TraceRun {
             return target.modelFile() == null && !modelSearchOver;
         }
 
+        private dev.infertop.agg.OperatorAggregator operators;
+
+        /** Keeps {@code operators} told whether the fused-op calls are probed (see {@link #syncFusedCalls}). */
+        void followFusion(dev.infertop.agg.OperatorAggregator operators, dev.infertop.agg.FusionPatterns fusion) {
+            if (operators != null && fusion != null) {
+                this.operators = operators;
+                operators.fusion(fusion, !probes.fusedCallsInferred());
+            }
+        }
+
+        /**
+         * The operator layer infers fused groups while the fused-op calls are not probed; a library found later
+         * can leave them unprobed, the MoE layer or a fusion that failed its barrier counts has them probed.
+         */
+        private void syncFusedCalls() {
+            if (operators == null) {
+                return;
+            }
+            if (operators.fusedCallsNeeded()) {
+                try {
+                    probes.requireFusedCalls();
+                    notice("infertop: a graph's fused ops were not the ones its nodes suggest (barrier counts differ):"
+                            + " probing the fused-op calls from now on");
+                } catch (BpfException e) {
+                    notice("infertop: cannot probe the fused-op calls: " + e.getMessage());
+                }
+            }
+            operators.fusedCallsProbed(!probes.fusedCallsInferred());
+        }
+
         @Override
         public void onDrain(long nowNs, int records) {
+            syncFusedCalls();
             if (!startingUp()) {
                 return;
             }

@@ -14,6 +14,8 @@ import java.util.function.Function;
 import java.util.stream.Collectors;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The attribution maths on a hand-made graph: every number below is worked out by hand in the comments. */
 class OperatorAggregatorTest {
@@ -130,6 +132,58 @@ class OperatorAggregatorTest {
         assertEquals(4, ops3.get("MUL").groups());   // 1 per graph, + the changed node of graph 3
         assertEquals(3, ops3.get("MUL_MAT").groups());
         assertEquals(" [16,1,1,1]", ops3.get("MUL_MAT").lastShape().substring(ops3.get("MUL_MAT").lastShape().indexOf(' ')));
+    }
+
+    /** The fused RMS_NORM+MUL of {@link #graph}, known from its function's name and not probed. */
+    private void fusionNotProbed() {
+        FusionPatterns fusion = new FusionPatterns(new dev.infertop.target.layout.OpTable(NAMES, List.of()));
+        assertTrue(fusion.learn(List.of("ggml_compute_forward_rms_norm_mul_fused")));
+        aggregator.fusion(fusion, false);
+    }
+
+    @Test
+    void withTheFusedCallsUnprobedTheFusedGroupsComeFromTheGraphAndTheBarrierCounts() {
+        fusionNotProbed();
+        graph(1);
+        arrivals(7, 1, 0, 100, 130, 200, 210);   // 3 groups (RMS_NORM+MUL fused) + final barrier; no fused report
+        arrivals(8, 1, 10, 120, 125, 190, 210);
+        aggregator.onGraphSame(2, 1, 1000);       // reused: the same inferred fusion
+        arrivals(7, 2, 1000, 1050, 1060, 1100, 1110);
+        arrivals(8, 2, 1000, 1050, 1060, 1100, 1110);
+        aggregator.finishLastGraph();
+        assertEquals(2, aggregator.graphsAttributed(true));
+        assertEquals(0, aggregator.graphsUnattributed(true));
+        Map<String, OpTotals> ops = aggregator.snapshotOps(false).stream()
+                .collect(Collectors.toMap(OpTotals::op, Function.identity()));
+        assertEquals(2, ops.get("RMS_NORM+MUL").groups());
+        assertEquals(4, ops.get("RMS_NORM+MUL").nodes());
+        assertEquals(10 + 10, ops.get("RMS_NORM+MUL").wallNs()); // 130-120, 1060-1050
+        assertEquals(3, ops.size());
+        assertFalse(aggregator.fusedCallsNeeded());
+    }
+
+    @Test
+    void anInferredFusionTheBarrierCountsDenyIsNotGuessedAndAsksForTheFusedCalls() {
+        fusionNotProbed();
+        graph(1);
+        // The target did not fuse (say, a type it cannot fuse): 4 groups + final barrier. The inferred plan
+        // has 3 groups; with the usual one-arrival slack it would pass, and mis-attribute every group after it.
+        arrivals(7, 1, 0, 10, 20, 30, 40, 50);
+        graph(2);
+        arrivals(7, 2, 100, 110, 120, 130, 140); // the fused count but one thread short of its final barrier
+        arrivals(8, 2, 100, 110, 120, 130);
+        aggregator.finishLastGraph();
+        assertEquals(0, aggregator.graphsAttributed(true));
+        assertEquals(2, aggregator.graphsUnattributed(true));
+        assertEquals(2, aggregator.fusionMismatches());
+        assertTrue(aggregator.fusedCallsNeeded(), "the session must probe the fused calls now");
+        aggregator.fusedCallsProbed(true);
+        assertFalse(aggregator.fusedCallsNeeded());
+        // Probed: the reports rule again, as before inference.
+        graph(3);
+        arrivals(7, 3, 200, 210, 220, 230, 240, 250);
+        aggregator.finishLastGraph();
+        assertEquals(1, aggregator.graphsAttributed(true));
     }
 
     @Test

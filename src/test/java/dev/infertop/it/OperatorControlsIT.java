@@ -190,6 +190,9 @@ class OperatorControlsIT {
     private static List<String> operatorPlacementsAsUprobes(JsonNode total) {
         List<String> probes = new ArrayList<>();
         for (JsonNode placement : total.path("layers").path("operator").path("probes")) {
+            if (placement.asText().contains(" not probed: ")) {
+                continue; // fused-op calls left unprobed (groups inferred from the graph): no uprobe
+            }
             Matcher matcher = PLACEMENT.matcher(placement.asText());
             assertTrue(matcher.find(), "placement without library+offset: " + placement);
             probes.add("uprobe " + matcher.group(1) + "+0x" + matcher.group(2));
