@@ -92,6 +92,8 @@ public final class OperatorAggregator {
     /** An inferred fusion did not match a thread's barrier count: the fused calls must be probed. */
     private volatile boolean fusedCallsNeeded;
     private long fusionMismatches;
+    private int fusionMismatchesInARow;
+    private static final int FUSION_MISMATCHES_BEFORE_PROBING = 3;
 
     // Results.
     private final Map<String, OpStats> opStats = new LinkedHashMap<>();
@@ -433,14 +435,21 @@ public final class OperatorAggregator {
             return;
         }
         GraphPlan plan = plan(false);
-        if (fusionInferred && !arrivalsExact(plan.groups)) {
-            // The target did not fuse every run the patterns match (e.g. a type it cannot fuse): do not guess.
-            fusionMismatches++;
-            fusedCallsNeeded = true;
-            graphsUnattributed++;
-            intervalGraphsUnattributed++;
-            graphSeq = -1;
-            return;
+        if (fusionInferred) {
+            if (!arrivalsExact(plan.groups)) {
+                // Not the groups the loop ran: a graph the layer was switched on in the middle of, or the target
+                // did not fuse every run the patterns match (e.g. a type it cannot fuse). Do not guess; after a
+                // few such graphs in a row (a reused graph repeats its fusion, a switch does not), probe.
+                fusionMismatches++;
+                if (++fusionMismatchesInARow >= FUSION_MISMATCHES_BEFORE_PROBING) {
+                    fusedCallsNeeded = true;
+                }
+                graphsUnattributed++;
+                intervalGraphsUnattributed++;
+                graphSeq = -1;
+                return;
+            }
+            fusionMismatchesInARow = 0;
         }
         // Older releases (before GGML_TENSOR_FLAG_COMPUTE) run every node, empty ones included, with a
         // barrier after each: when the arrivals fit that and not the current loop, each node is a group.

@@ -172,18 +172,43 @@ class OperatorAggregatorTest {
         graph(2);
         arrivals(7, 2, 100, 110, 120, 130, 140); // the fused count but one thread short of its final barrier
         arrivals(8, 2, 100, 110, 120, 130);
+        assertEquals(0, aggregator.graphsAttributed(true));
+        assertEquals(1, aggregator.graphsUnattributed(true));
+        // One or two such graphs can be a switch-on in mid-graph; the reused graphs repeat a real mismatch.
+        assertFalse(aggregator.fusedCallsNeeded(), "not after one graph");
+        aggregator.onGraphSame(3, 2, 150);
+        arrivals(7, 3, 150, 160, 170, 180, 190, 200);
+        aggregator.onGraphSame(4, 2, 250);
+        arrivals(7, 4, 250, 260, 270, 280, 290, 300);
         aggregator.finishLastGraph();
         assertEquals(0, aggregator.graphsAttributed(true));
-        assertEquals(2, aggregator.graphsUnattributed(true));
-        assertEquals(2, aggregator.fusionMismatches());
+        assertEquals(4, aggregator.graphsUnattributed(true));
+        assertEquals(4, aggregator.fusionMismatches());
         assertTrue(aggregator.fusedCallsNeeded(), "the session must probe the fused calls now");
         aggregator.fusedCallsProbed(true);
         assertFalse(aggregator.fusedCallsNeeded());
         // Probed: the reports rule again, as before inference.
-        graph(3);
-        arrivals(7, 3, 200, 210, 220, 230, 240, 250);
+        graph(5);
+        arrivals(7, 5, 400, 410, 420, 430, 440, 450);
         aggregator.finishLastGraph();
         assertEquals(1, aggregator.graphsAttributed(true));
+    }
+
+    @Test
+    void aMismatchBetweenMatchingGraphsIsASwitchNotAReasonToProbe() {
+        fusionNotProbed();
+        for (int seq = 1; seq <= 9; seq++) {
+            graph(seq);
+            if (seq % 3 == 0) {
+                arrivals(7, seq, seq * 1000, seq * 1000 + 10, seq * 1000 + 20); // joined mid-graph: a partial count
+            } else {
+                arrivals(7, seq, seq * 1000, seq * 1000 + 10, seq * 1000 + 20, seq * 1000 + 30, seq * 1000 + 40);
+            }
+        }
+        aggregator.finishLastGraph();
+        assertEquals(6, aggregator.graphsAttributed(true));
+        assertEquals(3, aggregator.fusionMismatches());
+        assertFalse(aggregator.fusedCallsNeeded());
     }
 
     @Test

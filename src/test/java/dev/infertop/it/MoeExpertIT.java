@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -76,6 +77,10 @@ class MoeExpertIT {
         assertTrue(stderr.contains("switching the operator layer on too"), stderr);
         assertEquals("on", total.get("layers").get("operator").get("state").asText(), total.toString());
         assertEquals("on", total.get("layers").get("moe").get("state").asText(), total.toString());
+        // The MoE layer numbers a thread's groups by its fused calls: they are probed, not inferred.
+        String operatorProbes = total.get("layers").get("operator").get("probes").toString();
+        assertFalse(operatorProbes.contains("not probed"), operatorProbes);
+        assertTrue(operatorProbes.contains("_fused call in"), operatorProbes);
         assertEquals(PREFILL_CALLS * PROMPT_TOKENS, total.get("tokens_prefill").asLong());
         assertEquals(DECODE_STEPS, total.get("tokens_decode").asLong());
         assertEquals(0, total.get("lost_events").asLong());

@@ -165,6 +165,13 @@ class OperatorFidelityIT {
         String operatorProbes = total.get("layers").get("operator").get("probes").toString();
         assertTrue(operatorProbes.contains(loaded.getFileName().toString()),
                 "infertop probes the CPU library that ran (" + loaded.getFileName() + "): " + operatorProbes);
+        if (probes.stream().anyMatch(p -> p.library().equals(loaded) && p.op().contains("+"))) {
+            // A release with a fused op: its calls are not probed, its groups come from the graph (checked below
+            // against the fused kernel's own calls).
+            assertTrue(operatorProbes.contains("not probed: fused node groups are worked out from the graph"),
+                    operatorProbes);
+            assertFalse(operatorProbes.contains("_fused call in"), "no uprobe on a fused call: " + operatorProbes);
+        }
 
         long decodeCalls = Tracefs.hitsOf(hits, "decode");
         assertEquals(MIXED_CALLS, decodeCalls, "llama_decode calls seen by tracefs");
