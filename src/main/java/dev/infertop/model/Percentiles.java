@@ -34,37 +34,6 @@ public final class Percentiles {
         return new Pass(values, totalValue / total);
     }
 
-    /**
-     * {@link #valuesAndMean(Histogram, double...)} of {@code histogram} from its non-empty buckets, known to the
-     * caller: {@code lowestValues[i]} (ascending) counted {@code counts[i]} times, {@code n} of them, every
-     * value of the histogram among them. A sparse histogram's pass (an op's interval: a few dozen buckets)
-     * then costs its buckets, not a walk over each bucket between its min and max. Same answers.
-     */
-    public static Pass valuesAndMean(Histogram histogram, long[] lowestValues, int[] counts, int n,
-                                     double... percentiles) {
-        long[] values = new long[percentiles.length];
-        long total = histogram.getTotalCount();
-        if (total == 0) {
-            return new Pass(values, 0.0);
-        }
-        long[] targets = targets(total, percentiles);
-        int next = 0;
-        long seen = 0;
-        double sum = 0;
-        for (int i = 0; i < n; i++) {
-            long value = lowestValues[i];
-            seen += counts[i];
-            sum += histogram.medianEquivalentValue(value) * (double) counts[i];
-            while (next < targets.length && seen >= targets[next]) {
-                values[next++] = histogram.highestEquivalentValue(value);
-            }
-        }
-        for (; next < targets.length; next++) {
-            values[next] = histogram.getMaxValue();
-        }
-        return new Pass(values, sum / total);
-    }
-
     /** @param percentiles ascending, 0..100 */
     public static long[] valuesAt(Histogram histogram, double... percentiles) {
         long[] values = new long[percentiles.length];
