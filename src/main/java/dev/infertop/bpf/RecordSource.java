@@ -13,6 +13,9 @@ public interface RecordSource {
 
     long capacityBytes();
 
-    /** Waits up to {@code timeoutMs} for records (returns early when some come). */
+    /** Waits up to {@code timeoutMs} for records (returns early when some come, or on {@link #wakeUp}). */
     void await(int timeoutMs);
+
+    /** Ends the current and every later {@link #await} at once (from any thread): the reader is stopping. */
+    default void wakeUp() {}
 }

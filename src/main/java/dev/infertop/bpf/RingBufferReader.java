@@ -53,11 +53,28 @@ public final class RingBufferReader implements RecordSource, AutoCloseable {
         this.consumerPage = mmap(pageSize, LibC.PROT_READ | LibC.PROT_WRITE, 0);
         this.producerArea = mmap(pageSize + 2 * dataSizeBytes, LibC.PROT_READ, pageSize);
         this.data = producerArea.asSlice(pageSize);
-        this.pollFd = arena.allocate(8, 4);
+        this.pollFd = arena.allocate(16, 4);
         this.errno = Errno.allocate(arena);
+        this.wakeFd = eventFd();
         pollFd.set(ValueLayout.JAVA_INT, 0, mapFd);
         pollFd.set(ValueLayout.JAVA_SHORT, 4, LibC.POLLIN);
+        pollFd.set(ValueLayout.JAVA_INT, 8, wakeFd);
+        pollFd.set(ValueLayout.JAVA_SHORT, 12, LibC.POLLIN);
     }
+
+    /**
+     * An eventfd polled with the ring: the reader waits up to half a second between drains when the ring
+     * fills slowly, and a stop (q, a signal) must not wait that long. -1 (ignored by poll) if none.
+     */
+    private int eventFd() {
+        try {
+            return (int) LibC.eventfd.invokeExact(errno, 0, LibC.EFD_CLOEXEC | LibC.EFD_NONBLOCK);
+        } catch (Throwable t) {
+            return -1;
+        }
+    }
+
+    private final int wakeFd;
 
     private MemorySegment mmap(long length, int prot, long offset) throws BpfException {
         MemorySegment address;
@@ -132,7 +149,22 @@ public final class RingBufferReader implements RecordSource, AutoCloseable {
     @Override
     public void await(int timeoutMs) {
         try {
-            int ignored = (int) LibC.poll.invokeExact(errno, pollFd, 1L, timeoutMs);
+            int ignored = (int) LibC.poll.invokeExact(errno, pollFd, 2L, timeoutMs);
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    /** Makes the eventfd readable for good (it is never read): every await from now on returns at once. */
+    @Override
+    public synchronized void wakeUp() {
+        if (wakeFd < 0 || consumerPage == null) {
+            return; // closed: its fd number may belong to something else now
+        }
+        try (Arena local = Arena.ofConfined()) {
+            MemorySegment one = local.allocate(ValueLayout.JAVA_LONG);
+            one.set(ValueLayout.JAVA_LONG, 0, 1L);
+            long ignored = (long) LibC.write.invokeExact(wakeFd, one, 8L);
         } catch (Throwable t) {
             throw new IllegalStateException(t);
         }
@@ -140,6 +172,13 @@ public final class RingBufferReader implements RecordSource, AutoCloseable {
 
     @Override
     public synchronized void close() {
+        if (wakeFd >= 0 && consumerPage != null) {
+            try {
+                int ignored = (int) LibC.close.invokeExact(wakeFd);
+            } catch (Throwable t) {
+                throw new IllegalStateException(t);
+            }
+        }
         if (consumerPage != null) {
             try {
                 int a = (int) LibC.munmap.invokeExact(MemorySegment.ofAddress(consumerPage.address()), pageSize);

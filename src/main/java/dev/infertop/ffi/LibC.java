@@ -40,6 +40,20 @@ public final class LibC {
     public static final MethodHandle poll = bind("poll",
             FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT), Errno.CAPTURE);
 
+    // eventfd(2): int eventfd(unsigned int initval, int flags)
+    public static final MethodHandle eventfd = bind("eventfd",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT), Errno.CAPTURE);
+
+    public static final int EFD_CLOEXEC = 0x80000;
+    public static final int EFD_NONBLOCK = 0x800;
+
+    // write(2): ssize_t write(int fd, const void *buf, size_t count)
+    public static final MethodHandle write = bind("write",
+            FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG));
+
+    // close(2): int close(int fd)
+    public static final MethodHandle close = bind("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+
     // geteuid(2): uid_t geteuid(void)
     public static final MethodHandle geteuid = bind("geteuid", FunctionDescriptor.of(JAVA_INT));
 
