@@ -51,6 +51,11 @@ class OperatorAggregatorTest {
         }
     }
 
+    /** The ops of the interval since the last call, by name (takes the interval). */
+    private Map<String, OpTotals> intervalOps() {
+        return aggregator.snapshotOps(false).stream().collect(Collectors.toMap(OpTotals::op, Function.identity()));
+    }
+
     private void arrivals(int tid, long seq, long startNs, long... times) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment data = arena.allocate(8L * times.length, 8);
@@ -70,8 +75,7 @@ class OperatorAggregatorTest {
         arrivals(8, 1, 10, 120, 125, 190, 210);
         aggregator.finishLastGraph();
 
-        Map<String, OpTotals> ops = aggregator.snapshotOps(false).stream()
-                .collect(Collectors.toMap(OpTotals::op, Function.identity()));
+        Map<String, OpTotals> ops = intervalOps();
         // releases: 120 (max 100,120), 130 (max 130,125), 200 (max 200,190); the graph began at 0
         assertEquals(120, ops.get("MUL_MAT").wallNs());
         assertEquals(100 + 110, ops.get("MUL_MAT").workNs());      // 100-0, 120-10
@@ -126,8 +130,7 @@ class OperatorAggregatorTest {
         arrivals(7, 3, 200, 210, 220, 230, 240, 250);
         aggregator.finishLastGraph();
         assertEquals(3, aggregator.graphsAttributed(true));
-        Map<String, OpTotals> ops3 = aggregator.snapshotOps(false).stream()
-                .collect(Collectors.toMap(OpTotals::op, Function.identity()));
+        Map<String, OpTotals> ops3 = intervalOps();
         assertEquals(2, ops3.get("ADD").groups());   // graphs 1 and 2
         assertEquals(4, ops3.get("MUL").groups());   // 1 per graph, + the changed node of graph 3
         assertEquals(3, ops3.get("MUL_MAT").groups());
@@ -153,8 +156,7 @@ class OperatorAggregatorTest {
         aggregator.finishLastGraph();
         assertEquals(2, aggregator.graphsAttributed(true));
         assertEquals(0, aggregator.graphsUnattributed(true));
-        Map<String, OpTotals> ops = aggregator.snapshotOps(false).stream()
-                .collect(Collectors.toMap(OpTotals::op, Function.identity()));
+        Map<String, OpTotals> ops = intervalOps();
         assertEquals(2, ops.get("RMS_NORM+MUL").groups());
         assertEquals(4, ops.get("RMS_NORM+MUL").nodes());
         assertEquals(10 + 10, ops.get("RMS_NORM+MUL").wallNs()); // 130-120, 1060-1050
@@ -222,8 +224,7 @@ class OperatorAggregatorTest {
         aggregator.finishLastGraph();
         assertEquals(2, aggregator.graphsAttributed(true));
         assertEquals(0, aggregator.graphsUnattributed(true));
-        Map<String, OpTotals> ops = aggregator.snapshotOps(false).stream()
-                .collect(Collectors.toMap(OpTotals::op, Function.identity()));
+        Map<String, OpTotals> ops = intervalOps();
         assertEquals(2, ops.get("RMS_NORM+MUL").groups());
         assertEquals(30 + 10, ops.get("RMS_NORM+MUL").wallNs()); // 130-100, 1060-1050
         assertEquals(100 + 50, ops.get("MUL_MAT").wallNs());    // 100-0, 1050-1000
