@@ -25,13 +25,22 @@ public final class TerminalSession implements AutoCloseable {
         this.screen = screen;
     }
 
+    /**
+     * Standard output without System.out's flush after every write: Lanterna writes a frame as one write per
+     * escape sequence and character run and flushes at its end, so through System.out each of those was a
+     * syscall waking the terminal (~35 per frame with few changes, hundreds for a full one). Buffered, a
+     * frame is one write.
+     */
+    private static final java.io.OutputStream FRAME_BUFFERED_STDOUT =
+            new java.io.BufferedOutputStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), 1 << 16);
+
     /** The process's own terminal (stdin/stdout). */
     public static TerminalSession open() throws IOException {
         Terminal terminal;
         try {
             terminal = new SttySizedTerminal();
         } catch (IOException | RuntimeException e) {
-            terminal = new DefaultTerminalFactory(System.out, System.in, StandardCharsets.UTF_8)
+            terminal = new DefaultTerminalFactory(FRAME_BUFFERED_STDOUT, System.in, StandardCharsets.UTF_8)
                     .setForceTextTerminal(true)
                     .createTerminal();
         }
@@ -45,7 +54,7 @@ public final class TerminalSession implements AutoCloseable {
      */
     private static final class SttySizedTerminal extends UnixTerminal {
         SttySizedTerminal() throws IOException {
-            super(System.in, System.out, StandardCharsets.UTF_8);
+            super(System.in, FRAME_BUFFERED_STDOUT, StandardCharsets.UTF_8);
         }
 
         @Override
@@ -77,6 +86,18 @@ public final class TerminalSession implements AutoCloseable {
     /** A key if one is waiting, else null; never blocks. */
     public KeyStroke pollKey() throws IOException {
         return screen.pollInput();
+    }
+
+    /** The next key, waiting for one (null if the terminal gave none); from one thread only. */
+    public KeyStroke readKey() throws IOException {
+        return screen.readInput();
+    }
+
+    /** Runs {@code listener} (on a terminal thread) whenever the terminal is resized. */
+    public void onResize(Runnable listener) {
+        if (screen instanceof TerminalScreen terminalScreen) {
+            terminalScreen.getTerminal().addResizeListener((terminal, size) -> listener.run());
+        }
     }
 
     /** The new size if the terminal was resized since the last call, else null. */

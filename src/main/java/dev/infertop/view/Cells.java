@@ -1,6 +1,13 @@
 package dev.infertop.view;
 
+import com.googlecode.lanterna.SGR;
+import com.googlecode.lanterna.TextCharacter;
+import com.googlecode.lanterna.TextColor;
 import com.googlecode.lanterna.graphics.TextGraphics;
+
+import java.util.EnumSet;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 /** Drawing helpers: every write fills its whole width, so a frame never needs a clear (Lanterna #618). */
 final class Cells {
@@ -11,7 +18,69 @@ final class Cells {
         if (width <= 0 || row < 0 || row >= g.getSize().getRows()) {
             return;
         }
-        g.putString(col, row, fit(text, width));
+        putCells(g, col, row, fit(text, width));
+    }
+
+    /** One style's cells, by character, in pages of 256 characters made when first used. */
+    private record Style(TextColor foreground, TextColor background, EnumSet<SGR> modifiers) {}
+
+    private static final Map<Style, TextCharacter[][]> CELLS = new ConcurrentHashMap<>();
+
+    /**
+     * A TextCharacter that knows its width: Lanterna asks isDoubleWidth() of each cell several times per
+     * frame (a Unicode block lookup and an emoji check each time). Buffers compare cells by class too, so
+     * a cell drawn the same way frame after frame stays equal and is not sent again.
+     */
+    private static final class Cell extends TextCharacter {
+        private final boolean doubleWidth;
+
+        Cell(char character, TextColor foreground, TextColor background, EnumSet<SGR> modifiers) {
+            super(character, foreground, background, modifiers);
+            this.doubleWidth = super.isDoubleWidth();
+        }
+
+        @Override
+        public boolean isDoubleWidth() {
+            return doubleWidth;
+        }
+    }
+
+    /**
+     * {@code g.putString(col, row, text)}, reusing one cell per character and style: putString makes and
+     * validates a TextCharacter per cell (a Unicode block lookup, emoji and grapheme checks), which was ~60 %
+     * of the live view's CPU, and a frame's few styles and characters repeat frame after frame. Text with a control,
+     * surrogate or double-width character goes to putString, which lays those out.
+     */
+    private static void putCells(TextGraphics g, int col, int row, String text) {
+        Style style = new Style(g.getForegroundColor(), g.getBackgroundColor(), g.getActiveModifiers());
+        TextCharacter[][] pages = CELLS.computeIfAbsent(style, key -> new TextCharacter[256][]);
+        int length = text.length();
+        TextCharacter[] cells = new TextCharacter[length];
+        for (int i = 0; i < length; i++) {
+            char c = text.charAt(i);
+            if (c < ' ' || Character.isSurrogate(c)) {
+                g.putString(col, row, text);
+                return;
+            }
+            TextCharacter[] page = pages[c >>> 8];
+            if (page == null) {
+                page = new TextCharacter[256];
+                pages[c >>> 8] = page;
+            }
+            TextCharacter cell = page[c & 0xff];
+            if (cell == null) {
+                cell = new Cell(c, style.foreground(), style.background(), style.modifiers());
+                page[c & 0xff] = cell;
+            }
+            if (cell.isDoubleWidth()) {
+                g.putString(col, row, text);
+                return;
+            }
+            cells[i] = cell;
+        }
+        for (int i = 0; i < length; i++) {
+            g.setCharacter(col + i, row, cells[i]);
+        }
     }
 
     static String fit(String text, int width) {
@@ -35,7 +104,7 @@ final class Cells {
     static void blank(TextGraphics g, int from, int to) {
         int width = g.getSize().getColumns();
         for (int row = Math.max(0, from); row < Math.min(to, g.getSize().getRows()); row++) {
-            g.putString(0, row, " ".repeat(width));
+            putCells(g, 0, row, " ".repeat(width));
         }
     }
 
