@@ -467,10 +467,9 @@ public final class MoeAggregator {
 
     /** Executed nodes (not empty, COMPUTE flag where the release has it) before node {@code index}. */
     private int executedBefore(int index) {
-        int computeFlag = naming.computeFlag();
         int executed = 0;
         for (int i = 0; i < index; i++) {
-            if (!naming.isEmpty(ops[i]) && (computeFlag == 0 || (flags[i] & computeFlag) != 0)) {
+            if (NodeGroups.executes(naming, ops[i], flags[i])) {
                 executed++;
             }
         }

@@ -31,9 +31,8 @@ final class NodeGroups {
             }
         }
         List<int[]> groups = new ArrayList<>();
-        int computeFlag = naming.computeFlag();
         for (int i = 0; i < nodeCount; i++) {
-            if (naming.isEmpty(ops[i]) || (computeFlag != 0 && (flags[i] & computeFlag) == 0)) {
+            if (!executes(naming, ops[i], flags[i])) {
                 continue;
             }
             Integer end = fusedEnd.get(i);
@@ -45,6 +44,12 @@ final class NodeGroups {
             }
         }
         return groups;
+    }
+
+    /** Whether the CPU loop runs a node: not an empty op, and the COMPUTE flag set where the release has it. */
+    static boolean executes(OpNaming naming, int op, int flags) {
+        int computeFlag = naming.computeFlag();
+        return !naming.isEmpty(op) && (computeFlag == 0 || (flags & computeFlag) != 0);
     }
 
     /** Loops of older releases (before the COMPUTE flag) run every node, empty or not, each its own group. */

@@ -91,7 +91,6 @@ public final class OperatorAggregator {
     private boolean readGraphFusionInferred;
     /** An inferred fusion did not match a thread's barrier count: the fused calls must be probed. */
     private volatile boolean fusedCallsNeeded;
-    private long fusionMismatches;
     private int fusionMismatchesInARow;
     private static final int FUSION_MISMATCHES_BEFORE_PROBING = 3;
 
@@ -273,20 +272,14 @@ public final class OperatorAggregator {
         return fusedCallsNeeded && !fusedCallsProbed;
     }
 
-    /** Graphs whose fused groups, worked out from the graph, did not match the barrier counts (unattributed). */
-    public long fusionMismatches() {
-        return fusionMismatches;
-    }
-
     /**
      * The fused groups of the graph read (no fused call is reported: they are not probed): each run of
      * consecutive nodes matching a pattern, starting at an executed node. Right when the target fused every
      * such run, which the barrier counts then confirm exactly ({@link #arrivalsExact}).
      */
     private void inferFusion() {
-        int computeFlag = naming.computeFlag();
         for (int i = 0; i < nodeCount; i++) {
-            if (naming.isEmpty(ops[i]) || (computeFlag != 0 && (flags[i] & computeFlag) == 0)) {
+            if (!NodeGroups.executes(naming, ops[i], flags[i])) {
                 continue;
             }
             for (int[] pattern : fusion.patterns()) {
@@ -315,16 +308,8 @@ public final class OperatorAggregator {
      * after the loop. No slack: an inferred fusion one group off must not pass.
      */
     private boolean arrivalsExact(List<int[]> groups) {
-        if (groups.isEmpty() || threadCount == 0) {
-            return false;
-        }
-        int expected = groups.size() + (groups.get(groups.size() - 1)[1] == nodeCount - 1 ? 0 : 1);
-        for (int t = 0; t < threadCount; t++) {
-            if (threads[t].arrivalCount != expected) {
-                return false;
-            }
-        }
-        return true;
+        return !groups.isEmpty()
+                && arrivalsFit(groups.size() + (groups.get(groups.size() - 1)[1] == nodeCount - 1 ? 0 : 1), 0);
     }
 
     /** One thread's start and barrier arrivals over graph {@code seq} ({@code count} longs at {@code tsOffset}). */
@@ -440,7 +425,6 @@ public final class OperatorAggregator {
                 // Not the groups the loop ran: a graph the layer was switched on in the middle of, or the target
                 // did not fuse every run the patterns match (e.g. a type it cannot fuse). Do not guess; after a
                 // few such graphs in a row (a reused graph repeats its fusion, a switch does not), probe.
-                fusionMismatches++;
                 if (++fusionMismatchesInARow >= FUSION_MISMATCHES_BEFORE_PROBING) {
                     fusedCallsNeeded = true;
                 }

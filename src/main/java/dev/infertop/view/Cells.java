@@ -21,9 +21,28 @@ final class Cells {
         putCells(g, col, row, fit(text, width));
     }
 
-    /** One style's cells, by character, in pages of 256 characters made when first used. */
-    private record Style(TextColor foreground, TextColor background, EnumSet<SGR> modifiers) {}
+    /** A style: colours and the modifiers as a bit set (the graphics' own modifier set is live: never a key). */
+    private record Style(TextColor foreground, TextColor background, int modifierBits) {
+        static Style of(TextGraphics g) {
+            int bits = 0;
+            for (SGR modifier : g.getActiveModifiers()) {
+                bits |= 1 << modifier.ordinal();
+            }
+            return new Style(g.getForegroundColor(), g.getBackgroundColor(), bits);
+        }
 
+        EnumSet<SGR> modifiers() {
+            EnumSet<SGR> modifiers = EnumSet.noneOf(SGR.class);
+            for (SGR modifier : SGR.values()) {
+                if ((modifierBits & 1 << modifier.ordinal()) != 0) {
+                    modifiers.add(modifier);
+                }
+            }
+            return modifiers;
+        }
+    }
+
+    /** One style's cells, by character, in pages of 256 characters made when first used. */
     private static final Map<Style, TextCharacter[][]> CELLS = new ConcurrentHashMap<>();
 
     /**
@@ -34,8 +53,8 @@ final class Cells {
     private static final class Cell extends TextCharacter {
         private final boolean doubleWidth;
 
-        Cell(char character, TextColor foreground, TextColor background, EnumSet<SGR> modifiers) {
-            super(character, foreground, background, modifiers);
+        Cell(char character, Style style) {
+            super(character, style.foreground(), style.background(), style.modifiers());
             this.doubleWidth = super.isDoubleWidth();
         }
 
@@ -48,39 +67,40 @@ final class Cells {
     /**
      * {@code g.putString(col, row, text)}, reusing one cell per character and style: putString makes and
      * validates a TextCharacter per cell (a Unicode block lookup, emoji and grapheme checks), which was ~60 %
-     * of the live view's CPU, and a frame's few styles and characters repeat frame after frame. Text with a control,
-     * surrogate or double-width character goes to putString, which lays those out.
+     * of the live view's CPU, and a frame's few styles and characters repeat frame after frame. Text with a
+     * control, surrogate or double-width character goes to putString, which lays those out.
      */
     private static void putCells(TextGraphics g, int col, int row, String text) {
-        Style style = new Style(g.getForegroundColor(), g.getBackgroundColor(), g.getActiveModifiers());
+        Style style = Style.of(g);
         TextCharacter[][] pages = CELLS.computeIfAbsent(style, key -> new TextCharacter[256][]);
         int length = text.length();
-        TextCharacter[] cells = new TextCharacter[length];
-        for (int i = 0; i < length; i++) {
-            char c = text.charAt(i);
-            if (c < ' ' || Character.isSurrogate(c)) {
+        for (int i = 0; i < length; i++) { // first every cell, so a fallback writes nothing twice
+            if (cell(pages, style, text.charAt(i)) == null) {
                 g.putString(col, row, text);
                 return;
             }
-            TextCharacter[] page = pages[c >>> 8];
-            if (page == null) {
-                page = new TextCharacter[256];
-                pages[c >>> 8] = page;
-            }
-            TextCharacter cell = page[c & 0xff];
-            if (cell == null) {
-                cell = new Cell(c, style.foreground(), style.background(), style.modifiers());
-                page[c & 0xff] = cell;
-            }
-            if (cell.isDoubleWidth()) {
-                g.putString(col, row, text);
-                return;
-            }
-            cells[i] = cell;
         }
         for (int i = 0; i < length; i++) {
-            g.setCharacter(col + i, row, cells[i]);
+            g.setCharacter(col + i, row, cell(pages, style, text.charAt(i)));
         }
+    }
+
+    /** The cell for {@code c} in this style, made on first use; null where putString must lay it out. */
+    private static TextCharacter cell(TextCharacter[][] pages, Style style, char c) {
+        if (c < ' ' || Character.isSurrogate(c)) {
+            return null;
+        }
+        TextCharacter[] page = pages[c >>> 8];
+        if (page == null) {
+            page = new TextCharacter[256];
+            pages[c >>> 8] = page;
+        }
+        TextCharacter cell = page[c & 0xff];
+        if (cell == null) {
+            cell = new Cell(c, style);
+            page[c & 0xff] = cell;
+        }
+        return cell.isDoubleWidth() ? null : cell;
     }
 
     static String fit(String text, int width) {

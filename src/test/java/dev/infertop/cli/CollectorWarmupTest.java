@@ -72,4 +72,68 @@ class CollectorWarmupTest {
         assertEquals(0, last.totalOperators().graphsUnattributed());
         assertEquals(0, pipeline.decoder().malformedRecords());
     }
+
+    /**
+     * The collector sleeps up to half a second between drains; a stop must not wait for that. This ring's
+     * wait ends only when woken (or after 10 s), so the run returns promptly only if a stop wakes it.
+     */
+    @Test
+    void aStopWakesTheCollectorsWait() throws Exception {
+        java.util.concurrent.CountDownLatch woken = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.atomic.AtomicInteger waits = new java.util.concurrent.atomic.AtomicInteger();
+        RecordSource ring = new RecordSource() {
+            @Override
+            public int drain(RingBufferReader.RecordHandler handler) {
+                return 0;
+            }
+
+            @Override
+            public long backlogBytes() {
+                return 0;
+            }
+
+            @Override
+            public long capacityBytes() {
+                return 1 << 20;
+            }
+
+            @Override
+            public void await(int timeoutMs) {
+                waits.incrementAndGet();
+                try {
+                    woken.await(10, java.util.concurrent.TimeUnit.SECONDS); // not the timeout: only a wake-up
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+
+            @Override
+            public void wakeUp() {
+                woken.countDown();
+            }
+        };
+        Collector.Session session = new Collector.Session() {
+            public void onTick(Snapshot previous) {}
+            public boolean startingUp() { return false; }
+            public void onDrain(long nowNs, int records) {}
+            public TargetInfo target() { return new TargetInfo(1, "idle", null, List.of()); }
+            public List<dev.infertop.model.LayerStatus> layers() { return List.of(); }
+            public boolean targetAlive() { return true; }
+        };
+        TraceRun.Pipeline pipeline = TraceRun.pipeline(null, BackendNames.load(), 0, () -> 0,
+                (signature, groups, ids, layers) -> false, address -> "");
+        List<Snapshot> shown = new java.util.concurrent.CopyOnWriteArrayList<>();
+        Collector collector = new Collector(ring, pipeline.aggregator(), pipeline.decoder(), () -> 0, shown::add,
+                session);
+        java.util.concurrent.CompletableFuture<String> run =
+                java.util.concurrent.CompletableFuture.supplyAsync(() -> collector.run(60_000_000_000L, 0));
+        while (waits.get() == 0) {
+            Thread.sleep(5); // the collector is waiting now
+        }
+        long stopNs = System.nanoTime();
+        collector.requestStop();
+        assertEquals("stopped", run.get(10, java.util.concurrent.TimeUnit.SECONDS));
+        assertTrue(System.nanoTime() - stopNs < 2_000_000_000L, "stopped within 2 s, not at the wait's end");
+        assertTrue(shown.getLast().isFinal());
+    }
 }

@@ -12,6 +12,8 @@ import org.junit.jupiter.api.Test;
 import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertSame;
 
 /** Cells.put reuses one TextCharacter per character and style: the cells must be those putString writes. */
 class CellsTest {
@@ -51,6 +53,7 @@ class CellsTest {
 
     @Test
     void reusedCellsAreTheCellsPutStringWrites() {
+        TextImage first = null;
         for (int pass = 0; pass < 2; pass++) { // the second pass takes every cell from the cache
             TextImage expected = new BasicTextImage(new TerminalSize(70, 40));
             TextImage actual = new BasicTextImage(new TerminalSize(70, 40));
@@ -62,6 +65,14 @@ class CellsTest {
                             "pass " + pass + " at " + col + "," + row);
                 }
             }
+            if (first != null) {
+                // Reused, not rebuilt: row 0 (plain text) and row 1 (sparkline, box drawing) hold the same cell
+                // objects frame after frame; row 2 (double width) was laid out by putString again.
+                assertSame(first.getCharacterAt(2, 0), actual.getCharacterAt(2, 0));
+                assertSame(first.getCharacterAt(5, 1), actual.getCharacterAt(5, 1));
+                assertNotSame(first.getCharacterAt(2, 2), actual.getCharacterAt(2, 2));
+            }
+            first = actual;
         }
     }
 }
