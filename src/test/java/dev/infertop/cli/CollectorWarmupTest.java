@@ -21,7 +21,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class CollectorWarmupTest {
     /** The ring of a target that is held at its gate: nothing to drain; waiting takes the time asked. */
-    private static final RecordSource EMPTY_RING = new RecordSource() {
+    private static class EmptyRing implements RecordSource {
         @Override
         public int drain(RingBufferReader.RecordHandler handler) {
             return 0;
@@ -45,7 +45,9 @@ class CollectorWarmupTest {
                 Thread.currentThread().interrupt();
             }
         }
-    };
+    }
+
+    private static final RecordSource EMPTY_RING = new EmptyRing();
 
     @Test
     void everyTickReachesTheViewAndEveryCallHandedOverIsCounted() {
@@ -81,22 +83,7 @@ class CollectorWarmupTest {
     void aStopWakesTheCollectorsWait() throws Exception {
         java.util.concurrent.CountDownLatch woken = new java.util.concurrent.CountDownLatch(1);
         java.util.concurrent.atomic.AtomicInteger waits = new java.util.concurrent.atomic.AtomicInteger();
-        RecordSource ring = new RecordSource() {
-            @Override
-            public int drain(RingBufferReader.RecordHandler handler) {
-                return 0;
-            }
-
-            @Override
-            public long backlogBytes() {
-                return 0;
-            }
-
-            @Override
-            public long capacityBytes() {
-                return 1 << 20;
-            }
-
+        RecordSource ring = new EmptyRing() {
             @Override
             public void await(int timeoutMs) {
                 waits.incrementAndGet();
