@@ -113,6 +113,10 @@ public final class Collector {
                 ticks++;
                 last = snapshot(now, false, "running");
                 view.show(last);
+                if (view.outputClosed()) {
+                    state = "stopped"; // the reader of our output is gone (EPIPE): nobody is watching
+                    break;
+                }
                 long requested = requestedIntervalNs;
                 if (requested > 0) {
                     intervalNs = requested;

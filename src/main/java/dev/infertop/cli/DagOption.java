@@ -7,7 +7,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Set;
 
-/** Checks --dag FILE before anything is attached, so a bad name fails at once, not at exit. */
+/**
+ * Checks --dag FILE before anything is attached, so a bad name fails at once, not at exit. A .svg needs no
+ * Graphviz: infertop draws it itself.
+ */
 final class DagOption {
     private DagOption() {}
 
@@ -15,10 +18,6 @@ final class DagOption {
         String format = DagDotWriter.format(file);
         if (format.isEmpty()) {
             throw new UserError("--dag " + file + ": name a .dot (Graphviz DOT) or .svg file", 2);
-        }
-        if (format.equals("svg") && !DagDotWriter.dotInstalled()) {
-            throw new UserError("--dag " + file + ": an SVG needs Graphviz's dot, which is not installed "
-                    + "(apt-get install graphviz); or write a .dot file", 2);
         }
         Path parent = file.toAbsolutePath().getParent();
         if (parent != null && !Files.isDirectory(parent)) {

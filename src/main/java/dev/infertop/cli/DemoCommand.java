@@ -25,7 +25,7 @@ final class DemoCommand implements java.util.concurrent.Callable<Integer> {
     InfertopCommand parent;
 
     @Option(names = "--model", paramLabel = "PRESET", defaultValue = "bench",
-            description = "Synthetic model: tiny, tiny-moe, bench, bench-moe (default: ${DEFAULT-VALUE}).")
+            description = "Synthetic model: tiny, tiny-moe, deep, bench, bench-moe (default: ${DEFAULT-VALUE}).")
     String preset;
 
     @Option(names = "--prebuilt", description = "Run on the prebuilt npm libraries instead of the source build.")
@@ -53,6 +53,10 @@ final class DemoCommand implements java.util.concurrent.Callable<Integer> {
         if (threads < 1 || threads > 512) {
             throw new UserError("--threads must be between 1 and 512, got " + threads, 2);
         }
+        if (parent.pid != null || parent.follow != null || !parent.command.isEmpty()) {
+            throw new UserError("demo runs its own workload: drop -p, --follow and -- COMMAND "
+                    + "(or trace your process without 'demo')", 2);
+        }
         Preflight.requirePrivileges();
         LlamaCppWorkload workload;
         try {
@@ -73,20 +77,15 @@ final class DemoCommand implements java.util.concurrent.Callable<Integer> {
                 + (prebuilt ? " (prebuilt npm libraries)" : " (source build " + workload.releaseTag() + ")")
                 + "; its output goes to " + log);
         // -pg: each repetition is one prompt (prefill) and then a generation, like a stream of requests.
-        InfertopCommand trace = new InfertopCommand();
+        // The trace options are the parent command's as picocli filled them (defaults included: a command
+        // object built by hand has none), with the demo's own workload and output choices on top.
+        InfertopCommand trace = parent;
         trace.command = List.of(bench.toString(), "-m", modelFile.toString(), "-p", "0", "-n", "0",
                 "-pg", "64,64", "-r", "1000000", "-t", Integer.toString(threads), "--no-warmup");
-        trace.batch = batch;
-        trace.json = json;
+        trace.batch |= batch;
+        trace.json |= json;
         trace.delaySeconds = delaySeconds;
         trace.iterations = iterations;
-        trace.layers = parent.layers;
-        trace.btf = parent.btf;
-        trace.ringKib = parent.ringKib;
-        trace.operatorEvery = parent.operatorEvery;
-        trace.operatorWhen = parent.operatorWhen;
-        trace.operatorThreads = parent.operatorThreads;
-        trace.dagFile = parent.dagFile;
         return new TraceRun(trace.toOptions(environment, log), System.out, System.err).run();
     }
 }

@@ -132,7 +132,7 @@ public final class InfertopCommand implements Callable<Integer> {
     int ringKib;
 
     @Option(names = "--snapshot-dir", paramLabel = "PATTERN", defaultValue = "infertop-%p-%t",
-            description = "Where snapshots go: a directory per snapshot, %p the pid, %t the time, %n the number "
+            description = "Where snapshots go: a directory per snapshot, %%p the pid, %%t the time, %%n the number "
                     + "(default: ${DEFAULT-VALUE}).")
     String snapshotDir;
 
@@ -149,7 +149,7 @@ public final class InfertopCommand implements Callable<Integer> {
 
     @Option(names = "--dag", paramLabel = "FILE",
             description = "At exit, write the operator DAG of the last decode graph (critical path in red) to FILE: "
-                    + "Graphviz DOT for .dot, SVG for .svg (needs Graphviz's dot). Needs the operator layer.")
+                    + "Graphviz DOT for .dot, SVG for .svg (drawn by infertop: repeated blocks folded). Needs the operator layer.")
     Path dagFile;
 
     @Parameters(paramLabel = "COMMAND", arity = "0..*",

@@ -14,9 +14,10 @@ import java.util.concurrent.Callable;
 /** {@code infertop model PRESET FILE}: writes a synthetic llama-architecture GGUF model (no downloads). */
 @Command(name = "model", mixinStandardHelpOptions = true, sortOptions = false,
         description = {"Write a synthetic GGUF model llama.cpp can run (deterministic from the seed).",
-                "Presets: tiny, tiny-moe (tests), bench, bench-moe (~250 M parameters, benchmarks)."})
+                "Presets: tiny, tiny-moe (tests), deep (32 layers), bench, bench-moe (~250 M parameters,",
+                "benchmarks)."})
 final class ModelCommand implements Callable<Integer> {
-    @Parameters(index = "0", paramLabel = "PRESET", description = "tiny, tiny-moe, bench or bench-moe.")
+    @Parameters(index = "0", paramLabel = "PRESET", description = "tiny, tiny-moe, deep, bench or bench-moe.")
     String preset;
 
     @Parameters(index = "1", paramLabel = "FILE", description = "The .gguf file to write (replaced atomically).")

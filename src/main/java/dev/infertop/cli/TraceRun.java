@@ -68,6 +68,11 @@ final class TraceRun {
     private static final InfertopProbes.StructOffsets UNCALIBRATED = new InfertopProbes.StructOffsets(4, 16, 0, 0, 0,
             0, 0, 0, 0, 0, 0);
 
+    /** How long a quit may take to detach every probe before the shutdown hook detaches them itself. */
+    static final long DETACH_WAIT_MS = 1000;
+    /** How long snapshots still being written at the end may take (probes are detached by then). */
+    static final long SNAPSHOT_GRACE_MS = 15_000;
+
     /** Nice value of infertop's own threads while tracing. */
     static final int OWN_NICE = 10;
 
@@ -117,15 +122,22 @@ final class TraceRun {
 
         CountDownLatch finished = new CountDownLatch(1);
         Thread hook = new Thread(() -> {
+            // SIGINT, SIGTERM, SIGHUP: the probes come off within a second whatever the main thread is doing;
+            // a snapshot being written then gets a grace period, and is abandoned cleanly after it.
             stop();
+            Resources resources = current;
+            if (resources != null && !resources.awaitDetached(DETACH_WAIT_MS)) {
+                resources.detachWithin(DETACH_WAIT_MS);
+            }
             try {
-                finished.await(5, TimeUnit.SECONDS);
+                if (!finished.await(SNAPSHOT_GRACE_MS + DETACH_WAIT_MS, TimeUnit.MILLISECONDS)) {
+                    SnapshotTaker taker = snapshots;
+                    if (taker != null) {
+                        taker.abandon();
+                    }
+                }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-            }
-            Resources resources = current;
-            if (resources != null) {
-                resources.close();
             }
             closeLive(); // the terminal is restored even if the main thread is stuck
         }, "infertop-shutdown");
@@ -381,12 +393,16 @@ final class TraceRun {
                     + String.join(", ", resources.probes.statuses().stream()
                             .map(l -> l.layer().id() + " " + l.state().label()).toList()));
             String state = resources.collector.run(Math.round(intervalSeconds * 1e9), options.iterations());
+            // Detach first: what remains (the DAG file, snapshots being written) works from copies.
+            boolean stoppedByUs = process.isAlive(); // -n reached, q: close() stops it, not the command's status
+            resources.close();
+            if (stopping) {
+                closeLive(); // q or a signal: the screen goes now; what follows is said on stderr
+            }
             if (options.dagFile() != null) {
                 notice("infertop: " + DagExport.write(resources.dag, options.dagFile()));
             }
-            // Still running (-n reached, q): close() stops it, and that SIGTERM status is not the command's own.
-            boolean stoppedByUs = process.isAlive();
-            resources.close();
+            finishSnapshots(taker);
             if (!stoppedByUs && process instanceof LaunchedCommand launched) {
                 return new SessionEnd(state, launched.exitStatus().orElse(0));
             }
@@ -398,6 +414,17 @@ final class TraceRun {
         } finally {
             resources.close();
             currentSession = null;
+            SnapshotTaker taker = snapshots;
+            if (taker != null && taker.pendingWrites() > 0) {
+                taker.abandon(); // an error ended the session: no half-written snapshot stays behind
+            }
+        }
+    }
+
+    /** Lets the snapshots still being written finish (probes are detached), or gives them up after a grace. */
+    private void finishSnapshots(SnapshotTaker taker) {
+        if (!taker.finish(SNAPSHOT_GRACE_MS)) {
+            taker.abandon();
         }
     }
 
@@ -916,6 +943,8 @@ final class TraceRun {
         volatile dev.infertop.agg.DagRecorder dag;
         volatile boolean stopRequested;
         private boolean closed;
+        private final Object detachLock = new Object();
+        private final CountDownLatch detached = new CountDownLatch(1);
 
         Resources(TracedProcess process) {
             this.process = process;
@@ -934,8 +963,9 @@ final class TraceRun {
                 return;
             }
             closed = true;
+            detach();
             if (probes != null) {
-                probes.close();
+                probes.close(); // idempotent: also what was attached after an early detach from the hook
             }
             if (ring != null) {
                 ring.close();
@@ -950,6 +980,35 @@ final class TraceRun {
                 object.close();
             }
             process.close();
+        }
+
+        /** Every probe and perf event off the target (the ring and maps stay: the reader may still drain). */
+        private void detach() {
+            synchronized (detachLock) {
+                if (probes != null) {
+                    probes.close();
+                }
+                detached.countDown();
+            }
+        }
+
+        /** Waits until the probes are off; whether they are. */
+        boolean awaitDetached(long timeoutMs) {
+            try {
+                return detached.await(timeoutMs, TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return false;
+            }
+        }
+
+        /**
+         * Detaches from another thread, waiting at most {@code timeoutMs}: a main thread stuck while holding the
+         * probe set must not hold the exit too (the kernel drops the rest with infertop's file descriptors).
+         */
+        void detachWithin(long timeoutMs) {
+            Thread.ofPlatform().name("infertop-detach").daemon().start(this::detach);
+            awaitDetached(timeoutMs);
         }
     }
 }

@@ -3,36 +3,31 @@ package dev.infertop.export;
 import dev.infertop.model.GraphNode;
 
 import java.io.IOException;
-import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Locale;
-import java.util.concurrent.TimeUnit;
 
 /**
- * Writes an {@link OperatorDag} as Graphviz DOT, or as SVG through Graphviz's {@code dot -Tsvg}; the format
- * follows the file name's extension. Every node carries machine-readable attributes besides its label
- * ({@code op}, {@code tensor_name}, {@code ne} (the shape), {@code time_ns}, {@code critical}), so the DOT file can be
- * read back by scripts. Critical-path nodes and edges are red.
+ * Writes an {@link OperatorDag} as Graphviz DOT, or as SVG drawn by {@link DagSvgWriter} (no Graphviz: its
+ * layout took over a minute on a 16-layer model); the format follows the file name's extension. Every DOT node
+ * carries machine-readable attributes besides its label ({@code op}, {@code tensor_name}, {@code ne} (the
+ * shape), {@code time_ns}, {@code critical}), so the DOT file can be read back by scripts. Critical-path nodes
+ * and edges are red.
  */
 public final class DagDotWriter {
-    private static final long DOT_TIMEOUT_S = 60;
-
     private DagDotWriter() {}
 
     /**
-     * Writes {@code dag} to {@code file}: {@code .dot}/{@code .gv} as DOT text, {@code .svg} through
-     * {@code dot -Tsvg}.
+     * Writes {@code dag} to {@code file}: {@code .dot}/{@code .gv} as DOT text, {@code .svg} as
+     * {@link DagSvgWriter}'s picture.
      *
-     * @throws IOException with a one-line reason: the file cannot be written, the extension is neither, or
-     *                     Graphviz is not installed for an SVG
+     * @throws IOException with a one-line reason: the file cannot be written, or the extension is neither
      */
     public static void write(OperatorDag dag, Path file) throws IOException {
-        String text = toDot(dag);
         switch (format(file)) {
-            case "dot" -> Files.writeString(file, text, StandardCharsets.UTF_8);
-            case "svg" -> writeSvg(text, file);
+            case "dot" -> Files.writeString(file, toDot(dag), StandardCharsets.UTF_8);
+            case "svg" -> Files.writeString(file, DagSvgWriter.svg(dag), StandardCharsets.UTF_8);
             default -> throw new IOException(file + ": write a .dot or a .svg file");
         }
     }
@@ -46,7 +41,7 @@ public final class DagDotWriter {
         return name.endsWith(".svg") ? "svg" : "";
     }
 
-    /** Whether Graphviz's {@code dot} is on the PATH. */
+    /** Whether Graphviz's {@code dot} is on the PATH (to render a .dot file by hand; {@code .svg} needs none). */
     public static boolean dotInstalled() {
         String path = System.getenv("PATH");
         if (path == null) {
@@ -58,37 +53,6 @@ public final class DagDotWriter {
             }
         }
         return false;
-    }
-
-    private static void writeSvg(String dotText, Path file) throws IOException {
-        if (!dotInstalled()) {
-            throw new IOException("cannot write " + file + ": Graphviz 'dot' is not installed "
-                    + "(apt-get install graphviz), or write a .dot file instead");
-        }
-        Path error = Files.createTempFile("infertop-dot", ".err");
-        try {
-            Process dot = new ProcessBuilder("dot", "-Tsvg", "-o", file.toString())
-                    .redirectOutput(ProcessBuilder.Redirect.DISCARD)
-                    .redirectError(error.toFile())
-                    .start();
-            try (OutputStream in = dot.getOutputStream()) {
-                in.write(dotText.getBytes(StandardCharsets.UTF_8));
-            }
-            if (!dot.waitFor(DOT_TIMEOUT_S, TimeUnit.SECONDS)) {
-                dot.destroyForcibly();
-                throw new IOException("cannot write " + file + ": dot -Tsvg took over " + DOT_TIMEOUT_S + " s");
-            }
-            if (dot.exitValue() != 0) {
-                String message = Files.readString(error).strip().lines().findFirst().orElse("");
-                throw new IOException("cannot write " + file + ": dot -Tsvg failed (status " + dot.exitValue()
-                        + (message.isEmpty() ? ")" : "): " + message));
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IOException("cannot write " + file + ": interrupted while dot ran");
-        } finally {
-            Files.deleteIfExists(error);
-        }
     }
 
     /** The DAG as DOT text: nodes {@code n<position>}, leaves {@code l<id>}. */

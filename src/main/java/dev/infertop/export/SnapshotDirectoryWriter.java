@@ -21,7 +21,9 @@ import java.util.stream.Stream;
  * Writes one snapshot directory atomically: every file goes into a hidden temporary directory beside the
  * target, which is renamed to the target name only once all are written (a crash or a full disk leaves no
  * half directory under the target's name; the temporary one is deleted on failure). The files:
- * summary.json, latency.hlog, trace.json, report.html (and the operator DAG once the DAG export is merged).
+ * summary.json, latency.hlog, trace.json, report.html and, when the operator layer traced a decode graph,
+ * operator-dag.dot (required) and operator-dag.svg (optional: left out with a note in summary.json when its
+ * rendering fails or runs too long).
  */
 public final class SnapshotDirectoryWriter {
     public static final String SUMMARY = "summary.json";
@@ -69,6 +71,14 @@ public final class SnapshotDirectoryWriter {
      * directory written.
      */
     public static Path write(Path target, SnapshotContent content) throws SnapshotWriteException {
+        return writeDirectory(target, content).directory();
+    }
+
+    /** A snapshot directory as written, with the optional files left out of it. */
+    public record Written(Path directory, List<LeftOut> leftOut) {}
+
+    /** As {@link #write}, also saying which optional files were left out (and why). */
+    public static Written writeDirectory(Path target, SnapshotContent content) throws SnapshotWriteException {
         Path absolute = target.toAbsolutePath().normalize();
         Path parent = absolute.getParent();
         Path temp = null;
@@ -77,15 +87,16 @@ public final class SnapshotDirectoryWriter {
             temp = Files.createTempDirectory(parent, "." + absolute.getFileName() + ".tmp-");
             // A temporary directory is private (0700); the snapshot is an ordinary directory like the files in it.
             Files.setPosixFilePermissions(temp, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
-            writeFiles(temp, content);
-            return moveIntoPlace(temp, absolute);
+            List<LeftOut> leftOut = writeFiles(temp, content);
+            return new Written(moveIntoPlace(temp, absolute), leftOut);
         } catch (IOException | RuntimeException e) {
             deleteTree(temp);
             throw new SnapshotWriteException("cannot write snapshot " + absolute + ": " + describe(e), e);
         }
     }
 
-    static void writeFiles(Path directory, SnapshotContent content) throws IOException {
+    static List<LeftOut> writeFiles(Path directory, SnapshotContent content) throws IOException {
+        // Required files first: a snapshot is complete without any optional rendering.
         try (OutputStream out = Files.newOutputStream(directory.resolve(HLOG))) {
             HlogWriter.write(out, content.histograms(),
                     HlogWriter.firstStartMs(content.histograms(), content.createdEpochMs()));
@@ -96,20 +107,67 @@ public final class SnapshotDirectoryWriter {
         }
         Files.writeString(directory.resolve(REPORT), HtmlReportWriter.html(content), StandardCharsets.UTF_8);
         List<String> files = new ArrayList<>(FILES);
-        // The operator DAG of the last decode graph, when the operator layer traced one: DOT always, SVG
-        // when Graphviz is installed (a snapshot taken on a board without it still has the DOT).
+        List<LeftOut> leftOut = new ArrayList<>();
+        // The operator DAG of the last decode graph, when the operator layer traced one: the DOT text is
+        // required, the SVG picture optional (bounded in time; a failure is a note, never a lost snapshot).
         if (content.dag() != null) {
             DagDotWriter.write(content.dag(), directory.resolve(DAG_DOT));
             files.add(DAG_DOT);
-            if (DagDotWriter.dotInstalled()) {
-                DagDotWriter.write(content.dag(), directory.resolve(DAG_SVG));
+            String problem = renderOptional(directory.resolve(DAG_SVG),
+                    () -> DagSvgWriter.svg(content.dag()), OPTIONAL_RENDER_TIMEOUT_MS);
+            if (problem == null) {
                 files.add(DAG_SVG);
+            } else {
+                leftOut.add(new LeftOut(DAG_SVG, problem));
             }
         }
         // summary.json last: a directory with a complete summary has every other file.
         byte[] summary = new ObjectMapper().writerWithDefaultPrettyPrinter()
-                .writeValueAsBytes(SummaryWriter.json(content, files));
+                .writeValueAsBytes(SummaryWriter.json(content, files, leftOut));
         Files.write(directory.resolve(SUMMARY), summary);
+        return leftOut;
+    }
+
+    /** An optional file that was not written, and why (summary.json's snapshot.left_out). */
+    public record LeftOut(String file, String why) {}
+
+    /**
+     * How long an optional rendering may take. Our own SVG of a folded 80-layer graph takes well under a
+     * second; the bound is for a pathological graph on a loaded board, so a snapshot never waits on a picture.
+     */
+    static final long OPTIONAL_RENDER_TIMEOUT_MS = 10_000;
+
+    /**
+     * Renders {@code text} on a daemon thread of its own and writes it to {@code file} when it finishes within
+     * {@code timeoutMs}; the reason it was left out otherwise (a render still running is abandoned: it only
+     * computes, and writes nothing after the deadline).
+     */
+    static String renderOptional(Path file, java.util.function.Supplier<String> text, long timeoutMs) {
+        java.util.concurrent.FutureTask<String> task = new java.util.concurrent.FutureTask<>(text::get);
+        Thread.ofPlatform().name("infertop-render").daemon().start(task);
+        String rendered;
+        try {
+            rendered = task.get(timeoutMs, java.util.concurrent.TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.TimeoutException e) {
+            task.cancel(true);
+            return "rendering took over " + (timeoutMs % 1000 == 0 ? timeoutMs / 1000 + " s" : timeoutMs + " ms");
+        } catch (java.util.concurrent.ExecutionException e) {
+            return "rendering failed: " + describe(e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return "interrupted";
+        }
+        try {
+            Files.writeString(file, rendered, StandardCharsets.UTF_8);
+            return null;
+        } catch (IOException | RuntimeException e) {
+            try {
+                Files.deleteIfExists(file);
+            } catch (IOException ignored) {
+                // the summary does not list it either way
+            }
+            return "cannot write: " + describe(e);
+        }
     }
 
     private static Path moveIntoPlace(Path temp, Path target) throws IOException {
@@ -150,6 +208,19 @@ public final class SnapshotDirectoryWriter {
                     + (fs.getFile() != null ? " (" + fs.getFile() + ")" : "");
         }
         return message == null ? root.getClass().getSimpleName() : message;
+    }
+
+    /** Deletes the hidden temporary directories a write of {@code target} made (a write given up midway). */
+    public static void deleteTemporaries(Path target) {
+        Path absolute = target.toAbsolutePath().normalize();
+        String prefix = "." + absolute.getFileName() + ".tmp-";
+        try (Stream<Path> siblings = Files.list(absolute.getParent())) {
+            for (Path sibling : siblings.filter(p -> p.getFileName().toString().startsWith(prefix)).toList()) {
+                deleteTree(sibling);
+            }
+        } catch (IOException | RuntimeException ignored) {
+            // nothing was created, or the directory went away
+        }
     }
 
     static void deleteTree(Path directory) {

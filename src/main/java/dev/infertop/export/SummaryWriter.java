@@ -24,7 +24,8 @@ public final class SummaryWriter {
 
     private SummaryWriter() {}
 
-    public static ObjectNode json(SnapshotContent content, List<String> files) {
+    public static ObjectNode json(SnapshotContent content, List<String> files,
+                                  List<SnapshotDirectoryWriter.LeftOut> leftOut) {
         Snapshot s = content.last();
         ObjectNode root = JsonLinesView.toJsonNode(s, true);
         ObjectNode meta = root.putObject("snapshot");
@@ -57,6 +58,12 @@ public final class SummaryWriter {
         flight.put("truncated", content.window().truncated());
         ArrayNode fileList = meta.putArray("files");
         files.forEach(fileList::add);
+        if (!leftOut.isEmpty()) {
+            ArrayNode missing = meta.putArray("left_out");
+            for (SnapshotDirectoryWriter.LeftOut file : leftOut) {
+                missing.addObject().put("file", file.file()).put("why", file.why());
+            }
+        }
         return root;
     }
 

@@ -29,9 +29,9 @@ import java.util.function.Consumer;
  * Sits between the collector and the view: passes every snapshot on, and when a snapshot is due (the live
  * view's key, SIGUSR1, the timer, the end of tracing) copies what the directory needs on the collector thread
  * (the recorder and histograms have a single writer) and hands the copy to a writer thread, so a slow disk
- * never stalls the ring buffer's reader. The final snapshot is written before {@link #show} returns, so it is
- * on disk when infertop exits. Outcomes, good or bad, are one line to {@code notices}; a failed write never
- * stops tracing.
+ * never stalls the ring buffer's reader. The final snapshot is queued like the others: the session detaches its
+ * probes and then {@link #finish}es the writes (or, when it must exit at once, {@link #abandon}s them).
+ * Outcomes, good or bad, are one line to {@code notices}; a failed write never stops tracing.
  */
 public final class SnapshotTaker implements SnapshotView {
     /** Ticks kept for the report's op time per token across the run (one hour at the default 1 s). */
@@ -51,6 +51,10 @@ public final class SnapshotTaker implements SnapshotView {
             Thread.ofPlatform().name("infertop-snapshot").daemon().unstarted(runnable));
     private long lastTimedNs = System.nanoTime();
     private volatile Path lastWritten;
+    /** The directory the writer thread is writing now, or null; queued and running writes. */
+    private volatile Path writing;
+    private final AtomicInteger pending = new AtomicInteger();
+    private volatile boolean abandoned;
 
     /**
      * @param numbers snapshot numbers (%n), shared across the sessions of one infertop run
@@ -72,6 +76,11 @@ public final class SnapshotTaker implements SnapshotView {
                 : null;
         this.histograms = new IntervalHistograms(IntervalHistograms.DEFAULT_MAX_INTERVALS);
         aggregator.keepForSnapshots(flight, histograms);
+    }
+
+    @Override
+    public boolean outputClosed() {
+        return delegate.outputClosed();
     }
 
     /** Asks for a snapshot at the next tick; any thread (key handler, signal handler). */
@@ -104,42 +113,80 @@ public final class SnapshotTaker implements SnapshotView {
             trigger = trigger == null ? "exit" : trigger + ", exit";
         }
         if (trigger == null) {
-            if (snapshot.isFinal()) {
-                finishWrites();
-            }
             return;
         }
         SnapshotContent content = capture(snapshot, trigger, now);
         Path target = SnapshotDirectoryWriter.expand(options.pathPattern(), snapshot.target().pid(),
                 LocalDateTime.now(), numbers.incrementAndGet());
-        if (snapshot.isFinal()) {
-            finishWrites();
-            write(target, content);
-        } else {
-            writer.execute(() -> write(target, content));
-        }
+        // Written on the writer thread even at the end: the session detaches its probes first and then waits
+        // for the write (finish), so a slow disk never holds probes attached or the reader behind.
+        notices.accept("infertop: writing snapshot (" + trigger + ")…");
+        pending.incrementAndGet();
+        writer.execute(() -> write(target, content));
     }
 
     private void write(Path target, SnapshotContent content) {
+        writing = target;
         try {
-            Path written = SnapshotDirectoryWriter.write(target, content);
-            lastWritten = written;
-            notices.accept("infertop: snapshot (" + content.trigger() + ") written to " + written);
+            if (abandoned) {
+                return;
+            }
+            SnapshotDirectoryWriter.Written written = SnapshotDirectoryWriter.writeDirectory(target, content);
+            lastWritten = written.directory();
+            StringBuilder line = new StringBuilder("infertop: snapshot (" + content.trigger() + ") written to "
+                    + written.directory());
+            for (SnapshotDirectoryWriter.LeftOut file : written.leftOut()) {
+                line.append("; ").append(file.file()).append(" left out: ").append(file.why());
+            }
+            notices.accept(line.toString());
         } catch (SnapshotWriteException e) {
-            notices.accept("infertop: " + e.getMessage());
+            if (!abandoned) {
+                notices.accept("infertop: " + e.getMessage());
+            }
         } catch (RuntimeException e) {
             notices.accept("infertop: snapshot failed: " + e);
+        } finally {
+            writing = null;
+            pending.decrementAndGet();
         }
     }
 
-    /** Lets writes in progress finish (at the end of tracing), within a minute. */
-    private void finishWrites() {
+    /** Snapshots queued or being written. */
+    public int pendingWrites() {
+        return pending.get();
+    }
+
+    /**
+     * Lets the writes already queued finish (the end of tracing: probes are detached by then) within
+     * {@code timeoutMs}; whether they all did. No snapshot is taken after this.
+     */
+    public boolean finish(long timeoutMs) {
         writer.shutdown();
         try {
-            writer.awaitTermination(60, TimeUnit.SECONDS);
+            return writer.awaitTermination(timeoutMs, TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+            return false;
         }
+    }
+
+    /**
+     * Gives up the writes still in flight (infertop must exit now): the one being written loses its hidden
+     * temporary directory, none under the snapshot's name is left half-written. One line says which.
+     */
+    public void abandon() {
+        abandoned = true;
+        writer.shutdownNow();
+        Path target = writing;
+        int left = pending.get();
+        if (target == null && left == 0) {
+            return;
+        }
+        if (target != null) {
+            SnapshotDirectoryWriter.deleteTemporaries(target);
+        }
+        notices.accept("infertop: snapshot " + (target != null ? "to " + target + " " : "")
+                + "abandoned: infertop is quitting" + (left > 1 ? " (" + left + " snapshots not written)" : ""));
     }
 
     /** What the directory needs, copied now: the recorder and histograms keep changing after this. */

@@ -26,6 +26,12 @@ public final class BatchTextView implements SnapshotView {
         out.flush();
     }
 
+    /** PrintStream turns EPIPE into its error flag (the JVM ignores SIGPIPE): a closed pipe reads as true. */
+    @Override
+    public boolean outputClosed() {
+        return out.checkError();
+    }
+
     public static String render(Snapshot s) {
         boolean total = s.isFinal();
         TokenTotals tokens = total ? s.totalTokens() : s.intervalTokens();

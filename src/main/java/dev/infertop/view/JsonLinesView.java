@@ -32,6 +32,12 @@ public final class JsonLinesView implements SnapshotView {
         out.flush();
     }
 
+    /** PrintStream turns EPIPE into its error flag (the JVM ignores SIGPIPE): a closed pipe reads as true. */
+    @Override
+    public boolean outputClosed() {
+        return out.checkError();
+    }
+
     public static String toJson(Snapshot s) {
         return toJsonNode(s, s.isFinal()).toString();
     }

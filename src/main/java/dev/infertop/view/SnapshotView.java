@@ -6,6 +6,14 @@ import dev.infertop.model.Snapshot;
 public interface SnapshotView extends AutoCloseable {
     void show(Snapshot snapshot);
 
+    /**
+     * Whether what this view writes to was closed by its reader (a pipe into {@code head}): tracing then
+     * stops, as it would at {@code -n}, instead of printing into nothing with every probe attached.
+     */
+    default boolean outputClosed() {
+        return false;
+    }
+
     @Override
     default void close() {}
 }

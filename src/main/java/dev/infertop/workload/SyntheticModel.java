@@ -59,6 +59,8 @@ public record SyntheticModel(
             "tiny-moe", new SyntheticModel("tiny-moe", 2048, 256, 2, 128, 4, 2, 2048, 8, 2, DEFAULT_SEED, 1.0),
             // ~246 M params, ~470 MiB F16: a llama-2-style 1B-ish shape, decode in tens of tokens/s on CPU.
             "bench", new SyntheticModel("bench", 32000, 1024, 16, 2816, 16, 4, 2048, 0, 0, DEFAULT_SEED, 0),
+            // ~26 M params in 32 layers: a deep graph (~1,100 nodes a token) that is quick to load and run.
+            "deep", new SyntheticModel("deep", 2048, 256, 32, 768, 4, 2, 2048, 0, 0, DEFAULT_SEED, 0),
             // Same file size as bench: the dense FFN split into 8 experts of 352, 2 per token (a quarter active).
             "bench-moe", new SyntheticModel("bench-moe", 32000, 1024, 16, 352, 16, 4, 2048, 8, 2, DEFAULT_SEED, 1.0));
 

@@ -32,8 +32,10 @@ class SnapshotDagTest {
         assertEquals(DagDotWriter.toDot(dag), Files.readString(dot), "the same text --dag writes");
         String summary = Files.readString(dir.resolve(SnapshotDirectoryWriter.SUMMARY));
         assertTrue(summary.contains("\"" + SnapshotDirectoryWriter.DAG_DOT + "\""), summary);
-        assertEquals(DagDotWriter.dotInstalled(), Files.isRegularFile(dir.resolve(SnapshotDirectoryWriter.DAG_SVG)),
-                "an SVG exactly when Graphviz is installed");
+        assertEquals(DagSvgWriter.svg(dag), Files.readString(dir.resolve(SnapshotDirectoryWriter.DAG_SVG)),
+                "our own SVG, with or without Graphviz");
+        assertTrue(summary.contains("\"" + SnapshotDirectoryWriter.DAG_SVG + "\""), summary);
+        assertFalse(summary.contains("left_out"), summary);
     }
 
     @Test

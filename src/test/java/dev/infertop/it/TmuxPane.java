@@ -58,6 +58,20 @@ final class TmuxPane implements AutoCloseable {
         return new TmuxPane(session);
     }
 
+    /**
+     * Starts a shell command line, as a user types it, in a new detached session named {@code session}
+     * ({@code columns} x {@code rows}) in {@code directory}; the pane prints {@code EXITED-<status>} when it ends.
+     */
+    static TmuxPane startShell(String session, int columns, int rows, Path directory, String commandLine)
+            throws Exception {
+        require();
+        Processes.output(TMUX.toString(), "new-session", "-d", "-s", session, "-x", Integer.toString(columns),
+                "-y", Integer.toString(rows), "-c", directory.toString(),
+                "-e", "INFERTOP_JAR=" + Requirements.jar().toAbsolutePath(),
+                "sh -c '" + commandLine + "; echo EXITED-$?; sleep 600'");
+        return new TmuxPane(session);
+    }
+
     /** The window keeps its size whatever clients attach, and changes only by {@link #resize}. */
     void keepSize() throws Exception {
         tmux("set-option", "-t", session, "window-size", "manual");

@@ -99,6 +99,7 @@ public final class SnapshotFixtures {
             }
         }
         taker.show(aggregator.snapshot(t + 1_000, true, target(), 0, layers(), "exited"));
+        taker.finish(30_000); // as the session does once its probes are detached
         return new Run(aggregator, taker, shown, notices, names, start);
     }
 

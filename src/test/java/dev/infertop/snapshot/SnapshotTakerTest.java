@@ -44,8 +44,11 @@ class SnapshotTakerTest {
         assertEquals(List.of(), notices, "nothing asked, nothing written");
         taker.request("SIGUSR1");
         taker.show(tick(false));
-        taker.show(tick(true)); // waits for the write in flight
-        assertEquals(List.of("infertop: snapshot (SIGUSR1) written to " + temp.resolve("s1")), notices);
+        taker.show(tick(true));
+        assertTrue(taker.finish(10_000), "the write in flight finishes");
+        assertEquals(List.of("infertop: writing snapshot (SIGUSR1)…",
+                "infertop: snapshot (SIGUSR1) written to " + temp.resolve("s1")), notices);
+        assertEquals(0, taker.pendingWrites());
         assertTrue(Files.isRegularFile(temp.resolve("s1/summary.json")));
         assertEquals(3, shown.size(), "every tick still reached the view");
     }
@@ -57,10 +60,23 @@ class SnapshotTakerTest {
         taker.show(tick(false)); // too early
         Thread.sleep(150);
         taker.show(tick(false));
-        taker.show(tick(true));
+        taker.show(tick(true)); // queued like the others: the session detaches its probes, then finishes
+        assertTrue(taker.finish(10_000));
+        assertEquals(List.of("infertop: writing snapshot (every 0.1 s)…", "infertop: writing snapshot (exit)…"),
+                notices.stream().filter(n -> n.contains("writing")).toList());
         assertEquals(List.of("infertop: snapshot (every 0.1 s) written to " + temp.resolve("s1"),
-                "infertop: snapshot (exit) written to " + temp.resolve("s2")), notices);
+                "infertop: snapshot (exit) written to " + temp.resolve("s2")),
+                notices.stream().filter(n -> n.contains("written to")).toList(), "written in the order taken");
         assertEquals(temp.resolve("s2"), taker.lastWritten());
+    }
+
+    @Test
+    void abandoningWithNothingInFlightSaysNothing() {
+        SnapshotTaker taker = taker(0, false);
+        aggregator.start(System.nanoTime());
+        taker.show(tick(false));
+        taker.abandon();
+        assertEquals(List.of(), notices);
     }
 
     @Test

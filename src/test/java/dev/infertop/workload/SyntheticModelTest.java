@@ -240,7 +240,7 @@ class SyntheticModelTest {
 
     @Test
     void presetsHaveTheAdvertisedSizes() {
-        assertEquals(List.of("bench", "bench-moe", "tiny", "tiny-moe"), SyntheticModel.presetNames());
+        assertEquals(List.of("bench", "bench-moe", "deep", "tiny", "tiny-moe"), SyntheticModel.presetNames());
         SyntheticModel bench = SyntheticModel.preset("bench");
         assertTrue(Math.abs(bench.parameterCount() - 245_000_000L) < 2_000_000L, "bench ~245 M params: " + bench.parameterCount());
         long benchMiB = bench.fileSizeBytes() >> 20;
@@ -250,12 +250,15 @@ class SyntheticModelTest {
         assertTrue(Math.abs(benchMoe.parameterCount() - bench.parameterCount()) < 1_000_000L, "bench-moe is as big as bench");
         assertTrue(SyntheticModel.preset("tiny").parameterCount() < 4_000_000L);
         assertTrue(SyntheticModel.preset("tiny-moe").parameterCount() < 4_000_000L);
+        SyntheticModel deep = SyntheticModel.preset("deep");
+        assertEquals(32, deep.layerCount());
+        assertTrue(Math.abs(deep.parameterCount() - 26_000_000L) < 1_000_000L, "deep ~26 M params: " + deep.parameterCount());
     }
 
     @Test
     void unknownPresetNamesTheValidOnes() {
         IllegalArgumentException thrown = assertThrows(IllegalArgumentException.class, () -> SyntheticModel.preset("huge"));
-        assertEquals("unknown synthetic model 'huge'; valid: bench, bench-moe, tiny, tiny-moe", thrown.getMessage());
+        assertEquals("unknown synthetic model 'huge'; valid: bench, bench-moe, deep, tiny, tiny-moe", thrown.getMessage());
     }
 
     @Test

@@ -1,0 +1,305 @@
+package dev.infertop.it;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.infertop.cli.InfertopCommand;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import picocli.CommandLine;
+import picocli.CommandLine.Model.OptionSpec;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+/**
+ * The README's journeys, run the way a user runs them: the quick start's {@code src/scripts/demo.sh} literally
+ * (as JSON and in a real terminal), {@code s} in the live view on the bench model (245 M, 16 layers) and on a
+ * 32-layer model, quitting while a snapshot is written, {@code infertop --json -p PID | head -1}, and
+ * {@code --help} with the man page. Each ends with nothing of infertop's left in the kernel. Later features add
+ * their journey here.
+ */
+class JourneyIT {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final Path ROOT = Path.of("").toAbsolutePath();
+    private static final Path LAUNCHER = ROOT.resolve("src/scripts/infertop");
+    private static final Pattern DECODING = Pattern.compile("decode +[1-9][0-9.]* tok/s");
+    private static final Pattern TARGET_PID = Pattern.compile("pid (\\d+) llama-bench");
+    /** Every file a snapshot must have when the operator layer traced a decode graph. */
+    private static final List<String> REQUIRED = List.of("summary.json", "latency.hlog", "trace.json",
+            "report.html", "operator-dag.dot");
+
+    static Path bench;
+    private TmuxPane pane;
+    private final List<Long> launched = new ArrayList<>();
+
+    @BeforeAll
+    static void requirements() {
+        bench = Requirements.canTraceLlamaCpp().sourceBuildTool("llama-bench");
+        TmuxPane.require();
+    }
+
+    @AfterEach
+    void cleanUp() throws Exception {
+        if (pane != null) {
+            pane.close();
+        }
+        launched.forEach(Processes::killIfAlive);
+    }
+
+    private static String session() {
+        return "journey-" + ProcessHandle.current().pid() + "-" + System.nanoTime() % 1_000_000;
+    }
+
+    @Test
+    void quickStartDemoAsJsonEndsWithAFinalObjectThatSawGeneratedTokens() throws Exception {
+        Process demo = new ProcessBuilder("bash", "src/scripts/demo.sh", "--json", "-n", "8")
+                .directory(ROOT.toFile()).redirectError(ProcessBuilder.Redirect.PIPE).start();
+        List<String> stderr = new ArrayList<>();
+        Thread pump = Thread.ofVirtual().start(() -> drain(demo.errorReader(), stderr));
+        String out = new String(demo.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(demo.waitFor(600, TimeUnit.SECONDS), "demo.sh did not end");
+        pump.join(2000);
+        assertEquals(0, demo.exitValue(), "demo.sh failed; stderr:\n" + String.join("\n", stderr));
+        List<String> lines = out.lines().filter(l -> !l.isBlank()).toList();
+        JsonNode last = JSON.readTree(lines.getLast());
+        assertTrue(last.path("final").asBoolean(), "the last line is the final object: " + lines.getLast());
+        assertTrue(last.path("tokens_decode").asLong() > 0, "the demo generated no token: " + lines.getLast());
+        assertTrue(last.path("tokens_prefill").asLong() > 0, "the demo read no prompt: " + lines.getLast());
+        assertTrue(last.path("op_graphs").asLong() > 0, "no operator data: " + lines.getLast());
+        LeakCheck.assertNothingLeft();
+    }
+
+    @Test
+    void quickStartDemoInATerminalShowsTokensPerSecondAndQuitsAtOnce() throws Exception {
+        pane = TmuxPane.startShell(session(), 120, 40, ROOT, "src/scripts/demo.sh");
+        pane.keepSize();
+        String screen = pane.awaitScreen("decode tokens/s and operator rows",
+                s -> DECODING.matcher(s).find() && s.contains("MUL_MAT"), 600);
+        long target = targetPid(screen);
+        launched.add(target);
+        ProcessHandle infertop = pane.infertop();
+        long quitMs = quit();
+        System.out.printf("journey: demo live view: q to exit %d ms%n", quitMs);
+        assertTrue(quitMs < 5000, "q took " + quitMs + " ms");
+        assertFalse(infertop.isAlive(), "infertop still runs after q");
+        Processes.assertGone(target);
+        LeakCheck.assertNothingLeft();
+    }
+
+    /**
+     * {@code s} in the live view on a real-sized graph: a complete snapshot directory, no hidden temporary one,
+     * the DAG picture drawn or left out with a reason, and {@code q} still prompt.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"bench", "deep"})
+    void snapshotKeyWritesACompleteDirectoryAndQuitStaysPrompt(String preset) throws Exception {
+        Path model = Models.preset(preset);
+        Path directory = Files.createTempDirectory("infertop-journey-snap");
+        startLive(directory, model);
+        String screen = pane.awaitScreen("decode tokens/s and MUL_MAT rows",
+                s -> DECODING.matcher(s).find() && s.contains("MUL_MAT"), 300);
+        launched.add(targetPid(screen));
+        long start = System.nanoTime();
+        pane.keys("s");
+        screen = pane.awaitScreen("where the snapshot went", s -> s.contains("written to")
+                || s.contains("cannot write snapshot") || s.contains("snapshot failed"), 120);
+        long writeMs = (System.nanoTime() - start) / 1_000_000;
+        assertTrue(screen.contains("written to"), screen);
+        Path snapshot = directory.resolve("snap-1");
+        JsonNode summary = assertCompleteSnapshot(snapshot);
+        System.out.printf("journey: %s model: s to 'written' %d ms; %s%n", preset, writeMs,
+                summary.path("snapshot").path("files"));
+        assertNoHiddenDirectory(directory);
+
+        long quitMs = quit();
+        System.out.printf("journey: %s model: q to exit %d ms%n", preset, quitMs);
+        assertTrue(quitMs < 5000, "q took " + quitMs + " ms");
+        LeakCheck.assertNothingLeft();
+    }
+
+    /** {@code s} and at once {@code q}: the probes come off within a second, the snapshot is whole or absent. */
+    @Test
+    void quitWhileASnapshotIsWrittenDetachesAtOnceAndLeavesNoHalfDirectory() throws Exception {
+        Path directory = Files.createTempDirectory("infertop-journey-quit");
+        startLive(directory, Models.preset("bench"));
+        String screen = pane.awaitScreen("decode tokens/s and MUL_MAT rows",
+                s -> DECODING.matcher(s).find() && s.contains("MUL_MAT"), 300);
+        launched.add(targetPid(screen));
+        ProcessHandle infertop = pane.infertop();
+        assertTrue(uprobesHeldBy(infertop.pid()) > 0, "no uprobes held before the quit");
+        pane.keys("s");
+        pane.keys("q");
+        long start = System.nanoTime();
+        long detachedMs = -1;
+        while (System.nanoTime() - start < 10_000_000_000L) {
+            if (!infertop.isAlive() || uprobesHeldBy(infertop.pid()) == 0) {
+                detachedMs = (System.nanoTime() - start) / 1_000_000;
+                break;
+            }
+        }
+        System.out.printf("journey: s then q: probes detached after %d ms%n", detachedMs);
+        assertTrue(detachedMs >= 0 && detachedMs < 1500, "probes still attached " + detachedMs + " ms after q");
+        screen = pane.awaitScreen("the shell again", s -> s.contains("EXITED-"), 30);
+        assertTrue(screen.contains("EXITED-0"), screen);
+        assertNoHiddenDirectory(directory);
+        Path snapshot = directory.resolve("snap-1");
+        if (Files.exists(snapshot)) {
+            assertCompleteSnapshot(snapshot);
+        } else {
+            assertTrue(screen.contains("abandoned"), "no snapshot and no line saying why:\n" + screen);
+        }
+        LeakCheck.assertNothingLeft();
+    }
+
+    @Test
+    void jsonIntoHeadEndsWithinSecondsOfHeadAndLeavesTheTargetRunning() throws Exception {
+        Process target = new ProcessBuilder(bench.toString(), "-m", Models.preset("tiny").toString(), "-p", "0",
+                "-n", "0", "-pg", "32,32", "-r", "100000", "-t", "2")
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(ProcessBuilder.Redirect.DISCARD)
+                .start();
+        launched.add(target.pid());
+        Thread.sleep(500);
+        Process pipeline = new ProcessBuilder("sh", "-c", LAUNCHER + " --json -p " + target.pid() + " | head -1")
+                .redirectError(ProcessBuilder.Redirect.DISCARD).start();
+        String line;
+        try (BufferedReader reader = pipeline.inputReader(StandardCharsets.UTF_8)) {
+            line = reader.readLine();
+        }
+        long headDone = System.nanoTime();
+        assertTrue(line != null && JSON.readTree(line).has("tokens_decode"), "head printed: " + line);
+        if (!pipeline.waitFor(30, TimeUnit.SECONDS)) {
+            pipeline.destroyForcibly();
+            fail("infertop kept running 30 s after head exited");
+        }
+        long afterHeadMs = (System.nanoTime() - headDone) / 1_000_000;
+        System.out.printf("journey: --json | head -1: infertop exited %d ms after head's line%n", afterHeadMs);
+        assertTrue(afterHeadMs < 5000, "infertop exited " + afterHeadMs + " ms after head");
+        LeakCheck.assertNothingLeft();
+        assertTrue(target.isAlive(), "the attached target must survive infertop's exit");
+    }
+
+    @Test
+    void helpAndTheManPageListEveryOptionWithoutWarnings() throws Exception {
+        String manPage = Files.readString(ROOT.resolve("man/infertop.1"));
+        CommandLine root = new CommandLine(new InfertopCommand());
+        List<CommandLine> commands = new ArrayList<>(List.of(root));
+        commands.addAll(root.getSubcommands().values());
+        for (CommandLine command : commands) {
+            List<String> args = new ArrayList<>(List.of(LAUNCHER.toString()));
+            if (command != root) {
+                args.add(command.getCommandName());
+            }
+            args.add("--help");
+            Process help = new ProcessBuilder(args).redirectErrorStream(true).start();
+            String text = new String(help.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertTrue(help.waitFor(60, TimeUnit.SECONDS));
+            assertEquals(0, help.exitValue(), String.join(" ", args) + ":\n" + text);
+            assertFalse(text.contains("WARN"), String.join(" ", args) + " warns:\n" + text);
+            for (OptionSpec option : command.getCommandSpec().options()) {
+                String name = option.longestName();
+                assertTrue(text.contains(name), String.join(" ", args) + " does not list " + name);
+                if (!option.usageHelp() && !option.versionHelp()) {
+                    assertTrue(manPage.contains(name.replace("-", "\\-")),
+                            "man/infertop.1 does not document " + command.getCommandName() + " " + name);
+                }
+            }
+        }
+        Process man = new ProcessBuilder("man", "--warnings", "-l", ROOT.resolve("man/infertop.1").toString())
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(ProcessBuilder.Redirect.PIPE)
+                .start();
+        String manErrors = new String(man.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(man.waitFor(60, TimeUnit.SECONDS));
+        assertEquals(0, man.exitValue(), manErrors);
+        assertEquals("", manErrors.strip(), "man infertop warns");
+    }
+
+    private void startLive(Path directory, Path model) throws Exception {
+        pane = TmuxPane.start(session(), 120, 40, directory, "--snapshot-dir", directory.resolve("snap-%n").toString(),
+                "--", bench.toString(), "-m", model.toString(), "-p", "0", "-n", "0", "-pg", "64,64", "-r", "1000",
+                "-t", "2");
+        pane.keepSize();
+    }
+
+    /** Presses q and returns the milliseconds until the shell reports infertop's exit; fails unless it is 0. */
+    private long quit() throws Exception {
+        long start = System.nanoTime();
+        pane.keys("q");
+        String screen = pane.awaitScreen("the shell again", s -> s.contains("EXITED-"), 30);
+        long ms = (System.nanoTime() - start) / 1_000_000;
+        assertTrue(screen.contains("EXITED-0"), screen);
+        return ms;
+    }
+
+    private static long targetPid(String screen) {
+        Matcher pid = TARGET_PID.matcher(screen);
+        assertTrue(pid.find(), screen);
+        return Long.parseLong(pid.group(1));
+    }
+
+    private static JsonNode assertCompleteSnapshot(Path snapshot) throws IOException {
+        for (String file : REQUIRED) {
+            Path path = snapshot.resolve(file);
+            assertTrue(Files.isRegularFile(path) && Files.size(path) > 0, snapshot + " lacks " + file);
+        }
+        JsonNode summary = JSON.readTree(snapshot.resolve("summary.json").toFile());
+        JsonNode files = summary.path("snapshot").path("files");
+        boolean svgListed = false;
+        for (JsonNode file : files) {
+            svgListed |= file.asText().equals("operator-dag.svg");
+        }
+        if (svgListed) {
+            String svg = Files.readString(snapshot.resolve("operator-dag.svg"));
+            assertTrue(svg.contains("<svg") && svg.strip().endsWith("</svg>"), "a truncated SVG");
+        } else {
+            assertFalse(Files.exists(snapshot.resolve("operator-dag.svg")), "an SVG the summary does not list");
+            assertTrue(summary.path("snapshot").path("left_out").toString().contains("operator-dag.svg"),
+                    "no SVG and no note why: " + summary.path("snapshot"));
+        }
+        return summary;
+    }
+
+    private static void assertNoHiddenDirectory(Path directory) throws IOException {
+        try (Stream<Path> entries = Files.list(directory)) {
+            List<String> hidden = entries.map(p -> p.getFileName().toString()).filter(n -> n.startsWith("."))
+                    .toList();
+            assertEquals(List.of(), hidden, "hidden temporary directories left in " + directory);
+        }
+    }
+
+    /** Uprobes held by process {@code pid} ({@code bpftool perf show} lines start with "pid N "). */
+    private static long uprobesHeldBy(long pid) throws Exception {
+        String holder = "pid " + pid + " ";
+        return Processes.output(Requirements.bpftool().toString(), "perf", "show").lines()
+                .filter(l -> l.startsWith(holder) && (l.contains("uprobe") || l.contains("uretprobe"))).count();
+    }
+
+    private static void drain(BufferedReader reader, List<String> into) {
+        try (reader) {
+            String line;
+            while ((line = reader.readLine()) != null) {
+                synchronized (into) {
+                    into.add(line);
+                }
+            }
+        } catch (IOException closed) {
+            // the process ended
+        }
+    }
+}
