@@ -23,6 +23,7 @@ enum event_kind {
 	EVENT_COUNTERS = 12, /* one worker thread's counter deltas per node group over one graph: counters layer */
 	EVENT_BACKEND_OPS = 13, /* the ops of a graph computed on a backend other than the CPU (native/backends.bpf.h) */
 	EVENT_MOE = 9,        /* MoE layer: a graph's signature, or one MUL_MAT_ID node's selected expert ids */
+	EVENT_BATCH = 14,     /* one llama_decode() call's batch, token by token: token layer, sent before its decode */
 };
 
 struct event_header {
@@ -37,6 +38,32 @@ struct decode_event {
 	__u64 ctx;      /* struct llama_context *: one per context, so per-context TTFT/TPOT */
 	__s32 n_tokens; /* llama_batch.n_tokens: 1 is a decode step, more is prefill */
 	__s32 ret;      /* llama_decode's return value: 0 ok, 1 no KV slot, <0 error */
+};
+
+/* Tokens of one batch sent at most: a server's default n_batch (a per-CPU map value is at most 32 KiB). */
+#define MAX_BATCH_TOKENS 2048
+
+/* One token of a llama_batch: where it goes and whether llama.cpp must produce logits for it. */
+struct batch_token {
+	__s32 pos;    /* llama_batch.pos[i] */
+	__s32 seq;    /* llama_batch.seq_id[i][0]: the sequence (a server slot, a speculative draft, ...) */
+	__s8 logits;  /* llama_batch.logits[i]: 1 when this token's output is wanted (a prompt's last, a step) */
+	__s8 n_seq;   /* llama_batch.n_seq_id[i], capped to 127: >1 when the token is shared by sequences */
+	__u8 pad[2];
+};
+
+/*
+ * Sent by llama_decode's return probe just before the decode_event of the same call (same tid, start_ns and
+ * end_ns), only for batches that carry per-token positions and sequence ids (a server's, an app's);
+ * llama_batch_get_one() batches (llama-bench, simple examples) have none and send no batch_event.
+ * The record is cut after `recorded` tokens.
+ */
+struct batch_event {
+	struct event_header header;
+	__u64 ctx;        /* struct llama_context * */
+	__s32 n_tokens;   /* llama_batch.n_tokens */
+	__s32 recorded;   /* tokens that follow: min(n_tokens, MAX_BATCH_TOKENS), 0 when unreadable */
+	struct batch_token tokens[MAX_BATCH_TOKENS];
 };
 
 struct graph_event {
@@ -124,6 +151,10 @@ struct probe_config {
 	__u32 op_mul_mat_id;         /* MoE layer: enum ggml_op of MUL_MAT_ID, or 0xffffffff: no self-planning */
 	__u32 compute_flag;          /* MoE layer: GGML_TENSOR_FLAG_COMPUTE, 0 in releases without it */
 	__u64 empty_ops[2];          /* MoE layer: bit per op the CPU loop skips (NONE, VIEW, ...) */
+	__u32 batch_pos_offset;      /* token layer: offsets in struct llama_batch (dev.infertop.target.BatchLayout) */
+	__u32 batch_n_seq_id_offset;
+	__u32 batch_seq_id_offset;
+	__u32 batch_logits_offset;
 };
 
 /* Switches the operator layer changes at run time (one-slot array map `op_control`). */

@@ -44,6 +44,9 @@ for tool in npm git cmake c++ tar; do
   command -v "$tool" >/dev/null 2>&1 || die "'$tool' is missing: install it (apt-get install -y npm git cmake g++) and run again"
 done
 
+source "$(dirname "$(readlink -f "$0")")/llama-build-flags.sh"
+# shellcheck disable=SC2207
+cpu_flags=($(llama_cpu_flags))
 mkdir -p "$root"
 cd "$root"
 
@@ -59,10 +62,10 @@ if [ ! -f src.stamp ]; then
 fi
 
 targets=(llama-bench llama-server llama-completion llama-eval-callback)
-if [ ! -f build.stamp ]; then
+if ! llama_stamp_current build.stamp; then
   say "building llama.cpp $(sed -n 's/.*"tag": *"\([^"]*\)".*/\1/p' llama.cpp.info.json) (CPU, Release; about 5 minutes on 2 cores)"
   cmake -S src -B build -DCMAKE_BUILD_TYPE=Release -DLLAMA_OPENSSL=OFF -DLLAMA_BUILD_TESTS=OFF \
-        -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF >build-configure.log 2>&1 \
+        -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF "${cpu_flags[@]}" >build-configure.log 2>&1 \
     || die "cmake configure failed: see $root/build-configure.log"
   # cmake prints [ NN%] lines; pass them through as progress.
   if ! cmake --build build -j "$jobs" --target "${targets[@]}" 2>build.log \
@@ -72,7 +75,7 @@ if [ ! -f build.stamp ]; then
   for t in "${targets[@]}"; do
     [ -x build/bin/$t ] || die "llama.cpp build did not produce $t: see $root/build.log"
   done
-  touch build.stamp
+  llama_stamp_write build.stamp
 fi
 
 if [ ! -f prebuilt.stamp ]; then
@@ -119,7 +122,7 @@ while [ ${#pending[@]} -gt 0 ]; do
   done
 done
 
-if [ "$blas" = 1 ] && [ ! -f build-blas.stamp ]; then
+if [ "$blas" = 1 ] && ! llama_stamp_current build-blas.stamp; then
   # ggml's FindBLAS looks for OpenBLAS's cblas.h and library; Debian ships them in libopenblas-dev.
   cblas=""
   for header in /usr/include/*/openblas*/cblas.h /usr/include/openblas/cblas.h /usr/include/cblas.h; do
@@ -128,7 +131,7 @@ if [ "$blas" = 1 ] && [ ! -f build-blas.stamp ]; then
   [ -n "$cblas" ] || die "OpenBLAS headers are missing: apt-get install -y libopenblas-dev pkg-config, then run again"
   say "building llama.cpp llama-bench with the BLAS backend (OpenBLAS; about 4 minutes on 2 cores)"
   cmake -S src -B build-blas -DCMAKE_BUILD_TYPE=Release -DLLAMA_OPENSSL=OFF -DLLAMA_BUILD_TESTS=OFF \
-        -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DGGML_BLAS=ON -DGGML_BLAS_VENDOR=OpenBLAS \
+        -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DGGML_BLAS=ON -DGGML_BLAS_VENDOR=OpenBLAS "${cpu_flags[@]}" \
         >build-blas-configure.log 2>&1 \
     || die "cmake configure (BLAS) failed: see $root/build-blas-configure.log"
   if ! cmake --build build-blas -j "$jobs" --target llama-bench 2>build-blas.log \
@@ -137,7 +140,7 @@ if [ "$blas" = 1 ] && [ ! -f build-blas.stamp ]; then
   fi
   [ -x build-blas/bin/llama-bench ] || die "BLAS build did not produce llama-bench: see $root/build-blas.log"
   ls build-blas/bin/libggml-blas.so* >/dev/null 2>&1 || die "BLAS build has no libggml-blas: see $root/build-blas-configure.log"
-  touch build-blas.stamp
+  llama_stamp_write build-blas.stamp
 fi
 
 say "llama.cpp workload ready in $root"

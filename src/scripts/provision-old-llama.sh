@@ -56,6 +56,9 @@ for tool in npm git tar; do
   command -v "$tool" >/dev/null 2>&1 || die "'$tool' is missing: install it (apt-get install -y npm git) and run again"
 done
 
+source "$(dirname "$(readlink -f "$0")")/llama-build-flags.sh"
+# shellcheck disable=SC2207
+cpu_flags=($(llama_cpu_flags))
 mkdir -p "$dir"
 cd "$dir"
 
@@ -88,7 +91,7 @@ if [ ! -f src.stamp ]; then
   touch src.stamp
 fi
 
-if [ -n "$build_target" ] && [ ! -f build.stamp ]; then
+if [ -n "$build_target" ] && ! llama_stamp_current build.stamp; then
   for tool in cmake c++; do
     command -v "$tool" >/dev/null 2>&1 || die "'$tool' is missing: install it (apt-get install -y cmake g++) and run again"
   done
@@ -97,13 +100,13 @@ if [ -n "$build_target" ] && [ ! -f build.stamp ]; then
   # Examples must be configured for the llama-bench target to exist; only that target is built.
   cmake -S src -B build -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=ON -DLLAMA_CURL=OFF \
         -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=ON -DLLAMA_BUILD_SERVER=OFF -DGGML_BUILD_TESTS=OFF \
-        -DGGML_BUILD_EXAMPLES=OFF >build-configure.log 2>&1 \
+        -DGGML_BUILD_EXAMPLES=OFF "${cpu_flags[@]}" >build-configure.log 2>&1 \
     || die "cmake configure of llama.cpp failed: see $dir/build-configure.log"
   # cmake prints [ NN%] lines; pass them through as progress.
   cmake --build build -j "$(nproc)" --target "$build_target" 2>build.log \
     | grep --line-buffered -o '^\[ *[0-9]*%\]' | progress || true
   [ -x "build/bin/$build_target" ] || die "llama.cpp build did not produce $build_target: see $dir/build.log"
-  touch build.stamp
+  llama_stamp_write build.stamp
 fi
 
 [ -f libggml-base.so ] || say "no libggml-base.so (before ggml's backend split): calibrate $dir/libggml.so"

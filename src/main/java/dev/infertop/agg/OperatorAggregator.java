@@ -785,6 +785,15 @@ public final class OperatorAggregator {
         return snapshot(opStats, totals);
     }
 
+    /** Each op's run histogram of wall time per node group (ns), tagged {@code op:NAME}; see TraceAggregator. */
+    void forEachRunHistogram(java.util.function.BiConsumer<String, Histogram> reader) {
+        for (OpStats stats : opStats.values()) {
+            if (stats.totalGroups > 0) {
+                reader.accept("op:" + stats.name, stats.total);
+            }
+        }
+    }
+
     /** The same per tensor group ("blk.3 attention"); call after {@link #snapshotOps} for the same span. */
     public List<OpTotals> snapshotTensorGroups(boolean totals) {
         return snapshot(tensorGroupStats, totals);

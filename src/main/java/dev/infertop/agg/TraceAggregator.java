@@ -39,6 +39,12 @@ public final class TraceAggregator implements TraceListener {
     private final Histogram totalTpot = new Histogram(SIGNIFICANT_DIGITS);
     private Histogram intervalTtft;
     private Histogram intervalTpot;
+    /** Per-sequence accounting of batches with per-token sequences and positions (llama-server, apps). */
+    private final SequenceTracker sequences = new SequenceTracker(ttftRecorder, tpotRecorder);
+    /** The batch record just read, for the decode record of the same call that follows it. */
+    private int batchTid = -1;
+    private long batchStartNs;
+    private boolean batchFits;
     private final long[] contexts = new long[MAX_CONTEXTS];
     private int contextCount;
 
@@ -97,6 +103,20 @@ public final class TraceAggregator implements TraceListener {
      */
     public FlightRecorder flightRecorder() {
         return flight;
+    }
+
+    /**
+     * Hands {@code reader} the run's latency histograms so far (values in ns), tagged as in the interval log:
+     * {@code ttft}, {@code tpot}, {@code op:NAME} (ops that ran). They are the ones the snapshots' run
+     * percentiles come from, complete up to the last {@link #snapshot}. Collector thread only, right after a
+     * snapshot: they change with the next event, so a reader copies what it keeps.
+     */
+    public void forEachRunHistogram(java.util.function.BiConsumer<String, Histogram> reader) {
+        reader.accept("ttft", totalTtft);
+        reader.accept("tpot", totalTpot);
+        if (operators != null) {
+            operators.forEachRunHistogram(reader);
+        }
     }
 
     /** Keeps slices in {@code flight} and interval histograms in {@code histograms} from now on. */
@@ -204,15 +224,37 @@ public final class TraceAggregator implements TraceListener {
     }
 
     @Override
+    public void onBatch(int tid, long startNs, long endNs, long contextAddress, int nTokens, int recorded,
+                        java.lang.foreign.MemorySegment data, long tokensOffset) {
+        batchTid = tid;
+        batchStartNs = startNs;
+        batchFits = sequences.onBatch(startNs, endNs, contextAddress, nTokens, recorded, data, tokensOffset);
+        if (!batchFits) {
+            intervalTokens.batchesUnread++;
+            totalTokens.batchesUnread++;
+        }
+    }
+
+    @Override
     public void onDecode(int tid, long startNs, long endNs, long contextAddress, int nTokens, int status) {
         long durationNs = Math.max(0, endNs - startNs);
         noteContext(contextAddress);
-        intervalTokens.record(nTokens, durationNs, status);
-        totalTokens.record(nTokens, durationNs, status);
-        if (nTokens == 1) {
-            tpotRecorder.recordValue(durationNs);
-        } else if (nTokens > 1) {
-            ttftRecorder.recordValue(durationNs);
+        boolean perSequence = batchFits && batchTid == tid && batchStartNs == startNs;
+        batchTid = -1;
+        if (perSequence) {
+            // The batch said which tokens were prompt and which generated; TTFT and TPOT came per request.
+            intervalTokens.record(sequences.promptTokens, sequences.generatedTokens, sequences.firstOutputs,
+                    durationNs, status);
+            totalTokens.record(sequences.promptTokens, sequences.generatedTokens, sequences.firstOutputs,
+                    durationNs, status);
+        } else {
+            intervalTokens.record(nTokens, durationNs, status);
+            totalTokens.record(nTokens, durationNs, status);
+            if (nTokens == 1) {
+                tpotRecorder.recordValue(durationNs);
+            } else if (nTokens > 1) {
+                ttftRecorder.recordValue(durationNs);
+            }
         }
         if (flight != null) {
             flight.record(FlightRecorder.Kind.TOKEN, tid, startNs, endNs, nTokens == 1 ? decodeLabel : prefillLabel,
@@ -305,6 +347,7 @@ public final class TraceAggregator implements TraceListener {
             lastTickNs = nowNs;
         }
         long intervalNs = nowNs - lastTickNs;
+        int active = sequences.activeSince(lastTickNs);
         lastTickNs = nowNs;
         intervalTtft = ttftRecorder.getIntervalHistogram(intervalTtft);
         intervalTpot = tpotRecorder.getIntervalHistogram(intervalTpot);
@@ -342,7 +385,7 @@ public final class TraceAggregator implements TraceListener {
             totalBackends.add(slot.total());
         }
         Snapshot snapshot = new Snapshot(++sequence, isFinal, target, intervalNs, nowNs - firstTickNs,
-                intervalTokens.freeze(contextCount), totalTokens.freeze(contextCount),
+                intervalTokens.freeze(contextCount, active), totalTokens.freeze(contextCount, active),
                 LatencySummary.ofNanos(intervalTtft), LatencySummary.ofNanos(totalTtft),
                 LatencySummary.ofNanos(intervalTpot), LatencySummary.ofNanos(totalTpot),
                 intervalBackends, totalBackends, cpuGraphs.interval(), cpuGraphs.total(),
@@ -390,31 +433,46 @@ public final class TraceAggregator implements TraceListener {
         long tokensDecode;
         long prefillBusyNs;
         long decodeBusyNs;
+        long requests;
+        long batchesUnread;
 
+        /** A call counted by its size alone: one token is a decode step, more a prefill. */
         void record(int nTokens, long durationNs, int status) {
+            if (nTokens == 1) {
+                record(0, 1, 0, durationNs, status);
+            } else {
+                record(Math.max(0, nTokens), 0, 0, durationNs, status);
+            }
+        }
+
+        /** A call whose tokens were told apart: its busy time split between prompt and generated tokens. */
+        void record(int prompt, int generated, int firstOutputs, long durationNs, int status) {
             calls++;
             if (status != 0) {
                 failedCalls++;
             }
-            if (nTokens == 1) {
-                decodeStepCalls++;
-                tokensDecode++;
-                decodeBusyNs += durationNs;
-            } else if (nTokens > 1) {
+            if (prompt > 0) {
                 prefillCalls++;
-                tokensPrefill += nTokens;
-                prefillBusyNs += durationNs;
+            } else if (generated > 0) {
+                decodeStepCalls++;
             }
+            tokensPrefill += prompt;
+            tokensDecode += generated;
+            long total = (long) prompt + generated;
+            long prefillNs = total == 0 ? 0 : durationNs * prompt / total;
+            prefillBusyNs += prefillNs;
+            decodeBusyNs += total == 0 ? 0 : durationNs - prefillNs;
+            requests += firstOutputs;
         }
 
-        TokenTotals freeze(int contexts) {
+        TokenTotals freeze(int contexts, int activeRequests) {
             return new TokenTotals(calls, prefillCalls, decodeStepCalls, failedCalls, tokensPrefill, tokensDecode,
-                    prefillBusyNs, decodeBusyNs, contexts);
+                    prefillBusyNs, decodeBusyNs, contexts, requests, activeRequests, batchesUnread);
         }
 
         void reset() {
             calls = prefillCalls = decodeStepCalls = failedCalls = 0;
-            tokensPrefill = tokensDecode = prefillBusyNs = decodeBusyNs = 0;
+            tokensPrefill = tokensDecode = prefillBusyNs = decodeBusyNs = requests = batchesUnread = 0;
         }
     }
 

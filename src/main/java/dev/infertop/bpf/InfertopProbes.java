@@ -129,6 +129,11 @@ public final class InfertopProbes {
             }
             config.set(ValueLayout.JAVA_LONG_UNALIGNED, EventLayout.CONFIG_EMPTY_OPS, emptyOps[0]);
             config.set(ValueLayout.JAVA_LONG_UNALIGNED, EventLayout.CONFIG_EMPTY_OPS + 8, emptyOps[1]);
+            dev.infertop.target.BatchLayout batch = dev.infertop.target.BatchLayout.LLAMA_H;
+            config.set(ValueLayout.JAVA_INT, EventLayout.CONFIG_BATCH_POS_OFFSET, batch.posOffset());
+            config.set(ValueLayout.JAVA_INT, EventLayout.CONFIG_BATCH_N_SEQ_ID_OFFSET, batch.nSeqIdOffset());
+            config.set(ValueLayout.JAVA_INT, EventLayout.CONFIG_BATCH_SEQ_ID_OFFSET, batch.seqIdOffset());
+            config.set(ValueLayout.JAVA_INT, EventLayout.CONFIG_BATCH_LOGITS_OFFSET, batch.logitsOffset());
             object.setMaxEntries(RING_BUFFER_MAP, ringBytes);
             if (schedUnavailableReason() != null) {
                 for (String program : SCHED_PROGRAMS) {

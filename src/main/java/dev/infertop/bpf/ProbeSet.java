@@ -463,9 +463,7 @@ public final class ProbeSet implements AutoCloseable {
     }
 
     private static void detach(LayerState state) {
-        for (ProbeLink link : state.links) {
-            link.close();
-        }
+        LinkCloser.closeAll(state.links);
         state.links.clear();
         state.attached.clear();
         state.placements.clear();
@@ -531,6 +529,11 @@ public final class ProbeSet implements AutoCloseable {
         for (Switchable switchable : switchables.values()) {
             switchable.close();
         }
+        List<ProbeLink> all = new ArrayList<>();
+        for (LayerState state : layers.values()) {
+            all.addAll(state.links);
+        }
+        LinkCloser.closeAll(all); // every layer's links at once
         for (LayerState state : layers.values()) {
             detach(state);
         }

@@ -193,6 +193,9 @@ final class TraceRun {
         Resources resources = current;
         if (resources != null) {
             resources.stopCollector();
+            // The kernel takes ~100 ms per uprobe to unregister: start now, while the collector drains what is
+            // in the ring and freezes its final snapshot.
+            resources.detachInBackground();
         }
         LiveSession view = live;
         if (view != null) {
@@ -219,9 +222,7 @@ final class TraceRun {
     /** A message for the user: on stderr, or in the live view's status line while the screen is up. */
     private void notice(String text) {
         LiveSession view = live;
-        if (view != null && !view.closed) {
-            view.monitor.notice(text.startsWith("infertop: ") ? text.substring(10) : text);
-        } else {
+        if (view == null || !view.notice(text, stopping)) {
             err.println(text);
         }
     }
@@ -393,12 +394,13 @@ final class TraceRun {
                     + String.join(", ", resources.probes.statuses().stream()
                             .map(l -> l.layer().id() + " " + l.state().label()).toList()));
             String state = resources.collector.run(Math.round(intervalSeconds * 1e9), options.iterations());
-            // Detach first: what remains (the DAG file, snapshots being written) works from copies.
+            if (stopping) {
+                closeLive(); // q or a signal: the screen goes at once; what follows is said on stderr
+            }
+            // Detach (begun at the stop) before anything else: what remains (the DAG file, snapshots being
+            // written) works from copies.
             boolean stoppedByUs = process.isAlive(); // -n reached, q: close() stops it, not the command's status
             resources.close();
-            if (stopping) {
-                closeLive(); // q or a signal: the screen goes now; what follows is said on stderr
-            }
             if (options.dagFile() != null) {
                 notice("infertop: " + DagExport.write(resources.dag, options.dagFile()));
             }
@@ -529,7 +531,7 @@ final class TraceRun {
                         collector.setIntervalNs(Math.round(seconds * 1e9));
                     }
                 }
-            }, intervalSeconds);
+            }, intervalSeconds, err);
             live = view;
         }
         return view.view;
@@ -544,7 +546,29 @@ final class TraceRun {
         final Thread thread;
         volatile boolean closed;
 
-        private LiveSession(TerminalSession terminal, LiveView view, LiveMonitor monitor, KeyTable keys) {
+        /** Lines that came after q (where a snapshot went): printed on stderr once the screen is gone. */
+        private final List<String> afterQuit = new ArrayList<>();
+        private final PrintStream err;
+
+        /**
+         * Shows a message in the status line, or keeps it for stderr when the user is quitting (the screen is
+         * about to go); false once the screen is closed (the caller prints it).
+         */
+        synchronized boolean notice(String text, boolean quitting) {
+            if (closed) {
+                return false;
+            }
+            if (quitting) {
+                afterQuit.add(text);
+            } else {
+                monitor.notice(text.startsWith("infertop: ") ? text.substring(10) : text);
+            }
+            return true;
+        }
+
+        private LiveSession(TerminalSession terminal, LiveView view, LiveMonitor monitor, KeyTable keys,
+                            PrintStream err) {
+            this.err = err;
             this.terminal = terminal;
             this.view = view;
             this.monitor = monitor;
@@ -552,7 +576,8 @@ final class TraceRun {
             this.thread = Thread.ofPlatform().name("infertop-ui").daemon().unstarted(monitor);
         }
 
-        static LiveSession start(LiveMonitor.Controls controls, double refreshSeconds) throws IOException {
+        static LiveSession start(LiveMonitor.Controls controls, double refreshSeconds, PrintStream err)
+                throws IOException {
             KeyTable keys;
             try {
                 keys = KeyTable.load();
@@ -563,7 +588,7 @@ final class TraceRun {
             LiveView view = new LiveView();
             LiveMonitor monitor = new LiveMonitor(terminal, view, keys, Theme.fromEnvironment(System.getenv()),
                     controls, refreshSeconds);
-            LiveSession session = new LiveSession(terminal, view, monitor, keys);
+            LiveSession session = new LiveSession(terminal, view, monitor, keys, err);
             session.thread.start();
             return session;
         }
@@ -590,6 +615,8 @@ final class TraceRun {
                 }
             }
             terminal.close();
+            afterQuit.forEach(err::println);
+            afterQuit.clear();
         }
     }
 
@@ -944,6 +971,7 @@ final class TraceRun {
         volatile boolean stopRequested;
         private boolean closed;
         private final Object detachLock = new Object();
+        private final java.util.concurrent.atomic.AtomicBoolean detaching = new java.util.concurrent.atomic.AtomicBoolean();
         private final CountDownLatch detached = new CountDownLatch(1);
 
         Resources(TracedProcess process) {
@@ -1007,8 +1035,16 @@ final class TraceRun {
          * probe set must not hold the exit too (the kernel drops the rest with infertop's file descriptors).
          */
         void detachWithin(long timeoutMs) {
-            Thread.ofPlatform().name("infertop-detach").daemon().start(this::detach);
+            detachInBackground();
             awaitDetached(timeoutMs);
+        }
+
+        /** Starts detaching on a thread of its own (once); {@link #close} waits for it. */
+        void detachInBackground() {
+            if (!detaching.compareAndSet(false, true)) {
+                return;
+            }
+            Thread.ofPlatform().name("infertop-detach").daemon().start(this::detach);
         }
     }
 }

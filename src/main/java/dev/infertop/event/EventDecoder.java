@@ -42,6 +42,20 @@ public final class EventDecoder implements RingBufferReader.RecordHandler {
                 listener.onDecode(tid, startNs, endNs, data.get(LONG, offset + DECODE_CTX),
                         data.get(INT, offset + DECODE_N_TOKENS), data.get(INT, offset + DECODE_RET));
             }
+            case EVENT_BATCH -> {
+                if (lengthBytes < BATCH_TOKENS) {
+                    malformedRecords++;
+                    return;
+                }
+                int recorded = data.get(INT, offset + BATCH_RECORDED);
+                if (recorded < 0 || recorded > MAX_BATCH_TOKENS
+                        || BATCH_TOKENS + (long) recorded * BATCH_TOKEN_SIZE > lengthBytes) {
+                    malformedRecords++;
+                    return;
+                }
+                listener.onBatch(tid, startNs, endNs, data.get(LONG, offset + BATCH_CTX),
+                        data.get(INT, offset + BATCH_N_TOKENS), recorded, data, offset + BATCH_TOKENS);
+            }
             case EVENT_GRAPH -> {
                 if (lengthBytes < GRAPH_SIZE) {
                     malformedRecords++;

@@ -15,6 +15,7 @@ public final class EventLayout {
     public static final int EVENT_ARRIVALS = 5;
     public static final int EVENT_FUSED = 7;
     public static final int EVENT_GRAPH_SAME = 8;
+    public static final int EVENT_BATCH = 14;
 
     // struct event_header
     public static final int HEADER_KIND = 0;
@@ -28,6 +29,19 @@ public final class EventLayout {
     public static final int DECODE_N_TOKENS = 32;
     public static final int DECODE_RET = 36;
     public static final int DECODE_SIZE = 40;
+
+    // struct batch_event, struct batch_token
+    public static final int MAX_BATCH_TOKENS = 2048;
+    public static final int BATCH_CTX = 24;
+    public static final int BATCH_N_TOKENS = 32;
+    public static final int BATCH_RECORDED = 36;
+    public static final int BATCH_TOKENS = 40;
+    public static final int BATCH_TOKEN_POS = 0;
+    public static final int BATCH_TOKEN_SEQ = 4;
+    public static final int BATCH_TOKEN_LOGITS = 8;
+    public static final int BATCH_TOKEN_N_SEQ = 9;
+    public static final int BATCH_TOKEN_SIZE = 12;
+    public static final int BATCH_SIZE = BATCH_TOKENS + MAX_BATCH_TOKENS * BATCH_TOKEN_SIZE;
 
     // struct graph_event
     public static final int GRAPH_BACKEND = 24;
@@ -92,7 +106,11 @@ public final class EventLayout {
     public static final int CONFIG_OP_MUL_MAT_ID = 56;
     public static final int CONFIG_COMPUTE_FLAG = 60;
     public static final int CONFIG_EMPTY_OPS = 64;
-    public static final int CONFIG_SIZE = 80;
+    public static final int CONFIG_BATCH_POS_OFFSET = 80;
+    public static final int CONFIG_BATCH_N_SEQ_ID_OFFSET = 84;
+    public static final int CONFIG_BATCH_SEQ_ID_OFFSET = 88;
+    public static final int CONFIG_BATCH_LOGITS_OFFSET = 92;
+    public static final int CONFIG_SIZE = 96;
 
     // struct op_control (map value)
     public static final int OP_CONTROL_ENABLED = 0;

@@ -9,6 +9,15 @@ public interface TraceListener {
     void onDecode(int tid, long startNs, long endNs, long contextAddress, int nTokens, int status);
 
     /**
+     * The batch of the llama_decode call whose {@link #onDecode} comes next on this thread (same start and end):
+     * {@code recorded} tokens at {@code tokensOffset} in {@code data}, each {@link EventLayout#BATCH_TOKEN_SIZE}
+     * bytes (position, sequence id, logits flag, sequence count). Only for batches with per-token positions or
+     * sequences; valid during the call only.
+     */
+    default void onBatch(int tid, long startNs, long endNs, long contextAddress, int nTokens, int recorded,
+                         java.lang.foreign.MemorySegment data, long tokensOffset) {}
+
+    /**
      * One ggml_backend_graph_compute_async call. The backend's 16-byte GUID arrives as two big-endian longs
      * (bytes 0-7, 8-15) so it reads like the source's initialiser.
      */

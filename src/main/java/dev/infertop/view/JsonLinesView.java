@@ -71,6 +71,15 @@ public final class JsonLinesView implements SnapshotView {
         root.put("contexts", tokens.contexts());
         putLatency(root.putObject("ttft_ms"), total ? s.totalTtft() : s.intervalTtft());
         putLatency(root.putObject("tpot_ms"), tpot);
+        // Requests: sequences of batches read token by token (a server's slots); zero for llama-bench's batches.
+        ObjectNode requests = root.putObject("requests");
+        requests.put("count", tokens.requests());
+        requests.put("active", tokens.activeRequests());
+        putLatency(requests.putObject("ttft_ms"), total ? s.totalTtft() : s.intervalTtft());
+        putLatency(requests.putObject("tpot_ms"), tpot);
+        requests.put("prompt_tokens", tokens.tokensPrefill());
+        requests.put("generated_tokens", tokens.tokensDecode() + tokens.requests());
+        requests.put("batches_unread", tokens.batchesUnread());
         List<BackendTotals> backends = total ? s.totalBackends() : s.intervalBackends();
         ObjectNode computes = root.putObject("graph_computes");
         ObjectNode nodes = root.putObject("graph_nodes");

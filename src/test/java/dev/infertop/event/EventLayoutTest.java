@@ -58,6 +58,11 @@ class EventLayoutTest {
                     P(moe_event, layer); P(moe_event, ne0); P(moe_event, ne1); P(moe_event, nb1); P(moe_event, failed); P(moe_event, ids);
                     P(moe_control, enabled); S(moe_control); P(moe_plan_key, signature); P(moe_plan_key, group); S(moe_plan_key);
                     P(moe_plan, ids_tensor); P(moe_plan, copied_seq); P(moe_plan, layer); S(moe_plan); S(moe_group_bits);
+                    printf("EVENT_BATCH %d\\nMAX_BATCH_TOKENS %d\\n", EVENT_BATCH, MAX_BATCH_TOKENS);
+                    P(batch_event, ctx); P(batch_event, n_tokens); P(batch_event, recorded); P(batch_event, tokens); S(batch_event);
+                    P(batch_token, pos); P(batch_token, seq); P(batch_token, logits); P(batch_token, n_seq); S(batch_token);
+                    P(probe_config, batch_pos_offset); P(probe_config, batch_n_seq_id_offset);
+                    P(probe_config, batch_seq_id_offset); P(probe_config, batch_logits_offset);
                     return 0;
                 }
                 """);
@@ -175,6 +180,22 @@ class EventLayoutTest {
         assertEquals(EventLayout.CONFIG_OP_MUL_MAT_ID, c.get("probe_config.op_mul_mat_id"));
         assertEquals(EventLayout.CONFIG_COMPUTE_FLAG, c.get("probe_config.compute_flag"));
         assertEquals(EventLayout.CONFIG_EMPTY_OPS, c.get("probe_config.empty_ops"));
+        assertEquals(EventLayout.EVENT_BATCH, c.get("EVENT_BATCH"));
+        assertEquals(EventLayout.MAX_BATCH_TOKENS, c.get("MAX_BATCH_TOKENS"));
+        assertEquals(EventLayout.BATCH_CTX, c.get("batch_event.ctx"));
+        assertEquals(EventLayout.BATCH_N_TOKENS, c.get("batch_event.n_tokens"));
+        assertEquals(EventLayout.BATCH_RECORDED, c.get("batch_event.recorded"));
+        assertEquals(EventLayout.BATCH_TOKENS, c.get("batch_event.tokens"));
+        assertEquals(EventLayout.BATCH_SIZE, c.get("batch_event"));
+        assertEquals(EventLayout.BATCH_TOKEN_POS, c.get("batch_token.pos"));
+        assertEquals(EventLayout.BATCH_TOKEN_SEQ, c.get("batch_token.seq"));
+        assertEquals(EventLayout.BATCH_TOKEN_LOGITS, c.get("batch_token.logits"));
+        assertEquals(EventLayout.BATCH_TOKEN_N_SEQ, c.get("batch_token.n_seq"));
+        assertEquals(EventLayout.BATCH_TOKEN_SIZE, c.get("batch_token"));
+        assertEquals(EventLayout.CONFIG_BATCH_POS_OFFSET, c.get("probe_config.batch_pos_offset"));
+        assertEquals(EventLayout.CONFIG_BATCH_N_SEQ_ID_OFFSET, c.get("probe_config.batch_n_seq_id_offset"));
+        assertEquals(EventLayout.CONFIG_BATCH_SEQ_ID_OFFSET, c.get("probe_config.batch_seq_id_offset"));
+        assertEquals(EventLayout.CONFIG_BATCH_LOGITS_OFFSET, c.get("probe_config.batch_logits_offset"));
         assertEquals(EventLayout.EVENT_MOE, c.get("EVENT_MOE"));
         assertEquals(EventLayout.MOE_GRAPH, c.get("MOE_GRAPH"));
         assertEquals(EventLayout.MOE_IDS, c.get("MOE_IDS"));

@@ -27,10 +27,13 @@ final class InfertopProcess implements AutoCloseable {
     final List<String> stdout = Collections.synchronizedList(new ArrayList<>());
     final List<String> stderr = Collections.synchronizedList(new ArrayList<>());
 
+    private final List<Thread> pumps = new ArrayList<>();
+
     private InfertopProcess(Process process) {
         this.process = process;
-        pump(process.inputReader(StandardCharsets.UTF_8), stdout);
-        pump(new BufferedReader(new InputStreamReader(process.getErrorStream(), StandardCharsets.UTF_8)), stderr);
+        pumps.add(pump(process.inputReader(StandardCharsets.UTF_8), stdout));
+        pumps.add(pump(new BufferedReader(new InputStreamReader(process.getErrorStream(), StandardCharsets.UTF_8)),
+                stderr));
     }
 
     static InfertopProcess start(Map<String, String> environment, String... args) throws IOException {
@@ -48,8 +51,8 @@ final class InfertopProcess implements AutoCloseable {
         return start(Map.of(), args);
     }
 
-    private static void pump(BufferedReader reader, List<String> into) {
-        Thread.ofVirtual().start(() -> {
+    private static Thread pump(BufferedReader reader, List<String> into) {
+        return Thread.ofVirtual().start(() -> {
             try (reader) {
                 String line;
                 while ((line = reader.readLine()) != null) {
@@ -66,7 +69,9 @@ final class InfertopProcess implements AutoCloseable {
             process.destroyForcibly();
             throw new AssertionError("infertop did not exit within " + timeoutSeconds + " s; stderr:\n" + stderrText());
         }
-        Thread.sleep(100); // let the pumps drain
+        for (Thread pump : pumps) {
+            pump.join(5000); // every line read: the pumps end at the end of their stream
+        }
         return process.exitValue();
     }
 

@@ -81,6 +81,13 @@ class ProbePlacementSafetyIT {
             String name = variant.getFileName().toString().replaceAll("^libggml-cpu-|\\.so$", "");
             pairs.add(pair("graph_" + name, variant, "ggml_graph_compute"));
             pairs.add(pair("mulmat_" + name, variant, "ggml_compute_forward_mul_mat"));
+            // On a CPU with AMX the weight matmuls run in the AMX buffer type's kernel instead (see
+            // OperatorFidelityIT.AMX_MUL_MAT): probed the same way where a variant has it.
+            try (ElfFile elf = ElfFile.open(variant)) {
+                if (elf.function(OperatorFidelityIT.AMX_MUL_MAT).isPresent()) {
+                    pairs.add(pair("amxmm_" + name, variant, OperatorFidelityIT.AMX_MUL_MAT));
+                }
+            }
         }
         return pairs;
     }
@@ -122,7 +129,9 @@ class ProbePlacementSafetyIT {
                 variantsWithGraphs++;
                 String variant = pair.key().substring("graph_".length());
                 Pair mulmat = pairs.stream().filter(p -> p.key().equals("mulmat_" + variant)).findFirst().orElseThrow();
-                assertTrue(hitsOf(hits, mulmat.entryEvent()) > 0, "mul_mat ran in the loaded variant " + variant);
+                long amx = pairs.stream().filter(p -> p.key().equals("amxmm_" + variant))
+                        .mapToLong(p -> hitsOf(hits, p.entryEvent())).sum();
+                assertTrue(hitsOf(hits, mulmat.entryEvent()) + amx > 0, "mul_mat ran in the loaded variant " + variant);
                 assertEquals(hitsOf(hits, mulmat.entryEvent()), hitsOf(hits, mulmat.siteEvent()),
                         "ggml_compute_forward_mul_mat in " + variant);
             }

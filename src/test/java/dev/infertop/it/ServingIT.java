@@ -1,0 +1,208 @@
+package dev.infertop.it;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * A real llama-server as the oracle: the provisioned source build with 4 parallel slots on the bench model
+ * (245 M), fed 8 concurrent {@code /completion} requests of different prompt lengths from this test (loopback,
+ * bounded in count and time). infertop, attached with {@code -p}, must tell the server's continuous batching
+ * apart: its prompt tokens are the server's {@code prompt_tokens_total} exactly, its decoded generated tokens
+ * the server's {@code tokens_predicted_total} less one per request (a request's last token is sampled, never
+ * decoded), its requests the 8 completed, and per-request TTFT and TPOT agree with the server's own timings.
+ * The live view on the same kind of server shows a non-zero decode rate (it showed 0.0 tok/s while batches of
+ * several slots were taken for prompts).
+ */
+class ServingIT {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final int REQUESTS = 8;
+    private static final int PREDICT = 32;
+    private static final Pattern DECODING = Pattern.compile("decode +[1-9][0-9.]* tok/s");
+
+    static Path server;
+    static Path model;
+    private Process llamaServer;
+    private TmuxPane pane;
+
+    @BeforeAll
+    static void requirements() {
+        server = Requirements.canTraceLlamaCpp().sourceBuildTool("llama-server");
+        model = Models.preset("bench");
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        if (pane != null) {
+            pane.close();
+        }
+        if (llamaServer != null) {
+            llamaServer.destroyForcibly();
+            llamaServer.waitFor(10, TimeUnit.SECONDS);
+        }
+        LeakCheck.assertNothingLeft();
+    }
+
+    @Test
+    void continuousBatchingIsCountedPerSequenceLikeTheServerCountsIt() throws Exception {
+        int port = startServer();
+        try (InfertopProcess infertop = InfertopProcess.start("--json", "-d", "1", "-p",
+                Long.toString(llamaServer.pid()))) {
+            infertop.awaitStderr("probes attached", 60);
+            Thread.sleep(1500); // the first interval: the collector is draining
+            List<JsonNode> timings = completions(port);
+            Map<String, Double> metrics = metrics(port);
+            Thread.sleep(2500); // two more intervals: every record is drained
+            // SIGTERM with kill (Process.destroy() would also close our end of its stdout): the final object.
+            LlamaBenchIT.signal(infertop.process.pid(), "TERM");
+            assertEquals(128 + 15, infertop.waitFor(30), infertop.stderrText());
+            JsonNode total = infertop.finalObject();
+            JsonNode requests = total.path("requests");
+            String context = "infertop: " + total + "\nserver: " + metrics + "\ntimings: " + timings;
+
+            assertEquals(metrics.get("llamacpp:prompt_tokens_total").longValue(), total.path("tokens_prefill").asLong(),
+                    "prompt tokens: " + context);
+            assertEquals(metrics.get("llamacpp:tokens_predicted_total").longValue() - REQUESTS,
+                    total.path("tokens_decode").asLong(), "generated tokens decoded: " + context);
+            assertEquals(metrics.get("llamacpp:tokens_predicted_total").longValue(),
+                    requests.path("generated_tokens").asLong(), "tokens the requests generated: " + context);
+            assertEquals(metrics.get("llamacpp:n_decode_total").longValue(), total.path("decode_calls").asLong(),
+                    "llama_decode calls: " + context);
+            assertEquals(REQUESTS, requests.path("count").asLong(), "requests: " + context);
+            assertEquals(0, requests.path("batches_unread").asLong(), context);
+            assertEquals(REQUESTS, requests.path("ttft_ms").path("count").asLong(), "one TTFT per request: " + context);
+            assertEquals(REQUESTS * (PREDICT - 1L), requests.path("tpot_ms").path("count").asLong(),
+                    "a TPOT sample between each two outputs of a request: " + context);
+
+            // Means, because the server reports each request's average TPOT, not its samples. TTFT: the server's
+            // prompt_ms runs from the prompt's first batch to its logits, as infertop's does from the decode call's
+            // start; slots that wait for a busy batch make both longer alike.
+            double serverTtft = timings.stream().mapToDouble(t -> t.path("prompt_ms").asDouble()).average().orElseThrow();
+            double serverTpot = metrics.get("llamacpp:tokens_predicted_seconds_total") * 1000
+                    / metrics.get("llamacpp:tokens_predicted_total");
+            double ttft = requests.path("ttft_ms").path("mean").asDouble();
+            double tpot = requests.path("tpot_ms").path("mean").asDouble();
+            System.out.printf("serving: TTFT mean infertop %.2f ms, server %.2f ms; TPOT mean infertop %.3f ms, "
+                    + "server %.3f ms; decode %.1f tok/s%n", ttft, serverTtft, tpot, serverTpot,
+                    total.path("decode_tokens_per_s").asDouble());
+            assertTrue(Math.abs(ttft - serverTtft) <= 0.25 * serverTtft + 2, "TTFT mean: " + context);
+            assertTrue(Math.abs(tpot - serverTpot) <= 0.25 * serverTpot + 0.5, "TPOT mean: " + context);
+            assertTrue(total.path("decode_tokens_per_s").asDouble() > 0, context);
+        }
+    }
+
+    @Test
+    void theLiveViewShowsTheServersDecodeRate() throws Exception {
+        int port = startServer();
+        pane = TmuxPane.start("serving-" + ProcessHandle.current().pid(), 120, 40, "-p",
+                Long.toString(llamaServer.pid()));
+        pane.keepSize();
+        pane.awaitScreen("the live view", s -> s.contains("llama-server"), 60);
+        CompletableFuture<List<JsonNode>> load = CompletableFuture.supplyAsync(() -> {
+            try {
+                List<JsonNode> all = new ArrayList<>();
+                for (int round = 0; round < 3; round++) {
+                    all.addAll(completions(port));
+                }
+                return all;
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        String screen = pane.awaitScreen("a decode rate while the server generates", s -> DECODING.matcher(s).find(),
+                120);
+        load.get(180, TimeUnit.SECONDS);
+        assertTrue(screen.contains("llama-server"), screen);
+        pane.keys("q");
+        screen = pane.awaitScreen("the shell again", s -> s.contains("EXITED-"), 30);
+        assertTrue(screen.contains("EXITED-0"), screen);
+        assertTrue(llamaServer.isAlive(), "the attached server must survive infertop's exit");
+    }
+
+    /** Starts llama-server (4 slots, metrics on) on a free loopback port; returns the port once it is ready. */
+    private int startServer() throws Exception {
+        int port;
+        try (ServerSocket socket = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            port = socket.getLocalPort();
+        }
+        llamaServer = new ProcessBuilder(server.toString(), "-m", model.toString(), "-np", "4", "-c", "4096",
+                "--metrics", "--host", "127.0.0.1", "--port", Integer.toString(port), "-t", "2")
+                .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        HttpClient client = HttpClient.newHttpClient();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+        while (System.nanoTime() < deadline) {
+            try {
+                HttpResponse<String> health = client.send(HttpRequest.newBuilder(
+                        URI.create("http://127.0.0.1:" + port + "/health")).timeout(Duration.ofSeconds(5)).build(),
+                        HttpResponse.BodyHandlers.ofString());
+                if (health.statusCode() == 200) {
+                    return port;
+                }
+            } catch (IOException notYet) {
+                // still loading
+            }
+            assertTrue(llamaServer.isAlive(), "llama-server exited while starting");
+            Thread.sleep(200);
+        }
+        throw new AssertionError("llama-server not ready within 120 s");
+    }
+
+    /** {@link #REQUESTS} concurrent completions of different prompt lengths; each response's timings. */
+    private static List<JsonNode> completions(int port) throws Exception {
+        HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+        List<CompletableFuture<HttpResponse<String>>> pending = new ArrayList<>();
+        for (int i = 0; i < REQUESTS; i++) {
+            String prompt = "Once upon a time ".repeat(1 + i); // a byte-level vocabulary: a token per byte
+            String body = JSON.writeValueAsString(Map.of("prompt", prompt, "n_predict", PREDICT,
+                    "cache_prompt", false, "ignore_eos", true));
+            pending.add(client.sendAsync(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/completion"))
+                    .timeout(Duration.ofSeconds(120)).header("Content-Type", "application/json")
+                    .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString()));
+        }
+        List<JsonNode> timings = new ArrayList<>();
+        for (CompletableFuture<HttpResponse<String>> response : pending) {
+            HttpResponse<String> done = response.get(180, TimeUnit.SECONDS);
+            assertEquals(200, done.statusCode(), done.body());
+            JsonNode answer = JSON.readTree(done.body());
+            assertEquals(PREDICT, answer.path("timings").path("predicted_n").asInt(), done.body());
+            timings.add(answer.path("timings"));
+        }
+        return timings;
+    }
+
+    /** The server's own counters (llamacpp:NAME value lines of /metrics). */
+    private static Map<String, Double> metrics(int port) throws Exception {
+        HttpResponse<String> response = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
+                URI.create("http://127.0.0.1:" + port + "/metrics")).timeout(Duration.ofSeconds(10)).build(),
+                HttpResponse.BodyHandlers.ofString());
+        Map<String, Double> values = new HashMap<>();
+        for (String line : response.body().split("\n")) {
+            if (line.startsWith("llamacpp:")) {
+                String[] parts = line.split(" ");
+                values.put(parts[0], Double.parseDouble(parts[1]));
+            }
+        }
+        return values;
+    }
+}
