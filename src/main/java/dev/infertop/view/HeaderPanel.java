@@ -99,6 +99,11 @@ public final class HeaderPanel implements Panel {
         String latency = String.format(Locale.ROOT, "TTFT p50 %s p99 %s ms  TPOT p50 %s p99 %s ms  lost %d",
                 OperatorColumn.ms(ttft.p50Ms()), OperatorColumn.ms(ttft.p99Ms()), OperatorColumn.ms(tpot.p50Ms()),
                 OperatorColumn.ms(tpot.p99Ms()), s.lostEvents());
+        if (s.totalTokens().requests() > 0) {
+            // A server: sequences followed token by token; how many decoded in this interval.
+            latency += String.format(Locale.ROOT, "  requests: %d active, %d answered", s.intervalTokens().activeRequests(),
+                    s.totalTokens().requests());
+        }
         String thief = SchedPanel.worstLabel(s);
         if (!thief.isEmpty()) {
             latency += "  " + thief;

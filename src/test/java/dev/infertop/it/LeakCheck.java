@@ -31,7 +31,23 @@ final class LeakCheck {
             }
             Thread.sleep(100);
         }
-        assertEquals(List.of(), leaks, "infertop left things in the kernel");
+        assertEquals(List.of(), leaks, "infertop left things in the kernel" + holders(leaks));
+    }
+
+    /** Who holds the leaked probes: each holder's command line and parent, to tell which test started it. */
+    private static String holders(List<String> leaks) {
+        StringBuilder out = new StringBuilder();
+        java.util.Set<String> seen = new java.util.TreeSet<>();
+        for (String leak : leaks) {
+            java.util.regex.Matcher pid = java.util.regex.Pattern.compile("pid (\\d+) ").matcher(leak);
+            if (pid.find() && seen.add(pid.group(1))) {
+                ProcessHandle.of(Long.parseLong(pid.group(1))).ifPresent(p -> out.append("\nholder ").append(p.pid())
+                        .append(": ").append(p.info().commandLine().orElse("?")).append(" (parent ")
+                        .append(p.parent().map(q -> q.pid() + " " + q.info().commandLine().orElse("?")).orElse("?"))
+                        .append(")"));
+            }
+        }
+        return out.toString();
     }
 
     static List<String> findLeaks() throws IOException, InterruptedException {

@@ -134,6 +134,8 @@ class ServingIT {
                 120);
         load.get(180, TimeUnit.SECONDS);
         assertTrue(screen.contains("llama-server"), screen);
+        screen = pane.awaitScreen("the requests the server answered", s -> s.contains("answered"), 30);
+        assertTrue(Pattern.compile("requests: \\d+ active, [1-9]\\d* answered").matcher(screen).find(), screen);
         pane.keys("q");
         screen = pane.awaitScreen("the shell again", s -> s.contains("EXITED-"), 30);
         assertTrue(screen.contains("EXITED-0"), screen);

@@ -1,0 +1,124 @@
+package dev.infertop.agg;
+
+import dev.infertop.event.EventLayout;
+import dev.infertop.model.BackendNames;
+import dev.infertop.model.LayerStatus;
+import dev.infertop.model.Snapshot;
+import dev.infertop.model.TargetInfo;
+import dev.infertop.model.TokenTotals;
+import org.junit.jupiter.api.Test;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+/**
+ * Batches as a server sends them, token by token, through the aggregator: prompt and generated tokens per
+ * sequence, requests, per-request TTFT and TPOT, busy time split by tokens, and batches that do not fit.
+ */
+class SequenceTrackerTest {
+    private static final long CTX = 0x5000;
+    private final TraceAggregator aggregator = new TraceAggregator(BackendNames.load(), null);
+    private final Arena arena = Arena.ofAuto();
+    private long clockNs = 1_000_000_000L;
+
+    /** One token: sequence, position, whether it asks for output (-1: no such array). */
+    private record Tok(int seq, int pos, int logits) {}
+
+    private static Tok t(int seq, int pos, boolean logits) {
+        return new Tok(seq, pos, logits ? 1 : 0);
+    }
+
+    /** A llama_decode call of {@code durationNs} whose batch holds {@code tokens}. */
+    private void call(long durationNs, Tok... tokens) {
+        MemorySegment data = arena.allocate((long) tokens.length * EventLayout.BATCH_TOKEN_SIZE + 8);
+        for (int i = 0; i < tokens.length; i++) {
+            long at = (long) i * EventLayout.BATCH_TOKEN_SIZE;
+            data.set(ValueLayout.JAVA_INT_UNALIGNED, at + EventLayout.BATCH_TOKEN_POS, tokens[i].pos());
+            data.set(ValueLayout.JAVA_INT_UNALIGNED, at + EventLayout.BATCH_TOKEN_SEQ, tokens[i].seq());
+            data.set(ValueLayout.JAVA_BYTE, at + EventLayout.BATCH_TOKEN_LOGITS, (byte) tokens[i].logits());
+            data.set(ValueLayout.JAVA_BYTE, at + EventLayout.BATCH_TOKEN_N_SEQ, (byte) 1);
+        }
+        long start = clockNs;
+        long end = start + durationNs;
+        aggregator.onBatch(7, start, end, CTX, tokens.length, tokens.length, data, 0);
+        aggregator.onDecode(7, start, end, CTX, tokens.length, 0);
+        clockNs = end + 1_000_000; // 1 ms of the server's own work between calls
+    }
+
+    private Snapshot snapshot() {
+        return aggregator.snapshot(clockNs, false, new TargetInfo(1, "llama-server", null, List.of()), 0,
+                List.<LayerStatus>of(), "running");
+    }
+
+    @Test
+    void aServerStepOfSeveralSlotsIsDecodeNotAPrompt() {
+        aggregator.start(clockNs);
+        // Two requests' prompts in one batch: 5 tokens of slot 0, 3 of slot 1, each ending with an output.
+        call(4_000_000, t(0, 0, false), t(0, 1, false), t(0, 2, false), t(0, 3, false), t(0, 4, true),
+                t(1, 0, false), t(1, 1, false), t(1, 2, true));
+        // Two steps of both slots: one generated token each.
+        call(2_000_000, t(0, 5, true), t(1, 3, true));
+        call(2_000_000, t(0, 6, true), t(1, 4, true));
+        Snapshot s = snapshot();
+        TokenTotals tokens = s.totalTokens();
+        assertEquals(3, tokens.decodeCalls());
+        assertEquals(1, tokens.prefillCalls());
+        assertEquals(2, tokens.decodeStepCalls());
+        assertEquals(8, tokens.tokensPrefill());
+        assertEquals(4, tokens.tokensDecode());
+        assertEquals(2, tokens.requests());
+        assertEquals(2, tokens.activeRequests());
+        assertEquals(4_000_000, tokens.prefillBusyNs());
+        assertEquals(4_000_000, tokens.decodeBusyNs());
+        assertEquals(1000.0, tokens.decodeTokensPerSecond(), 1e-9, "4 tokens in 4 ms of decode calls");
+        // TTFT: the prompt call's 4 ms for both; TPOT: 1 ms between calls + the 2 ms step, per request.
+        assertEquals(2, s.totalTtft().count());
+        assertEquals(4.0, s.totalTtft().p50Ms(), 0.01);
+        assertEquals(4, s.totalTpot().count());
+        assertEquals(3.0, s.totalTpot().p50Ms(), 0.01);
+    }
+
+    @Test
+    void aMixedBatchSplitsItsTimeAndARewoundSlotStartsANewRequest() {
+        aggregator.start(clockNs);
+        call(1_000_000, t(0, 0, false), t(0, 1, true));
+        call(1_000_000, t(0, 2, true));
+        // Slot 0 reused from position 0 (a new request) while slot 1's prompt is still absent: 3 prompt
+        // tokens and, in the same call, slot 2's step... here a second sequence's generated token.
+        call(1_000_000, t(1, 0, true));
+        call(4_000_000, t(0, 0, false), t(0, 1, false), t(0, 2, true), t(1, 1, true));
+        Snapshot s = snapshot();
+        TokenTotals tokens = s.totalTokens();
+        assertEquals(2 + 1 + 3, tokens.tokensPrefill());
+        assertEquals(1 + 1, tokens.tokensDecode());
+        assertEquals(3, tokens.requests(), "slot 0 twice, slot 1 once");
+        assertEquals(3_000_000 + 2_000_000, tokens.prefillBusyNs(), "3 of the last call's 4 tokens were prompt");
+        assertEquals(1_000_000 + 1_000_000, tokens.decodeBusyNs());
+    }
+
+    @Test
+    void aNewTurnAppendedToAGeneratingSequenceIsANewRequest() {
+        aggregator.start(clockNs);
+        call(1_000_000, t(0, 0, false), t(0, 1, true));
+        call(1_000_000, t(0, 2, true));
+        call(1_000_000, t(0, 3, false), t(0, 4, false), t(0, 5, true)); // the user's next message, same sequence
+        TokenTotals tokens = snapshot().totalTokens();
+        assertEquals(5, tokens.tokensPrefill());
+        assertEquals(1, tokens.tokensDecode());
+        assertEquals(2, tokens.requests());
+    }
+
+    @Test
+    void aBatchThatDoesNotFitIsCountedBySizeAndSaidSo() {
+        aggregator.start(clockNs);
+        call(1_000_000, new Tok(0, 0, 0), new Tok(0, 1, 7)); // a logits flag of 7: not llama_batch's layout
+        TokenTotals tokens = snapshot().totalTokens();
+        assertEquals(1, tokens.batchesUnread());
+        assertEquals(2, tokens.tokensPrefill(), "two tokens in one call: prefill, as without batches");
+        assertEquals(0, tokens.requests());
+    }
+}
