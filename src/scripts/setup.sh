@@ -24,9 +24,11 @@ declare -A packages=(
   [tmux]=/usr/bin/tmux [binutils]=/usr/bin/objdump [util-linux]=/usr/bin/setpriv
 )
 if ! $demo; then
-  # The tests also render report.html (Chromium), build llama.cpp with the BLAS backend (OpenBLAS), and
-  # check that Graphviz reads the DAG's DOT text (infertop draws its SVG itself).
+  # The tests also render report.html (Chromium), build llama.cpp with the BLAS backend (OpenBLAS),
+  # check that Graphviz reads the DAG's DOT text (infertop draws its SVG itself), and scrape --listen with a
+  # real Prometheus (PrometheusIT starts its own process; the package's service plays no part).
   packages+=([chromium]=/usr/bin/chromium [pkg-config]=/usr/bin/pkg-config [graphviz]=/usr/bin/dot
+             [prometheus]=/usr/bin/prometheus
              [libopenblas-dev]=/usr/include/"$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)"/openblas-pthread/cblas.h)
 fi
 missing=()

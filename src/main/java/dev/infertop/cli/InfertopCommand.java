@@ -55,6 +55,7 @@ import java.util.concurrent.Callable;
                 "  infertop overhead -- llama-bench -m m.gguf  what does tracing cost here?",
                 "  infertop --snapshot-on-exit -- llama-bench -m m.gguf; infertop report infertop-*",
                 "  infertop --dag d.svg -- llama-bench -m m.gguf  operator DAG of the last token",
+                "  infertop --quiet --follow llama-server --listen :9464  Prometheus metrics only",
                 "",
                 "Live view keys (config/keys.conf; yours in ~/.config/infertop/keys.conf):",
                 "  q quit  h help  j/k move  Enter latency  </> sort  / filter  g group",
@@ -89,6 +90,16 @@ public final class InfertopCommand implements Callable<Integer> {
 
     @Option(names = "--json", description = "Print one JSON object per interval, then one with \"final\": true.")
     boolean json;
+
+    @Option(names = "--quiet", description = "No output per interval: a headless exporter with --listen (notices "
+            + "still go to stderr).")
+    boolean quiet;
+
+    @Option(names = "--listen", paramLabel = "HOST:PORT",
+            description = "Also serve Prometheus metrics at http://HOST:PORT/metrics (OpenMetrics; the Prometheus text "
+                    + "format when the scrape asks for it), next to any output. :PORT is loopback; every interface only "
+                    + "when named (0.0.0.0:PORT). E.g. 127.0.0.1:9464.")
+    String listen;
 
     @Option(names = {"-d", "--delay"}, paramLabel = "SECONDS", defaultValue = "1",
             description = "Seconds between intervals (default: ${DEFAULT-VALUE}).")
@@ -162,8 +173,8 @@ public final class InfertopCommand implements Callable<Integer> {
     }
 
     TraceOptions toOptions(Map<String, String> environment, Path targetLog) {
-        if (batch && json) {
-            throw new UserError("choose one of --batch and --json", 2);
+        if ((batch ? 1 : 0) + (json ? 1 : 0) + (quiet ? 1 : 0) > 1) {
+            throw new UserError("choose one of --batch, --json and --quiet", 2);
         }
         Set<Layer> parsed = EnumSet.noneOf(Layer.class);
         for (String id : layers) {
@@ -174,12 +185,13 @@ public final class InfertopCommand implements Callable<Integer> {
             }
         }
         TraceOptions.OutputMode mode = json ? TraceOptions.OutputMode.JSON
+                : quiet ? TraceOptions.OutputMode.QUIET
                 : batch || !onTerminal() ? TraceOptions.OutputMode.BATCH : TraceOptions.OutputMode.LIVE;
         return new TraceOptions(pid, command, libraries, mode,
                 delaySeconds, iterations, parsed, btf, ringKib, environment, targetLog, operatorEvery,
                 operatorWhen == null ? null : OperatorRule.parse(operatorWhen), operatorThreads, follow, counters,
                 new dev.infertop.snapshot.SnapshotOptions(snapshotDir, snapshotEverySeconds, snapshotOnExit,
-                        flightSeconds), dagFile);
+                        flightSeconds), dagFile, ListenOption.parse(listen));
     }
 
     /** Both stdin and stdout are a terminal: the live view can draw and read keys. */

@@ -27,10 +27,14 @@ public record TraceOptions(
         String follow,
         String counters,
         dev.infertop.snapshot.SnapshotOptions snapshot,
-        Path dagFile) {
+        Path dagFile,
+        dev.infertop.metrics.ListenAddress listen) {
 
-    /** BATCH and JSON for scripts; LIVE is the full-screen view (stdout a terminal, neither option given). */
-    public enum OutputMode { BATCH, JSON, LIVE }
+    /**
+     * BATCH and JSON for scripts; LIVE is the full-screen view (stdout a terminal, no option given); QUIET
+     * prints nothing per interval (a headless exporter with {@code listen}).
+     */
+    public enum OutputMode { BATCH, JSON, LIVE, QUIET }
 
     public TraceOptions {
         command = List.copyOf(command);

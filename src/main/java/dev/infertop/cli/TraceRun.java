@@ -99,6 +99,8 @@ final class TraceRun {
     private volatile double intervalSeconds;
     /** The session's snapshot writer (s, SIGUSR1, --snapshot-every, --snapshot-on-exit), and their numbers. */
     private volatile SnapshotTaker snapshots;
+    /** --listen: the metrics endpoint, across the sessions of --follow; null without the option. */
+    private dev.infertop.metrics.MetricsServer metrics;
     private final AtomicInteger snapshotNumbers = new AtomicInteger();
 
     /** The counters layer's events (read whether or not the layer is on, so a bad --counters fails early). */
@@ -144,6 +146,10 @@ final class TraceRun {
         Runtime.getRuntime().addShutdownHook(hook);
         installSnapshotSignal();
         try {
+            metrics = ListenOption.start(options.listen()); // a taken port: one line, exit 2, no probe attached
+            if (metrics != null) {
+                err.println("infertop: serving metrics at http://" + metrics.address() + "/metrics");
+            }
             Integer pid = options.pid();
             if (pid == null && options.command().isEmpty()) {
                 err.println("infertop: waiting for a process named " + options.follow());
@@ -178,6 +184,9 @@ final class TraceRun {
             }
         } finally {
             closeLive();
+            if (metrics != null) {
+                metrics.close();
+            }
             finished.countDown();
             try {
                 Runtime.getRuntime().removeShutdownHook(hook);
@@ -372,6 +381,7 @@ final class TraceRun {
                 case JSON -> new JsonLinesView(out);
                 case BATCH -> new BatchTextView(out);
                 case LIVE -> liveView();
+                case QUIET -> (SnapshotView) snapshot -> { };
             };
             if (process instanceof LaunchedCommand) {
                 // The target is held until release(): it waits, not races.
@@ -381,6 +391,11 @@ final class TraceRun {
                     this::notice, snapshotNumbers, new Version().getVersion()[0]);
             snapshots = taker;
             view = taker;
+            if (metrics != null) {
+                // Each tick's snapshot and the run's histogram buckets, copied here, are what scrapes read.
+                view = new dev.infertop.metrics.MetricsFeed(view, metrics, pipeline.aggregator()::forEachRunHistogram,
+                        System.currentTimeMillis(), this::notice);
+            }
             resources.collector = new Collector(resources.ring, pipeline.aggregator(), pipeline.decoder(),
                     resources.lost::sum, view, session);
             currentSession = session;
@@ -470,6 +485,7 @@ final class TraceRun {
         SnapshotView sink = switch (options.output()) {
             case JSON -> new JsonLinesView(new PrintStream(java.io.OutputStream.nullOutputStream()));
             case BATCH -> new BatchTextView(new PrintStream(java.io.OutputStream.nullOutputStream()));
+            case QUIET -> (SnapshotView) snapshot -> { };
             case LIVE -> dev.infertop.tui.OffscreenView.open(live.keys, Theme.fromEnvironment(System.getenv()));
         };
         dev.infertop.snapshot.SnapshotOptions keepOnly = new dev.infertop.snapshot.SnapshotOptions(

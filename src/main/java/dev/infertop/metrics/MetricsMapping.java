@@ -1,0 +1,180 @@
+package dev.infertop.metrics;
+
+import dev.infertop.model.BackendTotals;
+import dev.infertop.model.MoeTotals;
+import dev.infertop.model.OpTotals;
+import dev.infertop.model.ProbeCostEstimate;
+import dev.infertop.model.Snapshot;
+import dev.infertop.model.ThreadTotals;
+import io.prometheus.metrics.model.snapshots.ClassicHistogramBuckets;
+import io.prometheus.metrics.model.snapshots.CounterSnapshot;
+import io.prometheus.metrics.model.snapshots.CounterSnapshot.CounterDataPointSnapshot;
+import io.prometheus.metrics.model.snapshots.GaugeSnapshot;
+import io.prometheus.metrics.model.snapshots.GaugeSnapshot.GaugeDataPointSnapshot;
+import io.prometheus.metrics.model.snapshots.HistogramSnapshot;
+import io.prometheus.metrics.model.snapshots.HistogramSnapshot.HistogramDataPointSnapshot;
+import io.prometheus.metrics.model.snapshots.InfoSnapshot;
+import io.prometheus.metrics.model.snapshots.Labels;
+import io.prometheus.metrics.model.snapshots.MetricSnapshots;
+import io.prometheus.metrics.model.snapshots.Unit;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A frame as Prometheus metrics (man/infertop.1, PROMETHEUS METRICS, lists each one). Counters are the run's
+ * cumulative totals (the snapshot's {@code total*} fields), histograms the run's HdrHistograms counted into
+ * fixed buckets; both start when infertop attached to the target ({@code _created}). Labels are few and
+ * bounded (op type, backend, thread id, MoE layer and expert); tensor names are never labels. Every label value
+ * that comes from the target is sanitised ({@link LabelValues}).
+ */
+public final class MetricsMapping {
+    private MetricsMapping() {}
+
+    /** The backend the operator layer's op times are measured on: it walks CPU graphs. */
+    static final String OPERATOR_BACKEND = "CPU";
+
+    /** Nothing traced yet (waiting for a process to follow): no metric, an empty exposition. */
+    public static MetricSnapshots snapshots(MetricsFrame frame) {
+        if (frame == null) {
+            return MetricSnapshots.of();
+        }
+        Snapshot s = frame.snapshot();
+        long created = frame.attachedEpochMs();
+        MetricSnapshots.Builder out = MetricSnapshots.builder();
+
+        out.metricSnapshot(InfoSnapshot.builder().name("infertop_target")
+                .help("The traced process: pid, command, model file, llama.cpp build (GNU build-id of libllama)")
+                .dataPoint(InfoSnapshot.InfoDataPointSnapshot.builder().labels(Labels.of(
+                        "pid", Integer.toString(s.target().pid()),
+                        "command", LabelValues.sanitize(s.target().command()),
+                        "model", LabelValues.sanitize(s.target().modelFile()),
+                        "llama_cpp_build", LabelValues.sanitize(frame.llamaCppBuild()))).build())
+                .build());
+        out.metricSnapshot(gauge("infertop_target_running", null,
+                "1 while the target runs and is traced, 0 once it has exited", "running".equals(s.targetState()) ? 1 : 0));
+
+        out.metricSnapshot(counter("infertop_prefill_tokens", null, "Prompt tokens decoded (prefill)",
+                created, Map.of(Labels.EMPTY, (double) s.totalTokens().tokensPrefill())));
+        out.metricSnapshot(counter("infertop_decode_tokens", null, "Generated tokens decoded (decode steps)",
+                created, Map.of(Labels.EMPTY, (double) s.totalTokens().tokensDecode())));
+        out.metricSnapshot(counter("infertop_decode_calls", null, "llama_decode calls, prefill and decode",
+                created, Map.of(Labels.EMPTY, (double) s.totalTokens().decodeCalls())));
+
+        Map<Labels, Double> computes = new LinkedHashMap<>();
+        Map<Labels, Double> busy = new LinkedHashMap<>();
+        for (BackendTotals backend : s.totalBackends()) {
+            Labels labels = Labels.of("backend", LabelValues.sanitize(backend.backend()));
+            computes.merge(labels, (double) backend.computes(), Double::sum);
+            busy.merge(labels, backend.busyNs() / 1e9, Double::sum);
+        }
+        out.metricSnapshot(counter("infertop_graph_computes", null, "Graph computes per backend", created, computes));
+        out.metricSnapshot(counter("infertop_graph_busy_seconds", Unit.SECONDS,
+                "Time spent computing graphs per backend", created, busy));
+
+        Map<Labels, Double> wait = new LinkedHashMap<>();
+        Map<Labels, Double> work = new LinkedHashMap<>();
+        for (ThreadTotals thread : s.totalOperators().threads()) {
+            Labels labels = Labels.of("thread", Integer.toString(thread.tid()));
+            wait.merge(labels, thread.barrierWaitNs() / 1e9, Double::sum);
+            work.merge(labels, thread.workNs() / 1e9, Double::sum);
+        }
+        out.metricSnapshot(counter("infertop_barrier_wait_seconds", Unit.SECONDS,
+                "Time each worker thread waited at ggml barriers (operator layer)", created, wait));
+        out.metricSnapshot(counter("infertop_thread_work_seconds", Unit.SECONDS,
+                "Time each worker thread worked on graph nodes (operator layer)", created, work));
+
+        MoeTotals moe = s.moe();
+        if (moe != null && moe.active()) {
+            Map<Labels, Double> selections = new LinkedHashMap<>();
+            for (int layer = 0; layer < moe.layerCount(); layer++) {
+                long[] counts = moe.runCounts(layer);
+                for (int expert = 0; expert < counts.length; expert++) {
+                    selections.put(Labels.of("layer", Integer.toString(layer), "expert", Integer.toString(expert)),
+                            (double) counts[expert]);
+                }
+            }
+            out.metricSnapshot(counter("infertop_moe_expert_selections", null,
+                    "Tokens routed to each expert of each MoE layer, prefill and decode (moe layer)", created,
+                    selections));
+        }
+
+        out.metricSnapshot(counter("infertop_lost_events", null,
+                "Probe records lost (ring buffer full) or malformed", created,
+                Map.of(Labels.EMPTY, (double) s.lostEvents())));
+        out.metricSnapshot(gauge("infertop_probe_cost_ratio", Unit.RATIO,
+                "Estimated share of one CPU the probes cost the target over the last interval (hits x measured "
+                        + "per-hit cost: an estimate)", ProbeCostEstimate.cpuFraction(s)));
+
+        out.metricSnapshot(histogram("infertop_ttft_seconds",
+                "Time of each prefill llama_decode call (TTFT)", created,
+                Map.of(Labels.EMPTY, latency(frame, "ttft", LatencyBuckets.TTFT_EDGES_NS)
+                        .withSumSeconds(s.totalTtft().meanMs() * s.totalTtft().count() / 1e3))));
+        out.metricSnapshot(histogram("infertop_tpot_seconds",
+                "Time of each one-token llama_decode call (TPOT)", created,
+                Map.of(Labels.EMPTY, latency(frame, "tpot", LatencyBuckets.TPOT_EDGES_NS)
+                        .withSumSeconds(s.totalTpot().meanMs() * s.totalTpot().count() / 1e3))));
+        Map<Labels, LatencyBuckets> ops = new LinkedHashMap<>();
+        for (OpTotals op : s.totalOperators().ops()) {
+            LatencyBuckets buckets = frame.latencies().get("op:" + op.op());
+            if (buckets == null) {
+                continue;
+            }
+            // The wall times' exact sum is kept with the op: no need for the buckets' estimate.
+            ops.putIfAbsent(Labels.of("op", LabelValues.sanitize(op.op()), "backend", OPERATOR_BACKEND),
+                    buckets.withSumSeconds(op.wallNs() / 1e9));
+        }
+        if (!ops.isEmpty()) {
+            out.metricSnapshot(histogram("infertop_op_duration_seconds",
+                    "Wall time of each node group of an op type, barrier to barrier (operator layer)", created, ops));
+        }
+        return out.build();
+    }
+
+    private static LatencyBuckets latency(MetricsFrame frame, String tag, long[] edges) {
+        LatencyBuckets buckets = frame.latencies().get(tag);
+        return buckets != null ? buckets : LatencyBuckets.empty(edges);
+    }
+
+    private static CounterSnapshot counter(String name, Unit unit, String help, long createdMs,
+                                           Map<Labels, Double> values) {
+        CounterSnapshot.Builder builder = CounterSnapshot.builder().name(name).help(help);
+        if (unit != null) {
+            builder.unit(unit);
+        }
+        for (Map.Entry<Labels, Double> value : values.entrySet()) {
+            builder.dataPoint(CounterDataPointSnapshot.builder().labels(value.getKey()).value(value.getValue())
+                    .createdTimestampMillis(createdMs).build());
+        }
+        return builder.build();
+    }
+
+    private static GaugeSnapshot gauge(String name, Unit unit, String help, double value) {
+        GaugeSnapshot.Builder builder = GaugeSnapshot.builder().name(name).help(help);
+        if (unit != null) {
+            builder.unit(unit);
+        }
+        return builder.dataPoint(GaugeDataPointSnapshot.builder().value(value).build()).build();
+    }
+
+    private static HistogramSnapshot histogram(String name, String help, long createdMs,
+                                               Map<Labels, LatencyBuckets> values) {
+        HistogramSnapshot.Builder builder = HistogramSnapshot.builder().name(name).help(help).unit(Unit.SECONDS);
+        for (Map.Entry<Labels, LatencyBuckets> value : values.entrySet()) {
+            LatencyBuckets buckets = value.getValue();
+            builder.dataPoint(HistogramDataPointSnapshot.builder().labels(value.getKey())
+                    .classicHistogramBuckets(ClassicHistogramBuckets.of(buckets.upperBoundsSeconds(), buckets.counts()))
+                    .sum(buckets.sumSeconds()).createdTimestampMillis(createdMs).build());
+        }
+        return builder.build();
+    }
+
+    /** The metric names this mapping can produce (OpenMetrics family names), for the docs' check. */
+    static final List<String> NAMES = List.of("infertop_target_info", "infertop_target_running",
+            "infertop_prefill_tokens_total", "infertop_decode_tokens_total", "infertop_decode_calls_total",
+            "infertop_graph_computes_total", "infertop_graph_busy_seconds_total", "infertop_barrier_wait_seconds_total",
+            "infertop_thread_work_seconds_total", "infertop_moe_expert_selections_total", "infertop_lost_events_total",
+            "infertop_probe_cost_ratio", "infertop_ttft_seconds", "infertop_tpot_seconds",
+            "infertop_op_duration_seconds");
+}

@@ -1,0 +1,299 @@
+package dev.infertop.it;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.infertop.metrics.LatencyBuckets;
+import dev.infertop.workload.LlamaCppWorkload;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * A real Prometheus (Debian's {@code prometheus}, our own process, config and data directory, loopback only)
+ * scrapes {@code infertop --json --listen} every second while infertop traces llama-bench on the tiny model;
+ * then its query API must give infertop's own JSON figures.
+ *
+ * <p>Why the comparison is exact: after ~20 s of scraping the test stops llama-bench (SIGSTOP). No llama_decode
+ * completes after that, so from the next tick on every snapshot, every scrape and the final JSON object hold
+ * the same totals: the value Prometheus scraped last must equal the final object's {@code tokens_decode}
+ * to the token (and the TPOT histogram's count its {@code tpot_ms.count}). The test waits until infertop's
+ * JSON shows two idle intervals and Prometheus has scraped twice more, then queries, then stops infertop.
+ */
+class PrometheusIT {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final Path PROMETHEUS = Path.of("/usr/bin/prometheus");
+    private static final Path PROMTOOL = Path.of("/usr/bin/promtool");
+    private static final long SCRAPE_SECONDS = 20;
+
+    private static LlamaCppWorkload workload;
+    private static Path tinyModel;
+
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+    @BeforeAll
+    static void requirements() {
+        workload = Requirements.canTraceLlamaCpp();
+        Requirements.require(Files.isExecutable(PROMETHEUS) && Files.isExecutable(PROMTOOL),
+                "needs Prometheus and promtool (apt-get install -y prometheus)");
+        tinyModel = Models.preset("tiny");
+    }
+
+    @Test
+    void prometheusScrapesWhatTheJsonSays(@TempDir Path directory) throws Exception {
+        int infertopPort = freePort();
+        int prometheusPort = freePort();
+        long benchPid = -1;
+        Process prometheus = null;
+        Throwable primary = null;
+        Path bench = workload.sourceBuildTool("llama-bench");
+        try (InfertopProcess infertop = InfertopProcess.start("--json", "--listen", "127.0.0.1:" + infertopPort, "--",
+                bench.toString(), "-m", tinyModel.toString(), "-p", "0", "-n", "0", "-pg", "64,64", "-r", "1000000",
+                "-t", "2")) {
+            infertop.awaitStderr("serving metrics at http://127.0.0.1:" + infertopPort + "/metrics", 30);
+            infertop.awaitStderr("probes attached", 60);
+            prometheus = startPrometheus(directory, prometheusPort, infertopPort);
+            infertop.awaitStdout("\"seq\":", 30);
+            benchPid = infertop.jsonLines().getFirst().get("pid").asLong();
+
+            // The Prometheus text format, as a scrape asking for it gets it, passes promtool's checks and lints.
+            Path scraped = directory.resolve("metrics.prom");
+            HttpResponse<String> text = http.send(HttpRequest.newBuilder(
+                            URI.create("http://127.0.0.1:" + infertopPort + "/metrics"))
+                    .header("Accept", "text/plain;version=0.0.4").timeout(Duration.ofSeconds(5)).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertEquals(200, text.statusCode());
+            assertTrue(text.headers().firstValue("Content-Type").orElse("").startsWith("text/plain; version=0.0.4"));
+            Files.writeString(scraped, text.body());
+            Process promtool = new ProcessBuilder(PROMTOOL.toString(), "check", "metrics")
+                    .redirectInput(scraped.toFile()).redirectErrorStream(true).start();
+            String promtoolSaid = new String(promtool.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertTrue(promtool.waitFor(30, TimeUnit.SECONDS));
+            assertEquals(0, promtool.exitValue(), "promtool check metrics:\n" + promtoolSaid + "\n" + text.body());
+
+            Thread.sleep(TimeUnit.SECONDS.toMillis(SCRAPE_SECONDS));
+            double scrapedWhileRunning = queryValue(prometheusPort, "infertop_decode_tokens_total");
+            assertTrue(scrapedWhileRunning > 0, "decode tokens scraped while llama-bench runs");
+            assertTrue(queryValue(prometheusPort, "rate(infertop_decode_tokens_total[10s])") > 0, "tokens/s as rate()");
+            assertDashboardQueriesAnswer(prometheusPort);
+
+            LlamaBenchIT.signal(benchPid, "STOP"); // the run is over; Prometheus keeps scraping its totals
+            awaitIdleIntervals(infertop, 2, 30);
+            double lastScrapeSeconds = queryValue(prometheusPort, "timestamp(infertop_decode_tokens_total)");
+            awaitScrapedAfter(prometheusPort, lastScrapeSeconds + 1.5, 15);
+
+            double decodeTokens = queryValue(prometheusPort, "infertop_decode_tokens_total");
+            double tpotCount = queryValue(prometheusPort, "infertop_tpot_seconds_count");
+            double tpotP50Seconds = queryValue(prometheusPort, "histogram_quantile(0.5, infertop_tpot_seconds_bucket)");
+            JsonNode matmul = query(prometheusPort,
+                    "infertop_op_duration_seconds_bucket{op=\"MUL_MAT\",backend=\"CPU\",le=\"+Inf\"}");
+            JsonNode info = query(prometheusPort, "infertop_target_info");
+
+            // SIGTERM with kill (Process.destroy() would also close our end of its stdout): the final object.
+            LlamaBenchIT.signal(infertop.process.pid(), "TERM");
+            assertEquals(128 + 15, infertop.waitFor(60), infertop.stderrText());
+            JsonNode total = infertop.finalObject();
+            double jsonP50Seconds = total.get("tpot_ms").get("p50").asDouble() / 1e3;
+            System.out.printf("PrometheusIT: decode tokens scraped %.0f, JSON %d; TPOT count scraped %.0f, JSON %d; "
+                            + "TPOT p50 histogram_quantile %.6f s, JSON (HdrHistogram) %.6f s; MUL_MAT series %d%n",
+                    decodeTokens, total.get("tokens_decode").asLong(), tpotCount,
+                    total.get("tpot_ms").get("count").asLong(), tpotP50Seconds, jsonP50Seconds, matmul.size());
+
+            assertEquals(total.get("tokens_decode").asLong(), (long) decodeTokens, "scraped total = final JSON total");
+            assertEquals(total.get("tpot_ms").get("count").asLong(), (long) tpotCount);
+            assertTrue(decodeTokens >= scrapedWhileRunning);
+            double[] bucket = bucketAround(jsonP50Seconds);
+            assertTrue(tpotP50Seconds >= bucket[0] && tpotP50Seconds <= bucket[1], "histogram_quantile p50 "
+                    + tpotP50Seconds + " s outside the bucket (" + bucket[0] + ", " + bucket[1]
+                    + "] that holds the JSON's p50 " + jsonP50Seconds + " s");
+            assertEquals(1, matmul.size(), "one MUL_MAT series on the CPU backend: " + matmul);
+            assertTrue(matmul.get(0).get("value").get(1).asDouble() > 0);
+            assertEquals(1, info.size(), info.toString());
+            assertEquals(Long.toString(benchPid), info.get(0).get("metric").get("pid").asText());
+            assertEquals("llama-bench", info.get(0).get("metric").get("command").asText());
+            assertTrue(info.get(0).get("metric").get("model").asText().endsWith(".gguf"), info.toString());
+            assertTrue(info.get(0).get("metric").get("llama_cpp_build").asText().matches("[0-9a-f]{40}"),
+                    info.toString());
+        } catch (Throwable failure) {
+            primary = failure;
+            throw failure;
+        } finally {
+            Processes.killIfAlive(benchPid);
+            if (prometheus != null) {
+                prometheus.destroy();
+                if (!prometheus.waitFor(10, TimeUnit.SECONDS)) {
+                    prometheus.destroyForcibly();
+                }
+            }
+            assertNothingLeft(primary);
+        }
+    }
+
+    /** A port that is taken is one line and exit status 2, before any probe is attached. */
+    @Test
+    void aTakenPortEndsBeforeAnyProbe() throws Exception {
+        try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
+             InfertopProcess infertop = InfertopProcess.start("--quiet", "--listen", ":" + taken.getLocalPort(), "--",
+                     workload.sourceBuildTool("llama-bench").toString(), "-m", tinyModel.toString())) {
+            assertEquals(2, infertop.waitFor(60));
+            assertEquals(List.of("infertop: --listen :" + taken.getLocalPort() + ": port " + taken.getLocalPort()
+                    + " is already taken (ss -ltnp shows by whom): choose another port"), infertop.stderr);
+            assertEquals(List.of(), infertop.stdout);
+        }
+        LeakCheck.assertNothingLeft();
+    }
+
+    /**
+     * Every query of config/grafana-dashboard.json (its variables filled in as Grafana would) runs on this
+     * Prometheus, and each panel's first query has data: the example dashboard works on what infertop serves.
+     */
+    private void assertDashboardQueriesAnswer(int port) throws Exception {
+        JsonNode dashboard = JSON.readTree(Path.of("config/grafana-dashboard.json").toFile());
+        for (JsonNode panel : dashboard.get("panels")) {
+            JsonNode targets = panel.get("targets");
+            for (int i = 0; i < targets.size(); i++) {
+                String expr = targets.get(i).get("expr").asText().replace("$job", ".*").replace("$instance", ".*")
+                        .replace("$__rate_interval", "10s");
+                JsonNode result = query(port, expr);
+                if (i == 0) {
+                    assertTrue(result.size() > 0, panel.get("title").asText() + ": " + expr + " has no data");
+                }
+            }
+        }
+    }
+
+    /** The leak check, without hiding the failure that ended the test (it is then added to that one). */
+    private static void assertNothingLeft(Throwable primary) throws Exception {
+        try {
+            LeakCheck.assertNothingLeft();
+        } catch (AssertionError leak) {
+            if (primary == null) {
+                throw leak;
+            }
+            primary.addSuppressed(leak);
+        }
+    }
+
+    private static Process startPrometheus(Path directory, int port, int infertopPort) throws Exception {
+        Path config = directory.resolve("prometheus.yml");
+        Files.writeString(config, """
+                global:
+                  scrape_interval: 1s
+                  scrape_timeout: 1s
+                scrape_configs:
+                  - job_name: infertop
+                    static_configs:
+                      - targets: ['127.0.0.1:%d']
+                """.formatted(infertopPort));
+        Process process = new ProcessBuilder(PROMETHEUS.toString(), "--config.file=" + config,
+                "--storage.tsdb.path=" + directory.resolve("data"), "--web.listen-address=127.0.0.1:" + port,
+                "--log.level=warn")
+                .redirectErrorStream(true).redirectOutput(directory.resolve("prometheus.log").toFile()).start();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        HttpClient client = HttpClient.newHttpClient();
+        while (System.nanoTime() < deadline) {
+            assertTrue(process.isAlive(), "prometheus exited:\n" + Files.readString(directory.resolve("prometheus.log")));
+            try {
+                HttpResponse<String> ready = client.send(HttpRequest.newBuilder(
+                        URI.create("http://127.0.0.1:" + port + "/-/ready")).timeout(Duration.ofSeconds(2)).build(),
+                        HttpResponse.BodyHandlers.ofString());
+                if (ready.statusCode() == 200) {
+                    return process;
+                }
+            } catch (IOException notYet) {
+                // not listening yet
+            }
+            Thread.sleep(200);
+        }
+        process.destroyForcibly();
+        throw new AssertionError("prometheus not ready within 30 s:\n"
+                + Files.readString(directory.resolve("prometheus.log")));
+    }
+
+    /** The instant vector of {@code promql} (data.result). */
+    private JsonNode query(int port, String promql) throws Exception {
+        HttpResponse<String> response = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port
+                        + "/api/v1/query?query=" + URLEncoder.encode(promql, StandardCharsets.UTF_8)))
+                .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
+        assertEquals(200, response.statusCode(), promql + ": " + response.body());
+        JsonNode body = JSON.readTree(response.body());
+        assertEquals("success", body.get("status").asText(), response.body());
+        return body.get("data").get("result");
+    }
+
+    /** The value of a query that gives one series. */
+    private double queryValue(int port, String promql) throws Exception {
+        JsonNode result = query(port, promql);
+        assertEquals(1, result.size(), promql + " gives " + result);
+        return Double.parseDouble(result.get(0).get("value").get(1).asText());
+    }
+
+    /** Waits until infertop's last {@code count} JSON intervals decoded nothing (the target is stopped). */
+    private static void awaitIdleIntervals(InfertopProcess infertop, int count, long timeoutSeconds) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(timeoutSeconds);
+        while (System.nanoTime() < deadline) {
+            List<JsonNode> lines = infertop.jsonLines();
+            if (lines.size() >= count && lines.subList(lines.size() - count, lines.size()).stream()
+                    .allMatch(l -> l.get("decode_calls").asLong() == 0)) {
+                return;
+            }
+            Thread.sleep(200);
+        }
+        throw new AssertionError("llama-bench still decoding " + timeoutSeconds + " s after SIGSTOP");
+    }
+
+    /** Waits until Prometheus holds a sample of infertop's metrics scraped after {@code epochSeconds}. */
+    private void awaitScrapedAfter(int port, double epochSeconds, long timeoutSeconds) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(timeoutSeconds);
+        while (System.nanoTime() < deadline) {
+            if (queryValue(port, "timestamp(infertop_decode_tokens_total)") >= epochSeconds) {
+                return;
+            }
+            Thread.sleep(250);
+        }
+        throw new AssertionError("Prometheus scraped nothing new within " + timeoutSeconds + " s");
+    }
+
+    /**
+     * The TPOT buckets' span holding {@code seconds}: (lower edge, upper edge], widened to the neighbouring
+     * bucket when {@code seconds} is within HdrHistogram's precision (0.1 %) of an edge, where it may be counted
+     * on either side.
+     */
+    private static double[] bucketAround(double seconds) {
+        return new double[] {edgesAround(seconds * 0.999)[0], edgesAround(seconds * 1.001)[1]};
+    }
+
+    private static double[] edgesAround(double seconds) {
+        double lower = 0;
+        for (long edge : LatencyBuckets.TPOT_EDGES_NS) {
+            if (seconds <= edge / 1e9) {
+                return new double[] {lower, edge / 1e9};
+            }
+            lower = edge / 1e9;
+        }
+        return new double[] {lower, Double.POSITIVE_INFINITY};
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            return socket.getLocalPort();
+        }
+    }
+}

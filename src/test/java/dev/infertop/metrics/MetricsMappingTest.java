@@ -1,0 +1,190 @@
+package dev.infertop.metrics;
+
+import dev.infertop.model.LayerStatus;
+import dev.infertop.model.MoeTotals;
+import dev.infertop.model.Snapshot;
+import dev.infertop.model.TargetInfo;
+import dev.infertop.view.Fixtures;
+import org.HdrHistogram.Histogram;
+import org.junit.jupiter.api.Test;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** A fixed snapshot (view.Fixtures) and reference histograms to the exposition, number by number. */
+class MetricsMappingTest {
+    private static final long ATTACHED_MS = 1_700_000_000_000L;
+
+    static MetricsFrame frame(Snapshot snapshot) {
+        Histogram tpot = new Histogram(3);
+        tpot.recordValueWithCount(14_200_000, 60); // 14.2 ms: in (10, 20] ms
+        tpot.recordValueWithCount(4_000_000, 9);   // 4 ms: in (2, 5] ms
+        Histogram ttft = new Histogram(3);
+        ttft.recordValue(16_000_000);              // 16 ms: in (10, 20] ms
+        Histogram matmul = new Histogram(2);
+        matmul.recordValueWithCount(120_000, 3000); // 120 µs: in (100, 200] µs
+        matmul.recordValueWithCount(30_000, 1000);  // 30 µs: in (20, 50] µs
+        return new MetricsFrame(snapshot, ATTACHED_MS, "7c3dfb36",
+                Map.of("tpot", LatencyBuckets.of(tpot, LatencyBuckets.TPOT_EDGES_NS),
+                        "ttft", LatencyBuckets.of(ttft, LatencyBuckets.TTFT_EDGES_NS),
+                        "op:MUL_MAT", LatencyBuckets.of(matmul, LatencyBuckets.OP_EDGES_NS)));
+    }
+
+    static String openMetrics(MetricsFrame frame) throws IOException {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        MetricsServer.Format.OPENMETRICS.writer.write(out, MetricsMapping.snapshots(frame));
+        return out.toString(StandardCharsets.UTF_8);
+    }
+
+    static String prometheusText(MetricsFrame frame) throws IOException {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        MetricsServer.Format.PROMETHEUS_TEXT.writer.write(out, MetricsMapping.snapshots(frame));
+        return out.toString(StandardCharsets.UTF_8);
+    }
+
+    private static void assertLine(String exposition, String line) {
+        assertTrue(exposition.lines().anyMatch(line::equals), "no line '" + line + "' in:\n" + exposition);
+    }
+
+    @Test
+    void countersAreTheRunsTotals() throws IOException {
+        String text = openMetrics(frame(Fixtures.snapshot(LayerStatus.State.ON)));
+        assertLine(text, "# TYPE infertop_decode_tokens counter");
+        assertLine(text, "infertop_decode_tokens_total 69.0");
+        assertLine(text, "infertop_prefill_tokens_total 64.0");
+        assertLine(text, "infertop_decode_calls_total 70.0");
+        // The fixture's run totals differ from its interval: 490 computes, 6.86 s busy.
+        assertLine(text, "infertop_graph_computes_total{backend=\"CPU\"} 490.0");
+        assertLine(text, "infertop_graph_busy_seconds_total{backend=\"CPU\"} 6.86");
+        assertLine(text, "infertop_barrier_wait_seconds_total{thread=\"103\"} 0.5");
+        assertLine(text, "infertop_barrier_wait_seconds_total{thread=\"102\"} 0.12");
+        assertLine(text, "infertop_thread_work_seconds_total{thread=\"101\"} 0.9");
+        assertLine(text, "infertop_lost_events_total 0.0");
+        // Counters start when infertop attached: a new target, a new series start.
+        assertLine(text, "infertop_decode_tokens_created 1700000000.000");
+        assertFalse(text.contains("infertop_moe_expert_selections"), "no MoE metric while the moe layer is off");
+    }
+
+    @Test
+    void probeCostIsTheEstimateOverTheLastInterval() throws IOException {
+        // 70 decode calls + 70 backend computes + 70 CPU graph computes, entry + return at 1.5 µs each;
+        // 3 threads × 5500 node groups and 69 graphs × 3 threads at 0.8 µs: 13 680 600 ns of a 1 s interval.
+        assertLine(openMetrics(frame(Fixtures.snapshot(LayerStatus.State.ON))), "infertop_probe_cost_ratio 0.0136806");
+    }
+
+    @Test
+    void histogramsCountTheRunsHdrHistogramsIntoFixedBuckets() throws IOException {
+        String text = openMetrics(frame(Fixtures.snapshot(LayerStatus.State.ON)));
+        assertLine(text, "# TYPE infertop_tpot_seconds histogram");
+        assertLine(text, "# UNIT infertop_tpot_seconds seconds");
+        assertLine(text, "infertop_tpot_seconds_bucket{le=\"0.002\"} 0");
+        assertLine(text, "infertop_tpot_seconds_bucket{le=\"0.005\"} 9");
+        assertLine(text, "infertop_tpot_seconds_bucket{le=\"0.01\"} 9");
+        assertLine(text, "infertop_tpot_seconds_bucket{le=\"0.02\"} 69");
+        assertLine(text, "infertop_tpot_seconds_bucket{le=\"+Inf\"} 69");
+        assertLine(text, "infertop_tpot_seconds_count 69");
+        assertLine(text, "infertop_ttft_seconds_bucket{le=\"0.01\"} 0");
+        assertLine(text, "infertop_ttft_seconds_bucket{le=\"0.02\"} 1");
+        assertLine(text, "infertop_ttft_seconds_count 1");
+        // Ops: labelled by op and backend; the sum is the op's exact wall time (600 ms in the fixture).
+        assertLine(text, "infertop_op_duration_seconds_bucket{backend=\"CPU\",op=\"MUL_MAT\",le=\"2.0E-5\"} 0");
+        assertLine(text, "infertop_op_duration_seconds_bucket{backend=\"CPU\",op=\"MUL_MAT\",le=\"5.0E-5\"} 1000");
+        assertLine(text, "infertop_op_duration_seconds_bucket{backend=\"CPU\",op=\"MUL_MAT\",le=\"1.0E-4\"} 1000");
+        assertLine(text, "infertop_op_duration_seconds_bucket{backend=\"CPU\",op=\"MUL_MAT\",le=\"2.0E-4\"} 4000");
+        assertLine(text, "infertop_op_duration_seconds_count{backend=\"CPU\",op=\"MUL_MAT\"} 4000");
+        assertLine(text, "infertop_op_duration_seconds_sum{backend=\"CPU\",op=\"MUL_MAT\"} 0.6");
+        // An op without a run histogram in the frame (none recorded yet) gets no series.
+        assertFalse(text.contains("op=\"SOFT_MAX\""), text);
+        // The TPOT sum is the run's HdrHistogram mean times its count, as the snapshot has them: 69 × 14.5 ms.
+        double sum = text.lines().filter(l -> l.startsWith("infertop_tpot_seconds_sum "))
+                .mapToDouble(l -> Double.parseDouble(l.substring(l.indexOf(' ') + 1))).findFirst().orElseThrow();
+        assertEquals(1.0005, sum, 1e-12);
+    }
+
+    @Test
+    void targetInfoCarriesSanitisedIdentity() throws IOException {
+        Snapshot snapshot = Fixtures.snapshot(LayerStatus.State.ON);
+        Snapshot hostile = new Snapshot(snapshot.sequence(), false,
+                new TargetInfo(4242, "llama\u001b]0;pwned\u0007", "/m/x\n.gguf", List.of()), snapshot.intervalNs(),
+                snapshot.runNs(), snapshot.intervalTokens(), snapshot.totalTokens(), snapshot.intervalTtft(),
+                snapshot.totalTtft(), snapshot.intervalTpot(), snapshot.totalTpot(), snapshot.intervalBackends(),
+                snapshot.totalBackends(), snapshot.intervalCpuGraphs(), snapshot.totalCpuGraphs(),
+                snapshot.intervalOperators(), snapshot.totalOperators(), 3, snapshot.layers(), "exited",
+                snapshot.intervalSched(), snapshot.totalSched(), snapshot.intervalCounters(),
+                snapshot.totalCounters(), snapshot.intervalBackendOps(), snapshot.totalBackendOps(), snapshot.moe());
+        String text = openMetrics(frame(hostile));
+        // The writer escapes the backslash of each \xNN once more, as the format wants; Prometheus reads \x1b.
+        assertLine(text, "infertop_target_info{command=\"llama\\\\x1b]0;pwned\\\\x07\",llama_cpp_build=\"7c3dfb36\","
+                + "model=\"/m/x\\\\x0a.gguf\",pid=\"4242\"} 1");
+        assertLine(text, "infertop_target_running 0.0");
+        assertLine(text, "infertop_lost_events_total 3.0");
+    }
+
+    @Test
+    void moeSelectionsPerLayerAndExpertWhileTheLayerIsOn() throws IOException {
+        long[][] prefill = {{3, 1}, {0, 4}};
+        long[][] decode = {{1, 1}, {2, 0}};
+        MoeTotals moe = new MoeTotals(true, 10, 1, prefill, decode, new long[2], new long[2], prefill, decode,
+                new long[] {4, 4}, new long[] {2, 2}, new long[2], List.of(), new double[] {0, 0}, 16384, 8, 0, 0, 0, 0,
+                64);
+        String text = openMetrics(frame(Fixtures.snapshot(LayerStatus.State.ON).withMoe(moe)));
+        assertLine(text, "infertop_moe_expert_selections_total{expert=\"0\",layer=\"0\"} 4.0");
+        assertLine(text, "infertop_moe_expert_selections_total{expert=\"1\",layer=\"0\"} 2.0");
+        assertLine(text, "infertop_moe_expert_selections_total{expert=\"0\",layer=\"1\"} 2.0");
+        assertLine(text, "infertop_moe_expert_selections_total{expert=\"1\",layer=\"1\"} 4.0");
+    }
+
+    @Test
+    void theOperatorLayerOffLeavesNoOpOrThreadSeries() throws IOException {
+        String text = openMetrics(frame(Fixtures.snapshot(LayerStatus.State.OFF)));
+        assertFalse(text.contains("infertop_op_duration_seconds"), text);
+        assertFalse(text.contains("thread=\""), text);
+        assertLine(text, "infertop_decode_tokens_total 69.0");
+    }
+
+    /** Every family the mapping can produce is in the man page, and the mapping produces no other. */
+    @Test
+    void theManPageDocumentsEveryMetric() throws IOException {
+        String manPage = java.nio.file.Files.readString(java.nio.file.Path.of("man/infertop.1"));
+        long[][] counts = {{1}};
+        MoeTotals moe = new MoeTotals(true, 10, 1, counts, counts, new long[1], new long[1], counts, counts,
+                new long[1], new long[1], new long[1], List.of(), new double[1], 16384, 1, 0, 0, 0, 0, 8);
+        String text = openMetrics(frame(Fixtures.snapshot(LayerStatus.State.ON).withMoe(moe)));
+        java.util.Set<String> families = new java.util.TreeSet<>();
+        text.lines().filter(l -> l.startsWith("# TYPE ")).forEach(l -> {
+            String[] parts = l.split(" ");
+            families.add(parts[2] + switch (parts[3]) {
+                case "counter" -> "_total";
+                case "info" -> "_info";
+                default -> "";
+            });
+        });
+        assertEquals(new java.util.TreeSet<>(MetricsMapping.NAMES), families);
+        for (String name : MetricsMapping.NAMES) {
+            assertTrue(manPage.contains(name), "man/infertop.1 does not document " + name);
+        }
+    }
+
+    @Test
+    void beforeAnyTargetTheExpositionIsEmpty() throws IOException {
+        assertEquals("# EOF\n", openMetrics(null));
+    }
+
+    @Test
+    void thePrometheusTextFormatHasTheSameValuesWithoutCreatedLines() throws IOException {
+        String text = prometheusText(frame(Fixtures.snapshot(LayerStatus.State.ON)));
+        assertLine(text, "# TYPE infertop_decode_tokens_total counter");
+        assertLine(text, "infertop_decode_tokens_total 69.0");
+        assertLine(text, "infertop_tpot_seconds_bucket{le=\"0.02\"} 69");
+        assertLine(text, "# TYPE infertop_target_info gauge");
+        assertFalse(text.contains("_created"), text);
+        assertFalse(text.contains("# EOF"), text);
+    }
+}
