@@ -32,6 +32,10 @@ final class SequenceTracker {
 
     /** One sequence of one llama_context. */
     private static final class Sequence {
+        long promptTokens;
+        long generatedTokens;
+        long ttftNs;
+        long lastTpotNs;
         boolean started;
         boolean generating;
         int lastPos = -1;
@@ -96,22 +100,28 @@ final class SequenceTracker {
                 s.started = true;
                 s.generating = false;
                 s.requestStartNs = startNs;
+                s.promptTokens = s.generatedTokens = s.ttftNs = s.lastTpotNs = 0;
             }
             if (!s.generating) {
                 // The prompt, or a chunk of it: its tokens up to the first output; the rest are generated.
                 int prompt = outputs == 0 ? tokens : lastOutputIndexOfFirst(seq, data, offset, recorded);
                 promptTokens += prompt;
                 generatedTokens += tokens - prompt;
+                s.promptTokens += prompt;
+                s.generatedTokens += tokens - prompt;
                 if (outputs > 0) {
                     s.generating = true;
-                    ttft.recordValue(Math.max(0, endNs - s.requestStartNs));
+                    s.ttftNs = Math.max(0, endNs - s.requestStartNs);
+                    ttft.recordValue(s.ttftNs);
                     s.lastOutputEndNs = endNs;
                     firstOutputs++;
                 }
             } else {
                 generatedTokens += tokens;
+                s.generatedTokens += tokens;
                 if (outputs > 0) {
-                    tpot.recordValue(Math.max(0, endNs - s.lastOutputEndNs));
+                    s.lastTpotNs = Math.max(0, endNs - s.lastOutputEndNs);
+                    tpot.recordValue(s.lastTpotNs);
                     s.lastOutputEndNs = endNs;
                 }
             }
@@ -133,6 +143,30 @@ final class SequenceTracker {
             }
         }
         return active;
+    }
+
+    /** Sequences shown in the requests panel at most. */
+    static final int MAX_STATUSES = 64;
+
+    /**
+     * The sequences that decoded a token in the last {@code recentNs} before {@code nowNs}, by context and id
+     * (a few objects per tick, only while a server is traced).
+     */
+    java.util.List<dev.infertop.model.SequenceStatus> statuses(long nowNs, long recentNs) {
+        java.util.List<dev.infertop.model.SequenceStatus> statuses = new java.util.ArrayList<>();
+        java.util.List<Long> order = new java.util.ArrayList<>(contexts.keySet());
+        java.util.Collections.sort(order);
+        for (long context : order) {
+            Sequence[] sequences = contexts.get(context);
+            for (int seq = 0; seq < sequences.length && statuses.size() < MAX_STATUSES; seq++) {
+                Sequence s = sequences[seq];
+                if (s != null && s.started && nowNs - s.lastActiveNs <= recentNs) {
+                    statuses.add(new dev.infertop.model.SequenceStatus(context, seq, s.generating, s.promptTokens,
+                            s.generatedTokens, s.ttftNs, s.lastTpotNs, Math.max(0, nowNs - s.lastActiveNs)));
+                }
+            }
+        }
+        return statuses;
     }
 
     /** Fills the per-sequence groups; false when a token does not fit the batch layout. */

@@ -348,6 +348,8 @@ public final class TraceAggregator implements TraceListener {
         }
         long intervalNs = nowNs - lastTickNs;
         int active = sequences.activeSince(lastTickNs);
+        // The requests panel's rows: sequences that decoded in the last 10 s (a slot waits between requests).
+        List<dev.infertop.model.SequenceStatus> recentSequences = sequences.statuses(nowNs, 10_000_000_000L);
         lastTickNs = nowNs;
         intervalTtft = ttftRecorder.getIntervalHistogram(intervalTtft);
         intervalTpot = tpotRecorder.getIntervalHistogram(intervalTpot);
@@ -385,7 +387,8 @@ public final class TraceAggregator implements TraceListener {
             totalBackends.add(slot.total());
         }
         Snapshot snapshot = new Snapshot(++sequence, isFinal, target, intervalNs, nowNs - firstTickNs,
-                intervalTokens.freeze(contextCount, active), totalTokens.freeze(contextCount, active),
+                intervalTokens.freeze(contextCount, active, recentSequences),
+                totalTokens.freeze(contextCount, active, recentSequences),
                 LatencySummary.ofNanos(intervalTtft), LatencySummary.ofNanos(totalTtft),
                 LatencySummary.ofNanos(intervalTpot), LatencySummary.ofNanos(totalTpot),
                 intervalBackends, totalBackends, cpuGraphs.interval(), cpuGraphs.total(),
@@ -435,6 +438,7 @@ public final class TraceAggregator implements TraceListener {
         long decodeBusyNs;
         long requests;
         long batchesUnread;
+        final long[] batchSizes = new long[TokenTotals.BATCH_SIZE_BUCKETS];
 
         /** A call counted by its size alone: one token is a decode step, more a prefill. */
         void record(int nTokens, long durationNs, int status) {
@@ -448,6 +452,7 @@ public final class TraceAggregator implements TraceListener {
         /** A call whose tokens were told apart: its busy time split between prompt and generated tokens. */
         void record(int prompt, int generated, int firstOutputs, long durationNs, int status) {
             calls++;
+            batchSizes[TokenTotals.batchSizeBucket(prompt + generated)]++;
             if (status != 0) {
                 failedCalls++;
             }
@@ -465,14 +470,19 @@ public final class TraceAggregator implements TraceListener {
             requests += firstOutputs;
         }
 
-        TokenTotals freeze(int contexts, int activeRequests) {
+        TokenTotals freeze(int contexts, int activeRequests, List<dev.infertop.model.SequenceStatus> sequences) {
+            List<Long> sizes = new ArrayList<>(batchSizes.length);
+            for (long count : batchSizes) {
+                sizes.add(count);
+            }
             return new TokenTotals(calls, prefillCalls, decodeStepCalls, failedCalls, tokensPrefill, tokensDecode,
-                    prefillBusyNs, decodeBusyNs, contexts, requests, activeRequests, batchesUnread);
+                    prefillBusyNs, decodeBusyNs, contexts, requests, activeRequests, batchesUnread, sizes, sequences);
         }
 
         void reset() {
             calls = prefillCalls = decodeStepCalls = failedCalls = 0;
             tokensPrefill = tokensDecode = prefillBusyNs = decodeBusyNs = requests = batchesUnread = 0;
+            java.util.Arrays.fill(batchSizes, 0);
         }
     }
 

@@ -1,5 +1,7 @@
 package dev.infertop.model;
 
+import java.util.List;
+
 /**
  * Token-layer counts over some span (one interval, or the whole run). Where llama_decode's batches carry
  * per-token sequences and positions (a server, an app), each token is a prompt or a generated token of its
@@ -9,6 +11,8 @@ package dev.infertop.model;
  * @param requests       requests that reached their first output (per-sequence accounting only)
  * @param activeRequests sequences that decoded a token in the span
  * @param batchesUnread  batches with per-token arrays that did not fit llama_batch's layout (counted by size)
+ * @param batchSizes     llama_decode calls by tokens per call, in {@link #BATCH_SIZE_BUCKETS} (1, 2, 3-4, ...)
+ * @param sequences      the sequences that decoded lately (per-sequence accounting only)
  */
 public record TokenTotals(
         long decodeCalls,
@@ -22,15 +26,43 @@ public record TokenTotals(
         int contexts,
         long requests,
         int activeRequests,
-        long batchesUnread) {
+        long batchesUnread,
+        List<Long> batchSizes,
+        List<SequenceStatus> sequences) {
 
-    public static final TokenTotals EMPTY = new TokenTotals(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+    /** Bucket upper bounds of {@link #batchSizes}: 1, 2, 4, ..., 1024 tokens, then more. */
+    public static final int BATCH_SIZE_BUCKETS = 12;
+
+    public static final TokenTotals EMPTY = new TokenTotals(0, 0, 0, 0, 0, 0, 0, 0, 0);
+
+    public TokenTotals {
+        batchSizes = List.copyOf(batchSizes);
+        sequences = List.copyOf(sequences);
+    }
+
+    /** The bucket of a call of {@code tokens} tokens: 0 for one, then powers of two (3-4 is 2), the last open. */
+    public static int batchSizeBucket(int tokens) {
+        return tokens <= 1 ? 0 : Math.min(BATCH_SIZE_BUCKETS - 1, 64 - Long.numberOfLeadingZeros(tokens - 1L));
+    }
+
+    /** A bucket's label: "1", "2", "3-4", ..., "513-1024", ">1024". */
+    public static String batchSizeLabel(int bucket) {
+        if (bucket == 0) {
+            return "1";
+        }
+        if (bucket == BATCH_SIZE_BUCKETS - 1) {
+            return ">" + (1 << (bucket - 1));
+        }
+        long low = (1L << (bucket - 1)) + 1;
+        long high = 1L << bucket;
+        return low == high ? Long.toString(high) : low + "-" + high;
+    }
 
     /** As before per-sequence accounting: no request figures. */
     public TokenTotals(long decodeCalls, long prefillCalls, long decodeStepCalls, long failedCalls, long tokensPrefill,
                        long tokensDecode, long prefillBusyNs, long decodeBusyNs, int contexts) {
         this(decodeCalls, prefillCalls, decodeStepCalls, failedCalls, tokensPrefill, tokensDecode, prefillBusyNs,
-                decodeBusyNs, contexts, 0, 0, 0);
+                decodeBusyNs, contexts, 0, 0, 0, List.of(), List.of());
     }
 
     /** Engine speed while prefilling: prompt tokens per second spent in prefill calls. */

@@ -35,7 +35,8 @@ public enum Action {
     BACKENDS("backends panel: graphs, busy time and ops per backend (again: close)"),
     DAG("write the operator DAG of the last decode graph (a .dot file)"),
     TOGGLE_MOE("moe layer on/off (switches the operator layer on too)", Layer.MOE),
-    MOE_PANEL("MoE panel: layer x expert heatmap, CV, per-expert time");
+    MOE_PANEL("MoE panel: layer x expert heatmap, CV, per-expert time"),
+    REQUESTS("requests panel: a server's sequences (phase, tokens, TTFT, TPOT), batch sizes (again: close)");
 
     private final String description;
     private final Layer layer;

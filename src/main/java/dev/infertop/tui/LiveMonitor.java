@@ -386,13 +386,15 @@ public final class LiveMonitor implements Runnable {
                 status("snapshot requested: written at the next tick");
             }
             case BACKENDS -> ui.backends = !ui.backends;
+            case REQUESTS -> ui.requests = !ui.requests;
             case DAG -> status(controls.writeDag());
             case CLOSE -> {
-                if (ui.help || ui.details || ui.backends || ui.moe) {
+                if (ui.help || ui.details || ui.backends || ui.moe || ui.requests) {
                     ui.help = false;
                     ui.details = false;
                     ui.backends = false;
                     ui.moe = false;
+                    ui.requests = false;
                 } else {
                     ui.filter = "";
                 }

@@ -80,6 +80,12 @@ public final class JsonLinesView implements SnapshotView {
         requests.put("prompt_tokens", tokens.tokensPrefill());
         requests.put("generated_tokens", tokens.tokensDecode() + tokens.requests());
         requests.put("batches_unread", tokens.batchesUnread());
+        ObjectNode sizes = root.putObject("batch_sizes"); // llama_decode calls by tokens per call
+        for (int bucket = 0; bucket < tokens.batchSizes().size(); bucket++) {
+            if (tokens.batchSizes().get(bucket) > 0) {
+                sizes.put(TokenTotals.batchSizeLabel(bucket), tokens.batchSizes().get(bucket));
+            }
+        }
         List<BackendTotals> backends = total ? s.totalBackends() : s.intervalBackends();
         ObjectNode computes = root.putObject("graph_computes");
         ObjectNode nodes = root.putObject("graph_nodes");

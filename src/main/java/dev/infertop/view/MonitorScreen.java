@@ -26,6 +26,7 @@ public final class MonitorScreen {
     private final SchedPanel sched;
     private final CountersPanel counters;
     private final BackendsPanel backends;
+    private final RequestsPanel requests;
     private final MoePanel moe;
     private final String hints;
 
@@ -43,6 +44,7 @@ public final class MonitorScreen {
         this.sched = new SchedPanel(theme);
         this.counters = new CountersPanel(theme);
         this.backends = new BackendsPanel(theme);
+        this.requests = new RequestsPanel(theme);
         this.moe = new MoePanel(theme);
         this.hints = hints;
     }
@@ -76,6 +78,8 @@ public final class MonitorScreen {
                 counters.draw(region(g, tableTop, tableRows), s, ui);
             } else if (ui.backends) {
                 backends.draw(region(g, tableTop, tableRows), s, ui);
+            } else if (ui.requests) {
+                requests.draw(region(g, tableTop, tableRows), s, ui);
             } else if (ui.moe) {
                 moe.draw(region(g, tableTop, tableRows), s, ui);
             } else if (ui.details) {

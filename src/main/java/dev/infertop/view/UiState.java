@@ -37,6 +37,8 @@ public final class UiState {
     public boolean countersPanel;
     /** The backends panel replaces the operator table. */
     public boolean backends;
+    /** The requests panel (a server's sequences, batch sizes) replaces the operator table. */
+    public boolean requests;
     /** The MoE panel (key m) in place of the operator table. */
     public boolean moe;
     public double refreshSeconds = 1.0;

@@ -80,6 +80,13 @@ class SequenceTrackerTest {
         assertEquals(4.0, s.totalTtft().p50Ms(), 0.01);
         assertEquals(4, s.totalTpot().count());
         assertEquals(3.0, s.totalTpot().p50Ms(), 0.01);
+        var json = dev.infertop.view.JsonLinesView.toJsonNode(s, true);
+        assertEquals("{\"2\":2,\"5-8\":1}", json.path("batch_sizes").toString(), "calls by tokens per call");
+        assertEquals(2, json.path("requests").path("count").asLong());
+        assertEquals(2 + 4, json.path("requests").path("generated_tokens").asLong(), "first outputs + decoded");
+        assertEquals(2, s.intervalTokens().sequences().size());
+        assertEquals(List.of(5L, 3L), s.intervalTokens().sequences().stream().map(q -> q.promptTokens()).toList());
+        assertEquals(List.of(2L, 2L), s.intervalTokens().sequences().stream().map(q -> q.generatedTokens()).toList());
     }
 
     @Test

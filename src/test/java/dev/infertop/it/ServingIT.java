@@ -132,6 +132,12 @@ class ServingIT {
         });
         String screen = pane.awaitScreen("a decode rate while the server generates", s -> DECODING.matcher(s).find(),
                 120);
+        // The requests panel: the slots that decode, and calls of 3-4 tokens (one per busy slot) in the histogram.
+        pane.keys("r");
+        String slots = pane.awaitScreen("the slots generating and 4-token steps", s -> s.contains("PHASE")
+                && s.contains("generating") && Pattern.compile("(?m)^ 3-4 +[1-9]").matcher(s).find(), 60);
+        assertTrue(Pattern.compile("(?m)^ 0x[0-9a-f]+ +[0-3] generating").matcher(slots).find(), slots);
+        pane.keys("Escape");
         load.get(180, TimeUnit.SECONDS);
         assertTrue(screen.contains("llama-server"), screen);
         screen = pane.awaitScreen("the requests the server answered", s -> s.contains("answered"), 30);

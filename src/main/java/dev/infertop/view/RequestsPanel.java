@@ -1,0 +1,81 @@
+package dev.infertop.view;
+
+import com.googlecode.lanterna.graphics.TextGraphics;
+import dev.infertop.model.SequenceStatus;
+import dev.infertop.model.Snapshot;
+import dev.infertop.model.TokenTotals;
+
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * A server's sequences (its slots) as the batches showed them: each one's phase (reading its prompt, or
+ * generating), the current request's prompt and generated tokens, its TTFT, the latest time between two of its
+ * outputs, and how long it has been idle; under them, the interval's llama_decode calls by batch size, which
+ * is what says the server is batching. Opened in place of the operator table (key r).
+ */
+public final class RequestsPanel implements Panel {
+    private final Theme theme;
+
+    public RequestsPanel(Theme theme) {
+        this.theme = theme;
+    }
+
+    @Override
+    public void draw(TextGraphics g, Snapshot s, UiState ui) {
+        int width = g.getSize().getColumns();
+        int rows = g.getSize().getRows();
+        if (rows <= 0) {
+            return;
+        }
+        TokenTotals tokens = s.isFinal() ? s.totalTokens() : s.intervalTokens();
+        List<SequenceStatus> sequences = tokens.sequences();
+        List<Long> sizes = tokens.batchSizes();
+        int histogramRows = 0;
+        for (long count : sizes) {
+            histogramRows += count > 0 ? 1 : 0;
+        }
+        int sequenceRows = Math.max(1, rows - 1 - (histogramRows > 0 ? histogramRows + 1 : 0));
+        theme.apply(g, Theme.Role.HEADING);
+        Cells.put(g, 0, 0, String.format(Locale.ROOT, " %-14s %4s %-10s %7s %9s %9s %9s %7s", "CONTEXT", "SEQ",
+                "PHASE", "PROMPT", "GENERATED", "TTFTms", "TPOTms", "IDLEs"), width);
+        int row = 1;
+        if (sequences.isEmpty()) {
+            theme.apply(g, Theme.Role.DIM);
+            Cells.put(g, 0, row++, s.totalTokens().requests() > 0
+                    ? " no sequence decoded in the last 10 s"
+                    : " no requests: batches without sequences (llama-bench), or the token layer is off", width);
+        }
+        for (int i = 0; i < sequences.size() && row < rows && i < sequenceRows; i++) {
+            SequenceStatus q = sequences.get(i);
+            theme.apply(g, q.idleNs() > s.intervalNs() ? Theme.Role.DIM : Theme.Role.NORMAL);
+            Cells.put(g, 0, row++, String.format(Locale.ROOT, " %-14s %4d %-10s %7d %9d %9s %9s %7.1f",
+                    String.format(Locale.ROOT, "0x%x", q.context()), q.seq(), q.generating() ? "generating" : "prompt",
+                    q.promptTokens(), q.generatedTokens(), q.ttftNs() > 0 ? OperatorColumn.ms(q.ttftNs() / 1e6) : "-",
+                    q.lastTpotNs() > 0 ? OperatorColumn.ms(q.lastTpotNs() / 1e6) : "-", q.idleNs() / 1e9), width);
+        }
+        if (histogramRows == 0 || row + 1 >= rows) {
+            return;
+        }
+        long most = 1;
+        long calls = 0;
+        for (long count : sizes) {
+            most = Math.max(most, count);
+            calls += count;
+        }
+        theme.apply(g, Theme.Role.HEADING);
+        Cells.put(g, 0, row++, String.format(Locale.ROOT, " %-10s %7s  llama_decode calls by tokens per call (%d)",
+                "TOKENS", "CALLS", calls), width);
+        int barWidth = Math.max(0, width - 21);
+        for (int bucket = 0; bucket < sizes.size() && row < rows; bucket++) {
+            long count = sizes.get(bucket);
+            if (count == 0) {
+                continue;
+            }
+            theme.apply(g, Theme.Role.NORMAL);
+            int bar = (int) Math.max(1, Math.round((double) barWidth * count / most));
+            Cells.put(g, 0, row++, String.format(Locale.ROOT, " %-10s %7d  %s", TokenTotals.batchSizeLabel(bucket),
+                    count, "#".repeat(Math.min(bar, barWidth))), width);
+        }
+    }
+}

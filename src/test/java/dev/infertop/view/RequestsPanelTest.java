@@ -1,0 +1,93 @@
+package dev.infertop.view;
+
+import com.googlecode.lanterna.TerminalSize;
+import com.googlecode.lanterna.screen.Screen;
+import com.googlecode.lanterna.screen.TerminalScreen;
+import com.googlecode.lanterna.terminal.virtual.DefaultVirtualTerminal;
+import dev.infertop.model.LayerStatus;
+import dev.infertop.model.SequenceStatus;
+import dev.infertop.model.Snapshot;
+import dev.infertop.model.TokenTotals;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.util.List;
+
+import static dev.infertop.view.Fixtures.find;
+import static dev.infertop.view.Fixtures.row;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** A 4-slot server's interval: the requests panel (key r) lists its sequences and the calls by batch size. */
+class RequestsPanelTest {
+    private DefaultVirtualTerminal terminal;
+    private TerminalScreen screen;
+    private final UiState ui = new UiState();
+
+    static Snapshot serverSnapshot() {
+        Snapshot s = Fixtures.snapshot(LayerStatus.State.ON);
+        List<SequenceStatus> slots = List.of(
+                new SequenceStatus(0x5000, 0, true, 120, 17, 1_057_000_000L, 54_300_000L, 20_000_000L),
+                new SequenceStatus(0x5000, 1, true, 88, 17, 990_000_000L, 55_100_000L, 20_000_000L),
+                new SequenceStatus(0x5000, 2, false, 64, 0, 0, 0, 400_000_000L),
+                new SequenceStatus(0x5000, 3, true, 30, 31, 700_000_000L, 0, 3_000_000_000L));
+        // 18 steps of 4 slots, 1 of 3, 1 prompt batch of 152 tokens (129-256).
+        List<Long> sizes = List.of(0L, 0L, 19L, 0L, 0L, 0L, 0L, 0L, 1L, 0L, 0L, 0L);
+        TokenTotals tokens = new TokenTotals(20, 1, 19, 0, 152, 75, 600_000_000L, 400_000_000L, 1, 4, 3, 0, sizes,
+                slots);
+        return new Snapshot(s.sequence(), s.isFinal(), s.target(), s.intervalNs(), s.runNs(), tokens, tokens,
+                s.intervalTtft(), s.totalTtft(), s.intervalTpot(), s.totalTpot(), s.intervalBackends(),
+                s.totalBackends(), s.intervalCpuGraphs(), s.totalCpuGraphs(), s.intervalOperators(),
+                s.totalOperators(), s.lostEvents(), s.layers(), s.targetState(), s.intervalSched(), s.totalSched(),
+                s.intervalCounters(), s.totalCounters(), s.intervalBackendOps(), s.totalBackendOps(), s.moe());
+    }
+
+    private void render(Snapshot snapshot) throws IOException {
+        terminal = new DefaultVirtualTerminal(new TerminalSize(100, 30));
+        screen = new TerminalScreen(terminal);
+        screen.startScreen();
+        new MonitorScreen(Theme.COLOUR, List.of("1", "2", "3"), List.of(new HelpPanel.Entry(List.of("q"), "quit")),
+                "h help  q quit").draw(screen.newTextGraphics(), snapshot, ui);
+        screen.refresh(Screen.RefreshType.DELTA);
+    }
+
+    @AfterEach
+    void stop() throws IOException {
+        if (screen != null) {
+            screen.stopScreen();
+        }
+    }
+
+    @Test
+    void slotsAndBatchSizesReplaceTheOperatorTable() throws IOException {
+        ui.requests = true;
+        render(serverSnapshot());
+        int heading = find(terminal, "PHASE");
+        assertTrue(heading >= 0, Fixtures.screen(terminal));
+        assertEquals(" 0x5000            0 generating     120        17      1057     54.30     0.0",
+                row(terminal, heading + 1).stripTrailing(), Fixtures.screen(terminal));
+        assertTrue(row(terminal, heading + 3).contains("prompt"), row(terminal, heading + 3));
+        assertTrue(row(terminal, heading + 3).contains("     -         -"), "no TTFT yet: " + row(terminal, heading + 3));
+        int sizes = find(terminal, "llama_decode calls by tokens per call (20)");
+        assertTrue(sizes > heading + 4, Fixtures.screen(terminal));
+        assertTrue(row(terminal, sizes + 1).startsWith(" 3-4             19  ####"), row(terminal, sizes + 1));
+        assertTrue(row(terminal, sizes + 2).startsWith(" 129-256          1  #"), row(terminal, sizes + 2));
+        assertEquals(-1, find(terminal, "CALLS/s"), "the operator table is replaced");
+    }
+
+    @Test
+    void bucketsAreOneTwoThenPowersOfTwo() {
+        assertEquals(0, TokenTotals.batchSizeBucket(1));
+        assertEquals(1, TokenTotals.batchSizeBucket(2));
+        assertEquals(2, TokenTotals.batchSizeBucket(3));
+        assertEquals(2, TokenTotals.batchSizeBucket(4));
+        assertEquals(3, TokenTotals.batchSizeBucket(5));
+        assertEquals(10, TokenTotals.batchSizeBucket(1024));
+        assertEquals(11, TokenTotals.batchSizeBucket(1025));
+        assertEquals(11, TokenTotals.batchSizeBucket(100_000));
+        assertEquals(List.of("1", "2", "3-4", "5-8", "513-1024", ">1024"), List.of(TokenTotals.batchSizeLabel(0),
+                TokenTotals.batchSizeLabel(1), TokenTotals.batchSizeLabel(2), TokenTotals.batchSizeLabel(3),
+                TokenTotals.batchSizeLabel(10), TokenTotals.batchSizeLabel(11)));
+    }
+}
