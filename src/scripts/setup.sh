@@ -68,6 +68,8 @@ else
   # Older releases: struct layouts and op tables that differ from the current one (calibration tests), and a
   # llama-bench built from each one's own source (OlderReleaseIT: the whole tool on an older node loop; about
   # 3 minutes each on 2 cores).
+  # A real client (ServingIT): node-llama-cpp and its prebuilt libraries.
+  bash "$here/provision-node-client.sh" >/dev/null
   for old in 3.3.0 3.2.0; do
     bash "$here/provision-old-llama.sh" --build llama-bench "$old" >/dev/null
   done

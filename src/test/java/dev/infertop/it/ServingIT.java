@@ -33,7 +33,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * the server's {@code tokens_predicted_total} less one per request (a request's last token is sampled, never
  * decoded), its requests the 8 completed, and per-request TTFT and TPOT agree with the server's own timings.
  * The live view on the same kind of server shows a non-zero decode rate (it showed 0.0 tok/s while batches of
- * several slots were taken for prompts).
+ * several slots were taken for prompts) and, on r, the slots. A node-llama-cpp chat is counted as the client
+ * counts it.
  */
 class ServingIT {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -146,6 +147,59 @@ class ServingIT {
         screen = pane.awaitScreen("the shell again", s -> s.contains("EXITED-"), 30);
         assertTrue(screen.contains("EXITED-0"), screen);
         assertTrue(llamaServer.isAlive(), "the attached server must survive infertop's exit");
+    }
+
+    /**
+     * A real client embedding llama.cpp: node-llama-cpp (its prebuilt npm libraries, libllama.v0.5.0.so and a
+     * CPU variant it dlopens) chatting through one LlamaChatSession, 3 prompts of at most 24 tokens, each
+     * appended to the same sequence. infertop attaches with {@code -p} before the first prompt; the tokens the
+     * requests generated must be those the client counted, one request per prompt.
+     */
+    @Test
+    void aNodeLlamaCppChatIsCountedAsTheClientCountsIt() throws Exception {
+        Path client = dev.infertop.workload.LlamaCppWorkload.cacheDir().resolve("node-client-3.22.1");
+        Requirements.require(java.nio.file.Files.exists(client.resolve("client.stamp")),
+                "needs node-llama-cpp: run src/scripts/provision-node-client.sh (setup.sh does)");
+        Path script = client.resolve("chat.mjs");
+        java.nio.file.Files.copy(Path.of("src/scripts/node-client/chat.mjs"), script,
+                java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        Process node = new ProcessBuilder("node", script.toString(), Models.preset("tiny").toString(), "3", "24")
+                .directory(client.toFile()).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+        try (java.io.BufferedReader out = node.inputReader(java.nio.charset.StandardCharsets.UTF_8);
+             java.io.Writer in = node.outputWriter(java.nio.charset.StandardCharsets.UTF_8)) {
+            String ready = out.readLine();
+            assertTrue(ready != null && ready.startsWith("ready "), "the client did not start: " + ready);
+            try (InfertopProcess infertop = InfertopProcess.start("--json", "-d", "1", "-p", Long.toString(node.pid()))) {
+                infertop.awaitStderr("probes attached", 60);
+                Thread.sleep(1500);
+                in.write("go\n");
+                in.flush();
+                JsonNode counted = JSON.readTree(out.readLine());
+                Thread.sleep(2500); // two intervals: every record drained
+                LlamaBenchIT.signal(infertop.process.pid(), "TERM");
+                assertEquals(128 + 15, infertop.waitFor(30), infertop.stderrText());
+                JsonNode total = infertop.finalObject();
+                JsonNode requests = total.path("requests");
+                String context = "infertop: " + total + "\nclient: " + counted;
+                System.out.printf("serving: node-llama-cpp client generated %d tokens in %d prompts; infertop: "
+                        + "%d generated, %d requests, %d decoded, %d prompt tokens%n",
+                        counted.path("generated").asLong(), counted.path("prompts").asLong(),
+                        requests.path("generated_tokens").asLong(), requests.path("count").asLong(),
+                        total.path("tokens_decode").asLong(), total.path("tokens_prefill").asLong());
+                assertEquals(counted.path("generated").asLong(), requests.path("generated_tokens").asLong(), context);
+                assertEquals(counted.path("prompts").asLong(), requests.path("count").asLong(), context);
+                assertEquals(counted.path("generated").asLong() - counted.path("prompts").asLong(),
+                        total.path("tokens_decode").asLong(), "the last token of each answer is never decoded: " + context);
+                assertEquals(0, requests.path("batches_unread").asLong(), context);
+                assertTrue(total.path("layers").path("token").path("probes").toString().contains("libllama.v0.5.0.so"),
+                        "probes on node-llama-cpp's own libllama: " + total.path("layers").path("token"));
+            }
+            in.write("exit\n");
+            in.flush();
+            assertTrue(node.waitFor(30, TimeUnit.SECONDS), "the client did not exit");
+        } finally {
+            node.destroyForcibly();
+        }
     }
 
     /** Starts llama-server (4 slots, metrics on) on a free loopback port; returns the port once it is ready. */
