@@ -1,5 +1,6 @@
 package dev.infertop.cli;
 
+import dev.infertop.workload.DemoClient;
 import dev.infertop.workload.LlamaCppWorkload;
 import dev.infertop.workload.SyntheticModel;
 import picocli.CommandLine.Command;
@@ -18,8 +19,9 @@ import java.util.Map;
  * starts llama-bench on it in an endless prompt+generation loop, and traces it.
  */
 @Command(name = "demo", mixinStandardHelpOptions = true, sortOptions = false,
-        description = {"Trace a built-in workload: llama.cpp (built once into ~/.cache/infertop) running a",
-                "synthetic model in a steady prompt + generation loop. Ctrl-C stops both."})
+        description = {"Trace a built-in workload: llama.cpp (built once into ~/.cache/infertop) serving a",
+                "synthetic model to a steady stream of concurrent requests (or llama-bench's loop). q or",
+                "Ctrl-C stops both."})
 final class DemoCommand implements java.util.concurrent.Callable<Integer> {
     @ParentCommand
     InfertopCommand parent;
@@ -28,8 +30,17 @@ final class DemoCommand implements java.util.concurrent.Callable<Integer> {
             description = "Synthetic model: tiny, tiny-moe, deep, bench, bench-moe (default: ${DEFAULT-VALUE}).")
     String preset;
 
-    @Option(names = "--prebuilt", description = "Run on the prebuilt npm libraries instead of the source build.")
+    @Option(names = "--prebuilt", description = "Run on the prebuilt npm libraries instead of the source build "
+            + "(the llama-bench loop: they come without llama-server).")
     boolean prebuilt;
+
+    @Option(names = "--workload", paramLabel = "KIND", defaultValue = "server",
+            description = "server: llama-server with 4 slots fed by built-in clients (concurrent requests of varied "
+                    + "length); bench: llama-bench's endless prompt + generation loop (default: ${DEFAULT-VALUE}).")
+    String workloadName;
+
+    /** The demo server's parallel slots: more than its clients, so slots fill and empty. */
+    static final int SERVER_SLOTS = 4;
 
     @Option(names = {"-t", "--threads"}, paramLabel = "N", defaultValue = "2",
             description = "llama.cpp threads (default: ${DEFAULT-VALUE}).")
@@ -50,6 +61,9 @@ final class DemoCommand implements java.util.concurrent.Callable<Integer> {
     @Override
     public Integer call() throws IOException {
         SyntheticModel model = ModelCommand.resolve(preset);
+        if (!workloadName.equals("server") && !workloadName.equals("bench")) {
+            throw new UserError("--workload must be server or bench, got '" + workloadName + "'", 2);
+        }
         if (threads < 1 || threads > 512) {
             throw new UserError("--threads must be between 1 and 512, got " + threads, 2);
         }
@@ -70,22 +84,42 @@ final class DemoCommand implements java.util.concurrent.Callable<Integer> {
         if (!Files.isRegularFile(modelFile) || Files.size(modelFile) != model.fileSizeBytes()) {
             ModelCommand.write(model, modelFile);
         }
-        Path bench = prebuilt ? workload.prebuiltDir().resolve("llama-bench") : workload.sourceBuildTool("llama-bench");
+        boolean server = workloadName.equals("server") && !prebuilt;
+        if (workloadName.equals("server") && prebuilt) {
+            System.err.println("infertop: demo: the prebuilt npm libraries come without llama-server: "
+                    + "running the llama-bench loop on them");
+        }
+        Path tool = prebuilt ? workload.prebuiltDir().resolve("llama-bench")
+                : workload.sourceBuildTool(server ? "llama-server" : "llama-bench");
         Map<String, String> environment = prebuilt ? workload.prebuiltEnvironment() : Map.of();
         Path log = LlamaCppWorkload.cacheDir().resolve("demo-target.log");
-        System.err.println("infertop: demo: " + bench.getFileName() + " on " + modelFile.getFileName()
+        int port = server ? DemoClient.freePort() : 0;
+        System.err.println("infertop: demo: " + tool.getFileName() + " on " + modelFile.getFileName()
                 + (prebuilt ? " (prebuilt npm libraries)" : " (source build " + workload.releaseTag() + ")")
+                + (server ? ", " + SERVER_SLOTS + " slots on 127.0.0.1:" + port + ", fed by " + DemoClient.CONCURRENT
+                        + " concurrent clients" : "")
                 + "; its output goes to " + log);
-        // -pg: each repetition is one prompt (prefill) and then a generation, like a stream of requests.
         // The trace options are the parent command's as picocli filled them (defaults included: a command
         // object built by hand has none), with the demo's own workload and output choices on top.
         InfertopCommand trace = parent;
-        trace.command = List.of(bench.toString(), "-m", modelFile.toString(), "-p", "0", "-n", "0",
-                "-pg", "64,64", "-r", "1000000", "-t", Integer.toString(threads), "--no-warmup");
+        trace.command = server
+                // A server with continuous batching: requests of varied length come and go in its slots.
+                ? List.of(tool.toString(), "-m", modelFile.toString(), "-np", Integer.toString(SERVER_SLOTS),
+                        "-c", "8192", "--host", "127.0.0.1", "--port", Integer.toString(port), "-t",
+                        Integer.toString(threads), "--metrics")
+                // -pg: each repetition is one prompt (prefill) and then a generation, like a stream of requests.
+                : List.of(tool.toString(), "-m", modelFile.toString(), "-p", "0", "-n", "0",
+                        "-pg", "64,64", "-r", "1000000", "-t", Integer.toString(threads), "--no-warmup");
         trace.batch |= batch;
         trace.json |= json;
         trace.delaySeconds = delaySeconds;
         trace.iterations = iterations;
+        if (server) {
+            // The clients retry until the server, held at infertop's gate until the probes are in, answers.
+            try (DemoClient clients = DemoClient.start(port)) {
+                return new TraceRun(trace.toOptions(environment, log), System.out, System.err).run();
+            }
+        }
         return new TraceRun(trace.toOptions(environment, log), System.out, System.err).run();
     }
 }

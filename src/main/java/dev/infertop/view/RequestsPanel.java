@@ -55,6 +55,7 @@ public final class RequestsPanel implements Panel {
                     q.lastTpotNs() > 0 ? OperatorColumn.ms(q.lastTpotNs() / 1e6) : "-", q.idleNs() / 1e9), width);
         }
         if (histogramRows == 0 || row + 1 >= rows) {
+            Cells.blank(g, row, rows);
             return;
         }
         long most = 1;
@@ -77,5 +78,6 @@ public final class RequestsPanel implements Panel {
             Cells.put(g, 0, row++, String.format(Locale.ROOT, " %-10s %7d  %s", TokenTotals.batchSizeLabel(bucket),
                     count, "#".repeat(Math.min(bar, barWidth))), width);
         }
+        Cells.blank(g, row, rows); // every cell is drawn each frame: rows of a longer last frame are cleared
     }
 }

@@ -40,7 +40,7 @@ class JourneyIT {
     private static final Path ROOT = Path.of("").toAbsolutePath();
     private static final Path LAUNCHER = ROOT.resolve("src/scripts/infertop");
     private static final Pattern DECODING = Pattern.compile("decode +[1-9][0-9.]* tok/s");
-    private static final Pattern TARGET_PID = Pattern.compile("pid (\\d+) llama-bench");
+    private static final Pattern TARGET_PID = Pattern.compile("pid (\\d+) llama-(?:bench|server)");
     /** Every file a snapshot must have when the operator layer traced a decode graph. */
     private static final List<String> REQUIRED = List.of("summary.json", "latency.hlog", "trace.json",
             "report.html", "operator-dag.dot");
@@ -83,6 +83,10 @@ class JourneyIT {
         assertTrue(last.path("tokens_decode").asLong() > 0, "the demo generated no token: " + lines.getLast());
         assertTrue(last.path("tokens_prefill").asLong() > 0, "the demo read no prompt: " + lines.getLast());
         assertTrue(last.path("op_graphs").asLong() > 0, "no operator data: " + lines.getLast());
+        // The demo is a server with concurrent clients: requests answered, steps of several sequences.
+        assertTrue(last.path("requests").path("count").asLong() > 0, "no request answered: " + lines.getLast());
+        assertTrue(last.path("batch_sizes").path("2").asLong() + last.path("batch_sizes").path("3-4").asLong() > 0,
+                "no step decoded several sequences at once: " + last.path("batch_sizes"));
         LeakCheck.assertNothingLeft();
     }
 
@@ -90,8 +94,8 @@ class JourneyIT {
     void quickStartDemoInATerminalShowsTokensPerSecondAndQuitsAtOnce() throws Exception {
         pane = TmuxPane.startShell(session(), 120, 40, ROOT, "src/scripts/demo.sh");
         pane.keepSize();
-        String screen = pane.awaitScreen("decode tokens/s and operator rows",
-                s -> DECODING.matcher(s).find() && s.contains("MUL_MAT"), 600);
+        String screen = pane.awaitScreen("decode tokens/s, operator rows and requests answered",
+                s -> DECODING.matcher(s).find() && s.contains("MUL_MAT") && s.contains(" answered"), 600);
         long target = targetPid(screen);
         launched.add(target);
         ProcessHandle infertop = pane.infertop();

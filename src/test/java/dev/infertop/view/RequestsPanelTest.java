@@ -77,6 +77,28 @@ class RequestsPanelTest {
     }
 
     @Test
+    void aShorterFrameLeavesNoRowOfTheLongerOneBefore() throws IOException {
+        ui.requests = true;
+        render(serverSnapshot());
+        int sizes = find(terminal, "llama_decode calls by tokens per call");
+        Snapshot s = serverSnapshot();
+        TokenTotals quiet = new TokenTotals(1, 0, 1, 0, 0, 1, 0, 1_000_000L, 1, 0, 1, 0,
+                List.of(1L, 0L, 0L, 0L, 0L, 0L, 0L, 0L, 0L, 0L, 0L, 0L), s.intervalTokens().sequences().subList(0, 1));
+        Snapshot shorter = new Snapshot(s.sequence() + 1, false, s.target(), s.intervalNs(), s.runNs(), quiet,
+                s.totalTokens(), s.intervalTtft(), s.totalTtft(), s.intervalTpot(), s.totalTpot(), s.intervalBackends(),
+                s.totalBackends(), s.intervalCpuGraphs(), s.totalCpuGraphs(), s.intervalOperators(),
+                s.totalOperators(), s.lostEvents(), s.layers(), s.targetState(), s.intervalSched(), s.totalSched(),
+                s.intervalCounters(), s.totalCounters(), s.intervalBackendOps(), s.totalBackendOps(), s.moe());
+        new MonitorScreen(Theme.COLOUR, List.of("1", "2", "3"), List.of(new HelpPanel.Entry(List.of("q"), "quit")),
+                "h help  q quit").draw(screen.newTextGraphics(), shorter, ui);
+        screen.refresh(Screen.RefreshType.DELTA);
+        assertTrue(sizes > 0);
+        assertEquals(-1, find(terminal, "129-256"), "a row of the frame before:\n" + Fixtures.screen(terminal));
+        assertEquals(-1, find(terminal, " 3-4 "), Fixtures.screen(terminal));
+        assertTrue(find(terminal, "tokens per call (1)") > 0, Fixtures.screen(terminal));
+    }
+
+    @Test
     void bucketsAreOneTwoThenPowersOfTwo() {
         assertEquals(0, TokenTotals.batchSizeBucket(1));
         assertEquals(1, TokenTotals.batchSizeBucket(2));
