@@ -84,7 +84,7 @@ final class SequenceTracker {
             clearGroups();
             return false;
         }
-        Sequence[] sequences = contexts.computeIfAbsent(context, c -> new Sequence[MAX_SEQUENCES]);
+        Sequence[] sequences = sequencesOf(context);
         for (int t = 0; t < touchedCount; t++) {
             int seq = touched[t];
             Sequence s = sequences[seq];
@@ -130,6 +130,18 @@ final class SequenceTracker {
         }
         clearGroups();
         return true;
+    }
+
+    // The context of the last batch: a process has one or two, so a batch rarely boxes a key for the map.
+    private long lastContext;
+    private Sequence[] lastSequences;
+
+    private Sequence[] sequencesOf(long context) {
+        if (lastSequences == null || context != lastContext) {
+            lastSequences = contexts.computeIfAbsent(context, c -> new Sequence[MAX_SEQUENCES]);
+            lastContext = context;
+        }
+        return lastSequences;
     }
 
     /** Sequences of any context that decoded a token since {@code sinceNs}. */
