@@ -472,7 +472,13 @@ public final class ProbeSet implements AutoCloseable {
         }
     }
 
+    /** The layers as they were when the set was closed: what the final snapshot reports. */
+    private List<LayerStatus> statusesAtClose;
+
     public synchronized List<LayerStatus> statuses() {
+        if (statusesAtClose != null) {
+            return statusesAtClose;
+        }
         List<LayerStatus> result = new ArrayList<>();
         for (Map.Entry<Layer, LayerState> entry : layers.entrySet()) {
             LayerState state = entry.getValue();
@@ -526,6 +532,10 @@ public final class ProbeSet implements AutoCloseable {
 
     @Override
     public synchronized void close() {
+        if (statusesAtClose == null) {
+            // A quit detaches before the collector's last snapshot: that snapshot says what ran, not "unavailable".
+            statusesAtClose = List.copyOf(statuses());
+        }
         for (Switchable switchable : switchables.values()) {
             switchable.close();
         }
