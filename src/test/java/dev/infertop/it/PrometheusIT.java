@@ -206,25 +206,21 @@ class PrometheusIT {
                 "--storage.tsdb.path=" + directory.resolve("data"), "--web.listen-address=127.0.0.1:" + port,
                 "--log.level=warn")
                 .redirectErrorStream(true).redirectOutput(directory.resolve("prometheus.log").toFile()).start();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        HttpClient client = HttpClient.newHttpClient();
-        while (System.nanoTime() < deadline) {
-            assertTrue(process.isAlive(), "prometheus exited:\n" + Files.readString(directory.resolve("prometheus.log")));
-            try {
-                HttpResponse<String> ready = client.send(HttpRequest.newBuilder(
-                        URI.create("http://127.0.0.1:" + port + "/-/ready")).timeout(Duration.ofSeconds(2)).build(),
-                        HttpResponse.BodyHandlers.ofString());
-                if (ready.statusCode() == 200) {
-                    return process;
-                }
-            } catch (IOException notYet) {
-                // not listening yet
-            }
-            Thread.sleep(200);
+        Path log = directory.resolve("prometheus.log");
+        if (HttpReady.await("http://127.0.0.1:" + port + "/-/ready", process, 30, () -> readQuietly(log))) {
+            return process;
         }
         process.destroyForcibly();
         throw new AssertionError("prometheus not ready within 30 s:\n"
                 + Files.readString(directory.resolve("prometheus.log")));
+    }
+
+    private static String readQuietly(Path file) {
+        try {
+            return Files.readString(file);
+        } catch (IOException e) {
+            return "(no log: " + e.getMessage() + ")";
+        }
     }
 
     /** The instant vector of {@code promql} (data.result). */

@@ -211,21 +211,8 @@ class ServingIT {
         llamaServer = new ProcessBuilder(server.toString(), "-m", model.toString(), "-np", "4", "-c", "4096",
                 "--metrics", "--host", "127.0.0.1", "--port", Integer.toString(port), "-t", "2")
                 .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
-        HttpClient client = HttpClient.newHttpClient();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
-        while (System.nanoTime() < deadline) {
-            try {
-                HttpResponse<String> health = client.send(HttpRequest.newBuilder(
-                        URI.create("http://127.0.0.1:" + port + "/health")).timeout(Duration.ofSeconds(5)).build(),
-                        HttpResponse.BodyHandlers.ofString());
-                if (health.statusCode() == 200) {
-                    return port;
-                }
-            } catch (IOException notYet) {
-                // still loading
-            }
-            assertTrue(llamaServer.isAlive(), "llama-server exited while starting");
-            Thread.sleep(200);
+        if (HttpReady.await("http://127.0.0.1:" + port + "/health", llamaServer, 120, () -> "llama-server")) {
+            return port;
         }
         throw new AssertionError("llama-server not ready within 120 s");
     }

@@ -36,7 +36,12 @@ class RequestsPanelTest {
         List<Long> sizes = List.of(0L, 0L, 19L, 0L, 0L, 0L, 0L, 0L, 1L, 0L, 0L, 0L);
         TokenTotals tokens = new TokenTotals(20, 1, 19, 0, 152, 75, 600_000_000L, 400_000_000L, 1, 4, 3, 0, sizes,
                 slots);
-        return new Snapshot(s.sequence(), s.isFinal(), s.target(), s.intervalNs(), s.runNs(), tokens, tokens,
+        return withTokens(s, tokens, tokens);
+    }
+
+    /** {@code s} with other token figures (a server's), the rest as it is. */
+    static Snapshot withTokens(Snapshot s, TokenTotals interval, TokenTotals total) {
+        return new Snapshot(s.sequence(), s.isFinal(), s.target(), s.intervalNs(), s.runNs(), interval, total,
                 s.intervalTtft(), s.totalTtft(), s.intervalTpot(), s.totalTpot(), s.intervalBackends(),
                 s.totalBackends(), s.intervalCpuGraphs(), s.totalCpuGraphs(), s.intervalOperators(),
                 s.totalOperators(), s.lostEvents(), s.layers(), s.targetState(), s.intervalSched(), s.totalSched(),
@@ -84,11 +89,7 @@ class RequestsPanelTest {
         Snapshot s = serverSnapshot();
         TokenTotals quiet = new TokenTotals(1, 0, 1, 0, 0, 1, 0, 1_000_000L, 1, 0, 1, 0,
                 List.of(1L, 0L, 0L, 0L, 0L, 0L, 0L, 0L, 0L, 0L, 0L, 0L), s.intervalTokens().sequences().subList(0, 1));
-        Snapshot shorter = new Snapshot(s.sequence() + 1, false, s.target(), s.intervalNs(), s.runNs(), quiet,
-                s.totalTokens(), s.intervalTtft(), s.totalTtft(), s.intervalTpot(), s.totalTpot(), s.intervalBackends(),
-                s.totalBackends(), s.intervalCpuGraphs(), s.totalCpuGraphs(), s.intervalOperators(),
-                s.totalOperators(), s.lostEvents(), s.layers(), s.targetState(), s.intervalSched(), s.totalSched(),
-                s.intervalCounters(), s.totalCounters(), s.intervalBackendOps(), s.totalBackendOps(), s.moe());
+        Snapshot shorter = withTokens(s, quiet, s.totalTokens());
         new MonitorScreen(Theme.COLOUR, List.of("1", "2", "3"), List.of(new HelpPanel.Entry(List.of("q"), "quit")),
                 "h help  q quit").draw(screen.newTextGraphics(), shorter, ui);
         screen.refresh(Screen.RefreshType.DELTA);
