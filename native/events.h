@@ -24,6 +24,7 @@ enum event_kind {
 	EVENT_BACKEND_OPS = 13, /* the ops of a graph computed on a backend other than the CPU (native/backends.bpf.h) */
 	EVENT_MOE = 9,        /* MoE layer: a graph's signature, or one MUL_MAT_ID node's selected expert ids */
 	EVENT_BATCH = 14,     /* one llama_decode() call's batch, token by token: token layer, sent before its decode */
+	EVENT_SEQ_RM = 15,    /* llama_memory_seq_rm() (or an older release's kv seq_rm) called: token layer */
 };
 
 struct event_header {
@@ -64,6 +65,20 @@ struct batch_event {
 	__s32 n_tokens;   /* llama_batch.n_tokens */
 	__s32 recorded;   /* tokens that follow: min(n_tokens, MAX_BATCH_TOKENS), 0 when unreadable */
 	struct batch_token tokens[MAX_BATCH_TOKENS];
+};
+
+/*
+ * A sequence's positions [p0, p1) removed from a context's memory (p1 < 0: to the end). A server does this
+ * after each speculative verification to drop the drafts the target rejected, so p0 tells how many were kept.
+ * Sent at entry: start_ns == end_ns.
+ */
+struct seq_rm_event {
+	struct event_header header;
+	__u64 memory;     /* llama_memory_t (llama_memory_seq_rm) or struct llama_context * (older kv functions) */
+	__s32 seq;        /* llama_seq_id, -1: every sequence */
+	__s32 p0;         /* first position removed, -1: from 0 */
+	__s32 p1;         /* end, -1: to the end */
+	__s32 pad;
 };
 
 struct graph_event {

@@ -242,6 +242,37 @@ int BPF_KRETPROBE(handle_decode_exit, long ret)
 	return 0;
 }
 
+/*
+ * bool llama_memory_seq_rm(llama_memory_t mem, llama_seq_id seq_id, llama_pos p0, llama_pos p1), and the same
+ * shape with a llama_context * in older releases (llama_kv_self_seq_rm, llama_kv_cache_seq_rm).
+ * Entry only: what was asked is what tells a speculative verification's kept tokens.
+ */
+SEC("uprobe")
+int BPF_KPROBE(handle_seq_rm, void *memory, int seq, int p0, int p1)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct seq_rm_event *e;
+
+	if (!is_target(pid_tgid))
+		return 0;
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		count_lost();
+		return 0;
+	}
+	e->header.kind = EVENT_SEQ_RM;
+	e->header.tid = (__u32)pid_tgid;
+	e->header.start_ns = bpf_ktime_get_ns();
+	e->header.end_ns = e->header.start_ns;
+	e->memory = (__u64)memory;
+	e->seq = seq;
+	e->p0 = p0;
+	e->p1 = p1;
+	e->pad = 0;
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
 /* native/backends.bpf.h, included at the end: ops of graphs on backends other than the CPU. */
 static __always_inline void backends_count_ops(__u64 pid_tgid, void *backend, void *cgraph, const __u8 *guid,
 					      __s32 n_nodes);

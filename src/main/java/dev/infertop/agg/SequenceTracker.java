@@ -20,6 +20,14 @@ import java.util.Map;
  *   <li>a <b>request</b> is a sequence's life from its prompt until the next start; TTFT runs from the start of
  *       the decode call holding its first prompt token to the end of the call that produced its first output.</li>
  * </ul>
+ * Speculative decoding (a draft model proposes, the target verifies): the draft context decodes a copy of each
+ * batch the target decoded, right after it on the same thread (llama.cpp's draft-simple keeps its memory in step
+ * that way), so a context whose batch mirrors the one just decoded by another context is a <b>draft</b>: its
+ * calls count as draft calls, never as prompt or generated tokens. A target batch of one sequence in which every
+ * token asks for output is a <b>verification</b> of the drafts after its first token; how many the target kept
+ * is where the sequence goes on: the memory removal that drops the rejected drafts right after
+ * ({@link #onSequenceRemove}), or the sequence's next batch. Kept drafts are generated tokens, and the step's
+ * time is shared among the tokens it produced for TPOT.
  * Every token is checked against what the batch's arrays must hold (positions from 0 below 2^24, sequence ids
  * below {@link #MAX_SEQUENCES}, logits flags 0 or 1): a batch that does not fit is left to the caller's
  * size-only accounting and counted in {@link #unfitBatches}. One instance per aggregator, collector thread only,
@@ -42,9 +50,38 @@ final class SequenceTracker {
         long requestStartNs;
         long lastOutputEndNs;
         long lastActiveNs;
+        /** First position of a verification whose kept drafts are not known yet, or -1. */
+        int pendingPos = -1;
+        int pendingDrafts;
+        long pendingStepNs;
     }
 
-    private final Map<Long, Sequence[]> contexts = new HashMap<>();
+    /** One llama_context: its sequences, and whether it is a speculative draft model's. */
+    private static final class Context {
+        final Sequence[] sequences = new Sequence[MAX_SEQUENCES];
+        boolean draft;
+    }
+
+    private final Map<Long, Context> contexts = new HashMap<>();
+
+    // The batch decoded last (any context): a draft context's copy of it comes next on the same thread.
+    private int lastBatchTid = -1;
+    private long lastBatchContext;
+    private int lastBatchTokens;
+    private long lastBatchFirstToken;
+    private long lastBatchLastToken;
+
+    // Speculative decoding, counted since the start (the aggregator derives intervals).
+    long verifySteps;
+    long draftTokens;
+    long acceptedTokens;
+    long unresolvedSteps;
+    long draftCalls;
+    long draftTokensDecoded;
+    final long[] acceptedByPosition = new long[dev.infertop.model.SpeculativeTotals.MAX_POSITIONS];
+
+    /** Generated tokens known since the last take: drafts the target kept, told after their step. */
+    private long keptDrafts;
 
     // Per-call scratch, indexed by sequence id: this batch's tokens of each sequence.
     private final int[] groupTokens = new int[MAX_SEQUENCES];
@@ -58,6 +95,8 @@ final class SequenceTracker {
     int generatedTokens;
     /** Requests whose first output this batch produced. */
     int firstOutputs;
+    /** The batch was a draft context's: none of the above counts as the engine's tokens. */
+    boolean draftBatch;
 
     /** Batches that did not fit the layout (counted by their size instead). */
     long unfitBatches;
@@ -74,17 +113,39 @@ final class SequenceTracker {
      * Accounts one batch; false when it does not fit (nothing recorded: the caller counts it by its size).
      * On true, {@link #promptTokens} and {@link #generatedTokens} say what it held.
      */
-    boolean onBatch(long startNs, long endNs, long context, int nTokens, int recorded, MemorySegment data,
+    boolean onBatch(int tid, long startNs, long endNs, long context, int nTokens, int recorded, MemorySegment data,
                     long offset) {
         promptTokens = 0;
         generatedTokens = 0;
         firstOutputs = 0;
+        draftBatch = false;
         if (recorded <= 0 || recorded != nTokens || !group(recorded, data, offset)) {
             unfitBatches++;
             clearGroups();
+            lastBatchTid = -1;
             return false;
         }
-        Sequence[] sequences = sequencesOf(context);
+        Context owner = contextOf(context);
+        long firstToken = tokenKey(data, offset);
+        long lastToken = tokenKey(data, offset + (long) (recorded - 1) * EventLayout.BATCH_TOKEN_SIZE);
+        if (!owner.draft && tid == lastBatchTid && context != lastBatchContext && recorded == lastBatchTokens
+                && firstToken == lastBatchFirstToken && lastToken == lastBatchLastToken
+                && !contextOf(lastBatchContext).draft) {
+            owner.draft = true; // a copy of the batch another context just decoded: a draft model keeping step
+        }
+        lastBatchTid = tid;
+        lastBatchContext = context;
+        lastBatchTokens = recorded;
+        lastBatchFirstToken = firstToken;
+        lastBatchLastToken = lastToken;
+        if (owner.draft) {
+            draftBatch = true;
+            draftCalls++;
+            draftTokensDecoded += recorded;
+            clearGroups();
+            return true;
+        }
+        Sequence[] sequences = owner.sequences;
         for (int t = 0; t < touchedCount; t++) {
             int seq = touched[t];
             Sequence s = sequences[seq];
@@ -95,6 +156,9 @@ final class SequenceTracker {
             int outputs = groupOutputs[seq];
             boolean verification = tokens > 1 && outputs == tokens; // a speculative draft checked by the target
             boolean promptLike = tokens > 1 && outputs <= 1;
+            if (s.pendingPos >= 0) {
+                resolve(s, groupFirstPos[seq]); // the previous verification's kept drafts: where this goes on
+            }
             boolean rewound = s.started && groupFirstPos[seq] >= 0 && groupFirstPos[seq] <= s.lastPos;
             if (!s.started || (rewound && !verification) || (s.generating && promptLike)) {
                 s.started = true;
@@ -116,6 +180,19 @@ final class SequenceTracker {
                     s.lastOutputEndNs = endNs;
                     firstOutputs++;
                 }
+            } else if (verification && groupFirstPos[seq] >= 0) {
+                // The token sampled last is kept for sure; how many drafts after it were is told later.
+                verifySteps++;
+                draftTokens += tokens - 1;
+                generatedTokens += 1;
+                s.generatedTokens += 1;
+                s.pendingPos = groupFirstPos[seq];
+                s.pendingDrafts = tokens - 1;
+                s.pendingStepNs = Math.max(0, endNs - s.lastOutputEndNs);
+                s.lastOutputEndNs = endNs;
+                s.lastPos = groupFirstPos[seq];
+                s.lastActiveNs = endNs;
+                continue;
             } else {
                 generatedTokens += tokens;
                 s.generatedTokens += tokens;
@@ -134,21 +211,96 @@ final class SequenceTracker {
 
     // The context of the last batch: a process has one or two, so a batch rarely boxes a key for the map.
     private long lastContext;
-    private Sequence[] lastSequences;
+    private Context lastContextState;
 
-    private Sequence[] sequencesOf(long context) {
-        if (lastSequences == null || context != lastContext) {
-            lastSequences = contexts.computeIfAbsent(context, c -> new Sequence[MAX_SEQUENCES]);
+    private Context contextOf(long context) {
+        if (lastContextState == null || context != lastContext) {
+            lastContextState = contexts.computeIfAbsent(context, c -> new Context());
             lastContext = context;
         }
-        return lastSequences;
+        return lastContextState;
+    }
+
+    /** A token's position and sequence in one long, to compare batches. */
+    private static long tokenKey(MemorySegment data, long token) {
+        int pos = data.get(ValueLayout.JAVA_INT_UNALIGNED, token + EventLayout.BATCH_TOKEN_POS);
+        int seq = data.get(ValueLayout.JAVA_INT_UNALIGNED, token + EventLayout.BATCH_TOKEN_SEQ);
+        return ((long) pos << 32) | (seq & 0xffffffffL);
+    }
+
+    /**
+     * Positions from {@code p0} on removed from sequence {@code seq}'s memory: right after a verification, the
+     * server drops the drafts the target rejected, so {@code p0} is where the sequence goes on. Only a removal
+     * to the end ({@code p1 < 0}) that lands within the verified positions tells it; any other is ignored.
+     */
+    void onSequenceRemove(int seq, int p0, int p1) {
+        if (seq < 0 || seq >= MAX_SEQUENCES || p1 >= 0) {
+            return;
+        }
+        for (Context context : contexts.values()) {
+            Sequence s = context.draft ? null : context.sequences[seq];
+            if (s != null && s.pendingPos >= 0 && p0 > s.pendingPos && p0 <= s.pendingPos + s.pendingDrafts + 1) {
+                resolve(s, p0);
+                return;
+            }
+        }
+    }
+
+    /**
+     * Settles a verification at {@code s.pendingPos} by the position its sequence goes on from: the drafts
+     * kept are those before it. Anywhere else (a new request, a rewind) leaves the step unresolved.
+     */
+    private void resolve(Sequence s, int nextPos) {
+        int kept = nextPos - s.pendingPos - 1;
+        if (nextPos < 0 || kept < 0 || kept > s.pendingDrafts) {
+            unresolvedSteps++;
+        } else {
+            acceptedTokens += kept;
+            for (int i = 0; i < kept && i < acceptedByPosition.length; i++) {
+                acceptedByPosition[i]++;
+            }
+            keptDrafts += kept;
+            s.generatedTokens += kept;
+            s.lastPos = s.pendingPos + kept;
+            // The step produced kept + 1 tokens: each gets an equal share of its time (the server's own TPOT is
+            // generation time over generated tokens).
+            s.lastTpotNs = s.pendingStepNs / (kept + 1);
+            for (int i = 0; i <= kept; i++) {
+                tpot.recordValue(s.lastTpotNs);
+            }
+        }
+        s.pendingPos = -1;
+    }
+
+    /** Generated tokens told since the last call (kept drafts): the caller adds them to its token counts. */
+    long takeKeptDrafts() {
+        long kept = keptDrafts;
+        keptDrafts = 0;
+        return kept;
+    }
+
+    /** The speculative figures since the start. */
+    dev.infertop.model.SpeculativeTotals speculativeTotals() {
+        java.util.List<Long> positions = new java.util.ArrayList<>();
+        int last = acceptedByPosition.length;
+        while (last > 0 && acceptedByPosition[last - 1] == 0) {
+            last--;
+        }
+        for (int i = 0; i < last; i++) {
+            positions.add(acceptedByPosition[i]);
+        }
+        return new dev.infertop.model.SpeculativeTotals(verifySteps, draftTokens, acceptedTokens, unresolvedSteps,
+                draftCalls, draftTokensDecoded, positions);
     }
 
     /** Sequences of any context that decoded a token since {@code sinceNs}. */
     int activeSince(long sinceNs) {
         int active = 0;
-        for (Sequence[] sequences : contexts.values()) {
-            for (Sequence s : sequences) {
+        for (Context context : contexts.values()) {
+            if (context.draft) {
+                continue;
+            }
+            for (Sequence s : context.sequences) {
                 if (s != null && s.started && s.lastActiveNs >= sinceNs) {
                     active++;
                 }
@@ -169,7 +321,11 @@ final class SequenceTracker {
         java.util.List<Long> order = new java.util.ArrayList<>(contexts.keySet());
         java.util.Collections.sort(order);
         for (long context : order) {
-            Sequence[] sequences = contexts.get(context);
+            Context state = contexts.get(context);
+            if (state.draft) {
+                continue;
+            }
+            Sequence[] sequences = state.sequences;
             for (int seq = 0; seq < sequences.length && statuses.size() < MAX_STATUSES; seq++) {
                 Sequence s = sequences[seq];
                 if (s != null && s.started && nowNs - s.lastActiveNs <= recentNs) {

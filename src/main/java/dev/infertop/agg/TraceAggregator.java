@@ -41,6 +41,8 @@ public final class TraceAggregator implements TraceListener {
     private Histogram intervalTpot;
     /** Per-sequence accounting of batches with per-token sequences and positions (llama-server, apps). */
     private final SequenceTracker sequences = new SequenceTracker(ttftRecorder, tpotRecorder);
+    /** The speculative totals at the last tick: the interval's are the difference. */
+    private dev.infertop.model.SpeculativeTotals lastSpeculative = dev.infertop.model.SpeculativeTotals.EMPTY;
     /** The batch record just read, for the decode record of the same call that follows it. */
     private int batchTid = -1;
     private long batchStartNs;
@@ -228,11 +230,25 @@ public final class TraceAggregator implements TraceListener {
                         java.lang.foreign.MemorySegment data, long tokensOffset) {
         batchTid = tid;
         batchStartNs = startNs;
-        batchFits = sequences.onBatch(startNs, endNs, contextAddress, nTokens, recorded, data, tokensOffset);
+        batchFits = sequences.onBatch(tid, startNs, endNs, contextAddress, nTokens, recorded, data, tokensOffset);
+        addKeptDrafts();
         if (!batchFits) {
             intervalTokens.batchesUnread++;
             totalTokens.batchesUnread++;
         }
+    }
+
+    @Override
+    public void onSequenceRemove(int tid, long timeNs, long memoryAddress, int seq, int p0, int p1) {
+        sequences.onSequenceRemove(seq, p0, p1);
+        addKeptDrafts();
+    }
+
+    /** Drafts a verification kept, told after its call: generated tokens of no call of their own. */
+    private void addKeptDrafts() {
+        long kept = sequences.takeKeptDrafts();
+        intervalTokens.tokensDecode += kept;
+        totalTokens.tokensDecode += kept;
     }
 
     @Override
@@ -241,7 +257,9 @@ public final class TraceAggregator implements TraceListener {
         noteContext(contextAddress);
         boolean perSequence = batchFits && batchTid == tid && batchStartNs == startNs;
         batchTid = -1;
-        if (perSequence) {
+        if (perSequence && sequences.draftBatch) {
+            // A draft model's call: counted with the speculative figures, not as the engine's tokens.
+        } else if (perSequence) {
             // The batch said which tokens were prompt and which generated; TTFT and TPOT came per request.
             intervalTokens.record(sequences.promptTokens, sequences.generatedTokens, sequences.firstOutputs,
                     durationNs, status);
@@ -386,9 +404,12 @@ public final class TraceAggregator implements TraceListener {
             intervalBackends.add(slot.interval());
             totalBackends.add(slot.total());
         }
+        dev.infertop.model.SpeculativeTotals speculative = sequences.speculativeTotals();
+        dev.infertop.model.SpeculativeTotals intervalSpeculative = speculative.since(lastSpeculative);
+        lastSpeculative = speculative;
         Snapshot snapshot = new Snapshot(++sequence, isFinal, target, intervalNs, nowNs - firstTickNs,
-                intervalTokens.freeze(contextCount, active, recentSequences),
-                totalTokens.freeze(contextCount, active, recentSequences),
+                intervalTokens.freeze(contextCount, active, recentSequences, intervalSpeculative),
+                totalTokens.freeze(contextCount, active, recentSequences, speculative),
                 LatencySummary.ofNanos(intervalTtft), LatencySummary.ofNanos(totalTtft),
                 LatencySummary.ofNanos(intervalTpot), LatencySummary.ofNanos(totalTpot),
                 intervalBackends, totalBackends, cpuGraphs.interval(), cpuGraphs.total(),
@@ -470,13 +491,15 @@ public final class TraceAggregator implements TraceListener {
             requests += firstOutputs;
         }
 
-        TokenTotals freeze(int contexts, int activeRequests, List<dev.infertop.model.SequenceStatus> sequences) {
+        TokenTotals freeze(int contexts, int activeRequests, List<dev.infertop.model.SequenceStatus> sequences,
+                           dev.infertop.model.SpeculativeTotals speculative) {
             List<Long> sizes = new ArrayList<>(batchSizes.length);
             for (long count : batchSizes) {
                 sizes.add(count);
             }
             return new TokenTotals(calls, prefillCalls, decodeStepCalls, failedCalls, tokensPrefill, tokensDecode,
-                    prefillBusyNs, decodeBusyNs, contexts, requests, activeRequests, batchesUnread, sizes, sequences);
+                    prefillBusyNs, decodeBusyNs, contexts, requests, activeRequests, batchesUnread, sizes, sequences,
+                    speculative);
         }
 
         void reset() {

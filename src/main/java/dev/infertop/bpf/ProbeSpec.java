@@ -37,6 +37,11 @@ public sealed interface ProbeSpec {
 
     List<ProbeSpec> ALL = List.of(
             new FunctionProbe(Layer.TOKEN, "llama_decode", "handle_decode_enter", "handle_decode_exit", false, false),
+            // A speculative verification's kept drafts: the server removes the rejected ones right after it. The
+            // function's name changed twice; a release has one of the three.
+            new FunctionProbe(Layer.TOKEN, "llama_memory_seq_rm", "handle_seq_rm", null, false, true),
+            new FunctionProbe(Layer.TOKEN, "llama_kv_self_seq_rm", "handle_seq_rm", null, false, true),
+            new FunctionProbe(Layer.TOKEN, "llama_kv_cache_seq_rm", "handle_seq_rm", null, false, true),
             new FunctionProbe(Layer.GRAPH, "ggml_backend_graph_compute_async", "handle_graph_enter",
                     "handle_graph_exit", false, false),
             new FunctionProbe(Layer.GRAPH, "ggml_graph_compute", "handle_cpu_graph_enter", "handle_cpu_graph_exit",

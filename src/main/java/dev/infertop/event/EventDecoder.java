@@ -56,6 +56,15 @@ public final class EventDecoder implements RingBufferReader.RecordHandler {
                 listener.onBatch(tid, startNs, endNs, data.get(LONG, offset + BATCH_CTX),
                         data.get(INT, offset + BATCH_N_TOKENS), recorded, data, offset + BATCH_TOKENS);
             }
+            case EVENT_SEQ_RM -> {
+                if (lengthBytes < SEQ_RM_SIZE) {
+                    malformedRecords++;
+                    return;
+                }
+                listener.onSequenceRemove(tid, startNs, data.get(LONG, offset + SEQ_RM_MEMORY),
+                        data.get(INT, offset + SEQ_RM_SEQ), data.get(INT, offset + SEQ_RM_P0),
+                        data.get(INT, offset + SEQ_RM_P1));
+            }
             case EVENT_GRAPH -> {
                 if (lengthBytes < GRAPH_SIZE) {
                     malformedRecords++;

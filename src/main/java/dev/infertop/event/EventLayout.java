@@ -16,6 +16,7 @@ public final class EventLayout {
     public static final int EVENT_FUSED = 7;
     public static final int EVENT_GRAPH_SAME = 8;
     public static final int EVENT_BATCH = 14;
+    public static final int EVENT_SEQ_RM = 15;
 
     // struct event_header
     public static final int HEADER_KIND = 0;
@@ -42,6 +43,13 @@ public final class EventLayout {
     public static final int BATCH_TOKEN_N_SEQ = 9;
     public static final int BATCH_TOKEN_SIZE = 12;
     public static final int BATCH_SIZE = BATCH_TOKENS + MAX_BATCH_TOKENS * BATCH_TOKEN_SIZE;
+
+    // struct seq_rm_event
+    public static final int SEQ_RM_MEMORY = 24;
+    public static final int SEQ_RM_SEQ = 32;
+    public static final int SEQ_RM_P0 = 36;
+    public static final int SEQ_RM_P1 = 40;
+    public static final int SEQ_RM_SIZE = 48;
 
     // struct graph_event
     public static final int GRAPH_BACKEND = 24;

@@ -18,6 +18,13 @@ public interface TraceListener {
                          java.lang.foreign.MemorySegment data, long tokensOffset) {}
 
     /**
+     * A sequence's positions [{@code p0}, {@code p1}) were removed from a memory (llama_memory_seq_rm, or an
+     * older release's kv seq_rm on a context): what a server does after a speculative verification to drop the
+     * rejected drafts. Negative bounds are llama.cpp's "from the start" / "to the end".
+     */
+    default void onSequenceRemove(int tid, long timeNs, long memoryAddress, int seq, int p0, int p1) {}
+
+    /**
      * One ggml_backend_graph_compute_async call. The backend's 16-byte GUID arrives as two big-endian longs
      * (bytes 0-7, 8-15) so it reads like the source's initialiser.
      */

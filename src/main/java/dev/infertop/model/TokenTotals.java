@@ -13,6 +13,7 @@ import java.util.List;
  * @param batchesUnread  batches with per-token arrays that did not fit llama_batch's layout (counted by size)
  * @param batchSizes     llama_decode calls by tokens per call, in {@link #BATCH_SIZE_BUCKETS} (1, 2, 3-4, ...)
  * @param sequences      the sequences that decoded lately (per-sequence accounting only)
+ * @param speculative    speculative decoding: draft and verification figures (target tokens only above)
  */
 public record TokenTotals(
         long decodeCalls,
@@ -28,7 +29,8 @@ public record TokenTotals(
         int activeRequests,
         long batchesUnread,
         List<Long> batchSizes,
-        List<SequenceStatus> sequences) {
+        List<SequenceStatus> sequences,
+        SpeculativeTotals speculative) {
 
     /** Bucket upper bounds of {@link #batchSizes}: 1, 2, 4, ..., 1024 tokens, then more. */
     public static final int BATCH_SIZE_BUCKETS = 12;
@@ -38,6 +40,16 @@ public record TokenTotals(
     public TokenTotals {
         batchSizes = List.copyOf(batchSizes);
         sequences = List.copyOf(sequences);
+        speculative = speculative == null ? SpeculativeTotals.EMPTY : speculative;
+    }
+
+    /** Without speculative decoding. */
+    public TokenTotals(long decodeCalls, long prefillCalls, long decodeStepCalls, long failedCalls, long tokensPrefill,
+                       long tokensDecode, long prefillBusyNs, long decodeBusyNs, int contexts, long requests,
+                       int activeRequests, long batchesUnread, List<Long> batchSizes, List<SequenceStatus> sequences) {
+        this(decodeCalls, prefillCalls, decodeStepCalls, failedCalls, tokensPrefill, tokensDecode, prefillBusyNs,
+                decodeBusyNs, contexts, requests, activeRequests, batchesUnread, batchSizes, sequences,
+                SpeculativeTotals.EMPTY);
     }
 
     /** The bucket of a call of {@code tokens} tokens: 0 for one, then powers of two (3-4 is 2), the last open. */

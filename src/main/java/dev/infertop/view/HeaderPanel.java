@@ -104,6 +104,11 @@ public final class HeaderPanel implements Panel {
             latency += String.format(Locale.ROOT, "  requests: %d active, %d answered", s.intervalTokens().activeRequests(),
                     s.totalTokens().requests());
         }
+        var speculative = s.totalTokens().speculative();
+        if (speculative.draftTokens() > 0) {
+            // Speculative decoding: the share of drafted tokens the target kept, over the run.
+            latency += String.format(Locale.ROOT, "  drafts kept %.0f%%", 100 * speculative.acceptanceRate());
+        }
         String thief = SchedPanel.worstLabel(s);
         if (!thief.isEmpty()) {
             latency += "  " + thief;

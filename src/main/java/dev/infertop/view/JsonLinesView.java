@@ -80,6 +80,7 @@ public final class JsonLinesView implements SnapshotView {
         requests.put("prompt_tokens", tokens.tokensPrefill());
         requests.put("generated_tokens", tokens.tokensDecode() + tokens.requests());
         requests.put("batches_unread", tokens.batchesUnread());
+        putSpeculative(root.putObject("speculative"), tokens.speculative());
         ObjectNode sizes = root.putObject("batch_sizes"); // llama_decode calls by tokens per call
         for (int bucket = 0; bucket < tokens.batchSizes().size(); bucket++) {
             if (tokens.batchSizes().get(bucket) > 0) {
@@ -157,6 +158,24 @@ public final class JsonLinesView implements SnapshotView {
             }
         }
         return root;
+    }
+
+    /** Speculative decoding: the target's verification steps and the draft context's calls (zeros without). */
+    private static void putSpeculative(ObjectNode out, dev.infertop.model.SpeculativeTotals spec) {
+        out.put("verify_steps", spec.verifySteps());
+        out.put("draft_tokens", spec.draftTokens());
+        out.put("accepted_tokens", spec.acceptedTokens());
+        double rate = spec.acceptanceRate();
+        if (Double.isNaN(rate)) {
+            out.putNull("acceptance_rate");
+        } else {
+            out.put("acceptance_rate", round(rate, 4));
+        }
+        out.put("unresolved_steps", spec.unresolvedSteps());
+        out.put("draft_calls", spec.draftCalls());
+        out.put("draft_tokens_decoded", spec.draftTokensDecoded());
+        var positions = out.putArray("accepted_by_position");
+        spec.acceptedByPosition().forEach(positions::add);
     }
 
     private static void putLatency(ObjectNode node, LatencySummary latency) {

@@ -12,7 +12,8 @@ import java.util.Locale;
  * A server's sequences (its slots) as the batches showed them: each one's phase (reading its prompt, or
  * generating), the current request's prompt and generated tokens, its TTFT, the latest time between two of its
  * outputs, and how long it has been idle; under them, the interval's llama_decode calls by batch size, which
- * is what says the server is batching. Opened in place of the operator table (key r).
+ * is what says the server is batching; with speculative decoding, a last row with the run's drafts kept.
+ * Opened in place of the operator table (key r).
  */
 public final class RequestsPanel implements Panel {
     private final Theme theme;
@@ -35,7 +36,9 @@ public final class RequestsPanel implements Panel {
         for (long count : sizes) {
             histogramRows += count > 0 ? 1 : 0;
         }
-        int sequenceRows = Math.max(1, rows - 1 - (histogramRows > 0 ? histogramRows + 1 : 0));
+        dev.infertop.model.SpeculativeTotals speculative = s.totalTokens().speculative();
+        int speculativeRows = speculative.seen() ? 1 : 0;
+        int sequenceRows = Math.max(1, rows - 1 - speculativeRows - (histogramRows > 0 ? histogramRows + 1 : 0));
         theme.apply(g, Theme.Role.HEADING);
         Cells.put(g, 0, 0, String.format(Locale.ROOT, " %-14s %4s %-10s %7s %9s %9s %9s %7s", "CONTEXT", "SEQ",
                 "PHASE", "PROMPT", "GENERATED", "TTFTms", "TPOTms", "IDLEs"), width);
@@ -53,6 +56,10 @@ public final class RequestsPanel implements Panel {
                     String.format(Locale.ROOT, "0x%x", q.context()), q.seq(), q.generating() ? "generating" : "prompt",
                     q.promptTokens(), q.generatedTokens(), q.ttftNs() > 0 ? OperatorColumn.ms(q.ttftNs() / 1e6) : "-",
                     q.lastTpotNs() > 0 ? OperatorColumn.ms(q.lastTpotNs() / 1e6) : "-", q.idleNs() / 1e9), width);
+        }
+        if (speculativeRows > 0 && row < rows) {
+            theme.apply(g, Theme.Role.NORMAL);
+            Cells.put(g, 0, row++, speculativeLine(speculative), width);
         }
         if (histogramRows == 0 || row + 1 >= rows) {
             Cells.blank(g, row, rows);
@@ -79,5 +86,21 @@ public final class RequestsPanel implements Panel {
                     count, "#".repeat(Math.min(bar, barWidth))), width);
         }
         Cells.blank(g, row, rows); // every cell is drawn each frame: rows of a longer last frame are cleared
+    }
+
+    /** The run's speculative decoding in one row: steps, drafts kept and where, the draft model's calls. */
+    static String speculativeLine(dev.infertop.model.SpeculativeTotals spec) {
+        StringBuilder line = new StringBuilder(String.format(Locale.ROOT,
+                " speculative: %d verifications, %d/%d drafts kept", spec.verifySteps(), spec.acceptedTokens(),
+                spec.draftTokens()));
+        if (spec.draftTokens() > 0) {
+            line.append(String.format(Locale.ROOT, " (%.0f%%)", 100 * spec.acceptanceRate()));
+        }
+        if (!spec.acceptedByPosition().isEmpty()) {
+            line.append(", by position");
+            spec.acceptedByPosition().forEach(count -> line.append(' ').append(count));
+        }
+        line.append(String.format(Locale.ROOT, "; draft: %d calls", spec.draftCalls()));
+        return line.toString();
     }
 }

@@ -34,6 +34,11 @@ class SequenceTrackerTest {
 
     /** A llama_decode call of {@code durationNs} whose batch holds {@code tokens}. */
     private void call(long durationNs, Tok... tokens) {
+        call(CTX, durationNs, tokens);
+    }
+
+    /** The same, on context {@code context}. */
+    private void call(long context, long durationNs, Tok... tokens) {
         MemorySegment data = arena.allocate((long) tokens.length * EventLayout.BATCH_TOKEN_SIZE + 8);
         for (int i = 0; i < tokens.length; i++) {
             long at = (long) i * EventLayout.BATCH_TOKEN_SIZE;
@@ -44,8 +49,8 @@ class SequenceTrackerTest {
         }
         long start = clockNs;
         long end = start + durationNs;
-        aggregator.onBatch(7, start, end, CTX, tokens.length, tokens.length, data, 0);
-        aggregator.onDecode(7, start, end, CTX, tokens.length, 0);
+        aggregator.onBatch(7, start, end, context, tokens.length, tokens.length, data, 0);
+        aggregator.onDecode(7, start, end, context, tokens.length, 0);
         clockNs = end + 1_000_000; // 1 ms of the server's own work between calls
     }
 
@@ -127,5 +132,107 @@ class SequenceTrackerTest {
         assertEquals(1, tokens.batchesUnread());
         assertEquals(2, tokens.tokensPrefill(), "two tokens in one call: prefill, as without batches");
         assertEquals(0, tokens.requests());
+    }
+
+    private static final long DRAFT = 0x6000;
+
+    /** Tokens of sequence 0 at positions from..to, each asking for output ({@code logits} 1) or none (-1). */
+    private static Tok[] run(int from, int to, int logits) {
+        Tok[] tokens = new Tok[to - from + 1];
+        for (int i = 0; i < tokens.length; i++) {
+            tokens[i] = new Tok(0, from + i, logits);
+        }
+        return tokens;
+    }
+
+    /** The draft model's copy of the target's batch (draft-simple: same tokens, no logits array). */
+    private void mirror(Tok... target) {
+        Tok[] copy = new Tok[target.length];
+        for (int i = 0; i < target.length; i++) {
+            copy[i] = new Tok(target[i].seq(), target[i].pos(), -1);
+        }
+        call(DRAFT, 500_000, copy);
+    }
+
+    /**
+     * llama-server with a draft model, one request: the target decodes the prompt, the draft context a copy of
+     * it; each step the draft proposes 3 tokens (one call each), the target verifies the last sampled token and
+     * the 3 drafts in one batch, the draft copies that batch, and the server drops the rejected drafts.
+     */
+    @Test
+    void aDraftContextIsToldApartAndVerificationsCountTheDraftsKept() {
+        aggregator.start(clockNs);
+        Tok[] prompt = {t(0, 0, false), t(0, 1, false), t(0, 2, false), t(0, 3, false), t(0, 4, true)};
+        call(4_000_000, prompt);
+        mirror(prompt);
+        for (int pos = 5; pos <= 7; pos++) {
+            call(DRAFT, 200_000, t(0, pos, true)); // drafting
+        }
+        Tok[] verify = run(5, 8, 1);
+        call(3_000_000, verify);
+        mirror(verify);
+        aggregator.onSequenceRemove(7, clockNs, 0xabc, 0, 9, -1); // all 3 drafts kept: goes on at 9
+        aggregator.onSequenceRemove(7, clockNs, 0xdef, 0, 9, -1); // the draft's memory: nothing more to tell
+        for (int pos = 9; pos <= 11; pos++) {
+            call(DRAFT, 200_000, t(0, pos, true));
+        }
+        verify = run(9, 12, 1);
+        call(3_000_000, verify);
+        mirror(verify);
+        aggregator.onSequenceRemove(7, clockNs, 0xabc, 0, 10, -1); // none kept
+        Snapshot s = snapshot();
+        TokenTotals tokens = s.totalTokens();
+        var spec = tokens.speculative();
+        assertEquals(3, tokens.decodeCalls(), "the target's calls only: the prompt and two verifications");
+        assertEquals(5, tokens.tokensPrefill());
+        assertEquals(1, tokens.requests());
+        assertEquals(2, spec.verifySteps());
+        assertEquals(6, spec.draftTokens());
+        assertEquals(3, spec.acceptedTokens());
+        assertEquals(0.5, spec.acceptanceRate(), 1e-9);
+        assertEquals(List.of(1L, 1L, 1L), spec.acceptedByPosition());
+        assertEquals(0, spec.unresolvedSteps());
+        assertEquals(9, spec.draftCalls(), "3 copies of the target's batches + 6 drafting calls");
+        assertEquals(5 + 3 + 4 + 3 + 4, spec.draftTokensDecoded());
+        // Generated tokens kept: the sampled token and 3 drafts, then the sampled token alone.
+        assertEquals(5, tokens.tokensDecode());
+        assertEquals(1, s.totalTtft().count());
+        // TPOT: the first step made 4 tokens, the second 1: one sample per token.
+        assertEquals(5, s.totalTpot().count());
+    }
+
+    /** Without a probed seq_rm, a verification is settled by where its sequence goes on, or left unresolved. */
+    @Test
+    void aVerificationIsSettledByTheNextBatchOrLeftUnresolved() {
+        aggregator.start(clockNs);
+        call(2_000_000, t(0, 0, false), t(0, 1, true));
+        call(2_000_000, run(2, 5, 1)); // verifies 3 drafts
+        call(2_000_000, run(4, 7, 1)); // goes on at 4: 1 draft kept
+        call(2_000_000, t(0, 0, false), t(0, 1, true)); // a new request: the last verification is unknown
+        TokenTotals tokens = snapshot().totalTokens();
+        var spec = tokens.speculative();
+        assertEquals(2, spec.verifySteps());
+        assertEquals(6, spec.draftTokens());
+        assertEquals(1, spec.acceptedTokens());
+        assertEquals(1, spec.unresolvedSteps());
+        assertEquals(2, tokens.requests(), "the kept draft's position is no rewind; the new prompt is");
+        assertEquals(0, spec.draftCalls());
+        assertEquals(1 + 1 + 1, tokens.tokensDecode(), "two sampled tokens and one kept draft");
+    }
+
+    /** Two contexts decoding different batches (two models of one app) are both counted: no copy, no draft. */
+    @Test
+    void twoContextsWithDifferentBatchesAreBothCounted() {
+        aggregator.start(clockNs);
+        call(2_000_000, t(0, 0, false), t(0, 1, true));
+        call(DRAFT, 2_000_000, t(0, 0, false), t(0, 1, false), t(0, 2, true));
+        call(1_000_000, t(0, 2, true));
+        call(DRAFT, 1_000_000, t(0, 3, true));
+        TokenTotals tokens = snapshot().totalTokens();
+        assertEquals(4, tokens.decodeCalls());
+        assertEquals(5, tokens.tokensPrefill());
+        assertEquals(2, tokens.tokensDecode());
+        assertEquals(2, tokens.requests());
+        assertEquals(0, tokens.speculative().draftCalls());
     }
 }

@@ -63,6 +63,8 @@ class EventLayoutTest {
                     P(batch_token, pos); P(batch_token, seq); P(batch_token, logits); P(batch_token, n_seq); S(batch_token);
                     P(probe_config, batch_pos_offset); P(probe_config, batch_n_seq_id_offset);
                     P(probe_config, batch_seq_id_offset); P(probe_config, batch_logits_offset);
+                    printf("EVENT_SEQ_RM %d\\n", EVENT_SEQ_RM);
+                    P(seq_rm_event, memory); P(seq_rm_event, seq); P(seq_rm_event, p0); P(seq_rm_event, p1); S(seq_rm_event);
                     return 0;
                 }
                 """);
@@ -196,6 +198,12 @@ class EventLayoutTest {
         assertEquals(EventLayout.CONFIG_BATCH_N_SEQ_ID_OFFSET, c.get("probe_config.batch_n_seq_id_offset"));
         assertEquals(EventLayout.CONFIG_BATCH_SEQ_ID_OFFSET, c.get("probe_config.batch_seq_id_offset"));
         assertEquals(EventLayout.CONFIG_BATCH_LOGITS_OFFSET, c.get("probe_config.batch_logits_offset"));
+        assertEquals(EventLayout.EVENT_SEQ_RM, c.get("EVENT_SEQ_RM"));
+        assertEquals(EventLayout.SEQ_RM_MEMORY, c.get("seq_rm_event.memory"));
+        assertEquals(EventLayout.SEQ_RM_SEQ, c.get("seq_rm_event.seq"));
+        assertEquals(EventLayout.SEQ_RM_P0, c.get("seq_rm_event.p0"));
+        assertEquals(EventLayout.SEQ_RM_P1, c.get("seq_rm_event.p1"));
+        assertEquals(EventLayout.SEQ_RM_SIZE, c.get("seq_rm_event"));
         assertEquals(EventLayout.EVENT_MOE, c.get("EVENT_MOE"));
         assertEquals(EventLayout.MOE_GRAPH, c.get("MOE_GRAPH"));
         assertEquals(EventLayout.MOE_IDS, c.get("MOE_IDS"));

@@ -202,14 +202,87 @@ class ServingIT {
         }
     }
 
+    /**
+     * Speculative decoding in a real llama-server ({@code -md}, draft-simple, drafts of up to 4 tokens, one slot),
+     * greedy sampling: with the target as its own draft every draft is kept (a designed truth), with a different,
+     * smaller draft model few are. infertop must count the target's tokens only (prompt tokens, llama_decode calls
+     * and generated tokens as the server counts them) and the drafts and kept drafts as the server's spec_decode
+     * counters do.
+     */
+    @org.junit.jupiter.params.ParameterizedTest(name = "target {0}, draft {1}")
+    @org.junit.jupiter.params.provider.CsvSource({"tiny, tiny", "deep, tiny"})
+    void speculativeDecodingCountsTheTargetsTokensAndTheDraftsKept(String target, String draft) throws Exception {
+        int port = startServer(Models.preset(target), "-md", Models.preset(draft).toString(), "--spec-type",
+                "draft-simple", "--spec-draft-n-max", "4", "-np", "1", "-c", "2048");
+        try (InfertopProcess infertop = InfertopProcess.start("--json", "-d", "1", "-p",
+                Long.toString(llamaServer.pid()))) {
+            infertop.awaitStderr("probes attached", 60);
+            Thread.sleep(1500);
+            HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+            int requests = 3;
+            for (int i = 0; i < requests; i++) {
+                String body = JSON.writeValueAsString(Map.of("prompt", "Once upon a time ".repeat(1 + i),
+                        "n_predict", 24, "cache_prompt", false, "ignore_eos", true, "temperature", 0));
+                HttpResponse<String> done = client.send(HttpRequest.newBuilder(
+                                URI.create("http://127.0.0.1:" + port + "/completion")).timeout(Duration.ofSeconds(120))
+                        .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body))
+                        .build(), HttpResponse.BodyHandlers.ofString());
+                assertEquals(200, done.statusCode(), done.body());
+            }
+            Map<String, Double> metrics = metrics(port);
+            Thread.sleep(2500);
+            LlamaBenchIT.signal(infertop.process.pid(), "TERM");
+            assertEquals(128 + 15, infertop.waitFor(30), infertop.stderrText());
+            JsonNode total = infertop.finalObject();
+            JsonNode spec = total.path("speculative");
+            String context = "infertop: " + total + "\nserver: " + metrics;
+            long drafted = metrics.get("llamacpp:spec_decode_num_draft_tokens_total").longValue();
+            long kept = metrics.get("llamacpp:spec_decode_num_accepted_tokens_total").longValue();
+            System.out.printf("serving: speculative (target %s, draft %s): drafts %d / server %d, kept %d / server %d, "
+                    + "verifications %d, draft calls %d; prompt %d / server %d, calls %d / server %d%n", target, draft,
+                    spec.path("draft_tokens").asLong(), drafted, spec.path("accepted_tokens").asLong(), kept,
+                    spec.path("verify_steps").asLong(), spec.path("draft_calls").asLong(),
+                    total.path("tokens_prefill").asLong(), metrics.get("llamacpp:prompt_tokens_total").longValue(),
+                    total.path("decode_calls").asLong(), metrics.get("llamacpp:n_decode_total").longValue());
+            assertTrue(drafted > 0, "the server drafted nothing: " + context);
+            assertEquals(drafted, spec.path("draft_tokens").asLong(), "drafted tokens: " + context);
+            assertEquals(kept, spec.path("accepted_tokens").asLong(), "kept drafts: " + context);
+            assertEquals(0, spec.path("unresolved_steps").asLong(), context);
+            assertTrue(spec.path("draft_calls").asLong() > 0, "the draft context's calls: " + context);
+            if (target.equals(draft)) {
+                assertEquals(drafted, kept, "a model drafting for itself, greedy: every draft kept: " + context);
+            } else {
+                assertTrue(kept < drafted, "another model's drafts: " + context);
+            }
+            assertEquals(metrics.get("llamacpp:prompt_tokens_total").longValue(), total.path("tokens_prefill").asLong(),
+                    "the target's prompt tokens only: " + context);
+            assertEquals(metrics.get("llamacpp:n_decode_total").longValue(), total.path("decode_calls").asLong(),
+                    "the target's llama_decode calls only: " + context);
+            assertEquals(metrics.get("llamacpp:tokens_predicted_total").longValue(),
+                    total.path("requests").path("generated_tokens").asLong(), "generated tokens: " + context);
+            assertEquals(metrics.get("llamacpp:tokens_predicted_total").longValue() - requests,
+                    total.path("tokens_decode").asLong(), "kept tokens decoded (the last sampled is not): " + context);
+            assertEquals(requests, total.path("requests").path("count").asLong(), context);
+            assertEquals(requests, total.path("requests").path("ttft_ms").path("count").asLong(),
+                    "one TTFT per request, none from the draft context: " + context);
+        }
+    }
+
     /** Starts llama-server (4 slots, metrics on) on a free loopback port; returns the port once it is ready. */
     private int startServer() throws Exception {
+        return startServer(model, "-np", "4", "-c", "4096");
+    }
+
+    /** Starts llama-server on {@code serverModel} with {@code options}, metrics on, on a free loopback port. */
+    private int startServer(Path serverModel, String... options) throws Exception {
         int port;
         try (ServerSocket socket = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
             port = socket.getLocalPort();
         }
-        llamaServer = new ProcessBuilder(server.toString(), "-m", model.toString(), "-np", "4", "-c", "4096",
-                "--metrics", "--host", "127.0.0.1", "--port", Integer.toString(port), "-t", "2")
+        List<String> command = new ArrayList<>(List.of(server.toString(), "-m", serverModel.toString()));
+        command.addAll(List.of(options));
+        command.addAll(List.of("--metrics", "--host", "127.0.0.1", "--port", Integer.toString(port), "-t", "2"));
+        llamaServer = new ProcessBuilder(command)
                 .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
         if (HttpReady.await("http://127.0.0.1:" + port + "/health", llamaServer, 120, () -> "llama-server")) {
             return port;

@@ -49,7 +49,11 @@ class RequestsPanelTest {
     }
 
     private void render(Snapshot snapshot) throws IOException {
-        terminal = new DefaultVirtualTerminal(new TerminalSize(100, 30));
+        render(snapshot, 100);
+    }
+
+    private void render(Snapshot snapshot, int columns) throws IOException {
+        terminal = new DefaultVirtualTerminal(new TerminalSize(columns, 30));
         screen = new TerminalScreen(terminal);
         screen.startScreen();
         new MonitorScreen(Theme.COLOUR, List.of("1", "2", "3"), List.of(new HelpPanel.Entry(List.of("q"), "quit")),
@@ -112,5 +116,26 @@ class RequestsPanelTest {
         assertEquals(List.of("1", "2", "3-4", "5-8", "513-1024", ">1024"), List.of(TokenTotals.batchSizeLabel(0),
                 TokenTotals.batchSizeLabel(1), TokenTotals.batchSizeLabel(2), TokenTotals.batchSizeLabel(3),
                 TokenTotals.batchSizeLabel(10), TokenTotals.batchSizeLabel(11)));
+    }
+
+    @Test
+    void speculativeDecodingShowsTheDraftsKeptInThePanelAndTheHeader() throws IOException {
+        ui.requests = true;
+        Snapshot s = serverSnapshot();
+        TokenTotals t = s.totalTokens();
+        TokenTotals withDrafts = new TokenTotals(t.decodeCalls(), t.prefillCalls(), t.decodeStepCalls(),
+                t.failedCalls(), t.tokensPrefill(), t.tokensDecode(), t.prefillBusyNs(), t.decodeBusyNs(),
+                t.contexts(), t.requests(), t.activeRequests(), t.batchesUnread(), t.batchSizes(), t.sequences(),
+                new dev.infertop.model.SpeculativeTotals(10, 40, 30, 0, 55, 120, List.of(10L, 9L, 7L, 4L)));
+        // 120 columns: the header's latency row ends with the drafts kept, after the requests.
+        render(withTokens(s, withDrafts, withDrafts), 120);
+        int line = find(terminal, "speculative:");
+        assertTrue(line > find(terminal, "PHASE"), Fixtures.screen(terminal));
+        assertEquals(" speculative: 10 verifications, 30/40 drafts kept (75%), by position 10 9 7 4; draft: 55 calls",
+                row(terminal, line).stripTrailing());
+        assertTrue(find(terminal, "drafts kept 75%") >= 0, "the header: " + Fixtures.screen(terminal));
+        render(serverSnapshot(), 120);
+        assertEquals(-1, find(terminal, "speculative:"), "no row without speculative decoding");
+        assertEquals(-1, find(terminal, "drafts kept"), Fixtures.screen(terminal));
     }
 }
