@@ -27,10 +27,12 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * {@code invokeExact}. Optional functions (absent in older releases) are {@code null} handles, asked about
  * through {@link #has}.
  *
- * <p>This runs foreign code in our process: a ggml assertion aborts the JVM. Callers keep every call within
+ * <p>This runs foreign code in our process: a ggml assertion aborts the JVM, and the library's constructors and
+ * functions run with our rights. Package-private for that reason: in production only {@link CalibrationChild},
+ * an unprivileged process of its own, loads a library. Callers keep every call within
  * ggml's preconditions (shapes that match, a context large enough), which {@link LayoutCalibrator} does.
  */
-public final class GgmlLibrary implements AutoCloseable {
+final class GgmlLibrary implements AutoCloseable {
     private static final Linker LINKER = Linker.nativeLinker();
 
     /** struct ggml_init_params {size_t mem_size; void *mem_buffer; bool no_alloc;}, passed BY VALUE. */

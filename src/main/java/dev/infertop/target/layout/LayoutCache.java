@@ -13,7 +13,7 @@ import java.util.Optional;
 
 /**
  * Calibrations on disk, one JSON file per library build: {@code <dir>/<build-id>.json}. A later attach to the
- * same build reads the layout instead of loading the target's library into the JVM. An entry whose recorded
+ * same build reads the layout instead of starting a calibration child again. An entry whose recorded
  * size or mtime differs from the file's is ignored (and overwritten by the next store).
  */
 public final class LayoutCache {
@@ -64,8 +64,10 @@ public final class LayoutCache {
             if (entry.formatVersion() != FORMAT_VERSION || !entry.identity().sameFileAs(identity)) {
                 return Optional.empty();
             }
+            // Checked as a fresh answer is: a file edited by hand (or by anyone who could) gets no say either.
+            LayoutInvariants.check(Path.of(identity.path()), entry.layout());
             return Optional.of(entry.layout());
-        } catch (IOException | RuntimeException e) {
+        } catch (IOException | RuntimeException | CalibrationException e) {
             // A corrupt or foreign file is as good as none: calibrating again overwrites it.
             return Optional.empty();
         }

@@ -18,20 +18,37 @@ import java.util.HexFormat;
  */
 record LibraryIdentity(String key, String buildId, String path, long sizeBytes, long modifiedMillis) {
 
+    /** The identity of the file {@code library} names now (tests; see {@link #of(LibraryFile)}). */
     static LibraryIdentity of(Path library) throws CalibrationException {
+        try {
+            return of(library, library, library.toRealPath().toString());
+        } catch (IOException e) {
+            throw CalibrationException.of(library, "cannot stat it: " + e.getMessage());
+        }
+    }
+
+    /** The identity of an opened library: read through the open file, so it is the file the child gets. */
+    static LibraryIdentity of(LibraryFile file) throws CalibrationException {
+        return of(file.shownAs(), file.procPath(), file.shownAs().toString());
+    }
+
+    private static LibraryIdentity of(Path library, Path readThrough, String path) throws CalibrationException {
         String buildId;
-        try (ElfFile elf = ElfFile.open(library)) {
+        try (ElfFile elf = ElfFile.open(readThrough)) {
             buildId = elf.buildId().orElse(null);
         } catch (TargetException e) {
             throw CalibrationException.of(library, e.getMessage());
         }
+        if (buildId != null && !buildId.matches("[0-9a-f]{2,128}")) {
+            // It names the cache file: nothing but hex digits may reach a path.
+            throw CalibrationException.of(library, "its build-id is not a hex string");
+        }
         try {
-            Path real = library.toRealPath();
-            BasicFileAttributes attributes = Files.readAttributes(real, BasicFileAttributes.class);
+            BasicFileAttributes attributes = Files.readAttributes(readThrough, BasicFileAttributes.class);
             long size = attributes.size();
             long modified = attributes.lastModifiedTime().toMillis();
-            String key = buildId != null ? buildId : "nobuildid-" + sha256(real + "\0" + size + "\0" + modified);
-            return new LibraryIdentity(key, buildId, real.toString(), size, modified);
+            String key = buildId != null ? buildId : "nobuildid-" + sha256(path + "\0" + size + "\0" + modified);
+            return new LibraryIdentity(key, buildId, path, size, modified);
         } catch (IOException e) {
             throw CalibrationException.of(library, "cannot stat it: " + e.getMessage());
         }
