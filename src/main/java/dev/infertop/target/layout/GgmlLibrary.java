@@ -152,7 +152,9 @@ final class GgmlLibrary implements AutoCloseable {
         try {
             SymbolLookup lookup;
             try {
-                lookup = SymbolLookup.libraryLookup(libggmlBase, arena);
+                // By name, not libraryLookup(Path): that one resolves the path with toRealPath() and dlopens
+                // the result, which would turn the child's /proc/self/fd/0 back into a path someone can swap.
+                lookup = SymbolLookup.libraryLookup(libggmlBase.toString(), arena);
             } catch (IllegalArgumentException e) {
                 throw CalibrationException.of(libggmlBase, "dlopen failed (" + e.getMessage() + ")");
             }

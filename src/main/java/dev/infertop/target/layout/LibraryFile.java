@@ -35,7 +35,7 @@ final class LibraryFile implements AutoCloseable {
     // open(2): int open(const char *pathname, int flags) — called without the variadic mode (no O_CREAT).
     // Bound here rather than in LibC: only this class needs an open that never blocks.
     private static final MethodHandle OPEN = LINKER.downcallHandle(LINKER.defaultLookup().find("open").orElseThrow(),
-            FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_INT), Errno.CAPTURE);
+            FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT), Errno.CAPTURE);
     private static final int O_RDONLY = 0;
     private static final int O_NOCTTY = 0x100;
     private static final int O_NONBLOCK = 0x800;
