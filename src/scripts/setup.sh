@@ -22,6 +22,8 @@ declare -A packages=(
   [maven]=/usr/bin/mvn [clang]=/usr/bin/clang [llvm]=/usr/bin/llvm-objdump [libbpf-dev]=/usr/include/bpf/bpf_helpers.h
   [bpftool]=/usr/sbin/bpftool [npm]=/usr/bin/npm [git]=/usr/bin/git [cmake]=/usr/bin/cmake [g++]=/usr/bin/g++
   [tmux]=/usr/bin/tmux [binutils]=/usr/bin/objdump [util-linux]=/usr/bin/setpriv
+  # patchelf: HostileLibraryIT gives a copy of libggml-base a DT_NEEDED library with a constructor
+  [patchelf]=/usr/bin/patchelf
 )
 if ! $demo; then
   # The tests also render report.html (Chromium), build llama.cpp with the BLAS backend (OpenBLAS),

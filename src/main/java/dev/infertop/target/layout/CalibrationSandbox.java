@@ -25,7 +25,8 @@ import java.util.stream.Stream;
  * Runs {@link CalibrationChild} on one library: a short-lived JVM that is never root. It is started through
  * util-linux's {@code setpriv} as {@link ChildCredentials} (the target's user, or nobody), with supplementary
  * groups cleared, no_new_privs set, the inheritable, ambient and bounding capability sets emptied, an empty
- * environment, a working directory it can read but not write, SIGKILL if infertop dies, and a wall-clock
+ * environment (but for LD_LIBRARY_PATH standing in for the library's $ORIGIN, see {@link #originSearchPath}),
+ * a working directory it can read but not write, SIGKILL if infertop dies, and a wall-clock
  * limit after which it is killed. It sees the library only as its stdin (the file {@link LibraryFile} opened
  * and checked), and its classpath is a fresh root-owned copy of the few infertop classes it runs, readable by
  * any user (infertop's own jar may sit in a directory only root can enter). Only its stdout comes back,
@@ -87,6 +88,10 @@ final class CalibrationSandbox {
                     .directory(directory.toFile())
                     .redirectInput(library.procPath().toFile());
             builder.environment().clear();
+            String searchPath = originSearchPath(library);
+            if (!searchPath.isEmpty()) {
+                builder.environment().put("LD_LIBRARY_PATH", searchPath);
+            }
             child = builder.start();
             BoundedReader stdout = BoundedReader.start(child.getInputStream(), LayoutAnswer.MAX_BYTES + 1);
             BoundedReader stderr = BoundedReader.start(child.getErrorStream(), MAX_STDERR_BYTES);
@@ -113,6 +118,35 @@ final class CalibrationSandbox {
             }
             deleteQuietly(directory);
         }
+    }
+
+    /**
+     * The library's RUNPATH (or RPATH) entries that use $ORIGIN, with its directory put in: in the child the
+     * library is /proc/self/fd/0, whose $ORIGIN would be /proc/self/fd, so the siblings it needs (in the
+     * prebuilt npm builds, RUNPATH $ORIGIN) are found through LD_LIBRARY_PATH instead; the child, as an
+     * unprivileged user, reads them by path like the target does. Empty when there is none.
+     */
+    static String originSearchPath(LibraryFile library) {
+        Path directory = library.shownAs().toAbsolutePath().getParent();
+        if (directory == null) {
+            return "";
+        }
+        dev.infertop.target.DynamicInfo dynamic;
+        try (dev.infertop.target.ElfFile elf = dev.infertop.target.ElfFile.open(library.procPath())) {
+            dynamic = elf.dynamic();
+        } catch (dev.infertop.target.TargetException e) {
+            return "";
+        }
+        List<String> entries = new ArrayList<>();
+        for (String entry : dynamic.hasRunpath() ? dynamic.runpath() : dynamic.rpath()) {
+            if (entry.contains("$ORIGIN") || entry.contains("${ORIGIN}")) {
+                String expanded = entry.replace("${ORIGIN}", directory.toString()).replace("$ORIGIN", directory.toString());
+                if (!expanded.contains(":") && !expanded.contains("$") && expanded.chars().allMatch(c -> c >= 0x20 && c != 0x7f)) {
+                    entries.add(expanded);
+                }
+            }
+        }
+        return String.join(":", entries);
     }
 
     private static String firstLine(String text) {

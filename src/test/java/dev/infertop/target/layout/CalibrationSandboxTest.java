@@ -121,6 +121,43 @@ class CalibrationSandboxTest {
     }
 
     @Test
+    void siblingsFoundThroughOriginAreFoundInTheChildAndAMissingOneIsNamed() throws Exception {
+        Path marker = newMarker();
+        // The child reads the sibling by path, as its own user: the directories must let nobody through.
+        Files.setPosixFilePermissions(work, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
+        Path directory = work.resolve("lib");
+        Files.createDirectories(directory);
+        ConstructorLibrary.build(directory.resolve("libsibling.so"), marker, 0, null);
+        Path withOrigin = linkAgainstSibling(directory, "libggml-base.so", "$ORIGIN");
+        CalibrationException found = assertThrows(CalibrationException.class,
+                () -> new LayoutCalibrator(new LayoutCache(work.resolve("layouts"))).calibrate(withOrigin));
+        assertEquals("cannot calibrate " + withOrigin + ": it lacks ggml_init", found.getMessage(),
+                "loaded, its sibling with it");
+        assertEquals(1, ConstructorLibrary.records(marker).size(), "the sibling's constructor ran in the child");
+
+        Path without = linkAgainstSibling(directory, "libggml-other.so", null);
+        CalibrationException missing = assertThrows(CalibrationException.class,
+                () -> new LayoutCalibrator(new LayoutCache(work.resolve("layouts"))).calibrate(without));
+        assertTrue(missing.getMessage().startsWith("cannot calibrate " + without + ": dlopen failed (libsibling.so: "
+                + "cannot open shared object file"), missing.getMessage());
+    }
+
+    /** An empty library with a DT_NEEDED on libsibling.so in its directory, found through {@code runpath}. */
+    private static Path linkAgainstSibling(Path directory, String name, String runpath) throws Exception {
+        Path source = directory.resolve(name + ".c");
+        Files.writeString(source, "int infertop_test_nothing(void) { return 0; }\n");
+        List<String> command = new java.util.ArrayList<>(List.of("cc", "-shared", "-fPIC", "-o",
+                directory.resolve(name).toString(), source.toString(), "-L" + directory, "-Wl,--no-as-needed", "-lsibling"));
+        if (runpath != null) {
+            command.add("-Wl,--enable-new-dtags,-rpath," + runpath);
+        }
+        Process cc = new ProcessBuilder(command).redirectErrorStream(true).start();
+        String output = new String(cc.getInputStream().readAllBytes());
+        assertEquals(0, cc.waitFor(), output);
+        return directory.resolve(name);
+    }
+
+    @Test
     void aChildPastItsTimeLimitIsKilled() throws Exception {
         Path marker = newMarker();
         Path library = ConstructorLibrary.build(work.resolve("libggml-base.so"), marker, 3600, null);
