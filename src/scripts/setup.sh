@@ -22,8 +22,6 @@ declare -A packages=(
   [maven]=/usr/bin/mvn [clang]=/usr/bin/clang [llvm]=/usr/bin/llvm-objdump [libbpf-dev]=/usr/include/bpf/bpf_helpers.h
   [bpftool]=/usr/sbin/bpftool [npm]=/usr/bin/npm [git]=/usr/bin/git [cmake]=/usr/bin/cmake [g++]=/usr/bin/g++
   [tmux]=/usr/bin/tmux [binutils]=/usr/bin/objdump [util-linux]=/usr/bin/setpriv
-  # patchelf: HostileLibraryIT gives a copy of libggml-base a DT_NEEDED library with a constructor
-  [patchelf]=/usr/bin/patchelf
 )
 if ! $demo; then
   # The tests also render report.html (Chromium), build llama.cpp with the BLAS backend (OpenBLAS),
@@ -31,6 +29,7 @@ if ! $demo; then
   # real Prometheus (PrometheusIT starts its own process; the package's service plays no part).
   packages+=([chromium]=/usr/bin/chromium [pkg-config]=/usr/bin/pkg-config [graphviz]=/usr/bin/dot
              [prometheus]=/usr/bin/prometheus
+             [patchelf]=/usr/bin/patchelf # HostileLibraryIT: a DT_NEEDED library with a constructor
              [libopenblas-dev]=/usr/include/"$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)"/openblas-pthread/cblas.h)
 fi
 missing=()
