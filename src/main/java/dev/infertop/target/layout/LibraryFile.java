@@ -61,7 +61,17 @@ final class LibraryFile implements AutoCloseable {
                 : Optional.empty();
         String source = mapping.map(m -> "/proc/" + targetPid.getAsInt() + "/map_files/"
                 + Long.toHexString(m.start()) + "-" + Long.toHexString(m.end())).orElse(library.toString());
-        LibraryFile file = new LibraryFile(library, openNonBlocking(library, source));
+        int fd;
+        try {
+            fd = openNonBlocking(library, source);
+        } catch (CalibrationException e) {
+            if (mapping.isEmpty()) {
+                throw e;
+            }
+            // map_files needs CAP_SYS_ADMIN: without it, the path, held to the mapping's inode just below.
+            fd = openNonBlocking(library, library.toString());
+        }
+        LibraryFile file = new LibraryFile(library, fd);
         try {
             Map<String, Object> attributes = Files.readAttributes(file.procPath(), "unix:mode,dev,ino");
             int mode = (Integer) attributes.get("mode");
