@@ -13,10 +13,15 @@ import java.util.HexFormat;
 
 /**
  * What a cached calibration is keyed and validated by. The key is the GNU build-id (a copy or a rename of the
- * same build shares its layout) or, without one, a hash of path, size and mtime. Size and mtime are also
- * compared on lookup, so a file rewritten in place (even keeping its build-id) is calibrated again.
+ * same build shares its layout) or, without one, the file's SHA-256. Size and SHA-256 are also compared on
+ * lookup: a file rewritten in place (even keeping its build-id) is calibrated again, and a crafted file that
+ * copies a build's id, size and mtime cannot have its layout served for the real one.
  */
-record LibraryIdentity(String key, String buildId, String path, long sizeBytes, long modifiedMillis) {
+record LibraryIdentity(String key, String buildId, String path, long sizeBytes, long modifiedMillis,
+                       String contentSha256) {
+    /** Far above any libggml-base or pre-split libggml (a few MB): hashing is bounded. */
+    static final long MAX_LIBRARY_BYTES = 1L << 30;
+
 
     /** The identity of the file {@code library} names now (tests; see {@link #of(LibraryFile)}). */
     static LibraryIdentity of(Path library) throws CalibrationException {
@@ -47,24 +52,41 @@ record LibraryIdentity(String key, String buildId, String path, long sizeBytes, 
             BasicFileAttributes attributes = Files.readAttributes(readThrough, BasicFileAttributes.class);
             long size = attributes.size();
             long modified = attributes.lastModifiedTime().toMillis();
-            String key = buildId != null ? buildId : "nobuildid-" + sha256(path + "\0" + size + "\0" + modified);
-            return new LibraryIdentity(key, buildId, path, size, modified);
+            if (!attributes.isRegularFile() || size > MAX_LIBRARY_BYTES) {
+                throw CalibrationException.of(library, "it is not a regular file of at most " + MAX_LIBRARY_BYTES
+                        + " bytes");
+            }
+            String content = sha256Of(readThrough, size);
+            String key = buildId != null ? buildId : "nobuildid-" + content.substring(0, 32);
+            return new LibraryIdentity(key, buildId, path, size, modified, content);
         } catch (IOException e) {
-            throw CalibrationException.of(library, "cannot stat it: " + e.getMessage());
+            throw CalibrationException.of(library, "cannot read it: " + e.getMessage());
         }
     }
 
-    /** Same build, same file contents as far as size and mtime tell. */
+    /** Same build, same bytes. */
     boolean sameFileAs(LibraryIdentity other) {
-        return key.equals(other.key) && sizeBytes == other.sizeBytes && modifiedMillis == other.modifiedMillis;
+        return key.equals(other.key) && sizeBytes == other.sizeBytes && contentSha256 != null
+                && contentSha256.equals(other.contentSha256);
     }
 
-    private static String sha256(String text) {
+    /** SHA-256 of at most {@code sizeBytes} bytes of the file (it may not grow the hash past what was stat'ed). */
+    private static String sha256Of(Path file, long sizeBytes) throws IOException {
+        MessageDigest digest;
         try {
-            byte[] digest = MessageDigest.getInstance("SHA-256").digest(text.getBytes(java.nio.charset.StandardCharsets.UTF_8));
-            return HexFormat.of().formatHex(digest, 0, 16);
+            digest = MessageDigest.getInstance("SHA-256");
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("SHA-256 is missing from this JDK", e);
         }
+        byte[] buffer = new byte[1 << 16];
+        long left = sizeBytes;
+        try (java.io.InputStream in = Files.newInputStream(file)) {
+            int n;
+            while (left > 0 && (n = in.read(buffer, 0, (int) Math.min(buffer.length, left))) > 0) {
+                digest.update(buffer, 0, n);
+                left -= n;
+            }
+        }
+        return HexFormat.of().formatHex(digest.digest());
     }
 }
