@@ -323,7 +323,7 @@ final class TraceRun {
         current = resources;
         try {
             int ringBytes = options.ringKib() * 1024;
-            Calibration calibration = calibrate(candidates);
+            Calibration calibration = calibrate(candidates, process.pid());
             resources.object = InfertopProbes.load(process.pid(), ringBytes, calibration.offsets(), btf,
                     moeConfig(calibration.layout()));
             BackendNames backendNames = BackendNames.load();
@@ -679,9 +679,11 @@ final class TraceRun {
      * Finds the target's ggml core among the candidates and calibrates struct layouts against it (cached by
      * build-id): libggml-base, or libggml in releases before ggml's backend split (b3995 and older), which had
      * no libggml-base. Without either the operator layer is unavailable; the token and graph layers run
-     * regardless.
+     * regardless. Calibrating runs the library's code: in a child process as the target's user (or nobody),
+     * never in this one (see LayoutCalibrator). Done whatever --layers says: the graph layer reads n_nodes at
+     * the calibrated offset, and the operator layer can be switched on live.
      */
-    private Calibration calibrate(List<Path> candidates) {
+    private Calibration calibrate(List<Path> candidates, int targetPid) {
         Path base = candidates.stream()
                 .filter(p -> p.getFileName().toString().startsWith("libggml-base"))
                 .findFirst()
@@ -693,7 +695,8 @@ final class TraceRun {
                     + "among the target's libraries to calibrate struct layouts against");
         }
         try {
-            CalibratedLayout layout = LayoutCalibrator.withDefaultCache().calibrate(base);
+            CalibratedLayout layout = LayoutCalibrator.withDefaultCache().calibrate(base,
+                    java.util.OptionalInt.of(targetPid));
             TensorLayout tensor = layout.tensor();
             GraphLayout graph = layout.graph();
             return new Calibration(new InfertopProbes.StructOffsets(graph.nodeCountOffset(), graph.nodesOffset(),

@@ -27,10 +27,12 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * {@code invokeExact}. Optional functions (absent in older releases) are {@code null} handles, asked about
  * through {@link #has}.
  *
- * <p>This runs foreign code in our process: a ggml assertion aborts the JVM. Callers keep every call within
+ * <p>This runs foreign code in our process: a ggml assertion aborts the JVM, and the library's constructors and
+ * functions run with our rights. Package-private for that reason: in production only {@link CalibrationChild},
+ * an unprivileged process of its own, loads a library. Callers keep every call within
  * ggml's preconditions (shapes that match, a context large enough), which {@link LayoutCalibrator} does.
  */
-public final class GgmlLibrary implements AutoCloseable {
+final class GgmlLibrary implements AutoCloseable {
     private static final Linker LINKER = Linker.nativeLinker();
 
     /** struct ggml_init_params {size_t mem_size; void *mem_buffer; bool no_alloc;}, passed BY VALUE. */
@@ -150,9 +152,11 @@ public final class GgmlLibrary implements AutoCloseable {
         try {
             SymbolLookup lookup;
             try {
-                lookup = SymbolLookup.libraryLookup(libggmlBase, arena);
+                // By name, not libraryLookup(Path): that one resolves the path with toRealPath() and dlopens
+                // the result, which would turn the child's /proc/self/fd/0 back into a path someone can swap.
+                lookup = SymbolLookup.libraryLookup(libggmlBase.toString(), arena);
             } catch (IllegalArgumentException e) {
-                throw CalibrationException.of(libggmlBase, "dlopen failed (" + e.getMessage() + ")");
+                throw CalibrationException.of(libggmlBase, "dlopen failed (" + dlerrorOf(libggmlBase) + ")");
             }
             return new GgmlLibrary(libggmlBase, arena, lookup, LibraryMappings.ofLoaded(libggmlBase));
         } catch (CalibrationException | RuntimeException e) {
@@ -160,6 +164,38 @@ public final class GgmlLibrary implements AutoCloseable {
             throw e;
         }
     }
+
+    /**
+     * The loader's own reason ("libx.so: cannot open shared object file: …"), which the JDK's exception leaves
+     * out: dlopen is tried once more to read dlerror(3) right after it.
+     */
+    private static String dlerrorOf(Path library) {
+        Linker linker = Linker.nativeLinker();
+        var dlopen = linker.defaultLookup().find("dlopen");
+        var dlerror = linker.defaultLookup().find("dlerror");
+        if (dlopen.isEmpty() || dlerror.isEmpty()) {
+            return "cannot open " + library;
+        }
+        try (Arena local = Arena.ofConfined()) {
+            // void *dlopen(const char *filename, int flags) / char *dlerror(void) — dlopen(3)
+            MethodHandle open = linker.downcallHandle(dlopen.get(), FunctionDescriptor.of(ADDRESS, ADDRESS, JAVA_INT));
+            MethodHandle error = linker.downcallHandle(dlerror.get(), FunctionDescriptor.of(ADDRESS));
+            MemorySegment handle = (MemorySegment) open.invokeExact(local.allocateFrom(library.toString()),
+                    RTLD_NOW | RTLD_LOCAL);
+            if (!handle.equals(MemorySegment.NULL)) {
+                return "cannot open " + library + " through the JDK, though dlopen can";
+            }
+            MemorySegment message = (MemorySegment) error.invokeExact();
+            // SAFETY: dlerror returns NULL or a NUL-terminated string; 512 bytes bound the read.
+            return message.equals(MemorySegment.NULL) ? "cannot open " + library
+                    : message.reinterpret(512).getString(0);
+        } catch (Throwable t) {
+            return "cannot open " + library;
+        }
+    }
+
+    private static final int RTLD_NOW = 0x2;
+    private static final int RTLD_LOCAL = 0;
 
     private MethodHandle required(String name, FunctionDescriptor descriptor) throws CalibrationException {
         MethodHandle handle = optional(name, descriptor);

@@ -13,21 +13,21 @@ import java.util.Optional;
 
 /**
  * Calibrations on disk, one JSON file per library build: {@code <dir>/<build-id>.json}. A later attach to the
- * same build reads the layout instead of loading the target's library into the JVM. An entry whose recorded
- * size or mtime differs from the file's is ignored (and overwritten by the next store).
+ * same build reads the layout instead of starting a calibration child again. An entry whose recorded
+ * size or SHA-256 differs from the file's is ignored (and overwritten by the next store).
  */
 public final class LayoutCache {
     /** Bumped when the JSON shape or the calibration method changes: older entries are then recalibrated. */
-    static final int FORMAT_VERSION = 1;
+    static final int FORMAT_VERSION = 2;
 
     private static final ObjectMapper JSON = new ObjectMapper()
             .enable(SerializationFeature.INDENT_OUTPUT)
             .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES);
 
     record Entry(int formatVersion, String key, String buildId, String path, long sizeBytes, long modifiedMillis,
-                 CalibratedLayout layout) {
+                 String contentSha256, CalibratedLayout layout) {
         LibraryIdentity identity() {
-            return new LibraryIdentity(key, buildId, path, sizeBytes, modifiedMillis);
+            return new LibraryIdentity(key, buildId, path, sizeBytes, modifiedMillis, contentSha256);
         }
     }
 
@@ -64,8 +64,10 @@ public final class LayoutCache {
             if (entry.formatVersion() != FORMAT_VERSION || !entry.identity().sameFileAs(identity)) {
                 return Optional.empty();
             }
+            // Checked as a fresh answer is: a file edited by hand (or by anyone who could) gets no say either.
+            LayoutInvariants.check(Path.of(identity.path()), entry.layout());
             return Optional.of(entry.layout());
-        } catch (IOException | RuntimeException e) {
+        } catch (IOException | RuntimeException | CalibrationException e) {
             // A corrupt or foreign file is as good as none: calibrating again overwrites it.
             return Optional.empty();
         }
@@ -75,7 +77,7 @@ public final class LayoutCache {
     void store(LibraryIdentity identity, CalibratedLayout layout) throws IOException {
         Files.createDirectories(directory);
         Entry entry = new Entry(FORMAT_VERSION, identity.key(), identity.buildId(), identity.path(),
-                identity.sizeBytes(), identity.modifiedMillis(), layout);
+                identity.sizeBytes(), identity.modifiedMillis(), identity.contentSha256(), layout);
         Path temporary = Files.createTempFile(directory, identity.key(), ".tmp");
         try {
             Files.writeString(temporary, toJson(entry));

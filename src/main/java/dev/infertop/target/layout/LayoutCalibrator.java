@@ -2,52 +2,82 @@ package dev.infertop.target.layout;
 
 import java.io.IOException;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.OptionalInt;
 
 /**
  * Finds struct ggml_tensor / struct ggml_cgraph offsets and ggml's op and type tables for one libggml-base, by
- * running that library's own code in this JVM on a tiny context (see {@link TensorProbe}, {@link GraphProbe},
+ * running that library's own code on a tiny context (see {@link TensorProbe}, {@link GraphProbe},
  * {@link NameTableReader}). Nothing here is a per-release table: a release that moves a field is calibrated
- * the same way. Results are cached per build ({@link LayoutCache}), so a repeated attach loads nothing.
+ * the same way.
+ *
+ * <p>The library's code never runs in infertop's own (root) process: it runs in {@link CalibrationChild}, a
+ * short-lived unprivileged process ({@link CalibrationSandbox}), whose text answer is parsed and checked
+ * against {@link LayoutInvariants} here. Results are cached per build ({@link LayoutCache}), so the child is
+ * started once per build, not once per attach.
  */
 public final class LayoutCalibrator {
     private final LayoutCache cache;
+    private final Duration childTimeLimit;
 
     /** Calibrates through {@code cache}. */
     public LayoutCalibrator(LayoutCache cache) {
+        this(cache, CalibrationSandbox.TIME_LIMIT);
+    }
+
+    LayoutCalibrator(LayoutCache cache, Duration childTimeLimit) {
         this.cache = cache;
+        this.childTimeLimit = childTimeLimit;
     }
 
     public static LayoutCalibrator withDefaultCache() {
         return new LayoutCalibrator(LayoutCache.defaultLocation());
     }
 
-    /** The layout of {@code libggmlBase}: from the cache when this exact file was calibrated before. */
+    /**
+     * The layout of {@code libggmlBase} as the process {@code targetPid} maps it (empty: no process, e.g. a
+     * command not started yet): from the cache when this exact file was calibrated before, else from a
+     * calibration child running as that process's user (as nobody if it is root or there is none).
+     */
+    public CalibratedLayout calibrate(Path libggmlBase, OptionalInt targetPid) throws CalibrationException {
+        try (LibraryFile file = LibraryFile.open(libggmlBase, targetPid)) {
+            LibraryIdentity identity = LibraryIdentity.of(file);
+            Optional<CalibratedLayout> cached = cache.lookup(identity);
+            if (cached.isPresent()) {
+                return cached.get();
+            }
+            ChildCredentials credentials = ChildCredentials.forTarget(targetPid);
+            String answer = CalibrationSandbox.run(file, credentials, childTimeLimit);
+            CalibratedLayout layout = LayoutAnswer.read(answer, libggmlBase, identity.buildId());
+            try {
+                cache.store(identity, layout);
+            } catch (IOException e) {
+                // The layout is right; only the next attach will be slower. Not worth failing this one.
+                System.err.println("infertop: cannot cache the layout of " + libggmlBase + " in " + cache.directory()
+                        + ": " + e.getMessage());
+            }
+            return layout;
+        }
+    }
+
+    /** {@link #calibrate(Path, OptionalInt)} with no process: the child runs as nobody. */
     public CalibratedLayout calibrate(Path libggmlBase) throws CalibrationException {
-        LibraryIdentity identity = LibraryIdentity.of(libggmlBase);
-        Optional<CalibratedLayout> cached = cache.lookup(identity);
-        if (cached.isPresent()) {
-            return cached.get();
-        }
-        CalibratedLayout layout = calibrateUncached(libggmlBase, identity.buildId());
-        try {
-            cache.store(identity, layout);
-        } catch (IOException e) {
-            // The layout is right; only the next attach will be slower. Not worth failing this one.
-            System.err.println("infertop: cannot cache the layout of " + libggmlBase + " in " + cache.directory()
-                    + ": " + e.getMessage());
-        }
-        return layout;
+        return calibrate(libggmlBase, OptionalInt.empty());
     }
 
-    /** Always loads and probes the library; no cache involved. */
-    public static CalibratedLayout calibrateUncached(Path libggmlBase) throws CalibrationException {
-        return calibrateUncached(libggmlBase, LibraryIdentity.of(libggmlBase).buildId());
+    /** Loads and probes the library IN THIS PROCESS, no cache: for tests of the calibration itself. */
+    static CalibratedLayout calibrateUncached(Path libggmlBase) throws CalibrationException {
+        return calibrateInThisProcess(libggmlBase, LibraryIdentity.of(libggmlBase).buildId());
     }
 
-    private static CalibratedLayout calibrateUncached(Path libggmlBase, String buildId) throws CalibrationException {
+    /**
+     * Runs the library's code in this process, with this process's rights: only {@link CalibrationChild} (and
+     * tests on provisioned builds) call it, which is why it is not public.
+     */
+    static CalibratedLayout calibrateInThisProcess(Path libggmlBase, String buildId) throws CalibrationException {
         try (GgmlLibrary ggml = GgmlLibrary.load(libggmlBase)) {
             NameTableReader names = new NameTableReader(ggml.mappings());
             OpTable ops = new OpTable(names.readDense(ggml::opNamePointer),
@@ -65,7 +95,7 @@ public final class LayoutCalibrator {
     }
 
     /** The ops whose nodes only re-describe memory, by name: their numbers differ between releases. */
-    private static List<Integer> emptyOps(OpTable ops) {
+    static List<Integer> emptyOps(OpTable ops) {
         List<Integer> numbers = new ArrayList<>();
         for (String name : CalibratedLayout.EMPTY_OP_NAMES) {
             ops.number(name).ifPresent(numbers::add);

@@ -28,7 +28,8 @@ final class LibraryMappings {
         long inode;
         ProcessMaps maps;
         try {
-            inode = ((Number) Files.getAttribute(library.toRealPath(), "unix:ino")).longValue();
+            // Follows links, /proc/self/fd/N included: the inode of the file itself, not of a path to it.
+            inode = ((Number) Files.getAttribute(library, "unix:ino")).longValue();
             maps = ProcessMaps.of(ProcessHandle.current().pid());
         } catch (IOException e) {
             throw CalibrationException.of(library, "cannot read its mappings in this JVM: " + e.getMessage());

@@ -104,7 +104,7 @@ final class TensorProbe {
 
             TensorLayout layout = new TensorLayout(type, ne, nb, op, opParams, flags - opParams, flags, src, maxSrc,
                     viewSrc, viewOffs, data, name, maxName, sizeBytes);
-            check(layout);
+            LayoutInvariants.checkTensor(library, layout);
             return new Result(layout, outputFlag, headerBytes);
         }
     }
@@ -187,18 +187,5 @@ final class TensorProbe {
                     + ", not one flag bit");
         }
         return changed.getFirst();
-    }
-
-    /** Field order and sizes every ggml release since 2023 has; a calibration that breaks them is wrong. */
-    private void check(TensorLayout t) throws CalibrationException {
-        boolean ordered = t.neOffset() + 32 == t.nbOffset() && t.nbOffset() + 32 <= t.opOffset()
-                && t.opOffset() < t.opParamsOffset() && t.opParamsOffset() < t.flagsOffset()
-                && t.flagsOffset() < t.srcOffset() && t.viewOffsOffset() < t.dataOffset()
-                && t.dataOffset() < t.nameOffset() && t.nameOffset() + t.maxNameBytes() <= t.sizeBytes();
-        boolean plausible = t.maxSrc() >= 2 && t.maxSrc() <= 32 && t.opParamsBytes() >= 16
-                && t.opParamsBytes() <= 256 && t.maxNameBytes() >= 16 && t.maxNameBytes() < LONG_NAME_CHARS;
-        if (!ordered || !plausible) {
-            throw CalibrationException.of(library, "calibrated ggml_tensor layout is implausible: " + t);
-        }
     }
 }

@@ -63,6 +63,32 @@ class LayoutCacheTest {
     }
 
     @Test
+    void aFileWithTheSameBuildIdSizeAndMtimeButOtherBytesIsCalibratedAgain() throws Exception {
+        // What a hostile copy of a build would look like: its layout must not be served for the real file.
+        Path library = copyOfSourceBuild();
+        LayoutCache cache = new LayoutCache(work.resolve("layouts"));
+        LayoutCalibrator calibrator = new LayoutCalibrator(cache);
+        CalibratedLayout first = calibrator.calibrate(library);
+        markEntry(cache.directory().resolve(first.buildId() + ".json"), "from-the-cache");
+
+        long comment;
+        try (dev.infertop.target.ElfFile elf = dev.infertop.target.ElfFile.open(library)) {
+            comment = elf.section(".comment").orElseThrow().fileOffset(); // the compiler's name: harmless to change
+        }
+        var modified = Files.getLastModifiedTime(library);
+        long size = Files.size(library);
+        try (var file = java.nio.channels.FileChannel.open(library, StandardOpenOption.WRITE)) {
+            file.write(java.nio.ByteBuffer.wrap(new byte[] {'X'}), comment + 1);
+        }
+        Files.setLastModifiedTime(library, modified);
+        assertEquals(size, Files.size(library));
+
+        CalibratedLayout second = calibrator.calibrate(library);
+        assertNotEquals("from-the-cache", second.library(), "size and mtime alike, the bytes differ");
+        assertEquals(first.tensor(), second.tensor());
+    }
+
+    @Test
     void aCorruptEntryIsIgnored() throws Exception {
         Path library = copyOfSourceBuild();
         LayoutCache cache = new LayoutCache(work.resolve("layouts"));

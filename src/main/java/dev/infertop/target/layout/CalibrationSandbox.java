@@ -1,0 +1,263 @@
+package dev.infertop.target.layout;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.net.URISyntaxException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.Enumeration;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.jar.JarEntry;
+import java.util.jar.JarFile;
+import java.util.stream.Stream;
+
+/**
+ * Runs {@link CalibrationChild} on one library: a short-lived JVM that is never root. It is started through
+ * util-linux's {@code setpriv} as {@link ChildCredentials} (the target's user, or nobody), with supplementary
+ * groups cleared, no_new_privs set, the inheritable, ambient and bounding capability sets emptied, an empty
+ * environment (but for LD_LIBRARY_PATH standing in for the library's $ORIGIN, see {@link #originSearchPath}),
+ * a working directory it can read but not write, SIGKILL if infertop dies, and a wall-clock
+ * limit after which it is killed. It sees the library only as its stdin (the file {@link LibraryFile} opened
+ * and checked), and its classpath is a fresh root-owned copy of the few infertop classes it runs, readable by
+ * any user (infertop's own jar may sit in a directory only root can enter). Only its stdout comes back,
+ * bounded, for {@link LayoutAnswer} to parse and check.
+ *
+ * <p>When any of this cannot be had (no setpriv, no user switch), calibration fails with the reason: the
+ * caller reports the operator layer unavailable. There is no fallback that runs the library as root.
+ */
+final class CalibrationSandbox {
+    private CalibrationSandbox() {}
+
+    /** Wall-clock limit for the child: JVM start (~0.5 s) plus calibration, on a machine llama.cpp keeps busy. */
+    static final Duration TIME_LIMIT = Duration.ofSeconds(30);
+    /** What of the child's stderr is kept for a message. */
+    static final int MAX_STDERR_BYTES = 4096;
+    /** How long the output readers may take after the child ended (a grandchild may hold the pipes). */
+    private static final long READER_GRACE_MS = 2000;
+
+    private static final List<String> SETPRIV = List.of("/usr/bin/setpriv", "/bin/setpriv");
+    /** The packages the child loads classes from (the layout code and the /proc/PID/maps reader it uses). */
+    private static final List<String> CHILD_PACKAGES = List.of("dev/infertop/target/layout/", "dev/infertop/target/");
+    private static final Set<PosixFilePermission> DIRECTORY = PosixFilePermissions.fromString("rwxr-xr-x");
+    private static final Set<PosixFilePermission> FILE = PosixFilePermissions.fromString("rw-r--r--");
+
+    /** The JVM options of the child: small and quick to start; no attach socket, no perf file, no core dump. */
+    static final List<String> JVM_OPTIONS = List.of(
+            "--enable-native-access=ALL-UNNAMED",
+            "-XX:+UseSerialGC",
+            "-XX:TieredStopAtLevel=1",
+            "-XX:CICompilerCount=1",
+            "-XX:-UsePerfData",
+            "-XX:+DisableAttachMechanism",
+            "-XX:-CreateCoredumpOnCrash",
+            "-XX:ErrorFile=/dev/null",
+            "-Xshare:auto",
+            "-Xms8m",
+            "-Xmx64m");
+
+    /** The child's answer text (stdout), or why there is none. */
+    static String run(LibraryFile library, ChildCredentials credentials, Duration limit) throws CalibrationException {
+        Path setpriv = SETPRIV.stream().map(Path::of).filter(Files::isExecutable).findFirst()
+                .orElseThrow(() -> CalibrationException.of(library.shownAs(), "setpriv (util-linux) is missing, and "
+                        + "infertop runs the target's library only in an unprivileged child: install util-linux"));
+        Path java = Path.of(System.getProperty("java.home"), "bin", "java");
+        Path directory = null;
+        Process child = null;
+        try {
+            directory = Files.createTempDirectory("infertop-calibrate-");
+            Files.setPosixFilePermissions(directory, DIRECTORY);
+            Path classes = directory.resolve("classes");
+            copyChildClasses(classes);
+            List<String> command = new ArrayList<>(List.of(setpriv.toString(),
+                    "--reuid=" + credentials.uid(), "--regid=" + credentials.gid(), "--clear-groups",
+                    "--no-new-privs", "--inh-caps=-all", "--ambient-caps=-all", "--bounding-set=-all",
+                    "--pdeathsig=KILL", "--", java.toString()));
+            command.addAll(JVM_OPTIONS);
+            command.addAll(List.of("-cp", classes.toString(), CalibrationChild.class.getName()));
+            ProcessBuilder builder = new ProcessBuilder(command)
+                    .directory(directory.toFile())
+                    .redirectInput(library.procPath().toFile());
+            builder.environment().clear();
+            String searchPath = originSearchPath(library);
+            if (!searchPath.isEmpty()) {
+                builder.environment().put("LD_LIBRARY_PATH", searchPath);
+            }
+            child = builder.start();
+            BoundedReader stdout = BoundedReader.start(child.getInputStream(), LayoutAnswer.MAX_BYTES + 1);
+            BoundedReader stderr = BoundedReader.start(child.getErrorStream(), MAX_STDERR_BYTES);
+            if (!child.waitFor(limit.toMillis(), TimeUnit.MILLISECONDS)) {
+                child.destroyForcibly();
+                throw CalibrationException.of(library.shownAs(), "the calibration child (as " + credentials.description()
+                        + ") ran past its " + limit.toSeconds() + " s limit and was killed");
+            }
+            String answer = stdout.text();
+            if (child.exitValue() == 0 || answer.startsWith(LayoutAnswer.ERROR)) {
+                return answer;
+            }
+            throw CalibrationException.of(library.shownAs(), "the calibration child (as " + credentials.description()
+                    + ") failed with exit status " + child.exitValue() + ": "
+                    + LayoutAnswer.printable(firstLine(stderr.text())));
+        } catch (IOException | UncheckedIOException e) {
+            throw CalibrationException.of(library.shownAs(), "cannot start the calibration child: " + e.getMessage());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw CalibrationException.of(library.shownAs(), "interrupted while the calibration child ran");
+        } finally {
+            if (child != null && child.isAlive()) {
+                child.destroyForcibly();
+            }
+            deleteQuietly(directory);
+        }
+    }
+
+    /**
+     * The library's RUNPATH (or RPATH) entries that use $ORIGIN, with its directory put in: in the child the
+     * library is /proc/self/fd/0, whose $ORIGIN would be /proc/self/fd, so the siblings it needs (in the
+     * prebuilt npm builds, RUNPATH $ORIGIN) are found through LD_LIBRARY_PATH instead; the child, as an
+     * unprivileged user, reads them by path like the target does. Empty when there is none.
+     */
+    static String originSearchPath(LibraryFile library) {
+        Path directory = library.shownAs().toAbsolutePath().getParent();
+        if (directory == null) {
+            return "";
+        }
+        dev.infertop.target.DynamicInfo dynamic;
+        try (dev.infertop.target.ElfFile elf = dev.infertop.target.ElfFile.open(library.procPath())) {
+            dynamic = elf.dynamic();
+        } catch (dev.infertop.target.TargetException e) {
+            return "";
+        }
+        List<String> entries = new ArrayList<>();
+        for (String entry : dynamic.hasRunpath() ? dynamic.runpath() : dynamic.rpath()) {
+            if (entry.contains("$ORIGIN") || entry.contains("${ORIGIN}")) {
+                String expanded = entry.replace("${ORIGIN}", directory.toString()).replace("$ORIGIN", directory.toString());
+                if (!expanded.contains(":") && !expanded.contains("$") && expanded.chars().allMatch(c -> c >= 0x20 && c != 0x7f)) {
+                    entries.add(expanded);
+                }
+            }
+        }
+        return String.join(":", entries);
+    }
+
+    private static String firstLine(String text) {
+        return text.lines().filter(l -> !l.isBlank()).findFirst().orElse("(nothing on stderr)");
+    }
+
+    /**
+     * Copies the class files of {@link #CHILD_PACKAGES} from wherever infertop's classes are (its jar, or a
+     * classes directory when tests run) into {@code classes}, readable by all, writable by root only.
+     */
+    static void copyChildClasses(Path classes) throws IOException {
+        Path source;
+        try {
+            source = Path.of(CalibrationChild.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+        } catch (URISyntaxException | RuntimeException e) {
+            throw new IOException("cannot tell where infertop's classes are: " + e);
+        }
+        for (String pkg : CHILD_PACKAGES) {
+            Files.createDirectories(classes.resolve(pkg));
+        }
+        try (Stream<Path> tree = Files.walk(classes)) {
+            for (Path directory : tree.toList()) {
+                Files.setPosixFilePermissions(directory, DIRECTORY);
+            }
+        }
+        if (Files.isDirectory(source)) {
+            for (String pkg : CHILD_PACKAGES) {
+                try (Stream<Path> files = Files.list(source.resolve(pkg))) {
+                    for (Path file : files.filter(f -> f.getFileName().toString().endsWith(".class")).toList()) {
+                        copy(Files.newInputStream(file), classes.resolve(pkg).resolve(file.getFileName().toString()));
+                    }
+                }
+            }
+            return;
+        }
+        try (JarFile jar = new JarFile(source.toFile())) {
+            Enumeration<JarEntry> entries = jar.entries();
+            while (entries.hasMoreElements()) {
+                JarEntry entry = entries.nextElement();
+                String name = entry.getName();
+                for (String pkg : CHILD_PACKAGES) {
+                    String rest = name.startsWith(pkg) ? name.substring(pkg.length()) : "";
+                    if (rest.endsWith(".class") && !rest.contains("/")) {
+                        copy(jar.getInputStream(entry), classes.resolve(name));
+                    }
+                }
+            }
+        }
+    }
+
+    private static void copy(InputStream in, Path to) throws IOException {
+        try (in) {
+            Files.copy(in, to);
+        }
+        Files.setPosixFilePermissions(to, FILE);
+    }
+
+    private static void deleteQuietly(Path directory) {
+        if (directory == null) {
+            return;
+        }
+        try (Stream<Path> tree = Files.walk(directory)) {
+            for (Path path : tree.sorted(Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(path);
+            }
+        } catch (IOException e) {
+            // a leftover temp directory of class files is harmless; the next run makes a fresh one
+        }
+    }
+
+    /** Reads a stream to its end on a virtual thread, keeping the first {@code maxBytes}. */
+    private static final class BoundedReader {
+        private final ByteArrayOutputStream kept = new ByteArrayOutputStream();
+        private final InputStream in;
+        private final Thread thread;
+
+        private BoundedReader(InputStream in, int maxBytes) {
+            this.in = in;
+            this.thread = Thread.ofVirtual().start(() -> drain(maxBytes));
+        }
+
+        static BoundedReader start(InputStream in, int maxBytes) {
+            return new BoundedReader(in, maxBytes);
+        }
+
+        private void drain(int maxBytes) {
+            byte[] buffer = new byte[8192];
+            try (in) {
+                int n;
+                while ((n = in.read(buffer)) >= 0) {
+                    synchronized (kept) {
+                        kept.write(buffer, 0, Math.max(0, Math.min(n, maxBytes - kept.size())));
+                    }
+                }
+            } catch (IOException e) {
+                // closed below, after the grace period: what was read is kept
+            }
+        }
+
+        /** What was read, once the stream ended or the grace period passed (then the stream is closed). */
+        String text() throws InterruptedException {
+            if (!thread.join(Duration.ofMillis(READER_GRACE_MS))) {
+                try {
+                    in.close();
+                } catch (IOException ignored) {
+                    // the reader ends either way
+                }
+            }
+            synchronized (kept) {
+                return kept.toString(StandardCharsets.ISO_8859_1);
+            }
+        }
+    }
+}

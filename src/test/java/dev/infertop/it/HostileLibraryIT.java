@@ -1,0 +1,179 @@
+package dev.infertop.it;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.infertop.target.layout.ConstructorLibrary;
+import dev.infertop.workload.LlamaCppWorkload;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * A hostile target: a copy of the llama.cpp build whose libggml-base was given a DT_NEEDED library with an ELF
+ * constructor (patchelf, RUNPATH $ORIGIN), started as {@code nobody}; then {@code infertop -p PID} as root with
+ * the operator layer. Before layout calibration moved into an unprivileged child, infertop's root JVM dlopened
+ * that libggml-base and the constructor ran as uid 0. The constructor appends who ran it to a marker file: no
+ * line may say uid 0, and the line written inside infertop's calibration child must show it without
+ * privileges (no_new_privs, no capabilities, no groups).
+ */
+class HostileLibraryIT {
+    private static final String NOBODY = "65534";
+
+    private static LlamaCppWorkload workload;
+    private static Path tinyModel;
+
+    private Path copy;
+    private Process target;
+
+    @BeforeAll
+    static void requirements() {
+        workload = Requirements.canTraceLlamaCpp();
+        Requirements.require(Files.isExecutable(Path.of("/usr/bin/patchelf")),
+                "needs patchelf (apt-get install patchelf; src/scripts/setup.sh installs it)");
+        Requirements.require(Files.isExecutable(Path.of("/usr/bin/setpriv")), "needs setpriv (util-linux)");
+        Requirements.require(ConstructorLibrary.ccAvailable(), "needs cc to build the hostile library");
+        tinyModel = Models.preset("tiny");
+    }
+
+    @AfterEach
+    void cleanUp() throws Exception {
+        if (target != null) {
+            target.destroyForcibly();
+            target.waitFor(10, TimeUnit.SECONDS);
+        }
+        if (copy != null) {
+            try (Stream<Path> tree = Files.walk(copy)) {
+                for (Path path : tree.sorted(Comparator.reverseOrder()).toList()) {
+                    Files.deleteIfExists(path);
+                }
+            }
+        }
+    }
+
+    @Test
+    void aConstructorInTheTargetsLibraryNeverRunsAsRootInInfertop() throws Exception {
+        copy = Files.createTempDirectory("infertop-hostile-");
+        Files.setPosixFilePermissions(copy, PosixFilePermissions.fromString("rwxr-xr-x"));
+        Path bin = workload.sourceBuildTool("llama-bench").getParent();
+        copyBuild(bin, copy);
+        Path model = Files.copy(tinyModel, copy.resolve("tiny.gguf"));
+        Files.setPosixFilePermissions(model, PosixFilePermissions.fromString("rw-r--r--"));
+        Path marker = ConstructorLibrary.newMarker(copy.resolve("marker"));
+        ConstructorLibrary.build(copy.resolve("libhostile.so"), marker, 0, null);
+        Path libggmlBase = copy.resolve("libggml-base.so").toRealPath();
+        // Two runs: patchelf 0.14 given both options at once writes a RUNPATH pointing at the new NEEDED string.
+        run("patchelf", "--set-rpath", "$ORIGIN", libggmlBase.toString());
+        run("patchelf", "--add-needed", "libhostile.so", libggmlBase.toString());
+        String dynamic = run("readelf", "-d", libggmlBase.toString());
+        assertTrue(dynamic.contains("Shared library: [libhostile.so]") && dynamic.contains("runpath: [$ORIGIN]"),
+                "DT_NEEDED and RUNPATH $ORIGIN added:\n" + dynamic);
+
+        ProcessBuilder bench = new ProcessBuilder("/usr/bin/setpriv", "--reuid=" + NOBODY, "--regid=" + NOBODY,
+                "--clear-groups", "--", copy.resolve("llama-bench").toString(), "-m", model.toString(), "-p", "0",
+                "-n", "0", "-pg", "32,32", "-r", "100000", "-t", "2")
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(ProcessBuilder.Redirect.DISCARD);
+        // The build's RUNPATH points into root's home, which nobody cannot enter: the copy's own directory first.
+        bench.environment().put("LD_LIBRARY_PATH", copy.toString());
+        target = bench.start();
+        LlamaBenchIT.awaitMapped(target.pid(), libggmlBase.getFileName().toString(), 30);
+        List<Map<String, String>> targetOnly = ConstructorLibrary.records(marker);
+        for (int i = 0; i < 100 && targetOnly.isEmpty(); i++) { // constructors run once every object is mapped
+            Thread.sleep(50);
+            targetOnly = ConstructorLibrary.records(marker);
+        }
+        assertEquals(1, targetOnly.size(), "the target itself ran the constructor, as nobody: " + targetOnly);
+        assertEquals(NOBODY, targetOnly.getFirst().get("uid"));
+
+        JsonNode total;
+        Path cache = Files.createTempDirectory(copy, "cache-"); // a fresh layout cache: calibration must happen
+        try (InfertopProcess infertop = InfertopProcess.start(Map.of("INFERTOP_CACHE", cache.toString()),
+                "--json", "-d", "0.5", "--layers", "token,graph,operator", "-p", Long.toString(target.pid()))) {
+            infertop.awaitStderr("probes attached", 120);
+            // On a loaded 2-core machine llama.cpp can stall for whole intervals: wait for graphs, not a count.
+            awaitOperatorGraphs(infertop, 120);
+            LlamaBenchIT.signal(infertop.process.pid(), "TERM");
+            assertEquals(128 + 15, infertop.waitFor(30), infertop.stderrText());
+            total = infertop.finalObject();
+            System.out.println("hostile libggml-base: operator layer " + total.path("layers").path("operator")
+                    + "\nmarker:\n" + String.join("\n", Files.readAllLines(marker)) + "\nstderr:\n"
+                    + infertop.stderrText());
+        } finally {
+            LeakCheck.assertNothingLeft();
+        }
+
+        List<Map<String, String>> records = ConstructorLibrary.records(marker);
+        for (Map<String, String> record : records) {
+            assertFalse("0".equals(record.get("uid")) || "0".equals(record.get("euid")),
+                    "the hostile constructor ran as root: " + record.get("line"));
+        }
+        List<Map<String, String>> inInfertop = records.stream().filter(r -> r.get("exe").endsWith("/java")).toList();
+        JsonNode operator = total.path("layers").path("operator");
+        // Either outcome keeps root safe; this copy is a working build, so calibrating it in the child works.
+        assertEquals("on", operator.path("state").asText(), "calibrated in the child, or one line why not: " + operator);
+        assertTrue(total.get("op_graphs").asLong() > 0, "the calibrated layout reads real graphs: " + total);
+        // The constructor did run inside infertop's calibration child: as the target's user, without privileges.
+        assertEquals(1, inInfertop.size(), "one calibration child loaded the library: " + records);
+        Map<String, String> child = inInfertop.getFirst();
+        assertEquals(NOBODY, child.get("uid"), child.get("line"));
+        assertEquals("1", child.get("nnp"), child.get("line"));
+        assertEquals("0000000000000000", child.get("capeff"), child.get("line"));
+        assertEquals("0000000000000000", child.get("capbnd"), child.get("line"));
+        assertEquals("", child.get("groups"), child.get("line"));
+    }
+
+    /** Until an interval shows CPU graphs read by the operator layer, or the operator layer unavailable. */
+    private static void awaitOperatorGraphs(InfertopProcess infertop, long timeoutSeconds) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(timeoutSeconds);
+        while (System.nanoTime() < deadline && infertop.process.isAlive()) {
+            for (JsonNode interval : infertop.jsonLines()) {
+                if (interval.path("op_graphs").asLong() > 0
+                        || "unavailable".equals(interval.path("layers").path("operator").path("state").asText())) {
+                    return;
+                }
+            }
+            Thread.sleep(100);
+        }
+        throw new AssertionError("no operator graphs within " + timeoutSeconds + " s; stderr:\n"
+                + infertop.stderrText());
+    }
+
+    /** The build's tools and libraries, symlinks kept, readable by all. */
+    private static void copyBuild(Path bin, Path into) throws IOException {
+        try (Stream<Path> files = Files.list(bin)) {
+            for (Path file : files.toList()) {
+                String name = file.getFileName().toString();
+                if (!name.contains(".so") && !name.equals("llama-bench")) {
+                    continue;
+                }
+                Path to = into.resolve(name);
+                Files.copy(file, to, LinkOption.NOFOLLOW_LINKS, StandardCopyOption.COPY_ATTRIBUTES);
+                if (!Files.isSymbolicLink(to)) {
+                    Files.setPosixFilePermissions(to, PosixFilePermissions.fromString("rwxr-xr-x"));
+                }
+            }
+        }
+    }
+
+    private static String run(String... command) throws IOException, InterruptedException {
+        Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+        String output = new String(process.getInputStream().readAllBytes());
+        assertTrue(process.waitFor(60, TimeUnit.SECONDS), String.join(" ", command) + " hung");
+        assertEquals(0, process.exitValue(), String.join(" ", command) + ":\n" + output);
+        return output;
+    }
+}

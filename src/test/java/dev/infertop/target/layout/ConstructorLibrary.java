@@ -1,0 +1,138 @@
+package dev.infertop.target.layout;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A shared library, built with cc, whose ELF constructor appends one line to a marker file saying who ran it:
+ * {@code pid=… uid=… euid=… gid=… nnp=… capeff=… capbnd=… groups=… env=NAME,NAME exe=…} (the values of
+ * /proc/self/status and the names in environ). Optionally it then sleeps, or prints a text on stdout and exits:
+ * what a hostile library loaded by a calibration can do. Also used by the hostile-target integration test.
+ */
+public final class ConstructorLibrary {
+    private ConstructorLibrary() {}
+
+    private static final String SOURCE = """
+            #include <stdio.h>
+            #include <stdlib.h>
+            #include <string.h>
+            #include <unistd.h>
+            extern char **environ;
+            static void field(const char *name, char *out, size_t size) {
+                snprintf(out, size, "?");
+                FILE *status = fopen("/proc/self/status", "r");
+                if (!status) return;
+                char line[512];
+                size_t length = strlen(name);
+                while (fgets(line, sizeof line, status)) {
+                    if (strncmp(line, name, length) == 0 && line[length] == ':') {
+                        char *value = line + length + 1;
+                        while (*value == ' ' || *value == '\\t') value++;
+                        value[strcspn(value, "\\n")] = 0;
+                        snprintf(out, size, "%s", value);
+                    }
+                }
+                fclose(status);
+            }
+            __attribute__((constructor)) static void infertop_test_record(void) {
+                char nnp[64], capeff[64], capbnd[64], groups[256], exe[512] = "?", names[1024] = "";
+                field("NoNewPrivs", nnp, sizeof nnp);
+                field("CapEff", capeff, sizeof capeff);
+                field("CapBnd", capbnd, sizeof capbnd);
+                field("Groups", groups, sizeof groups);
+                for (char *g = groups; *g; g++) if (*g == ' ' || *g == '\\t') *g = ',';
+                ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+                if (n > 0) exe[n] = 0;
+                for (char **e = environ; e && *e; e++) {
+                    size_t used = strlen(names);
+                    snprintf(names + used, sizeof names - used, "%s%.*s", used ? "," : "", (int) strcspn(*e, "="), *e);
+                }
+                FILE *marker = fopen(MARKER, "a");
+                if (marker) {
+                    fprintf(marker, "pid=%d uid=%d euid=%d gid=%d nnp=%s capeff=%s capbnd=%s groups=%s env=%s exe=%s\\n",
+                            (int) getpid(), (int) getuid(), (int) geteuid(), (int) getgid(), nnp, capeff, capbnd,
+                            groups, names, exe);
+                    fclose(marker);
+                }
+            #ifdef SLEEP_SECONDS
+                sleep(SLEEP_SECONDS);
+            #endif
+            #ifdef ANSWER
+                fputs(ANSWER, stdout);
+                fflush(stdout);
+                _exit(0);
+            #endif
+            }
+            """;
+
+    /** A directory and marker file any user can write: the constructor may run as nobody. */
+    public static Path newMarker(Path directory) throws IOException {
+        Files.createDirectories(directory);
+        Files.setPosixFilePermissions(directory, PosixFilePermissions.fromString("rwxrwxrwx"));
+        Path marker = directory.resolve("marker.txt");
+        Files.deleteIfExists(marker);
+        Files.createFile(marker);
+        Files.setPosixFilePermissions(marker, PosixFilePermissions.fromString("rw-rw-rw-"));
+        return marker;
+    }
+
+    /**
+     * Builds {@code output} (readable by all) whose constructor records into {@code marker}; {@code sleepSeconds}
+     * above 0 makes it sleep after, a non-null {@code answer} makes it print that on stdout and exit 0.
+     */
+    public static Path build(Path output, Path marker, int sleepSeconds, String answer)
+            throws IOException, InterruptedException {
+        Path source = output.resolveSibling(output.getFileName() + ".c");
+        Files.writeString(source, SOURCE);
+        List<String> command = new ArrayList<>(List.of("cc", "-shared", "-fPIC", "-O1", "-o", output.toString(),
+                "-DMARKER=" + cString(marker.toString())));
+        if (sleepSeconds > 0) {
+            command.add("-DSLEEP_SECONDS=" + sleepSeconds);
+        }
+        if (answer != null) {
+            command.add("-DANSWER=" + cString(answer));
+        }
+        command.add(source.toString());
+        Process cc = new ProcessBuilder(command).redirectErrorStream(true).start();
+        String output1 = new String(cc.getInputStream().readAllBytes());
+        if (!cc.waitFor(60, TimeUnit.SECONDS) || cc.exitValue() != 0) {
+            throw new IOException("cc failed: " + command + "\n" + output1);
+        }
+        Files.setPosixFilePermissions(output, PosixFilePermissions.fromString("rwxr-xr-x"));
+        return output;
+    }
+
+    public static boolean ccAvailable() {
+        try {
+            return new ProcessBuilder("cc", "--version").redirectErrorStream(true).start().waitFor() == 0;
+        } catch (IOException | InterruptedException e) {
+            return false;
+        }
+    }
+
+    private static String cString(String text) {
+        return "\"" + text.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n") + "\"";
+    }
+
+    /** The marker's lines, each parsed into its fields. */
+    public static List<java.util.Map<String, String>> records(Path marker) throws IOException {
+        List<java.util.Map<String, String>> records = new ArrayList<>();
+        for (String line : Files.readAllLines(marker)) {
+            java.util.Map<String, String> fields = new java.util.LinkedHashMap<>();
+            for (String pair : line.split(" ")) {
+                int equals = pair.indexOf('=');
+                if (equals > 0) {
+                    fields.put(pair.substring(0, equals), pair.substring(equals + 1));
+                }
+            }
+            fields.put("line", line);
+            records.add(fields);
+        }
+        return records;
+    }
+}
