@@ -359,7 +359,7 @@ final class TraceRun {
                     resources.probes.enable(layer);
                 }
             }
-            resources.probes.addLibraries(candidates);
+            resources.probes.addLibraries(candidates).forEach(this::notice);
             if (resources.probes.attachedProbeCount() == 0) {
                 throw new UserError("no probe could be attached: " + reasons(resources.probes.statuses()));
             }
@@ -907,7 +907,7 @@ final class TraceRun {
                 }
             }
             try {
-                probes.addLibraries(libraries);
+                probes.addLibraries(libraries).forEach(TraceRun.this::notice);
             } catch (BpfException e) {
                 notice("infertop: " + e.getMessage());
             }
