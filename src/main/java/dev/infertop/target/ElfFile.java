@@ -140,8 +140,8 @@ public final class ElfFile implements AutoCloseable {
     }
 
     /**
-     * Decodes {@code file} (the whole ELF image), named {@code path} in messages; closes {@code arena} when it
-     * fails. Every header field is checked against the image before it is used: a corrupt or hostile file
+     * Decodes {@code file} (the whole ELF image), named {@code path} in messages; {@code arena} (the image's)
+     * is the caller's to close when this fails, the result's afterwards. Every header field is checked against the image before it is used: a corrupt or hostile file
      * fails with a {@link TargetException}, never with an exception of another kind, a hang or an
      * allocation its size does not bound.
      */
@@ -149,11 +149,7 @@ public final class ElfFile implements AutoCloseable {
         try {
             return new ElfFile(path, arena, file);
         } catch (IndexOutOfBoundsException | IllegalArgumentException | ArithmeticException e) {
-            arena.close();
             throw new TargetException("truncated or corrupt ELF file: " + path);
-        } catch (TargetException e) {
-            arena.close();
-            throw e;
         }
     }
 
