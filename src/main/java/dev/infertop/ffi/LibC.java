@@ -156,7 +156,7 @@ public final class LibC {
                 throw switch (errno) {
                     case Errno.ENOENT -> new java.nio.file.NoSuchFileException(path);
                     case Errno.EACCES, Errno.EPERM -> new java.nio.file.AccessDeniedException(path);
-                    case 40 -> new java.nio.file.FileSystemException(path, null, "a symbolic link"); // ELOOP
+                    case 40 -> new java.nio.file.FileSystemException(path, null, "not a regular file (a symbolic link)"); // ELOOP
                     default -> new java.io.IOException(path + ": " + strerror(errno));
                 };
             }
