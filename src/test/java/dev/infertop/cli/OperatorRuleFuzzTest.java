@@ -8,7 +8,7 @@ import com.code_intelligence.jazzer.junit.FuzzTest;
  * other exception. Seeds in OperatorRuleFuzzTestInputs/parse; see FUZZING in the README for fuzzing mode.
  */
 class OperatorRuleFuzzTest {
-    @FuzzTest(maxDuration = "${infertop.fuzz.duration:10s}")
+    @FuzzTest(maxDuration = "10s")
     void parse(FuzzedDataProvider data) {
         String text = data.consumeRemainingAsString();
         try {

@@ -102,7 +102,7 @@ class EventDecoderFuzzTest {
     private static final TouchingListener LISTENER = new TouchingListener();
     private static final EventDecoder DECODER = new EventDecoder(LISTENER, new NameTable());
 
-    @FuzzTest(maxDuration = "${infertop.fuzz.duration:10s}")
+    @FuzzTest(maxDuration = "10s")
     void decode(byte[] record) {
         long before = DECODER.malformedRecords();
         DECODER.onRecord(MemorySegment.ofArray(record), 0, record.length);

@@ -9,7 +9,7 @@ import dev.infertop.tui.KeyTable;
  * parsed or refused with an IllegalArgumentException naming the line; no other exception.
  */
 class ConfigFuzzTest {
-    @FuzzTest(maxDuration = "${infertop.fuzz.duration:10s}")
+    @FuzzTest(maxDuration = "10s")
     void parse(FuzzedDataProvider data) {
         int which = data.consumeInt(0, 2);
         String text = data.consumeRemainingAsString();

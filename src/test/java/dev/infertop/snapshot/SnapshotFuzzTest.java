@@ -34,7 +34,7 @@ class SnapshotFuzzTest {
         dir = Files.createDirectory(base.resolve("fuzzed"));
     }
 
-    @FuzzTest(maxDuration = "${infertop.fuzz.duration:10s}")
+    @FuzzTest(maxDuration = "10s")
     void open(FuzzedDataProvider data) throws IOException {
         String replaced = FILES.get(data.consumeInt(0, FILES.size() - 1));
         byte[] content = data.consumeRemainingAsBytes();

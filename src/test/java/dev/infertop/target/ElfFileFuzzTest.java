@@ -16,7 +16,7 @@ import java.util.List;
 class ElfFileFuzzTest {
     private static final Path NAME = Path.of("fuzz.so");
 
-    @FuzzTest(maxDuration = "${infertop.fuzz.duration:10s}")
+    @FuzzTest(maxDuration = "10s")
     void decode(byte[] image) {
         Arena arena = Arena.ofConfined();
         ElfFile parsed;

@@ -5,7 +5,7 @@ import com.code_intelligence.jazzer.junit.FuzzTest;
 
 /** /proc/PID/maps text (the target names its mappings' files): parsed, or refused with a TargetException. */
 class ProcessMapsFuzzTest {
-    @FuzzTest(maxDuration = "${infertop.fuzz.duration:10s}")
+    @FuzzTest(maxDuration = "10s")
     void parse(FuzzedDataProvider data) {
         String text = data.consumeRemainingAsString();
         try {
