@@ -151,6 +151,42 @@ class HostileElfIT {
         LeakCheck.assertNothingLeft();
     }
 
+    /**
+     * Point 8: a snapshot directory is input too. A FIFO named report.html once blocked {@code infertop report}
+     * forever; a huge file would be read whole. Both are refused with one line and a non-zero exit.
+     */
+    @Test
+    void reportRefusesAFifoAndAnOversizedFileWithOneLine() throws Exception {
+        Requirements.jar();
+        Path snapshot = Files.createDirectory(dir.resolve("snapshot"));
+        Files.writeString(snapshot.resolve("summary.json"),
+                "{\"snapshot\": {\"format\": \"infertop-snapshot\", \"version\": 1}}");
+        Files.writeString(snapshot.resolve("latency.hlog"), "");
+        Files.writeString(snapshot.resolve("trace.json"), "{\"traceEvents\": []}");
+        LibC.mkfifo(snapshot.resolve("report.html").toString(), 0600);
+        assertEquals("infertop: " + snapshot.resolve("report.html") + ": not a regular file (a FIFO)",
+                reportRefusal(snapshot));
+
+        Files.delete(snapshot.resolve("report.html"));
+        Files.writeString(snapshot.resolve("report.html"), "<html></html>\n");
+        try (java.io.RandomAccessFile trace = new java.io.RandomAccessFile(snapshot.resolve("trace.json").toFile(), "rw")) {
+            trace.setLength((1L << 30) + 1); // sparse
+        }
+        assertEquals("infertop: " + snapshot.resolve("trace.json") + ": too large (1073741825 bytes, at most "
+                + "1073741824 read)", reportRefusal(snapshot));
+    }
+
+    private static String reportRefusal(Path snapshot) throws Exception {
+        try (InfertopProcess infertop = InfertopProcess.start("report", snapshot.toString())) {
+            int status = infertop.waitFor(30);
+            String shown = "\nstderr:\n" + String.join("\n", infertop.stderr);
+            assertTrue(status != 0, "non-zero exit" + shown);
+            assertEquals(1, infertop.stderr.size(), "one line" + shown);
+            assertEquals(List.of(), infertop.stdout);
+            return infertop.stderr.getFirst();
+        }
+    }
+
     private static int run(String... command) throws IOException, InterruptedException {
         Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
         process.getInputStream().readAllBytes();
