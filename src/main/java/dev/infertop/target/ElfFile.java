@@ -150,7 +150,17 @@ public final class ElfFile implements AutoCloseable {
             return new ElfFile(path, arena, file);
         } catch (IndexOutOfBoundsException | IllegalArgumentException | ArithmeticException e) {
             throw new TargetException("truncated or corrupt ELF file: " + path);
+        } catch (InternalError e) {
+            throw changedWhileRead(path);
         }
+    }
+
+    /**
+     * The file is mapped, not copied: when its owner truncates it meanwhile, a read of a page now past its end
+     * faults (SIGBUS), which the JVM raises as an InternalError in the reading thread.
+     */
+    private static TargetException changedWhileRead(Path path) {
+        return new TargetException(path + " was truncated while infertop read it");
     }
 
     /**
@@ -255,7 +265,11 @@ public final class ElfFile implements AutoCloseable {
             throw corrupt("address 0x" + Long.toHexString(vaddr) + " maps past the end of the file");
         }
         int length = (int) Math.min(count, Math.min(available, file.byteSize() - offset));
-        return file.asSlice(offset, length).toArray(ValueLayout.JAVA_BYTE);
+        try {
+            return file.asSlice(offset, length).toArray(ValueLayout.JAVA_BYTE);
+        } catch (InternalError e) {
+            throw changedWhileRead(path);
+        }
     }
 
     /**
@@ -301,6 +315,8 @@ public final class ElfFile implements AutoCloseable {
             }
         } catch (IndexOutOfBoundsException e) {
             throw corrupt(rela.name() + " reaches past the end of the file");
+        } catch (InternalError e) {
+            throw changedWhileRead(path);
         }
         return result;
     }

@@ -153,6 +153,21 @@ class HostileElfTest {
     }
 
     @Test
+    void aLibraryTruncatedWhileMappedIsRefusedNotACrash() throws Exception {
+        Path library = Files.copy(callsLibrary(), dir.resolve("libggml-shrinking.so"));
+        try (ElfFile elf = ElfFile.open(library)) {
+            ElfSymbol function = elf.functions().stream().filter(f -> f.sizeBytes() > 0).findFirst().orElseThrow();
+            try (java.nio.channels.FileChannel file = java.nio.channels.FileChannel.open(library,
+                    java.nio.file.StandardOpenOption.WRITE)) {
+                file.truncate(0); // its owner shrinks it: the mapped pages now fault
+            }
+            TargetException e = assertThrows(TargetException.class,
+                    () -> elf.readBytesAtVaddr(function.vaddr(), (int) function.sizeBytes()));
+            assertEquals(library + " was truncated while infertop read it", e.getMessage());
+        }
+    }
+
+    @Test
     void aScanThatTakesTooLongIsGivenUpAndItsThreadInterrupted() throws Exception {
         java.util.concurrent.CountDownLatch interrupted = new java.util.concurrent.CountDownLatch(1);
         long started = System.nanoTime();
