@@ -29,7 +29,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * user who owns a library a profiled process maps could: a .plt sh_entsize of 2^32 (it once made the stub scan
  * loop forever holding the probe-set lock), a .symtab claiming 2^40 bytes, a .dynsym past the end of the file.
  * A fourth library is, after the process mapped it, replaced under its path by a FIFO (a bind mount: the maps
- * still name the path, which now opens a FIFO with no writer; opening it the ordinary way blocks forever).
+ * still name the path, which now opens a FIFO with no writer; opening it the ordinary way blocks forever),
+ * and a fifth by another regular file (what a symbolic link swapped in gives: root would read any file).
  */
 class HostileElfIT {
     private static final int SH_OFFSET = 0x18, SH_SIZE = 0x20, SH_ENTSIZE = 0x38;
@@ -105,19 +106,26 @@ class HostileElfIT {
         Path offset = patchSection(Files.copy(clean, dir.resolve("libggml-offset.so")), ".dynsym", SH_OFFSET,
                 Files.size(clean) + 4096);
         Path fifoLibrary = Files.copy(clean, dir.resolve("libggml-fifo.so"));
+        Path swappedLibrary = Files.copy(clean, dir.resolve("libggml-swapped.so"));
         Path llama = Files.copy(clean, dir.resolve("libllama-fake.so"));
         Path host = compile(HOST, "hostile-host", "-ldl");
 
         Process target = new ProcessBuilder(host.toString(), entsize.toString(), count.toString(), offset.toString(),
-                fifoLibrary.toString(), llama.toString()).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+                fifoLibrary.toString(), swappedLibrary.toString(), llama.toString()).redirectError(ProcessBuilder.Redirect.INHERIT).start();
         Path fifo = dir.resolve("fifo");
+        Path other = Files.copy(clean, dir.resolve("another-file.so"));
         boolean mounted = false;
+        boolean swapped = false;
         try {
             BufferedReader out = new BufferedReader(new InputStreamReader(target.getInputStream(), StandardCharsets.UTF_8));
             assertEquals("ready", out.readLine(), "the dynamic loader accepted the hostile libraries");
             LibC.mkfifo(fifo.toString(), 0600);
             mounted = run("mount", "--bind", fifo.toString(), fifoLibrary.toString()) == 0;
             Requirements.require(mounted, "needs root to bind-mount a FIFO over a mapped library");
+            // Another file under the mapped path (as a symbolic link swapped in would be): a regular ELF,
+            // but not the inode the process mapped.
+            swapped = run("mount", "--bind", other.toString(), swappedLibrary.toString()) == 0;
+            assertTrue(swapped, "bind-mount another file over a mapped library");
             assertTrue(Files.readString(Path.of("/proc", Long.toString(target.pid()), "maps"))
                     .contains(fifoLibrary + "\n"), "the maps still name the library's path, not deleted");
 
@@ -138,6 +146,7 @@ class HostileElfIT {
             assertSkippedOnce(stderr, count, ".symtab (1099511627776 bytes at offset");
             assertSkippedOnce(stderr, offset, ".dynsym (");
             assertSkippedOnce(stderr, fifoLibrary, "not a regular file (a FIFO)");
+            assertSkippedOnce(stderr, swappedLibrary, "is no longer the file the process mapped");
             assertTrue(stderr.stream().noneMatch(l -> l.contains("skipped a library") && l.contains(llama.toString())),
                     "the clean library is traced" + shown);
             assertTrue(stderr.stream().noneMatch(l -> l.contains("Exception") || l.contains("\tat ")),
@@ -145,6 +154,9 @@ class HostileElfIT {
         } finally {
             if (mounted) {
                 run("umount", fifoLibrary.toString());
+            }
+            if (swapped) {
+                run("umount", swappedLibrary.toString());
             }
             target.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
         }
