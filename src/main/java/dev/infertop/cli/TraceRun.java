@@ -810,8 +810,9 @@ final class TraceRun {
 
         /**
          * Until the model file shows up in the target's maps, look as soon as probes report (the model is
-         * loaded before the first llama_decode) and every 50 ms otherwise, not once per interval: a short run
-         * (llama-bench on a tiny model takes ~70 ms) may end before the first interval.
+         * loaded before the first llama_decode) and every 50 ms in the first seconds, not once per interval: a
+         * short run (llama-bench on a tiny model takes ~70 ms) may end before the first interval. See
+         * {@link MapsDrainScans}.
          */
         @Override
         public boolean startingUp() {
