@@ -129,11 +129,6 @@ public final class ProbeSet implements AutoCloseable {
         }
     }
 
-    /** The libraries skipped so far, each with why. */
-    public synchronized Map<Path, String> skippedLibraries() {
-        return Map.copyOf(skipped);
-    }
-
     /**
      * From now on the operator layer leaves a library's fused-op calls unprobed when {@code inferable} says
      * their functions' fused ops can be worked out from the graph (set before the layer attaches).
