@@ -6,8 +6,12 @@ import dev.infertop.target.CallSite;
 import dev.infertop.target.CallSiteScanner;
 import dev.infertop.target.ElfFile;
 import dev.infertop.target.ElfSymbol;
+import dev.infertop.target.MemoryMapping;
+import dev.infertop.target.PltResolver;
 import dev.infertop.target.ProbePlacement;
 import dev.infertop.target.ProbeSite;
+import dev.infertop.target.ProcessMaps;
+import dev.infertop.target.ScanTimeLimit;
 import dev.infertop.target.TargetException;
 
 import dev.infertop.event.EventLayout;
@@ -34,6 +38,10 @@ public final class ProbeSet implements AutoCloseable {
     private final BpfObject object;
     private final int pid;
     private final Set<Path> libraries = new LinkedHashSet<>();
+    /** Each library's mapping in the target, when it has one: the file opened must be that very file. */
+    private final Map<Path, MemoryMapping> mappedAs = new java.util.HashMap<>();
+    /** Libraries refused (not a regular file, replaced, corrupt, too slow to read), with why. */
+    private final Map<Path, String> skipped = new LinkedHashMap<>();
     private final Map<Layer, LayerState> layers = new EnumMap<>(Layer.class);
 
     private static final class LayerState {
@@ -66,10 +74,40 @@ public final class ProbeSet implements AutoCloseable {
         this.moePlans = new MoePlans(object);
     }
 
-    /** Adds candidate libraries and attaches every wanted layer to those that define its symbols. */
-    public synchronized void addLibraries(Collection<Path> candidates) throws BpfException {
+    /**
+     * Adds candidate libraries and attaches every wanted layer to those that define its symbols. A candidate
+     * that cannot be read safely (not a regular file, no longer the file the target mapped, a corrupt ELF, or
+     * one that takes longer than {@link ScanTimeLimit#DEFAULT_LIMIT_MS} to read) is skipped for good: the
+     * returned lines, one per library skipped now, say which and why.
+     */
+    public synchronized List<String> addLibraries(Collection<Path> candidates) throws BpfException {
         boolean changed = false;
+        List<String> skippedNow = new ArrayList<>();
+        List<MemoryMapping> mappings = null;
         for (Path library : candidates) {
+            if (libraries.contains(library) || skipped.containsKey(library)) {
+                continue;
+            }
+            if (mappings == null) {
+                mappings = mappedLibraries();
+            }
+            MemoryMapping mapping = mappings.stream().filter(m -> m.path().equals(library.toString())).findFirst()
+                    .orElse(null);
+            try {
+                ScanTimeLimit.run(library.toString(), ScanTimeLimit.DEFAULT_LIMIT_MS, () -> {
+                    try (ElfFile elf = ElfFile.open(library, mapping)) {
+                        PltResolver.of(elf); // the library-wide tables call-site probes read
+                        return null;
+                    }
+                });
+            } catch (TargetException e) {
+                skipped.put(library, e.getMessage());
+                skippedNow.add("infertop: skipped a library: " + e.getMessage());
+                continue;
+            }
+            if (mapping != null) {
+                mappedAs.put(library, mapping);
+            }
             changed |= libraries.add(library);
         }
         if (changed) {
@@ -78,6 +116,16 @@ public final class ProbeSet implements AutoCloseable {
                     attachMissing(entry.getKey(), entry.getValue());
                 }
             }
+        }
+        return skippedNow;
+    }
+
+    /** The libraries the target maps now (none when its maps cannot be read: then no identity is checked). */
+    private List<MemoryMapping> mappedLibraries() {
+        try {
+            return ProcessMaps.of(pid).mappedLibraries();
+        } catch (TargetException e) {
+            return List.of();
         }
     }
 
@@ -250,7 +298,7 @@ public final class ProbeSet implements AutoCloseable {
                 if (state.attached.getOrDefault(library, List.of()).contains(key)) {
                     continue;
                 }
-                List<Site> sites = findSites(library, spec, state);
+                List<Site> sites = findSites(library, mappedAs.get(library), spec, state);
                 if (!sites.isEmpty() && leaveFusedCallsUnprobed(spec, library, sites)) {
                     continue;
                 }
@@ -337,9 +385,13 @@ public final class ProbeSet implements AutoCloseable {
                 + " no .symtab; local functions are gone)";
     }
 
-    private static boolean isStripped(Path library) {
-        try (ElfFile elf = ElfFile.open(library)) {
-            return elf.isStripped();
+    private boolean isStripped(Path library) {
+        try {
+            return ScanTimeLimit.run(library.toString(), ScanTimeLimit.DEFAULT_LIMIT_MS, () -> {
+                try (ElfFile elf = ElfFile.open(library, mappedAs.get(library))) {
+                    return elf.isStripped();
+                }
+            });
         } catch (TargetException e) {
             return false;
         }
@@ -411,8 +463,19 @@ public final class ProbeSet implements AutoCloseable {
         };
     }
 
-    private static List<Site> findSites(Path library, ProbeSpec spec, LayerState state) {
-        try (ElfFile elf = ElfFile.open(library)) {
+    private static List<Site> findSites(Path library, MemoryMapping mapping, ProbeSpec spec, LayerState state) {
+        try {
+            return ScanTimeLimit.run(library.toString(), ScanTimeLimit.DEFAULT_LIMIT_MS,
+                    () -> findSitesNow(library, mapping, spec));
+        } catch (TargetException e) {
+            state.failures.add(e.getMessage());
+            return List.of();
+        }
+    }
+
+    private static List<Site> findSitesNow(Path library, MemoryMapping mapping, ProbeSpec spec)
+            throws TargetException {
+        try (ElfFile elf = ElfFile.open(library, mapping)) {
             return switch (spec) {
                 case ProbeSpec.FunctionProbe f -> {
                     List<ElfSymbol> candidates = f.clones() ? elf.functionAndClones(f.symbol()) : elf.functionsNamed(f.symbol());
@@ -446,11 +509,8 @@ public final class ProbeSet implements AutoCloseable {
                     }
                     yield sites;
                 }
-                case ProbeSpec.TracepointProbe t -> List.of();
+                case ProbeSpec.TracepointProbe t -> List.<Site>of();
             };
-        } catch (TargetException e) {
-            state.failures.add(e.getMessage());
-            return List.of();
         }
     }
 

@@ -359,7 +359,7 @@ final class TraceRun {
                     resources.probes.enable(layer);
                 }
             }
-            resources.probes.addLibraries(candidates);
+            resources.probes.addLibraries(candidates).forEach(this::notice);
             if (resources.probes.attachedProbeCount() == 0) {
                 throw new UserError("no probe could be attached: " + reasons(resources.probes.statuses()));
             }
@@ -720,7 +720,11 @@ final class TraceRun {
         Set<Path> libraries = new LinkedHashSet<>();
         List<MemoryMapping> mapped;
         try {
-            mapped = ProcessMaps.of(pid).mappedLibraries();
+            ProcessMaps maps = ProcessMaps.of(pid);
+            if (maps.truncated()) {
+                notice(maps.truncationNote());
+            }
+            mapped = maps.mappedLibraries();
         } catch (TargetException e) {
             throw new UserError(e.getMessage());
         }
@@ -806,12 +810,12 @@ final class TraceRun {
         final java.util.concurrent.ConcurrentLinkedQueue<Layer> toggles = new java.util.concurrent.ConcurrentLinkedQueue<>();
         private int ruleDwell;
         private boolean ruleEvaluated;
-        private long lastScanNs;
 
         /**
          * Until the model file shows up in the target's maps, look as soon as probes report (the model is
-         * loaded before the first llama_decode) and every 50 ms otherwise, not once per interval: a short run
-         * (llama-bench on a tiny model takes ~70 ms) may end before the first interval.
+         * loaded before the first llama_decode) and every 50 ms in the first seconds, not once per interval: a
+         * short run (llama-bench on a tiny model takes ~70 ms) may end before the first interval. See
+         * {@link MapsDrainScans}.
          */
         @Override
         public boolean startingUp() {
@@ -864,10 +868,12 @@ final class TraceRun {
                 dev.infertop.ffi.LibC.niceThisProcess(OWN_NICE); // start-up is over all the same (see rescan)
                 return;
             }
-            if (records > 0 || nowNs - lastScanNs > 50_000_000L) {
+            if (drainScans.due(nowNs, records)) {
                 rescan();
             }
         }
+
+        private final MapsDrainScans drainScans = new MapsDrainScans();
 
         /** How long after the first records the model file is looked for on every drain. */
         private static final long MODEL_SEARCH_NS = 2_000_000_000L;
@@ -886,15 +892,20 @@ final class TraceRun {
         }
 
         private static final int MAPS_SCAN_EVERY_TICKS = 5;
+        private boolean mapsTruncationNoted;
         private int ticksSinceScan;
 
         private void rescan() {
-            lastScanNs = System.nanoTime();
+            drainScans.scanned(System.nanoTime());
             ProcessMaps maps;
             try {
                 maps = ProcessMaps.of(process.pid());
             } catch (TargetException e) {
                 return; // gone: the collector notices on its own
+            }
+            if (maps.truncated() && !mapsTruncationNoted) {
+                mapsTruncationNoted = true;
+                notice(maps.truncationNote());
             }
             List<Path> libraries = new ArrayList<>();
             String model = target.modelFile();
@@ -910,7 +921,7 @@ final class TraceRun {
                 }
             }
             try {
-                probes.addLibraries(libraries);
+                probes.addLibraries(libraries).forEach(TraceRun.this::notice);
             } catch (BpfException e) {
                 notice("infertop: " + e.getMessage());
             }

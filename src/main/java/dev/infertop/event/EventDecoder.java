@@ -98,7 +98,8 @@ public final class EventDecoder implements RingBufferReader.RecordHandler {
                         names.intern(data, offset + NODE_NAME, NODE_NAME_BYTES));
             }
             case EVENT_ARRIVALS -> {
-                int count = data.get(INT, offset + ARRIVALS_COUNT);
+                // The count is read only from a record long enough to hold it (found by EventDecoderFuzzTest).
+                int count = lengthBytes < ARRIVALS_TS ? -1 : data.get(INT, offset + ARRIVALS_COUNT);
                 if (count < 0 || count > MAX_ARRIVALS || lengthBytes < ARRIVALS_TS + 8L * count) {
                     malformedRecords++;
                     return;

@@ -131,4 +131,48 @@ public final class LibC {
             throw new IllegalStateException(t);
         }
     }
+
+    // open(2): int open(const char *pathname, int flags); used only through openNonBlocking
+    public static final MethodHandle open = bind("open",
+            FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT), Errno.CAPTURE);
+
+    public static final int O_RDONLY = 0;
+    public static final int O_NONBLOCK = 0x800;   // same value on x86_64 and aarch64
+    public static final int O_NOFOLLOW = 0x20000; // x86_64; aarch64 has 0x8000
+    public static final int O_CLOEXEC = 0x80000;
+
+    /**
+     * Opens {@code path} read-only without blocking: a FIFO (or a device) put where a file was expected opens
+     * at once instead of waiting for a writer, so the caller can look at what it got (see RegularFile).
+     */
+    public static int openNonBlocking(String path, boolean followLinks) throws java.io.IOException {
+        int noFollow = followLinks ? 0
+                : "aarch64".equals(System.getProperty("os.arch")) ? 0x8000 : O_NOFOLLOW;
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment state = Errno.allocate(arena);
+            int fd = (int) open.invokeExact(state, arena.allocateFrom(path), O_RDONLY | O_NONBLOCK | O_CLOEXEC | noFollow);
+            if (fd < 0) {
+                int errno = Errno.read(state);
+                throw switch (errno) {
+                    case Errno.ENOENT -> new java.nio.file.NoSuchFileException(path);
+                    case Errno.EACCES, Errno.EPERM -> new java.nio.file.AccessDeniedException(path);
+                    case 40 -> new java.nio.file.FileSystemException(path, null, "not a regular file (a symbolic link)"); // ELOOP
+                    default -> new java.io.IOException(path + ": " + strerror(errno));
+                };
+            }
+            return fd;
+        } catch (java.io.IOException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    public static void closeQuietly(int fd) {
+        try {
+            int ignored = (int) close.invokeExact(fd);
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
 }

@@ -1,5 +1,7 @@
 package dev.infertop.model;
 
+import dev.infertop.ffi.RegularFile;
+
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
@@ -7,6 +9,8 @@ import java.io.InputStreamReader;
 import java.io.Reader;
 import java.io.StringReader;
 import java.io.UncheckedIOException;
+import java.nio.channels.Channels;
+import java.nio.file.FileSystemException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -18,6 +22,9 @@ import java.nio.file.Path;
  */
 public final class ConfigFile {
     private ConfigFile() {}
+
+    /** A config file is a few KiB; a user's is read up to this size. */
+    static final long MAX_USER_FILE_BYTES = 1 << 20;
 
     /** Takes one meaningful line; throws IllegalArgumentException naming {@code where} for a bad one. */
     @FunctionalInterface
@@ -36,7 +43,16 @@ public final class ConfigFile {
             Path user = (home != null ? Path.of(home) : Path.of(System.getProperty("user.home"), ".config"))
                     .resolve("infertop").resolve(name);
             if (Files.isReadable(user)) {
-                try (Reader reader = Files.newBufferedReader(user)) {
+                // Opened without blocking and checked (infertop runs as root; under sudo the user's own config
+                // may be read): a FIFO there must not hang the start, nor a huge file fill the heap.
+                RegularFile opened;
+                try {
+                    opened = RegularFile.open(user, MAX_USER_FILE_BYTES, true);
+                } catch (FileSystemException e) {
+                    throw new IllegalArgumentException(user + ": " + e.getReason());
+                }
+                try (opened; Reader reader = new InputStreamReader(Channels.newInputStream(opened.channel()),
+                        StandardCharsets.UTF_8)) {
                     read(reader, user.toString(), handler);
                 }
             }

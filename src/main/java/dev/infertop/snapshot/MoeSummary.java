@@ -22,6 +22,41 @@ import java.util.Map;
 final class MoeSummary {
     private MoeSummary() {}
 
+    /** llama.cpp's LLAMA_MAX_EXPERTS (as MoeAggregator): no model has more experts per layer. */
+    static final int MAX_EXPERTS = 1024;
+    /** MoE layers read from a summary: far above any model's block count. */
+    static final int MAX_LAYERS = 4096;
+
+    /**
+     * Refuses a summary whose MoE section would make {@link #totals} allocate without bound: an expert count
+     * or a per-layer array beyond {@link #MAX_EXPERTS}, more layers than {@link #MAX_LAYERS}.
+     */
+    static void check(java.nio.file.Path file, JsonNode summary) throws SnapshotReadException {
+        JsonNode moe = summary.path("moe");
+        if (!moe.isObject()) {
+            return;
+        }
+        long experts = moe.path("experts").asLong();
+        if (experts < 0 || experts > MAX_EXPERTS) {
+            throw new SnapshotReadException(file + ": moe.experts is " + moe.path("experts").asText()
+                    + " (at most " + MAX_EXPERTS + ")");
+        }
+        JsonNode layers = moe.path("layers");
+        if (layers.size() > MAX_LAYERS) {
+            throw new SnapshotReadException(file + ": " + layers.size() + " MoE layers (at most " + MAX_LAYERS + ")");
+        }
+        for (Iterator<Map.Entry<String, JsonNode>> it = layers.fields(); it.hasNext(); ) {
+            Map.Entry<String, JsonNode> layer = it.next();
+            for (String counts : List.of("window_prefill", "window_decode", "prefill", "decode")) {
+                if (layer.getValue().path(counts).size() > MAX_EXPERTS) {
+                    throw new SnapshotReadException(file + ": MoE layer " + layer.getKey() + " has "
+                            + layer.getValue().path(counts).size() + " " + counts + " counts (at most "
+                            + MAX_EXPERTS + " experts)");
+                }
+            }
+        }
+    }
+
     /** The summary's MoE figures; {@link MoeTotals#EMPTY} when it has none (the layer never ran). */
     static MoeTotals totals(JsonNode summary) {
         JsonNode moe = summary.path("moe");
@@ -29,7 +64,7 @@ final class MoeSummary {
             return MoeTotals.EMPTY;
         }
         List<JsonNode> layers = new ArrayList<>();
-        for (int l = 0; moe.path("layers").has(Integer.toString(l)); l++) {
+        for (int l = 0; l < MAX_LAYERS && moe.path("layers").has(Integer.toString(l)); l++) {
             layers.add(moe.path("layers").path(Integer.toString(l)));
         }
         int n = layers.size();
@@ -74,8 +109,10 @@ final class MoeSummary {
     }
 
     private static long[] counts(JsonNode array, int experts) {
-        long[] counts = new long[Math.max(experts, array.size())];
-        for (int e = 0; e < array.size(); e++) {
+        // Clamped as well as checked (see check): this allocation is the one a crafted count would inflate.
+        int length = Math.clamp(Math.max(experts, array.size()), 0, MAX_EXPERTS);
+        long[] counts = new long[length];
+        for (int e = 0; e < Math.min(array.size(), length); e++) {
             counts[e] = array.get(e).asLong();
         }
         return counts;

@@ -9,6 +9,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.infertop.agg.IntervalHistograms;
 import dev.infertop.export.SnapshotDirectoryWriter;
 import dev.infertop.export.SummaryWriter;
+import dev.infertop.ffi.RegularFile;
 import org.HdrHistogram.EncodableHistogram;
 import org.HdrHistogram.Histogram;
 import org.HdrHistogram.HistogramLogReader;
@@ -65,6 +66,39 @@ public final class SnapshotDirectory {
         return totalsByTag.get(IntervalHistograms.logTag("op:" + op));
     }
 
+    // What a snapshot file may weigh: far above what infertop writes (a summary is KiBs, a long run's hlog and
+    // trace a few MiB, the report a few MiB), far below what would exhaust infertop's heap.
+    static final long MAX_SUMMARY_BYTES = 64L << 20;
+    static final long MAX_HLOG_BYTES = 512L << 20;
+    static final long MAX_TRACE_BYTES = 1L << 30;
+    static final long MAX_REPORT_BYTES = 1L << 30;
+    /** Distinct histogram tags in latency.hlog (infertop writes one per op type and a few more). */
+    static final int MAX_HLOG_TAGS = 4096;
+    /** Memory the per-tag run totals may take together. */
+    static final long MAX_HLOG_FOOTPRINT_BYTES = 64L << 20;
+    /** infertop records with 2 or 3 significant digits; more would let one line allocate tens of MiB. */
+    static final int MAX_SIGNIFICANT_DIGITS = 3;
+
+    /**
+     * Opens one file of the directory: a regular file itself (not a link, FIFO or device: a FIFO named
+     * report.html would block the read forever) of at most {@code maxBytes}.
+     */
+    private static RegularFile openFile(Path file, long maxBytes) throws SnapshotReadException {
+        try {
+            return RegularFile.open(file, maxBytes, false);
+        } catch (java.nio.file.NoSuchFileException e) {
+            throw new SnapshotReadException(file + ": missing");
+        } catch (java.nio.file.FileSystemException e) {
+            throw new SnapshotReadException(file + ": " + (e.getReason() == null ? "cannot read it" : e.getReason()));
+        } catch (IOException e) {
+            throw new SnapshotReadException(file + ": cannot read it: " + e.getMessage());
+        }
+    }
+
+    private static InputStream stream(RegularFile file) {
+        return java.nio.channels.Channels.newInputStream(file.channel());
+    }
+
     public static SnapshotDirectory open(Path directory) throws SnapshotReadException {
         if (!Files.isDirectory(directory)) {
             throw new SnapshotReadException(directory + ": no such directory");
@@ -75,6 +109,7 @@ public final class SnapshotDirectory {
                     + SnapshotDirectoryWriter.SUMMARY);
         }
         JsonNode summary = readSummary(summaryFile);
+        MoeSummary.check(summaryFile, summary);
         Map<String, Histogram> totals = readHlog(directory.resolve(SnapshotDirectoryWriter.HLOG));
         checkCounts(directory.resolve(SnapshotDirectoryWriter.HLOG), summary, totals);
         TraceLanes lanes = new TraceLanes();
@@ -85,8 +120,10 @@ public final class SnapshotDirectory {
 
     private static JsonNode readSummary(Path file) throws SnapshotReadException {
         JsonNode summary;
-        try {
-            summary = new ObjectMapper().readTree(file.toFile());
+        try (RegularFile opened = openFile(file, MAX_SUMMARY_BYTES)) {
+            summary = new ObjectMapper().readTree(stream(opened));
+        } catch (SnapshotReadException e) {
+            throw e;
         } catch (JsonProcessingException e) {
             throw new SnapshotReadException(file + ": truncated or not JSON (" + e.getOriginalMessage() + ")");
         } catch (IOException e) {
@@ -108,12 +145,10 @@ public final class SnapshotDirectory {
     }
 
     private static Map<String, Histogram> readHlog(Path file) throws SnapshotReadException {
-        if (!Files.isRegularFile(file)) {
-            throw new SnapshotReadException(file + ": missing");
-        }
         Map<String, Histogram> totals = new LinkedHashMap<>();
         int intervals = 0;
-        try (InputStream in = Files.newInputStream(file)) {
+        long footprint = 0;
+        try (RegularFile opened = openFile(file, MAX_HLOG_BYTES); InputStream in = stream(opened)) {
             HistogramLogReader reader = new HistogramLogReader(in);
             EncodableHistogram next;
             while ((next = reader.nextIntervalHistogram()) != null) {
@@ -121,9 +156,22 @@ public final class SnapshotDirectory {
                 if (!(next instanceof Histogram histogram)) {
                     throw new SnapshotReadException(file + ": interval " + intervals + " is not an integer histogram");
                 }
+                if (histogram.getNumberOfSignificantValueDigits() > MAX_SIGNIFICANT_DIGITS) {
+                    throw new SnapshotReadException(file + ": interval " + intervals + " has "
+                            + histogram.getNumberOfSignificantValueDigits() + " significant digits (infertop writes"
+                            + " at most " + MAX_SIGNIFICANT_DIGITS + "): not an infertop log");
+                }
                 String tag = histogram.getTag() == null ? "" : histogram.getTag();
                 Histogram total = totals.get(tag);
                 if (total == null) {
+                    if (totals.size() >= MAX_HLOG_TAGS) {
+                        throw new SnapshotReadException(file + ": more than " + MAX_HLOG_TAGS + " histogram tags");
+                    }
+                    footprint += histogram.getEstimatedFootprintInBytes();
+                    if (footprint > MAX_HLOG_FOOTPRINT_BYTES) {
+                        throw new SnapshotReadException(file + ": its histograms would take more than "
+                                + (MAX_HLOG_FOOTPRINT_BYTES >> 20) + " MiB");
+                    }
                     totals.put(tag, histogram);
                 } else {
                     total.add(histogram);
@@ -162,11 +210,9 @@ public final class SnapshotDirectory {
 
     /** Parses all of trace.json (a truncated one fails), one event at a time into {@code lanes}. */
     private static void readTrace(Path file, TraceLanes lanes) throws SnapshotReadException {
-        if (!Files.isRegularFile(file)) {
-            throw new SnapshotReadException(file + ": missing");
-        }
         ObjectMapper mapper = new ObjectMapper();
-        try (JsonParser parser = mapper.getFactory().createParser(file.toFile())) {
+        try (RegularFile opened = openFile(file, MAX_TRACE_BYTES);
+             JsonParser parser = mapper.getFactory().createParser(stream(opened))) {
             if (parser.nextToken() != JsonToken.START_OBJECT) {
                 throw new SnapshotReadException(file + ": not a Chrome trace (no JSON object)");
             }
@@ -187,6 +233,8 @@ public final class SnapshotDirectory {
             if (!events) {
                 throw new SnapshotReadException(file + ": not a Chrome trace (no traceEvents)");
             }
+        } catch (SnapshotReadException e) {
+            throw e;
         } catch (JsonProcessingException e) {
             throw new SnapshotReadException(file + ": truncated or not JSON (" + e.getOriginalMessage() + ")");
         } catch (IOException e) {
@@ -194,12 +242,22 @@ public final class SnapshotDirectory {
         }
     }
 
+    /** A whole report ends with {@code </html>}: only its last bytes are read. */
     private static void checkReport(Path file) throws SnapshotReadException {
         String text;
-        try {
-            text = Files.readString(file, StandardCharsets.UTF_8);
-        } catch (java.nio.file.NoSuchFileException e) {
-            throw new SnapshotReadException(file + ": missing");
+        try (RegularFile opened = openFile(file, MAX_REPORT_BYTES)) {
+            int tail = (int) Math.min(opened.sizeBytes(), 4096);
+            java.nio.ByteBuffer bytes = java.nio.ByteBuffer.allocate(tail);
+            long position = opened.sizeBytes() - tail;
+            while (bytes.hasRemaining()) {
+                int read = opened.channel().read(bytes, position + bytes.position());
+                if (read < 0) {
+                    break;
+                }
+            }
+            text = new String(bytes.array(), 0, bytes.position(), StandardCharsets.UTF_8);
+        } catch (SnapshotReadException e) {
+            throw e;
         } catch (IOException e) {
             throw new SnapshotReadException(file + ": cannot read it: " + e.getMessage());
         }

@@ -18,6 +18,8 @@ import java.util.TreeMap;
 final class TraceLanes {
     static final long CELL_NS = 50_000_000L;
     static final int CELLS = 200;
+    /** Threads kept: a trace names the target's threads, a few dozen; more is a crafted file. */
+    static final int MAX_THREADS = 1024;
     private static final int WAIT_SLOT = OpClass.values().length;
 
     private final Map<Integer, TreeMap<Long, long[]>> nsBySlotByCellByTid = new HashMap<>();
@@ -35,9 +37,20 @@ final class TraceLanes {
             return;
         }
         int tid = event.path("tid").asInt();
+        if (!nsBySlotByCellByTid.containsKey(tid) && nsBySlotByCellByTid.size() >= MAX_THREADS) {
+            return;
+        }
+        // Saturating: a crafted ts or dur (1e300) must neither wrap around nor be walked cell by cell.
         long from = Math.round(event.path("ts").asDouble() * 1000);
-        long to = from + Math.round(event.path("dur").asDouble() * 1000);
+        long duration = Math.round(event.path("dur").asDouble() * 1000);
+        long to = duration > 0 && from > Long.MAX_VALUE - duration ? Long.MAX_VALUE : from + Math.max(0, duration);
         endNs = Math.max(endNs, to);
+        // Only the last CELLS cells before the end are ever shown, and the end is at or after this event's:
+        // the cells of this event before its own last CELLS cannot be shown.
+        long lastCell = Math.floorDiv(to - 1, CELL_NS);
+        if (to > from && Math.floorDiv(from, CELL_NS) < lastCell - CELLS) {
+            from = (lastCell - CELLS) * CELL_NS;
+        }
         String name = event.path("name").asText();
         int slot = wait ? WAIT_SLOT : OpClass.of(name).ordinal();
         if (!wait && to >= lastOpEndByTid.getOrDefault(tid, Long.MIN_VALUE)) {
@@ -47,9 +60,14 @@ final class TraceLanes {
         TreeMap<Long, long[]> cells = nsBySlotByCellByTid.computeIfAbsent(tid, t -> new TreeMap<>());
         while (from < to) {
             long cell = Math.floorDiv(from, CELL_NS);
-            long until = Math.min(to, (cell + 1) * CELL_NS);
+            long until = cell >= Long.MAX_VALUE / CELL_NS ? to : Math.min(to, (cell + 1) * CELL_NS);
             cells.computeIfAbsent(cell, c -> new long[WAIT_SLOT + 1])[slot] += until - from;
             from = until;
+        }
+        // Cells that fell out of the shown window for good are dropped: kept, they would grow with the trace.
+        long oldestShown = Math.floorDiv(endNs - 1, CELL_NS) - CELLS;
+        if (!cells.isEmpty() && cells.firstKey() < oldestShown) {
+            cells.headMap(oldestShown).clear();
         }
     }
 

@@ -27,6 +27,11 @@ import java.util.stream.Collectors;
 public final class CallSiteScanner {
     private static final int AARCH64_BL_MASK = 0xfc000000;
     private static final int AARCH64_BL = 0x94000000;
+    /**
+     * The largest function decoded: each instruction becomes an object, so a size read from a symbol table
+     * must not decide how many. The callers infertop scans (the graph compute loop) are a few KiB.
+     */
+    static final int MAX_FUNCTION_BYTES = 1 << 20;
 
     private CallSiteScanner() {}
 
@@ -135,9 +140,13 @@ public final class CallSiteScanner {
     }
 
     private static byte[] codeOf(ElfFile elf, ElfSymbol function) throws TargetException {
-        if (function.sizeBytes() <= 0 || function.sizeBytes() > Integer.MAX_VALUE) {
+        if (function.sizeBytes() <= 0) {
             throw new TargetException("function " + function.name() + " has no known size in " + elf.path()
                     + ": its instructions cannot be scanned");
+        }
+        if (function.sizeBytes() > MAX_FUNCTION_BYTES) {
+            throw new TargetException("function " + function.name() + " claims " + function.sizeBytes()
+                    + " bytes in " + elf.path() + " (at most " + MAX_FUNCTION_BYTES + " scanned)");
         }
         byte[] code = elf.readBytesAtVaddr(function.vaddr(), (int) function.sizeBytes());
         if (code.length != function.sizeBytes()) {

@@ -1,5 +1,7 @@
 package dev.infertop.target;
 
+import dev.infertop.ffi.RegularFile;
+
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -8,9 +10,9 @@ import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.AccessDeniedException;
+import java.nio.file.FileSystemException;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
@@ -38,14 +40,36 @@ public final class ElfFile implements AutoCloseable {
     private static final ValueLayout.OfLong U64 = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
     private static final int ELF_HEADER_BYTES = 64;
+    private static final int SECTION_HEADER_BYTES = 64;
+    private static final int PROGRAM_HEADER_BYTES = 56;
+    private static final int SYMBOL_BYTES = 24;
+    private static final int RELA_BYTES = 24;
+    private static final int DYNAMIC_ENTRY_BYTES = 16;
+
+    // Bounds on what a file can make infertop do (infertop runs as root with a small heap; the file is the
+    // target's). Real llama.cpp builds stay far below each: libggml-cpu has ~20 k functions and ~10 k
+    // relocations, its largest scanned function is a few KiB, its .plt a few KiB, a build-id 20 bytes.
+    /** The largest file mapped (mapped, not read: it costs address space, not heap). */
+    static final long MAX_FILE_BYTES = 4L << 30;
+    /** Functions kept from .dynsym and .symtab together. */
+    static final int MAX_FUNCTIONS = 500_000;
+    /** Relocations read from one RELA section. */
+    static final int MAX_RELOCATIONS = 1_000_000;
+    /** Bytes copied by one {@link #readBytesAtVaddr} (a scanned function, a PLT section). */
+    public static final int MAX_READ_BYTES = 4 << 20;
+    /** Bytes of string tables scanned for names, over the whole file: each name costs its length. */
+    static final long MAX_STRING_BYTES_SCANNED = 256L << 20;
+    /** DT_NEEDED entries kept. */
+    static final int MAX_NEEDED = 4096;
+    private static final int MAX_BUILD_ID_BYTES = 64;
     private static final int PT_LOAD = 1;
     private static final int PT_DYNAMIC = 2;
     private static final int PT_NOTE = 4;
     private static final int STT_FUNC = 2;
     private static final int SHN_UNDEF = 0;
     private static final int NT_GNU_BUILD_ID = 3;
-    private static final long DT_NULL = 0, DT_NEEDED = 1, DT_STRTAB = 5, DT_SONAME = 14, DT_RPATH = 15,
-            DT_RUNPATH = 29;
+    private static final long DT_NULL = 0, DT_NEEDED = 1, DT_STRTAB = 5, DT_STRSZ = 10, DT_SONAME = 14,
+            DT_RPATH = 15, DT_RUNPATH = 29;
     /** GCC's suffixes for specialised copies of a function that callers enter instead of the original. */
     private static final Pattern CLONE_SUFFIX = Pattern.compile("(\\.(isra|constprop|part|lto_priv)\\.\\d+)+");
 
@@ -60,6 +84,7 @@ public final class ElfFile implements AutoCloseable {
     private final String[] sortedFunctionNames;
     private final DynamicInfo dynamic;
     private final Optional<String> buildId;
+    private long stringBytesLeft = MAX_STRING_BYTES_SCANNED;
 
     private ElfFile(Path path, Arena arena, MemorySegment file) throws TargetException {
         this.path = path;
@@ -78,19 +103,33 @@ public final class ElfFile implements AutoCloseable {
 
     /** Maps and decodes {@code path}; the caller closes the result. */
     public static ElfFile open(Path path) throws TargetException {
+        return open(path, null);
+    }
+
+    /**
+     * Maps and decodes {@code path}, which must be a regular file and, when {@code mappedAs} is given, the very
+     * file (device and inode) that mapping shows the target mapped: a FIFO, a device, or another file swapped
+     * in under the path is refused without blocking. The caller closes the result.
+     */
+    public static ElfFile open(Path path, MemoryMapping mappedAs) throws TargetException {
         Arena arena = Arena.ofShared();
-        try (FileChannel channel = FileChannel.open(path, StandardOpenOption.READ)) {
-            MemorySegment file = channel.map(FileChannel.MapMode.READ_ONLY, 0, channel.size(), arena);
-            return new ElfFile(path, arena, file);
+        try (RegularFile opened = RegularFile.open(path, MAX_FILE_BYTES, true)) {
+            if (mappedAs != null && (opened.inode() != mappedAs.inode()
+                    || !opened.deviceAsMapsPrintsIt().equals(mappedAs.device()))) {
+                throw new TargetException(path + " is no longer the file the process mapped (device "
+                        + mappedAs.device() + ", inode " + mappedAs.inode() + "): it was replaced");
+            }
+            MemorySegment file = opened.channel().map(FileChannel.MapMode.READ_ONLY, 0, opened.sizeBytes(), arena);
+            return parse(path, arena, file);
         } catch (NoSuchFileException e) {
             arena.close();
             throw new TargetException("no such file: " + path);
         } catch (AccessDeniedException e) {
             arena.close();
             throw new TargetException("permission denied reading " + path);
-        } catch (IndexOutOfBoundsException | IllegalArgumentException e) {
+        } catch (FileSystemException e) {
             arena.close();
-            throw new TargetException("truncated or corrupt ELF file: " + path);
+            throw new TargetException(path + ": " + e.getReason());
         } catch (TargetException e) {
             arena.close();
             throw e;
@@ -101,11 +140,36 @@ public final class ElfFile implements AutoCloseable {
     }
 
     /**
+     * Decodes {@code file} (the whole ELF image), named {@code path} in messages; {@code arena} (the image's)
+     * is the caller's to close when this fails, the result's afterwards. Every header field is checked against the image before it is used: a corrupt or hostile file
+     * fails with a {@link TargetException}, never with an exception of another kind, a hang or an
+     * allocation its size does not bound.
+     */
+    static ElfFile parse(Path path, Arena arena, MemorySegment file) throws TargetException {
+        try {
+            return new ElfFile(path, arena, file);
+        } catch (IndexOutOfBoundsException | IllegalArgumentException | ArithmeticException e) {
+            throw new TargetException("truncated or corrupt ELF file: " + path);
+        } catch (InternalError e) {
+            throw changedWhileRead(path);
+        }
+    }
+
+    /**
+     * The file is mapped, not copied: when its owner truncates it meanwhile, a read of a page now past its end
+     * faults (SIGBUS), which the JVM raises as an InternalError in the reading thread.
+     */
+    private static TargetException changedWhileRead(Path path) {
+        return new TargetException(path + " was truncated while infertop read it");
+    }
+
+    /**
      * Reads only the ELF header: the machine of an ELF64 little-endian file, empty for anything else
      * (another class or architecture, not ELF, unreadable). ld.so skips such candidates while searching.
      */
     public static Optional<Machine> peekMachine(Path path) {
-        try (FileChannel channel = FileChannel.open(path, StandardOpenOption.READ)) {
+        try (RegularFile opened = RegularFile.open(path, MAX_FILE_BYTES, true)) {
+            FileChannel channel = opened.channel();
             var header = java.nio.ByteBuffer.allocate(20).order(ByteOrder.LITTLE_ENDIAN);
             while (header.hasRemaining() && channel.read(header) > 0) {
                 // a short read on a regular file only happens at its end
@@ -190,14 +254,22 @@ public final class ElfFile implements AutoCloseable {
 
     /** Up to {@code count} bytes from {@code vaddr}, fewer where its PT_LOAD segment's file content ends. */
     public byte[] readBytesAtVaddr(long vaddr, int count) throws TargetException {
-        LoadSegment segment = segmentContaining(vaddr);
-        long available = segment.vaddr() + segment.fileSizeBytes() - vaddr;
-        long offset = segment.fileOffsetOf(vaddr);
-        int length = (int) Math.min(count, Math.min(available, file.byteSize() - offset));
-        if (length < 0) {
-            throw new TargetException("truncated or corrupt ELF file: " + path);
+        if (count < 0 || count > MAX_READ_BYTES) {
+            throw corrupt("a read of " + Integer.toUnsignedString(count) + " bytes at 0x" + Long.toHexString(vaddr)
+                    + " (more than " + MAX_READ_BYTES + ")");
         }
-        return file.asSlice(offset, length).toArray(ValueLayout.JAVA_BYTE);
+        LoadSegment segment = segmentContaining(vaddr);
+        long available = segment.fileSizeBytes() - (vaddr - segment.vaddr());
+        long offset = segment.fileOffsetOf(vaddr);
+        if (offset < 0 || offset > file.byteSize() || available < 0) {
+            throw corrupt("address 0x" + Long.toHexString(vaddr) + " maps past the end of the file");
+        }
+        int length = (int) Math.min(count, Math.min(available, file.byteSize() - offset));
+        try {
+            return file.asSlice(offset, length).toArray(ValueLayout.JAVA_BYTE);
+        } catch (InternalError e) {
+            throw changedWhileRead(path);
+        }
     }
 
     /**
@@ -205,27 +277,46 @@ public final class ElfFile implements AutoCloseable {
      * (empty name for symbol index 0, as in R_X86_64_RELATIVE). Read on each call: only call-site scanning asks.
      */
     public List<ElfRelocation> relocations(ElfSection rela) throws TargetException {
-        if (rela.type() != ElfSection.SHT_RELA || rela.entrySizeBytes() < 24) {
+        if (rela.type() != ElfSection.SHT_RELA || rela.entrySizeBytes() < RELA_BYTES
+                || rela.entrySizeBytes() > MAX_ENTRY_BYTES) {
             throw new TargetException(rela.name() + " is not a RELA section in " + path);
         }
+        long count = entries(rela, "relocation");
+        if (count > MAX_RELOCATIONS) {
+            throw corrupt(rela.name() + " holds " + count + " relocations (at most " + MAX_RELOCATIONS + " read)");
+        }
         ElfSection symbols = rela.link() > 0 && rela.link() < sections.size() ? sections.get(rela.link()) : null;
-        long strings = symbols != null && symbols.link() > 0 && symbols.link() < sections.size()
-                ? sections.get(symbols.link()).fileOffset() : -1;
-        long count = rela.sizeBytes() / rela.entrySizeBytes();
-        List<ElfRelocation> result = new ArrayList<>((int) count);
-        for (long i = 0; i < count; i++) {
-            long at = rela.fileOffset() + i * rela.entrySizeBytes();
-            long info = file.get(U64, at + 8);
-            int symbolIndex = (int) (info >>> 32);
-            String name = "";
-            if (symbolIndex != 0) {
-                if (symbols == null || strings < 0 || symbols.entrySizeBytes() == 0) {
-                    throw new TargetException(rela.name() + " names symbols but links no symbol table in " + path);
+        ElfSection strings = symbols != null && symbols.link() > 0 && symbols.link() < sections.size()
+                ? sections.get(symbols.link()) : null;
+        long symbolCount = symbols == null || symbols.entrySizeBytes() < SYMBOL_BYTES
+                || symbols.entrySizeBytes() > MAX_ENTRY_BYTES ? 0 : entries(symbols, "symbol");
+        Map<Integer, String> names = new HashMap<>();
+        List<ElfRelocation> result = new ArrayList<>((int) Math.min(count, 1024));
+        try {
+            for (long i = 0; i < count; i++) {
+                checkTime(i);
+                long at = rela.fileOffset() + i * rela.entrySizeBytes();
+                long info = file.get(U64, at + 8);
+                int symbolIndex = (int) (info >>> 32);
+                String name = "";
+                if (symbolIndex != 0) {
+                    if (strings == null || Integer.toUnsignedLong(symbolIndex) >= symbolCount) {
+                        throw corrupt(rela.name() + " names symbol " + Integer.toUnsignedString(symbolIndex)
+                                + ", which its symbol table does not hold");
+                    }
+                    name = names.get(symbolIndex);
+                    if (name == null) {
+                        long symbol = symbols.fileOffset() + symbolIndex * symbols.entrySizeBytes();
+                        name = string(strings, Integer.toUnsignedLong(file.get(U32, symbol)));
+                        names.put(symbolIndex, name);
+                    }
                 }
-                long symbol = symbols.fileOffset() + symbolIndex * symbols.entrySizeBytes();
-                name = cString(strings + Integer.toUnsignedLong(file.get(U32, symbol)));
+                result.add(new ElfRelocation(file.get(U64, at), (int) info, symbolIndex, name, file.get(U64, at + 16)));
             }
-            result.add(new ElfRelocation(file.get(U64, at), (int) info, symbolIndex, name, file.get(U64, at + 16)));
+        } catch (IndexOutOfBoundsException e) {
+            throw corrupt(rela.name() + " reaches past the end of the file");
+        } catch (InternalError e) {
+            throw changedWhileRead(path);
         }
         return result;
     }
@@ -281,7 +372,7 @@ public final class ElfFile implements AutoCloseable {
                 "unsupported machine (ELF e_machine " + code + ") in " + path + ": only x86_64 and aarch64"));
     }
 
-    private List<ElfSection> readSections() {
+    private List<ElfSection> readSections() throws TargetException {
         long tableOffset = file.get(U64, 0x28);
         int entrySize = u16(0x3a);
         int count = u16(0x3c);
@@ -289,12 +380,21 @@ public final class ElfFile implements AutoCloseable {
         if (tableOffset == 0 || count == 0) {
             return List.of();
         }
-        long namesOffset = file.get(U64, tableOffset + (long) namesIndex * entrySize + 0x18);
+        if (entrySize < SECTION_HEADER_BYTES) {
+            throw corrupt("section headers of " + entrySize + " bytes (an ELF64 one has " + SECTION_HEADER_BYTES + ")");
+        }
+        requireInFile(tableOffset, (long) count * entrySize, "the section header table");
+        if (namesIndex >= count) {
+            throw corrupt("section name table " + namesIndex + " of " + count + " sections");
+        }
+        long namesAt = tableOffset + (long) namesIndex * entrySize;
+        long namesOffset = file.get(U64, namesAt + 0x18);
+        long namesSize = file.get(U64, namesAt + 0x20);
         List<ElfSection> result = new ArrayList<>(count);
         for (int i = 0; i < count; i++) {
             long at = tableOffset + (long) i * entrySize;
             result.add(new ElfSection(
-                    cString(namesOffset + Integer.toUnsignedLong(file.get(U32, at))),
+                    namesIndex == 0 ? "" : string(namesOffset, namesSize, Integer.toUnsignedLong(file.get(U32, at))),
                     file.get(U32, at + 0x04),
                     file.get(U64, at + 0x08),
                     file.get(U64, at + 0x10),
@@ -308,10 +408,17 @@ public final class ElfFile implements AutoCloseable {
 
     private record ProgramHeader(int type, int flags, long fileOffset, long vaddr, long fileSize, long memorySize) {}
 
-    private List<ProgramHeader> programHeaders() {
+    private List<ProgramHeader> programHeaders() throws TargetException {
         long tableOffset = file.get(U64, 0x20);
         int entrySize = u16(0x36);
         int count = u16(0x38);
+        if (count == 0) {
+            return List.of();
+        }
+        if (entrySize < PROGRAM_HEADER_BYTES) {
+            throw corrupt("program headers of " + entrySize + " bytes (an ELF64 one has " + PROGRAM_HEADER_BYTES + ")");
+        }
+        requireInFile(tableOffset, (long) count * entrySize, "the program header table");
         List<ProgramHeader> result = new ArrayList<>(count);
         for (int i = 0; i < count; i++) {
             long at = tableOffset + (long) i * entrySize;
@@ -321,14 +428,14 @@ public final class ElfFile implements AutoCloseable {
         return result;
     }
 
-    private List<LoadSegment> readLoadSegments() {
+    private List<LoadSegment> readLoadSegments() throws TargetException {
         return programHeaders().stream()
                 .filter(h -> h.type() == PT_LOAD)
                 .map(h -> new LoadSegment(h.vaddr(), h.fileOffset(), h.fileSize(), h.memorySize(), h.flags()))
                 .toList();
     }
 
-    private List<ElfSymbol> readFunctions() {
+    private List<ElfSymbol> readFunctions() throws TargetException {
         // .dynsym first, so a function in both tables is reported as the exported (strip-proof) one.
         Map<String, ElfSymbol> byNameAndAddress = new LinkedHashMap<>();
         for (ElfSection section : sections) {
@@ -344,21 +451,30 @@ public final class ElfFile implements AutoCloseable {
         return List.copyOf(byNameAndAddress.values());
     }
 
-    private void readFunctions(ElfSection table, SymbolTable kind, Map<String, ElfSymbol> into) {
+    private void readFunctions(ElfSection table, SymbolTable kind, Map<String, ElfSymbol> into)
+            throws TargetException {
         if (table.link() <= 0 || table.link() >= sections.size() || table.entrySizeBytes() == 0) {
             return;
         }
-        long strings = sections.get(table.link()).fileOffset();
-        long count = table.sizeBytes() / table.entrySizeBytes();
+        if (table.entrySizeBytes() < SYMBOL_BYTES || table.entrySizeBytes() > MAX_ENTRY_BYTES) {
+            throw corrupt(table.name() + " has symbols of " + table.entrySizeBytes() + " bytes (an ELF64 one has "
+                    + SYMBOL_BYTES + ")");
+        }
+        ElfSection strings = sections.get(table.link());
+        long count = entries(table, "symbol");
         for (long i = 1; i < count; i++) {
+            checkTime(i);
             long at = table.fileOffset() + i * table.entrySizeBytes();
             int info = Byte.toUnsignedInt(file.get(ValueLayout.JAVA_BYTE, at + 4));
             int sectionIndex = u16(at + 6);
             if ((info & 0xf) != STT_FUNC || sectionIndex == SHN_UNDEF) {
                 continue;
             }
-            String name = cString(strings + Integer.toUnsignedLong(file.get(U32, at)));
+            String name = string(strings, Integer.toUnsignedLong(file.get(U32, at)));
             long value = file.get(U64, at + 8);
+            if (into.size() >= MAX_FUNCTIONS) {
+                throw corrupt("more than " + MAX_FUNCTIONS + " functions in its symbol tables");
+            }
             into.putIfAbsent(name + "@" + value, new ElfSymbol(name, value, file.get(U64, at + 16),
                     SymbolBinding.fromElf(info >>> 4), kind));
         }
@@ -382,15 +498,23 @@ public final class ElfFile implements AutoCloseable {
         }
         List<Long> needed = new ArrayList<>();
         Long soname = null, runpath = null, rpath = null, stringsVaddr = null;
-        for (long at = dynamicHeader.fileOffset(); at + 16 <= dynamicHeader.fileOffset() + dynamicHeader.fileSize();
-             at += 16) {
+        long stringsSize = -1;
+        long from = dynamicHeader.fileOffset();
+        long size = dynamicHeader.fileSize();
+        requireInFile(from, size, "PT_DYNAMIC");
+        for (long at = from; at + DYNAMIC_ENTRY_BYTES <= from + size; at += DYNAMIC_ENTRY_BYTES) {
             long tag = file.get(U64, at);
             long value = file.get(U64, at + 8);
             if (tag == DT_NULL) {
                 break;
             }
             if (tag == DT_NEEDED) {
+                if (needed.size() >= MAX_NEEDED) {
+                    throw corrupt("more than " + MAX_NEEDED + " DT_NEEDED entries");
+                }
                 needed.add(value);
+            } else if (tag == DT_STRSZ) {
+                stringsSize = value;
             } else if (tag == DT_STRTAB) {
                 stringsVaddr = value;
             } else if (tag == DT_SONAME) {
@@ -405,11 +529,16 @@ public final class ElfFile implements AutoCloseable {
             return DynamicInfo.NONE;
         }
         long strings = fileOffsetOf(stringsVaddr);
+        long stringsBytes = stringsSize >= 0 ? stringsSize : file.byteSize() - strings;
+        List<String> neededNames = new ArrayList<>(needed.size());
+        for (long n : needed) {
+            neededNames.add(string(strings, stringsBytes, n));
+        }
         return new DynamicInfo(
-                needed.stream().map(n -> cString(strings + n)).toList(),
-                Optional.ofNullable(soname).map(n -> cString(strings + n)),
-                searchPath(runpath == null ? null : cString(strings + runpath)),
-                searchPath(rpath == null ? null : cString(strings + rpath)));
+                neededNames,
+                soname == null ? Optional.empty() : Optional.of(string(strings, stringsBytes, soname)),
+                searchPath(runpath == null ? null : string(strings, stringsBytes, runpath)),
+                searchPath(rpath == null ? null : string(strings, stringsBytes, rpath)));
     }
 
     // Empty elements are kept: ld.so searches the working directory for them (a trailing ':' is common).
@@ -417,7 +546,7 @@ public final class ElfFile implements AutoCloseable {
         return joined == null || joined.isEmpty() ? List.of() : List.of(joined.split(":", -1));
     }
 
-    private Optional<String> readBuildId() {
+    private Optional<String> readBuildId() throws TargetException {
         Set<Long> seen = new HashSet<>();
         List<long[]> noteAreas = new ArrayList<>();
         for (ElfSection section : sections) {
@@ -431,6 +560,9 @@ public final class ElfFile implements AutoCloseable {
             }
         }
         for (long[] area : noteAreas) {
+            if (!inFile(area[0], area[1])) {
+                continue; // a note area outside the file holds no build-id to read
+            }
             long at = area[0];
             long end = area[0] + area[1];
             while (at + 12 <= end) {
@@ -442,7 +574,8 @@ public final class ElfFile implements AutoCloseable {
                 if (desc + descSize > end) {
                     break;
                 }
-                if (type == NT_GNU_BUILD_ID && nameSize == 4 && "GNU".equals(cString(name))) {
+                if (type == NT_GNU_BUILD_ID && nameSize == 4 && descSize <= MAX_BUILD_ID_BYTES
+                        && "GNU".equals(string(name, 4, 0))) {
                     return Optional.of(HexFormat.of().formatHex(file.asSlice(desc, descSize).toArray(ValueLayout.JAVA_BYTE)));
                 }
                 at = desc + align4(descSize);
@@ -459,7 +592,67 @@ public final class ElfFile implements AutoCloseable {
         return Short.toUnsignedInt(file.get(U16, offset));
     }
 
-    private String cString(long offset) {
-        return file.getString(offset, StandardCharsets.UTF_8);
+    /** The largest sh_entsize accepted for a table of fixed-size entries (symbols, relocations). */
+    private static final long MAX_ENTRY_BYTES = 1024;
+
+    /** The number of entries of a table section, checked to lie in the file. */
+    private long entries(ElfSection table, String what) throws TargetException {
+        requireInFile(table.fileOffset(), table.sizeBytes(), table.name());
+        return table.sizeBytes() / table.entrySizeBytes();
+    }
+
+    private boolean inFile(long offset, long length) {
+        return offset >= 0 && length >= 0 && offset <= file.byteSize() && length <= file.byteSize() - offset;
+    }
+
+    private void requireInFile(long offset, long length, String what) throws TargetException {
+        if (!inFile(offset, length)) {
+            throw corrupt(what + " (" + Long.toUnsignedString(length) + " bytes at offset 0x"
+                    + Long.toHexString(offset) + ") lies outside the file (" + file.byteSize() + " bytes)");
+        }
+    }
+
+    /** Every 64 Ki entries of a long table: stop when the scan's time limit interrupted this thread. */
+    private void checkTime(long entry) throws TargetException {
+        if ((entry & 0xffff) == 0 && Thread.currentThread().isInterrupted()) {
+            throw new TargetException(path + ": reading it was interrupted (time limit)");
+        }
+    }
+
+    private TargetException corrupt(String why) {
+        return new TargetException("corrupt ELF file " + path + ": " + why);
+    }
+
+    /** The NUL-terminated string at {@code index} of the string table section {@code table}. */
+    private String string(ElfSection table, long index) throws TargetException {
+        return string(table.fileOffset(), table.sizeBytes(), index);
+    }
+
+    /**
+     * The NUL-terminated string at {@code index} of the string table of {@code tableBytes} bytes at file offset
+     * {@code tableOffset}: it must end inside the table and inside the file, and every byte scanned counts
+     * against the file's string budget, so no table layout can make name lookups quadratic.
+     */
+    private String string(long tableOffset, long tableBytes, long index) throws TargetException {
+        if (tableOffset < 0 || tableBytes < 0 || index < 0 || index >= tableBytes
+                || tableOffset > file.byteSize() - index) {
+            throw corrupt("a name at index " + Long.toUnsignedString(index) + " outside its string table");
+        }
+        long start = tableOffset + index;
+        long end = Math.min(file.byteSize(), tableOffset + Math.min(tableBytes, file.byteSize()));
+        for (long at = start; at < end; at++) {
+            if (file.get(ValueLayout.JAVA_BYTE, at) == 0) {
+                stringBytesLeft -= at - start + 1;
+                if (stringBytesLeft < 0) {
+                    throw corrupt("its names add up to more than " + MAX_STRING_BYTES_SCANNED + " bytes");
+                }
+                return new String(file.asSlice(start, at - start).toArray(ValueLayout.JAVA_BYTE),
+                        StandardCharsets.UTF_8);
+            }
+            if (at - start >= stringBytesLeft) {
+                throw corrupt("its names add up to more than " + MAX_STRING_BYTES_SCANNED + " bytes");
+            }
+        }
+        throw corrupt("a name at index " + index + " runs past the end of its string table");
     }
 }

@@ -123,8 +123,8 @@ public final class PltResolver {
 
     private static void readX86Stubs(ElfFile elf, ElfSection section, Map<Long, String> slotSymbols,
                                       List<PltStub> into) throws TargetException {
-        byte[] code = elf.readBytesAtVaddr(section.vaddr(), (int) section.sizeBytes());
-        int entry = section.entrySizeBytes() > 0 ? (int) section.entrySizeBytes() : 16;
+        byte[] code = elf.readBytesAtVaddr(section.vaddr(), sectionBytes(elf, section));
+        int entry = x86EntryBytes(elf, section);
         for (int at = 0; at + 6 <= code.length; at += entry) {
             int p = at;
             boolean endbr = p + 4 <= code.length && java.util.Arrays.equals(code, p, p + 4, ENDBR64, 0, 4);
@@ -152,7 +152,7 @@ public final class PltResolver {
 
     private static void readAarch64Stubs(ElfFile elf, ElfSection section, Map<Long, String> slotSymbols,
                                          List<PltStub> into) throws TargetException {
-        byte[] code = elf.readBytesAtVaddr(section.vaddr(), (int) section.sizeBytes());
+        byte[] code = elf.readBytesAtVaddr(section.vaddr(), sectionBytes(elf, section));
         for (int at = 0; at + 8 <= code.length; at += 4) {
             int adrp = word(code, at);
             int ldr = word(code, at + 4);
@@ -171,6 +171,34 @@ public final class PltResolver {
             into.add(new PltStub(bti ? pc - 4 : pc, symbol, slot, section.name(),
                     bti ? StubKind.AARCH64_BTI_ADRP_LDR_BR : StubKind.AARCH64_ADRP_LDR_BR));
         }
+    }
+
+    /** The largest PLT stub entry: a real one is 8 or 16 bytes; sh_entsize beyond is a corrupt header. */
+    static final int MAX_X86_ENTRY_BYTES = 64;
+
+    /**
+     * The stride of a PLT section's stubs: sh_entsize, 16 when unset. Taken as a long and checked, because a
+     * sh_entsize of 2^32 cast to int is 0, and a zero stride never leaves the section.
+     */
+    static int x86EntryBytes(ElfFile elf, ElfSection section) throws TargetException {
+        long entry = section.entrySizeBytes();
+        if (entry == 0) {
+            return 16;
+        }
+        if (entry < 0 || entry > MAX_X86_ENTRY_BYTES) {
+            throw new TargetException("corrupt ELF file " + elf.path() + ": " + section.name() + " has stubs of "
+                    + Long.toUnsignedString(entry) + " bytes (sh_entsize; a PLT stub has 8 or 16)");
+        }
+        return (int) entry;
+    }
+
+    private static int sectionBytes(ElfFile elf, ElfSection section) throws TargetException {
+        if (section.sizeBytes() < 0 || section.sizeBytes() > ElfFile.MAX_READ_BYTES) {
+            throw new TargetException("corrupt ELF file " + elf.path() + ": " + section.name() + " of "
+                    + Long.toUnsignedString(section.sizeBytes()) + " bytes (at most " + ElfFile.MAX_READ_BYTES
+                    + " read)");
+        }
+        return (int) section.sizeBytes();
     }
 
     static int word(byte[] code, int at) {

@@ -1,5 +1,7 @@
 package dev.infertop.target;
 
+import dev.infertop.ffi.RegularFile;
+
 import java.io.IOException;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
@@ -12,24 +14,37 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.Predicate;
 
-/** The memory mappings of a process, from /proc/PID/maps: which library files it has mapped, and where. */
+/**
+ * The memory mappings of a process, from /proc/PID/maps: which library files it has mapped, and where.
+ *
+ * <p>The target decides how long its maps are (every mmap adds a line, a path adds up to 4 KiB): at most
+ * {@link #MAX_BYTES} bytes and {@link #MAX_LINES} lines are read, and {@link #truncated()} says when more was
+ * there (libraries mapped beyond the cut are then not seen; {@link #truncationNote()} says so in one line).
+ */
 public final class ProcessMaps {
+    /** 16 MiB: a llama.cpp process has a few hundred lines of ~100 bytes; the kernel's default map count limit
+     *  (vm.max_map_count, 65530) times a typical line is ~7 MiB. */
+    public static final int MAX_BYTES = 16 << 20;
+    public static final int MAX_LINES = 262_144;
+
     private final String source;
     private final List<MemoryMapping> mappings;
+    private final boolean truncated;
 
-    private ProcessMaps(String source, List<MemoryMapping> mappings) {
+    private ProcessMaps(String source, List<MemoryMapping> mappings, boolean truncated) {
         this.source = source;
         this.mappings = List.copyOf(mappings);
+        this.truncated = truncated;
     }
 
     /** Reads the maps of a running process. */
     public static ProcessMaps of(long pid) throws TargetException {
         Path file = Path.of("/proc", Long.toString(pid), "maps");
-        String text;
+        byte[] bytes;
         // Not Files.readString: it starts with a 1-byte read when the size is 0, as procfs reports, and some
         // /proc files answer a read at a non-zero position with EOF.
         try (var in = Files.newInputStream(file)) {
-            text = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            bytes = in.readNBytes(MAX_BYTES + 1);
         } catch (NoSuchFileException e) {
             throw new TargetException("no such process: " + pid);
         } catch (AccessDeniedException e) {
@@ -41,20 +56,53 @@ public final class ProcessMaps {
             }
             throw new TargetException("cannot read " + file + ": " + e.getMessage(), e);
         }
-        return parse(file.toString(), text);
+        boolean cut = bytes.length > MAX_BYTES;
+        int length = bytes.length;
+        if (cut) {
+            length = MAX_BYTES;
+            while (length > 0 && bytes[length - 1] != '\n') {
+                length--; // the last whole line
+            }
+        }
+        return parse(file.toString(), new String(bytes, 0, length, java.nio.charset.StandardCharsets.UTF_8), cut);
     }
 
     /** Parses maps text; {@code source} names where it came from in error messages. */
     public static ProcessMaps parse(String source, String text) throws TargetException {
+        return parse(source, text, false);
+    }
+
+    private static ProcessMaps parse(String source, String text, boolean truncated) throws TargetException {
         List<MemoryMapping> mappings = new ArrayList<>();
         int lineNumber = 0;
-        for (String line : text.split("\n")) {
+        int from = 0;
+        while (from < text.length()) {
+            int newline = text.indexOf('\n', from);
+            int end = newline < 0 ? text.length() : newline;
+            if (lineNumber == MAX_LINES) {
+                truncated = true;
+                break;
+            }
             lineNumber++;
+            String line = text.substring(from, end);
             if (!line.isBlank()) {
                 mappings.add(parseLine(source, lineNumber, line));
             }
+            from = end + 1;
         }
-        return new ProcessMaps(source, mappings);
+        return new ProcessMaps(source, mappings, truncated);
+    }
+
+    /** Whether the maps were longer than {@link #MAX_BYTES} or {@link #MAX_LINES} and only their start was read. */
+    public boolean truncated() {
+        return truncated;
+    }
+
+    /** One line for the operator when {@link #truncated()}: what was cut and what that hides. */
+    public String truncationNote() {
+        return "infertop: " + source + " is longer than " + (MAX_BYTES >> 20) + " MiB or " + MAX_LINES
+                + " lines: only the first " + mappings.size() + " mappings were read (libraries mapped after them"
+                + " are not probed)";
     }
 
     public List<MemoryMapping> mappings() {
@@ -105,10 +153,7 @@ public final class ProcessMaps {
                 Path real = file.toRealPath();
                 long dev = ((Number) Files.getAttribute(real, "unix:dev")).longValue();
                 long inode = ((Number) Files.getAttribute(real, "unix:ino")).longValue();
-                // glibc's major()/minor() split of st_dev
-                long major = ((dev >>> 8) & 0xfff) | ((dev >>> 32) & ~0xfffL);
-                long minor = (dev & 0xff) | ((dev >>> 12) & ~0xffL);
-                return new FileIdentity(real.toString(), String.format("%02x:%02x", major, minor), inode);
+                return new FileIdentity(real.toString(), RegularFile.mapsDevice(dev), inode);
             } catch (IOException | UnsupportedOperationException | IllegalArgumentException e) {
                 return null;
             }

@@ -1,0 +1,113 @@
+package dev.infertop.event;
+
+import com.code_intelligence.jazzer.junit.FuzzTest;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
+import static dev.infertop.event.EventLayout.*;
+
+/**
+ * Ring-buffer records as the BPF side could write them after a layout mismatch, or as a corrupted ring would
+ * hand them over: the decoder must count what it cannot decode, and every range it hands a listener
+ * (batch tokens, arrival times, counter deltas, backend op counts, MoE ids) must lie inside the record. The
+ * record is its own segment here, so a read past its end throws instead of reading the ring's next record.
+ */
+class EventDecoderFuzzTest {
+    private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG_UNALIGNED;
+
+    /** Reads every byte the decoder promised, as the aggregators would. */
+    private static final class TouchingListener implements TraceListener {
+        long sum;
+
+        @Override
+        public void onDecode(int tid, long startNs, long endNs, long contextAddress, int nTokens, int status) {
+            sum += nTokens;
+        }
+
+        @Override
+        public void onBatch(int tid, long startNs, long endNs, long contextAddress, int nTokens, int recorded,
+                            MemorySegment data, long tokensOffset) {
+            for (int t = 0; t < recorded; t++) {
+                long at = tokensOffset + (long) t * BATCH_TOKEN_SIZE;
+                sum += data.get(ValueLayout.JAVA_INT_UNALIGNED, at + BATCH_TOKEN_POS)
+                        + data.get(ValueLayout.JAVA_INT_UNALIGNED, at + BATCH_TOKEN_SEQ)
+                        + data.get(ValueLayout.JAVA_BYTE, at + BATCH_TOKEN_LOGITS)
+                        + data.get(ValueLayout.JAVA_BYTE, at + BATCH_TOKEN_N_SEQ);
+            }
+        }
+
+        @Override
+        public void onGraphCompute(int tid, long startNs, long endNs, long backendAddress, long guidHigh,
+                                   long guidLow, int nNodes, int status) {
+            sum += nNodes;
+        }
+
+        @Override
+        public void onCpuGraphCompute(int tid, long startNs, long endNs, long cgraphAddress, int nNodes, int status) {
+            sum += nNodes;
+        }
+
+        @Override
+        public void onNode(long graphSeq, long graphStartNs, int index, int nNodes, long tensor, int op, int type,
+                           int flags, int opParam0, long ne0, long ne1, long ne2, long ne3, long src0, long src1,
+                           long src2, int nameId) {
+            sum += nameId;
+        }
+
+        @Override
+        public void onGraphSame(long graphSeq, long sameAsSeq, long timeNs) {
+            sum += sameAsSeq;
+        }
+
+        @Override
+        public void onArrivals(int tid, long graphSeq, long startNs, int cpuFirst, int cpuLast, boolean migrated,
+                               MemorySegment data, long tsOffset, int count) {
+            for (int k = 0; k < count; k++) {
+                sum += data.get(LONG, tsOffset + 8L * k);
+            }
+        }
+
+        @Override
+        public void onFused(int tid, long graphSeq, int seq, long tensor, long nextTensor, long timeNs) {
+            sum += seq;
+        }
+
+        @Override
+        public void onCounters(int tid, long graphSeq, int count, MemorySegment data, long recordOffset) {
+            for (long k = 0; k < (long) count * MAX_COUNTER_EVENTS; k++) {
+                sum += data.get(LONG, recordOffset + COUNTERS_DELTA + 8 * k);
+            }
+        }
+
+        @Override
+        public void onBackendOps(int tid, long startNs, long backendAddress, long guidHigh, long guidLow,
+                                 int nNodes, int counted, MemorySegment data, long opNodesOffset) {
+            for (int slot = 0; slot < BACKEND_OP_SLOTS; slot++) {
+                sum += data.get(ValueLayout.JAVA_SHORT_UNALIGNED, opNodesOffset + 2L * slot);
+            }
+        }
+
+        @Override
+        public void onMoe(int tid, long timeNs, long graphSeq, long signature, int subtype, int group, int value,
+                          int layer, long ne0, long ne1, long nb1, boolean failed, MemorySegment data,
+                          long idsOffset) {
+            if (subtype == MOE_IDS) {
+                for (int b = 0; b < value; b++) {
+                    sum += data.get(ValueLayout.JAVA_BYTE, idsOffset + b);
+                }
+            }
+        }
+    }
+
+    private static final TouchingListener LISTENER = new TouchingListener();
+    private static final EventDecoder DECODER = new EventDecoder(LISTENER, new NameTable());
+
+    @FuzzTest(maxDuration = "10s")
+    void decode(byte[] record) {
+        long before = DECODER.malformedRecords();
+        DECODER.onRecord(MemorySegment.ofArray(record), 0, record.length);
+        if (DECODER.malformedRecords() < before) {
+            throw new AssertionError("the malformed count went down");
+        }
+    }
+}
