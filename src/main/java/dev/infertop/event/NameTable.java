@@ -1,5 +1,7 @@
 package dev.infertop.event;
 
+import dev.infertop.model.SafeText;
+
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.charset.StandardCharsets;
@@ -44,7 +46,8 @@ public final class NameTable {
         byte[] bytes = new byte[length];
         MemorySegment.copy(data, ValueLayout.JAVA_BYTE, offset, bytes, 0, length);
         int id = names.size();
-        names.add(new String(bytes, StandardCharsets.UTF_8));
+        // The target wrote these bytes: made visible once, here, for every view and file (SafeText).
+        names.add(SafeText.of(new String(bytes, StandardCharsets.UTF_8)));
         hashes[slot] = hash;
         ids[slot] = id;
         if (names.size() * 2 > hashes.length) {

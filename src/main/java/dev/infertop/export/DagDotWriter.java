@@ -1,6 +1,7 @@
 package dev.infertop.export;
 
 import dev.infertop.model.GraphNode;
+import dev.infertop.model.SafeText;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -103,8 +104,12 @@ public final class DagDotWriter {
                 : String.format(Locale.ROOT, "%.3f ms", ns / 1e6);
     }
 
-    /** A DOT string literal: quotes and backslashes escaped, line breaks as \n (a centred line in labels). */
-    static String quote(String text) {
+    /**
+     * A DOT string literal: controls made visible ({@link SafeText}), quotes and backslashes escaped, line breaks
+     * as \n (a centred line in labels).
+     */
+    static String quote(String raw) {
+        String text = SafeText.lines(raw); // a line break is ours (label lines); any other control is shown
         StringBuilder quoted = new StringBuilder("\"");
         for (int i = 0; i < text.length(); i++) {
             char c = text.charAt(i);

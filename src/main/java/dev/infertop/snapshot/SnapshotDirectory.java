@@ -13,6 +13,8 @@ import org.HdrHistogram.EncodableHistogram;
 import org.HdrHistogram.Histogram;
 import org.HdrHistogram.HistogramLogReader;
 
+import dev.infertop.view.SafeJson;
+
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -86,7 +88,7 @@ public final class SnapshotDirectory {
     private static JsonNode readSummary(Path file) throws SnapshotReadException {
         JsonNode summary;
         try {
-            summary = new ObjectMapper().readTree(file.toFile());
+            summary = SafeJson.sanitised(new ObjectMapper().readTree(file.toFile()));
         } catch (JsonProcessingException e) {
             throw new SnapshotReadException(file + ": truncated or not JSON (" + e.getOriginalMessage() + ")");
         } catch (IOException e) {

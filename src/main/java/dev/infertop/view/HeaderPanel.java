@@ -5,6 +5,7 @@ import dev.infertop.model.BackendTotals;
 import dev.infertop.model.LatencySummary;
 import dev.infertop.model.LayerStatus;
 import dev.infertop.model.ProbeCostEstimate;
+import dev.infertop.model.SafeText;
 import dev.infertop.model.Snapshot;
 import dev.infertop.model.TokenTotals;
 
@@ -39,7 +40,7 @@ public final class HeaderPanel implements Panel {
         String state = ui.endState != null ? stateLabel(ui.endState, ui.followName) : ui.frozen ? "FROZEN" : "running";
         String left = String.format(Locale.ROOT, "infertop  pid %d %s  model %s  %s", s.target().pid(),
                 s.target().command(), model, threads > 0 ? threads + " threads" : "");
-        String right = String.format(Locale.ROOT, " %s  %.2gs ", state, ui.refreshSeconds);
+        String right = SafeText.of(String.format(Locale.ROOT, " %s  %.2gs ", state, ui.refreshSeconds));
         theme.apply(g, Theme.Role.TITLE);
         Cells.put(g, 0, 0, left, width);
         theme.apply(g, ui.endState != null || ui.frozen ? Theme.Role.WARN : Theme.Role.GOOD);

@@ -39,7 +39,7 @@ public final class JsonLinesView implements SnapshotView {
     }
 
     public static String toJson(Snapshot s) {
-        return toJsonNode(s, s.isFinal()).toString();
+        return SafeJson.line(toJsonNode(s, s.isFinal()));
     }
 
     /** The JSON object of {@code s}, of the run's totals when {@code total} (a snapshot's summary.json). */
