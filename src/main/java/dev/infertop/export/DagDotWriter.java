@@ -1,5 +1,6 @@
 package dev.infertop.export;
 
+import dev.infertop.io.OutputFiles;
 import dev.infertop.model.GraphNode;
 import dev.infertop.model.SafeText;
 
@@ -23,14 +24,17 @@ public final class DagDotWriter {
      * Writes {@code dag} to {@code file}: {@code .dot}/{@code .gv} as DOT text, {@code .svg} as
      * {@link DagSvgWriter}'s picture.
      *
-     * @throws IOException with a one-line reason: the file cannot be written, or the extension is neither
+     * @throws IOException with a one-line reason: the file cannot be written, is a symbolic link, or the
+     *                     extension is neither
      */
     public static void write(OperatorDag dag, Path file) throws IOException {
-        switch (format(file)) {
-            case "dot" -> Files.writeString(file, toDot(dag), StandardCharsets.UTF_8);
-            case "svg" -> Files.writeString(file, DagSvgWriter.svg(dag), StandardCharsets.UTF_8);
+        String text = switch (format(file)) {
+            case "dot" -> toDot(dag);
+            case "svg" -> DagSvgWriter.svg(dag);
             default -> throw new IOException(file + ": write a .dot or a .svg file");
-        }
+        };
+        // A predictable name in the working directory, written as root: never through a link planted there.
+        OutputFiles.replace(file, out -> out.write(text.getBytes(StandardCharsets.UTF_8)));
     }
 
     /** "dot", "svg", or "" for a name with neither extension. */
