@@ -469,7 +469,7 @@ final class TraceRun {
         OpNaming naming = layout != null ? new CalibratedOpNaming(layout) : null;
         TraceAggregator aggregator = new TraceAggregator(backendNames,
                 naming == null ? null : new OperatorAggregator(naming, names),
-                new SchedAggregator(targetPid, names, schedHits));
+                new SchedAggregator(targetPid, names, schedHits)).withNames(names);
         dev.infertop.agg.CounterAggregator counters = new dev.infertop.agg.CounterAggregator();
         aggregator.counters(counters);
         aggregator.withBackendOps(new dev.infertop.agg.BackendOpsAggregator(backendNames, naming));

@@ -83,4 +83,27 @@ class HostileNamesViewTest {
                 "raw U+" + Integer.toHexString(cp) + " in " + line));
         assertTrue(line.contains("\"command\":\"ll\\\\x1b]0;pwned\\\\x07\\\\x9b\\\\x7f\""), line);
     }
+
+    @Test
+    void whatTheCollectorDroppedShowsInTheHeaderAndTheJson() throws Exception {
+        Snapshot capped = Fixtures.snapshot(LayerStatus.State.ON).withLimits(
+                new dev.infertop.model.Limits(32768, 32768, 5, 321, 320, 7, 128, 2));
+        DefaultVirtualTerminal terminal = new DefaultVirtualTerminal(new TerminalSize(100, 24));
+        TerminalScreen screen = new TerminalScreen(terminal);
+        screen.startScreen();
+        try {
+            UiState ui = new UiState();
+            ui.record(capped);
+            new MonitorScreen(Theme.COLOUR, List.of("1", "2", "3"), List.of(new HelpPanel.Entry(List.of("q"), "quit")),
+                    "h help  q quit").draw(screen.newTextGraphics(), capped, ui);
+            screen.refresh(Screen.RefreshType.DELTA);
+            assertTrue(row(terminal, 4).contains("lost 0 capped 14"), row(terminal, 4));
+        } finally {
+            screen.stopScreen();
+        }
+        String json = JsonLinesView.toJson(capped);
+        assertTrue(json.contains("\"limits\":{\"tensor_names\":32768,\"tensor_names_cap\":32768,"
+                + "\"name_records_dropped\":5,\"tensor_groups\":321,\"tensor_groups_cap\":320,"
+                + "\"tensor_names_folded\":7,\"moe_layers_cap\":128,\"moe_reads_dropped\":2}"), json);
+    }
 }
