@@ -41,6 +41,15 @@ public final class MoeAggregator {
 
     /** Sliding window of the heatmap, in snapshot intervals. */
     public static final int WINDOW_TICKS = 10;
+    /**
+     * Model layers kept: every layer × expert table (22 of them: a 10-interval window and the run, decode and
+     * prefill apart) grows to the highest layer seen, 1 MB each at this cap and 1024 experts. The target names
+     * its tensors ("name-LAYER", up to 99 999): a layer at or past the cap is counted in
+     * {@link #readsOverLayerCap()}, never allocated. MoE models have fewer than 100 layers.
+     */
+    public static final int MAX_LAYERS = 128;
+    private long readsOverLayerCap;
+
     /** llama.cpp's LLAMA_MAX_EXPERTS: an id at or above it is not an expert id (counted, not used). */
     static final int MAX_EXPERTS = 1024;
     private static final int PREFILL = 0;
@@ -193,7 +202,11 @@ public final class MoeAggregator {
             graphsSeen++;
             return;
         }
-        if (subtype != EventLayout.MOE_IDS || layer < 0 || layer >= 4096) {
+        if (subtype != EventLayout.MOE_IDS || layer < 0) {
+            return;
+        }
+        if (layer >= MAX_LAYERS) {
+            readsOverLayerCap++;
             return;
         }
         if (failed) {
@@ -290,6 +303,10 @@ public final class MoeAggregator {
     }
 
     private void addUnread(int layer, long tokens) {
+        if (layer < 0 || layer >= MAX_LAYERS) {
+            readsOverLayerCap++;
+            return;
+        }
         if (layer >= rowsUnread.length) {
             rowsUnread = Arrays.copyOf(rowsUnread, layer + 1);
         }
@@ -527,6 +544,11 @@ public final class MoeAggregator {
      * @param layerOn whether the moe layer is switched on: a run that never had it on shows no MoE figures
      *                (views and JSON leave them out), one that had it on keeps them after it is switched off
      */
+    /** Ids reads (and unread rows' graphs) of a layer at or past {@link #MAX_LAYERS}: dropped, not allocated. */
+    public long readsOverLayerCap() {
+        return readsOverLayerCap;
+    }
+
     public MoeTotals snapshot(boolean isFinal, boolean layerOn) {
         if (isFinal) {
             finishGraph();

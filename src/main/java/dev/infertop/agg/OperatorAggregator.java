@@ -97,6 +97,13 @@ public final class OperatorAggregator {
     // Results.
     private final Map<String, OpStats> opStats = new LinkedHashMap<>();
     private final Map<String, OpStats> tensorGroupStats = new LinkedHashMap<>();
+    /**
+     * Tensor groups kept, each with its histograms (~80 KB): two per layer, so 159 layers and "in/out", more
+     * than any model has; the target names its tensors, and "blk.N" for a new N per node would otherwise add
+     * a group per node. Past it a name's nodes go to "other", counted in {@link #tensorNamesFolded()}.
+     */
+    public static final int MAX_TENSOR_GROUPS = 320;
+    private long tensorNamesFolded;
     /** Tensor group per interned tensor name id, so a group is named once per name, not once per node. */
     private String[] tensorGroupOfName = new String[1024];
     private final Map<Integer, ThreadStats> threadStats = new LinkedHashMap<>();
@@ -763,6 +770,10 @@ public final class OperatorAggregator {
         String group = tensorGroupOfName[nameId];
         if (group == null) {
             group = TensorGroup.of(names.name(nameId));
+            if (tensorGroupStats.size() >= MAX_TENSOR_GROUPS && !tensorGroupStats.containsKey(group)) {
+                group = TensorGroup.OTHER;
+                tensorNamesFolded++;
+            }
             tensorGroupOfName[nameId] = group;
         }
         return group;
@@ -882,6 +893,16 @@ public final class OperatorAggregator {
 
     public long graphsUnattributed(boolean totals) {
         return totals ? graphsUnattributed : intervalGraphsUnattributed;
+    }
+
+    /** Distinct tensor names whose group was not kept ({@link #MAX_TENSOR_GROUPS} reached): shown as "other". */
+    public long tensorNamesFolded() {
+        return tensorNamesFolded;
+    }
+
+    /** Tensor groups kept now. */
+    public int tensorGroups() {
+        return tensorGroupStats.size();
     }
 
     /** Starts a new interval (after both interval and total views were taken). */

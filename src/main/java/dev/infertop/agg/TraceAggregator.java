@@ -6,6 +6,7 @@ import dev.infertop.model.BackendTotals;
 import dev.infertop.model.CounterTotals;
 import dev.infertop.model.LatencySummary;
 import dev.infertop.model.LayerStatus;
+import dev.infertop.model.Limits;
 import dev.infertop.model.OperatorTotals;
 import dev.infertop.model.SchedTotals;
 import dev.infertop.model.Snapshot;
@@ -196,6 +197,22 @@ public final class TraceAggregator implements TraceListener {
     /** Whether the reader should drain soon: the MoE layer waits for a plan it can only make from the ring. */
     public boolean wantsPromptDrain() {
         return moe != null && moe.planPending();
+    }
+
+    private dev.infertop.event.NameTable names;
+
+    /** The decoder's name table, whose bound (and what it dropped) each snapshot reports. */
+    public TraceAggregator withNames(dev.infertop.event.NameTable nameTable) {
+        this.names = nameTable;
+        return this;
+    }
+
+    /** What was kept and dropped within the collector's bounds, run so far. */
+    private Limits limits() {
+        return new Limits(names == null ? 0 : names.size(), dev.infertop.event.NameTable.MAX_NAMES,
+                names == null ? 0 : names.lookupsDropped(), operators == null ? 0 : operators.tensorGroups(),
+                OperatorAggregator.MAX_TENSOR_GROUPS, operators == null ? 0 : operators.tensorNamesFolded(),
+                MoeAggregator.MAX_LAYERS, moe == null ? 0 : moe.readsOverLayerCap());
     }
 
     /** Adds the MoE layer's aggregator (it follows the operator layer's graphs). */
@@ -419,7 +436,8 @@ public final class TraceAggregator implements TraceListener {
                 counters == null ? CounterTotals.EMPTY : counters.snapshot(false, intervalNs, wallNsByOp(intervalOperators)),
                 counters == null ? CounterTotals.EMPTY : counters.snapshot(true, nowNs - firstTickNs, wallNsByOp(totalOperators)),
                 intervalBackendOps, totalBackendOps,
-                moe != null ? moe.snapshot(isFinal, moeLayerOn(layers)) : dev.infertop.model.MoeTotals.EMPTY);
+                moe != null ? moe.snapshot(isFinal, moeLayerOn(layers)) : dev.infertop.model.MoeTotals.EMPTY)
+                .withLimits(limits());
         if (sched != null) {
             sched.resetInterval();
         }

@@ -23,6 +23,10 @@ final class DagOption {
         if (parent != null && !Files.isDirectory(parent)) {
             throw new UserError("--dag " + file + ": directory " + parent + " does not exist", 2);
         }
+        if (Files.isSymbolicLink(file)) { // written as root at exit: never through a link (checked again then)
+            throw new UserError("--dag " + file + " is a symbolic link: infertop does not write through links (it"
+                    + " runs as root); remove it or choose another name", 2);
+        }
         if (!layers.contains(Layer.OPERATOR)) {
             throw new UserError("--dag needs the operator layer (it reads the graph's nodes): add operator to --layers", 2);
         }

@@ -62,7 +62,9 @@ final class ModelCommand implements Callable<Integer> {
                 }
             });
         } catch (IOException e) {
-            System.err.println();
+            if (lastPercent[0] >= 0) {
+                System.err.println(); // end the progress line; a refusal before any progress is one line
+            }
             throw new UserError("cannot write " + file + ": " + e.getMessage());
         }
         System.err.printf(Locale.ROOT, "%ninfertop: wrote %s (%,d parameters) in %.1f s%n", file,

@@ -26,7 +26,7 @@ final class ReportCommand implements Callable<Integer> {
     public Integer call() {
         SnapshotDirectory snapshot = open(directory);
         if (json) {
-            System.out.println(SnapshotReport.json(snapshot).toString());
+            System.out.println(dev.infertop.view.SafeJson.line(SnapshotReport.json(snapshot)));
         } else {
             SnapshotReport.printText(snapshot, System.out);
         }

@@ -8,6 +8,7 @@ import dev.infertop.agg.SchedAggregator;
 import dev.infertop.agg.TraceAggregator;
 import dev.infertop.event.EventDecoder;
 import dev.infertop.event.NameTable;
+import dev.infertop.io.TargetLog;
 import dev.infertop.target.layout.CalibratedLayout;
 import dev.infertop.target.layout.CalibrationException;
 import dev.infertop.target.layout.GraphLayout;
@@ -101,6 +102,8 @@ final class TraceRun {
     private volatile SnapshotTaker snapshots;
     /** --listen: the metrics endpoint, across the sessions of --follow; null without the option. */
     private dev.infertop.metrics.MetricsServer metrics;
+    /** The launched command's log, held open (the command appends through /proc/PID/fd/N) until the run ends. */
+    private TargetLog targetLog;
     private final AtomicInteger snapshotNumbers = new AtomicInteger();
 
     /** The counters layer's events (read whether or not the layer is on, so a bad --counters fails early). */
@@ -186,6 +189,9 @@ final class TraceRun {
             closeLive();
             if (metrics != null) {
                 metrics.close();
+            }
+            if (targetLog != null) {
+                targetLog.close();
             }
             finished.countDown();
             try {
@@ -312,8 +318,10 @@ final class TraceRun {
                 LaunchedCommand.Output route = log != null ? LaunchedCommand.Output.LOG_FILE
                         : options.output() == TraceOptions.OutputMode.JSON ? LaunchedCommand.Output.STDOUT_TO_STDERR
                         : LaunchedCommand.Output.INHERIT;
+                // Opened here without following links; the command's shell appends through /proc/PID/fd/N.
+                targetLog = log == null ? null : TargetLog.open(log);
                 process = LaunchedCommand.start(executable, options.command().subList(1, options.command().size()),
-                        options.environment(), route, log);
+                        options.environment(), route, targetLog == null ? null : Path.of(targetLog.procPath()));
             } catch (IOException e) {
                 throw new UserError("cannot start " + options.command().getFirst() + ": " + e.getMessage());
             }
@@ -461,7 +469,7 @@ final class TraceRun {
         OpNaming naming = layout != null ? new CalibratedOpNaming(layout) : null;
         TraceAggregator aggregator = new TraceAggregator(backendNames,
                 naming == null ? null : new OperatorAggregator(naming, names),
-                new SchedAggregator(targetPid, names, schedHits));
+                new SchedAggregator(targetPid, names, schedHits)).withNames(names);
         dev.infertop.agg.CounterAggregator counters = new dev.infertop.agg.CounterAggregator();
         aggregator.counters(counters);
         aggregator.withBackendOps(new dev.infertop.agg.BackendOpsAggregator(backendNames, naming));

@@ -1,5 +1,7 @@
 package dev.infertop.event;
 
+import dev.infertop.model.SafeText;
+
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.charset.StandardCharsets;
@@ -10,8 +12,17 @@ import java.util.List;
 /**
  * Tensor names seen in node records, each decoded to a String once. Lookups hash the raw bytes in place
  * (FNV-1a) into an open-addressing table, so a name already seen costs no allocation.
+ *
+ * <p>Bounded: the target chooses its names, and one that makes a new name per node would otherwise grow this
+ * table (and every per-name table after it) until the heap is gone. At most {@link #MAX_NAMES} are kept; a
+ * new name past that gets id -1 (read as "", a node of group "other") and is counted in
+ * {@link #lookupsDropped()}. A real model has a few thousand (an 80-layer llama ~2 500, MoE ~4 000).
  */
 public final class NameTable {
+    /** Distinct names kept: ~10 MB at most (64-byte names, escapes included); see cli.JvmOptions. */
+    public static final int MAX_NAMES = 1 << 15;
+
+    private long lookupsDropped;
     private long[] hashes = new long[1024];
     private int[] ids = new int[1024];
     private final List<String> names = new ArrayList<>();
@@ -41,10 +52,15 @@ public final class NameTable {
             }
             slot = (slot + 1) & mask;
         }
+        if (names.size() >= MAX_NAMES) {
+            lookupsDropped++; // a probe miss in a table at most half full: no allocation either
+            return -1;
+        }
         byte[] bytes = new byte[length];
         MemorySegment.copy(data, ValueLayout.JAVA_BYTE, offset, bytes, 0, length);
         int id = names.size();
-        names.add(new String(bytes, StandardCharsets.UTF_8));
+        // The target wrote these bytes: made visible once, here, for every view and file (SafeText).
+        names.add(SafeText.of(new String(bytes, StandardCharsets.UTF_8)));
         hashes[slot] = hash;
         ids[slot] = id;
         if (names.size() * 2 > hashes.length) {
@@ -78,5 +94,10 @@ public final class NameTable {
 
     public int size() {
         return names.size();
+    }
+
+    /** Records whose name was new once {@link #MAX_NAMES} were kept (each such record counts). */
+    public long lookupsDropped() {
+        return lookupsDropped;
     }
 }

@@ -1,11 +1,11 @@
 package dev.infertop.export;
 
-import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
 import dev.infertop.agg.FlightRecorder;
 import dev.infertop.agg.FlightRecorder.Slice;
 import dev.infertop.agg.MoeTimeline;
 import dev.infertop.agg.SchedTimeline;
+import dev.infertop.view.SafeJson;
 
 import java.io.IOException;
 import java.io.OutputStream;
@@ -61,7 +61,7 @@ public final class ChromeTraceWriter {
         if (origin == Long.MAX_VALUE) {
             origin = window.nowNs() - window.windowNs();
         }
-        try (JsonGenerator json = new JsonFactory().createGenerator(out)) {
+        try (JsonGenerator json = SafeJson.factory().createGenerator(out)) {
             json.disable(JsonGenerator.Feature.AUTO_CLOSE_TARGET);
             json.writeStartObject();
             json.writeStringField("displayTimeUnit", "ms");

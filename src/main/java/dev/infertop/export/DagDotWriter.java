@@ -1,6 +1,8 @@
 package dev.infertop.export;
 
+import dev.infertop.io.OutputFiles;
 import dev.infertop.model.GraphNode;
+import dev.infertop.model.SafeText;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -22,14 +24,17 @@ public final class DagDotWriter {
      * Writes {@code dag} to {@code file}: {@code .dot}/{@code .gv} as DOT text, {@code .svg} as
      * {@link DagSvgWriter}'s picture.
      *
-     * @throws IOException with a one-line reason: the file cannot be written, or the extension is neither
+     * @throws IOException with a one-line reason: the file cannot be written, is a symbolic link, or the
+     *                     extension is neither
      */
     public static void write(OperatorDag dag, Path file) throws IOException {
-        switch (format(file)) {
-            case "dot" -> Files.writeString(file, toDot(dag), StandardCharsets.UTF_8);
-            case "svg" -> Files.writeString(file, DagSvgWriter.svg(dag), StandardCharsets.UTF_8);
+        String text = switch (format(file)) {
+            case "dot" -> toDot(dag);
+            case "svg" -> DagSvgWriter.svg(dag);
             default -> throw new IOException(file + ": write a .dot or a .svg file");
-        }
+        };
+        // A predictable name in the working directory, written as root: never through a link planted there.
+        OutputFiles.replace(file, out -> out.write(text.getBytes(StandardCharsets.UTF_8)));
     }
 
     /** "dot", "svg", or "" for a name with neither extension. */
@@ -103,8 +108,12 @@ public final class DagDotWriter {
                 : String.format(Locale.ROOT, "%.3f ms", ns / 1e6);
     }
 
-    /** A DOT string literal: quotes and backslashes escaped, line breaks as \n (a centred line in labels). */
-    static String quote(String text) {
+    /**
+     * A DOT string literal: controls made visible ({@link SafeText}), quotes and backslashes escaped, line breaks
+     * as \n (a centred line in labels).
+     */
+    static String quote(String raw) {
+        String text = SafeText.lines(raw); // a line break is ours (label lines); any other control is shown
         StringBuilder quoted = new StringBuilder("\"");
         for (int i = 0; i < text.length(); i++) {
             char c = text.charAt(i);

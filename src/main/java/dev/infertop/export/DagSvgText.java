@@ -1,15 +1,16 @@
 package dev.infertop.export;
 
+import dev.infertop.model.SafeText;
+
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 
 /**
  * Text for the DAG picture. Tensor names come from the traced process, so every string is made visible before
- * it is drawn: control characters (C0, DEL, C1) become {@code \xNN}; characters XML cannot hold and invisible
- * format characters (bidirectional overrides could make a name read as another) become a backslash, u and four
- * hex digits; a backslash doubles so that such a form cannot be faked; the result is capped in length. Then XML
- * escaping keeps markup out.
+ * it is drawn by the one sanitiser, {@link SafeText} (control and invisible format characters as escapes; it
+ * also covers every character XML cannot hold: lone surrogates, U+FFFE, U+FFFF); the result is capped in
+ * length. Then XML escaping keeps markup out.
  */
 final class DagSvgText {
     /** The most characters a drawn name takes: longer ones end in "…". */
@@ -45,22 +46,9 @@ final class DagSvgText {
         return out.append('…').toString();
     }
 
-    /** One code point as it can be drawn and read. */
+    /** One code point as it can be drawn and read ({@link SafeText}: also every character XML cannot hold). */
     private static String visible(int cp) {
-        if (cp == '\\') {
-            return "\\\\";
-        }
-        if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f)) {
-            return String.format(Locale.ROOT, "\\x%02x", cp);
-        }
-        int type = Character.getType(cp);
-        boolean invisible = type == Character.FORMAT || type == Character.LINE_SEPARATOR
-                || type == Character.PARAGRAPH_SEPARATOR;
-        // Lone surrogates and U+FFFE/U+FFFF are not XML characters at all.
-        if (invisible || cp <= 0xffff && Character.isSurrogate((char) cp) || cp == 0xfffe || cp == 0xffff) {
-            return String.format(Locale.ROOT, cp <= 0xffff ? "\\u%04x" : "\\u{%x}", cp);
-        }
-        return Character.toString(cp);
+        return SafeText.of(Character.toString(cp));
     }
 
     /** Already {@link #shown} text escaped for an XML text node or attribute value. */

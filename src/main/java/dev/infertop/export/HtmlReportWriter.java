@@ -2,6 +2,7 @@ package dev.infertop.export;
 
 import dev.infertop.model.LatencyDistribution;
 import dev.infertop.model.OpTotals;
+import dev.infertop.model.SafeText;
 import dev.infertop.model.Snapshot;
 import dev.infertop.model.ThreadTotals;
 
@@ -361,7 +362,9 @@ public final class HtmlReportWriter {
                 x, y, w, h, color);
     }
 
-    static String escape(String text) {
+    /** Text for an HTML text node or attribute: controls made visible ({@link SafeText}), then markup escaped. */
+    static String escape(String raw) {
+        String text = SafeText.of(raw);
         return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("\"", "&quot;");
     }
 

@@ -1,6 +1,6 @@
 package dev.infertop.export;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.infertop.view.SafeJson;
 
 import java.io.IOException;
 import java.io.OutputStream;
@@ -122,7 +122,7 @@ public final class SnapshotDirectoryWriter {
             }
         }
         // summary.json last: a directory with a complete summary has every other file.
-        byte[] summary = new ObjectMapper().writerWithDefaultPrettyPrinter()
+        byte[] summary = SafeJson.mapper().writerWithDefaultPrettyPrinter()
                 .writeValueAsBytes(SummaryWriter.json(content, files, leftOut));
         Files.write(directory.resolve(SUMMARY), summary);
         return leftOut;

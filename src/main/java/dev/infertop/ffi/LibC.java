@@ -54,6 +54,19 @@ public final class LibC {
     // close(2): int close(int fd)
     public static final MethodHandle close = bind("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
 
+    // open(2): int open(const char *pathname, int flags, mode_t mode)
+    public static final MethodHandle open = bind("open",
+            FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT), Errno.CAPTURE);
+
+    public static final int O_WRONLY = 01;
+    public static final int O_CREAT = 0100;
+    public static final int O_APPEND = 02000;
+    public static final int O_NONBLOCK = 04000;
+    public static final int O_CLOEXEC = 02000000;
+    /** Differs by architecture (asm-generic vs x86): arm64 040000 is O_DIRECTORY there, 0100000 O_NOFOLLOW. */
+    public static final int O_NOFOLLOW = "aarch64".equals(System.getProperty("os.arch")) ? 0100000 : 0400000;
+    private static final int ELOOP = 40;
+
     // geteuid(2): uid_t geteuid(void)
     public static final MethodHandle geteuid = bind("geteuid", FunctionDescriptor.of(JAVA_INT));
 
@@ -132,31 +145,23 @@ public final class LibC {
         }
     }
 
-    // open(2): int open(const char *pathname, int flags); used only through openNonBlocking
-    public static final MethodHandle open = bind("open",
-            FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT), Errno.CAPTURE);
-
     public static final int O_RDONLY = 0;
-    public static final int O_NONBLOCK = 0x800;   // same value on x86_64 and aarch64
-    public static final int O_NOFOLLOW = 0x20000; // x86_64; aarch64 has 0x8000
-    public static final int O_CLOEXEC = 0x80000;
 
     /**
      * Opens {@code path} read-only without blocking: a FIFO (or a device) put where a file was expected opens
      * at once instead of waiting for a writer, so the caller can look at what it got (see RegularFile).
      */
     public static int openNonBlocking(String path, boolean followLinks) throws java.io.IOException {
-        int noFollow = followLinks ? 0
-                : "aarch64".equals(System.getProperty("os.arch")) ? 0x8000 : O_NOFOLLOW;
+        int noFollow = followLinks ? 0 : O_NOFOLLOW;
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment state = Errno.allocate(arena);
-            int fd = (int) open.invokeExact(state, arena.allocateFrom(path), O_RDONLY | O_NONBLOCK | O_CLOEXEC | noFollow);
+            int fd = (int) open.invokeExact(state, arena.allocateFrom(path), O_RDONLY | O_NONBLOCK | O_CLOEXEC | noFollow, 0);
             if (fd < 0) {
                 int errno = Errno.read(state);
                 throw switch (errno) {
                     case Errno.ENOENT -> new java.nio.file.NoSuchFileException(path);
                     case Errno.EACCES, Errno.EPERM -> new java.nio.file.AccessDeniedException(path);
-                    case 40 -> new java.nio.file.FileSystemException(path, null, "not a regular file (a symbolic link)"); // ELOOP
+                    case ELOOP -> new java.nio.file.FileSystemException(path, null, "not a regular file (a symbolic link)");
                     default -> new java.io.IOException(path + ": " + strerror(errno));
                 };
             }
@@ -168,11 +173,35 @@ public final class LibC {
         }
     }
 
+    /**
+     * open(2) with {@code O_NOFOLLOW | O_CLOEXEC} added: the fd, or an IOException with one line (a link at
+     * {@code path} says so).
+     */
+    public static int openNoFollow(String path, int flags, int mode) throws java.io.IOException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment state = Errno.allocate(arena);
+            int fd = (int) open.invokeExact(state, arena.allocateFrom(path), flags | O_NOFOLLOW | O_CLOEXEC, mode);
+            if (fd < 0) {
+                int errno = Errno.read(state);
+                throw new java.io.IOException(errno == ELOOP
+                        ? path + " is a symbolic link: infertop does not write through links (it runs as root);"
+                                + " remove it or choose another name"
+                        : "cannot open " + path + ": " + strerror(errno));
+            }
+            return fd;
+        } catch (java.io.IOException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    /** close(2), ignoring failure (nothing to do about it). */
     public static void closeQuietly(int fd) {
         try {
             int ignored = (int) close.invokeExact(fd);
-        } catch (Throwable t) {
-            throw new IllegalStateException(t);
+        } catch (Throwable ignored) {
+            // close(2) has no failure worth reporting here
         }
     }
 }

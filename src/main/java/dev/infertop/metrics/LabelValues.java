@@ -1,11 +1,12 @@
 package dev.infertop.metrics;
 
+import dev.infertop.model.SafeText;
+
 /**
  * Label values that come from the traced process (its command name, model path, op names, library build):
- * untrusted, so bounded and made visible before they reach a scraper, a dashboard or an alert. Control
- * characters (C0, DEL, C1) become {@code \xNN}, invisible format characters (bidirectional overrides, zero
- * widths, line and paragraph separators) {@code \\uNNNN}, and a backslash {@code \x5c}, so what is shown
- * reads back unambiguously; past {@link #MAX_CHARS} characters (counted before escaping) the middle gives way to "...", keeping the
+ * untrusted, so bounded and made visible before they reach a scraper, a dashboard or an alert, by the one
+ * sanitiser {@link SafeText} (control characters as {@code \xNN}, invisible format characters as
+ * {@code \\uNNNN}); past {@link #MAX_CHARS} characters (counted before escaping) the middle gives way to "...", keeping the
  * start and the end (a model path's file name).
  */
 public final class LabelValues {
@@ -28,20 +29,6 @@ public final class LabelValues {
     }
 
     private static String escape(int[] codePoints, int from, int to) {
-        StringBuilder out = new StringBuilder(to - from);
-        for (int i = from; i < to; i++) {
-            int c = codePoints[i];
-            int type = Character.getType(c);
-            if (c < 0x20 || c == 0x7f || (c >= 0x80 && c < 0xa0) || c == '\\') {
-                out.append(String.format("\\x%02x", c));
-            } else if (type == Character.FORMAT || type == Character.LINE_SEPARATOR
-                    || type == Character.PARAGRAPH_SEPARATOR || type == Character.SURROGATE
-                    || type == Character.PRIVATE_USE || type == Character.UNASSIGNED) {
-                out.append(String.format("\\u%04x", c));
-            } else {
-                out.appendCodePoint(c);
-            }
-        }
-        return out.toString();
+        return SafeText.of(new String(codePoints, from, to - from));
     }
 }

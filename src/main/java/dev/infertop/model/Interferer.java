@@ -8,4 +8,9 @@ package dev.infertop.model;
  * @param ns           time it ran while target threads waited (two waiting threads count twice)
  * @param sameProcess  a thread of the target itself (more threads than CPUs)
  */
-public record Interferer(int pid, String comm, long ns, boolean sameProcess) {}
+public record Interferer(int pid, String comm, long ns, boolean sameProcess) {
+    /** Another process chose its name: made visible ({@link SafeText}). */
+    public Interferer {
+        comm = SafeText.of(comm);
+    }
+}

@@ -19,7 +19,9 @@ public record LayerStatus(Layer layer, State state, String reason, List<String> 
         }
     }
 
+    /** A reason may quote a library path or a symbol of the target: made visible ({@link SafeText}). */
     public LayerStatus {
-        probes = List.copyOf(probes);
+        reason = SafeText.of(reason);
+        probes = probes.stream().map(SafeText::of).toList();
     }
 }

@@ -33,7 +33,8 @@ public record Snapshot(
         CounterTotals totalCounters,
         List<BackendOps> intervalBackendOps,
         List<BackendOps> totalBackendOps,
-        MoeTotals moe) {
+        MoeTotals moe,
+        Limits limits) {
 
     public Snapshot {
         intervalBackends = List.copyOf(intervalBackends);
@@ -43,41 +44,64 @@ public record Snapshot(
         totalBackendOps = List.copyOf(totalBackendOps);
     }
 
+    /** Without the collector's limits (a replayed snapshot, a test): {@link Limits#NONE}. */
+    public Snapshot(long sequence, boolean isFinal, TargetInfo target, long intervalNs, long runNs,
+                    TokenTotals intervalTokens, TokenTotals totalTokens, LatencySummary intervalTtft,
+                    LatencySummary totalTtft, LatencySummary intervalTpot, LatencySummary totalTpot,
+                    List<BackendTotals> intervalBackends, List<BackendTotals> totalBackends,
+                    BackendTotals intervalCpuGraphs, BackendTotals totalCpuGraphs, OperatorTotals intervalOperators,
+                    OperatorTotals totalOperators, long lostEvents, List<LayerStatus> layers, String targetState,
+                    SchedTotals intervalSched, SchedTotals totalSched, CounterTotals intervalCounters,
+                    CounterTotals totalCounters, List<BackendOps> intervalBackendOps, List<BackendOps> totalBackendOps,
+                    MoeTotals moe) {
+        this(sequence, isFinal, target, intervalNs, runNs, intervalTokens, totalTokens, intervalTtft, totalTtft,
+                intervalTpot, totalTpot, intervalBackends, totalBackends, intervalCpuGraphs, totalCpuGraphs,
+                intervalOperators, totalOperators, lostEvents, layers, targetState, intervalSched, totalSched,
+                intervalCounters, totalCounters, intervalBackendOps, totalBackendOps, moe, Limits.NONE);
+    }
+
+    public Snapshot withLimits(Limits newLimits) {
+        return new Snapshot(sequence, isFinal, target, intervalNs, runNs, intervalTokens, totalTokens, intervalTtft,
+                totalTtft, intervalTpot, totalTpot, intervalBackends, totalBackends, intervalCpuGraphs, totalCpuGraphs,
+                intervalOperators, totalOperators, lostEvents, layers, targetState, intervalSched, totalSched,
+                intervalCounters, totalCounters, intervalBackendOps, totalBackendOps, moe, newLimits);
+    }
+
     // Copies with one part changed: tests and replays build on a snapshot without repeating every component.
 
     public Snapshot withLayers(List<LayerStatus> newLayers) {
         return new Snapshot(sequence, isFinal, target, intervalNs, runNs, intervalTokens, totalTokens, intervalTtft,
                 totalTtft, intervalTpot, totalTpot, intervalBackends, totalBackends, intervalCpuGraphs, totalCpuGraphs,
                 intervalOperators, totalOperators, lostEvents, newLayers, targetState, intervalSched, totalSched,
-                intervalCounters, totalCounters, intervalBackendOps, totalBackendOps, moe);
+                intervalCounters, totalCounters, intervalBackendOps, totalBackendOps, moe, limits);
     }
 
     public Snapshot withFinal(boolean newIsFinal) {
         return new Snapshot(sequence, newIsFinal, target, intervalNs, runNs, intervalTokens, totalTokens, intervalTtft,
                 totalTtft, intervalTpot, totalTpot, intervalBackends, totalBackends, intervalCpuGraphs, totalCpuGraphs,
                 intervalOperators, totalOperators, lostEvents, layers, targetState, intervalSched, totalSched,
-                intervalCounters, totalCounters, intervalBackendOps, totalBackendOps, moe);
+                intervalCounters, totalCounters, intervalBackendOps, totalBackendOps, moe, limits);
     }
 
     public Snapshot withSched(SchedTotals newInterval, SchedTotals newTotal) {
         return new Snapshot(sequence, isFinal, target, intervalNs, runNs, intervalTokens, totalTokens, intervalTtft,
                 totalTtft, intervalTpot, totalTpot, intervalBackends, totalBackends, intervalCpuGraphs, totalCpuGraphs,
                 intervalOperators, totalOperators, lostEvents, layers, targetState, newInterval, newTotal,
-                intervalCounters, totalCounters, intervalBackendOps, totalBackendOps, moe);
+                intervalCounters, totalCounters, intervalBackendOps, totalBackendOps, moe, limits);
     }
 
     public Snapshot withCounters(CounterTotals newInterval, CounterTotals newTotal) {
         return new Snapshot(sequence, isFinal, target, intervalNs, runNs, intervalTokens, totalTokens, intervalTtft,
                 totalTtft, intervalTpot, totalTpot, intervalBackends, totalBackends, intervalCpuGraphs, totalCpuGraphs,
                 intervalOperators, totalOperators, lostEvents, layers, targetState, intervalSched, totalSched,
-                newInterval, newTotal, intervalBackendOps, totalBackendOps, moe);
+                newInterval, newTotal, intervalBackendOps, totalBackendOps, moe, limits);
     }
 
     public Snapshot withMoe(MoeTotals newMoe) {
         return new Snapshot(sequence, isFinal, target, intervalNs, runNs, intervalTokens, totalTokens, intervalTtft,
                 totalTtft, intervalTpot, totalTpot, intervalBackends, totalBackends, intervalCpuGraphs, totalCpuGraphs,
                 intervalOperators, totalOperators, lostEvents, layers, targetState, intervalSched, totalSched,
-                intervalCounters, totalCounters, intervalBackendOps, totalBackendOps, newMoe);
+                intervalCounters, totalCounters, intervalBackendOps, totalBackendOps, newMoe, limits);
     }
 
     public Snapshot withBackendOps(List<BackendOps> newInterval, List<BackendOps> newTotal) {

@@ -4,7 +4,10 @@ import java.util.List;
 
 /** What is being traced: the process and what it maps. */
 public record TargetInfo(int pid, String command, String modelFile, List<String> libraries) {
+    /** Every name made visible here ({@link SafeText}): the target chose them, or a snapshot file did. */
     public TargetInfo {
-        libraries = List.copyOf(libraries);
+        command = SafeText.of(command);
+        modelFile = SafeText.of(modelFile);
+        libraries = libraries.stream().map(SafeText::of).toList();
     }
 }

@@ -14,6 +14,8 @@ import org.HdrHistogram.EncodableHistogram;
 import org.HdrHistogram.Histogram;
 import org.HdrHistogram.HistogramLogReader;
 
+import dev.infertop.view.SafeJson;
+
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -121,7 +123,7 @@ public final class SnapshotDirectory {
     private static JsonNode readSummary(Path file) throws SnapshotReadException {
         JsonNode summary;
         try (RegularFile opened = openFile(file, MAX_SUMMARY_BYTES)) {
-            summary = new ObjectMapper().readTree(stream(opened));
+            summary = SafeJson.sanitised(new ObjectMapper().readTree(stream(opened)));
         } catch (SnapshotReadException e) {
             throw e;
         } catch (JsonProcessingException e) {

@@ -228,8 +228,8 @@ public final class SnapshotTaker implements SnapshotView {
 
     private static String comm(int pid, int tid) {
         try {
-            return java.nio.file.Files.readString(
-                    Path.of("/proc", Integer.toString(pid), "task", Integer.toString(tid), "comm")).strip();
+            return dev.infertop.model.SafeText.of(java.nio.file.Files.readString(
+                    Path.of("/proc", Integer.toString(pid), "task", Integer.toString(tid), "comm")).strip());
         } catch (java.io.IOException | RuntimeException gone) {
             return null;
         }

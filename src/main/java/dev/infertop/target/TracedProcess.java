@@ -1,5 +1,7 @@
 package dev.infertop.target;
 
+import dev.infertop.model.SafeText;
+
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -21,10 +23,10 @@ public sealed interface TracedProcess extends AutoCloseable permits AttachedProc
     @Override
     void close();
 
-    /** /proc/PID/comm, or "?" once the process is gone. */
+    /** /proc/PID/comm made visible (the process chose it: {@link SafeText}), or "?" once the process is gone. */
     static String commandName(int pid) {
         try {
-            return Files.readString(Path.of("/proc/" + pid + "/comm"), StandardCharsets.UTF_8).strip();
+            return SafeText.of(Files.readString(Path.of("/proc/" + pid + "/comm"), StandardCharsets.UTF_8).strip());
         } catch (IOException e) {
             return "?";
         }

@@ -4,6 +4,7 @@ import dev.infertop.model.BackendTotals;
 import dev.infertop.model.LatencySummary;
 import dev.infertop.model.LayerStatus;
 import dev.infertop.model.SchedTotals;
+import dev.infertop.model.SafeText;
 import dev.infertop.model.Snapshot;
 import dev.infertop.model.TokenTotals;
 
@@ -22,7 +23,7 @@ public final class BatchTextView implements SnapshotView {
 
     @Override
     public void show(Snapshot snapshot) {
-        out.print(render(snapshot));
+        out.print(SafeText.lines(render(snapshot))); // the guard: target text is already made visible where it enters
         out.flush();
     }
 

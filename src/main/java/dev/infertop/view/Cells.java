@@ -4,6 +4,7 @@ import com.googlecode.lanterna.SGR;
 import com.googlecode.lanterna.TextCharacter;
 import com.googlecode.lanterna.TextColor;
 import com.googlecode.lanterna.graphics.TextGraphics;
+import dev.infertop.model.SafeText;
 
 import java.util.EnumSet;
 import java.util.Map;
@@ -18,7 +19,9 @@ final class Cells {
         if (width <= 0 || row < 0 || row >= g.getSize().getRows()) {
             return;
         }
-        putCells(g, col, row, fit(text, width));
+        // The guard of the live view: target text is made visible where it enters, and what slipped past is
+        // made visible here (Lanterna throws on a control character, which would end the view).
+        putCells(g, col, row, fit(SafeText.of(text), width));
     }
 
     /** A style: colours and the modifiers as a bit set (the graphics' own modifier set is live: never a key). */

@@ -5,6 +5,7 @@ import dev.infertop.model.BackendTotals;
 import dev.infertop.model.LatencySummary;
 import dev.infertop.model.LayerStatus;
 import dev.infertop.model.ProbeCostEstimate;
+import dev.infertop.model.SafeText;
 import dev.infertop.model.Snapshot;
 import dev.infertop.model.TokenTotals;
 
@@ -39,7 +40,7 @@ public final class HeaderPanel implements Panel {
         String state = ui.endState != null ? stateLabel(ui.endState, ui.followName) : ui.frozen ? "FROZEN" : "running";
         String left = String.format(Locale.ROOT, "infertop  pid %d %s  model %s  %s", s.target().pid(),
                 s.target().command(), model, threads > 0 ? threads + " threads" : "");
-        String right = String.format(Locale.ROOT, " %s  %.2gs ", state, ui.refreshSeconds);
+        String right = SafeText.of(String.format(Locale.ROOT, " %s  %.2gs ", state, ui.refreshSeconds));
         theme.apply(g, Theme.Role.TITLE);
         Cells.put(g, 0, 0, left, width);
         theme.apply(g, ui.endState != null || ui.frozen ? Theme.Role.WARN : Theme.Role.GOOD);
@@ -99,6 +100,10 @@ public final class HeaderPanel implements Panel {
         String latency = String.format(Locale.ROOT, "TTFT p50 %s p99 %s ms  TPOT p50 %s p99 %s ms  lost %d",
                 OperatorColumn.ms(ttft.p50Ms()), OperatorColumn.ms(ttft.p99Ms()), OperatorColumn.ms(tpot.p50Ms()),
                 OperatorColumn.ms(tpot.p99Ms()), s.lostEvents());
+        if (s.limits().droppedTotal() > 0) {
+            // The target's names outgrew the collector's bounds (see the JSON's "limits"): beside "lost".
+            latency += String.format(Locale.ROOT, " capped %d", s.limits().droppedTotal());
+        }
         if (s.totalTokens().requests() > 0) {
             // A server: sequences followed token by token; how many decoded in this interval.
             latency += String.format(Locale.ROOT, "  requests: %d active, %d answered", s.intervalTokens().activeRequests(),
@@ -113,7 +118,7 @@ public final class HeaderPanel implements Panel {
         if (!thief.isEmpty()) {
             latency += "  " + thief;
         }
-        theme.apply(g, s.lostEvents() > 0 ? Theme.Role.WARN : Theme.Role.NORMAL);
+        theme.apply(g, s.lostEvents() > 0 || s.limits().droppedTotal() > 0 ? Theme.Role.WARN : Theme.Role.NORMAL);
         Cells.put(g, 0, 4, latency, width);
     }
 

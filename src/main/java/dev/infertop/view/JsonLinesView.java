@@ -39,10 +39,22 @@ public final class JsonLinesView implements SnapshotView {
     }
 
     public static String toJson(Snapshot s) {
-        return toJsonNode(s, s.isFinal()).toString();
+        return SafeJson.line(toJsonNode(s, s.isFinal()));
     }
 
     /** The JSON object of {@code s}, of the run's totals when {@code total} (a snapshot's summary.json). */
+    /** The collector's bounds, what it kept and what it dropped (run so far; man page: limits). */
+    private static void putLimits(ObjectNode node, dev.infertop.model.Limits limits) {
+        node.put("tensor_names", limits.tensorNames());
+        node.put("tensor_names_cap", limits.tensorNamesCap());
+        node.put("name_records_dropped", limits.nameRecordsDropped());
+        node.put("tensor_groups", limits.tensorGroups());
+        node.put("tensor_groups_cap", limits.tensorGroupsCap());
+        node.put("tensor_names_folded", limits.tensorNamesFolded());
+        node.put("moe_layers_cap", limits.moeLayersCap());
+        node.put("moe_reads_dropped", limits.moeReadsDropped());
+    }
+
     public static ObjectNode toJsonNode(Snapshot s, boolean total) {
         ObjectNode root = MAPPER.createObjectNode();
         TokenTotals tokens = total ? s.totalTokens() : s.intervalTokens();
@@ -145,6 +157,7 @@ public final class JsonLinesView implements SnapshotView {
         }
         MoeJson.put(root, s.moe());
         root.put("lost_events", s.lostEvents());
+        putLimits(root.putObject("limits"), s.limits());
         ObjectNode layers = root.putObject("layers");
         for (LayerStatus layer : s.layers()) {
             ObjectNode node = layers.putObject(layer.layer().id());

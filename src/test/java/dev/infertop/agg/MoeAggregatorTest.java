@@ -95,6 +95,18 @@ class MoeAggregatorTest {
     }
 
     @Test
+    void aLayerPastTheCapIsCountedNeverAllocated() {
+        // The target names its tensors: "ffn_moe_gate-99999" would size every layer x expert table to 100 000 rows.
+        graph(1, true);
+        ids(1, 1, 99_999, new int[][] {{0, 1}}, 8);
+        ids(1, 1, MoeAggregator.MAX_LAYERS, new int[][] {{0, 1}}, 8);
+        ids(1, 1, MoeAggregator.MAX_LAYERS - 1, new int[][] {{0, 1}}, 8);
+        graph(2, true);
+        assertEquals(2, moe.readsOverLayerCap());
+        assertEquals(MoeAggregator.MAX_LAYERS, moe.snapshot(false, true).windowDecode().length, "layers up to the cap only");
+    }
+
+    @Test
     void plansTheFirstMulMatIdOfEachLayerAndCountsRoutedTokens() {
         graph(1, false);
         nodes(1, 3);

@@ -40,4 +40,12 @@ class DagOptionTest {
         assertRefused(() -> DagOption.validate(dir.resolve("decode.dot"), EnumSet.of(Layer.TOKEN, Layer.GRAPH)),
                 "needs the operator layer");
     }
+
+    @Test
+    void aLinkAtTheNameIsRefusedBeforeAnythingIsAttached() throws Exception {
+        Path victim = java.nio.file.Files.writeString(dir.resolve("victim"), "precious");
+        Path link = java.nio.file.Files.createSymbolicLink(dir.resolve("decode.dot"), victim);
+        assertRefused(() -> DagOption.validate(link, all), "is a symbolic link: infertop does not write through links");
+        assertEquals("precious", java.nio.file.Files.readString(victim));
+    }
 }

@@ -12,8 +12,10 @@ class LabelValuesTest {
     }
 
     @Test
-    void aBackslashIsEscapedSoEscapesReadBackUnambiguously() {
-        assertEquals("a\\x5cx0ab", LabelValues.sanitize("a\\x0ab"));
+    void aValueMadeVisibleWhereItEnteredIsLabelledAsItIs() {
+        // Target names are sanitised where they enter (SafeText): a second pass must not double the escapes.
+        assertEquals("llama\\x1b]0;x\\x07", LabelValues.sanitize("llama\\x1b]0;x\\x07"));
+        assertEquals("a\\x0ab", LabelValues.sanitize("a\\x0ab"));
     }
 
     @Test

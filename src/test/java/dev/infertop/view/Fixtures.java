@@ -48,10 +48,14 @@ public final class Fixtures {
     }
 
     public static Snapshot snapshot(LayerStatus.State operatorState) {
-        List<OpTotals> ops = List.of(
-                op("MUL_MAT", 4000, 600, 0.12, 0.30, 0.41, "ffn_up-3 [2816,1,1,1]"),
-                op("RMS_NORM+MUL", 1000, 100, 0.09, 0.2, 0.25, "attn_norm-3 [1024,1,1,1]"),
-                op("SOFT_MAX", 500, 50, 0.08, 0.11, 0.5, "kq_soft_max-3 [32,1,16,1]"));
+        return snapshot(operatorState, new TargetInfo(4242, "llama-bench", "/cache/models/bench.gguf", List.of()),
+                List.of(op("MUL_MAT", 4000, 600, 0.12, 0.30, 0.41, "ffn_up-3 [2816,1,1,1]"),
+                        op("RMS_NORM+MUL", 1000, 100, 0.09, 0.2, 0.25, "attn_norm-3 [1024,1,1,1]"),
+                        op("SOFT_MAX", 500, 50, 0.08, 0.11, 0.5, "kq_soft_max-3 [32,1,16,1]")));
+    }
+
+    /** The fixed snapshot with another target and other op rows (e.g. hostile names). */
+    public static Snapshot snapshot(LayerStatus.State operatorState, TargetInfo target, List<OpTotals> ops) {
         List<OpTotals> groups = List.of(
                 op("blk.0 attention", 3000, 400, 0.1, 0.2, 0.3, "Kcur-0 [64,16,1,1]"),
                 op("blk.0 ffn", 2500, 350, 0.1, 0.2, 0.3, "ffn_up-0 [2816,1,1,1]"));
@@ -65,7 +69,7 @@ public final class Fixtures {
         TokenTotals interval = new TokenTotals(70, 1, 69, 0, 64, 69, 16_000_000, 1_000_000_000, 1);
         LatencySummary ttft = new LatencySummary(1, 16, 16, 16, 16, 16);
         LatencySummary tpot = new LatencySummary(69, 14.2, 15, 16.5, 17, 14.5);
-        return new Snapshot(7, false, new TargetInfo(4242, "llama-bench", "/cache/models/bench.gguf", List.of()),
+        return new Snapshot(7, false, target,
                 SECOND, 7 * SECOND, interval, interval, ttft, ttft, tpot, tpot,
                 List.of(new BackendTotals("CPU", 70, 43_000, 980_000_000L)),
                 List.of(new BackendTotals("CPU", 490, 301_000, 6_860_000_000L)),

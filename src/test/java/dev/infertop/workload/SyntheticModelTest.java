@@ -301,7 +301,7 @@ class SyntheticModelTest {
         Files.writeString(again, "truncated");
         model.writeToCache(sub, ProgressListener.NONE);
         assertEquals(model.fileSizeBytes(), Files.size(again), "a file of the wrong size is regenerated");
-        assertFalse(Files.exists(GgufWriter.temporaryPathFor(again)));
+        assertNoTemporaryBeside(again);
     }
 
     private static void assertVocabulary(GgufTestReader gguf, int vocab) {
@@ -353,5 +353,13 @@ class SyntheticModelTest {
             in.transferTo(java.io.OutputStream.nullOutputStream());
         }
         return HexFormat.of().formatHex(digest.digest());
+    }
+
+    /** The writer's temporary (a fresh .NAME.RANDOM.tmp) is gone. */
+    private static void assertNoTemporaryBeside(Path file) throws IOException {
+        try (java.util.stream.Stream<Path> siblings = Files.list(file.toAbsolutePath().getParent())) {
+            List<String> temporaries = siblings.map(p -> p.getFileName().toString()).filter(n -> n.endsWith(".tmp")).toList();
+            assertTrue(temporaries.isEmpty(), temporaries.toString());
+        }
     }
 }

@@ -1,5 +1,7 @@
 package dev.infertop.target.layout;
 
+import dev.infertop.model.SafeText;
+
 import java.util.List;
 import java.util.OptionalInt;
 
@@ -10,8 +12,10 @@ import java.util.OptionalInt;
 public record OpTable(List<String> opNames, List<String> unaryOpNames) {
 
     public OpTable {
-        opNames = List.copyOf(opNames);
-        unaryOpNames = List.copyOf(unaryOpNames);
+        // Read from the target's library: its text, made visible once here (a lookup by a real op's name
+        // still finds it: real names are plain ASCII).
+        opNames = opNames.stream().map(SafeText::of).toList();
+        unaryOpNames = unaryOpNames.stream().map(SafeText::of).toList();
     }
 
     /** GGML_OP_COUNT of this release. */

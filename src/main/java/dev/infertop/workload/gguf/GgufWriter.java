@@ -1,10 +1,12 @@
 package dev.infertop.workload.gguf;
 
+import dev.infertop.io.OutputFiles;
+
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -20,9 +22,11 @@ import java.util.Set;
  * tensors must be packed in declaration order with padding between them).
  *
  * <p>Tensor bytes are pulled from {@link TensorData} one chunk at a time, so memory stays small.
- * The file appears atomically: data goes to {@code NAME.tmp} next to the target, which is renamed over
- * the target only once complete; on any failure the temp file is deleted, so a reader never finds a
- * half-written model under the final name.
+ * The file appears atomically: data goes to a fresh {@code .NAME.RANDOM.tmp} next to the target (created with
+ * O_EXCL and O_NOFOLLOW: infertop runs as root, and a link planted at a predictable {@code NAME.tmp} would have
+ * had it truncate any file), which is renamed over the target only once complete; a target name that is a
+ * link is refused. On any failure the temp file is deleted, so a reader never finds a half-written model
+ * under the final name.
  */
 public final class GgufWriter {
 
@@ -88,11 +92,14 @@ public final class GgufWriter {
     public Path writeTo(Path file, ProgressListener progress) throws IOException {
         Objects.requireNonNull(progress, "progress listener");
         Layout layout = layout();
-        Path temp = temporaryPathFor(file);
+        if (file.getFileName() == null) {
+            throw new IllegalArgumentException("not a file path: " + file);
+        }
+        OutputFiles.refuseLink(file);
+        Path temp = OutputFiles.freshSibling(file);
         boolean complete = false;
         try {
-            try (FileChannel channel = FileChannel.open(temp, StandardOpenOption.CREATE,
-                    StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.WRITE)) {
+            try (FileChannel channel = FileChannel.open(temp, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS)) {
                 TensorSink sink = new TensorSink(channel, progress, layout.fileSizeBytes());
                 sink.putBytes(layout.header());
                 sink.putZeros(padding(layout.header().length));
@@ -116,7 +123,7 @@ public final class GgufWriter {
                 // Without this, a crash soon after the rename could leave a complete-looking name over partial data.
                 channel.force(true);
             }
-            Files.move(temp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            OutputFiles.moveOver(temp, file);
             complete = true;
             return file;
         } finally {
@@ -124,14 +131,6 @@ public final class GgufWriter {
                 Files.deleteIfExists(temp);
             }
         }
-    }
-
-    public static Path temporaryPathFor(Path file) {
-        Path name = file.getFileName();
-        if (name == null) {
-            throw new IllegalArgumentException("not a file path: " + file);
-        }
-        return file.resolveSibling(name + ".tmp");
     }
 
     private Layout layout() {

@@ -118,7 +118,7 @@ class GgufWriterTest {
     }
 
     @Test
-    void failureMidTensorLeavesNeitherTheFileNorItsTemp() {
+    void failureMidTensorLeavesNeitherTheFileNorItsTemp() throws IOException {
         Path file = dir.resolve("broken.gguf");
         GgufWriter writer = new GgufWriter().add(new GgufTensor("t", GgmlType.F32, new long[] {1 << 20}, sink -> {
             for (int i = 0; i < 1 << 19; i++) {
@@ -129,7 +129,7 @@ class GgufWriterTest {
         IOException thrown = assertThrows(IOException.class, () -> writer.writeTo(file, ProgressListener.NONE));
         assertEquals("disk on fire", thrown.getMessage());
         assertFalse(Files.exists(file));
-        assertFalse(Files.exists(GgufWriter.temporaryPathFor(file)));
+        assertNoTemporaryBeside(file);
     }
 
     @Test
@@ -141,17 +141,17 @@ class GgufWriterTest {
         }));
         assertThrows(IllegalStateException.class, () -> writer.writeTo(file, ProgressListener.NONE));
         assertEquals("previous complete model", Files.readString(file));
-        assertFalse(Files.exists(GgufWriter.temporaryPathFor(file)));
+        assertNoTemporaryBeside(file);
     }
 
     @Test
-    void tensorWritingTheWrongNumberOfBytesIsRejected() {
+    void tensorWritingTheWrongNumberOfBytesIsRejected() throws IOException {
         Path file = dir.resolve("short.gguf");
         GgufWriter writer = new GgufWriter().add(new GgufTensor("short", GgmlType.F32, new long[] {4}, sink -> sink.putFloat32(1f)));
         IllegalStateException thrown = assertThrows(IllegalStateException.class, () -> writer.writeTo(file, ProgressListener.NONE));
         assertEquals("tensor short produced 4 bytes, expected 16", thrown.getMessage());
         assertFalse(Files.exists(file));
-        assertFalse(Files.exists(GgufWriter.temporaryPathFor(file)));
+        assertNoTemporaryBeside(file);
     }
 
     @Test
@@ -175,5 +175,34 @@ class GgufWriterTest {
         assertThrows(IllegalArgumentException.class, () -> new GgufTensor("x", GgmlType.F32, new long[] {0}, none));
         assertThrows(IllegalArgumentException.class, () -> new GgufTensor("x".repeat(64), GgmlType.F32, new long[] {1}, none));
         assertThrows(IllegalArgumentException.class, () -> MetadataValue.uint32(-1));
+    }
+
+    @Test
+    void linksAtPredictableNamesAreNeverWrittenThrough() throws IOException {
+        // infertop runs as root: a link planted at the old NAME.tmp or at NAME itself must not redirect the write.
+        Path victim = dir.resolve("victim");
+        Files.writeString(victim, "precious");
+        Path file = dir.resolve("m.gguf");
+        Files.createSymbolicLink(dir.resolve("m.gguf.tmp"), victim);
+        new GgufWriter().put("k", MetadataValue.bool(true)).writeTo(file, ProgressListener.NONE);
+        assertEquals("precious", Files.readString(victim));
+        assertTrue(Files.isRegularFile(file, java.nio.file.LinkOption.NOFOLLOW_LINKS));
+
+        Path linked = dir.resolve("linked.gguf");
+        Files.createSymbolicLink(linked, victim);
+        IOException refused = assertThrows(IOException.class,
+                () -> new GgufWriter().put("k", MetadataValue.bool(true)).writeTo(linked, ProgressListener.NONE));
+        assertEquals(linked + " is a symbolic link: infertop does not write through links (it runs as root);"
+                + " remove it or choose another name", refused.getMessage());
+        assertEquals("precious", Files.readString(victim));
+        assertTrue(Files.isSymbolicLink(linked));
+    }
+
+    /** The writer's temporary (a fresh .NAME.RANDOM.tmp) is gone. */
+    private static void assertNoTemporaryBeside(Path file) throws IOException {
+        try (java.util.stream.Stream<Path> siblings = Files.list(file.toAbsolutePath().getParent())) {
+            List<String> temporaries = siblings.map(p -> p.getFileName().toString()).filter(n -> n.endsWith(".tmp")).toList();
+            assertTrue(temporaries.isEmpty(), temporaries.toString());
+        }
     }
 }
