@@ -47,7 +47,10 @@ final class CalibrationSandbox {
 
     private static final List<String> SETPRIV = List.of("/usr/bin/setpriv", "/bin/setpriv");
     /** The packages the child loads classes from (the layout code and the /proc/PID/maps reader it uses). */
-    private static final List<String> CHILD_PACKAGES = List.of("dev/infertop/target/layout/", "dev/infertop/target/");
+    private static final List<String> CHILD_PACKAGES = List.of("dev/infertop/target/layout/", "dev/infertop/target/",
+            "dev/infertop/model/");
+    /** Of {@code dev/infertop/model/}, only the sanitiser the op table uses: the child gets no more than it runs. */
+    private static final String CHILD_MODEL_CLASS = "SafeText";
     private static final Set<PosixFilePermission> DIRECTORY = PosixFilePermissions.fromString("rwxr-xr-x");
     private static final Set<PosixFilePermission> FILE = PosixFilePermissions.fromString("rw-r--r--");
 
@@ -175,7 +178,7 @@ final class CalibrationSandbox {
         if (Files.isDirectory(source)) {
             for (String pkg : CHILD_PACKAGES) {
                 try (Stream<Path> files = Files.list(source.resolve(pkg))) {
-                    for (Path file : files.filter(f -> f.getFileName().toString().endsWith(".class")).toList()) {
+                    for (Path file : files.filter(f -> isChildClass(pkg, f.getFileName().toString())).toList()) {
                         copy(Files.newInputStream(file), classes.resolve(pkg).resolve(file.getFileName().toString()));
                     }
                 }
@@ -189,12 +192,20 @@ final class CalibrationSandbox {
                 String name = entry.getName();
                 for (String pkg : CHILD_PACKAGES) {
                     String rest = name.startsWith(pkg) ? name.substring(pkg.length()) : "";
-                    if (rest.endsWith(".class") && !rest.contains("/")) {
+                    if (name.startsWith(pkg) && !rest.contains("/") && isChildClass(pkg, rest)) {
                         copy(jar.getInputStream(entry), classes.resolve(name));
                     }
                 }
             }
         }
+    }
+
+    private static boolean isChildClass(String pkg, String fileName) {
+        if (!fileName.endsWith(".class")) {
+            return false;
+        }
+        return !pkg.equals("dev/infertop/model/") || fileName.equals(CHILD_MODEL_CLASS + ".class")
+                || fileName.startsWith(CHILD_MODEL_CLASS + "$");
     }
 
     private static void copy(InputStream in, Path to) throws IOException {
