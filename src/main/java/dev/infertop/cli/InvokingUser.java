@@ -54,6 +54,6 @@ record InvokingUser(int uid, boolean viaSudo) {
             return Optional.empty();
         }
         return Optional.of("infertop: pid " + pid + " (" + Visible.text(command) + ") runs as "
-                + label(uids.get().owner()) + ", not as you (" + label() + "): tracing it all the same");
+                + label(uids.get().owner()) + ", not as you, " + label() + ": tracing it all the same");
     }
 }

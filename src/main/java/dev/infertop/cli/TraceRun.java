@@ -119,6 +119,8 @@ final class TraceRun {
     private InvokingUser invoking;
     /** Who runs the launched command (--user, sudo's caller, or infertop's user), and the setpriv for it. */
     private LaunchedCommand.RunAs runAs;
+    /** Said when the command starts (not before a failure: bad input stays one line). */
+    private String launchUserNote;
 
     int run() {
         options.validate();
@@ -213,9 +215,7 @@ final class TraceRun {
         Path setpriv = dev.infertop.target.Setpriv.find().orElseThrow(() -> new UserError("running the command as "
                 + choice.account().get().name() + " needs setpriv (util-linux), which is not installed; "
                 + "install it, or give --user root", 2));
-        if (choice.note() != null) {
-            err.println(choice.note());
-        }
+        launchUserNote = choice.note();
         return new LaunchedCommand.RunAs(choice.account().get(), setpriv);
     }
 
@@ -376,6 +376,9 @@ final class TraceRun {
                 LaunchedCommand.Output route = log != null ? LaunchedCommand.Output.LOG_FILE
                         : options.output() == TraceOptions.OutputMode.JSON ? LaunchedCommand.Output.STDOUT_TO_STDERR
                         : LaunchedCommand.Output.INHERIT;
+                if (launchUserNote != null) {
+                    err.println(launchUserNote);
+                }
                 process = LaunchedCommand.start(executable, options.command().subList(1, options.command().size()),
                         options.environment(), route, log, runAs);
             } catch (IOException e) {

@@ -43,7 +43,7 @@ class InvokingUserTest {
     @Test
     void aProcessOfAnotherUserIsSaidWithBothUsers() {
         InvokingUser root = new InvokingUser(0, false);
-        assertEquals(Optional.of("infertop: pid 42 (llama-bench) runs as nobody (uid 65534), not as you (root (uid 0)): "
+        assertEquals(Optional.of("infertop: pid 42 (llama-bench) runs as nobody (uid 65534), not as you, root (uid 0): "
                         + "tracing it all the same"),
                 root.foreignProcessNote(42, "llama-bench", Optional.of(new ProcessUids(65534, 65534))));
     }
