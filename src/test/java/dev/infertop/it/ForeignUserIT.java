@@ -143,6 +143,21 @@ class ForeignUserIT {
         throw new AssertionError("no tracing line; stderr:\n" + infertop.stderrText());
     }
 
+    /**
+     * Waits until the traced pid runs the command itself: "tracing pid" is printed once the gate opens, a moment
+     * before the gate's shell has exec'd setpriv and setpriv the command.
+     */
+    private static void awaitCommand(long pid, String comm) throws Exception {
+        Path file = Path.of("/proc/" + pid + "/comm");
+        for (int attempt = 0; attempt < 500; attempt++) {
+            if (Files.readString(file).strip().equals(comm)) {
+                return;
+            }
+            Thread.sleep(10);
+        }
+        throw new AssertionError("pid " + pid + " never exec'd " + comm + "; it is " + Files.readString(file));
+    }
+
     private static String statusLine(long pid, String field) throws IOException {
         return Files.readAllLines(Path.of("/proc/" + pid + "/status")).stream().filter(l -> l.startsWith(field + ":"))
                 .findFirst().orElseThrow().substring(field.length() + 1).strip();
@@ -245,6 +260,7 @@ class ForeignUserIT {
                 "-n", Integer.toString(GENERATED_TOKENS), "-r", Integer.toString(repetitions), "-t", "1"));
         try (InfertopProcess infertop = InfertopProcess.start(environment, args.toArray(String[]::new))) {
             long pid = tracedPid(infertop);
+            awaitCommand(pid, name);
             String uid = Integer.toString(nobody.uid());
             String gid = Integer.toString(nobody.gid());
             assertEquals(String.join("\t", uid, uid, uid, uid), statusLine(pid, "Uid"));
@@ -252,7 +268,6 @@ class ForeignUserIT {
             assertEquals(Set.copyOf(nobody.groups().stream().map(String::valueOf).toList()),
                     new TreeSet<>(List.of(statusLine(pid, "Groups").split("\\s+"))));
             assertEquals("0000000000000000", statusLine(pid, "CapEff"));
-            assertEquals(name, Files.readString(Path.of("/proc/" + pid + "/comm")).strip(), "the command itself");
             List<String> variables = List.of(new String(Files.readAllBytes(Path.of("/proc/" + pid + "/environ")),
                     StandardCharsets.UTF_8).split("\0"));
             assertTrue(variables.contains("HOME=" + nobody.home()), variables.toString());
@@ -292,12 +307,45 @@ class ForeignUserIT {
         args.addAll(endlessBench());
         try (InfertopProcess infertop = InfertopProcess.start(environment, args.toArray(String[]::new))) {
             long pid = tracedPid(infertop);
+            awaitCommand(pid, name);
             assertEquals("0\t0\t0\t0", statusLine(pid, "Uid"));
             assertEquals(0, infertop.waitFor(120), infertop.stderrText());
             assertEquals(0, count(infertop.stderr, "who ran sudo"), infertop.stderrText());
         } finally {
             LeakCheck.assertNothingLeft();
         }
+    }
+
+    /**
+     * The demo's workload is infertop's own build in infertop's cache: through sudo it keeps running as
+     * infertop's user (sudo's caller often cannot read root's home), says so, and still traces tokens.
+     */
+    @Test
+    void demoThroughSudoRunsItsWorkloadAsInfertopsUser() throws Exception {
+        try (InfertopProcess infertop = InfertopProcess.start(Map.of("SUDO_UID", Integer.toString(nobody.uid())),
+                "demo", "--model", "tiny", "--workload", "bench", "--json", "-d", "0.5", "-n", "2")) {
+            long pid = tracedPid(infertop);
+            awaitCommand(pid, "llama-bench");
+            assertEquals("0\t0\t0\t0", statusLine(pid, "Uid"));
+            assertEquals(0, infertop.waitFor(120), infertop.stderrText());
+            assertEquals(1, count(infertop.stderr, "infertop: demo: the workload runs as infertop's user, not sudo's "
+                    + "caller"), infertop.stderrText());
+            assertTrue(tokens(infertop.finalObject()) > 0, infertop.finalObject().toString());
+        } finally {
+            LeakCheck.assertNothingLeft();
+        }
+    }
+
+    /** demo --user USER where USER cannot read infertop's cache (root's private home, as here): one line. */
+    @Test
+    void demoAsAUserWhoCannotReadTheCacheIsOneLine() throws Exception {
+        Path tool = LlamaCppWorkload.findProvisioned().sourceBuildTool("llama-bench");
+        Requirements.require(dev.infertop.target.Setpriv.firstUnusable(setpriv, nobody, List.of(tool), List.of())
+                .isPresent(), "infertop's cache is readable by nobody here (not in a private home)");
+        String line = assertOneUsageLine(Map.of(), "demo", "--model", "tiny", "--workload", "bench", "--json",
+                "--user", "nobody");
+        assertTrue(line.startsWith("infertop: demo --user nobody: nobody cannot reach ") && line.contains(
+                "set INFERTOP_CACHE to a directory nobody can read, or run the demo without --user"), line);
     }
 
     /** Runs infertop to its end: exactly one line "infertop: ...", exit 2, nothing on stdout or in the kernel. */
