@@ -46,6 +46,12 @@ final class DemoCommand implements java.util.concurrent.Callable<Integer> {
             description = "llama.cpp threads (default: ${DEFAULT-VALUE}).")
     int threads;
 
+    @Option(names = "--user", paramLabel = "USER",
+            description = "Run the workload as USER, who must be able to read infertop's cache (root's home is often "
+                    + "private: set INFERTOP_CACHE). Default: infertop's own user, also through sudo (the workload is "
+                    + "infertop's own build, in its own cache).")
+    String user;
+
     @Option(names = "--batch", description = "Text block per interval (the default when stdout is not a terminal).")
     boolean batch;
 
@@ -85,12 +91,13 @@ final class DemoCommand implements java.util.concurrent.Callable<Integer> {
             ModelCommand.write(model, modelFile);
         }
         boolean server = workloadName.equals("server") && !prebuilt;
+        Path tool = prebuilt ? workload.prebuiltDir().resolve("llama-bench")
+                : workload.sourceBuildTool(server ? "llama-server" : "llama-bench");
+        String runAs = demoUser(tool, modelFile);
         if (workloadName.equals("server") && prebuilt) {
             System.err.println("infertop: demo: the prebuilt npm libraries come without llama-server: "
                     + "running the llama-bench loop on them");
         }
-        Path tool = prebuilt ? workload.prebuiltDir().resolve("llama-bench")
-                : workload.sourceBuildTool(server ? "llama-server" : "llama-bench");
         Map<String, String> environment = prebuilt ? workload.prebuiltEnvironment() : Map.of();
         Path log = LlamaCppWorkload.cacheDir().resolve("demo-target.log");
         int port = server ? DemoClient.freePort() : 0;
@@ -110,6 +117,7 @@ final class DemoCommand implements java.util.concurrent.Callable<Integer> {
                 // -pg: each repetition is one prompt (prefill) and then a generation, like a stream of requests.
                 : List.of(tool.toString(), "-m", modelFile.toString(), "-p", "0", "-n", "0",
                         "-pg", "64,64", "-r", "1000000", "-t", Integer.toString(threads), "--no-warmup");
+        trace.user = runAs;
         trace.batch |= batch;
         trace.json |= json;
         trace.delaySeconds = delaySeconds;
@@ -121,5 +129,43 @@ final class DemoCommand implements java.util.concurrent.Callable<Integer> {
             }
         }
         return new TraceRun(trace.toOptions(environment, log), System.out, System.err).run();
+    }
+
+    /**
+     * Who runs the workload: --user (checked to reach the tool and the model in the cache, or one line and exit
+     * 2), else infertop's own user even through sudo. Unlike a user's own command, the workload is infertop's
+     * build in infertop's cache, which sudo's caller often cannot read (root's home is 0700 on most systems).
+     */
+    private String demoUser(Path tool, Path modelFile) {
+        String chosen = user != null ? user : parent.user;
+        if (chosen == null) {
+            if (System.getenv("SUDO_UID") != null) {
+                System.err.println("infertop: demo: the workload runs as infertop's user, not sudo's caller (it is "
+                        + "infertop's own build in " + LlamaCppWorkload.cacheDir() + "); --user USER runs it as USER");
+            }
+            // Named as a uid, so the sudo default (sudo's caller) does not apply and no note is printed.
+            return Integer.toUnsignedString(dev.infertop.ffi.LibC.geteuid());
+        }
+        LaunchUser choice = LaunchUser.choose(chosen, System.getenv(), dev.infertop.ffi.UserDatabase.realUid(),
+                dev.infertop.ffi.LibC.geteuid(), LaunchUser.Directory.SYSTEM);
+        if (choice.account().isPresent()) {
+            dev.infertop.target.UserAccount account = choice.account().get();
+            java.util.Optional<Path> setpriv = dev.infertop.target.Setpriv.find();
+            if (setpriv.isPresent()) { // without it, the trace run says so
+                try {
+                    java.util.Optional<Path> unusable = dev.infertop.target.Setpriv.firstUnusable(setpriv.get(),
+                            account, List.of(tool), List.of(modelFile));
+                    if (unusable.isPresent()) {
+                        throw new UserError("demo --user " + account.name() + ": " + account.name() + " cannot reach "
+                                + unusable.get() + " (infertop's cache " + LlamaCppWorkload.cacheDir() + " may be in "
+                                + "a private home): set INFERTOP_CACHE to a directory " + account.name()
+                                + " can read, or run the demo without --user", 2);
+                    }
+                } catch (IOException e) {
+                    throw new UserError("demo --user " + account.name() + ": " + e.getMessage(), 2);
+                }
+            }
+        }
+        return chosen;
     }
 }

@@ -23,8 +23,8 @@ import java.util.concurrent.Callable;
                 ReplayCommand.class},
         synopsisHeading = "Usage: ",
         customSynopsis = {
-                "infertop [OPTIONS] -p PID [--follow NAME]",
-                "       infertop [OPTIONS] -- COMMAND [ARGS...]",
+                "infertop [OPTIONS] -p PID [--follow NAME [--any-user]]",
+                "       infertop [OPTIONS] [--user USER] -- COMMAND [ARGS...]",
                 "       infertop demo [OPTIONS]",
                 "       infertop model PRESET FILE",
                 "       infertop overhead [--pairs N] [--layers LIST] -- COMMAND [ARGS...]",
@@ -83,6 +83,15 @@ public final class InfertopCommand implements Callable<Integer> {
             description = "When the target exits, wait for a new process whose name (comm) is NAME and trace it; "
                     + "alone, wait for the first one.")
     String follow;
+
+    @Option(names = "--any-user", description = "--follow picks processes of any user; without it only yours (sudo's "
+            + "caller through sudo, else your real uid), and a skipped one is named once.")
+    boolean anyUser;
+
+    @Option(names = "--user", paramLabel = "USER",
+            description = "Run the launched COMMAND as USER (name or uid; its groups, HOME, USER, LOGNAME). Through "
+                    + "sudo the default is sudo's caller (said once); --user root keeps root.")
+    String user;
 
     @Option(names = "--batch", description = "Print a text block every interval, like top -b (the default when "
             + "stdout is not a terminal).")
@@ -191,7 +200,7 @@ public final class InfertopCommand implements Callable<Integer> {
                 delaySeconds, iterations, parsed, btf, ringKib, environment, targetLog, operatorEvery,
                 operatorWhen == null ? null : OperatorRule.parse(operatorWhen), operatorThreads, follow, counters,
                 new dev.infertop.snapshot.SnapshotOptions(snapshotDir, snapshotEverySeconds, snapshotOnExit,
-                        flightSeconds), dagFile, ListenOption.parse(listen));
+                        flightSeconds), dagFile, ListenOption.parse(listen), user, anyUser);
     }
 
     /** Both stdin and stdout are a terminal: the live view can draw and read keys. */

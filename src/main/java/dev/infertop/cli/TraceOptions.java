@@ -28,7 +28,9 @@ public record TraceOptions(
         String counters,
         dev.infertop.snapshot.SnapshotOptions snapshot,
         Path dagFile,
-        dev.infertop.metrics.ListenAddress listen) {
+        dev.infertop.metrics.ListenAddress listen,
+        String user,
+        boolean anyUser) {
 
     /**
      * BATCH and JSON for scripts; LIVE is the full-screen view (stdout a terminal, no option given); QUIET
@@ -60,6 +62,14 @@ public record TraceOptions(
             throw new UserError(hasPid
                     ? "give either -p PID or -- COMMAND, not both"
                     : "nothing to trace: give -p PID, or -- COMMAND [ARGS...] (see infertop --help)", 2);
+        }
+        if (user != null && !hasCommand) {
+            throw new UserError("--user runs the launched command as USER: use it with -- COMMAND "
+                    + "(-p and --follow trace processes already running)", 2);
+        }
+        if (anyUser && follow == null) {
+            throw new UserError("--any-user lets --follow NAME pick other users' processes: use it with --follow "
+                    + "(-p PID traces any user's process)", 2);
         }
         if (!(delaySeconds >= 0.05) || delaySeconds > 3600) {
             throw new UserError("-d must be between 0.05 and 3600 seconds, got " + delaySeconds, 2);

@@ -118,8 +118,17 @@ final class TraceRun {
         }
     }
 
+    /** The user infertop acts for (--follow's owner filter, whose a -p process is). */
+    private InvokingUser invoking;
+    /** Who runs the launched command (--user, sudo's caller, or infertop's user), and the setpriv for it. */
+    private LaunchedCommand.RunAs runAs;
+    /** Said when the command starts (not before a failure: bad input stays one line). */
+    private String launchUserNote;
+
     int run() {
         options.validate();
+        invoking = InvokingUser.of(System.getenv(), dev.infertop.ffi.UserDatabase.realUid());
+        runAs = options.command().isEmpty() ? null : chooseLaunchUser();
         counterSet = chooseCounterSet();
         Preflight.requirePrivileges();
         Path btf = Preflight.requireBtf(options.btf());
@@ -202,6 +211,41 @@ final class TraceRun {
         }
     }
 
+    /** --user, sudo's caller, or null (infertop's own user); a bad user ends the run here, before any probe. */
+    private LaunchedCommand.RunAs chooseLaunchUser() {
+        LaunchUser choice = LaunchUser.choose(options.user(), System.getenv(), dev.infertop.ffi.UserDatabase.realUid(),
+                dev.infertop.ffi.LibC.geteuid(), LaunchUser.Directory.SYSTEM);
+        if (choice.account().isEmpty()) {
+            return null;
+        }
+        Path setpriv = dev.infertop.target.Setpriv.find().orElseThrow(() -> new UserError("running the command as "
+                + choice.account().get().name() + " needs setpriv (util-linux), which is not installed; "
+                + "install it, or give --user root", 2));
+        launchUserNote = choice.note();
+        return new LaunchedCommand.RunAs(choice.account().get(), setpriv);
+    }
+
+    /**
+     * The launched command's user must be able to run its executable and read its llama.cpp libraries: checked
+     * as that user before anything is attached, so a private directory (root's home is often 0700) is one line.
+     */
+    private void requireUsableByLaunchUser(Path executable, List<Path> libraries) {
+        if (runAs == null) {
+            return;
+        }
+        try {
+            java.util.Optional<Path> unusable = dev.infertop.target.Setpriv.firstUnusable(runAs.setpriv(),
+                    runAs.user(), List.of(executable), libraries.stream().filter(Files::isRegularFile).toList());
+            if (unusable.isPresent()) {
+                throw new UserError(runAs.user().name() + " cannot " + (unusable.get().equals(executable)
+                        ? "run " : "read ") + unusable.get() + " (a directory above it may be private, like /root): "
+                        + "put it where " + runAs.user().name() + " can reach it, or give --user root", 2);
+            }
+        } catch (IOException e) {
+            throw new UserError("cannot run the command as " + runAs.user().name() + ": " + e.getMessage(), 2);
+        }
+    }
+
     /** Stop everything: the collector, the live view, a wait for a process to follow. Any thread. */
     private void stop() {
         stopping = true;
@@ -247,7 +291,7 @@ final class TraceRun {
      * whose pid is not {@code excludePid} appears; null when infertop is stopped first.
      */
     private Integer waitForProcess(String name, int excludePid) {
-        String comm = name.length() > 15 ? name.substring(0, 15) : name;
+        FollowFilter filter = followFilter(name);
         long self = ProcessHandle.current().pid();
         while (!stopping) {
             try (java.util.stream.Stream<Path> entries = Files.list(Path.of("/proc"))) {
@@ -261,8 +305,15 @@ final class TraceRun {
                         continue;
                     }
                     try {
-                        if (Files.readString(entry.resolve("comm")).strip().equals(comm)) {
-                            return pid;
+                        String comm = Files.readString(entry.resolve("comm")).strip();
+                        java.util.Optional<dev.infertop.target.ProcessUids> uids =
+                                dev.infertop.target.ProcessUids.of(pid);
+                        switch (filter.verdict(comm, uids)) {
+                            case FOLLOW -> {
+                                return pid;
+                            }
+                            case OTHER_USER -> filter.skipNote(pid, uids.get()).ifPresent(this::notice);
+                            case IGNORE -> { }
                         }
                     } catch (IOException gone) {
                         // exited while we looked
@@ -285,12 +336,24 @@ final class TraceRun {
         return null;
     }
 
+    /** One filter for the whole run: a skipped process of another user is said once, not at each restart. */
+    private FollowFilter followFilter;
+
+    private FollowFilter followFilter(String name) {
+        if (followFilter == null) {
+            followFilter = new FollowFilter(name, invoking, options.anyUser());
+        }
+        return followFilter;
+    }
+
     private SessionEnd traceOnce(Path btf, Integer pid) {
         List<Path> candidates;
         TracedProcess process;
         if (pid != null) {
             process = attach(pid);
             candidates = librariesMappedBy(process.pid(), true);
+            invoking.foreignProcessNote(pid, TracedProcess.commandName(pid), dev.infertop.target.ProcessUids.of(pid))
+                    .ifPresent(this::notice);
         } else {
             java.util.Map<String, String> environment = new java.util.HashMap<>(System.getenv());
             environment.putAll(options.environment());
@@ -307,6 +370,7 @@ final class TraceRun {
             candidates.add(resolved.executable());
             candidates.addAll(options.extraLibraries());
             requireInferenceCode(candidates, "command " + options.command().getFirst());
+            requireUsableByLaunchUser(executable, resolved.inferenceLibraries());
             try {
                 Path log = options.targetLog();
                 if (log == null && options.output() == TraceOptions.OutputMode.LIVE) {
@@ -318,10 +382,14 @@ final class TraceRun {
                 LaunchedCommand.Output route = log != null ? LaunchedCommand.Output.LOG_FILE
                         : options.output() == TraceOptions.OutputMode.JSON ? LaunchedCommand.Output.STDOUT_TO_STDERR
                         : LaunchedCommand.Output.INHERIT;
-                // Opened here without following links; the command's shell appends through /proc/PID/fd/N.
+                if (launchUserNote != null) {
+                    err.println(launchUserNote);
+                }
+                // Opened here without following links; the command's (root) gate shell appends through
+                // /proc/PID/fd/N before it drops to the command's user.
                 targetLog = log == null ? null : TargetLog.open(log);
                 process = LaunchedCommand.start(executable, options.command().subList(1, options.command().size()),
-                        options.environment(), route, targetLog == null ? null : Path.of(targetLog.procPath()));
+                        options.environment(), route, targetLog == null ? null : Path.of(targetLog.procPath()), runAs);
             } catch (IOException e) {
                 throw new UserError("cannot start " + options.command().getFirst() + ": " + e.getMessage());
             }

@@ -17,7 +17,9 @@ import java.util.concurrent.TimeoutException;
 /**
  * A command infertop starts and traces from its first instruction. The child is a shell that blocks on a
  * FIFO (the gate) and then execs the command in place, keeping its pid: probes are attached to that pid
- * while it waits, so nothing the command does happens before they are in place.
+ * while it waits, so nothing the command does happens before they are in place. Run as another user, the
+ * shell stays infertop's (it alone opens the root-only gate) and execs setpriv, which drops to that user and
+ * execs the command: the pid is still the same, and the gate needs no permission for that user.
  */
 public final class LaunchedCommand implements TracedProcess {
     private static final String GATE = "read -r _ < \"$0\" || exit 126; rm -f \"$0\"; ";
@@ -31,6 +33,9 @@ public final class LaunchedCommand implements TracedProcess {
         /** both to a log file */
         LOG_FILE
     }
+
+    /** A user to run the command as, and the setpriv that switches to it. */
+    public record RunAs(UserAccount user, Path setpriv) {}
 
     private final Process process;
     private final Path gateDirectory;
@@ -46,10 +51,13 @@ public final class LaunchedCommand implements TracedProcess {
     /**
      * @param executable  the resolved executable (checked to exist beforehand)
      * @param environment variables added to infertop's own environment for the command
-     * @param logFile     with {@link Output#LOG_FILE}: the file the command's output is appended to
+     * @param logFile     with {@link Output#LOG_FILE}: the file the command's output is appended to (opened
+     *                    by the gate's shell, so the user the command runs as needs no access to it)
+     * @param runAs       the user to run the command as, through {@code setpriv} (see {@link Setpriv}); null:
+     *                    infertop's own user
      */
     public static LaunchedCommand start(Path executable, List<String> arguments, java.util.Map<String, String> environment,
-                                        Output output, Path logFile) throws IOException {
+                                        Output output, Path logFile, RunAs runAs) throws IOException {
         Path directory = Files.createTempDirectory("infertop-gate-");
         Path gate = directory.resolve("gate");
         LibC.mkfifo(gate.toString(), 0600);
@@ -58,11 +66,20 @@ public final class LaunchedCommand implements TracedProcess {
             case STDOUT_TO_STDERR -> "exec \"$@\" 1>&2";
             case LOG_FILE -> "exec \"$@\" >>\"$INFERTOP_TARGET_LOG\" 2>&1 </dev/null"; // the terminal is not theirs
         };
-        List<String> argv = new ArrayList<>(List.of("/bin/sh", "-c", GATE + exec, gate.toString(),
-                executable.toString()));
+        List<String> argv = new ArrayList<>(List.of("/bin/sh", "-c", GATE + exec, gate.toString()));
+        if (runAs != null) {
+            argv.addAll(Setpriv.prefix(runAs.setpriv(), runAs.user()));
+        }
+        argv.add(executable.toString());
         argv.addAll(arguments);
         ProcessBuilder builder = new ProcessBuilder(argv).inheritIO();
         builder.environment().putAll(environment);
+        if (runAs != null) {
+            // What login(1) and sudo -u set: programs find their config and caches in the user's home, not root's.
+            builder.environment().put("HOME", runAs.user().home());
+            builder.environment().put("USER", runAs.user().name());
+            builder.environment().put("LOGNAME", runAs.user().name());
+        }
         if (output == Output.LOG_FILE) {
             builder.environment().put("INFERTOP_TARGET_LOG", logFile.toString());
         }
