@@ -94,11 +94,13 @@ public final class InfertopProbes {
 
     public static BpfObject load(int targetTgid, int ringBytes, StructOffsets offsets, Path btfCustomPath)
             throws BpfException {
-        return load(targetTgid, ringBytes, offsets, btfCustomPath, MoeConfig.NONE);
+        return load(targetTgid, ringBytes, offsets, btfCustomPath, MoeConfig.NONE,
+                dev.infertop.target.BatchLayout.LLAMA_H);
     }
 
+    /** @param batch where the target's struct llama_batch keeps its per-token arrays (see BatchCalibrator) */
     public static BpfObject load(int targetTgid, int ringBytes, StructOffsets offsets, Path btfCustomPath,
-                                 MoeConfig moe) throws BpfException {
+                                 MoeConfig moe, dev.infertop.target.BatchLayout batch) throws BpfException {
         BpfObject object = BpfObject.open("infertop", objectBytes(architecture()), btfCustomPath);
         try {
             MemorySegment config = object.rodata();
@@ -129,7 +131,6 @@ public final class InfertopProbes {
             }
             config.set(ValueLayout.JAVA_LONG_UNALIGNED, EventLayout.CONFIG_EMPTY_OPS, emptyOps[0]);
             config.set(ValueLayout.JAVA_LONG_UNALIGNED, EventLayout.CONFIG_EMPTY_OPS + 8, emptyOps[1]);
-            dev.infertop.target.BatchLayout batch = dev.infertop.target.BatchLayout.LLAMA_H;
             config.set(ValueLayout.JAVA_INT, EventLayout.CONFIG_BATCH_POS_OFFSET, batch.posOffset());
             config.set(ValueLayout.JAVA_INT, EventLayout.CONFIG_BATCH_N_SEQ_ID_OFFSET, batch.nSeqIdOffset());
             config.set(ValueLayout.JAVA_INT, EventLayout.CONFIG_BATCH_SEQ_ID_OFFSET, batch.seqIdOffset());

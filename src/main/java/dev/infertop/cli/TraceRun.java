@@ -400,8 +400,12 @@ final class TraceRun {
         try {
             int ringBytes = options.ringKib() * 1024;
             Calibration calibration = calibrate(candidates, process.pid());
+            var batch = dev.infertop.target.layout.BatchCalibrator.withDefaultCache().forTarget(candidates,
+                    java.util.OptionalInt.of(process.pid()));
+            batch.fallbackReason().ifPresent(why -> err.println("infertop: token layer: llama_batch read with "
+                    + "llama.h's layout, each batch checked (" + why + ")"));
             resources.object = InfertopProbes.load(process.pid(), ringBytes, calibration.offsets(), btf,
-                    moeConfig(calibration.layout()));
+                    moeConfig(calibration.layout()), batch.layout());
             BackendNames backendNames = BackendNames.load();
             dev.infertop.bpf.BackendOpsFilter.skipCpu(resources.object, backendNames);
             resources.probes = new ProbeSet(resources.object, process.pid());

@@ -70,6 +70,15 @@ final class CalibrationSandbox {
 
     /** The child's answer text (stdout), or why there is none. */
     static String run(LibraryFile library, ChildCredentials credentials, Duration limit) throws CalibrationException {
+        return run(library, credentials, limit, List.of(), null);
+    }
+
+    /**
+     * {@link #run(LibraryFile, ChildCredentials, Duration)} with arguments for the child (its mode) and, when
+     * not null, the directory of copied libraries it needs ({@link ChildLibraries}) searched first.
+     */
+    static String run(LibraryFile library, ChildCredentials credentials, Duration limit, List<String> childArguments,
+                      Path dependencies) throws CalibrationException {
         Path setpriv = SETPRIV.stream().map(Path::of).filter(Files::isExecutable).findFirst()
                 .orElseThrow(() -> CalibrationException.of(library.shownAs(), "setpriv (util-linux) is missing, and "
                         + "infertop runs the target's library only in an unprivileged child: install util-linux"));
@@ -87,11 +96,13 @@ final class CalibrationSandbox {
                     "--pdeathsig=KILL", "--", java.toString()));
             command.addAll(JVM_OPTIONS);
             command.addAll(List.of("-cp", classes.toString(), CalibrationChild.class.getName()));
+            command.addAll(childArguments);
             ProcessBuilder builder = new ProcessBuilder(command)
                     .directory(directory.toFile())
                     .redirectInput(library.procPath().toFile());
             builder.environment().clear();
-            String searchPath = originSearchPath(library);
+            String searchPath = dependencies == null ? originSearchPath(library)
+                    : dependencies + (originSearchPath(library).isEmpty() ? "" : ":" + originSearchPath(library));
             if (!searchPath.isEmpty()) {
                 builder.environment().put("LD_LIBRARY_PATH", searchPath);
             }

@@ -14,7 +14,8 @@ import java.util.Optional;
 /**
  * Calibrations on disk, one JSON file per library build: {@code <dir>/<build-id>.json}. A later attach to the
  * same build reads the layout instead of starting a calibration child again. An entry whose recorded
- * size or SHA-256 differs from the file's is ignored (and overwritten by the next store).
+ * size or SHA-256 differs from the file's is ignored (and overwritten by the next store). A libllama's
+ * llama_batch offsets ({@link BatchCalibrator}) are kept the same way in {@code <dir>/<build-id>.batch.json}.
  */
 public final class LayoutCache {
     /** Bumped when the JSON shape or the calibration method changes: older entries are then recalibrated. */
@@ -26,6 +27,13 @@ public final class LayoutCache {
 
     record Entry(int formatVersion, String key, String buildId, String path, long sizeBytes, long modifiedMillis,
                  String contentSha256, CalibratedLayout layout) {
+        LibraryIdentity identity() {
+            return new LibraryIdentity(key, buildId, path, sizeBytes, modifiedMillis, contentSha256);
+        }
+    }
+
+    record BatchEntry(int formatVersion, String key, String buildId, String path, long sizeBytes,
+                      long modifiedMillis, String contentSha256, dev.infertop.target.BatchLayout layout) {
         LibraryIdentity identity() {
             return new LibraryIdentity(key, buildId, path, sizeBytes, modifiedMillis, contentSha256);
         }
@@ -82,6 +90,42 @@ public final class LayoutCache {
         try {
             Files.writeString(temporary, toJson(entry));
             Files.move(temporary, fileFor(identity), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        } finally {
+            Files.deleteIfExists(temporary);
+        }
+    }
+
+    Path batchFileFor(LibraryIdentity identity) {
+        return directory.resolve(identity.key() + ".batch.json");
+    }
+
+    /** The cached llama_batch offsets for this exact libllama, checked like a fresh answer. */
+    Optional<dev.infertop.target.BatchLayout> lookupBatch(LibraryIdentity identity) {
+        Path file = batchFileFor(identity);
+        if (!Files.isRegularFile(file)) {
+            return Optional.empty();
+        }
+        try {
+            BatchEntry entry = JSON.readValue(file.toFile(), BatchEntry.class);
+            if (entry.formatVersion() != FORMAT_VERSION || !entry.identity().sameFileAs(identity)) {
+                return Optional.empty();
+            }
+            BatchAnswer.check(Path.of(identity.path()), entry.layout());
+            return Optional.of(entry.layout());
+        } catch (IOException | RuntimeException | CalibrationException e) {
+            return Optional.empty();
+        }
+    }
+
+    void storeBatch(LibraryIdentity identity, dev.infertop.target.BatchLayout layout) throws IOException {
+        Files.createDirectories(directory);
+        BatchEntry entry = new BatchEntry(FORMAT_VERSION, identity.key(), identity.buildId(), identity.path(),
+                identity.sizeBytes(), identity.modifiedMillis(), identity.contentSha256(), layout);
+        Path temporary = Files.createTempFile(directory, identity.key(), ".tmp");
+        try {
+            Files.writeString(temporary, toJson(entry));
+            Files.move(temporary, batchFileFor(identity), StandardCopyOption.ATOMIC_MOVE,
+                    StandardCopyOption.REPLACE_EXISTING);
         } finally {
             Files.deleteIfExists(temporary);
         }

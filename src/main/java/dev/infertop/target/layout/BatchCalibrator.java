@@ -1,0 +1,113 @@
+package dev.infertop.target.layout;
+
+import dev.infertop.target.BatchLayout;
+import dev.infertop.target.ElfFile;
+import dev.infertop.target.TargetException;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.OptionalInt;
+
+/**
+ * Where the target's {@code struct llama_batch} keeps positions, sequence ids and logits flags, found from its
+ * own libllama ({@link BatchProbe}, run in the unprivileged calibration child like the ggml layouts) and cached
+ * per build. When there is no libllama to ask (llama.cpp linked into the executable, which cannot be loaded
+ * as a library) or the child fails, the token layer falls back to llama.h's layout and says why; either way
+ * every batch is checked against what its arrays must hold before it is believed (see SequenceTracker).
+ */
+public final class BatchCalibrator {
+    private final LayoutCache cache;
+    private final Duration childTimeLimit;
+
+    public BatchCalibrator(LayoutCache cache, Duration childTimeLimit) {
+        this.cache = cache;
+        this.childTimeLimit = childTimeLimit;
+    }
+
+    public static BatchCalibrator withDefaultCache() {
+        return new BatchCalibrator(LayoutCache.defaultLocation(), CalibrationSandbox.TIME_LIMIT);
+    }
+
+    /** The layout and, when it is llama.h's rather than the target's own, one line saying why. */
+    public record Result(BatchLayout layout, Optional<String> fallbackReason) {}
+
+    /** Calibrates against the libllama among {@code candidates} (the target's mapped libraries), or falls back. */
+    public Result forTarget(List<Path> candidates, OptionalInt targetPid) {
+        Optional<Path> libllama = libllamaAmong(candidates);
+        if (libllama.isEmpty()) {
+            return new Result(BatchLayout.LLAMA_H, Optional.of("no shared libllama exporting llama_batch_init "
+                    + "among the target's libraries (llama.cpp linked into the program?)"));
+        }
+        try {
+            return new Result(calibrate(libllama.get(), targetPid), Optional.empty());
+        } catch (CalibrationException e) {
+            return new Result(BatchLayout.LLAMA_H, Optional.of(e.getMessage()));
+        }
+    }
+
+    /** The first candidate that exports both llama_decode and llama_batch_init. */
+    static Optional<Path> libllamaAmong(List<Path> candidates) {
+        for (Path candidate : candidates) {
+            String name = candidate.getFileName() == null ? "" : candidate.getFileName().toString();
+            if (!name.startsWith("libllama")) {
+                continue;
+            }
+            try (ElfFile elf = ElfFile.open(candidate)) {
+                if (elf.function("llama_decode").isPresent() && elf.function("llama_batch_init").isPresent()) {
+                    return Optional.of(candidate);
+                }
+            } catch (TargetException | RuntimeException e) {
+                // not a library we can read: another candidate may be the one
+            }
+        }
+        return Optional.empty();
+    }
+
+    /** The layout of {@code libllama} as {@code targetPid} maps it: cached, else from a calibration child. */
+    public BatchLayout calibrate(Path libllama, OptionalInt targetPid) throws CalibrationException {
+        try (LibraryFile file = LibraryFile.open(libllama, targetPid)) {
+            LibraryIdentity identity = LibraryIdentity.of(file);
+            Optional<BatchLayout> cached = cache.lookupBatch(identity);
+            if (cached.isPresent()) {
+                return cached.get();
+            }
+            String answer;
+            Path dependencies = null;
+            try {
+                dependencies = Files.createTempDirectory("infertop-libraries-");
+                ChildLibraries.copyDependencies(file, targetPid, dependencies);
+                answer = CalibrationSandbox.run(file, ChildCredentials.forTarget(targetPid), childTimeLimit,
+                        List.of(CalibrationChild.BATCH), dependencies);
+            } catch (IOException e) {
+                throw CalibrationException.of(libllama, "cannot make a directory for its libraries: " + e.getMessage());
+            } finally {
+                deleteQuietly(dependencies);
+            }
+            BatchLayout layout = BatchAnswer.read(answer, libllama);
+            try {
+                cache.storeBatch(identity, layout);
+            } catch (IOException e) {
+                System.err.println("infertop: cannot cache the llama_batch layout of " + libllama + " in "
+                        + cache.directory() + ": " + e.getMessage());
+            }
+            return layout;
+        }
+    }
+
+    private static void deleteQuietly(Path directory) {
+        if (directory == null) {
+            return;
+        }
+        try (var tree = Files.walk(directory)) {
+            for (Path path : tree.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(path);
+            }
+        } catch (IOException e) {
+            // a leftover temp directory of library copies is harmless
+        }
+    }
+}
