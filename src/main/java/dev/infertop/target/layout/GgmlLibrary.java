@@ -87,6 +87,10 @@ final class GgmlLibrary implements AutoCloseable {
     private final MethodHandle unaryOpName;
     // const char *ggml_type_name(enum ggml_type type): bounded in older releases ("NONE"), only assert()ed in newer
     private final MethodHandle typeName;
+    // size_t ggml_type_size(enum ggml_type type): bytes per block — optional
+    private final MethodHandle typeSize;
+    // int64_t ggml_blck_size(enum ggml_type type) (int before 2024: read as int, the values are small) — optional
+    private final MethodHandle blockSize;
     // size_t ggml_nbytes(const struct ggml_tensor *tensor)
     private final MethodHandle nbytes;
     // size_t ggml_tensor_overhead(void) — optional
@@ -132,6 +136,8 @@ final class GgmlLibrary implements AutoCloseable {
         opName = required("ggml_op_name", nameOf);
         unaryOpName = optional("ggml_unary_op_name", nameOf);
         typeName = required("ggml_type_name", nameOf);
+        typeSize = optional("ggml_type_size", FunctionDescriptor.of(JAVA_LONG, JAVA_INT));
+        blockSize = optional("ggml_blck_size", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
         nbytes = required("ggml_nbytes", FunctionDescriptor.of(JAVA_LONG, ADDRESS));
         tensorOverhead = optional("ggml_tensor_overhead", FunctionDescriptor.of(JAVA_LONG));
         getData = optional("ggml_get_data", FunctionDescriptor.of(ADDRESS, ADDRESS));
@@ -474,6 +480,20 @@ final class GgmlLibrary implements AutoCloseable {
 
     MemorySegment typeNamePointer(int type) throws CalibrationException {
         return namePointer("ggml_type_name", typeName, type);
+    }
+
+    /** ggml_type_size and ggml_blck_size of a named type; empty when the library lacks them or answers 0. */
+    Optional<TypeTable.BlockSize> blockSize(int type) throws CalibrationException {
+        if (typeSize == null || blockSize == null) {
+            return Optional.empty();
+        }
+        try {
+            long bytes = (long) typeSize.invokeExact(type);
+            int elements = (int) blockSize.invokeExact(type);
+            return bytes > 0 && elements > 0 ? Optional.of(new TypeTable.BlockSize(bytes, elements)) : Optional.empty();
+        } catch (Throwable t) {
+            throw failed("ggml_type_size", t);
+        }
     }
 
     boolean hasUnaryOpNames() {

@@ -14,13 +14,14 @@ import java.util.Map;
  * {@link LayoutInvariants}. Library path, build-id and the empty-op list are the reader's own, never the child's.
  *
  * <pre>
- * infertop-layout 1
+ * infertop-layout 2
  * tensor type=0 ne=16 nb=48 op=80 op_params=84 op_params_bytes=64 flags=148 src=152 max_src=10 view_src=232 …
  * graph size=0 n_nodes=4 n_leafs=8 nodes=16
  * flags output=2 compute=16
  * ops NONE DUP ADD …
  * unary ABS SGN …
  * types f32 f16 q4_0 q4_1 - - q5_0 …      ("-": a removed type)
+ * typesizes 4/1 2/1 18/32 20/32 - - 22/32 …  (bytes/elements per block by type; "-": a gap or unknown)
  * end
  * </pre>
  * or {@code error <one line>}.
@@ -28,7 +29,7 @@ import java.util.Map;
 final class LayoutAnswer {
     private LayoutAnswer() {}
 
-    static final String HEADER = "infertop-layout 1";
+    static final String HEADER = "infertop-layout 2";
     static final String ERROR = "error ";
     static final String GAP = "-";
     /** Far above a real answer (~3 KB for v0.5.0): 512 names of 127 chars in each of three tables. */
@@ -54,6 +55,11 @@ final class LayoutAnswer {
         out.append("ops").append(words(layout.ops().opNames())).append('\n');
         out.append("unary").append(words(layout.ops().unaryOpNames())).append('\n');
         out.append("types").append(words(layout.types().names())).append('\n');
+        out.append("typesizes");
+        for (int type = 0; type < layout.types().count(); type++) {
+            out.append(' ').append(layout.types().blockSize(type).map(TypeTable.BlockSize::toString).orElse(GAP));
+        }
+        out.append('\n');
         return out.append("end\n").toString();
     }
 
@@ -97,7 +103,7 @@ final class LayoutAnswer {
             }
         }
         List<String> lines = text.lines().toList();
-        List<String> expected = List.of(HEADER, "tensor", "graph", "flags", "ops", "unary", "types", "end");
+        List<String> expected = List.of(HEADER, "tensor", "graph", "flags", "ops", "unary", "types", "typesizes", "end");
         if (lines.size() != expected.size() || !lines.getFirst().equals(HEADER) || !lines.getLast().equals("end")) {
             throw malformed(library, "it is not " + expected.size() + " lines from '" + HEADER + "' to 'end'");
         }
@@ -117,7 +123,8 @@ final class LayoutAnswer {
         GraphLayout graph = new GraphLayout(g[0], g[1], g[2], g[3]);
         OpTable ops = new OpTable(names(library, "ops", rows.get("ops"), false),
                 names(library, "unary", rows.get("unary"), false));
-        TypeTable types = new TypeTable(names(library, "types", rows.get("types"), true));
+        List<String> typeNames = names(library, "types", rows.get("types"), true);
+        TypeTable types = new TypeTable(typeNames, blockSizes(library, rows.get("typesizes"), typeNames.size()));
         CalibratedLayout layout = new CalibratedLayout(library.toString(), buildId, tensor, graph, ops, types, f[0], f[1],
                 LayoutCalibrator.emptyOps(ops));
         LayoutInvariants.check(library, layout);
@@ -158,6 +165,27 @@ final class LayoutAnswer {
             names.add(gaps && word.equals(GAP) ? null : word);
         }
         return names;
+    }
+
+    /** "18/32" words, one per type ("-" unknown); bounds are LayoutInvariants'. */
+    private static List<TypeTable.BlockSize> blockSizes(Path library, List<String> words, int types)
+            throws CalibrationException {
+        if (words.size() != types) {
+            throw malformed(library, "'typesizes' has " + words.size() + " sizes for " + types + " types");
+        }
+        List<TypeTable.BlockSize> sizes = new ArrayList<>(types);
+        for (String word : words) {
+            if (word.equals(GAP)) {
+                sizes.add(null);
+            } else if (word.matches("[0-9]{1,6}/[0-9]{1,6}")) {
+                int slash = word.indexOf('/');
+                sizes.add(new TypeTable.BlockSize(Long.parseLong(word.substring(0, slash)),
+                        Long.parseLong(word.substring(slash + 1))));
+            } else {
+                throw malformed(library, "'typesizes' holds '" + printable(word) + "'");
+            }
+        }
+        return sizes;
     }
 
     private static CalibrationException malformed(Path library, String what) {

@@ -19,7 +19,7 @@ import java.util.Optional;
  */
 public final class LayoutCache {
     /** Bumped when the JSON shape or the calibration method changes: older entries are then recalibrated. */
-    static final int FORMAT_VERSION = 2;
+    static final int FORMAT_VERSION = 3;
 
     private static final ObjectMapper JSON = new ObjectMapper()
             .enable(SerializationFeature.INDENT_OUTPUT)

@@ -82,7 +82,13 @@ public final class LayoutCalibrator {
             NameTableReader names = new NameTableReader(ggml.mappings());
             OpTable ops = new OpTable(names.readDense(ggml::opNamePointer),
                     ggml.hasUnaryOpNames() ? names.readDense(ggml::unaryOpNamePointer) : List.of());
-            TypeTable types = new TypeTable(names.readWithGaps(ggml::typeNamePointer));
+            List<String> typeNames = names.readWithGaps(ggml::typeNamePointer);
+            List<TypeTable.BlockSize> sizes = new ArrayList<>();
+            for (int type = 0; type < typeNames.size(); type++) {
+                // Named types only: a removed type's number may index past the library's table.
+                sizes.add(typeNames.get(type) == null ? null : ggml.blockSize(type).orElse(null));
+            }
+            TypeTable types = new TypeTable(typeNames, sizes);
             if (ops.number("ADD").isEmpty() || ops.number("MUL_MAT").isEmpty()) {
                 throw CalibrationException.of(libggmlBase, "ggml_op_name yields no ADD/MUL_MAT: " + ops.opNames());
             }

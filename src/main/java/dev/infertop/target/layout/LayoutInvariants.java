@@ -110,6 +110,38 @@ final class LayoutInvariants {
                         + NameTableReader.MAX_CONSECUTIVE_GAPS + " removed types in a row");
             }
         }
+        checkBlockSizes(library, types);
+    }
+
+    /**
+     * Block sizes, when known: one per type, a gap has none, each plausible (a block of at most 1024 values in at
+     * most 4 KiB, as many bytes as a quantized block needs at the least), and the plain types exact: f32 is 4
+     * bytes per value and f16 2, facts of the GGUF format, so an answer that says otherwise is not believed.
+     */
+    static void checkBlockSizes(Path library, TypeTable types) throws CalibrationException {
+        if (types.sizes().isEmpty()) {
+            return;
+        }
+        if (types.sizes().size() != types.count()) {
+            throw CalibrationException.of(library, "its type sizes do not match its type table");
+        }
+        for (int type = 0; type < types.count(); type++) {
+            TypeTable.BlockSize size = types.sizes().get(type);
+            if (size == null) {
+                continue;
+            }
+            if (types.names().get(type) == null || size.elements() < 1 || size.elements() > 1024 || size.bytes() < 1
+                    || size.bytes() > 4096 || size.bytes() * 8 < size.elements()) {
+                throw CalibrationException.of(library, "type " + type + " has an implausible block size " + size);
+            }
+        }
+        for (var exact : List.of(new Object[] {"f32", 4L}, new Object[] {"f16", 2L})) {
+            int type = types.number((String) exact[0]).orElseThrow();
+            var size = types.blockSize(type);
+            if (size.isPresent() && !size.get().equals(new TypeTable.BlockSize((Long) exact[1], 1))) {
+                throw CalibrationException.of(library, exact[0] + " has block size " + size.get());
+            }
+        }
     }
 
     private static void names(Path library, String table, List<String> names, Pattern pattern, boolean gapsAllowed)

@@ -29,7 +29,13 @@ class LayoutAnswerTest {
         typeNames.add(null);
         typeNames.add(null);
         typeNames.addAll(List.of("q5_0", "q8_0", "i8", "i16", "i32"));
-        TypeTable types = new TypeTable(typeNames);
+        List<TypeTable.BlockSize> sizes = new ArrayList<>(List.of(new TypeTable.BlockSize(4, 1),
+                new TypeTable.BlockSize(2, 1), new TypeTable.BlockSize(18, 32), new TypeTable.BlockSize(20, 32)));
+        sizes.add(null);
+        sizes.add(null);
+        sizes.addAll(List.of(new TypeTable.BlockSize(22, 32), new TypeTable.BlockSize(34, 32),
+                new TypeTable.BlockSize(1, 1), new TypeTable.BlockSize(2, 1), new TypeTable.BlockSize(4, 1)));
+        TypeTable types = new TypeTable(typeNames, sizes);
         return new CalibratedLayout(LIBRARY.toString(), "abc123", tensor, graph, ops, types, 2, 16,
                 LayoutCalibrator.emptyOps(ops));
     }
@@ -38,8 +44,9 @@ class LayoutAnswerTest {
     void aLayoutReadsBackEqualWithTheReadersOwnPathAndBuildId() throws Exception {
         CalibratedLayout layout = v050();
         String text = LayoutAnswer.write(layout);
-        assertTrue(text.startsWith("infertop-layout 1\ntensor type=0 ne=16 nb=48 op=80 op_params=84"), text);
-        assertTrue(text.contains("\ntypes f32 f16 q4_0 q4_1 - - q5_0 q8_0 i8 i16 i32\n"), text);
+        assertTrue(text.startsWith("infertop-layout 2\ntensor type=0 ne=16 nb=48 op=80 op_params=84"), text);
+        assertTrue(text.contains("\ntypes f32 f16 q4_0 q4_1 - - q5_0 q8_0 i8 i16 i32\n"
+                + "typesizes 4/1 2/1 18/32 20/32 - - 22/32 34/32 1/1 2/1 4/1\n"), text);
         assertEquals(layout, LayoutAnswer.read(text, LIBRARY, "abc123"));
 
         CalibratedLayout renamed = LayoutAnswer.read(text, Path.of("/elsewhere/libggml-base.so"), "def456");
@@ -69,7 +76,13 @@ class LayoutAnswerTest {
         List<String> bad = List.of(
                 "",
                 "garbage",
-                good.replace("infertop-layout 1", "infertop-layout 2"),
+                good.replace("infertop-layout 2", "infertop-layout 1"),
+                good.replace("typesizes 4/1 2/1", "typesizes 4/1"),
+                good.replace("typesizes 4/1 2/1", "typesizes 8/1 2/1"),
+                good.replace(" 18/32 ", " 18/0 "),
+                good.replace(" 18/32 ", " 18/-32 "),
+                good.replace(" 18/32 ", " 999999/32 "),
+                good.replace("20/32 - -", "20/32 - 4/1"),
                 good.replace("end\n", ""),
                 good + "end\n",
                 good.replace("graph ", "graf "),

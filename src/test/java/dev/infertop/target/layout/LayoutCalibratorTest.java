@@ -80,6 +80,49 @@ class LayoutCalibratorTest {
         assertTrue(!HeaderFacts.of(LlamaReleases.old(), work).has("GGML_TENSOR_FLAG_COMPUTE"));
     }
 
+    /**
+     * Block sizes from each library's ggml_type_size/ggml_blck_size against its own C headers: sizeof(block_…)
+     * and QK… of ggml-common.h, printed by a program compiled here. f32/f16 are 4/1 and 2/1 in every release.
+     */
+    @Test
+    void blockSizesOfEachReleaseEqualItsHeaders() throws Exception {
+        for (LlamaReleases release : List.of(LlamaReleases.sourceBuild(), LlamaReleases.old(), LlamaReleases.preSplit())) {
+            release.require();
+            TypeTable types = LayoutCalibrator.calibrateUncached(release.libggmlBase()).types();
+            java.nio.file.Path program = work.resolve("blocks.c");
+            java.nio.file.Files.writeString(program, """
+                    #define GGML_COMMON_DECL_C
+                    #include <stdint.h>
+                    #include <stdio.h>
+                    #include "ggml.h"
+                    #include "ggml-common.h"
+                    int main(void) {
+                        printf("q4_0 %zu/%d\\nq8_0 %zu/%d\\nq4_K %zu/%d\\nq6_K %zu/%d\\n", sizeof(block_q4_0), QK4_0,
+                               sizeof(block_q8_0), QK8_0, sizeof(block_q4_K), QK_K, sizeof(block_q6_K), QK_K);
+                        return 0;
+                    }
+                    """);
+            java.nio.file.Path binary = work.resolve("blocks");
+            Process cc = new ProcessBuilder("cc", "-I", release.source().resolve("ggml/include").toString(), "-I",
+                    release.source().resolve("ggml/src").toString(), program.toString(), "-o", binary.toString())
+                    .redirectErrorStream(true).start();
+            String ccOutput = new String(cc.getInputStream().readAllBytes());
+            assertEquals(0, cc.waitFor(), release + ": " + ccOutput);
+            Process run = new ProcessBuilder(binary.toString()).start();
+            List<String> lines = new String(run.getInputStream().readAllBytes()).lines().toList();
+            assertEquals(4, lines.size(), release + ": " + lines);
+            for (String line : lines) {
+                String[] nameAndSize = line.split(" ");
+                int type = types.number(nameAndSize[0]).orElseThrow();
+                assertEquals(nameAndSize[1], types.blockSize(type).orElseThrow().toString(), release + " " + line);
+            }
+            assertEquals("4/1", types.blockSize(types.number("f32").orElseThrow()).orElseThrow().toString());
+            assertEquals("2/1", types.blockSize(types.number("f16").orElseThrow()).orElseThrow().toString());
+            // 4096 Q4_0 weights of a row: 128 blocks of 18 bytes.
+            assertEquals(128 * 18, types.bytes(types.number("q4_0").orElseThrow(), 4096).orElseThrow(), release.name());
+        }
+    }
+
     private void assertMatchesHeader(LlamaReleases release, CalibratedLayout layout) throws Exception {
         HeaderFacts h = HeaderFacts.of(release, work);
         TensorLayout t = layout.tensor();
