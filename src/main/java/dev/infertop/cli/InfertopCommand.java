@@ -19,7 +19,7 @@ import java.util.concurrent.Callable;
         versionProvider = Version.class,
         sortOptions = false,
         usageHelpAutoWidth = true,
-        subcommands = {DemoCommand.class, ModelCommand.class, OverheadCommand.class, ReportCommand.class,
+        subcommands = {DemoCommand.class, MachineCommand.class, ModelCommand.class, OverheadCommand.class, ReportCommand.class,
                 ReplayCommand.class},
         synopsisHeading = "Usage: ",
         customSynopsis = {

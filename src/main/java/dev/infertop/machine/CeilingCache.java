@@ -1,0 +1,59 @@
+package dev.infertop.machine;
+
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import dev.infertop.io.OutputFiles;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.util.Optional;
+
+/**
+ * The ceilings on disk, one file per thread count: {@code $INFERTOP_CACHE/machine/ceilings-t<N>.json} (else
+ * {@code ~/.cache/infertop/…}). Measured once per machine; the live view and reports read it, and never measure
+ * (that would load the machine the target runs on).
+ */
+public final class CeilingCache {
+    private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT)
+            .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES);
+    private static final long MAX_BYTES = 64 * 1024;
+
+    private final Path directory;
+
+    public CeilingCache(Path directory) {
+        this.directory = directory;
+    }
+
+    public static CeilingCache defaultLocation() {
+        String configured = System.getenv("INFERTOP_CACHE");
+        Path root = configured != null && !configured.isBlank() ? Path.of(configured)
+                : Path.of(System.getProperty("user.home"), ".cache", "infertop");
+        return new CeilingCache(root.resolve("machine"));
+    }
+
+    public Path fileFor(int threads) {
+        return directory.resolve("ceilings-t" + threads + ".json");
+    }
+
+    /** The cached ceilings for {@code threads}, if a plausible record is there. */
+    public Optional<MachineCeilings> lookup(int threads) {
+        Path file = fileFor(threads);
+        try {
+            if (!Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS) || Files.size(file) > MAX_BYTES) {
+                return Optional.empty();
+            }
+            MachineCeilings ceilings = CeilingMeasurement.checked(JSON.readValue(file.toFile(), MachineCeilings.class));
+            return ceilings.threads() == threads ? Optional.of(ceilings) : Optional.empty();
+        } catch (IOException | RuntimeException e) {
+            return Optional.empty(); // corrupt or foreign: as good as none
+        }
+    }
+
+    public void store(MachineCeilings ceilings) throws IOException {
+        Files.createDirectories(directory);
+        OutputFiles.replace(fileFor(ceilings.threads()), out -> JSON.writeValue(out, ceilings));
+    }
+}

@@ -1,0 +1,139 @@
+package dev.infertop.it;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * {@code infertop machine} as a user runs it: the memory ceiling against an independent reader written in C
+ * (compiled here with cc -O2, the same buffer size and threads, its median of seven rounds), measured twice for
+ * run-to-run spread; then read back from the cache without measuring.
+ */
+class MachineCeilingsIT {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    /** Stated tolerances: the JIT's loop against gcc's within a factor of 1.6; three runs' ratios within 35 %. */
+    static final double ORACLE_FACTOR = 1.6;
+    static final double RUN_SPREAD = 0.35;
+
+    @TempDir
+    Path work;
+
+    @Test
+    void theMemoryCeilingAgreesWithACReaderAndIsStableAndCached() throws Exception {
+        Requirements.require(Files.isExecutable(Path.of("/usr/bin/cc")), "needs cc (build-essential) for the oracle");
+        Map<String, String> cache = Map.of("INFERTOP_CACHE", work.resolve("cache").toString());
+        int threads = Math.min(4, Runtime.getRuntime().availableProcessors());
+
+        // Interleaved with the C reader, run by run: a machine whose other load changes between runs changes both
+        // sides of a pair alike, so each run is judged by its ratio to its neighbour, and the runs by the spread of
+        // those ratios.
+        int runs = 3;
+        double[] ratios = new double[runs];
+        double[] infertopFigures = new double[runs];
+        double[] cFigures = new double[runs];
+        JsonNode last = null;
+        for (int run = 0; run < runs; run++) {
+            last = measure(cache, threads);
+            infertopFigures[run] = last.path("memoryReadBytesPerSecond").asDouble();
+            cFigures[run] = cReaderMedian(last.path("bufferBytes").asLong(), threads);
+            ratios[run] = infertopFigures[run] / cFigures[run];
+        }
+        long bufferBytes = last.path("bufferBytes").asLong();
+        double[] sortedRatios = ratios.clone();
+        Arrays.sort(sortedRatios);
+        double medianRatio = sortedRatios[runs / 2];
+        double spread = (sortedRatios[runs - 1] - sortedRatios[0]) / medianRatio;
+        System.out.printf("machine: memory read %s GB/s, C reader %s GB/s, ratio median %.2f spread %.0f%%; compute "
+                        + "%.1f GFLOP/s (%d threads, %d MiB)%n", gb(infertopFigures), gb(cFigures), medianRatio,
+                100 * spread, last.path("computeFlopsPerSecond").asDouble() / 1e9, threads, bufferBytes >> 20);
+        assertTrue(medianRatio > 1 / ORACLE_FACTOR && medianRatio < ORACLE_FACTOR,
+                "infertop against the C reader: " + Arrays.toString(ratios));
+        assertTrue(spread <= RUN_SPREAD, "run to run: ratios " + Arrays.toString(ratios));
+        assertTrue(bufferBytes >= 64L << 20, "far larger than a last-level cache: " + bufferBytes);
+        double b = infertopFigures[runs - 1];
+
+        // Cached: printed again without measuring (no "measuring" line), the same figures, said to be cached.
+        try (InfertopProcess cached = InfertopProcess.start(cache, "machine", "--threads", Integer.toString(threads))) {
+            assertEquals(0, cached.waitFor(30), cached.stderrText());
+            String text = String.join("\n", cached.stdout);
+            assertTrue(cached.stderrText().isEmpty(), cached.stderrText());
+            assertTrue(text.contains(String.format(java.util.Locale.ROOT, "memory read %9.1f GB/s", b / 1e9))
+                    && text.contains("cached in"), text);
+        }
+    }
+
+    private static String gb(double[] figures) {
+        return Arrays.stream(figures).mapToObj(f -> String.format(java.util.Locale.ROOT, "%.1f", f / 1e9))
+                .reduce((x, y) -> x + " " + y).orElse("");
+    }
+
+    private static JsonNode measure(Map<String, String> cache, int threads) throws Exception {
+        try (InfertopProcess infertop = InfertopProcess.start(cache, "machine", "--measure", "--json", "--threads",
+                Integer.toString(threads))) {
+            assertEquals(0, infertop.waitFor(120), infertop.stderrText());
+            assertTrue(infertop.stderrText().contains("measuring"), "progress said: " + infertop.stderrText());
+            return JSON.readTree(infertop.stdout.getFirst());
+        }
+    }
+
+    /** The same sweep in C: threads summing their slices of one buffer, rounds of about 0.25 s, median of 7. */
+    private double cReaderMedian(long bufferBytes, int threads) throws Exception {
+        Path source = work.resolve("reader.c");
+        Files.writeString(source, """
+                #include <pthread.h>
+                #include <stdint.h>
+                #include <stdio.h>
+                #include <stdlib.h>
+                #include <time.h>
+                static uint64_t *buffer; static size_t words; static int threads, sweeps;
+                static volatile uint64_t sink[64];
+                static void *sweep(void *arg) {
+                    long t = (long) arg; size_t slice = words / threads, from = slice * t, to = from + slice;
+                    uint64_t a = 0, b = 0, c = 0, d = 0;
+                    for (int s = 0; s < sweeps; s++)
+                        for (size_t i = from; i + 3 < to; i += 4) { a += buffer[i]; b += buffer[i + 1]; c += buffer[i + 2]; d += buffer[i + 3]; }
+                    sink[t] = a + b + c + d;
+                    return 0;
+                }
+                static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + t.tv_nsec / 1e9; }
+                int main(int argc, char **argv) {
+                    size_t bytes = strtoull(argv[1], 0, 10); threads = atoi(argv[2]); words = bytes / 8;
+                    buffer = aligned_alloc(4096, words * 8);
+                    for (size_t i = 0; i < words; i++) buffer[i] = i * 0x9E3779B97F4A7C15ULL;
+                    sweeps = 1;
+                    for (int round = 0; round < 10; round++) {
+                        pthread_t worker[64]; double start = now();
+                        for (long t = 0; t < threads; t++) pthread_create(&worker[t], 0, sweep, (void *) t);
+                        for (int t = 0; t < threads; t++) pthread_join(worker[t], 0);
+                        double seconds = now() - start;
+                        if (round >= 3) printf("%.0f\\n", sweeps * (double) (words / threads * threads * 8) / seconds);
+                        int next = (int) (sweeps * 0.25 / seconds + 0.5); sweeps = next < 1 ? 1 : next;
+                    }
+                    return 0;
+                }
+                """);
+        Path binary = work.resolve("reader");
+        Process cc = new ProcessBuilder("cc", "-O2", "-pthread", "-o", binary.toString(), source.toString())
+                .redirectErrorStream(true).start();
+        String ccOutput = new String(cc.getInputStream().readAllBytes());
+        assertEquals(0, cc.waitFor(), ccOutput);
+        Process reader = new ProcessBuilder(binary.toString(), Long.toString(bufferBytes), Integer.toString(threads))
+                .start();
+        List<String> lines = new String(reader.getInputStream().readAllBytes()).lines().toList();
+        assertTrue(reader.waitFor(120, TimeUnit.SECONDS) && reader.exitValue() == 0 && lines.size() == 7,
+                "the C reader: " + lines);
+        double[] figures = lines.stream().mapToDouble(Double::parseDouble).sorted().toArray();
+        return figures[figures.length / 2];
+    }
+}
