@@ -61,7 +61,7 @@ if [ ! -f src.stamp ]; then
   touch src.stamp
 fi
 
-targets=(llama-bench llama-server llama-completion llama-eval-callback)
+targets=(llama-bench llama-server llama-completion llama-eval-callback llama-quantize)
 if ! llama_stamp_current build.stamp; then
   say "building llama.cpp $(sed -n 's/.*"tag": *"\([^"]*\)".*/\1/p' llama.cpp.info.json) (CPU, Release; about 5 minutes on 2 cores)"
   cmake -S src -B build -DCMAKE_BUILD_TYPE=Release -DLLAMA_OPENSSL=OFF -DLLAMA_BUILD_TESTS=OFF \
@@ -76,6 +76,14 @@ if ! llama_stamp_current build.stamp; then
     [ -x build/bin/$t ] || die "llama.cpp build did not produce $t: see $root/build.log"
   done
   llama_stamp_write build.stamp
+fi
+
+# llama-quantize (the roofline tests make Q4_0 and Q8_0 copies of a synthetic F16 model with it): built on its
+# own when a build made before it was a target lacks it, incrementally (about a minute).
+if [ ! -x build/bin/llama-quantize ]; then
+  say "building llama-quantize"
+  cmake --build build -j "$jobs" --target llama-quantize >>build.log 2>&1 \
+    || die "building llama-quantize failed: see $root/build.log"
 fi
 
 if [ ! -f prebuilt.stamp ]; then
