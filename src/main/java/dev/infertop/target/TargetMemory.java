@@ -35,4 +35,26 @@ public final class TargetMemory {
             return null;
         }
     }
+
+    /** {@code length} bytes at {@code address} in process {@code pid}, or null when they cannot all be read. */
+    public static byte[] bytes(int pid, long address, int length) {
+        if (address <= 0 || length <= 0 || length > 1 << 20) {
+            return null;
+        }
+        byte[] bytes = new byte[length];
+        try (RandomAccessFile mem = new RandomAccessFile("/proc/" + pid + "/mem", "r")) {
+            mem.seek(address);
+            int read = 0;
+            while (read < length) {
+                int n = mem.read(bytes, read, length - read);
+                if (n <= 0) {
+                    return null;
+                }
+                read += n;
+            }
+            return bytes;
+        } catch (IOException | RuntimeException e) {
+            return null;
+        }
+    }
 }
