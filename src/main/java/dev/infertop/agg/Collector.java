@@ -106,6 +106,10 @@ public final class Collector {
                 state = "exited";
                 break;
             }
+            if (view.outputClosed()) {
+                state = "stopped"; // the reader of our output is gone (a pipe into head): nobody is watching
+                break;
+            }
             long now = System.nanoTime();
             session.onDrain(now, records);
             if (now >= nextTick) {

@@ -16,9 +16,11 @@ import java.util.stream.Collectors;
 /** A plain-text block per interval, like {@code top -b}; the final block shows the run's totals. */
 public final class BatchTextView implements SnapshotView {
     private final PrintStream out;
+    private final dev.infertop.ffi.PipeEnd stdoutPipe;
 
     public BatchTextView(PrintStream out) {
         this.out = out;
+        this.stdoutPipe = out == System.out ? dev.infertop.ffi.PipeEnd.standardOutput() : null;
     }
 
     @Override
@@ -27,10 +29,13 @@ public final class BatchTextView implements SnapshotView {
         out.flush();
     }
 
-    /** PrintStream turns EPIPE into its error flag (the JVM ignores SIGPIPE): a closed pipe reads as true. */
+    /**
+     * PrintStream turns EPIPE into its error flag (the JVM ignores SIGPIPE): a closed pipe reads as true after a
+     * write; on standard output, poll(2) tells it before the next one (the collector asks between intervals).
+     */
     @Override
     public boolean outputClosed() {
-        return out.checkError();
+        return out.checkError() || (stdoutPipe != null && stdoutPipe.readerGone());
     }
 
     public static String render(Snapshot s) {

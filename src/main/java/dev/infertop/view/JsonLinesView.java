@@ -21,9 +21,11 @@ import java.util.List;
 public final class JsonLinesView implements SnapshotView {
     private static final ObjectMapper MAPPER = new ObjectMapper();
     private final PrintStream out;
+    private final dev.infertop.ffi.PipeEnd stdoutPipe;
 
     public JsonLinesView(PrintStream out) {
         this.out = out;
+        this.stdoutPipe = out == System.out ? dev.infertop.ffi.PipeEnd.standardOutput() : null;
     }
 
     @Override
@@ -32,10 +34,13 @@ public final class JsonLinesView implements SnapshotView {
         out.flush();
     }
 
-    /** PrintStream turns EPIPE into its error flag (the JVM ignores SIGPIPE): a closed pipe reads as true. */
+    /**
+     * PrintStream turns EPIPE into its error flag (the JVM ignores SIGPIPE): a closed pipe reads as true after a
+     * write; on standard output, poll(2) tells it before the next one (the collector asks between intervals).
+     */
     @Override
     public boolean outputClosed() {
-        return out.checkError();
+        return out.checkError() || (stdoutPipe != null && stdoutPipe.readerGone());
     }
 
     public static String toJson(Snapshot s) {
