@@ -2,6 +2,7 @@ package dev.infertop.snapshot;
 
 import dev.infertop.agg.TraceAggregator;
 import dev.infertop.event.NameTable;
+import dev.infertop.model.RunState;
 import dev.infertop.model.BackendNames;
 import dev.infertop.model.Snapshot;
 import org.junit.jupiter.api.Test;
@@ -32,8 +33,8 @@ class SnapshotTakerTest {
     }
 
     private Snapshot tick(boolean isFinal) {
-        return aggregator.snapshot(System.nanoTime(), isFinal, SnapshotFixtures.target(), 0,
-                SnapshotFixtures.layers(), isFinal ? "exited" : "running");
+        return aggregator.snapshot(System.nanoTime(), isFinal ? RunState.EXITED : RunState.RUNNING, SnapshotFixtures.target(), 0,
+                SnapshotFixtures.layers());
     }
 
     @Test
