@@ -1,5 +1,8 @@
 package dev.infertop.agg;
 
+import dev.infertop.history.MoeTimeline;
+import dev.infertop.model.MoeMath;
+import dev.infertop.history.FlightRecorder;
 import dev.infertop.event.EventLayout;
 import dev.infertop.event.NameTable;
 import dev.infertop.model.MoeTotals;

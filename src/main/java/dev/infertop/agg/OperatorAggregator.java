@@ -1,5 +1,7 @@
 package dev.infertop.agg;
 
+import dev.infertop.history.IntervalHistograms;
+import dev.infertop.history.FlightRecorder;
 import dev.infertop.event.NameTable;
 import dev.infertop.model.LatencyDistribution;
 import dev.infertop.model.Percentiles;

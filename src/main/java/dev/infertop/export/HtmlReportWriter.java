@@ -189,8 +189,8 @@ public final class HtmlReportWriter {
     static String timeVsFlops(SnapshotContent content) {
         java.util.Map<String, java.util.TreeMap<Long, double[]>> byOp = new java.util.LinkedHashMap<>();
         java.util.Map<String, Double> totalMsByOp = new java.util.HashMap<>();
-        for (dev.infertop.agg.FlightRecorder.Slice slice : content.window().slices()) {
-            if (slice.kind() != dev.infertop.agg.FlightRecorder.Kind.OP || slice.value() <= 0) {
+        for (dev.infertop.history.FlightRecorder.Slice slice : content.window().slices()) {
+            if (slice.kind() != dev.infertop.history.FlightRecorder.Kind.OP || slice.value() <= 0) {
                 continue;
             }
             String op = content.window().label(slice.label());

@@ -1,6 +1,6 @@
 package dev.infertop.export;
 
-import dev.infertop.agg.MoeMath;
+import dev.infertop.model.MoeMath;
 import dev.infertop.model.Layer;
 import dev.infertop.model.LayerStatus;
 import dev.infertop.model.MoeTotals;

@@ -6,7 +6,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.infertop.agg.IntervalHistograms;
+import dev.infertop.history.IntervalHistograms;
 import dev.infertop.export.SnapshotDirectoryWriter;
 import dev.infertop.export.SummaryWriter;
 import dev.infertop.ffi.RegularFile;

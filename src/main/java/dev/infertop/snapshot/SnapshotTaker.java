@@ -1,7 +1,7 @@
 package dev.infertop.snapshot;
 
-import dev.infertop.agg.FlightRecorder;
-import dev.infertop.agg.IntervalHistograms;
+import dev.infertop.history.FlightRecorder;
+import dev.infertop.history.IntervalHistograms;
 import dev.infertop.agg.TraceAggregator;
 import dev.infertop.event.NameTable;
 import dev.infertop.export.SnapshotContent;
@@ -205,7 +205,7 @@ public final class SnapshotTaker implements SnapshotView {
         threadNames.putAll(threadNames(snapshot.target().pid(), window));
         dev.infertop.agg.DagRecorder dagRecorder = aggregator.dagRecorder();
         dev.infertop.export.OperatorDag dag = dagRecorder == null ? null
-                : dev.infertop.export.OperatorDag.fromLastGraph(dagRecorder).orElse(null);
+                : dev.infertop.export.OperatorDag.ofGraph(dagRecorder.lastDecodeGraph()).orElse(null);
         return new SnapshotContent(snapshot, window, tensorNames, histograms.copy(), List.copyOf(ticks), trigger,
                 System.currentTimeMillis(), version, threadNames, dag);
     }

@@ -1,5 +1,7 @@
 package dev.infertop.agg;
 
+import dev.infertop.history.MoeTimeline;
+import dev.infertop.history.FlightRecorder;
 import dev.infertop.event.EventLayout;
 import dev.infertop.event.NameTable;
 import org.junit.jupiter.api.Test;

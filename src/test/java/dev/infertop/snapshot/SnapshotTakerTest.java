@@ -83,9 +83,9 @@ class SnapshotTakerTest {
     @Test
     void threadsAreNamedByTheirComm() throws Exception {
         int pid = (int) ProcessHandle.current().pid();
-        var recorder = new dev.infertop.agg.FlightRecorder(8, 1_000_000_000L);
-        recorder.record(dev.infertop.agg.FlightRecorder.Kind.OP, pid, 0, 10, recorder.label("ADD"), -1, 1);
-        recorder.record(dev.infertop.agg.FlightRecorder.Kind.OP, Integer.MAX_VALUE, 0, 10, 0, -1, 1); // no such thread
+        var recorder = new dev.infertop.history.FlightRecorder(8, 1_000_000_000L);
+        recorder.record(dev.infertop.history.FlightRecorder.Kind.OP, pid, 0, 10, recorder.label("ADD"), -1, 1);
+        recorder.record(dev.infertop.history.FlightRecorder.Kind.OP, Integer.MAX_VALUE, 0, 10, 0, -1, 1); // no such thread
         String comm = Files.readString(Path.of("/proc/self/task/" + pid + "/comm")).strip();
         assertEquals(java.util.Map.of(pid, comm), SnapshotTaker.threadNames(pid, recorder.copyWindow(20)));
     }
