@@ -1,8 +1,8 @@
 package dev.infertop.agg;
 
-import dev.infertop.history.IntervalHistograms;
-import dev.infertop.history.FlightRecorder;
 import dev.infertop.event.TraceListener;
+import dev.infertop.history.FlightRecorder;
+import dev.infertop.history.IntervalHistograms;
 import dev.infertop.model.BackendNames;
 import dev.infertop.model.BackendTotals;
 import dev.infertop.model.CounterTotals;

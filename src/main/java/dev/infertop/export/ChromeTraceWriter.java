@@ -1,8 +1,8 @@
 package dev.infertop.export;
 
 import com.fasterxml.jackson.core.JsonGenerator;
-import dev.infertop.history.FlightRecorder;
 import dev.infertop.history.FlightRecorder.Slice;
+import dev.infertop.history.FlightRecorder;
 import dev.infertop.history.MoeTimeline;
 import dev.infertop.history.SchedTimeline;
 import dev.infertop.view.SafeJson;

@@ -1,8 +1,8 @@
 package dev.infertop.export;
 
 import dev.infertop.history.FlightRecorder;
-import dev.infertop.model.Snapshot;
 import dev.infertop.history.IntervalHistograms;
+import dev.infertop.model.Snapshot;
 
 import java.util.List;
 import java.util.Map;

@@ -1,12 +1,12 @@
 package dev.infertop.snapshot;
 
-import dev.infertop.history.FlightRecorder;
-import dev.infertop.history.IntervalHistograms;
 import dev.infertop.agg.TraceAggregator;
 import dev.infertop.event.NameTable;
 import dev.infertop.export.SnapshotContent;
 import dev.infertop.export.SnapshotDirectoryWriter;
 import dev.infertop.export.SnapshotWriteException;
+import dev.infertop.history.FlightRecorder;
+import dev.infertop.history.IntervalHistograms;
 import dev.infertop.model.OpTotals;
 import dev.infertop.model.Snapshot;
 import dev.infertop.view.SnapshotView;

@@ -1,9 +1,9 @@
 package dev.infertop.agg;
 
 import dev.infertop.event.NameTable;
-import dev.infertop.model.RunState;
 import dev.infertop.model.BackendNames;
 import dev.infertop.model.GraphNode;
+import dev.infertop.model.RunState;
 import dev.infertop.model.TargetInfo;
 import org.junit.jupiter.api.Test;
 

@@ -1,9 +1,9 @@
 package dev.infertop.agg;
 
 import dev.infertop.event.EventLayout;
-import dev.infertop.model.RunState;
 import dev.infertop.model.BackendNames;
 import dev.infertop.model.LayerStatus;
+import dev.infertop.model.RunState;
 import dev.infertop.model.Snapshot;
 import dev.infertop.model.TargetInfo;
 import dev.infertop.model.TokenTotals;

@@ -1,8 +1,8 @@
 package dev.infertop.agg;
 
-import dev.infertop.model.RunState;
 import dev.infertop.model.BackendNames;
 import dev.infertop.model.BackendTotals;
+import dev.infertop.model.RunState;
 import dev.infertop.model.Snapshot;
 import dev.infertop.model.TargetInfo;
 import org.junit.jupiter.api.Test;

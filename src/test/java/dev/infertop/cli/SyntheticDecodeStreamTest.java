@@ -1,8 +1,8 @@
 package dev.infertop.cli;
 
-import dev.infertop.model.RunState;
 import dev.infertop.model.BackendNames;
 import dev.infertop.model.OpTotals;
+import dev.infertop.model.RunState;
 import dev.infertop.model.Snapshot;
 import dev.infertop.model.TargetInfo;
 import dev.infertop.target.layout.CalibratedLayout;

@@ -1,7 +1,7 @@
 package dev.infertop.metrics;
 
-import dev.infertop.model.RunState;
 import dev.infertop.model.LayerStatus;
+import dev.infertop.model.RunState;
 import dev.infertop.model.Snapshot;
 import dev.infertop.model.TokenTotals;
 import dev.infertop.view.Fixtures;

@@ -1,8 +1,8 @@
 package dev.infertop.metrics;
 
-import dev.infertop.model.RunState;
 import dev.infertop.model.LayerStatus;
 import dev.infertop.model.MoeTotals;
+import dev.infertop.model.RunState;
 import dev.infertop.model.Snapshot;
 import dev.infertop.model.TargetInfo;
 import dev.infertop.view.Fixtures;

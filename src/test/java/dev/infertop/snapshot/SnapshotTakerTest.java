@@ -2,8 +2,8 @@ package dev.infertop.snapshot;
 
 import dev.infertop.agg.TraceAggregator;
 import dev.infertop.event.NameTable;
-import dev.infertop.model.RunState;
 import dev.infertop.model.BackendNames;
+import dev.infertop.model.RunState;
 import dev.infertop.model.Snapshot;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

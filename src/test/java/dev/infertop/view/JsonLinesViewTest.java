@@ -2,14 +2,14 @@ package dev.infertop.view;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.infertop.model.Figures;
 import dev.infertop.model.MoeTotals;
 import dev.infertop.model.CounterTotals;
-import dev.infertop.model.Figures;
-import dev.infertop.model.RunState;
 import dev.infertop.model.BackendTotals;
 import dev.infertop.model.LatencySummary;
 import dev.infertop.model.Layer;
 import dev.infertop.model.LayerStatus;
+import dev.infertop.model.RunState;
 import dev.infertop.model.Snapshot;
 import dev.infertop.model.TargetInfo;
 import dev.infertop.model.TokenTotals;
