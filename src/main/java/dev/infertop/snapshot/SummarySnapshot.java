@@ -27,7 +27,8 @@ import java.util.Map;
 /**
  * A saved snapshot as the {@link Snapshot} the live view draws: the run's totals from summary.json (so replay
  * shows the summary's numbers), each op's latency plot from its latency.hlog histogram. Interval and total
- * figures are the same (a frozen clock: nothing moves); the MoE panel's counts (window and run) come from the
+ * figures are the same {@link dev.infertop.model.Figures} (a frozen clock: nothing moves), its state {@link
+ * dev.infertop.model.RunState#REPLAY}; the MoE panel's counts (window and run) come from the
  * summary's moe object, other backends' ops from its backends object; thread lanes come from trace.json's last seconds;
  * tensor groups are not in a snapshot.
  */
