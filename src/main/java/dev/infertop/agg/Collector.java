@@ -3,6 +3,7 @@ package dev.infertop.agg;
 import dev.infertop.bpf.RecordSource;
 import dev.infertop.event.EventDecoder;
 import dev.infertop.model.LayerStatus;
+import dev.infertop.model.RunState;
 import dev.infertop.model.Snapshot;
 import dev.infertop.model.TargetInfo;
 import dev.infertop.view.SnapshotView;
@@ -84,14 +85,14 @@ public final class Collector {
      *
      * @param intervalNs time between snapshots
      * @param maxTicks   stop after this many interval snapshots (0 = no limit)
-     * @return why it stopped: "exited", "stopped" or "done"
+     * @return why it stopped: {@link RunState#EXITED}, {@link RunState#STOPPED} or {@link RunState#DONE}
      */
-    public String run(long intervalNs, long maxTicks) {
+    public RunState run(long intervalNs, long maxTicks) {
         long start = System.nanoTime();
         aggregator.start(start);
         long nextTick = start + intervalNs;
         long ticks = 0;
-        String state = "running";
+        RunState state = RunState.RUNNING;
         Snapshot last = null;
         long lastDrainNs = start;
         while (true) {
@@ -99,11 +100,11 @@ public final class Collector {
             long drainNs = System.nanoTime();
             int records = ring.drain(decoder);
             if (stopRequested) {
-                state = "stopped";
+                state = RunState.STOPPED;
                 break;
             }
             if (!session.targetAlive()) {
-                state = "exited";
+                state = RunState.EXITED;
                 break;
             }
             if (view.outputClosed()) {
@@ -115,10 +116,10 @@ public final class Collector {
             if (now >= nextTick) {
                 session.onTick(last);
                 ticks++;
-                last = snapshot(now, false, "running");
+                last = snapshot(now, RunState.RUNNING);
                 view.show(last);
                 if (view.outputClosed()) {
-                    state = "stopped"; // the reader of our output is gone (EPIPE): nobody is watching
+                    state = RunState.STOPPED; // the reader of our output is gone (EPIPE): nobody is watching
                     break;
                 }
                 long requested = requestedIntervalNs;
@@ -130,7 +131,7 @@ public final class Collector {
                     nextTick = now + intervalNs; // we fell behind (machine stalled): do not burst
                 }
                 if (maxTicks > 0 && ticks >= maxTicks) {
-                    state = "done";
+                    state = RunState.DONE;
                     break;
                 }
             }
@@ -143,7 +144,7 @@ public final class Collector {
         }
         ring.drain(decoder);
         session.onTick(last);
-        view.show(snapshot(System.nanoTime(), true, state));
+        view.show(snapshot(System.nanoTime(), state));
         return state;
     }
 
@@ -159,8 +160,8 @@ public final class Collector {
         return (int) Math.max(BUSY_DRAIN_PERIOD_MS, Math.min(QUIET_DRAIN_PERIOD_MS, msToAnEighth));
     }
 
-    private Snapshot snapshot(long now, boolean isFinal, String state) {
-        return aggregator.snapshot(now, isFinal, session.target(), lostEvents.getAsLong() + decoder.malformedRecords(),
-                session.layers(), state);
+    private Snapshot snapshot(long now, RunState state) {
+        return aggregator.snapshot(now, state, session.target(), lostEvents.getAsLong() + decoder.malformedRecords(),
+                session.layers());
     }
 }

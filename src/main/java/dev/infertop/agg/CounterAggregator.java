@@ -1,5 +1,7 @@
 package dev.infertop.agg;
 
+import dev.infertop.history.CounterTimeline;
+import dev.infertop.history.FlightRecorder;
 import dev.infertop.model.CounterEvent;
 import dev.infertop.model.CounterFigures;
 import dev.infertop.model.CounterSet;

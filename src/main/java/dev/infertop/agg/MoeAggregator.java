@@ -2,6 +2,9 @@ package dev.infertop.agg;
 
 import dev.infertop.event.EventLayout;
 import dev.infertop.event.NameTable;
+import dev.infertop.history.FlightRecorder;
+import dev.infertop.history.MoeTimeline;
+import dev.infertop.model.MoeMath;
 import dev.infertop.model.MoeTotals;
 import org.HdrHistogram.Histogram;
 

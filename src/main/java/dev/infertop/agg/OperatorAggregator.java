@@ -1,6 +1,8 @@
 package dev.infertop.agg;
 
 import dev.infertop.event.NameTable;
+import dev.infertop.history.FlightRecorder;
+import dev.infertop.history.IntervalHistograms;
 import dev.infertop.model.LatencyDistribution;
 import dev.infertop.model.Percentiles;
 import dev.infertop.model.OpClass;

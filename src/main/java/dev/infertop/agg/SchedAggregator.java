@@ -1,6 +1,8 @@
 package dev.infertop.agg;
 
 import dev.infertop.event.NameTable;
+import dev.infertop.history.FlightRecorder;
+import dev.infertop.history.SchedTimeline;
 import dev.infertop.model.Interferer;
 import dev.infertop.model.SchedOpTotals;
 import dev.infertop.model.SchedThreadTotals;

@@ -1,13 +1,17 @@
 package dev.infertop.agg;
 
 import dev.infertop.event.TraceListener;
+import dev.infertop.history.FlightRecorder;
+import dev.infertop.history.IntervalHistograms;
 import dev.infertop.model.BackendNames;
 import dev.infertop.model.BackendTotals;
 import dev.infertop.model.CounterTotals;
+import dev.infertop.model.Figures;
 import dev.infertop.model.LatencySummary;
 import dev.infertop.model.LayerStatus;
 import dev.infertop.model.Limits;
 import dev.infertop.model.OperatorTotals;
+import dev.infertop.model.RunState;
 import dev.infertop.model.SchedTotals;
 import dev.infertop.model.Snapshot;
 import dev.infertop.model.TargetInfo;
@@ -374,14 +378,17 @@ public final class TraceAggregator implements TraceListener {
      * Freezes the interval since the previous call (and the run so far) and starts a new interval.
      *
      * @param nowNs monotonic time of this tick (CLOCK_MONOTONIC, as the probes' timestamps)
+     * @param state {@link RunState#RUNNING}, or why the run ended (this snapshot is then the last)
      */
-    public Snapshot snapshot(long nowNs, boolean isFinal, TargetInfo target, long lostEvents,
-                             List<LayerStatus> layers, String targetState) {
+    public Snapshot snapshot(long nowNs, RunState state, TargetInfo target, long lostEvents,
+                             List<LayerStatus> layers) {
+        boolean isFinal = state.ended();
         if (firstTickNs < 0) {
             firstTickNs = nowNs;
             lastTickNs = nowNs;
         }
         long intervalNs = nowNs - lastTickNs;
+        long runNs = nowNs - firstTickNs;
         int active = sequences.activeSince(lastTickNs);
         // The requests panel's rows: sequences that decoded in the last 10 s (a slot waits between requests).
         List<dev.infertop.model.SequenceStatus> recentSequences = sequences.statuses(nowNs, 10_000_000_000L);
@@ -412,9 +419,6 @@ public final class TraceAggregator implements TraceListener {
             operators.resetInterval();
         }
         if (dag != null) dag.publish();
-        List<dev.infertop.model.BackendOps> intervalBackendOps = backendOps == null ? List.of() : backendOps.snapshot(false);
-        List<dev.infertop.model.BackendOps> totalBackendOps = backendOps == null ? List.of() : backendOps.snapshot(true);
-        if (backendOps != null) backendOps.resetInterval();
         List<BackendTotals> intervalBackends = new ArrayList<>();
         List<BackendTotals> totalBackends = new ArrayList<>();
         for (BackendSlot slot : backends) {
@@ -424,20 +428,25 @@ public final class TraceAggregator implements TraceListener {
         dev.infertop.model.SpeculativeTotals speculative = sequences.speculativeTotals();
         dev.infertop.model.SpeculativeTotals intervalSpeculative = speculative.since(lastSpeculative);
         lastSpeculative = speculative;
-        Snapshot snapshot = new Snapshot(++sequence, isFinal, target, intervalNs, nowNs - firstTickNs,
+        Figures interval = new Figures(intervalNs,
                 intervalTokens.freeze(contextCount, active, recentSequences, intervalSpeculative),
-                totalTokens.freeze(contextCount, active, recentSequences, speculative),
-                LatencySummary.ofNanos(intervalTtft), LatencySummary.ofNanos(totalTtft),
-                LatencySummary.ofNanos(intervalTpot), LatencySummary.ofNanos(totalTpot),
-                intervalBackends, totalBackends, cpuGraphs.interval(), cpuGraphs.total(),
-                intervalOperators, totalOperators, lostEvents, layers, targetState,
+                LatencySummary.ofNanos(intervalTtft), LatencySummary.ofNanos(intervalTpot),
+                intervalBackends, cpuGraphs.interval(), intervalOperators,
                 sched == null ? SchedTotals.EMPTY : sched.snapshot(false),
-                sched == null ? SchedTotals.EMPTY : sched.snapshot(true),
                 counters == null ? CounterTotals.EMPTY : counters.snapshot(false, intervalNs, wallNsByOp(intervalOperators)),
-                counters == null ? CounterTotals.EMPTY : counters.snapshot(true, nowNs - firstTickNs, wallNsByOp(totalOperators)),
-                intervalBackendOps, totalBackendOps,
-                moe != null ? moe.snapshot(isFinal, moeLayerOn(layers)) : dev.infertop.model.MoeTotals.EMPTY)
-                .withLimits(limits());
+                backendOps == null ? List.of() : backendOps.snapshot(false));
+        Figures total = new Figures(runNs,
+                totalTokens.freeze(contextCount, active, recentSequences, speculative),
+                LatencySummary.ofNanos(totalTtft), LatencySummary.ofNanos(totalTpot),
+                totalBackends, cpuGraphs.total(), totalOperators,
+                sched == null ? SchedTotals.EMPTY : sched.snapshot(true),
+                counters == null ? CounterTotals.EMPTY : counters.snapshot(true, runNs, wallNsByOp(totalOperators)),
+                backendOps == null ? List.of() : backendOps.snapshot(true));
+        Snapshot snapshot = new Snapshot(++sequence, state, target, interval, total, lostEvents, layers,
+                moe != null ? moe.snapshot(isFinal, moeLayerOn(layers)) : dev.infertop.model.MoeTotals.EMPTY, limits());
+        if (backendOps != null) {
+            backendOps.resetInterval();
+        }
         if (sched != null) {
             sched.resetInterval();
         }

@@ -26,7 +26,7 @@ final class DagExport {
         if (recorder == null) {
             return "no DAG: the operator layer is unavailable for this target";
         }
-        Optional<OperatorDag> dag = OperatorDag.fromLastGraph(recorder);
+        Optional<OperatorDag> dag = OperatorDag.ofGraph(recorder.lastDecodeGraph());
         if (dag.isEmpty()) {
             return "no DAG yet: no decode step traced with the operator layer on";
         }

@@ -20,9 +20,9 @@ record OperatorRule(String text, Metric metric, Comparison comparison, double th
 
         double of(Snapshot snapshot) {
             return switch (this) {
-                case TPS -> snapshot.intervalTokens().decodeTokensPerSecond();
-                case TPOT -> snapshot.intervalTpot().p50Ms();
-                case TTFT -> snapshot.intervalTtft().p50Ms();
+                case TPS -> snapshot.interval().tokens().decodeTokensPerSecond();
+                case TPOT -> snapshot.interval().tpot().p50Ms();
+                case TTFT -> snapshot.interval().ttft().p50Ms();
             };
         }
     }

@@ -88,7 +88,7 @@ final class TraceRun {
     }
 
     /** How a traced process's session ended: the collector's state and infertop's exit status. */
-    private record SessionEnd(String state, int status) {}
+    private record SessionEnd(dev.infertop.model.RunState state, int status) {}
 
     /** The full-screen view, once started; lives across the sessions of --follow. */
     private volatile LiveSession live;
@@ -173,7 +173,7 @@ final class TraceRun {
             while (true) {
                 SessionEnd end = traceOnce(btf, pid);
                 throwLiveFailure();
-                if (end.state().equals("exited") && options.follow() != null && !stopping) {
+                if (end.state() == dev.infertop.model.RunState.EXITED && options.follow() != null && !stopping) {
                     notice("infertop: pid " + pid + " exited; waiting for a process named " + options.follow());
                     LiveSession view = live;
                     if (view != null) {
@@ -188,7 +188,7 @@ final class TraceRun {
                     continue;
                 }
                 LiveSession view = live;
-                if (view != null && !stopping && !end.state().equals("stopped")) {
+                if (view != null && !stopping && end.state() != dev.infertop.model.RunState.STOPPED) {
                     view.awaitQuit(); // the target is gone: its last screen stays until q
                     throwLiveFailure();
                 }
@@ -480,7 +480,7 @@ final class TraceRun {
                     resources.lost::sum, view, session);
             currentSession = session;
             if (resources.stopRequested || stopping) {
-                return new SessionEnd("stopped", 130);
+                return new SessionEnd(dev.infertop.model.RunState.STOPPED, 130);
             }
             installLayerToggleSignal(session);
             process.release();
@@ -488,7 +488,7 @@ final class TraceRun {
                     + resources.probes.attachedProbeCount() + " probes attached; layers "
                     + String.join(", ", resources.probes.statuses().stream()
                             .map(l -> l.layer().id() + " " + l.state().label()).toList()));
-            String state = resources.collector.run(Math.round(intervalSeconds * 1e9), options.iterations());
+            dev.infertop.model.RunState state = resources.collector.run(Math.round(intervalSeconds * 1e9), options.iterations());
             if (stopping) {
                 closeLive(); // q or a signal: the screen goes at once; what follows is said on stderr
             }

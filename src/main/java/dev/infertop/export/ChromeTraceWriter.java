@@ -1,10 +1,10 @@
 package dev.infertop.export;
 
 import com.fasterxml.jackson.core.JsonGenerator;
-import dev.infertop.agg.FlightRecorder;
-import dev.infertop.agg.FlightRecorder.Slice;
-import dev.infertop.agg.MoeTimeline;
-import dev.infertop.agg.SchedTimeline;
+import dev.infertop.history.FlightRecorder.Slice;
+import dev.infertop.history.FlightRecorder;
+import dev.infertop.history.MoeTimeline;
+import dev.infertop.history.SchedTimeline;
 import dev.infertop.view.SafeJson;
 
 import java.io.IOException;

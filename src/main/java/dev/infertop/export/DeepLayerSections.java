@@ -54,7 +54,7 @@ final class DeepLayerSections {
         if (!on(status)) {
             return unavailable(status);
         }
-        SchedTotals sched = s.totalSched();
+        SchedTotals sched = s.total().sched();
         List<SchedThreadTotals> threads = sched.threads().stream().filter(t -> t.totalNs() > 0).toList();
         if (threads.isEmpty()) {
             return null;
@@ -120,7 +120,7 @@ final class DeepLayerSections {
         if (!on(status)) {
             return unavailable(status);
         }
-        CounterTotals c = s.totalCounters();
+        CounterTotals c = s.total().counters();
         if (c.isEmpty() || c.ops().isEmpty()) {
             return null;
         }
@@ -128,7 +128,7 @@ final class DeepLayerSections {
         table.append("<p>set ").append(escape(c.setName())).append(": ").append(escape(String.join(", ", c.events())));
         if (c.refillsIndex() >= 0) {
             table.append(String.format(Locale.ROOT, " &middot; L3 refills %.1f MB/s over the run",
-                    c.refillBytesPerSecond(s.runNs()) / 1e6));
+                    c.refillBytesPerSecond(s.total().spanNs()) / 1e6));
         }
         if (!status.reason().isEmpty()) {
             table.append(" &middot; ").append(escape(status.reason()));

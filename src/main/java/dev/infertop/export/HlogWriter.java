@@ -1,12 +1,15 @@
 package dev.infertop.export;
 
-import dev.infertop.agg.IntervalHistograms.Encoded;
+import dev.infertop.history.IntervalHistograms.Encoded;
+import org.HdrHistogram.Histogram;
 import org.HdrHistogram.HistogramLogWriter;
 
 import java.io.OutputStream;
 import java.io.PrintStream;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Base64;
 import java.util.Comparator;
 import java.util.List;
@@ -43,9 +46,17 @@ public final class HlogWriter {
             Encoded interval = line.interval();
             print.print(String.format(Locale.US, "Tag=%s,%.3f,%.3f,%.3f,%s\n", line.tag(),
                     (interval.startMs() - baseEpochMs) / 1000.0, (interval.endMs() - interval.startMs()) / 1000.0,
-                    interval.maxValue() / MAX_VALUE_UNIT_RATIO, base64.encodeToString(interval.compressed())));
+                    interval.maxValue() / MAX_VALUE_UNIT_RATIO, base64.encodeToString(compressed(interval))));
         }
         print.flush();
+    }
+
+    /** The form an HdrHistogram log line holds (deflated), made here: kept intervals stay run-length encoded. */
+    static byte[] compressed(Encoded interval) {
+        Histogram histogram = interval.decode();
+        ByteBuffer buffer = ByteBuffer.allocate(histogram.getNeededByteBufferCapacity());
+        int length = histogram.encodeIntoCompressedByteBuffer(buffer);
+        return Arrays.copyOf(buffer.array(), length);
     }
 
     /** The earliest interval start among {@code histograms}, or {@code fallback} when there is none. */

@@ -89,9 +89,9 @@ public final class HtmlReportWriter {
                 .append(" pid ").append(s.target().pid()).append("</h1>\n<p>")
                 .append(escape(s.target().modelFile() == null ? "model not seen" : s.target().modelFile()))
                 .append(String.format(Locale.ROOT, " &middot; run %.1f s &middot; %d prefill + %d decode tokens",
-                        s.runNs() / 1e9, s.totalTokens().tokensPrefill(), s.totalTokens().tokensDecode()))
+                        s.total().spanNs() / 1e9, s.total().tokens().tokensPrefill(), s.total().tokens().tokensDecode()))
                 .append(String.format(Locale.ROOT, " &middot; decode %.1f tok/s &middot; lost events %d</p>\n",
-                        s.totalTokens().decodeTokensPerSecond(), s.lostEvents()));
+                        s.total().tokens().decodeTokensPerSecond(), s.lostEvents()));
         for (Section section : sections) {
             String svg = section.svg(content);
             page.append("<section><h2>").append(escape(section.title())).append("</h2>\n");
@@ -130,7 +130,7 @@ public final class HtmlReportWriter {
         List<String> names = new ArrayList<>();
         List<double[][]> series = new ArrayList<>();
         for (String op : topOps(content.last(), MAX_SERIES)) {
-            OpTotals totals = content.last().totalOperators().ops().stream().filter(o -> o.op().equals(op))
+            OpTotals totals = content.last().total().operators().ops().stream().filter(o -> o.op().equals(op))
                     .findFirst().orElseThrow();
             LatencyDistribution distribution = totals.distribution();
             if (distribution.size() == 0) {
@@ -189,8 +189,8 @@ public final class HtmlReportWriter {
     static String timeVsFlops(SnapshotContent content) {
         java.util.Map<String, java.util.TreeMap<Long, double[]>> byOp = new java.util.LinkedHashMap<>();
         java.util.Map<String, Double> totalMsByOp = new java.util.HashMap<>();
-        for (dev.infertop.agg.FlightRecorder.Slice slice : content.window().slices()) {
-            if (slice.kind() != dev.infertop.agg.FlightRecorder.Kind.OP || slice.value() <= 0) {
+        for (dev.infertop.history.FlightRecorder.Slice slice : content.window().slices()) {
+            if (slice.kind() != dev.infertop.history.FlightRecorder.Kind.OP || slice.value() <= 0) {
                 continue;
             }
             String op = content.window().label(slice.label());
@@ -219,7 +219,7 @@ public final class HtmlReportWriter {
 
     /** Stacked bars per thread: work and barrier wait over the run. */
     static String threadBalance(SnapshotContent content) {
-        List<ThreadTotals> threads = content.last().totalOperators().threads();
+        List<ThreadTotals> threads = content.last().total().operators().threads();
         if (threads.isEmpty()) {
             return null;
         }
@@ -248,7 +248,7 @@ public final class HtmlReportWriter {
 
     /** The op types with the most wall time over the run. */
     static List<String> topOps(Snapshot s, int n) {
-        return s.totalOperators().ops().stream().sorted(Comparator.comparingLong(OpTotals::wallNs).reversed())
+        return s.total().operators().ops().stream().sorted(Comparator.comparingLong(OpTotals::wallNs).reversed())
                 .limit(n).map(OpTotals::op).toList();
     }
 
@@ -371,7 +371,7 @@ public final class HtmlReportWriter {
     /** For sections that need every op type's totals by name. */
     static Map<String, OpTotals> opsByName(Snapshot s) {
         Map<String, OpTotals> map = new java.util.LinkedHashMap<>();
-        s.totalOperators().ops().forEach(o -> map.put(o.op(), o));
+        s.total().operators().ops().forEach(o -> map.put(o.op(), o));
         return map;
     }
 }

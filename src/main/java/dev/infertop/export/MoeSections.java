@@ -1,8 +1,8 @@
 package dev.infertop.export;
 
-import dev.infertop.agg.MoeMath;
 import dev.infertop.model.Layer;
 import dev.infertop.model.LayerStatus;
+import dev.infertop.model.MoeMath;
 import dev.infertop.model.MoeTotals;
 import dev.infertop.model.Snapshot;
 

@@ -1,6 +1,5 @@
 package dev.infertop.export;
 
-import dev.infertop.agg.DagRecorder;
 import dev.infertop.model.GraphNode;
 
 import java.util.ArrayList;
@@ -22,8 +21,8 @@ import java.util.Optional;
  * (FLASH_ATTN_EXT's mask and sinks) are graph inputs, so no edge between nodes is missed; ops of recurrent
  * models (SSM_SCAN, RWKV_WKV, ...) that read node outputs as src[3+] lose those edges.
  *
- * <p>Use: {@code OperatorDag.fromLastGraph(recorder)} for the last decode graph of a session, or
- * {@link #of(List)} for given nodes; then {@link DagDotWriter#write(OperatorDag, java.nio.file.Path)}.
+ * <p>Use: {@link #ofGraph(List)} for the last decode graph of a session (none: empty), or {@link #of(List)} for
+ * given nodes; then {@link DagDotWriter#write(OperatorDag, java.nio.file.Path)}.
  */
 public final class OperatorDag {
     private final List<GraphNode> nodes;
@@ -132,12 +131,11 @@ public final class OperatorDag {
     }
 
     /**
-     * The DAG of the last decode graph (a llama_decode of one token) the recorder saw attributed, or empty when
-     * none was traced yet (operator layer off, no decode step so far).
+     * The DAG of a traced graph, such as the last decode graph (a llama_decode of one token) the DAG recorder saw
+     * attributed; empty when there are no nodes (none traced yet: operator layer off, no decode step so far).
      */
-    public static Optional<OperatorDag> fromLastGraph(DagRecorder recorder) {
-        List<GraphNode> last = recorder.lastDecodeGraph();
-        return last.isEmpty() ? Optional.empty() : Optional.of(of(last));
+    public static Optional<OperatorDag> ofGraph(List<GraphNode> nodes) {
+        return nodes.isEmpty() ? Optional.empty() : Optional.of(of(nodes));
     }
 
     /** Nodes in graph order; a node's position in this list is its id here. */

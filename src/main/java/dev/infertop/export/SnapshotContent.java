@@ -1,8 +1,8 @@
 package dev.infertop.export;
 
-import dev.infertop.agg.FlightRecorder;
+import dev.infertop.history.FlightRecorder;
+import dev.infertop.history.IntervalHistograms;
 import dev.infertop.model.Snapshot;
-import dev.infertop.agg.IntervalHistograms;
 
 import java.util.List;
 import java.util.Map;

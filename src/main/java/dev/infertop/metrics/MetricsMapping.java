@@ -4,6 +4,7 @@ import dev.infertop.model.BackendTotals;
 import dev.infertop.model.MoeTotals;
 import dev.infertop.model.OpTotals;
 import dev.infertop.model.ProbeCostEstimate;
+import dev.infertop.model.RunState;
 import dev.infertop.model.Snapshot;
 import dev.infertop.model.ThreadTotals;
 import io.prometheus.metrics.model.snapshots.ClassicHistogramBuckets;
@@ -53,18 +54,18 @@ public final class MetricsMapping {
                         "llama_cpp_build", LabelValues.sanitize(frame.llamaCppBuild()))).build())
                 .build());
         out.metricSnapshot(gauge("infertop_target_running", null,
-                "1 while the target runs and is traced, 0 once it has exited", "running".equals(s.targetState()) ? 1 : 0));
+                "1 while the target runs and is traced, 0 once it has exited", s.state() == RunState.RUNNING ? 1 : 0));
 
         out.metricSnapshot(counter("infertop_prefill_tokens", null, "Prompt tokens decoded (prefill)",
-                created, Map.of(Labels.EMPTY, (double) s.totalTokens().tokensPrefill())));
+                created, Map.of(Labels.EMPTY, (double) s.total().tokens().tokensPrefill())));
         out.metricSnapshot(counter("infertop_decode_tokens", null, "Generated tokens decoded (decode steps)",
-                created, Map.of(Labels.EMPTY, (double) s.totalTokens().tokensDecode())));
+                created, Map.of(Labels.EMPTY, (double) s.total().tokens().tokensDecode())));
         out.metricSnapshot(counter("infertop_decode_calls", null, "llama_decode calls, prefill and decode",
-                created, Map.of(Labels.EMPTY, (double) s.totalTokens().decodeCalls())));
+                created, Map.of(Labels.EMPTY, (double) s.total().tokens().decodeCalls())));
 
         Map<Labels, Double> computes = new LinkedHashMap<>();
         Map<Labels, Double> busy = new LinkedHashMap<>();
-        for (BackendTotals backend : s.totalBackends()) {
+        for (BackendTotals backend : s.total().backends()) {
             Labels labels = Labels.of("backend", LabelValues.sanitize(backend.backend()));
             computes.merge(labels, (double) backend.computes(), Double::sum);
             busy.merge(labels, backend.busyNs() / 1e9, Double::sum);
@@ -75,7 +76,7 @@ public final class MetricsMapping {
 
         Map<Labels, Double> wait = new LinkedHashMap<>();
         Map<Labels, Double> work = new LinkedHashMap<>();
-        for (ThreadTotals thread : s.totalOperators().threads()) {
+        for (ThreadTotals thread : s.total().operators().threads()) {
             Labels labels = Labels.of("thread", Integer.toString(thread.tid()));
             wait.merge(labels, thread.barrierWaitNs() / 1e9, Double::sum);
             work.merge(labels, thread.workNs() / 1e9, Double::sum);
@@ -110,13 +111,13 @@ public final class MetricsMapping {
         out.metricSnapshot(histogram("infertop_ttft_seconds",
                 "Time of each prefill llama_decode call (TTFT)", created,
                 Map.of(Labels.EMPTY, latency(frame, "ttft", LatencyBuckets.TTFT_EDGES_NS)
-                        .withSumSeconds(s.totalTtft().meanMs() * s.totalTtft().count() / 1e3))));
+                        .withSumSeconds(s.total().ttft().meanMs() * s.total().ttft().count() / 1e3))));
         out.metricSnapshot(histogram("infertop_tpot_seconds",
                 "Time of each one-token llama_decode call (TPOT)", created,
                 Map.of(Labels.EMPTY, latency(frame, "tpot", LatencyBuckets.TPOT_EDGES_NS)
-                        .withSumSeconds(s.totalTpot().meanMs() * s.totalTpot().count() / 1e3))));
+                        .withSumSeconds(s.total().tpot().meanMs() * s.total().tpot().count() / 1e3))));
         Map<Labels, LatencyBuckets> ops = new LinkedHashMap<>();
-        for (OpTotals op : s.totalOperators().ops()) {
+        for (OpTotals op : s.total().operators().ops()) {
             LatencyBuckets buckets = frame.latencies().get("op:" + op.op());
             if (buckets == null) {
                 continue;

@@ -16,11 +16,11 @@ public record BackendBreakdown(String backend, long graphs, long nodes, long bus
     /** The CPU backend's name in config/backends.conf. */
     public static final String CPU = "CPU";
 
-    /** One entry per backend that computed graphs in the span (interval, or the run when {@code totals}). */
-    public static List<BackendBreakdown> of(Snapshot s, boolean totals) {
-        List<BackendTotals> backends = totals ? s.totalBackends() : s.intervalBackends();
-        List<BackendOps> counted = totals ? s.totalBackendOps() : s.intervalBackendOps();
-        OperatorTotals operators = totals ? s.totalOperators() : s.intervalOperators();
+    /** One entry per backend that computed graphs in the span of {@code figures} (an interval, or the run). */
+    public static List<BackendBreakdown> of(Figures figures) {
+        List<BackendTotals> backends = figures.backends();
+        List<BackendOps> counted = figures.backendOps();
+        OperatorTotals operators = figures.operators();
         List<BackendBreakdown> result = new ArrayList<>();
         List<String> seen = new ArrayList<>();
         for (BackendTotals backend : backends) {

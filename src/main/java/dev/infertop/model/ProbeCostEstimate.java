@@ -26,23 +26,23 @@ public final class ProbeCostEstimate {
     /** Estimated probe time in the target over the interval, in nanoseconds. */
     public static double probeNs(Snapshot s) {
         double ns = 0;
-        ns += s.intervalTokens().decodeCalls() * ENTRY_RETURN_NS;
-        for (BackendTotals backend : s.intervalBackends()) {
+        ns += s.interval().tokens().decodeCalls() * ENTRY_RETURN_NS;
+        for (BackendTotals backend : s.interval().backends()) {
             ns += backend.computes() * ENTRY_RETURN_NS;
         }
-        ns += s.intervalCpuGraphs().computes() * ENTRY_RETURN_NS;
-        OperatorTotals ops = s.intervalOperators();
+        ns += s.interval().cpuGraphs().computes() * ENTRY_RETURN_NS;
+        OperatorTotals ops = s.interval().operators();
         // One hit per thread per node group (its barrier call), one per thread per graph (its start).
         long graphs = ops.graphsAttributed() + ops.graphsUnattributed();
         ns += ops.threadGroups() * EMULATED_HIT_NS + graphs * ops.threads().size() * EMULATED_HIT_NS;
-        ns += schedNs(s.intervalSched());
-        ns += s.intervalCounters() == null ? 0 : counterReadsNs(s.intervalCounters());
+        ns += schedNs(s.interval().sched());
+        ns += s.interval().counters() == null ? 0 : counterReadsNs(s.interval().counters());
         return ns;
     }
 
     /** Estimated probe time as a fraction of one CPU over the interval (0.012 = 1.2 % of a core). */
     public static double cpuFraction(Snapshot s) {
-        return s.intervalNs() <= 0 ? 0.0 : probeNs(s) / s.intervalNs();
+        return s.interval().spanNs() <= 0 ? 0.0 : probeNs(s) / s.interval().spanNs();
     }
 
     /**

@@ -1,113 +1,74 @@
 package dev.infertop.model;
 
 import java.util.List;
+import java.util.function.UnaryOperator;
 
 /**
- * Everything a view shows for one tick, immutable. {@code interval*} fields cover the last tick,
- * {@code total*} fields the whole run. Views read only this: the collector never reads UI state.
+ * Everything a view shows for one tick, immutable: who and where ({@code sequence}, {@code state},
+ * {@code target}, the probe layers, what was lost or bounded), then the same {@link Figures} twice: the last
+ * tick's ({@code interval}) and the whole run's ({@code total}). Views read only this: the collector never
+ * reads UI state.
+ *
+ * @param lostEvents records the probes could not hand over (ring full) or the decoder could not read, run so far
+ * @param moe        the MoE layer's figures: a window of recent tokens and the run, kept apart inside
  */
 public record Snapshot(
         long sequence,
-        boolean isFinal,
+        RunState state,
         TargetInfo target,
-        long intervalNs,
-        long runNs,
-        TokenTotals intervalTokens,
-        TokenTotals totalTokens,
-        LatencySummary intervalTtft,
-        LatencySummary totalTtft,
-        LatencySummary intervalTpot,
-        LatencySummary totalTpot,
-        List<BackendTotals> intervalBackends,
-        List<BackendTotals> totalBackends,
-        BackendTotals intervalCpuGraphs,
-        BackendTotals totalCpuGraphs,
-        OperatorTotals intervalOperators,
-        OperatorTotals totalOperators,
+        Figures interval,
+        Figures total,
         long lostEvents,
         List<LayerStatus> layers,
-        String targetState,
-        SchedTotals intervalSched,
-        SchedTotals totalSched,
-        CounterTotals intervalCounters,
-        CounterTotals totalCounters,
-        List<BackendOps> intervalBackendOps,
-        List<BackendOps> totalBackendOps,
         MoeTotals moe,
         Limits limits) {
 
     public Snapshot {
-        intervalBackends = List.copyOf(intervalBackends);
-        totalBackends = List.copyOf(totalBackends);
         layers = List.copyOf(layers);
-        intervalBackendOps = List.copyOf(intervalBackendOps);
-        totalBackendOps = List.copyOf(totalBackendOps);
     }
 
     /** Without the collector's limits (a replayed snapshot, a test): {@link Limits#NONE}. */
-    public Snapshot(long sequence, boolean isFinal, TargetInfo target, long intervalNs, long runNs,
-                    TokenTotals intervalTokens, TokenTotals totalTokens, LatencySummary intervalTtft,
-                    LatencySummary totalTtft, LatencySummary intervalTpot, LatencySummary totalTpot,
-                    List<BackendTotals> intervalBackends, List<BackendTotals> totalBackends,
-                    BackendTotals intervalCpuGraphs, BackendTotals totalCpuGraphs, OperatorTotals intervalOperators,
-                    OperatorTotals totalOperators, long lostEvents, List<LayerStatus> layers, String targetState,
-                    SchedTotals intervalSched, SchedTotals totalSched, CounterTotals intervalCounters,
-                    CounterTotals totalCounters, List<BackendOps> intervalBackendOps, List<BackendOps> totalBackendOps,
-                    MoeTotals moe) {
-        this(sequence, isFinal, target, intervalNs, runNs, intervalTokens, totalTokens, intervalTtft, totalTtft,
-                intervalTpot, totalTpot, intervalBackends, totalBackends, intervalCpuGraphs, totalCpuGraphs,
-                intervalOperators, totalOperators, lostEvents, layers, targetState, intervalSched, totalSched,
-                intervalCounters, totalCounters, intervalBackendOps, totalBackendOps, moe, Limits.NONE);
+    public Snapshot(long sequence, RunState state, TargetInfo target, Figures interval, Figures total,
+                    long lostEvents, List<LayerStatus> layers, MoeTotals moe) {
+        this(sequence, state, target, interval, total, lostEvents, layers, moe, Limits.NONE);
     }
 
-    public Snapshot withLimits(Limits newLimits) {
-        return new Snapshot(sequence, isFinal, target, intervalNs, runNs, intervalTokens, totalTokens, intervalTtft,
-                totalTtft, intervalTpot, totalTpot, intervalBackends, totalBackends, intervalCpuGraphs, totalCpuGraphs,
-                intervalOperators, totalOperators, lostEvents, layers, targetState, intervalSched, totalSched,
-                intervalCounters, totalCounters, intervalBackendOps, totalBackendOps, moe, newLimits);
+    /** The collector's last snapshot (the run ended), or a replayed one. */
+    public boolean isFinal() {
+        return state.ended();
+    }
+
+    /** What a view shows: the run's totals once it ended, else the last tick's. */
+    public Figures shown() {
+        return isFinal() ? total : interval;
+    }
+
+    /** Interval or run figures: {@code total} picks the run's. */
+    public Figures figures(boolean total) {
+        return total ? this.total : interval;
     }
 
     // Copies with one part changed: tests and replays build on a snapshot without repeating every component.
 
+    public Snapshot withLimits(Limits newLimits) {
+        return new Snapshot(sequence, state, target, interval, total, lostEvents, layers, moe, newLimits);
+    }
+
     public Snapshot withLayers(List<LayerStatus> newLayers) {
-        return new Snapshot(sequence, isFinal, target, intervalNs, runNs, intervalTokens, totalTokens, intervalTtft,
-                totalTtft, intervalTpot, totalTpot, intervalBackends, totalBackends, intervalCpuGraphs, totalCpuGraphs,
-                intervalOperators, totalOperators, lostEvents, newLayers, targetState, intervalSched, totalSched,
-                intervalCounters, totalCounters, intervalBackendOps, totalBackendOps, moe, limits);
+        return new Snapshot(sequence, state, target, interval, total, lostEvents, newLayers, moe, limits);
     }
 
-    public Snapshot withFinal(boolean newIsFinal) {
-        return new Snapshot(sequence, newIsFinal, target, intervalNs, runNs, intervalTokens, totalTokens, intervalTtft,
-                totalTtft, intervalTpot, totalTpot, intervalBackends, totalBackends, intervalCpuGraphs, totalCpuGraphs,
-                intervalOperators, totalOperators, lostEvents, layers, targetState, intervalSched, totalSched,
-                intervalCounters, totalCounters, intervalBackendOps, totalBackendOps, moe, limits);
-    }
-
-    public Snapshot withSched(SchedTotals newInterval, SchedTotals newTotal) {
-        return new Snapshot(sequence, isFinal, target, intervalNs, runNs, intervalTokens, totalTokens, intervalTtft,
-                totalTtft, intervalTpot, totalTpot, intervalBackends, totalBackends, intervalCpuGraphs, totalCpuGraphs,
-                intervalOperators, totalOperators, lostEvents, layers, targetState, newInterval, newTotal,
-                intervalCounters, totalCounters, intervalBackendOps, totalBackendOps, moe, limits);
-    }
-
-    public Snapshot withCounters(CounterTotals newInterval, CounterTotals newTotal) {
-        return new Snapshot(sequence, isFinal, target, intervalNs, runNs, intervalTokens, totalTokens, intervalTtft,
-                totalTtft, intervalTpot, totalTpot, intervalBackends, totalBackends, intervalCpuGraphs, totalCpuGraphs,
-                intervalOperators, totalOperators, lostEvents, layers, targetState, intervalSched, totalSched,
-                newInterval, newTotal, intervalBackendOps, totalBackendOps, moe, limits);
+    public Snapshot withState(RunState newState) {
+        return new Snapshot(sequence, newState, target, interval, total, lostEvents, layers, moe, limits);
     }
 
     public Snapshot withMoe(MoeTotals newMoe) {
-        return new Snapshot(sequence, isFinal, target, intervalNs, runNs, intervalTokens, totalTokens, intervalTtft,
-                totalTtft, intervalTpot, totalTpot, intervalBackends, totalBackends, intervalCpuGraphs, totalCpuGraphs,
-                intervalOperators, totalOperators, lostEvents, layers, targetState, intervalSched, totalSched,
-                intervalCounters, totalCounters, intervalBackendOps, totalBackendOps, newMoe, limits);
+        return new Snapshot(sequence, state, target, interval, total, lostEvents, layers, newMoe, limits);
     }
 
-    public Snapshot withBackendOps(List<BackendOps> newInterval, List<BackendOps> newTotal) {
-        return new Snapshot(sequence, isFinal, target, intervalNs, runNs, intervalTokens, totalTokens, intervalTtft,
-                totalTtft, intervalTpot, totalTpot, intervalBackends, totalBackends, intervalCpuGraphs, totalCpuGraphs,
-                intervalOperators, totalOperators, lostEvents, layers, targetState, intervalSched, totalSched,
-                intervalCounters, totalCounters, newInterval, newTotal, moe);
+    /** Both figures changed alike (e.g. {@code s.withFigures(f -> f.withSched(sched))}). */
+    public Snapshot withFigures(UnaryOperator<Figures> change) {
+        return new Snapshot(sequence, state, target, change.apply(interval), change.apply(total), lostEvents, layers,
+                moe, limits);
     }
 }

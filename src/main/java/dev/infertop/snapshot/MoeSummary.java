@@ -3,7 +3,7 @@ package dev.infertop.snapshot;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.infertop.agg.MoeMath;
+import dev.infertop.model.MoeMath;
 import dev.infertop.model.MoeTotals;
 
 import java.io.PrintStream;

@@ -3,7 +3,7 @@ package dev.infertop.snapshot;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.infertop.agg.IntervalHistograms;
+import dev.infertop.history.IntervalHistograms;
 import dev.infertop.model.Percentiles;
 import org.HdrHistogram.Histogram;
 

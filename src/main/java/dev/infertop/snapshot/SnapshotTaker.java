@@ -1,12 +1,12 @@
 package dev.infertop.snapshot;
 
-import dev.infertop.agg.FlightRecorder;
-import dev.infertop.agg.IntervalHistograms;
 import dev.infertop.agg.TraceAggregator;
 import dev.infertop.event.NameTable;
 import dev.infertop.export.SnapshotContent;
 import dev.infertop.export.SnapshotDirectoryWriter;
 import dev.infertop.export.SnapshotWriteException;
+import dev.infertop.history.FlightRecorder;
+import dev.infertop.history.IntervalHistograms;
 import dev.infertop.model.OpTotals;
 import dev.infertop.model.Snapshot;
 import dev.infertop.view.SnapshotView;
@@ -205,7 +205,7 @@ public final class SnapshotTaker implements SnapshotView {
         threadNames.putAll(threadNames(snapshot.target().pid(), window));
         dev.infertop.agg.DagRecorder dagRecorder = aggregator.dagRecorder();
         dev.infertop.export.OperatorDag dag = dagRecorder == null ? null
-                : dev.infertop.export.OperatorDag.fromLastGraph(dagRecorder).orElse(null);
+                : dev.infertop.export.OperatorDag.ofGraph(dagRecorder.lastDecodeGraph()).orElse(null);
         return new SnapshotContent(snapshot, window, tensorNames, histograms.copy(), List.copyOf(ticks), trigger,
                 System.currentTimeMillis(), version, threadNames, dag);
     }
@@ -216,7 +216,7 @@ public final class SnapshotTaker implements SnapshotView {
 
     /** Reads the comm of threads seen for the first time (once each: a few small /proc files per run). */
     private void nameNewThreads(Snapshot snapshot) {
-        for (dev.infertop.model.ThreadTotals thread : snapshot.totalOperators().threads()) {
+        for (dev.infertop.model.ThreadTotals thread : snapshot.total().operators().threads()) {
             if (namingTried.add(thread.tid())) {
                 String name = comm(snapshot.target().pid(), thread.tid());
                 if (name != null) {
@@ -250,11 +250,11 @@ public final class SnapshotTaker implements SnapshotView {
 
     static SnapshotContent.TickSample sample(Snapshot s) {
         Map<String, Long> opWall = new LinkedHashMap<>();
-        for (OpTotals op : s.intervalOperators().ops()) {
+        for (OpTotals op : s.interval().operators().ops()) {
             opWall.put(op.op(), op.wallNs());
         }
-        return new SnapshotContent.TickSample(s.runNs() / 1e9,
-                s.intervalTokens().tokensPrefill() + s.intervalTokens().tokensDecode(),
-                s.intervalTokens().decodeTokensPerSecond(), opWall);
+        return new SnapshotContent.TickSample(s.total().spanNs() / 1e9,
+                s.interval().tokens().tokensPrefill() + s.interval().tokens().tokensDecode(),
+                s.interval().tokens().decodeTokensPerSecond(), opWall);
     }
 }

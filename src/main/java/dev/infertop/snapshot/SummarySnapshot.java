@@ -4,12 +4,14 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.infertop.model.BackendBreakdown;
 import dev.infertop.model.BackendOps;
 import dev.infertop.model.BackendTotals;
+import dev.infertop.model.Figures;
 import dev.infertop.model.LatencyDistribution;
 import dev.infertop.model.LatencySummary;
 import dev.infertop.model.Layer;
 import dev.infertop.model.LayerStatus;
 import dev.infertop.model.OpTotals;
 import dev.infertop.model.OperatorTotals;
+import dev.infertop.model.RunState;
 import dev.infertop.model.Snapshot;
 import dev.infertop.model.TargetInfo;
 import dev.infertop.model.ThreadTotals;
@@ -25,14 +27,12 @@ import java.util.Map;
 /**
  * A saved snapshot as the {@link Snapshot} the live view draws: the run's totals from summary.json (so replay
  * shows the summary's numbers), each op's latency plot from its latency.hlog histogram. Interval and total
- * figures are the same (a frozen clock: nothing moves); the MoE panel's counts (window and run) come from the
+ * figures are the same {@link dev.infertop.model.Figures} (a frozen clock: nothing moves), its state {@link
+ * dev.infertop.model.RunState#REPLAY}; the MoE panel's counts (window and run) come from the
  * summary's moe object, other backends' ops from its backends object; thread lanes come from trace.json's last seconds;
  * tensor groups are not in a snapshot.
  */
 public final class SummarySnapshot {
-    /** The target state a replayed snapshot shows in the header. */
-    public static final String REPLAY_STATE = "replay";
-
     private SummarySnapshot() {}
 
     public static Snapshot of(SnapshotDirectory directory) {
@@ -101,10 +101,10 @@ public final class SummarySnapshot {
             entry.getValue().path("probes").forEach(p -> probes.add(p.asText()));
             layers.add(new LayerStatus(layer, state, entry.getValue().path("reason").asText(""), probes));
         }
-        return new Snapshot(s.path("seq").asLong(), true, target, spanNs, spanNs, tokens, tokens, ttft, ttft, tpot,
-                tpot, backends, backends, cpu, cpu, operators, operators, s.path("lost_events").asLong(), layers,
-                REPLAY_STATE, DeepLayerSummary.sched(s), DeepLayerSummary.sched(s), DeepLayerSummary.counters(s),
-                DeepLayerSummary.counters(s), backendOps(s), backendOps(s), MoeSummary.totals(s));
+        Figures run = new Figures(spanNs, tokens, ttft, tpot, backends, cpu, operators, DeepLayerSummary.sched(s),
+                DeepLayerSummary.counters(s), backendOps(s));
+        return new Snapshot(s.path("seq").asLong(), RunState.REPLAY, target, run, run, s.path("lost_events").asLong(),
+                layers, MoeSummary.totals(s));
     }
 
     /**

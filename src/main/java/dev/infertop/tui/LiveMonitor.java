@@ -277,7 +277,7 @@ public final class LiveMonitor implements Runnable {
             ui.record(latest);
             sampleSelf();
             if (latest.isFinal()) {
-                ui.endState = latest.targetState();
+                ui.endState = latest.state();
                 ui.followName = followName;
                 if (shown == null) {
                     shown = latest; // a run shorter than one interval: its totals are all there is
@@ -291,8 +291,8 @@ public final class LiveMonitor implements Runnable {
             dirty = true;
         }
         String name = followName;
-        if (name != null && ui.endState != null && !"following".equals(ui.endState)) {
-            ui.endState = "following";
+        if (name != null && ui.endState != null && ui.endState != dev.infertop.model.RunState.FOLLOWING) {
+            ui.endState = dev.infertop.model.RunState.FOLLOWING;
             ui.followName = name;
             dirty = true;
         }

@@ -27,8 +27,8 @@ public final class BackendsPanel implements Panel {
         if (rows <= 0) {
             return;
         }
-        List<BackendBreakdown> backends = BackendBreakdown.of(s, s.isFinal());
-        long spanNs = s.isFinal() ? s.runNs() : s.intervalNs();
+        List<BackendBreakdown> backends = BackendBreakdown.of(s.shown());
+        long spanNs = s.shown().spanNs();
         theme.apply(g, Theme.Role.HEADING);
         Cells.put(g, 0, 0, String.format(Locale.ROOT, " %-22s %8s %11s %7s %9s", "BACKEND / OP", "GRAPHS",
                 "BUSY ms", "BUSY%", "NODES"), width);

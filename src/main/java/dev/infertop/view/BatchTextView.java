@@ -1,6 +1,7 @@
 package dev.infertop.view;
 
 import dev.infertop.model.BackendTotals;
+import dev.infertop.model.Figures;
 import dev.infertop.model.LatencySummary;
 import dev.infertop.model.LayerStatus;
 import dev.infertop.model.SchedTotals;
@@ -40,21 +41,22 @@ public final class BatchTextView implements SnapshotView {
 
     public static String render(Snapshot s) {
         boolean total = s.isFinal();
-        TokenTotals tokens = total ? s.totalTokens() : s.intervalTokens();
-        long spanNs = total ? s.runNs() : s.intervalNs();
+        Figures f = s.shown();
+        TokenTotals tokens = f.tokens();
+        long spanNs = f.spanNs();
         StringBuilder text = new StringBuilder();
         text.append(String.format(Locale.ROOT, "infertop — pid %d %s%s — %s %.2f s — %s%n",
                 s.target().pid(), s.target().command(),
                 s.target().modelFile() == null ? "" : " — model " + s.target().modelFile(),
-                total ? "TOTAL over" : "interval", spanNs / 1e9, s.targetState()));
+                total ? "TOTAL over" : "interval", spanNs / 1e9, s.state().text()));
         text.append(String.format(Locale.ROOT, "  layers    %s   lost events %d%n", layers(s.layers()), s.lostEvents()));
         text.append(String.format(Locale.ROOT,
                 "  tokens    prefill %7d tok %10.1f tok/s   decode %7d tok %9.1f tok/s   calls %d (%d failed)%n",
                 tokens.tokensPrefill(), tokens.prefillTokensPerSecond(), tokens.tokensDecode(),
                 tokens.decodeTokensPerSecond(), tokens.decodeCalls(), tokens.failedCalls()));
-        text.append("  latency   TTFT ").append(latency(total ? s.totalTtft() : s.intervalTtft()))
-                .append("   TPOT ").append(latency(total ? s.totalTpot() : s.intervalTpot())).append('\n');
-        List<BackendTotals> backends = total ? s.totalBackends() : s.intervalBackends();
+        text.append("  latency   TTFT ").append(latency(f.ttft()))
+                .append("   TPOT ").append(latency(f.tpot())).append('\n');
+        List<BackendTotals> backends = f.backends();
         if (backends.isEmpty()) {
             text.append("  graphs    none computed\n");
         }
@@ -63,19 +65,19 @@ public final class BatchTextView implements SnapshotView {
                     backend.backend(), backend.computes(), backend.nodes(), backend.busyNs() / 1e6,
                     100 * backend.busyFraction(spanNs)));
         }
-        BackendTotals cpu = total ? s.totalCpuGraphs() : s.intervalCpuGraphs();
+        BackendTotals cpu = f.cpuGraphs();
         if (cpu.computes() > 0) {
             text.append(String.format(Locale.ROOT, "  cpu path  ggml_graph_compute %6d calls %8d nodes %10.2f ms%n",
                     cpu.computes(), cpu.nodes(), cpu.busyNs() / 1e6));
         }
-        SchedTotals sched = total ? s.totalSched() : s.intervalSched();
+        SchedTotals sched = f.sched();
         if (!sched.threads().isEmpty()) {
             String thief = SchedPanel.worstLabel(s);
             text.append(String.format(Locale.ROOT, "  sched     running %.1f ms  runnable %.1f ms  sleeping %.1f ms%s%n",
                     sched.runningNs() / 1e6, sched.runnableNs() / 1e6, sched.sleepingNs() / 1e6,
                     thief.isEmpty() ? "" : "  " + thief));
         }
-        dev.infertop.model.CounterTotals counters = total ? s.totalCounters() : s.intervalCounters();
+        dev.infertop.model.CounterTotals counters = f.counters();
         if (counters != null && !counters.isEmpty()) {
             StringBuilder values = new StringBuilder();
             for (int e = 0; e < counters.events().size(); e++) {

@@ -18,9 +18,8 @@ final class CountersJson {
         if (status == null || status.state() == LayerStatus.State.OFF) {
             return;
         }
-        boolean total = s.isFinal();
-        CounterTotals c = total ? s.totalCounters() : s.intervalCounters();
-        long spanNs = total ? s.runNs() : s.intervalNs();
+        CounterTotals c = s.shown().counters();
+        long spanNs = s.shown().spanNs();
         ObjectNode node = root.putObject("counters");
         node.put("state", status.state().label());
         if (!status.reason().isEmpty()) {

@@ -32,12 +32,12 @@ public final class CountersPanel implements Panel {
             return;
         }
         LayerStatus status = s.layers().stream().filter(l -> l.layer() == Layer.COUNTERS).findFirst().orElse(null);
-        CounterTotals c = s.intervalCounters();
+        CounterTotals c = s.interval().counters();
         int row = 0;
         theme.apply(g, Theme.Role.HEADING);
         String state = status == null ? "not available in this build" : status.state().label();
-        String cost = c.isEmpty() || s.intervalNs() <= 0 ? "" : String.format(Locale.ROOT, "  reads ~%.2f%% cpu (est.)",
-                100 * dev.infertop.model.ProbeCostEstimate.counterReadsNs(c) / s.intervalNs());
+        String cost = c.isEmpty() || s.interval().spanNs() <= 0 ? "" : String.format(Locale.ROOT, "  reads ~%.2f%% cpu (est.)",
+                100 * dev.infertop.model.ProbeCostEstimate.counterReadsNs(c) / s.interval().spanNs());
         Cells.put(g, 0, row++, " COUNTERS  layer " + state + (c.isEmpty() ? "" : "  set " + c.setName() + ": "
                 + String.join(", ", c.events()) + "  line " + c.lineBytes() + " B" + cost), width);
         if (status != null && !status.reason().isEmpty()) {
@@ -53,7 +53,7 @@ public final class CountersPanel implements Panel {
         if (!c.isEmpty()) {
             theme.apply(g, Theme.Role.NORMAL);
             String label = c.refillsIndex() < 0 ? " L3 refill   (no refills event in this set)"
-                    : String.format(Locale.ROOT, " L3 refill %9s/s ", bytes(c.refillBytesPerSecond(s.intervalNs())));
+                    : String.format(Locale.ROOT, " L3 refill %9s/s ", bytes(c.refillBytesPerSecond(s.interval().spanNs())));
             Cells.put(g, 0, row, label, c.refillsIndex() < 0 ? width : Math.min(label.length(), width));
             if (label.length() < width && c.refillsIndex() >= 0) {
                 double[] history = c.bandwidthHistory().stream().mapToDouble(Double::doubleValue).toArray();

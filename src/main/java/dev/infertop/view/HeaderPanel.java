@@ -5,6 +5,7 @@ import dev.infertop.model.BackendTotals;
 import dev.infertop.model.LatencySummary;
 import dev.infertop.model.LayerStatus;
 import dev.infertop.model.ProbeCostEstimate;
+import dev.infertop.model.RunState;
 import dev.infertop.model.SafeText;
 import dev.infertop.model.Snapshot;
 import dev.infertop.model.TokenTotals;
@@ -32,11 +33,11 @@ public final class HeaderPanel implements Panel {
     @Override
     public void draw(TextGraphics g, Snapshot s, UiState ui) {
         int width = g.getSize().getColumns();
-        TokenTotals tokens = s.isFinal() ? s.totalTokens() : s.intervalTokens();
+        TokenTotals tokens = s.shown().tokens();
         long spanNs = OperatorRows.spanNs(s);
 
         String model = s.target().modelFile() == null ? "?" : Path.of(s.target().modelFile()).getFileName().toString();
-        int threads = s.intervalOperators().lanes().size();
+        int threads = s.interval().operators().lanes().size();
         String state = ui.endState != null ? stateLabel(ui.endState, ui.followName) : ui.frozen ? "FROZEN" : "running";
         String left = String.format(Locale.ROOT, "infertop  pid %d %s  model %s  %s", s.target().pid(),
                 s.target().command(), model, threads > 0 ? threads + " threads" : "");
@@ -49,7 +50,7 @@ public final class HeaderPanel implements Panel {
         }
 
         StringBuilder backends = new StringBuilder("backends ");
-        List<BackendTotals> list = s.isFinal() ? s.totalBackends() : s.intervalBackends();
+        List<BackendTotals> list = s.shown().backends();
         if (list.isEmpty()) {
             backends.append("-");
         }
@@ -95,8 +96,8 @@ public final class HeaderPanel implements Panel {
         Cells.put(g, costColumn, 2, costWidth > 0 ? Cells.right(probes, width - costColumn) : "", width - costColumn);
         Cells.put(g, costColumn, 3, costWidth > 0 ? Cells.right(self, width - costColumn) : "", width - costColumn);
 
-        LatencySummary ttft = s.isFinal() ? s.totalTtft() : s.intervalTtft();
-        LatencySummary tpot = s.isFinal() ? s.totalTpot() : s.intervalTpot();
+        LatencySummary ttft = s.shown().ttft();
+        LatencySummary tpot = s.shown().tpot();
         String latency = String.format(Locale.ROOT, "TTFT p50 %s p99 %s ms  TPOT p50 %s p99 %s ms  lost %d",
                 OperatorColumn.ms(ttft.p50Ms()), OperatorColumn.ms(ttft.p99Ms()), OperatorColumn.ms(tpot.p50Ms()),
                 OperatorColumn.ms(tpot.p99Ms()), s.lostEvents());
@@ -104,12 +105,12 @@ public final class HeaderPanel implements Panel {
             // The target's names outgrew the collector's bounds (see the JSON's "limits"): beside "lost".
             latency += String.format(Locale.ROOT, " capped %d", s.limits().droppedTotal());
         }
-        if (s.totalTokens().requests() > 0) {
+        if (s.total().tokens().requests() > 0) {
             // A server: sequences followed token by token; how many decoded in this interval.
-            latency += String.format(Locale.ROOT, "  requests: %d active, %d answered", s.intervalTokens().activeRequests(),
-                    s.totalTokens().requests());
+            latency += String.format(Locale.ROOT, "  requests: %d active, %d answered", s.interval().tokens().activeRequests(),
+                    s.total().tokens().requests());
         }
-        var speculative = s.totalTokens().speculative();
+        var speculative = s.total().tokens().speculative();
         if (speculative.draftTokens() > 0) {
             // Speculative decoding: the share of drafted tokens the target kept, over the run.
             latency += String.format(Locale.ROOT, "  drafts kept %.0f%%", 100 * speculative.acceptanceRate());
@@ -133,13 +134,12 @@ public final class HeaderPanel implements Panel {
         Cells.put(g, SPEED_LABEL_WIDTH, row, Cells.sparkline(history, sparkWidth), sparkWidth);
     }
 
-    static String stateLabel(String endState, String followName) {
+    static String stateLabel(RunState endState, String followName) {
         return switch (endState) {
-            case "exited" -> "TARGET EXITED";
-            case "stopped" -> "stopped";
-            case "done" -> "done (-n reached)";
-            case "following" -> "TARGET EXITED, waiting for " + followName;
-            default -> endState;
+            case EXITED -> "TARGET EXITED";
+            case DONE -> "done (-n reached)";
+            case FOLLOWING -> "TARGET EXITED, waiting for " + followName;
+            case RUNNING, STOPPED, REPLAY -> endState.text();
         };
     }
 }

@@ -3,6 +3,7 @@ package dev.infertop.view;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.infertop.model.BackendTotals;
+import dev.infertop.model.Figures;
 import dev.infertop.model.LatencySummary;
 import dev.infertop.model.LayerStatus;
 import dev.infertop.model.OpTotals;
@@ -62,9 +63,10 @@ public final class JsonLinesView implements SnapshotView {
 
     public static ObjectNode toJsonNode(Snapshot s, boolean total) {
         ObjectNode root = MAPPER.createObjectNode();
-        TokenTotals tokens = total ? s.totalTokens() : s.intervalTokens();
-        long spanNs = total ? s.runNs() : s.intervalNs();
-        LatencySummary tpot = total ? s.totalTpot() : s.intervalTpot();
+        Figures f = s.figures(total);
+        TokenTotals tokens = f.tokens();
+        long spanNs = f.spanNs();
+        LatencySummary tpot = f.tpot();
         root.put("final", s.isFinal());
         root.put("seq", s.sequence());
         root.put("scope", total ? "total" : "interval");
@@ -74,7 +76,7 @@ public final class JsonLinesView implements SnapshotView {
         if (s.target().modelFile() != null) {
             root.put("model", s.target().modelFile());
         }
-        root.put("target_state", s.targetState());
+        root.put("target_state", s.state().text());
         root.put("decode_calls", tokens.decodeCalls());
         root.put("prefill_calls", tokens.prefillCalls());
         root.put("decode_step_calls", tokens.decodeStepCalls());
@@ -86,13 +88,13 @@ public final class JsonLinesView implements SnapshotView {
         root.put("decode_tokens_per_s_p50", round(tpot.medianTokensPerSecond(), 2));
         root.put("decode_throughput_per_s", round(tokens.decodeThroughputPerSecond(spanNs), 2));
         root.put("contexts", tokens.contexts());
-        putLatency(root.putObject("ttft_ms"), total ? s.totalTtft() : s.intervalTtft());
+        putLatency(root.putObject("ttft_ms"), f.ttft());
         putLatency(root.putObject("tpot_ms"), tpot);
         // Requests: sequences of batches read token by token (a server's slots); zero for llama-bench's batches.
         ObjectNode requests = root.putObject("requests");
         requests.put("count", tokens.requests());
         requests.put("active", tokens.activeRequests());
-        putLatency(requests.putObject("ttft_ms"), total ? s.totalTtft() : s.intervalTtft());
+        putLatency(requests.putObject("ttft_ms"), f.ttft());
         putLatency(requests.putObject("tpot_ms"), tpot);
         requests.put("prompt_tokens", tokens.tokensPrefill());
         requests.put("generated_tokens", tokens.tokensDecode() + tokens.requests());
@@ -104,7 +106,7 @@ public final class JsonLinesView implements SnapshotView {
                 sizes.put(TokenTotals.batchSizeLabel(bucket), tokens.batchSizes().get(bucket));
             }
         }
-        List<BackendTotals> backends = total ? s.totalBackends() : s.intervalBackends();
+        List<BackendTotals> backends = f.backends();
         ObjectNode computes = root.putObject("graph_computes");
         ObjectNode nodes = root.putObject("graph_nodes");
         ObjectNode busy = root.putObject("graph_busy_ms");
@@ -113,11 +115,11 @@ public final class JsonLinesView implements SnapshotView {
             nodes.put(backend.backend(), backend.nodes());
             busy.put(backend.backend(), round(backend.busyNs() / 1e6, 3));
         }
-        BackendTotals cpu = total ? s.totalCpuGraphs() : s.intervalCpuGraphs();
+        BackendTotals cpu = f.cpuGraphs();
         root.put("cpu_graph_computes", cpu.computes());
         root.put("cpu_graph_nodes", cpu.nodes());
         root.put("cpu_graph_busy_ms", round(cpu.busyNs() / 1e6, 3));
-        OperatorTotals operators = total ? s.totalOperators() : s.intervalOperators();
+        OperatorTotals operators = f.operators();
         root.put("op_graphs", operators.graphsAttributed());
         root.put("op_graphs_unattributed", operators.graphsUnattributed());
         ObjectNode ops = root.putObject("ops");
@@ -143,10 +145,10 @@ public final class JsonLinesView implements SnapshotView {
             node.put("cpu", thread.lastCpu());
             node.put("migrations", thread.migrations());
         }
-        SchedJson.put(root.putObject("sched"), s, total ? s.totalSched() : s.intervalSched(), spanNs);
+        SchedJson.put(root.putObject("sched"), s, f.sched(), spanNs);
         CountersJson.put(root, s);
         ObjectNode perBackend = root.putObject("backends");
-        for (dev.infertop.model.BackendBreakdown backend : dev.infertop.model.BackendBreakdown.of(s, total)) {
+        for (dev.infertop.model.BackendBreakdown backend : dev.infertop.model.BackendBreakdown.of(f)) {
             ObjectNode node = perBackend.putObject(backend.backend());
             node.put("graphs", backend.graphs());
             node.put("nodes", backend.nodes());

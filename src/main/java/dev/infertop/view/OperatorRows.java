@@ -15,11 +15,11 @@ public final class OperatorRows {
 
     /** The snapshot's span the rows cover: the interval, or the whole run for a final snapshot. */
     public static long spanNs(Snapshot s) {
-        return s.isFinal() ? s.runNs() : s.intervalNs();
+        return s.shown().spanNs();
     }
 
     public static List<OpTotals> of(Snapshot s, UiState ui) {
-        OperatorTotals operators = s.isFinal() ? s.totalOperators() : s.intervalOperators();
+        OperatorTotals operators = s.shown().operators();
         List<OpTotals> source = ui.rows == UiState.Rows.OPS ? operators.ops() : operators.tensorGroups();
         List<OpTotals> rows = new ArrayList<>();
         String pattern = ui.filter.toLowerCase(Locale.ROOT);

@@ -29,14 +29,14 @@ public final class RequestsPanel implements Panel {
         if (rows <= 0) {
             return;
         }
-        TokenTotals tokens = s.isFinal() ? s.totalTokens() : s.intervalTokens();
+        TokenTotals tokens = s.shown().tokens();
         List<SequenceStatus> sequences = tokens.sequences();
         List<Long> sizes = tokens.batchSizes();
         int histogramRows = 0;
         for (long count : sizes) {
             histogramRows += count > 0 ? 1 : 0;
         }
-        dev.infertop.model.SpeculativeTotals speculative = s.totalTokens().speculative();
+        dev.infertop.model.SpeculativeTotals speculative = s.total().tokens().speculative();
         int speculativeRows = speculative.seen() ? 1 : 0;
         int sequenceRows = Math.max(1, rows - 1 - speculativeRows - (histogramRows > 0 ? histogramRows + 1 : 0));
         theme.apply(g, Theme.Role.HEADING);
@@ -45,13 +45,13 @@ public final class RequestsPanel implements Panel {
         int row = 1;
         if (sequences.isEmpty()) {
             theme.apply(g, Theme.Role.DIM);
-            Cells.put(g, 0, row++, s.totalTokens().requests() > 0
+            Cells.put(g, 0, row++, s.total().tokens().requests() > 0
                     ? " no sequence decoded in the last 10 s"
                     : " no requests: batches without sequences (llama-bench), or the token layer is off", width);
         }
         for (int i = 0; i < sequences.size() && row < rows && i < sequenceRows; i++) {
             SequenceStatus q = sequences.get(i);
-            theme.apply(g, q.idleNs() > s.intervalNs() ? Theme.Role.DIM : Theme.Role.NORMAL);
+            theme.apply(g, q.idleNs() > s.interval().spanNs() ? Theme.Role.DIM : Theme.Role.NORMAL);
             Cells.put(g, 0, row++, String.format(Locale.ROOT, " %-14s %4d %-10s %7d %9d %9s %9s %7.1f",
                     String.format(Locale.ROOT, "0x%x", q.context()), q.seq(), q.generating() ? "generating" : "prompt",
                     q.promptTokens(), q.generatedTokens(), q.ttftNs() > 0 ? OperatorColumn.ms(q.ttftNs() / 1e6) : "-",

@@ -33,7 +33,7 @@ public final class SchedPanel implements Panel {
         if (rows <= 0) {
             return;
         }
-        SchedTotals sched = s.isFinal() ? s.totalSched() : s.intervalSched();
+        SchedTotals sched = s.shown().sched();
         long spanNs = OperatorRows.spanNs(s);
         List<Line> lines = new ArrayList<>();
         lines.add(new Line(Theme.Role.HEADING, heading(sched, spanNs)));
@@ -106,7 +106,7 @@ public final class SchedPanel implements Panel {
 
     /** The worst interferer for the header: "hog (777) ran 82% of the wait", or "" when none. */
     public static String worstLabel(Snapshot s) {
-        SchedTotals sched = s.isFinal() ? s.totalSched() : s.intervalSched();
+        SchedTotals sched = s.shown().sched();
         Interferer worst = sched.worstInterferer();
         if (worst == null) {
             return "";

@@ -28,15 +28,15 @@ public final class ThreadLanesPanel implements Panel {
 
     /** Rows this panel wants: a title and one per lane (or one saying why there is none). */
     public static int rowsWanted(Snapshot s) {
-        return 1 + Math.max(1, s.intervalOperators().lanes().size());
+        return 1 + Math.max(1, s.interval().operators().lanes().size());
     }
 
     @Override
     public void draw(TextGraphics g, Snapshot s, UiState ui) {
         int width = g.getSize().getColumns();
         int rows = g.getSize().getRows();
-        List<ThreadLane> lanes = s.intervalOperators().lanes();
-        List<ThreadTotals> threads = s.intervalOperators().threads();
+        List<ThreadLane> lanes = s.interval().operators().lanes();
+        List<ThreadTotals> threads = s.interval().operators().threads();
         int stripWidth = Math.max(0, width - STRIP_COLUMN);
         theme.apply(g, Theme.Role.HEADING);
         String seconds = lanes.isEmpty() ? "" : String.format(Locale.ROOT, " last %.1f s",

@@ -43,8 +43,8 @@ public final class UiState {
     public boolean moe;
     public double refreshSeconds = 1.0;
     public String status = "";
-    /** Set when the collector's final snapshot came: "exited", "stopped", "done". */
-    public String endState;
+    /** Set when the collector's final snapshot came: why the run ended (with --follow: waiting for the next). */
+    public dev.infertop.model.RunState endState;
     /** With --follow: the process name waited for once the target exited. */
     public String followName;
     public double selfCpuFraction = -1;
@@ -66,8 +66,8 @@ public final class UiState {
         }
         lastSequence = snapshot.sequence();
         int slot = historyCount % HISTORY;
-        prefillHistory[slot] = snapshot.intervalTokens().prefillTokensPerSecond();
-        decodeHistory[slot] = snapshot.intervalTokens().decodeTokensPerSecond();
+        prefillHistory[slot] = snapshot.interval().tokens().prefillTokensPerSecond();
+        decodeHistory[slot] = snapshot.interval().tokens().decodeTokensPerSecond();
         historyCount++;
     }
 

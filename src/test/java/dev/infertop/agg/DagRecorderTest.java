@@ -3,6 +3,7 @@ package dev.infertop.agg;
 import dev.infertop.event.NameTable;
 import dev.infertop.model.BackendNames;
 import dev.infertop.model.GraphNode;
+import dev.infertop.model.RunState;
 import dev.infertop.model.TargetInfo;
 import org.junit.jupiter.api.Test;
 
@@ -70,7 +71,7 @@ class DagRecorderTest {
     }
 
     private void publish() {
-        aggregator.snapshot(5_000, true, new TargetInfo(1, "llama-bench", null, List.of()), 0, List.of(), "done");
+        aggregator.snapshot(5_000, RunState.DONE, new TargetInfo(1, "llama-bench", null, List.of()), 0, List.of());
     }
 
     @Test

@@ -1,8 +1,11 @@
 package dev.infertop.agg;
 
-import dev.infertop.agg.FlightRecorder.Kind;
-import dev.infertop.agg.FlightRecorder.Slice;
 import dev.infertop.event.NameTable;
+import dev.infertop.history.CounterTimeline;
+import dev.infertop.history.FlightRecorder.Kind;
+import dev.infertop.history.FlightRecorder.Slice;
+import dev.infertop.history.FlightRecorder;
+import dev.infertop.history.SchedTimeline;
 import dev.infertop.model.CounterEvent;
 import org.junit.jupiter.api.Test;
 

@@ -1,8 +1,10 @@
 package dev.infertop.agg;
 
-import dev.infertop.agg.FlightRecorder.Kind;
-import dev.infertop.agg.FlightRecorder.Slice;
 import dev.infertop.event.NameTable;
+import dev.infertop.history.FlightRecorder.Kind;
+import dev.infertop.history.FlightRecorder.Slice;
+import dev.infertop.history.FlightRecorder;
+import dev.infertop.history.IntervalHistograms;
 import org.HdrHistogram.Histogram;
 import org.junit.jupiter.api.Test;
 

@@ -2,6 +2,8 @@ package dev.infertop.agg;
 
 import dev.infertop.event.EventLayout;
 import dev.infertop.event.NameTable;
+import dev.infertop.history.FlightRecorder;
+import dev.infertop.history.MoeTimeline;
 import org.junit.jupiter.api.Test;
 
 import java.lang.foreign.Arena;

@@ -6,6 +6,7 @@ import dev.infertop.event.RecordWriter;
 import dev.infertop.model.Layer;
 import dev.infertop.model.LayerStatus;
 import dev.infertop.model.Limits;
+import dev.infertop.model.RunState;
 import dev.infertop.model.Snapshot;
 import dev.infertop.model.TargetInfo;
 import dev.infertop.model.TensorGroup;
@@ -70,8 +71,8 @@ class NameBoundsTest {
             }
         }
         operators.finishLastGraph();
-        Snapshot snapshot = aggregator.snapshot(nowNs, true, new TargetInfo(1, "hostile", null, List.of()), 0,
-                List.of(new LayerStatus(Layer.OPERATOR, LayerStatus.State.ON, "", List.of())), "running");
+        Snapshot snapshot = aggregator.snapshot(nowNs, RunState.EXITED, new TargetInfo(1, "hostile", null, List.of()), 0,
+                List.of(new LayerStatus(Layer.OPERATOR, LayerStatus.State.ON, "", List.of())));
 
         Limits limits = snapshot.limits();
         int total = GRAPHS * NODES_PER_GRAPH;

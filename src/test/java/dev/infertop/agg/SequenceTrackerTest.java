@@ -3,6 +3,7 @@ package dev.infertop.agg;
 import dev.infertop.event.EventLayout;
 import dev.infertop.model.BackendNames;
 import dev.infertop.model.LayerStatus;
+import dev.infertop.model.RunState;
 import dev.infertop.model.Snapshot;
 import dev.infertop.model.TargetInfo;
 import dev.infertop.model.TokenTotals;
@@ -55,8 +56,8 @@ class SequenceTrackerTest {
     }
 
     private Snapshot snapshot() {
-        return aggregator.snapshot(clockNs, false, new TargetInfo(1, "llama-server", null, List.of()), 0,
-                List.<LayerStatus>of(), "running");
+        return aggregator.snapshot(clockNs, RunState.RUNNING, new TargetInfo(1, "llama-server", null, List.of()), 0,
+                List.<LayerStatus>of());
     }
 
     @Test
@@ -69,7 +70,7 @@ class SequenceTrackerTest {
         call(2_000_000, t(0, 5, true), t(1, 3, true));
         call(2_000_000, t(0, 6, true), t(1, 4, true));
         Snapshot s = snapshot();
-        TokenTotals tokens = s.totalTokens();
+        TokenTotals tokens = s.total().tokens();
         assertEquals(3, tokens.decodeCalls());
         assertEquals(1, tokens.prefillCalls());
         assertEquals(2, tokens.decodeStepCalls());
@@ -81,17 +82,17 @@ class SequenceTrackerTest {
         assertEquals(4_000_000, tokens.decodeBusyNs());
         assertEquals(1000.0, tokens.decodeTokensPerSecond(), 1e-9, "4 tokens in 4 ms of decode calls");
         // TTFT: the prompt call's 4 ms for both; TPOT: 1 ms between calls + the 2 ms step, per request.
-        assertEquals(2, s.totalTtft().count());
-        assertEquals(4.0, s.totalTtft().p50Ms(), 0.01);
-        assertEquals(4, s.totalTpot().count());
-        assertEquals(3.0, s.totalTpot().p50Ms(), 0.01);
+        assertEquals(2, s.total().ttft().count());
+        assertEquals(4.0, s.total().ttft().p50Ms(), 0.01);
+        assertEquals(4, s.total().tpot().count());
+        assertEquals(3.0, s.total().tpot().p50Ms(), 0.01);
         var json = dev.infertop.view.JsonLinesView.toJsonNode(s, true);
         assertEquals("{\"2\":2,\"5-8\":1}", json.path("batch_sizes").toString(), "calls by tokens per call");
         assertEquals(2, json.path("requests").path("count").asLong());
         assertEquals(2 + 4, json.path("requests").path("generated_tokens").asLong(), "first outputs + decoded");
-        assertEquals(2, s.intervalTokens().sequences().size());
-        assertEquals(List.of(5L, 3L), s.intervalTokens().sequences().stream().map(q -> q.promptTokens()).toList());
-        assertEquals(List.of(2L, 2L), s.intervalTokens().sequences().stream().map(q -> q.generatedTokens()).toList());
+        assertEquals(2, s.interval().tokens().sequences().size());
+        assertEquals(List.of(5L, 3L), s.interval().tokens().sequences().stream().map(q -> q.promptTokens()).toList());
+        assertEquals(List.of(2L, 2L), s.interval().tokens().sequences().stream().map(q -> q.generatedTokens()).toList());
     }
 
     @Test
@@ -104,7 +105,7 @@ class SequenceTrackerTest {
         call(1_000_000, t(1, 0, true));
         call(4_000_000, t(0, 0, false), t(0, 1, false), t(0, 2, true), t(1, 1, true));
         Snapshot s = snapshot();
-        TokenTotals tokens = s.totalTokens();
+        TokenTotals tokens = s.total().tokens();
         assertEquals(2 + 1 + 3, tokens.tokensPrefill());
         assertEquals(1 + 1, tokens.tokensDecode());
         assertEquals(3, tokens.requests(), "slot 0 twice, slot 1 once");
@@ -118,7 +119,7 @@ class SequenceTrackerTest {
         call(1_000_000, t(0, 0, false), t(0, 1, true));
         call(1_000_000, t(0, 2, true));
         call(1_000_000, t(0, 3, false), t(0, 4, false), t(0, 5, true)); // the user's next message, same sequence
-        TokenTotals tokens = snapshot().totalTokens();
+        TokenTotals tokens = snapshot().total().tokens();
         assertEquals(5, tokens.tokensPrefill());
         assertEquals(1, tokens.tokensDecode());
         assertEquals(2, tokens.requests());
@@ -128,7 +129,7 @@ class SequenceTrackerTest {
     void aBatchThatDoesNotFitIsCountedBySizeAndSaidSo() {
         aggregator.start(clockNs);
         call(1_000_000, new Tok(0, 0, 0), new Tok(0, 1, 7)); // a logits flag of 7: not llama_batch's layout
-        TokenTotals tokens = snapshot().totalTokens();
+        TokenTotals tokens = snapshot().total().tokens();
         assertEquals(1, tokens.batchesUnread());
         assertEquals(2, tokens.tokensPrefill(), "two tokens in one call: prefill, as without batches");
         assertEquals(0, tokens.requests());
@@ -181,7 +182,7 @@ class SequenceTrackerTest {
         mirror(verify);
         aggregator.onSequenceRemove(7, clockNs, 0xabc, 0, 10, -1); // none kept
         Snapshot s = snapshot();
-        TokenTotals tokens = s.totalTokens();
+        TokenTotals tokens = s.total().tokens();
         var spec = tokens.speculative();
         assertEquals(3, tokens.decodeCalls(), "the target's calls only: the prompt and two verifications");
         assertEquals(5, tokens.tokensPrefill());
@@ -196,9 +197,9 @@ class SequenceTrackerTest {
         assertEquals(5 + 3 + 4 + 3 + 4, spec.draftTokensDecoded());
         // Generated tokens kept: the sampled token and 3 drafts, then the sampled token alone.
         assertEquals(5, tokens.tokensDecode());
-        assertEquals(1, s.totalTtft().count());
+        assertEquals(1, s.total().ttft().count());
         // TPOT: the first step made 4 tokens, the second 1: one sample per token.
-        assertEquals(5, s.totalTpot().count());
+        assertEquals(5, s.total().tpot().count());
     }
 
     /** Without a probed seq_rm, a verification is settled by where its sequence goes on, or left unresolved. */
@@ -209,7 +210,7 @@ class SequenceTrackerTest {
         call(2_000_000, run(2, 5, 1)); // verifies 3 drafts
         call(2_000_000, run(4, 7, 1)); // goes on at 4: 1 draft kept
         call(2_000_000, t(0, 0, false), t(0, 1, true)); // a new request: the last verification is unknown
-        TokenTotals tokens = snapshot().totalTokens();
+        TokenTotals tokens = snapshot().total().tokens();
         var spec = tokens.speculative();
         assertEquals(2, spec.verifySteps());
         assertEquals(6, spec.draftTokens());
@@ -228,7 +229,7 @@ class SequenceTrackerTest {
         call(DRAFT, 2_000_000, t(0, 0, false), t(0, 1, false), t(0, 2, true));
         call(1_000_000, t(0, 2, true));
         call(DRAFT, 1_000_000, t(0, 3, true));
-        TokenTotals tokens = snapshot().totalTokens();
+        TokenTotals tokens = snapshot().total().tokens();
         assertEquals(4, tokens.decodeCalls());
         assertEquals(5, tokens.tokensPrefill());
         assertEquals(2, tokens.tokensDecode());

@@ -2,6 +2,7 @@ package dev.infertop.agg;
 
 import dev.infertop.model.BackendNames;
 import dev.infertop.model.BackendTotals;
+import dev.infertop.model.RunState;
 import dev.infertop.model.Snapshot;
 import dev.infertop.model.TargetInfo;
 import org.junit.jupiter.api.Test;
@@ -28,9 +29,9 @@ class TraceAggregatorTest {
             long start = (20 + 5L * i) * MS;
             aggregator.onDecode(1, start, start + 2 * MS, 0xc0, 1, 0);
         }
-        Snapshot snapshot = aggregator.snapshot(1000 * MS, false, TARGET, 0, List.of(), "running");
+        Snapshot snapshot = aggregator.snapshot(1000 * MS, RunState.RUNNING, TARGET, 0, List.of());
 
-        var tokens = snapshot.intervalTokens();
+        var tokens = snapshot.interval().tokens();
         assertEquals(5, tokens.decodeCalls());
         assertEquals(1, tokens.prefillCalls());
         assertEquals(4, tokens.decodeStepCalls());
@@ -38,30 +39,30 @@ class TraceAggregatorTest {
         assertEquals(4, tokens.tokensDecode());
         assertEquals(6400.0, tokens.prefillTokensPerSecond(), 1e-9); // 64 tokens / 10 ms
         assertEquals(500.0, tokens.decodeTokensPerSecond(), 1e-9);   // 4 tokens / 8 ms
-        assertEquals(4.0, tokens.decodeThroughputPerSecond(snapshot.intervalNs()), 1e-9); // 4 tokens / 1 s wall
+        assertEquals(4.0, tokens.decodeThroughputPerSecond(snapshot.interval().spanNs()), 1e-9); // 4 tokens / 1 s wall
         assertEquals(1, tokens.contexts());
-        assertEquals(1, snapshot.intervalTtft().count());
-        assertEquals(10.0, snapshot.intervalTtft().p50Ms(), 0.01);
-        assertEquals(4, snapshot.intervalTpot().count());
-        assertEquals(2.0, snapshot.intervalTpot().p99Ms(), 0.01);
+        assertEquals(1, snapshot.interval().ttft().count());
+        assertEquals(10.0, snapshot.interval().ttft().p50Ms(), 0.01);
+        assertEquals(4, snapshot.interval().tpot().count());
+        assertEquals(2.0, snapshot.interval().tpot().p99Ms(), 0.01);
     }
 
     @Test
     void intervalsResetWhileTotalsAccumulate() {
         aggregator.start(0);
         aggregator.onDecode(1, 0, MS, 0xc0, 1, 0);
-        aggregator.snapshot(1000 * MS, false, TARGET, 0, List.of(), "running");
+        aggregator.snapshot(1000 * MS, RunState.RUNNING, TARGET, 0, List.of());
         aggregator.onDecode(1, 1000 * MS, 1003 * MS, 0xc1, 1, -1);
-        Snapshot second = aggregator.snapshot(2000 * MS, true, TARGET, 7, List.of(), "exited");
+        Snapshot second = aggregator.snapshot(2000 * MS, RunState.EXITED, TARGET, 7, List.of());
 
-        assertEquals(1, second.intervalTokens().decodeCalls());
-        assertEquals(1, second.intervalTokens().failedCalls());
-        assertEquals(2, second.totalTokens().decodeCalls());
-        assertEquals(2, second.totalTokens().contexts());
-        assertEquals(2, second.totalTpot().count());
-        assertEquals(3.0, second.totalTpot().maxMs(), 0.01);
-        assertEquals(2000 * MS, second.runNs());
-        assertEquals(1000 * MS, second.intervalNs());
+        assertEquals(1, second.interval().tokens().decodeCalls());
+        assertEquals(1, second.interval().tokens().failedCalls());
+        assertEquals(2, second.total().tokens().decodeCalls());
+        assertEquals(2, second.total().tokens().contexts());
+        assertEquals(2, second.total().tpot().count());
+        assertEquals(3.0, second.total().tpot().maxMs(), 0.01);
+        assertEquals(2000 * MS, second.total().spanNs());
+        assertEquals(1000 * MS, second.interval().spanNs());
         assertEquals(7, second.lostEvents());
     }
 
@@ -72,13 +73,13 @@ class TraceAggregatorTest {
         aggregator.onGraphCompute(1, 5 * MS, 9 * MS, 0xb0, CPU_HIGH, CPU_LOW, 620, 0);
         aggregator.onGraphCompute(1, 10 * MS, 11 * MS, 0xb1, 1, 2, 5, 0);
         aggregator.onCpuGraphCompute(1, 0, 3 * MS, 0xa0, 620, 0);
-        Snapshot snapshot = aggregator.snapshot(100 * MS, false, TARGET, 0, List.of(), "running");
+        Snapshot snapshot = aggregator.snapshot(100 * MS, RunState.RUNNING, TARGET, 0, List.of());
 
-        BackendTotals cpu = snapshot.intervalBackends().get(0);
+        BackendTotals cpu = snapshot.interval().backends().get(0);
         assertEquals(new BackendTotals("CPU", 2, 1240, 8 * MS), cpu);
-        assertEquals(0.08, cpu.busyFraction(snapshot.intervalNs()), 1e-12);
-        assertEquals("guid:00000000000000010000000000000002", snapshot.intervalBackends().get(1).backend());
-        assertEquals(1, snapshot.intervalCpuGraphs().computes());
-        assertEquals(620, snapshot.intervalCpuGraphs().nodes());
+        assertEquals(0.08, cpu.busyFraction(snapshot.interval().spanNs()), 1e-12);
+        assertEquals("guid:00000000000000010000000000000002", snapshot.interval().backends().get(1).backend());
+        assertEquals(1, snapshot.interval().cpuGraphs().computes());
+        assertEquals(620, snapshot.interval().cpuGraphs().nodes());
     }
 }

@@ -4,6 +4,7 @@ import dev.infertop.agg.Collector;
 import dev.infertop.bpf.RecordSource;
 import dev.infertop.bpf.RingBufferReader;
 import dev.infertop.model.BackendNames;
+import dev.infertop.model.RunState;
 import dev.infertop.model.Snapshot;
 import dev.infertop.model.TargetInfo;
 import dev.infertop.target.layout.CalibratedLayout;
@@ -60,18 +61,18 @@ class CollectorWarmupTest {
         try (SyntheticDecodeStream stream = new SyntheticDecodeStream(pipeline.decoder(), layout,
                 backends.guidOf("CPU"), System.nanoTime())) {
             CollectorWarmup warmup = new CollectorWarmup(stream, new TargetInfo(1, "held", null, List.of()), List.of());
-            String state = new Collector(EMPTY_RING, pipeline.aggregator(), pipeline.decoder(), () -> 0, shown::add,
+            RunState state = new Collector(EMPTY_RING, pipeline.aggregator(), pipeline.decoder(), () -> 0, shown::add,
                     warmup).run(CollectorWarmup.TICK_NS, CollectorWarmup.TICKS);
-            assertEquals("done", state);
+            assertEquals(RunState.DONE, state);
             calls = stream.calls();
         }
         assertEquals(CollectorWarmup.TICKS + 1, shown.size(), "every tick, then the final snapshot");
         Snapshot last = shown.getLast();
         assertTrue(last.isFinal());
         assertTrue(calls > CollectorWarmup.TICKS, "calls handed over after each drain: " + calls);
-        assertEquals(calls, last.totalTokens().decodeCalls(), "every call decoded and counted");
-        assertEquals(calls, last.totalOperators().graphsAttributed(), "the final snapshot finishes the last graph");
-        assertEquals(0, last.totalOperators().graphsUnattributed());
+        assertEquals(calls, last.total().tokens().decodeCalls(), "every call decoded and counted");
+        assertEquals(calls, last.total().operators().graphsAttributed(), "the final snapshot finishes the last graph");
+        assertEquals(0, last.total().operators().graphsUnattributed());
         assertEquals(0, pipeline.decoder().malformedRecords());
     }
 
@@ -112,14 +113,14 @@ class CollectorWarmupTest {
         List<Snapshot> shown = new java.util.concurrent.CopyOnWriteArrayList<>();
         Collector collector = new Collector(ring, pipeline.aggregator(), pipeline.decoder(), () -> 0, shown::add,
                 session);
-        java.util.concurrent.CompletableFuture<String> run =
+        java.util.concurrent.CompletableFuture<RunState> run =
                 java.util.concurrent.CompletableFuture.supplyAsync(() -> collector.run(60_000_000_000L, 0));
         while (waits.get() == 0) {
             Thread.sleep(5); // the collector is waiting now
         }
         long stopNs = System.nanoTime();
         collector.requestStop();
-        assertEquals("stopped", run.get(10, java.util.concurrent.TimeUnit.SECONDS));
+        assertEquals(RunState.STOPPED, run.get(10, java.util.concurrent.TimeUnit.SECONDS));
         assertTrue(System.nanoTime() - stopNs < 2_000_000_000L, "stopped within 2 s, not at the wait's end");
         assertTrue(shown.getLast().isFinal());
     }

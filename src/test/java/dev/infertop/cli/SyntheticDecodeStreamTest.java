@@ -2,6 +2,7 @@ package dev.infertop.cli;
 
 import dev.infertop.model.BackendNames;
 import dev.infertop.model.OpTotals;
+import dev.infertop.model.RunState;
 import dev.infertop.model.Snapshot;
 import dev.infertop.model.TargetInfo;
 import dev.infertop.target.layout.CalibratedLayout;
@@ -54,8 +55,8 @@ class SyntheticDecodeStreamTest {
                 for (int call = 0; call < CALLS_PER_TICK; call++) {
                     stream.nextCall();
                 }
-                last = pipeline.aggregator().snapshot(stream.nowNs(), false,
-                        new TargetInfo(1, "warm-up", null, List.of()), 0, List.of(), "running");
+                last = pipeline.aggregator().snapshot(stream.nowNs(), RunState.RUNNING,
+                        new TargetInfo(1, "warm-up", null, List.of()), 0, List.of());
                 shown.add(last);
             }
         }
@@ -70,13 +71,13 @@ class SyntheticDecodeStreamTest {
         Snapshot last = run.last();
         int calls = TICKS * CALLS_PER_TICK;
         int prefills = (calls + SyntheticDecodeStream.PREFILL_EVERY - 1) / SyntheticDecodeStream.PREFILL_EVERY;
-        assertEquals(calls - prefills, last.totalTokens().tokensDecode());
-        assertEquals(prefills, last.totalTokens().prefillCalls());
-        assertEquals(calls, last.totalCpuGraphs().computes());
+        assertEquals(calls - prefills, last.total().tokens().tokensDecode());
+        assertEquals(prefills, last.total().tokens().prefillCalls());
+        assertEquals(calls, last.total().cpuGraphs().computes());
         // A graph is finished when the next begins: all but the last one are counted, none unattributed.
-        assertEquals(calls - 1, last.totalOperators().graphsAttributed());
-        assertEquals(0, last.totalOperators().graphsUnattributed());
-        Map<String, OpTotals> ops = last.totalOperators().ops().stream()
+        assertEquals(calls - 1, last.total().operators().graphsAttributed());
+        assertEquals(0, last.total().operators().graphsUnattributed());
+        Map<String, OpTotals> ops = last.total().operators().ops().stream()
                 .collect(Collectors.toMap(OpTotals::op, Function.identity()));
         // 3 layers × 9 (q, k, v, kq, kqv, out, gate, up, down) + the output: 28 MUL_MATs a graph; a fused
         // RMS_NORM+MUL per norm: 2 a layer + the last.
@@ -85,14 +86,14 @@ class SyntheticDecodeStreamTest {
         assertEquals(7L * (calls - 1), ops.get("RMS_NORM+MUL").groups());
         assertEquals(2 * 7L * (calls - 1), ops.get("RMS_NORM+MUL").nodes());
         assertTrue(ops.get("MUL_MAT").workNs() > 0 && ops.get("MUL_MAT").waitNs() > 0, "work and barrier wait");
-        assertEquals(2, last.totalOperators().threads().size(), "two worker threads");
+        assertEquals(2, last.total().operators().threads().size(), "two worker threads");
     }
 
     @Test
     void aReleaseWithoutGluStillAttributesEveryGraph() {
         Run run = run(layout(OPS.subList(0, OPS.size() - 1)));
-        assertEquals(0, run.last().totalOperators().graphsUnattributed());
-        assertTrue(run.last().totalOperators().ops().stream().anyMatch(op -> op.op().equals("SILU")),
+        assertEquals(0, run.last().total().operators().graphsUnattributed());
+        assertTrue(run.last().total().operators().ops().stream().anyMatch(op -> op.op().equals("SILU")),
                 "UNARY nodes are named by their unary op");
     }
 
@@ -100,7 +101,7 @@ class SyntheticDecodeStreamTest {
     void withoutTheOperatorLayerOnlyTokensAndGraphsFlow() {
         Run run = run(null);
         assertEquals(0, run.malformed());
-        assertTrue(run.last().totalTokens().tokensDecode() > 0);
-        assertEquals(0, run.last().totalOperators().graphsAttributed());
+        assertTrue(run.last().total().tokens().tokensDecode() > 0);
+        assertEquals(0, run.last().total().operators().graphsAttributed());
     }
 }

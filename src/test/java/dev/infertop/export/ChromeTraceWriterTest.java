@@ -1,8 +1,8 @@
 package dev.infertop.export;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.infertop.agg.FlightRecorder;
-import dev.infertop.agg.FlightRecorder.Kind;
+import dev.infertop.history.FlightRecorder.Kind;
+import dev.infertop.history.FlightRecorder;
 import org.junit.jupiter.api.Test;
 
 import java.io.ByteArrayOutputStream;

@@ -1,6 +1,6 @@
 package dev.infertop.export;
 
-import dev.infertop.agg.IntervalHistograms;
+import dev.infertop.history.IntervalHistograms;
 import org.HdrHistogram.EncodableHistogram;
 import org.HdrHistogram.Histogram;
 import org.HdrHistogram.HistogramLogReader;

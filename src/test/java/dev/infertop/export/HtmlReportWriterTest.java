@@ -55,7 +55,7 @@ class HtmlReportWriterTest {
         var content = SnapshotFixtures.content();
         var empty = new SnapshotContent(dev.infertop.view.Fixtures.snapshot(
                 dev.infertop.model.LayerStatus.State.OFF),
-                dev.infertop.agg.FlightRecorder.Window.empty(0, 1), content.tensorNames(),
+                dev.infertop.history.FlightRecorder.Window.empty(0, 1), content.tensorNames(),
                 java.util.Map.of(), List.of(), "test", 0, "v", java.util.Map.of(), null);
         assertNull(HtmlReportWriter.opTimePerToken(empty));
         assertNull(HtmlReportWriter.threadBalance(empty));

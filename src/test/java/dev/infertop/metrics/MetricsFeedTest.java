@@ -1,6 +1,7 @@
 package dev.infertop.metrics;
 
 import dev.infertop.model.LayerStatus;
+import dev.infertop.model.RunState;
 import dev.infertop.model.Snapshot;
 import dev.infertop.model.TokenTotals;
 import dev.infertop.view.Fixtures;
@@ -21,22 +22,19 @@ class MetricsFeedTest {
     private static Snapshot withDecodeTokens(long tokens, int pid) {
         Snapshot s = Fixtures.snapshot(LayerStatus.State.ON);
         TokenTotals total = new TokenTotals(tokens, 0, tokens, 0, 0, tokens, 0, 0, 1);
-        return new Snapshot(s.sequence(), false, new dev.infertop.model.TargetInfo(pid, "llama-server", null, List.of()),
-                s.intervalNs(), s.runNs(), s.intervalTokens(), total, s.intervalTtft(), s.totalTtft(),
-                s.intervalTpot(), s.totalTpot(), s.intervalBackends(), s.totalBackends(), s.intervalCpuGraphs(),
-                s.totalCpuGraphs(), s.intervalOperators(), s.totalOperators(), 0, s.layers(), "running",
-                s.intervalSched(), s.totalSched(), s.intervalCounters(), s.totalCounters(), s.intervalBackendOps(),
-                s.totalBackendOps(), s.moe());
+        return new Snapshot(s.sequence(), RunState.RUNNING,
+                new dev.infertop.model.TargetInfo(pid, "llama-server", null, List.of()), s.interval(),
+                s.total().withTokens(total), 0, s.layers(), s.moe());
     }
 
     @Test
     void publishesEachTickBeforeTheViewAndPassesTheSnapshotOn() {
         List<String> order = new ArrayList<>();
         AtomicReference<MetricsFrame> published = new AtomicReference<>();
-        SnapshotView view = snapshot -> order.add("view " + snapshot.totalTokens().tokensDecode());
+        SnapshotView view = snapshot -> order.add("view " + snapshot.total().tokens().tokensDecode());
         Histogram tpot = new Histogram(3);
         MetricsFeed feed = new MetricsFeed(view, frame -> {
-            order.add("frame " + frame.snapshot().totalTokens().tokensDecode());
+            order.add("frame " + frame.snapshot().total().tokens().tokensDecode());
             published.set(frame);
         }, reader -> reader.accept("tpot", tpot), 1000, text -> { });
         tpot.recordValue(14_000_000);

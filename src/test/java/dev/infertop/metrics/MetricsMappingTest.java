@@ -2,6 +2,7 @@ package dev.infertop.metrics;
 
 import dev.infertop.model.LayerStatus;
 import dev.infertop.model.MoeTotals;
+import dev.infertop.model.RunState;
 import dev.infertop.model.Snapshot;
 import dev.infertop.model.TargetInfo;
 import dev.infertop.view.Fixtures;
@@ -111,14 +112,9 @@ class MetricsMappingTest {
     @Test
     void targetInfoCarriesSanitisedIdentity() throws IOException {
         Snapshot snapshot = Fixtures.snapshot(LayerStatus.State.ON);
-        Snapshot hostile = new Snapshot(snapshot.sequence(), false,
-                new TargetInfo(4242, "llama\u001b]0;pwned\u0007", "/m/x\n.gguf", List.of()), snapshot.intervalNs(),
-                snapshot.runNs(), snapshot.intervalTokens(), snapshot.totalTokens(), snapshot.intervalTtft(),
-                snapshot.totalTtft(), snapshot.intervalTpot(), snapshot.totalTpot(), snapshot.intervalBackends(),
-                snapshot.totalBackends(), snapshot.intervalCpuGraphs(), snapshot.totalCpuGraphs(),
-                snapshot.intervalOperators(), snapshot.totalOperators(), 3, snapshot.layers(), "exited",
-                snapshot.intervalSched(), snapshot.totalSched(), snapshot.intervalCounters(),
-                snapshot.totalCounters(), snapshot.intervalBackendOps(), snapshot.totalBackendOps(), snapshot.moe());
+        Snapshot hostile = new Snapshot(snapshot.sequence(), RunState.EXITED,
+                new TargetInfo(4242, "llama\u001b]0;pwned\u0007", "/m/x\n.gguf", List.of()), snapshot.interval(),
+                snapshot.total(), 3, snapshot.layers(), snapshot.moe());
         String text = openMetrics(frame(hostile));
         // The writer escapes the backslash of each \xNN once more, as the format wants; Prometheus reads \x1b.
         assertLine(text, "infertop_target_info{command=\"llama\\\\x1b]0;pwned\\\\x07\",llama_cpp_build=\"7c3dfb36\","

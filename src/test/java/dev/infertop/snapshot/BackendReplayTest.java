@@ -24,23 +24,19 @@ class BackendReplayTest {
     void replayRebuildsOtherBackendsOpsFromTheSummary() throws Exception {
         SnapshotContent base = SnapshotFixtures.content();
         Snapshot s = base.last();
-        List<BackendTotals> backends = new ArrayList<>(s.totalBackends());
+        List<BackendTotals> backends = new ArrayList<>(s.total().backends());
         backends.add(new BackendTotals("BLAS", 12, 48, 6_500_000));
         List<BackendOps> ops = List.of(new BackendOps("BLAS", 12, 6_500_000, List.of(
                 new BackendOps.Op("MUL_MAT", 36, 6_250_000, true), new BackendOps.Op("VIEW", 12, 0, false))));
-        Snapshot withBlas = new Snapshot(s.sequence(), s.isFinal(), s.target(), s.intervalNs(), s.runNs(),
-                s.intervalTokens(), s.totalTokens(), s.intervalTtft(), s.totalTtft(), s.intervalTpot(), s.totalTpot(),
-                backends, backends, s.intervalCpuGraphs(), s.totalCpuGraphs(), s.intervalOperators(),
-                s.totalOperators(), s.lostEvents(), s.layers(), s.targetState(), s.intervalSched(), s.totalSched(),
-                s.intervalCounters(), s.totalCounters(), ops, ops, s.moe());
+        Snapshot withBlas = s.withFigures(f -> f.withBackends(backends, ops));
         SnapshotContent content = new SnapshotContent(withBlas, base.window(), base.tensorNames(), base.histograms(),
                 base.ticks(), base.trigger(), base.createdEpochMs(), base.infertopVersion(), base.threadNames(), null);
         Path dir = temp.resolve("snap");
         SnapshotDirectoryWriter.write(dir, content);
         Snapshot replayed = SummarySnapshot.of(SnapshotDirectory.open(dir));
-        assertEquals(ops, replayed.totalBackendOps());
-        assertEquals(ops, replayed.intervalBackendOps());
-        BackendBreakdown blas = BackendBreakdown.of(replayed, true).stream().filter(b -> b.backend().equals("BLAS"))
+        assertEquals(ops, replayed.total().backendOps());
+        assertEquals(ops, replayed.interval().backendOps());
+        BackendBreakdown blas = BackendBreakdown.of(replayed.total()).stream().filter(b -> b.backend().equals("BLAS"))
                 .findFirst().orElseThrow();
         assertEquals(new BackendBreakdown("BLAS", 12, 48, 6_500_000, ops.getFirst().ops()), blas);
     }

@@ -62,8 +62,8 @@ class DeepLayerSnapshotTest {
                 List.of()));
         layers.add(counters);
         SchedTotals schedTotals = sched == LayerStatus.State.ON ? Fixtures.sched() : SchedTotals.EMPTY;
-        Snapshot last = base.last().withLayers(layers).withSched(schedTotals, schedTotals)
-                .withCounters(totals, totals);
+        Snapshot last = base.last().withLayers(layers)
+                .withFigures(f -> f.withSched(schedTotals).withCounters(totals));
         return new SnapshotContent(last, base.window(), base.tensorNames(), base.histograms(), base.ticks(),
                 base.trigger(), base.createdEpochMs(), base.infertopVersion(), java.util.Map.of(101, "llama-bench"), null);
     }
@@ -172,9 +172,9 @@ class DeepLayerSnapshotTest {
         SchedTotals expected = Fixtures.sched();
         // the summary keeps one record count (off + culprit records)
         assertEquals(new SchedTotals(expected.threads(), expected.ops(), expected.interferers(), 1300, 0, 20_000),
-                s.totalSched());
-        assertEquals(s.totalSched(), s.intervalSched());
-        assertEquals(hardware(), s.totalCounters());
+                s.total().sched());
+        assertEquals(s.total().sched(), s.interval().sched());
+        assertEquals(hardware(), s.total().counters());
     }
 
     @Test
@@ -182,7 +182,7 @@ class DeepLayerSnapshotTest {
         Snapshot s = SummarySnapshot.of(saved(recorded()));
         UiState ui = new UiState();
         ui.record(s);
-        ui.endState = s.targetState();
+        ui.endState = s.state();
         ui.schedPanel = true;
         DefaultVirtualTerminal terminal = render(s, ui);
         String screen = Fixtures.screen(terminal);

@@ -214,7 +214,7 @@ class MoeSnapshotTest {
     private static List<String> moePanel(Snapshot s) throws Exception {
         UiState ui = new UiState();
         ui.record(s);
-        ui.endState = s.targetState();
+        ui.endState = s.state();
         ui.moe = true;
         DefaultVirtualTerminal terminal = new DefaultVirtualTerminal(new TerminalSize(120, 40));
         TerminalScreen screen = new TerminalScreen(terminal);

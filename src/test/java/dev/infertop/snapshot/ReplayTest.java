@@ -38,17 +38,17 @@ class ReplayTest {
         JsonNode summary = directory.summary();
         Snapshot s = SummarySnapshot.of(directory);
         assertTrue(s.isFinal());
-        assertEquals("replay", s.targetState());
+        assertEquals("replay", s.state().text());
         assertEquals(4242, s.target().pid());
-        assertEquals(3, s.totalTokens().tokensDecode());
-        assertEquals(summary.path("decode_tokens_per_s").asDouble(), s.totalTokens().decodeTokensPerSecond(), 0.005);
-        assertEquals(summary.path("tpot_ms").path("p50").asDouble(), s.totalTpot().p50Ms());
-        OpTotals mulMat = s.totalOperators().ops().stream().filter(o -> o.op().equals("MUL_MAT")).findFirst()
+        assertEquals(3, s.total().tokens().tokensDecode());
+        assertEquals(summary.path("decode_tokens_per_s").asDouble(), s.total().tokens().decodeTokensPerSecond(), 0.005);
+        assertEquals(summary.path("tpot_ms").path("p50").asDouble(), s.total().tpot().p50Ms());
+        OpTotals mulMat = s.total().operators().ops().stream().filter(o -> o.op().equals("MUL_MAT")).findFirst()
                 .orElseThrow();
         assertEquals(4, mulMat.groups());
         assertEquals(summary.path("ops").path("MUL_MAT").path("p99_ms").asDouble(), mulMat.wall().p99Ms());
         assertEquals(10, mulMat.distribution().size(), "the latency plot comes from the hlog");
-        assertEquals(2, s.totalOperators().threads().size());
+        assertEquals(2, s.total().operators().threads().size());
     }
 
     @Test
@@ -59,7 +59,7 @@ class ReplayTest {
         screen.startScreen();
         UiState ui = new UiState();
         ui.record(s);
-        ui.endState = s.targetState();
+        ui.endState = s.state();
         new MonitorScreen(Theme.MONOCHROME, List.of("1", "2", "3"), List.of(new HelpPanel.Entry(List.of("q"), "quit")),
                 "h help  q quit").draw(screen.newTextGraphics(), s, ui);
         screen.refresh(Screen.RefreshType.COMPLETE);
@@ -68,7 +68,7 @@ class ReplayTest {
         assertTrue(text.contains("replay"), text);
         assertTrue(Fixtures.find(terminal, "MUL_MAT") >= 0, text);
         assertTrue(Fixtures.find(terminal, "RMS_NORM+MUL") >= 0, text);
-        assertTrue(text.contains(String.format(Locale.ROOT, "%.0f", s.totalTokens().decodeTokensPerSecond())), text);
+        assertTrue(text.contains(String.format(Locale.ROOT, "%.0f", s.total().tokens().decodeTokensPerSecond())), text);
         // lanes from trace.json: both threads, each last on ADD (the last group of the last graph)
         int lane7 = Fixtures.find(terminal, "      7 ");
         assertTrue(lane7 >= 0 && Fixtures.row(terminal, lane7).contains("ADD"), text);

@@ -8,6 +8,7 @@ import dev.infertop.export.SnapshotContent;
 import dev.infertop.model.BackendNames;
 import dev.infertop.model.Layer;
 import dev.infertop.model.LayerStatus;
+import dev.infertop.model.RunState;
 import dev.infertop.model.Snapshot;
 import dev.infertop.model.TargetInfo;
 import dev.infertop.view.SnapshotView;
@@ -95,10 +96,10 @@ public final class SnapshotFixtures {
             aggregator.onDecode(7, callStart, callEnd, 0x5000, nTokens, 0);
             t = callEnd + 50_000_000L;
             if (call == 1 || call == 2) {
-                taker.show(aggregator.snapshot(t, false, target(), 0, layers(), "running"));
+                taker.show(aggregator.snapshot(t, RunState.RUNNING, target(), 0, layers()));
             }
         }
-        taker.show(aggregator.snapshot(t + 1_000, true, target(), 0, layers(), "exited"));
+        taker.show(aggregator.snapshot(t + 1_000, RunState.EXITED, target(), 0, layers()));
         taker.finish(30_000); // as the session does once its probes are detached
         return new Run(aggregator, taker, shown, notices, names, start);
     }

@@ -3,6 +3,7 @@ package dev.infertop.snapshot;
 import dev.infertop.agg.TraceAggregator;
 import dev.infertop.event.NameTable;
 import dev.infertop.model.BackendNames;
+import dev.infertop.model.RunState;
 import dev.infertop.model.Snapshot;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -32,8 +33,8 @@ class SnapshotTakerTest {
     }
 
     private Snapshot tick(boolean isFinal) {
-        return aggregator.snapshot(System.nanoTime(), isFinal, SnapshotFixtures.target(), 0,
-                SnapshotFixtures.layers(), isFinal ? "exited" : "running");
+        return aggregator.snapshot(System.nanoTime(), isFinal ? RunState.EXITED : RunState.RUNNING, SnapshotFixtures.target(), 0,
+                SnapshotFixtures.layers());
     }
 
     @Test
@@ -82,9 +83,9 @@ class SnapshotTakerTest {
     @Test
     void threadsAreNamedByTheirComm() throws Exception {
         int pid = (int) ProcessHandle.current().pid();
-        var recorder = new dev.infertop.agg.FlightRecorder(8, 1_000_000_000L);
-        recorder.record(dev.infertop.agg.FlightRecorder.Kind.OP, pid, 0, 10, recorder.label("ADD"), -1, 1);
-        recorder.record(dev.infertop.agg.FlightRecorder.Kind.OP, Integer.MAX_VALUE, 0, 10, 0, -1, 1); // no such thread
+        var recorder = new dev.infertop.history.FlightRecorder(8, 1_000_000_000L);
+        recorder.record(dev.infertop.history.FlightRecorder.Kind.OP, pid, 0, 10, recorder.label("ADD"), -1, 1);
+        recorder.record(dev.infertop.history.FlightRecorder.Kind.OP, Integer.MAX_VALUE, 0, 10, 0, -1, 1); // no such thread
         String comm = Files.readString(Path.of("/proc/self/task/" + pid + "/comm")).strip();
         assertEquals(java.util.Map.of(pid, comm), SnapshotTaker.threadNames(pid, recorder.copyWindow(20)));
     }

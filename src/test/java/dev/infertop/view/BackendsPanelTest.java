@@ -37,11 +37,7 @@ class BackendsPanelTest {
         List<BackendOps> blas = List.of(new BackendOps("BLAS", 20, 250_000_000L, List.of(
                 new BackendOps.Op("MUL_MAT", 140, 250_000_000L, true),
                 new BackendOps.Op("VIEW", 20, 0, false))));
-        return new Snapshot(s.sequence(), s.isFinal(), s.target(), s.intervalNs(), s.runNs(), s.intervalTokens(),
-                s.totalTokens(), s.intervalTtft(), s.totalTtft(), s.intervalTpot(), s.totalTpot(), backends, backends,
-                s.intervalCpuGraphs(), s.totalCpuGraphs(), s.intervalOperators(), s.totalOperators(), s.lostEvents(),
-                s.layers(), s.targetState(), s.intervalSched(), s.totalSched(), s.intervalCounters(), s.totalCounters(),
-                blas, blas, s.moe());
+        return s.withFigures(f -> f.withBackends(backends, blas));
     }
 
     private void render(Snapshot snapshot) throws IOException {

@@ -10,6 +10,7 @@ import dev.infertop.model.CounterTotals;
 import dev.infertop.model.Layer;
 import dev.infertop.model.LayerStatus;
 import dev.infertop.model.OpCounters;
+import dev.infertop.model.RunState;
 import dev.infertop.model.Snapshot;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -48,7 +49,8 @@ class CountersPanelTest {
         Snapshot s = Fixtures.snapshot(LayerStatus.State.ON);
         List<LayerStatus> layers = new ArrayList<>(s.layers());
         layers.add(counters);
-        return s.withFinal(isFinal).withLayers(layers).withCounters(totals, totals);
+        return s.withState(isFinal ? RunState.EXITED : RunState.RUNNING).withLayers(layers)
+                .withFigures(f -> f.withCounters(totals));
     }
 
     private void render(Snapshot snapshot) throws IOException {

@@ -2,6 +2,9 @@ package dev.infertop.view;
 
 import com.googlecode.lanterna.TextCharacter;
 import com.googlecode.lanterna.terminal.virtual.DefaultVirtualTerminal;
+import dev.infertop.model.Figures;
+import dev.infertop.model.MoeTotals;
+import dev.infertop.model.CounterTotals;
 import dev.infertop.model.BackendTotals;
 import dev.infertop.model.LatencyDistribution;
 import dev.infertop.model.LatencySummary;
@@ -11,6 +14,7 @@ import dev.infertop.model.OpClass;
 import dev.infertop.model.OpTotals;
 import dev.infertop.model.OperatorTotals;
 import dev.infertop.model.Interferer;
+import dev.infertop.model.RunState;
 import dev.infertop.model.SchedOpTotals;
 import dev.infertop.model.SchedThreadTotals;
 import dev.infertop.model.SchedTotals;
@@ -69,19 +73,20 @@ public final class Fixtures {
         TokenTotals interval = new TokenTotals(70, 1, 69, 0, 64, 69, 16_000_000, 1_000_000_000, 1);
         LatencySummary ttft = new LatencySummary(1, 16, 16, 16, 16, 16);
         LatencySummary tpot = new LatencySummary(69, 14.2, 15, 16.5, 17, 14.5);
-        return new Snapshot(7, false, target,
-                SECOND, 7 * SECOND, interval, interval, ttft, ttft, tpot, tpot,
-                List.of(new BackendTotals("CPU", 70, 43_000, 980_000_000L)),
-                List.of(new BackendTotals("CPU", 490, 301_000, 6_860_000_000L)),
-                new BackendTotals("CPU", 70, 43_000, 970_000_000L), new BackendTotals("CPU", 490, 301_000, 0),
-                operators, operators, 0,
+        return new Snapshot(7, RunState.RUNNING, target,
+                new Figures(SECOND, interval, ttft, tpot, List.of(new BackendTotals("CPU", 70, 43_000, 980_000_000L)),
+                        new BackendTotals("CPU", 70, 43_000, 970_000_000L), operators, SchedTotals.EMPTY,
+                        CounterTotals.EMPTY, List.of()),
+                new Figures(7 * SECOND, interval, ttft, tpot,
+                        List.of(new BackendTotals("CPU", 490, 301_000, 6_860_000_000L)),
+                        new BackendTotals("CPU", 490, 301_000, 0), operators, SchedTotals.EMPTY,
+                        CounterTotals.EMPTY, List.of()),
+                0,
                 List.of(new LayerStatus(Layer.TOKEN, LayerStatus.State.ON, "", List.of()),
                         new LayerStatus(Layer.GRAPH, LayerStatus.State.ON, "", List.of()),
                         new LayerStatus(Layer.OPERATOR, operatorState,
                                 operatorState == LayerStatus.State.ON ? "" : "switched off live", List.of())),
-                "running", SchedTotals.EMPTY, SchedTotals.EMPTY,
-                dev.infertop.model.CounterTotals.EMPTY, dev.infertop.model.CounterTotals.EMPTY, List.of(), List.of(),
-                dev.infertop.model.MoeTotals.EMPTY);
+                MoeTotals.EMPTY);
     }
 
     /**

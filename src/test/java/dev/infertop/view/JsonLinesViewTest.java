@@ -2,10 +2,14 @@ package dev.infertop.view;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.infertop.model.Figures;
+import dev.infertop.model.MoeTotals;
+import dev.infertop.model.CounterTotals;
 import dev.infertop.model.BackendTotals;
 import dev.infertop.model.LatencySummary;
 import dev.infertop.model.Layer;
 import dev.infertop.model.LayerStatus;
+import dev.infertop.model.RunState;
 import dev.infertop.model.Snapshot;
 import dev.infertop.model.TargetInfo;
 import dev.infertop.model.TokenTotals;
@@ -31,16 +35,18 @@ class JsonLinesViewTest {
         TokenTotals total = new TokenTotals(30, 10, 20, 1, 640, 20, 100_000_000, 40_000_000, 1);
         LatencySummary ttft = new LatencySummary(10, 10, 11, 12, 13, 10.5);
         LatencySummary tpot = new LatencySummary(20, 2, 2.1, 2.2, 2.3, 2.05);
-        return new Snapshot(5, isFinal, new TargetInfo(42, "llama-bench", "/m/tiny.gguf", List.of()),
-                1_000_000_000L, 5_000_000_000L, interval, total, ttft, ttft, tpot, tpot,
-                List.of(new BackendTotals("CPU", 3, 300, 12_000_000)),
-                List.of(new BackendTotals("CPU", 30, 3000, 120_000_000)),
-                new BackendTotals("CPU", 3, 300, 11_000_000), new BackendTotals("CPU", 30, 3000, 110_000_000),
-                OperatorTotals.EMPTY, OPERATORS, 0, List.of(new LayerStatus(Layer.TOKEN, LayerStatus.State.ON, "", List.of()),
-                new LayerStatus(Layer.GRAPH, LayerStatus.State.UNAVAILABLE, "ggml_graph_compute not found", List.of())),
-                isFinal ? "exited" : "running", Fixtures.sched(), Fixtures.sched(),
-                dev.infertop.model.CounterTotals.EMPTY, dev.infertop.model.CounterTotals.EMPTY,
-                List.of(), List.of(), dev.infertop.model.MoeTotals.EMPTY);
+        return new Snapshot(5, isFinal ? RunState.EXITED : RunState.RUNNING,
+                new TargetInfo(42, "llama-bench", "/m/tiny.gguf", List.of()),
+                new Figures(1_000_000_000L, interval, ttft, tpot, List.of(new BackendTotals("CPU", 3, 300, 12_000_000)),
+                        new BackendTotals("CPU", 3, 300, 11_000_000), OperatorTotals.EMPTY, Fixtures.sched(),
+                        CounterTotals.EMPTY, List.of()),
+                new Figures(5_000_000_000L, total, ttft, tpot, List.of(new BackendTotals("CPU", 30, 3000, 120_000_000)),
+                        new BackendTotals("CPU", 30, 3000, 110_000_000), OPERATORS, Fixtures.sched(),
+                        CounterTotals.EMPTY, List.of()),
+                0, List.of(new LayerStatus(Layer.TOKEN, LayerStatus.State.ON, "", List.of()),
+                        new LayerStatus(Layer.GRAPH, LayerStatus.State.UNAVAILABLE, "ggml_graph_compute not found",
+                                List.of())),
+                MoeTotals.EMPTY);
     }
 
     @Test

@@ -7,6 +7,7 @@ import com.googlecode.lanterna.screen.Screen;
 import com.googlecode.lanterna.screen.TerminalScreen;
 import com.googlecode.lanterna.terminal.virtual.DefaultVirtualTerminal;
 import dev.infertop.model.LayerStatus;
+import dev.infertop.model.RunState;
 import dev.infertop.model.Snapshot;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -199,7 +200,7 @@ class MonitorScreenTest {
 
     @Test
     void endStateAndFreezeShowInTheHeader() throws IOException {
-        ui.endState = "exited";
+        ui.endState = RunState.EXITED;
         render(Theme.COLOUR, on(), 80, 24);
         assertTrue(row(terminal, 0).contains("TARGET EXITED"), row(terminal, 0));
         assertEquals(TextColor.ANSI.RED_BRIGHT, cell(terminal, row(terminal, 0).indexOf("TARGET"), 0)

@@ -41,11 +41,8 @@ class RequestsPanelTest {
 
     /** {@code s} with other token figures (a server's), the rest as it is. */
     static Snapshot withTokens(Snapshot s, TokenTotals interval, TokenTotals total) {
-        return new Snapshot(s.sequence(), s.isFinal(), s.target(), s.intervalNs(), s.runNs(), interval, total,
-                s.intervalTtft(), s.totalTtft(), s.intervalTpot(), s.totalTpot(), s.intervalBackends(),
-                s.totalBackends(), s.intervalCpuGraphs(), s.totalCpuGraphs(), s.intervalOperators(),
-                s.totalOperators(), s.lostEvents(), s.layers(), s.targetState(), s.intervalSched(), s.totalSched(),
-                s.intervalCounters(), s.totalCounters(), s.intervalBackendOps(), s.totalBackendOps(), s.moe());
+        return new Snapshot(s.sequence(), s.state(), s.target(), s.interval().withTokens(interval),
+                s.total().withTokens(total), s.lostEvents(), s.layers(), s.moe(), s.limits());
     }
 
     private void render(Snapshot snapshot) throws IOException {
@@ -92,8 +89,8 @@ class RequestsPanelTest {
         int sizes = find(terminal, "llama_decode calls by tokens per call");
         Snapshot s = serverSnapshot();
         TokenTotals quiet = new TokenTotals(1, 0, 1, 0, 0, 1, 0, 1_000_000L, 1, 0, 1, 0,
-                List.of(1L, 0L, 0L, 0L, 0L, 0L, 0L, 0L, 0L, 0L, 0L, 0L), s.intervalTokens().sequences().subList(0, 1));
-        Snapshot shorter = withTokens(s, quiet, s.totalTokens());
+                List.of(1L, 0L, 0L, 0L, 0L, 0L, 0L, 0L, 0L, 0L, 0L, 0L), s.interval().tokens().sequences().subList(0, 1));
+        Snapshot shorter = withTokens(s, quiet, s.total().tokens());
         new MonitorScreen(Theme.COLOUR, List.of("1", "2", "3"), List.of(new HelpPanel.Entry(List.of("q"), "quit")),
                 "h help  q quit").draw(screen.newTextGraphics(), shorter, ui);
         screen.refresh(Screen.RefreshType.DELTA);
@@ -122,7 +119,7 @@ class RequestsPanelTest {
     void speculativeDecodingShowsTheDraftsKeptInThePanelAndTheHeader() throws IOException {
         ui.requests = true;
         Snapshot s = serverSnapshot();
-        TokenTotals t = s.totalTokens();
+        TokenTotals t = s.total().tokens();
         TokenTotals withDrafts = new TokenTotals(t.decodeCalls(), t.prefillCalls(), t.decodeStepCalls(),
                 t.failedCalls(), t.tokensPrefill(), t.tokensDecode(), t.prefillBusyNs(), t.decodeBusyNs(),
                 t.contexts(), t.requests(), t.activeRequests(), t.batchesUnread(), t.batchSizes(), t.sequences(),

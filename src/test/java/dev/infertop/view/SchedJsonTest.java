@@ -12,7 +12,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 class SchedJsonTest {
     private static Snapshot withSched(SchedTotals sched) {
         Snapshot s = Fixtures.snapshot(dev.infertop.model.LayerStatus.State.ON);
-        return s.withSched(sched, sched);
+        return s.withFigures(f -> f.withSched(sched));
     }
 
     @Test

@@ -45,7 +45,7 @@ class SchedPanelTest {
         Snapshot s = Fixtures.snapshot(LayerStatus.State.ON);
         List<LayerStatus> layers = new ArrayList<>(s.layers());
         layers.add(new LayerStatus(Layer.SCHED, state, reason, List.of()));
-        return s.withLayers(layers).withSched(Fixtures.sched(), Fixtures.sched());
+        return s.withLayers(layers).withFigures(f -> f.withSched(Fixtures.sched()));
     }
 
     private int rowStartingWith(String text) {

@@ -1,4 +1,4 @@
-package dev.infertop.agg;
+package dev.infertop.history;
 
 /**
  * The sched layer's thread states as flight-recorder slices, for a snapshot's timeline: per off-CPU record,
@@ -34,7 +34,7 @@ public final class SchedTimeline {
     }
 
     /**
-     * One stretch off the CPU, [offNs, onNs], with {@code wakeAtNs} already resolved as {@link SchedAggregator}
+     * One stretch off the CPU, [offNs, onNs], with {@code wakeAtNs} already resolved as the sched layer's aggregator
      * splits it (offNs when preempted), after {@code ranNs} on the CPU.
      */
     public void onSchedOff(int tid, long offNs, long onNs, long wakeAtNs, long ranNs) {

@@ -1,4 +1,4 @@
-package dev.infertop.agg;
+package dev.infertop.model;
 
 import org.junit.jupiter.api.Test;
 

@@ -1,4 +1,4 @@
-package dev.infertop.agg;
+package dev.infertop.history;
 
 import org.HdrHistogram.Histogram;
 
@@ -58,14 +58,6 @@ public final class IntervalHistograms {
         @Override
         public byte[] encoded() {
             return encoded.clone();
-        }
-
-        /** The form an HdrHistogram log line holds (deflated), made on demand: snapshots only. */
-        public byte[] compressed() {
-            Histogram histogram = decode();
-            ByteBuffer buffer = ByteBuffer.allocate(histogram.getNeededByteBufferCapacity());
-            int length = histogram.encodeIntoCompressedByteBuffer(buffer);
-            return Arrays.copyOf(buffer.array(), length);
         }
 
         /** The interval's histogram, decoded again (with its start and end time stamps). */

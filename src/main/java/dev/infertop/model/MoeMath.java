@@ -1,4 +1,4 @@
-package dev.infertop.agg;
+package dev.infertop.model;
 
 /** Imbalance of expert loads. */
 public final class MoeMath {

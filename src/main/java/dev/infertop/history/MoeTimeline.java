@@ -1,4 +1,4 @@
-package dev.infertop.agg;
+package dev.infertop.history;
 
 /**
  * The MoE layer's records in the flight recorder: one INSTANT per MUL_MAT_ID ids read, on the thread that copied

@@ -1,4 +1,4 @@
-package dev.infertop.agg;
+package dev.infertop.history;
 
 import dev.infertop.model.CounterEvent;
 

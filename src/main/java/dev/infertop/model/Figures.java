@@ -1,0 +1,49 @@
+package dev.infertop.model;
+
+import java.util.List;
+
+/**
+ * Every figure of one span of a run: a snapshot carries two, the last tick's ({@link Snapshot#interval()}) and
+ * the run's so far ({@link Snapshot#total()}), so a figure added here is added to both, once. A reader that
+ * shows either picks one {@code Figures} and reads everything from it.
+ *
+ * @param spanNs     the time these figures cover: the tick's interval, or the run so far
+ * @param cpuGraphs  the CPU backend's graph computes as its own probe sees them (the graph layer)
+ * @param backendOps ops counted per graph on backends other than the CPU
+ */
+public record Figures(
+        long spanNs,
+        TokenTotals tokens,
+        LatencySummary ttft,
+        LatencySummary tpot,
+        List<BackendTotals> backends,
+        BackendTotals cpuGraphs,
+        OperatorTotals operators,
+        SchedTotals sched,
+        CounterTotals counters,
+        List<BackendOps> backendOps) {
+
+    public Figures {
+        backends = List.copyOf(backends);
+        backendOps = List.copyOf(backendOps);
+    }
+
+    // Copies with one figure changed: tests and replays build on figures without repeating every one.
+
+    public Figures withTokens(TokenTotals newTokens) {
+        return new Figures(spanNs, newTokens, ttft, tpot, backends, cpuGraphs, operators, sched, counters, backendOps);
+    }
+
+    public Figures withBackends(List<BackendTotals> newBackends, List<BackendOps> newBackendOps) {
+        return new Figures(spanNs, tokens, ttft, tpot, newBackends, cpuGraphs, operators, sched, counters,
+                newBackendOps);
+    }
+
+    public Figures withSched(SchedTotals newSched) {
+        return new Figures(spanNs, tokens, ttft, tpot, backends, cpuGraphs, operators, newSched, counters, backendOps);
+    }
+
+    public Figures withCounters(CounterTotals newCounters) {
+        return new Figures(spanNs, tokens, ttft, tpot, backends, cpuGraphs, operators, sched, newCounters, backendOps);
+    }
+}
