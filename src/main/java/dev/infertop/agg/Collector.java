@@ -108,7 +108,7 @@ public final class Collector {
                 break;
             }
             if (view.outputClosed()) {
-                state = "stopped"; // the reader of our output is gone (a pipe into head): nobody is watching
+                state = RunState.STOPPED; // the reader of our output is gone (a pipe into head): nobody is watching
                 break;
             }
             long now = System.nanoTime();
