@@ -6,6 +6,7 @@ import dev.infertop.model.Layer;
 import dev.infertop.model.LayerStatus;
 import dev.infertop.model.OpTotals;
 import dev.infertop.model.Snapshot;
+import dev.infertop.view.BodyPanel;
 import dev.infertop.view.HelpPanel;
 import dev.infertop.view.MonitorScreen;
 import dev.infertop.view.OperatorColumn;
@@ -84,88 +85,18 @@ public final class LiveMonitor implements Runnable {
         this.screen = screen(keys, theme);
     }
 
-    /** The screen drawn for these keys: each layer's toggle key, the help entries and the hint line. */
+    /** The screen drawn for these keys (see {@link KeyHelp}). */
     static MonitorScreen screen(KeyTable keys, Theme theme) {
-        List<String> layerKeys = new ArrayList<>();
-        for (Layer layer : Layer.values()) {
-            String key = null;
-            for (Action action : Action.values()) {
-                if (action.layer() == layer) {
-                    key = keys.firstKey(action);
-                }
-            }
-            layerKeys.add(key == null ? "" : key);
-        }
-        return new MonitorScreen(theme, layerKeys, helpEntries(keys), hints(keys));
+        return KeyHelp.screen(keys, theme);
     }
 
-    /**
-     * One entry per action, in the order the loop knows them; unbound actions say so. The layer toggles share
-     * one line (keys "1 2 3 4 5 6", "layer on/off: token graph operator moe sched counters"), so the help still fits 80x24 as layers
-     * are added.
-     */
+    /** See {@link KeyHelp#helpEntries}. */
     public static List<HelpPanel.Entry> helpEntries(KeyTable keys) {
-        Map<Action, List<String>> bound = keys.keysByAction();
-        List<HelpPanel.Entry> entries = new ArrayList<>();
-        List<String> toggleKeys = new ArrayList<>();
-        List<String> toggled = new ArrayList<>();
-        int toggleAt = -1;
-        for (Action action : Action.values()) {
-            if (action.layer() != null) {
-                String key = keys.firstKey(action);
-                if (key != null) {
-                    toggleKeys.add(key);
-                    toggled.add(action.layer().id());
-                }
-                toggleAt = toggleAt < 0 ? entries.size() : toggleAt;
-                continue;
-            }
-            entries.add(new HelpPanel.Entry(bound.getOrDefault(action, List.of("(unbound)")), action.description()));
-        }
-        if (toggleAt >= 0) {
-            // In key order (1 token, 2 graph, ... whatever order the layers were added to the code in).
-            Integer[] order = new Integer[toggleKeys.size()];
-            for (int i = 0; i < order.length; i++) {
-                order[i] = i;
-            }
-            java.util.Arrays.sort(order, java.util.Comparator.comparing(toggleKeys::get));
-            List<String> sortedKeys = new ArrayList<>();
-            List<String> sortedLayers = new ArrayList<>();
-            for (int i : order) {
-                sortedKeys.add(toggleKeys.get(i));
-                sortedLayers.add(toggled.get(i));
-            }
-            entries.add(toggleAt, new HelpPanel.Entry(sortedKeys.isEmpty() ? List.of("(unbound)") : sortedKeys,
-                    TOGGLE_HELP + String.join(" ", sortedLayers)));
-        }
-        return entries;
+        return KeyHelp.helpEntries(keys);
     }
 
     /** Start of the help line of the layer toggles. */
-    public static final String TOGGLE_HELP = "layer on/off: ";
-
-    static String hints(KeyTable keys) {
-        StringBuilder text = new StringBuilder();
-        hint(text, keys, "help", Action.HELP);
-        hint(text, keys, "quit", Action.QUIT);
-        hint(text, keys, "sort", Action.SORT_NEXT);
-        hint(text, keys, "filter", Action.FILTER);
-        hint(text, keys, "group", Action.GROUP_BY);
-        hint(text, keys, "latency", Action.DETAILS);
-        hint(text, keys, "freeze", Action.FREEZE);
-        hint(text, keys, "ops on/off", Action.TOGGLE_OPERATOR);
-        hint(text, keys, "threads", Action.THREAD_STATES);
-        hint(text, keys, "faster", Action.FASTER);
-        hint(text, keys, "slower", Action.SLOWER);
-        return text.toString();
-    }
-
-    private static void hint(StringBuilder text, KeyTable keys, String label, Action action) {
-        String key = keys.firstKey(action);
-        if (key != null) {
-            text.append(key).append(' ').append(label).append("  ");
-        }
-    }
+    public static final String TOGGLE_HELP = KeyHelp.TOGGLE_HELP;
 
     public UiState state() {
         return ui;
@@ -357,7 +288,7 @@ public final class LiveMonitor implements Runnable {
             case PAGE_DOWN -> select(rows, page);
             case TOP -> select(rows, -rows.size());
             case BOTTOM -> select(rows, rows.size());
-            case DETAILS -> ui.details = !ui.details;
+            case DETAILS -> ui.body = ui.body.toggled(BodyPanel.DETAILS);
             case SORT_NEXT -> sortBy(1);
             case SORT_PREVIOUS -> sortBy(-1);
             case SORT_REVERSE -> ui.sortDescending = !ui.sortDescending;
@@ -378,23 +309,21 @@ public final class LiveMonitor implements Runnable {
             case SLOWER -> refreshStep(1);
             case TOGGLE_TOKEN, TOGGLE_GRAPH, TOGGLE_OPERATOR, TOGGLE_SCHED, TOGGLE_COUNTERS, TOGGLE_MOE ->
                     toggle(action.layer());
-            case THREAD_STATES -> ui.schedPanel = !ui.schedPanel;
-            case COUNTERS_PANEL -> ui.countersPanel = !ui.countersPanel;
-            case MOE_PANEL -> ui.moe = !ui.moe;
+            case THREAD_STATES -> ui.body = ui.body.toggled(BodyPanel.THREAD_STATES);
+            case COUNTERS_PANEL -> ui.body = ui.body.toggled(BodyPanel.COUNTERS);
+            case MOE_PANEL -> ui.body = ui.body.toggled(BodyPanel.MOE);
             case SNAPSHOT -> {
                 controls.snapshot();
                 status("snapshot requested: written at the next tick");
             }
-            case BACKENDS -> ui.backends = !ui.backends;
-            case REQUESTS -> ui.requests = !ui.requests;
+            case BACKENDS -> ui.body = ui.body.toggled(BodyPanel.BACKENDS);
+            case REQUESTS -> ui.body = ui.body.toggled(BodyPanel.REQUESTS);
             case DAG -> status(controls.writeDag());
             case CLOSE -> {
-                if (ui.help || ui.details || ui.backends || ui.moe || ui.requests) {
+                if (ui.help || ui.body != BodyPanel.OPERATORS) {
+                    // Esc closes whatever is open (the help and any body panel) back to the operator table.
                     ui.help = false;
-                    ui.details = false;
-                    ui.backends = false;
-                    ui.moe = false;
-                    ui.requests = false;
+                    ui.body = BodyPanel.OPERATORS;
                 } else {
                     ui.filter = "";
                 }

@@ -72,22 +72,18 @@ public final class MonitorScreen {
             lanes.draw(region(g, HeaderPanel.ROWS, laneRows), s, ui);
             int tableTop = HeaderPanel.ROWS + laneRows;
             int tableRows = bodyRows - tableTop;
-            if (ui.schedPanel) {
-                sched.draw(region(g, tableTop, tableRows), s, ui);
-            } else if (ui.countersPanel) {
-                counters.draw(region(g, tableTop, tableRows), s, ui);
-            } else if (ui.backends) {
-                backends.draw(region(g, tableTop, tableRows), s, ui);
-            } else if (ui.requests) {
-                requests.draw(region(g, tableTop, tableRows), s, ui);
-            } else if (ui.moe) {
-                moe.draw(region(g, tableTop, tableRows), s, ui);
-            } else if (ui.details) {
-                int plotRows = Math.min(LatencyPanel.ROWS, Math.max(0, tableRows - 3));
-                table.draw(region(g, tableTop, tableRows - plotRows), s, ui);
-                latency.draw(region(g, tableTop + tableRows - plotRows, plotRows), s, ui);
-            } else {
-                table.draw(region(g, tableTop, tableRows), s, ui);
+            switch (ui.body) {
+                case THREAD_STATES -> sched.draw(region(g, tableTop, tableRows), s, ui);
+                case COUNTERS -> counters.draw(region(g, tableTop, tableRows), s, ui);
+                case BACKENDS -> backends.draw(region(g, tableTop, tableRows), s, ui);
+                case REQUESTS -> requests.draw(region(g, tableTop, tableRows), s, ui);
+                case MOE -> moe.draw(region(g, tableTop, tableRows), s, ui);
+                case DETAILS -> {
+                    int plotRows = Math.min(LatencyPanel.ROWS, Math.max(0, tableRows - 3));
+                    table.draw(region(g, tableTop, tableRows - plotRows), s, ui);
+                    latency.draw(region(g, tableTop + tableRows - plotRows, plotRows), s, ui);
+                }
+                case OPERATORS -> table.draw(region(g, tableTop, tableRows), s, ui);
             }
         }
         footer(g, height - 1, width, ui);

@@ -31,16 +31,10 @@ public final class UiState {
     public int selectedIndex;
     public int scroll;
     public boolean frozen;
+    /** The help, over the whole screen. */
     public boolean help;
-    public boolean details;
-    /** The counters panel replaces the operator table (key c). */
-    public boolean countersPanel;
-    /** The backends panel replaces the operator table. */
-    public boolean backends;
-    /** The requests panel (a server's sequences, batch sizes) replaces the operator table. */
-    public boolean requests;
-    /** The MoE panel (key m) in place of the operator table. */
-    public boolean moe;
+    /** What fills the body: the operator table or one panel in its place. */
+    public BodyPanel body = BodyPanel.OPERATORS;
     public double refreshSeconds = 1.0;
     public String status = "";
     /** Set when the collector's final snapshot came: why the run ended (with --follow: waiting for the next). */
@@ -48,8 +42,6 @@ public final class UiState {
     /** With --follow: the process name waited for once the target exited. */
     public String followName;
     public double selfCpuFraction = -1;
-    /** The thread-states panel (sched layer) replaces the operator table. */
-    public boolean schedPanel;
     public long selfRssBytes = -1;
     /** First line of the help shown, when the help scrolls (it does not all fit); the help panel clamps it. */
     public int helpScroll;

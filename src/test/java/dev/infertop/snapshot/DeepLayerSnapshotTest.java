@@ -1,5 +1,6 @@
 package dev.infertop.snapshot;
 
+import dev.infertop.view.BodyPanel;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.googlecode.lanterna.TerminalSize;
 import com.googlecode.lanterna.screen.Screen;
@@ -183,7 +184,7 @@ class DeepLayerSnapshotTest {
         UiState ui = new UiState();
         ui.record(s);
         ui.endState = s.state();
-        ui.schedPanel = true;
+        ui.body = BodyPanel.THREAD_STATES;
         DefaultVirtualTerminal terminal = render(s, ui);
         String screen = Fixtures.screen(terminal);
         int heading = Fixtures.find(terminal, "  TID        RUN%");
@@ -191,8 +192,8 @@ class DeepLayerSnapshotTest {
         assertEquals("  101        60.0   30.0   10.0        50        30", Fixtures.row(terminal, heading + 1).stripTrailing());
         assertEquals("  102        80.0   10.0   10.0        40         5", Fixtures.row(terminal, heading + 2).stripTrailing());
         assertTrue(screen.contains("  777      hog                         330.0    82.5%"), screen);
-        ui.schedPanel = false;
-        ui.countersPanel = true;
+        ui.body = BodyPanel.OPERATORS;
+        ui.body = BodyPanel.COUNTERS;
         terminal = render(s, ui);
         screen = Fixtures.screen(terminal);
         int op = Fixtures.find(terminal, "OP                  GROUPS");

@@ -1,5 +1,6 @@
 package dev.infertop.snapshot;
 
+import dev.infertop.view.BodyPanel;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.googlecode.lanterna.TerminalSize;
 import com.googlecode.lanterna.screen.Screen;
@@ -215,7 +216,7 @@ class MoeSnapshotTest {
         UiState ui = new UiState();
         ui.record(s);
         ui.endState = s.state();
-        ui.moe = true;
+        ui.body = BodyPanel.MOE;
         DefaultVirtualTerminal terminal = new DefaultVirtualTerminal(new TerminalSize(120, 40));
         TerminalScreen screen = new TerminalScreen(terminal);
         screen.startScreen();

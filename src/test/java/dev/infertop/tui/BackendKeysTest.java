@@ -1,5 +1,6 @@
 package dev.infertop.tui;
 
+import dev.infertop.view.BodyPanel;
 import com.googlecode.lanterna.TerminalSize;
 import com.googlecode.lanterna.input.KeyStroke;
 import com.googlecode.lanterna.input.KeyType;
@@ -68,15 +69,15 @@ class BackendKeysTest {
         monitor.step();
         assertEquals(-1, find(terminal, "BACKEND / OP"));
         key('b');
-        assertTrue(monitor.state().backends);
+        assertEquals(BodyPanel.BACKENDS, monitor.state().body);
         assertNotEquals(-1, find(terminal, "BACKEND / OP"), Fixtures.screen(terminal));
         key('b');
-        assertFalse(monitor.state().backends);
+        assertEquals(BodyPanel.OPERATORS, monitor.state().body);
         assertEquals(-1, find(terminal, "BACKEND / OP"));
         key('b');
         terminal.addInput(new KeyStroke(KeyType.Escape));
         monitor.step();
-        assertFalse(monitor.state().backends, "Esc closes it too");
+        assertEquals(BodyPanel.OPERATORS, monitor.state().body, "Esc closes it too");
     }
 
     @Test

@@ -1,5 +1,6 @@
 package dev.infertop.tui;
 
+import dev.infertop.view.BodyPanel;
 import com.googlecode.lanterna.TerminalSize;
 import com.googlecode.lanterna.input.KeyStroke;
 import com.googlecode.lanterna.input.KeyType;
@@ -69,6 +70,44 @@ class LiveMonitorTest {
         monitor.step();
     }
 
+    /**
+     * One body panel at a time: each panel's key opens it in place of the table (closing whichever was up), the
+     * same key again returns to the table, and Esc returns to the table from any panel, with the help too.
+     */
+    @Test
+    void eachBodyPanelOpensByItsKeyReplacesTheOtherAndEscClosesIt() throws IOException {
+        view.show(Fixtures.snapshot(LayerStatus.State.ON));
+        java.util.Map<Character, BodyPanel> panels = new java.util.LinkedHashMap<>();
+        panels.put('t', BodyPanel.THREAD_STATES);
+        panels.put('c', BodyPanel.COUNTERS);
+        panels.put('b', BodyPanel.BACKENDS);
+        panels.put('r', BodyPanel.REQUESTS);
+        panels.put('m', BodyPanel.MOE);
+        BodyPanel previous = null;
+        for (var panel : panels.entrySet()) {
+            keys(panel.getKey());
+            assertEquals(panel.getValue(), monitor.state().body, "key " + panel.getKey()
+                    + (previous == null ? "" : " after " + previous));
+            previous = panel.getValue();
+        }
+        for (var panel : panels.entrySet()) {
+            keys(panel.getKey());
+            keys(KeyType.Escape);
+            assertEquals(BodyPanel.OPERATORS, monitor.state().body, "Esc closes " + panel.getValue());
+            keys(panel.getKey(), panel.getKey());
+            assertEquals(BodyPanel.OPERATORS, monitor.state().body, "its key again closes " + panel.getValue());
+        }
+        keys(KeyType.Enter);
+        assertEquals(BodyPanel.DETAILS, monitor.state().body, "Enter: the table with the latency plot");
+        keys('r', 'h');
+        assertTrue(monitor.state().help);
+        keys('h');
+        assertEquals(BodyPanel.REQUESTS, monitor.state().body, "closing the help gives the panel back");
+        keys('h', KeyType.Escape);
+        assertFalse(monitor.state().help);
+        assertEquals(BodyPanel.OPERATORS, monitor.state().body, "Esc closes the help and the panel under it");
+    }
+
     @Test
     void keysDriveTheViewAndTheSession() throws IOException {
         view.show(Fixtures.snapshot(LayerStatus.State.ON));
@@ -101,17 +140,17 @@ class LiveMonitorTest {
         keys('6');
         assertEquals("toggle counters", calls.getLast());
         keys('c');
-        assertTrue(monitor.state().countersPanel);
+        assertEquals(BodyPanel.COUNTERS, monitor.state().body);
         assertNotEquals(-1, find(terminal, " COUNTERS  layer"), "the counters panel replaces the table");
         keys('c');
-        assertFalse(monitor.state().countersPanel);
+        assertEquals(BodyPanel.OPERATORS, monitor.state().body);
         keys('4');
         assertEquals("toggle moe", calls.getLast());
         keys('m'); // the MoE panel in place of the table; Esc closes it
-        assertTrue(monitor.state().moe);
+        assertEquals(BodyPanel.MOE, monitor.state().body);
         assertNotEquals(-1, find(terminal, "MoE experts"), Fixtures.screen(terminal));
         keys(KeyType.Escape);
-        assertFalse(monitor.state().moe);
+        assertEquals(BodyPanel.OPERATORS, monitor.state().body);
         assertEquals(-1, find(terminal, "MoE experts"));
 
         keys('+');

@@ -67,7 +67,7 @@ class BackendsPanelTest {
 
     @Test
     void panelShowsEachBackendWithItsOps() throws IOException {
-        ui.backends = true;
+        ui.body = BodyPanel.BACKENDS;
         render(blasSnapshot());
         int heading = find(terminal, "BACKEND / OP");
         assertTrue(heading > 0, "panel heading");

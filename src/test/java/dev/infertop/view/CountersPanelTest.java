@@ -57,7 +57,7 @@ class CountersPanelTest {
         terminal = new DefaultVirtualTerminal(new TerminalSize(120, 24));
         screen = new TerminalScreen(terminal);
         screen.startScreen();
-        ui.countersPanel = true;
+        ui.body = BodyPanel.COUNTERS;
         new MonitorScreen(Theme.MONOCHROME, List.of("1", "2", "3", "6"), List.of(new HelpPanel.Entry(List.of("q"), "quit")),
                 "h help").draw(screen.newTextGraphics(), snapshot, ui);
         screen.refresh(Screen.RefreshType.DELTA);

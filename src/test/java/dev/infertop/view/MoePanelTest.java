@@ -30,7 +30,7 @@ class MoePanelTest {
         terminal = new DefaultVirtualTerminal(new TerminalSize(100, 30));
         screen = new TerminalScreen(terminal);
         screen.startScreen();
-        ui.moe = true;
+        ui.body = BodyPanel.MOE;
         new MonitorScreen(Theme.MONOCHROME, List.of("1", "2", "3", "4"), List.of(new HelpPanel.Entry(List.of("q"), "quit")),
                 "h help").draw(screen.newTextGraphics(), snapshot, ui);
         screen.refresh(Screen.RefreshType.DELTA);

@@ -151,7 +151,7 @@ class MonitorScreenTest {
 
     @Test
     void latencyPlotDrawsTheSelectedRowsPercentiles() throws IOException {
-        ui.details = true;
+        ui.body = BodyPanel.DETAILS;
         render(Theme.COLOUR, on(), 80, 24);
         int title = find(terminal, "LATENCY");
         assertTrue(row(terminal, title).contains("MUL_MAT  wall time per group, 4000 groups"), row(terminal, title));

@@ -67,7 +67,7 @@ class RequestsPanelTest {
 
     @Test
     void slotsAndBatchSizesReplaceTheOperatorTable() throws IOException {
-        ui.requests = true;
+        ui.body = BodyPanel.REQUESTS;
         render(serverSnapshot());
         int heading = find(terminal, "PHASE");
         assertTrue(heading >= 0, Fixtures.screen(terminal));
@@ -84,7 +84,7 @@ class RequestsPanelTest {
 
     @Test
     void aShorterFrameLeavesNoRowOfTheLongerOneBefore() throws IOException {
-        ui.requests = true;
+        ui.body = BodyPanel.REQUESTS;
         render(serverSnapshot());
         int sizes = find(terminal, "llama_decode calls by tokens per call");
         Snapshot s = serverSnapshot();
@@ -117,7 +117,7 @@ class RequestsPanelTest {
 
     @Test
     void speculativeDecodingShowsTheDraftsKeptInThePanelAndTheHeader() throws IOException {
-        ui.requests = true;
+        ui.body = BodyPanel.REQUESTS;
         Snapshot s = serverSnapshot();
         TokenTotals t = s.total().tokens();
         TokenTotals withDrafts = new TokenTotals(t.decodeCalls(), t.prefillCalls(), t.decodeStepCalls(),

@@ -59,7 +59,7 @@ class SchedPanelTest {
 
     @Test
     void panelShowsThreadStatesCulpritsAndOffCpuByOp() throws IOException {
-        ui.schedPanel = true;
+        ui.body = BodyPanel.THREAD_STATES;
         render(withSched(LayerStatus.State.ON, ""));
         // Span 1 s: 1300 records, 20 000 hits, 20 000 x 300 ns = 0.6 % of a core.
         int heading = rowStartingWith("THREAD STATES");
@@ -80,7 +80,7 @@ class SchedPanelTest {
 
     @Test
     void panelSaysWhyWhenTheLayerIsOff() throws IOException {
-        ui.schedPanel = true;
+        ui.body = BodyPanel.THREAD_STATES;
         render(withSched(LayerStatus.State.OFF, "switched off live"));
         int heading = rowStartingWith("THREAD STATES");
         assertEquals("  sched layer off: switched off live", row(terminal, heading + 1).stripTrailing());
