@@ -33,6 +33,10 @@ import java.util.regex.Pattern;
  * binary-search lookups, because a llama.cpp CPU backend carries tens of thousands of symbols and the attacher
  * asks for a handful of them per library. The mapping stays open only for {@link #readBytesAtVaddr} and is
  * released by {@link #close}.
+ *
+ * <p>Over 500 lines on purpose: the file is hostile input (the target's), and every read here sits next to the
+ * bound that guards it (sizes, counts, entry sizes, offsets, a time limit), fuzzed as one unit
+ * (ElfFileFuzzTest). Split into section readers, the checks would drift apart from the reads they guard.
  */
 public final class ElfFile implements AutoCloseable {
     private static final ValueLayout.OfShort U16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
