@@ -31,6 +31,10 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * functions run with our rights. Package-private for that reason: in production only {@link CalibrationChild},
  * an unprivileged process of its own, loads a library. Callers keep every call within
  * ggml's preconditions (shapes that match, a context large enough), which {@link LayoutCalibrator} does.
+ *
+ * <p>Over 500 lines on purpose: one binding per ggml function calibration calls, each with its signature and
+ * the release differences written beside it, in the one class that holds the loaded library; the probes that
+ * use them (TensorProbe, GraphProbe, NameTableReader) stay small.
  */
 final class GgmlLibrary implements AutoCloseable {
     private static final Linker LINKER = Linker.nativeLinker();
