@@ -1,6 +1,5 @@
 package dev.infertop.bpf;
 
-import dev.infertop.event.EventLayout;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -104,37 +103,37 @@ public final class InfertopProbes {
         BpfObject object = BpfObject.open("infertop", objectBytes(architecture()), btfCustomPath);
         try {
             MemorySegment config = object.rodata();
-            if (config.byteSize() < EventLayout.CONFIG_SIZE) {
+            if (config.byteSize() < ControlLayout.CONFIG_SIZE) {
                 throw new BpfException("infertop.bpf.o: .rodata is " + config.byteSize() + " bytes, expected struct probe_config");
             }
-            config.set(ValueLayout.JAVA_INT, EventLayout.CONFIG_TARGET_TGID, targetTgid);
-            config.set(ValueLayout.JAVA_INT, EventLayout.CONFIG_CGRAPH_N_NODES_OFFSET, offsets.cgraphNodesCount());
-            config.set(ValueLayout.JAVA_INT, EventLayout.CONFIG_CGRAPH_NODES_OFFSET, offsets.cgraphNodes());
-            config.set(ValueLayout.JAVA_INT, EventLayout.CONFIG_TENSOR_TYPE_OFFSET, offsets.tensorType());
-            config.set(ValueLayout.JAVA_INT, EventLayout.CONFIG_TENSOR_NE_OFFSET, offsets.tensorNe());
-            config.set(ValueLayout.JAVA_INT, EventLayout.CONFIG_TENSOR_OP_OFFSET, offsets.tensorOp());
-            config.set(ValueLayout.JAVA_INT, EventLayout.CONFIG_TENSOR_OP_PARAMS_OFFSET, offsets.tensorOpParams());
-            config.set(ValueLayout.JAVA_INT, EventLayout.CONFIG_TENSOR_FLAGS_OFFSET, offsets.tensorFlags());
-            config.set(ValueLayout.JAVA_INT, EventLayout.CONFIG_TENSOR_SRC_OFFSET, offsets.tensorSrc());
-            config.set(ValueLayout.JAVA_INT, EventLayout.CONFIG_TENSOR_NAME_OFFSET, offsets.tensorName());
-            config.set(ValueLayout.JAVA_INT, EventLayout.CONFIG_MAX_GRAPH_NODES, MAX_GRAPH_NODES);
-            config.set(ValueLayout.JAVA_INT, EventLayout.CONFIG_GRAPH_REFRESH, GRAPH_REFRESH);
-            config.set(ValueLayout.JAVA_INT, EventLayout.CONFIG_TENSOR_DATA_OFFSET, offsets.tensorData());
-            config.set(ValueLayout.JAVA_INT, EventLayout.CONFIG_TENSOR_NB_OFFSET, offsets.tensorNb());
-            config.set(ValueLayout.JAVA_INT, EventLayout.CONFIG_OP_MUL_MAT_ID, moe.opMulMatId());
-            config.set(ValueLayout.JAVA_INT, EventLayout.CONFIG_COMPUTE_FLAG, moe.computeFlag());
+            config.set(ValueLayout.JAVA_INT, ControlLayout.CONFIG_TARGET_TGID, targetTgid);
+            config.set(ValueLayout.JAVA_INT, ControlLayout.CONFIG_CGRAPH_N_NODES_OFFSET, offsets.cgraphNodesCount());
+            config.set(ValueLayout.JAVA_INT, ControlLayout.CONFIG_CGRAPH_NODES_OFFSET, offsets.cgraphNodes());
+            config.set(ValueLayout.JAVA_INT, ControlLayout.CONFIG_TENSOR_TYPE_OFFSET, offsets.tensorType());
+            config.set(ValueLayout.JAVA_INT, ControlLayout.CONFIG_TENSOR_NE_OFFSET, offsets.tensorNe());
+            config.set(ValueLayout.JAVA_INT, ControlLayout.CONFIG_TENSOR_OP_OFFSET, offsets.tensorOp());
+            config.set(ValueLayout.JAVA_INT, ControlLayout.CONFIG_TENSOR_OP_PARAMS_OFFSET, offsets.tensorOpParams());
+            config.set(ValueLayout.JAVA_INT, ControlLayout.CONFIG_TENSOR_FLAGS_OFFSET, offsets.tensorFlags());
+            config.set(ValueLayout.JAVA_INT, ControlLayout.CONFIG_TENSOR_SRC_OFFSET, offsets.tensorSrc());
+            config.set(ValueLayout.JAVA_INT, ControlLayout.CONFIG_TENSOR_NAME_OFFSET, offsets.tensorName());
+            config.set(ValueLayout.JAVA_INT, ControlLayout.CONFIG_MAX_GRAPH_NODES, MAX_GRAPH_NODES);
+            config.set(ValueLayout.JAVA_INT, ControlLayout.CONFIG_GRAPH_REFRESH, GRAPH_REFRESH);
+            config.set(ValueLayout.JAVA_INT, ControlLayout.CONFIG_TENSOR_DATA_OFFSET, offsets.tensorData());
+            config.set(ValueLayout.JAVA_INT, ControlLayout.CONFIG_TENSOR_NB_OFFSET, offsets.tensorNb());
+            config.set(ValueLayout.JAVA_INT, ControlLayout.CONFIG_OP_MUL_MAT_ID, moe.opMulMatId());
+            config.set(ValueLayout.JAVA_INT, ControlLayout.CONFIG_COMPUTE_FLAG, moe.computeFlag());
             long[] emptyOps = new long[2];
             for (int op : moe.emptyOps()) {
                 if (op >= 0 && op < 128) {
                     emptyOps[op / 64] |= 1L << (op % 64);
                 }
             }
-            config.set(ValueLayout.JAVA_LONG_UNALIGNED, EventLayout.CONFIG_EMPTY_OPS, emptyOps[0]);
-            config.set(ValueLayout.JAVA_LONG_UNALIGNED, EventLayout.CONFIG_EMPTY_OPS + 8, emptyOps[1]);
-            config.set(ValueLayout.JAVA_INT, EventLayout.CONFIG_BATCH_POS_OFFSET, batch.posOffset());
-            config.set(ValueLayout.JAVA_INT, EventLayout.CONFIG_BATCH_N_SEQ_ID_OFFSET, batch.nSeqIdOffset());
-            config.set(ValueLayout.JAVA_INT, EventLayout.CONFIG_BATCH_SEQ_ID_OFFSET, batch.seqIdOffset());
-            config.set(ValueLayout.JAVA_INT, EventLayout.CONFIG_BATCH_LOGITS_OFFSET, batch.logitsOffset());
+            config.set(ValueLayout.JAVA_LONG_UNALIGNED, ControlLayout.CONFIG_EMPTY_OPS, emptyOps[0]);
+            config.set(ValueLayout.JAVA_LONG_UNALIGNED, ControlLayout.CONFIG_EMPTY_OPS + 8, emptyOps[1]);
+            config.set(ValueLayout.JAVA_INT, ControlLayout.CONFIG_BATCH_POS_OFFSET, batch.posOffset());
+            config.set(ValueLayout.JAVA_INT, ControlLayout.CONFIG_BATCH_N_SEQ_ID_OFFSET, batch.nSeqIdOffset());
+            config.set(ValueLayout.JAVA_INT, ControlLayout.CONFIG_BATCH_SEQ_ID_OFFSET, batch.seqIdOffset());
+            config.set(ValueLayout.JAVA_INT, ControlLayout.CONFIG_BATCH_LOGITS_OFFSET, batch.logitsOffset());
             object.setMaxEntries(RING_BUFFER_MAP, ringBytes);
             if (schedUnavailableReason() != null) {
                 for (String program : SCHED_PROGRAMS) {

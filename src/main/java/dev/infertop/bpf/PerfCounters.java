@@ -1,6 +1,5 @@
 package dev.infertop.bpf;
 
-import dev.infertop.event.EventLayout;
 import dev.infertop.ffi.Errno;
 import dev.infertop.ffi.LibBpf;
 import dev.infertop.ffi.LibC;
@@ -165,9 +164,9 @@ public final class PerfCounters implements ProbeSet.Switchable {
 
     private void control(boolean enabled) throws BpfException {
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment value = arena.allocate(EventLayout.COUNTER_CONTROL_SIZE, 4);
-            value.set(ValueLayout.JAVA_INT, EventLayout.COUNTER_CONTROL_ENABLED, enabled ? 1 : 0);
-            value.set(ValueLayout.JAVA_INT, EventLayout.COUNTER_CONTROL_N_EVENTS, opened.size());
+            MemorySegment value = arena.allocate(ControlLayout.COUNTER_CONTROL_SIZE, 4);
+            value.set(ValueLayout.JAVA_INT, ControlLayout.COUNTER_CONTROL_ENABLED, enabled ? 1 : 0);
+            value.set(ValueLayout.JAVA_INT, ControlLayout.COUNTER_CONTROL_N_EVENTS, opened.size());
             object.updateElement(CONTROL_MAP, 0, value);
         }
     }
@@ -198,7 +197,7 @@ public final class PerfCounters implements ProbeSet.Switchable {
     }
 
     private static int slot(int cpu, int event) {
-        return cpu * EventLayout.MAX_COUNTER_EVENTS + event;
+        return cpu * ControlLayout.MAX_COUNTER_EVENTS + event;
     }
 
     /** CPUs in /sys/devices/system/cpu/online ("0-3,6"), capped at MAX_COUNTER_CPUS. */
@@ -223,7 +222,7 @@ public final class PerfCounters implements ProbeSet.Switchable {
             String[] range = part.strip().split("-");
             int from = Integer.parseInt(range[0]);
             int to = range.length > 1 ? Integer.parseInt(range[1]) : from;
-            for (int cpu = from; cpu <= to && cpu < EventLayout.MAX_COUNTER_CPUS; cpu++) {
+            for (int cpu = from; cpu <= to && cpu < ControlLayout.MAX_COUNTER_CPUS; cpu++) {
                 cpus.add(cpu);
             }
         }

@@ -14,7 +14,6 @@ import dev.infertop.target.ProcessMaps;
 import dev.infertop.target.ScanTimeLimit;
 import dev.infertop.target.TargetException;
 
-import dev.infertop.event.EventLayout;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -248,10 +247,10 @@ public final class ProbeSet implements AutoCloseable {
 
     private void setOperatorControl(boolean enabled) throws BpfException {
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment value = arena.allocate(EventLayout.OP_CONTROL_SIZE, 4);
-            value.set(ValueLayout.JAVA_INT, EventLayout.OP_CONTROL_ENABLED, enabled ? 1 : 0);
-            value.set(ValueLayout.JAVA_INT, EventLayout.OP_CONTROL_EVERY, operatorEvery);
-            value.set(ValueLayout.JAVA_INT, EventLayout.OP_CONTROL_FILTER_THREADS, filterThreads ? 1 : 0);
+            MemorySegment value = arena.allocate(ControlLayout.OP_CONTROL_SIZE, 4);
+            value.set(ValueLayout.JAVA_INT, ControlLayout.OP_CONTROL_ENABLED, enabled ? 1 : 0);
+            value.set(ValueLayout.JAVA_INT, ControlLayout.OP_CONTROL_EVERY, operatorEvery);
+            value.set(ValueLayout.JAVA_INT, ControlLayout.OP_CONTROL_FILTER_THREADS, filterThreads ? 1 : 0);
             if (enabled) {
                 // Forget the last graph read: user space may not hold its nodes any more.
                 object.updateElement(InfertopProbes.WALK_MEMO_MAP, 0, arena.allocate(24, 8));

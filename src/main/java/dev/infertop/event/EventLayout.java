@@ -96,35 +96,7 @@ public final class EventLayout {
     public static final int THREAD_TENSOR2 = 48;
     public static final int THREAD_SIZE = 56;
 
-    // struct probe_config (.rodata)
-    public static final int CONFIG_TARGET_TGID = 0;
-    public static final int CONFIG_CGRAPH_N_NODES_OFFSET = 4;
-    public static final int CONFIG_CGRAPH_NODES_OFFSET = 8;
-    public static final int CONFIG_TENSOR_TYPE_OFFSET = 12;
-    public static final int CONFIG_TENSOR_NE_OFFSET = 16;
-    public static final int CONFIG_TENSOR_OP_OFFSET = 20;
-    public static final int CONFIG_TENSOR_OP_PARAMS_OFFSET = 24;
-    public static final int CONFIG_TENSOR_FLAGS_OFFSET = 28;
-    public static final int CONFIG_TENSOR_SRC_OFFSET = 32;
-    public static final int CONFIG_TENSOR_NAME_OFFSET = 36;
-    public static final int CONFIG_MAX_GRAPH_NODES = 40;
-    public static final int CONFIG_GRAPH_REFRESH = 44;
-    public static final int CONFIG_TENSOR_DATA_OFFSET = 48;
-    public static final int CONFIG_TENSOR_NB_OFFSET = 52;
-    public static final int CONFIG_OP_MUL_MAT_ID = 56;
-    public static final int CONFIG_COMPUTE_FLAG = 60;
-    public static final int CONFIG_EMPTY_OPS = 64;
-    public static final int CONFIG_BATCH_POS_OFFSET = 80;
-    public static final int CONFIG_BATCH_N_SEQ_ID_OFFSET = 84;
-    public static final int CONFIG_BATCH_SEQ_ID_OFFSET = 88;
-    public static final int CONFIG_BATCH_LOGITS_OFFSET = 92;
-    public static final int CONFIG_SIZE = 96;
 
-    // struct op_control (map value)
-    public static final int OP_CONTROL_ENABLED = 0;
-    public static final int OP_CONTROL_EVERY = 4;
-    public static final int OP_CONTROL_FILTER_THREADS = 8;
-    public static final int OP_CONTROL_SIZE = 12;
 
     // Sched layer (native/sched.bpf.h)
     public static final int EVENT_SCHED_OFF = 10;
@@ -146,11 +118,10 @@ public final class EventLayout {
     public static final int SCHED_CULPRIT_CPU = 40;
     public static final int SCHED_CULPRIT_COMM = 48;
     public static final int SCHED_CULPRIT_SIZE = 64;
-    // Counters layer: enum event_kind EVENT_COUNTERS, struct counters_event, struct counter_control
+    // Counters layer: enum event_kind EVENT_COUNTERS, struct counters_event (struct counter_control: bpf.ControlLayout)
+    public static final int MAX_COUNTER_EVENTS = dev.infertop.bpf.ControlLayout.MAX_COUNTER_EVENTS;
     public static final int EVENT_COUNTERS = 12;
-    public static final int MAX_COUNTER_EVENTS = 4;
     public static final int MAX_COUNTER_GROUPS = 2048;
-    public static final int MAX_COUNTER_CPUS = 1024;
     public static final int COUNTERS_GRAPH_SEQ = 24;
     public static final int COUNTERS_COUNT = 32;
     public static final int COUNTERS_N_EVENTS = 36;
@@ -163,9 +134,6 @@ public final class EventLayout {
     public static final int COUNTERS_SWITCHED_BITS = 376;
     public static final int COUNTERS_DELTA = 632;
     public static final int COUNTERS_SIZE = 66168;
-    public static final int COUNTER_CONTROL_ENABLED = 0;
-    public static final int COUNTER_CONTROL_N_EVENTS = 4;
-    public static final int COUNTER_CONTROL_SIZE = 8;
     // struct backend_ops_event (native/backends.bpf.h)
     public static final int EVENT_BACKEND_OPS = 13;
     public static final int BACKEND_OP_SLOTS = 128;
@@ -175,12 +143,12 @@ public final class EventLayout {
     public static final int BACKEND_OPS_COUNTED = 52;
     public static final int BACKEND_OPS_OP_NODES = 56;
     public static final int BACKEND_OPS_SIZE = 312;
-    // MoE layer: struct moe_event, struct moe_control, struct moe_plan_key / moe_plan / moe_group_bits
+    // MoE layer: struct moe_event (struct moe_control, moe_plan_key / moe_plan / moe_group_bits: bpf.ControlLayout)
+    public static final int MOE_PLAN_GROUPS = dev.infertop.bpf.ControlLayout.MOE_PLAN_GROUPS;
     public static final int EVENT_MOE = 9;
     public static final int MOE_GRAPH = 1;
     public static final int MOE_IDS = 2;
     public static final int MOE_MAX_ID_BYTES = 16384;
-    public static final int MOE_PLAN_GROUPS = 4096;
     public static final int MOE_GRAPH_SEQ = 24;
     public static final int MOE_SIGNATURE = 32;
     public static final int MOE_SUBTYPE = 40;
@@ -192,14 +160,4 @@ public final class EventLayout {
     public static final int MOE_NB1 = 72;
     public static final int MOE_FAILED = 80;
     public static final int MOE_IDS_OFFSET = 88;
-    public static final int MOE_CONTROL_ENABLED = 0;
-    public static final int MOE_CONTROL_SIZE = 4;
-    public static final int MOE_PLAN_KEY_SIGNATURE = 0;
-    public static final int MOE_PLAN_KEY_GROUP = 8;
-    public static final int MOE_PLAN_KEY_SIZE = 16;
-    public static final int MOE_PLAN_IDS_TENSOR = 0;
-    public static final int MOE_PLAN_COPIED_SEQ = 8;
-    public static final int MOE_PLAN_LAYER = 16;
-    public static final int MOE_PLAN_SIZE = 24;
-    public static final int MOE_GROUP_BITS_SIZE = MOE_PLAN_GROUPS / 8;
 }
