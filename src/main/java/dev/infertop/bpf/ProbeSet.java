@@ -71,6 +71,40 @@ public final class ProbeSet implements AutoCloseable {
             layers.put(layer, new LayerState());
         }
         this.moePlans = new MoePlans(object);
+        // What each layer does around its probes, said once here; enable, disable and attach iterate over it.
+        hooks.put(Layer.OPERATOR, new LayerHooks(NOTHING, NOTHING, () -> setOperatorControl(true),
+                () -> setOperatorControl(false)));
+        // The MoE layer's BPF side numbers a thread's groups by its fused calls; it has no probes of its own.
+        hooks.put(Layer.MOE, new LayerHooks(this::requireFusedCalls, NOTHING, () -> moePlans.setEnabled(true),
+                () -> moePlans.setEnabled(false)));
+        hooks.put(Layer.SCHED, new LayerHooks(NOTHING, () -> {
+            if (layers.get(Layer.SCHED).links.isEmpty()) {
+                resetSchedState();
+            }
+        }, NOTHING, NOTHING));
+    }
+
+    /** A step of a layer's life that may fail like the BPF calls it makes. */
+    @FunctionalInterface
+    private interface Step {
+        void run() throws BpfException;
+    }
+
+    private static final Step NOTHING = () -> { };
+
+    /**
+     * What a layer does beyond attaching its probes (htop's MeterClass idea: behaviour as data, not branches):
+     * before it is switched on, before its probes attach, once they are attached (or it is switched back on
+     * without re-attaching), before they are detached.
+     */
+    private record LayerHooks(Step beforeEnable, Step beforeAttach, Step afterEnable, Step beforeDisable) {
+        static final LayerHooks NONE = new LayerHooks(NOTHING, NOTHING, NOTHING, NOTHING);
+    }
+
+    private final Map<Layer, LayerHooks> hooks = new EnumMap<>(Layer.class);
+
+    private LayerHooks hooks(Layer layer) {
+        return hooks.getOrDefault(layer, LayerHooks.NONE);
     }
 
     /**
@@ -155,9 +189,7 @@ public final class ProbeSet implements AutoCloseable {
     }
 
     public synchronized void enable(Layer layer) throws BpfException {
-        if (layer == Layer.MOE) {
-            requireFusedCalls(); // the MoE layer's BPF side numbers a thread's groups by its fused calls
-        }
+        hooks(layer).beforeEnable().run();
         LayerState state = layers.get(layer);
         state.wanted = true;
         state.offReason = "";
@@ -167,12 +199,7 @@ public final class ProbeSet implements AutoCloseable {
             return;
         }
         attachMissing(layer, state);
-        if (layer == Layer.OPERATOR) {
-            setOperatorControl(true);
-        }
-        if (layer == Layer.MOE) {
-            moePlans.setEnabled(true);
-        }
+        hooks(layer).afterEnable().run();
     }
 
     /**
@@ -203,12 +230,7 @@ public final class ProbeSet implements AutoCloseable {
             switchable.off();
             return;
         }
-        if (layer == Layer.OPERATOR) {
-            setOperatorControl(false); // stop reading graphs before the probes go
-        }
-        if (layer == Layer.MOE) {
-            moePlans.setEnabled(false);
-        }
+        hooks(layer).beforeDisable().run(); // e.g. the operator layer stops reading graphs before its probes go
         detach(state);
     }
 
@@ -271,9 +293,7 @@ public final class ProbeSet implements AutoCloseable {
         if (state.blocked) {
             return;
         }
-        if (layer == Layer.SCHED && state.links.isEmpty()) {
-            resetSchedState();
-        }
+        hooks(layer).beforeAttach().run();
         if (attachTracepoints(layer, state)) {
             return;
         }

@@ -426,10 +426,12 @@ final class TraceRun {
             resources.probes.setOperatorEvery(options.operatorEvery());
             resources.probes.setOperatorThreads(options.operatorThreads());
             java.util.Set<Layer> wantedLayers = java.util.EnumSet.copyOf(options.layers());
-            if (wantedLayers.contains(Layer.MOE) && !wantedLayers.contains(Layer.OPERATOR)) {
-                notice("infertop: the moe layer reads the operator layer's graphs and barrier arrivals: "
-                        + "switching the operator layer on too");
-                wantedLayers.add(Layer.OPERATOR);
+            for (Layer layer : java.util.List.copyOf(wantedLayers)) {
+                layer.requires().filter(required -> !wantedLayers.contains(required)).ifPresent(required -> {
+                    notice("infertop: the " + layer.id() + " layer " + layer.whyRequired() + ": switching the "
+                            + required.id() + " layer on too");
+                    wantedLayers.add(required);
+                });
             }
             for (Layer layer : wantedLayers) {
                 if (layer == Layer.OPERATOR && options.operatorRule() != null) {
@@ -1023,9 +1025,11 @@ final class TraceRun {
                         probes.disable(toggle, "switched off live");
                     } else {
                         probes.enable(toggle);
-                        if (toggle == Layer.MOE && !probes.isEnabled(Layer.OPERATOR)) {
-                            probes.enable(Layer.OPERATOR); // the moe layer reads the operator layer's graphs
-                            notice("infertop: operator layer on (the moe layer needs it)");
+                        java.util.Optional<Layer> required = toggle.requires();
+                        if (required.isPresent() && !probes.isEnabled(required.get())) {
+                            probes.enable(required.get());
+                            notice("infertop: " + required.get().id() + " layer on (the " + toggle.id()
+                                    + " layer needs it)");
                         }
                     }
                     notice("infertop: " + toggle.id() + " layer " + (probes.isEnabled(toggle) ? "on" : "off")
