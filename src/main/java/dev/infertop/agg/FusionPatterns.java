@@ -21,7 +21,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * checks them against each thread's barrier count, which must then match exactly ({@link OperatorAggregator}).
  * Thread-safe: libraries (and their fused functions) can be found while the collector reads.
  */
-public final class FusionPatterns {
+public final class FusionPatterns implements dev.infertop.agg.graph.FusionRule {
     private static final String PREFIX = "ggml_compute_forward_";
     private static final String SUFFIX = "_fused";
 
@@ -56,6 +56,7 @@ public final class FusionPatterns {
     }
 
     /** The op numbers of each fused run known, e.g. {RMS_NORM, MUL}. */
+    @Override
     public List<int[]> patterns() {
         return patterns;
     }

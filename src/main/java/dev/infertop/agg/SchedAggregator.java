@@ -1,5 +1,7 @@
 package dev.infertop.agg;
 
+import dev.infertop.agg.graph.CpuGraph;
+import dev.infertop.agg.graph.CpuGraphListener;
 import dev.infertop.event.NameTable;
 import dev.infertop.history.FlightRecorder;
 import dev.infertop.history.SchedTimeline;
@@ -30,7 +32,7 @@ import java.util.function.LongSupplier;
  * graph ends, so every stretch inside them has arrived by then (a thread must be back on a CPU to reach the
  * barrier). Single writer: the collector thread.
  */
-public final class SchedAggregator implements OperatorAggregator.GroupListener {
+public final class SchedAggregator implements CpuGraphListener {
     /** Off-CPU stretches kept per thread for the per-op join (a graph of a tiny model spans a few). */
     static final int RECENT_STRETCHES = 512;
     /** Interferers listed per span. */
@@ -150,9 +152,23 @@ public final class SchedAggregator implements OperatorAggregator.GroupListener {
         totalCulpritRecords++;
     }
 
-    /** One node group of thread {@code tid}, [beginNs, endNs]: its off-CPU time goes to {@code op}. */
+    /** Each attributed graph's groups, per thread: a thread's off-CPU time within a group goes to its op. */
     @Override
-    public void onGroup(int tid, String op, long beginNs, long endNs) {
+    public void onGraph(CpuGraph graph) {
+        if (!graph.attributed() || threads.isEmpty()) {
+            return; // sched layer off (or no switch seen yet): skip the boxed lookups, ~550 a token
+        }
+        String[] opNames = graph.groupOpNames();
+        for (int k = 0; k < graph.groupCount(); k++) {
+            for (int t = 0; t < graph.threadCount(); t++) {
+                long begin = graph.workBeginNs(t, k);
+                onGroup(graph.tid(t), opNames[k], begin, Math.max(begin, graph.releaseNs(k)));
+            }
+        }
+    }
+
+    /** One node group of thread {@code tid}, [beginNs, endNs]: its off-CPU time goes to {@code op}. */
+    void onGroup(int tid, String op, long beginNs, long endNs) {
         if (threads.isEmpty()) {
             return; // sched layer off (or no switch seen yet): skip the boxed lookup, ~550 a token
         }
@@ -189,8 +205,17 @@ public final class SchedAggregator implements OperatorAggregator.GroupListener {
         return Math.max(0, Math.min(to, end) - Math.max(from, begin));
     }
 
-    /** The interval since the last {@link #resetInterval()}, or the whole run. */
-    public SchedTotals snapshot(boolean totals) {
+    /** The interval since the last {@link #resetInterval()} (read only: the caller closes it after the run's). */
+    public SchedTotals interval() {
+        return snapshot(false);
+    }
+
+    /** The run so far. */
+    public SchedTotals totals() {
+        return snapshot(true);
+    }
+
+    private SchedTotals snapshot(boolean totals) {
         List<SchedThreadTotals> threadList = new ArrayList<>();
         for (ThreadState t : threads.values()) {
             SchedThreadTotals row = totals
