@@ -38,8 +38,9 @@ public final class TraceAggregator implements TraceListener {
 
     private final BackendNames backendNames;
     private final OperatorAggregator operators;
-    private final TokenCounter intervalTokens = new TokenCounter();
-    private final TokenCounter totalTokens = new TokenCounter();
+    /** Token counters, kept once for the run; the interval's are the difference from the last tick's sample. */
+    private final TokenCounter tokens = new TokenCounter();
+    private final TokenCounter tokensAtLastTick = new TokenCounter();
     private final IntervalRecorder ttftRecorder = new IntervalRecorder(SIGNIFICANT_DIGITS);
     private final IntervalRecorder tpotRecorder = new IntervalRecorder(SIGNIFICANT_DIGITS);
     private final Histogram totalTtft = new Histogram(SIGNIFICANT_DIGITS);
@@ -264,8 +265,7 @@ public final class TraceAggregator implements TraceListener {
         batchFits = sequences.onBatch(tid, startNs, endNs, contextAddress, nTokens, recorded, data, tokensOffset);
         addKeptDrafts();
         if (!batchFits) {
-            intervalTokens.batchesUnread++;
-            totalTokens.batchesUnread++;
+            tokens.batchesUnread++;
         }
     }
 
@@ -278,8 +278,7 @@ public final class TraceAggregator implements TraceListener {
     /** Drafts a verification kept, told after its call: generated tokens of no call of their own. */
     private void addKeptDrafts() {
         long kept = sequences.takeKeptDrafts();
-        intervalTokens.tokensDecode += kept;
-        totalTokens.tokensDecode += kept;
+        tokens.tokensDecode += kept;
     }
 
     @Override
@@ -292,13 +291,10 @@ public final class TraceAggregator implements TraceListener {
             // A draft model's call: counted with the speculative figures, not as the engine's tokens.
         } else if (perSequence) {
             // The batch said which tokens were prompt and which generated; TTFT and TPOT came per request.
-            intervalTokens.record(sequences.promptTokens, sequences.generatedTokens, sequences.firstOutputs,
-                    durationNs, status);
-            totalTokens.record(sequences.promptTokens, sequences.generatedTokens, sequences.firstOutputs,
-                    durationNs, status);
+            tokens.record(sequences.promptTokens, sequences.generatedTokens, sequences.firstOutputs, durationNs,
+                    status);
         } else {
-            intervalTokens.record(nTokens, durationNs, status);
-            totalTokens.record(nTokens, durationNs, status);
+            tokens.record(nTokens, durationNs, status);
             if (nTokens == 1) {
                 tpotRecorder.recordValue(durationNs);
             } else if (nTokens > 1) {
@@ -439,14 +435,14 @@ public final class TraceAggregator implements TraceListener {
         dev.infertop.model.SpeculativeTotals intervalSpeculative = speculative.since(lastSpeculative);
         lastSpeculative = speculative;
         Figures interval = new Figures(intervalNs,
-                intervalTokens.freeze(contextCount, active, recentSequences, intervalSpeculative),
+                tokens.freezeSince(tokensAtLastTick, contextCount, active, recentSequences, intervalSpeculative),
                 LatencySummary.ofNanos(intervalTtft), LatencySummary.ofNanos(intervalTpot),
                 intervalBackends, cpuGraphs.interval(), intervalOperators,
                 sched == null ? SchedTotals.EMPTY : sched.interval(),
                 counters == null ? CounterTotals.EMPTY : counters.interval(intervalNs, wallNsByOp(intervalOperators)),
                 backendOps == null ? List.of() : backendOps.interval());
         Figures total = new Figures(runNs,
-                totalTokens.freeze(contextCount, active, recentSequences, speculative),
+                tokens.freezeSince(TokenCounter.ZERO, contextCount, active, recentSequences, speculative),
                 LatencySummary.ofNanos(totalTtft), LatencySummary.ofNanos(totalTpot),
                 totalBackends, cpuGraphs.total(), totalOperators,
                 sched == null ? SchedTotals.EMPTY : sched.totals(),
@@ -457,11 +453,11 @@ public final class TraceAggregator implements TraceListener {
         if (sched != null) {
             sched.resetInterval();
         }
-        intervalTokens.reset();
+        tokensAtLastTick.copyFrom(tokens);
         for (BackendSlot slot : backends) {
-            slot.resetInterval();
+            slot.sample();
         }
-        cpuGraphs.resetInterval();
+        cpuGraphs.sample();
         return snapshot;
     }
 
@@ -477,108 +473,5 @@ public final class TraceAggregator implements TraceListener {
     public void start(long nowNs) {
         firstTickNs = nowNs;
         lastTickNs = nowNs;
-    }
-
-    private static final class TokenCounter {
-        long calls;
-        long prefillCalls;
-        long decodeStepCalls;
-        long failedCalls;
-        long tokensPrefill;
-        long tokensDecode;
-        long prefillBusyNs;
-        long decodeBusyNs;
-        long requests;
-        long batchesUnread;
-        final long[] batchSizes = new long[TokenTotals.BATCH_SIZE_BUCKETS];
-
-        /** A call counted by its size alone: one token is a decode step, more a prefill. */
-        void record(int nTokens, long durationNs, int status) {
-            if (nTokens == 1) {
-                record(0, 1, 0, durationNs, status);
-            } else {
-                record(Math.max(0, nTokens), 0, 0, durationNs, status);
-            }
-        }
-
-        /** A call whose tokens were told apart: its busy time split between prompt and generated tokens. */
-        void record(int prompt, int generated, int firstOutputs, long durationNs, int status) {
-            calls++;
-            batchSizes[TokenTotals.batchSizeBucket(prompt + generated)]++;
-            if (status != 0) {
-                failedCalls++;
-            }
-            if (prompt > 0) {
-                prefillCalls++;
-            } else if (generated > 0) {
-                decodeStepCalls++;
-            }
-            tokensPrefill += prompt;
-            tokensDecode += generated;
-            long total = (long) prompt + generated;
-            long prefillNs = total == 0 ? 0 : durationNs * prompt / total;
-            prefillBusyNs += prefillNs;
-            decodeBusyNs += total == 0 ? 0 : durationNs - prefillNs;
-            requests += firstOutputs;
-        }
-
-        TokenTotals freeze(int contexts, int activeRequests, List<dev.infertop.model.SequenceStatus> sequences,
-                           dev.infertop.model.SpeculativeTotals speculative) {
-            List<Long> sizes = new ArrayList<>(batchSizes.length);
-            for (long count : batchSizes) {
-                sizes.add(count);
-            }
-            return new TokenTotals(calls, prefillCalls, decodeStepCalls, failedCalls, tokensPrefill, tokensDecode,
-                    prefillBusyNs, decodeBusyNs, contexts, requests, activeRequests, batchesUnread, sizes, sequences,
-                    speculative);
-        }
-
-        void reset() {
-            calls = prefillCalls = decodeStepCalls = failedCalls = 0;
-            tokensPrefill = tokensDecode = prefillBusyNs = decodeBusyNs = requests = batchesUnread = 0;
-            java.util.Arrays.fill(batchSizes, 0);
-        }
-    }
-
-    private static final class BackendSlot {
-        final long guidHigh;
-        final long guidLow;
-        final String name;
-        int flightLabel = -1;
-        long computes;
-        long nodes;
-        long busyNs;
-        long totalComputes;
-        long totalNodes;
-        long totalBusyNs;
-
-        BackendSlot(long guidHigh, long guidLow, String name) {
-            this.guidHigh = guidHigh;
-            this.guidLow = guidLow;
-            this.name = name;
-        }
-
-        void record(long durationNs, int nNodes) {
-            computes++;
-            totalComputes++;
-            busyNs += durationNs;
-            totalBusyNs += durationNs;
-            if (nNodes > 0) {
-                nodes += nNodes;
-                totalNodes += nNodes;
-            }
-        }
-
-        BackendTotals interval() {
-            return new BackendTotals(name, computes, nodes, busyNs);
-        }
-
-        BackendTotals total() {
-            return new BackendTotals(name, totalComputes, totalNodes, totalBusyNs);
-        }
-
-        void resetInterval() {
-            computes = nodes = busyNs = 0;
-        }
     }
 }

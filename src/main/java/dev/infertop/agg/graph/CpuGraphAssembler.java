@@ -242,8 +242,8 @@ public final class CpuGraphAssembler {
         if (graph.status != CpuGraph.Status.ATTRIBUTED) {
             graph.layout = null;
         }
-        for (CpuGraphListener listener : listeners) {
-            listener.onGraph(graph);
+        for (int i = 0; i < listeners.size(); i++) {
+            listeners.get(i).onGraph(graph);
         }
         graph.seq = -1;
     }
