@@ -450,9 +450,6 @@ public final class TraceAggregator implements TraceListener {
                 backendOps == null ? List.of() : backendOps.totals());
         Snapshot snapshot = new Snapshot(++sequence, state, target, interval, total, lostEvents, layers,
                 moe != null ? moe.snapshot(moeLayerOn(layers)) : dev.infertop.model.MoeTotals.EMPTY, limits());
-        if (sched != null) {
-            sched.resetInterval();
-        }
         tokensAtLastTick.copyFrom(tokens);
         for (BackendSlot slot : backends) {
             slot.sample();

@@ -52,13 +52,12 @@ class SchedAggregatorTest {
     @Test
     void intervalsResetTotalsDoNot() {
         hits = 100;
-        sched.resetInterval();
+        sched.interval(); // the interval starts at 100 hits
         sched.onSchedOff(7, 1000, 1300, 0, 100, true);
         hits = 350;
         SchedTotals interval = sched.interval();
         assertEquals(250, interval.kernelHits());
         assertEquals(1, interval.offRecords());
-        sched.resetInterval();
         sched.onSchedOff(7, 2000, 2200, 0, 40, true);
         assertEquals(new SchedThreadTotals(7, 40, 200, 0, 1, 1), sched.interval().threads().getFirst());
         assertEquals(new SchedThreadTotals(7, 140, 500, 0, 2, 2), sched.totals().threads().getFirst());
@@ -94,7 +93,6 @@ class SchedAggregatorTest {
         assertEquals(2000, totals.runnableNs());
         assertEquals(0.55, totals.waitShare(totals.worstInterferer()), 1e-12);
         assertEquals(4, totals.culpritRecords());
-        sched.resetInterval();
         assertNull(sched.interval().worstInterferer());
         assertEquals(1100, sched.totals().worstInterferer().ns());
     }
