@@ -33,21 +33,18 @@ public final class BackendOpsAggregator {
     private int pendingThreads;
 
     private final List<Slot> slots = new ArrayList<>();
+    private static final int NODES = 0;
+    private static final int TIME_NS = 1;
+    private static final int UNTIMED_NODES = 2;
+    private static final int GRAPHS = OP_SLOTS * 3;
+    private static final int BUSY_NS = OP_SLOTS * 3 + 1;
 
     private static final class Slot {
         final long guidHigh;
         final long guidLow;
         final String name;
-        final long[] nodes = new long[OP_SLOTS];
-        final long[] timeNs = new long[OP_SLOTS];
-        final long[] untimedNodes = new long[OP_SLOTS];
-        final long[] totalNodes = new long[OP_SLOTS];
-        final long[] totalTimeNs = new long[OP_SLOTS];
-        final long[] totalUntimedNodes = new long[OP_SLOTS];
-        long graphs;
-        long busyNs;
-        long totalGraphs;
-        long totalBusyNs;
+        // Per op: NODES, TIME_NS, UNTIMED_NODES at [op * 3 + k]; then graphs and busy time. Kept once.
+        final Counts counts = new Counts(OP_SLOTS * 3 + 2);
 
         Slot(long guidHigh, long guidLow, String name) {
             this.guidHigh = guidHigh;
@@ -128,21 +125,16 @@ public final class BackendOpsAggregator {
             if (n == 0) {
                 continue;
             }
-            slot.nodes[op] += n;
-            slot.totalNodes[op] += n;
+            slot.counts.add(op * 3 + NODES, n);
             if (!oneOp && !isView(op)) {
-                slot.untimedNodes[op] += n;
-                slot.totalUntimedNodes[op] += n;
+                slot.counts.add(op * 3 + UNTIMED_NODES, n);
             }
         }
         if (oneOp && computingOp >= 0) {
-            slot.timeNs[computingOp] += durationNs;
-            slot.totalTimeNs[computingOp] += durationNs;
+            slot.counts.add(computingOp * 3 + TIME_NS, durationNs);
         }
-        slot.graphs++;
-        slot.totalGraphs++;
-        slot.busyNs += durationNs;
-        slot.totalBusyNs += durationNs;
+        slot.counts.add(GRAPHS, 1);
+        slot.counts.add(BUSY_NS, durationNs);
     }
 
     private boolean isView(int op) {
@@ -181,33 +173,36 @@ public final class BackendOpsAggregator {
         return naming == null ? "op" + op : naming.opName(op, 0);
     }
 
-    /** Per backend, ops by node count (largest first), for the interval since the last reset or the run. */
-    public List<BackendOps> snapshot(boolean totals) {
-        List<BackendOps> result = new ArrayList<>();
+    /** Per backend, ops by time then node count (largest first), since the previous call, which it closes. */
+    public List<BackendOps> interval() {
+        List<BackendOps> result = snapshot(false);
         for (Slot slot : slots) {
-            long[] nodes = totals ? slot.totalNodes : slot.nodes;
-            long[] time = totals ? slot.totalTimeNs : slot.timeNs;
-            long[] untimed = totals ? slot.totalUntimedNodes : slot.untimedNodes;
-            List<BackendOps.Op> ops = new ArrayList<>();
-            for (int op = 0; op < OP_SLOTS; op++) {
-                if (nodes[op] > 0) {
-                    ops.add(new BackendOps.Op(opName(op), nodes[op], time[op], untimed[op] == 0 && !isView(op)));
-                }
-            }
-            ops.sort((a, b) -> a.timeNs() != b.timeNs() ? Long.compare(b.timeNs(), a.timeNs())
-                    : Long.compare(b.nodes(), a.nodes()));
-            result.add(new BackendOps(slot.name, totals ? slot.totalGraphs : slot.graphs,
-                    totals ? slot.totalBusyNs : slot.busyNs, ops));
+            slot.counts.sample();
         }
         return result;
     }
 
-    public void resetInterval() {
+    /** The same for the run so far. */
+    public List<BackendOps> totals() {
+        return snapshot(true);
+    }
+
+    private List<BackendOps> snapshot(boolean totals) {
+        List<BackendOps> result = new ArrayList<>();
         for (Slot slot : slots) {
-            java.util.Arrays.fill(slot.nodes, 0);
-            java.util.Arrays.fill(slot.timeNs, 0);
-            java.util.Arrays.fill(slot.untimedNodes, 0);
-            slot.graphs = slot.busyNs = 0;
+            Counts c = slot.counts;
+            List<BackendOps.Op> ops = new ArrayList<>();
+            for (int op = 0; op < OP_SLOTS; op++) {
+                long nodes = c.of(op * 3 + NODES, totals);
+                if (nodes > 0) {
+                    ops.add(new BackendOps.Op(opName(op), nodes, c.of(op * 3 + TIME_NS, totals),
+                            c.of(op * 3 + UNTIMED_NODES, totals) == 0 && !isView(op)));
+                }
+            }
+            ops.sort((a, b) -> a.timeNs() != b.timeNs() ? Long.compare(b.timeNs(), a.timeNs())
+                    : Long.compare(b.nodes(), a.nodes()));
+            result.add(new BackendOps(slot.name, c.of(GRAPHS, totals), c.of(BUSY_NS, totals), ops));
         }
+        return result;
     }
 }

@@ -1,5 +1,7 @@
 package dev.infertop.agg;
 
+import dev.infertop.agg.graph.CpuGraph;
+import dev.infertop.agg.graph.CpuGraphListener;
 import dev.infertop.history.CounterTimeline;
 import dev.infertop.history.FlightRecorder;
 import dev.infertop.model.CounterEvent;
@@ -11,7 +13,6 @@ import dev.infertop.model.OpCounters;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -26,13 +27,13 @@ import static dev.infertop.event.EventLayout.MAX_COUNTER_EVENTS;
 
 /**
  * Attributes counter deltas to ops. Per thread per graph the probes send the deltas of each node group
- * (EVENT_COUNTERS, right after the thread's arrivals); once {@link OperatorAggregator} has attributed that
- * graph it says which op each group was ({@link #onAttributed}), and the deltas, scaled by the record's
- * enabled / running time per event, are added to that op. Groups whose thread changed CPU between its two
- * readings carry no deltas: they are counted as migrated, not guessed.
- * Single writer: the collector thread.
+ * (EVENT_COUNTERS, right after the thread's arrivals); once that CPU graph is attributed ({@link #onGraph})
+ * it says which op each group was, and the deltas, scaled by the record's enabled / running time per event,
+ * are added to that op. Groups whose thread changed CPU between its two readings carry no deltas: they are
+ * counted as migrated, not guessed. Counters are kept once, for the run; an interval is the difference from
+ * the previous interval's sample. Single writer: the collector thread.
  */
-public final class CounterAggregator implements OperatorAggregator.GroupSink {
+public final class CounterAggregator implements CpuGraphListener {
     private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG_UNALIGNED;
     private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT_UNALIGNED;
     static final int HISTORY = 120;
@@ -48,8 +49,9 @@ public final class CounterAggregator implements OperatorAggregator.GroupSink {
     private String[] cachedNames;
     private OpStats[] cachedStats;
 
-    private final Totals interval = new Totals();
     private final Totals total = new Totals();
+    private final Totals totalSample = new Totals();
+    private final Totals scratch = new Totals();
     private final double[] bandwidthHistory = new double[HISTORY];
     private int historyCount;
 
@@ -72,16 +74,30 @@ public final class CounterAggregator implements OperatorAggregator.GroupSink {
         long failedReads;
         long countedNs;
 
-        void reset() {
-            Arrays.fill(values, 0);
-            countedGroups = migratedGroups = switchedGroups = failedReads = countedNs = 0;
+        /** This minus {@code earlier}, into {@code into}. */
+        Totals since(Totals earlier, Totals into) {
+            for (int e = 0; e < values.length; e++) {
+                into.values[e] = values[e] - earlier.values[e];
+            }
+            into.countedGroups = countedGroups - earlier.countedGroups;
+            into.migratedGroups = migratedGroups - earlier.migratedGroups;
+            into.switchedGroups = switchedGroups - earlier.switchedGroups;
+            into.failedReads = failedReads - earlier.failedReads;
+            into.countedNs = countedNs - earlier.countedNs;
+            return into;
         }
+
+        void copyFrom(Totals from) {
+            from.since(ZERO, this);
+        }
+
+        private static final Totals ZERO = new Totals();
     }
 
     private static final class OpStats {
         final String name;
-        final Totals interval = new Totals();
         final Totals total = new Totals();
+        final Totals sample = new Totals();
 
         OpStats(String name) {
             this.name = name;
@@ -116,7 +132,6 @@ public final class CounterAggregator implements OperatorAggregator.GroupSink {
             p.runningNs[e] = data.get(LONG, offset + COUNTERS_RUNNING + 8L * e);
         }
         long failed = data.get(INT, offset + COUNTERS_FAILED) & 0xffffffffL;
-        interval.failedReads += failed;
         total.failedReads += failed;
     }
 
@@ -136,7 +151,21 @@ public final class CounterAggregator implements OperatorAggregator.GroupSink {
     }
 
     @Override
-    public void onAttributed(long graphSeq, int tid, String[] opNames, int groups, long startNs, long[] arrivals) {
+    public void onGraph(CpuGraph graph) {
+        if (!graph.attributed()) {
+            return;
+        }
+        for (int t = 0; t < graph.threadCount(); t++) {
+            onAttributed(graph.seq(), graph.tid(t), graph.groupOpNames(), graph.groupCount(), graph.threadStartNs(t),
+                    graph.arrivals(t));
+        }
+    }
+
+    /**
+     * Thread {@code tid} ran graph {@code graphSeq}'s {@code groups} node groups, group k as op
+     * {@code opNames[k]}, starting at {@code startNs} and reaching the barrier after group k at {@code arrivals[k]}.
+     */
+    private void onAttributed(long graphSeq, int tid, String[] opNames, int groups, long startNs, long[] arrivals) {
         Pending p = null;
         for (int i = 0; i < pendingCount; i++) {
             if (pending[i].tid == tid) {
@@ -158,34 +187,24 @@ public final class CounterAggregator implements OperatorAggregator.GroupSink {
             previous = arrivals[k];
             OpStats op = stats[k];
             if ((p.migratedBits[k >>> 5] >>> (k & 31) & 1) != 0) {
-                op.interval.migratedGroups++;
                 op.total.migratedGroups++;
-                interval.migratedGroups++;
                 total.migratedGroups++;
                 continue;
             }
-            op.interval.countedGroups++;
             op.total.countedGroups++;
             if ((p.switchedBits[k >>> 5] >>> (k & 31) & 1) != 0) {
-                op.interval.switchedGroups++;
                 op.total.switchedGroups++;
-                interval.switchedGroups++;
                 total.switchedGroups++;
             }
-            op.interval.countedNs += countedNs;
             op.total.countedNs += countedNs;
-            interval.countedGroups++;
             total.countedGroups++;
-            interval.countedNs += countedNs;
             total.countedNs += countedNs;
             for (int e = 0; e < MAX_COUNTER_EVENTS; e++) {
                 // Scaled by the thread's enabled / running time over the whole graph: per-group times would
                 // double the record, and multiplexing rotates events every few ms anyway.
                 long value = CounterFigures.scaled(p.deltas[k * MAX_COUNTER_EVENTS + e], p.enabledNs[e],
                         p.runningNs[e]);
-                op.interval.values[e] += value;
                 op.total.values[e] += value;
-                interval.values[e] += value;
                 total.values[e] += value;
                 graphCounts[e] += value;
             }
@@ -206,7 +225,7 @@ public final class CounterAggregator implements OperatorAggregator.GroupSink {
     }
 
     private OpStats[] statsFor(String[] opNames) {
-        if (opNames != cachedNames) { // the operator layer reuses its per-graph plan while the graph is reused
+        if (opNames != cachedNames) { // the same array while the CPU graph's grouping is the same
             OpStats[] stats = new OpStats[opNames.length];
             for (int k = 0; k < opNames.length; k++) {
                 stats[k] = opStats.computeIfAbsent(opNames[k], OpStats::new);
@@ -218,10 +237,24 @@ public final class CounterAggregator implements OperatorAggregator.GroupSink {
     }
 
     /**
-     * The interval since the last call ({@code totals} false; call it first) or the run. {@code wallNsByOp}:
-     * each op's wall time over the same span, from the operator layer, for per-op bandwidth.
+     * The interval since the previous call, which it closes (call it before {@link #totals} of the same tick).
+     * {@code wallNsByOp}: each op's wall time over the same span, from the operator layer, for per-op bandwidth.
      */
-    public CounterTotals snapshot(boolean totals, long intervalNs, Map<String, Long> wallNsByOp) {
+    public CounterTotals interval(long intervalNs, Map<String, Long> wallNsByOp) {
+        CounterTotals result = snapshot(false, intervalNs, wallNsByOp);
+        totalSample.copyFrom(total);
+        for (OpStats stats : opStats.values()) {
+            stats.sample.copyFrom(stats.total);
+        }
+        return result;
+    }
+
+    /** The run so far ({@code runNs} long); see {@link #interval}. */
+    public CounterTotals totals(long runNs, Map<String, Long> wallNsByOp) {
+        return snapshot(true, runNs, wallNsByOp);
+    }
+
+    private CounterTotals snapshot(boolean totals, long intervalNs, Map<String, Long> wallNsByOp) {
         CounterSet current = set;
         List<CounterEvent> opened = events;
         if (current == null || opened.isEmpty()) {
@@ -230,7 +263,7 @@ public final class CounterAggregator implements OperatorAggregator.GroupSink {
         int n = opened.size();
         List<OpCounters> ops = new ArrayList<>();
         for (OpStats stats : opStats.values()) {
-            Totals t = totals ? stats.total : stats.interval;
+            Totals t = totals ? stats.total : stats.total.since(stats.sample, scratch);
             if (t.countedGroups == 0 && t.migratedGroups == 0) {
                 continue;
             }
@@ -238,7 +271,7 @@ public final class CounterAggregator implements OperatorAggregator.GroupSink {
                     wallNsByOp.getOrDefault(stats.name, 0L)));
         }
         ops.sort((a, b) -> Long.compare(b.countedNs(), a.countedNs()));
-        Totals t = totals ? total : interval;
+        Totals t = totals ? total : total.since(totalSample, scratch);
         CounterTotals result = new CounterTotals(current.name(), opened.stream().map(CounterEvent::name).toList(),
                 current.lineBytes(), indexOf(opened, CounterEvent.Role.REFILLS),
                 indexOf(opened, CounterEvent.Role.INSTRUCTIONS), indexOf(opened, CounterEvent.Role.CYCLES), ops,
@@ -254,14 +287,6 @@ public final class CounterAggregator implements OperatorAggregator.GroupSink {
         return new CounterTotals(result.setName(), result.events(), result.lineBytes(), result.refillsIndex(),
                 result.instructionsIndex(), result.cyclesIndex(), ops, result.values(), result.countedGroups(),
                 result.migratedGroups(), result.switchedGroups(), result.failedReads(), result.countedNs(), history);
-    }
-
-    /** Starts a new interval (after both snapshots were taken). */
-    public void resetInterval() {
-        interval.reset();
-        for (OpStats stats : opStats.values()) {
-            stats.interval.reset();
-        }
     }
 
     private static List<Long> values(Totals t, int n) {

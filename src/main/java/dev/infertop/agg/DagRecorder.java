@@ -1,5 +1,7 @@
 package dev.infertop.agg;
 
+import dev.infertop.agg.graph.CpuGraph;
+import dev.infertop.agg.graph.CpuGraphListener;
 import dev.infertop.event.NameTable;
 import dev.infertop.model.GraphNode;
 
@@ -12,26 +14,21 @@ import java.util.List;
  * ({@code dev.infertop.export.OperatorDag}). A decode graph is a CPU graph computed within a llama_decode
  * of one token; when a decode runs several CPU graphs (split between backends), the last one is kept.
  *
- * <p>Single writer, the collector thread: node records as they come, per-group times from the
- * {@link OperatorAggregator} when it attributes a graph, decode records to tell decode graphs from prefill.
- * Records arrive in ring order: a graph's nodes, its arrivals, then the llama_decode that ran it; the graph is
- * attributed when the next one starts. Copying a graph costs a few array copies per token; the immutable
- * node list other threads read is built at most once per snapshot, in {@link #publish()}.
+ * <p>Single writer, the collector thread: each attributed CPU graph ({@link CpuGraph}, with its nodes and
+ * per-node times), decode records to tell decode graphs from prefill. Records arrive in ring order: a graph's
+ * nodes, its arrivals, then the llama_decode that ran it; the graph is finished when the next one starts, so
+ * a graph finished before its llama_decode is held as pending. Copying a graph costs a few array copies per
+ * token; the immutable node list other threads read is built at most once per snapshot, in {@link #publish()}.
  */
-public final class DagRecorder implements OperatorAggregator.NodeTimeSink {
+public final class DagRecorder implements CpuGraphListener {
     /** Decodes remembered to tag graphs attributed before their llama_decode record arrived. */
     private static final int DECODES_KEPT = 8;
 
     private final OpNaming naming;
     private final NameTable names;
 
-    /** Nodes as read, for graph_seq {@code readSeq}. */
-    private final Buffers read = new Buffers();
-    private long readSeq = -1;
-    /** Times of graph {@code timedSeq}, per node of {@link #read}. */
-    private long timedSeq = -1;
-    private long[] timeNs = new long[2048];
-    private boolean[] executed = new boolean[2048];
+    /** Names of the sources outside the graph of the node list read as {@code namedReadSeq}. */
+    private String[] readSourceNames = new String[2048 * 3];
 
     /** An attributed graph whose llama_decode record has not come yet. */
     private final Buffers pending = new Buffers();
@@ -80,7 +77,29 @@ public final class DagRecorder implements OperatorAggregator.NodeTimeSink {
             executed = Arrays.copyOf(executed, capacity);
         }
 
-        void copyFrom(Buffers from, long[] times, boolean[] ran) {
+        /** Copies an attributed graph's nodes and times, and its sources' names. */
+        void copyFrom(CpuGraph graph, String[] names) {
+            int n = graph.nodeCount();
+            ensure(n);
+            count = n;
+            for (int i = 0; i < n; i++) {
+                tensors[i] = graph.tensor(i);
+                ops[i] = graph.op(i);
+                opParams[i] = graph.opParam0(i);
+                nameIds[i] = graph.nameId(i);
+                for (int d = 0; d < 4; d++) {
+                    shapes[i * 4 + d] = graph.ne(i, d);
+                }
+                for (int s = 0; s < 3; s++) {
+                    sources[i * 3 + s] = graph.src(i, s);
+                }
+                timeNs[i] = graph.nodeWallNs(i);
+                executed[i] = graph.nodeRan(i);
+            }
+            System.arraycopy(names, 0, sourceNames, 0, n * 3);
+        }
+
+        void copyFrom(Buffers from) {
             ensure(from.count);
             int n = from.count;
             count = n;
@@ -91,8 +110,8 @@ public final class DagRecorder implements OperatorAggregator.NodeTimeSink {
             System.arraycopy(from.shapes, 0, shapes, 0, n * 4);
             System.arraycopy(from.sources, 0, sources, 0, n * 3);
             System.arraycopy(from.sourceNames, 0, sourceNames, 0, n * 3);
-            System.arraycopy(times, 0, timeNs, 0, n);
-            System.arraycopy(ran, 0, executed, 0, n);
+            System.arraycopy(from.timeNs, 0, timeNs, 0, n);
+            System.arraycopy(from.executed, 0, executed, 0, n);
         }
     }
 
@@ -128,39 +147,12 @@ public final class DagRecorder implements OperatorAggregator.NodeTimeSink {
         return name;
     }
 
-    /** A node record (call after the operator aggregator saw it, so the graph before is attributed first). */
-    public void onNode(long graphSeq, int index, long tensor, int op, int opParam0, long ne0, long ne1, long ne2,
-                       long ne3, long src0, long src1, long src2, int nameId) {
-        if (graphSeq != readSeq) {
-            readSeq = graphSeq;
-            read.count = 0;
-        }
-        lastGraphSeq = Math.max(lastGraphSeq, graphSeq);
-        if (index < 0 || index >= 1 << 16) {
-            return;
-        }
-        read.ensure(index + 1);
-        read.tensors[index] = tensor;
-        read.ops[index] = op;
-        read.opParams[index] = opParam0;
-        read.nameIds[index] = nameId;
-        read.shapes[index * 4] = ne0;
-        read.shapes[index * 4 + 1] = ne1;
-        read.shapes[index * 4 + 2] = ne2;
-        read.shapes[index * 4 + 3] = ne3;
-        read.sources[index * 3] = src0;
-        read.sources[index * 3 + 1] = src1;
-        read.sources[index * 3 + 2] = src2;
-        read.count = Math.max(read.count, index + 1);
-    }
-
-    /** A graph that reuses the nodes read for an earlier one. */
-    public void onGraphSame(long graphSeq) {
-        lastGraphSeq = Math.max(lastGraphSeq, graphSeq);
-    }
-
-    /** A llama_decode returned: the graphs since the previous one ran for it. */
-    public void onDecode(int nTokens) {
+    /**
+     * A llama_decode returned: the graphs since the previous one ran for it. {@code latestGraphSeq}: the
+     * highest graph_seq of the CPU graph records so far ({@code CpuGraphAssembler.latestSeq()}).
+     */
+    public void onDecode(int nTokens, long latestGraphSeq) {
+        lastGraphSeq = Math.max(lastGraphSeq, latestGraphSeq);
         if (lastGraphSeq <= taggedUpTo) {
             return; // no CPU graph traced for it (operator layer off, or all on another backend)
         }
@@ -177,28 +169,6 @@ public final class DagRecorder implements OperatorAggregator.NodeTimeSink {
         }
     }
 
-    @Override
-    public void onGroup(long graphSeq, int firstNode, int lastNode, long wallNs) {
-        if (graphSeq != timedSeq) {
-            timedSeq = graphSeq;
-            int n = Math.max(read.count, lastNode + 1);
-            if (n > timeNs.length) {
-                timeNs = new long[Math.max(n, timeNs.length * 2)];
-                executed = new boolean[timeNs.length];
-            }
-            Arrays.fill(timeNs, 0, n, 0L);
-            Arrays.fill(executed, 0, n, false);
-        }
-        if (firstNode < 0 || lastNode >= timeNs.length || lastNode < firstNode) {
-            return;
-        }
-        int nodes = lastNode - firstNode + 1;
-        for (int i = firstNode; i <= lastNode; i++) {
-            timeNs[i] = wallNs / nodes + (i == firstNode ? wallNs % nodes : 0);
-            executed[i] = true;
-        }
-    }
-
     /** graph_seq of the node list whose sources were last named. */
     private long namedReadSeq = -1;
 
@@ -206,38 +176,47 @@ public final class DagRecorder implements OperatorAggregator.NodeTimeSink {
      * Names the sources outside the graph of the node list held (once per list read, i.e. every few dozen
      * tokens; each address asked once): while the target still runs, since a DAG may be written after it exits.
      */
-    private void nameSources() {
-        if (namedReadSeq == readSeq) {
+    private void nameSources(CpuGraph graph) {
+        int n = graph.nodeCount();
+        if (readSourceNames.length < n * 3) {
+            readSourceNames = new String[n * 3];
+        }
+        if (leafNames == null) {
+            return; // all null: published as ""
+        }
+        if (namedReadSeq == graph.nodesReadSeq()) {
             return;
         }
-        namedReadSeq = readSeq;
+        namedReadSeq = graph.nodesReadSeq();
         java.util.Set<Long> inGraph = new java.util.HashSet<>();
-        for (int i = 0; i < read.count; i++) {
-            inGraph.add(read.tensors[i]);
+        for (int i = 0; i < n; i++) {
+            inGraph.add(graph.tensor(i));
         }
-        for (int i = 0; i < read.count * 3; i++) {
-            long source = read.sources[i];
-            read.sourceNames[i] = inGraph.contains(source) ? "" : leafName(source);
+        for (int i = 0; i < n; i++) {
+            for (int s = 0; s < 3; s++) {
+                long source = graph.src(i, s);
+                readSourceNames[i * 3 + s] = inGraph.contains(source) ? "" : leafName(source);
+            }
         }
     }
 
     @Override
-    public void onGraphAttributed(long graphSeq, long nodesReadSeq) {
-        if (nodesReadSeq != readSeq || graphSeq != timedSeq || read.count == 0) {
-            return; // the nodes held are another graph's
+    public void onGraph(CpuGraph graph) {
+        long graphSeq = graph.seq();
+        lastGraphSeq = Math.max(lastGraphSeq, graphSeq);
+        if (!graph.attributed()) {
+            return;
         }
-        if (leafNames != null) {
-            nameSources();
-        }
+        nameSources(graph);
         if (graphSeq > taggedUpTo) {
-            pending.copyFrom(read, timeNs, executed);
+            pending.copyFrom(graph, readSourceNames);
             pendingSeq = graphSeq;
             return;
         }
         for (int i = 0; i < Math.min(decodes, DECODES_KEPT); i++) {
             if (graphSeq >= decodeFrom[i] && graphSeq <= decodeTo[i]) {
                 if (decodeTokens[i] == 1) {
-                    spare.copyFrom(read, timeNs, executed);
+                    spare.copyFrom(graph, readSourceNames);
                     keep(spare, graphSeq);
                 }
                 return;
@@ -247,7 +226,7 @@ public final class DagRecorder implements OperatorAggregator.NodeTimeSink {
 
     private void keep(Buffers graph, long graphSeq) {
         if (graph == pending) {
-            spare.copyFrom(pending, pending.timeNs, pending.executed);
+            spare.copyFrom(pending);
             graph = spare;
         }
         Buffers previous = decode;

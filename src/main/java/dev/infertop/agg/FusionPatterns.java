@@ -18,10 +18,11 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * <p>Why: the fused calls are the only way the probes learn which nodes ran as one group, and probing them
  * costs a trap per fused call per thread (66 per token on the bench model, ~10 % of the operator layer's
  * probe hits). With the patterns known, the operator layer works the groups out from the graph it read and
- * checks them against each thread's barrier count, which must then match exactly ({@link OperatorAggregator}).
+ * checks them against each thread's barrier count, which must then match exactly
+ * ({@link dev.infertop.agg.graph.CpuGraphAssembler}).
  * Thread-safe: libraries (and their fused functions) can be found while the collector reads.
  */
-public final class FusionPatterns {
+public final class FusionPatterns implements dev.infertop.agg.graph.FusionRule {
     private static final String PREFIX = "ggml_compute_forward_";
     private static final String SUFFIX = "_fused";
 
@@ -56,6 +57,7 @@ public final class FusionPatterns {
     }
 
     /** The op numbers of each fused run known, e.g. {RMS_NORM, MUL}. */
+    @Override
     public List<int[]> patterns() {
         return patterns;
     }

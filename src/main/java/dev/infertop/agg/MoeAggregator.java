@@ -1,5 +1,7 @@
 package dev.infertop.agg;
 
+import dev.infertop.agg.graph.CpuGraph;
+import dev.infertop.agg.graph.CpuGraphListener;
 import dev.infertop.event.EventLayout;
 import dev.infertop.event.NameTable;
 import dev.infertop.history.FlightRecorder;
@@ -36,7 +38,7 @@ import java.util.Map;
  * </ul>
  * Single writer: the collector thread.
  */
-public final class MoeAggregator {
+public final class MoeAggregator implements CpuGraphListener {
     /** Writes a graph signature's plan into the probes' maps; false when it could not (maps full). */
     public interface PlanWriter {
         boolean write(long signature, int[] groups, long[] idsTensors, int[] layers);
@@ -62,27 +64,9 @@ public final class MoeAggregator {
     private final NameTable names;
     private final PlanWriter writer;
 
-    // The node list read last (graph_seq nodesReadSeq).
-    private long nodesReadSeq = -1;
-    private int nodeCount;
-    private long[] tensors = new long[2048];
-    private int[] ops = new int[2048];
-    private int[] flags = new int[2048];
-    private long[] src2 = new long[2048];
-    private long[] ne2 = new long[2048];
-    private int[] nameIds = new int[2048];
-
     // The graph being followed.
     private long graphSeq = -1;
     private long signature;
-    private long graphNodesSeq = -1;
-    private final List<long[]> fused = new ArrayList<>(); // {group, tensor, next}
-    private int fusedFromTid = -1;
-    private int threadCount;
-    private final int[] threadTids = new int[256];
-    private final long[] threadStarts = new long[256];
-    private final long[][] threadArrivals = new long[256][];
-    private final int[] threadArrivalCounts = new int[256];
     private final List<int[]> readGroups = new ArrayList<>();   // {group, layer}
     private final List<long[]> readRows = new ArrayList<>();    // rows per expert of each read
     private int readCount;
@@ -128,59 +112,6 @@ public final class MoeAggregator {
         this.writer = writer;
     }
 
-    public void onNode(long seq, int index, long tensor, int op, int flag, long ne2Value, long src2Value, int nameId) {
-        if (seq != nodesReadSeq) {
-            nodesReadSeq = seq;
-            nodeCount = 0;
-        }
-        if (seq == graphSeq) {
-            graphNodesSeq = seq;
-        }
-        if (index < 0 || index >= 1 << 16) {
-            return;
-        }
-        ensureNodeCapacity(index + 1);
-        tensors[index] = tensor;
-        ops[index] = op;
-        flags[index] = flag;
-        src2[index] = src2Value;
-        ne2[index] = ne2Value;
-        nameIds[index] = nameId;
-        nodeCount = Math.max(nodeCount, index + 1);
-    }
-
-    public void onGraphSame(long seq, long sameAsSeq) {
-        if (seq == graphSeq && sameAsSeq == nodesReadSeq) {
-            graphNodesSeq = sameAsSeq;
-        }
-    }
-
-    public void onFused(int tid, long seq, int group, long tensor, long nextTensor) {
-        if (seq != graphSeq) {
-            return;
-        }
-        if (fusedFromTid < 0) {
-            fusedFromTid = tid;
-        }
-        if (tid == fusedFromTid) {
-            fused.add(new long[] {group, tensor, nextTensor});
-        }
-    }
-
-    public void onArrivals(int tid, long seq, long startNs, MemorySegment data, long tsOffset, int count) {
-        if (seq != graphSeq || threadCount == threadTids.length) {
-            return;
-        }
-        int t = threadCount++;
-        threadTids[t] = tid;
-        threadStarts[t] = startNs;
-        if (threadArrivals[t] == null || threadArrivals[t].length < count) {
-            threadArrivals[t] = new long[Math.max(count, 2048)];
-        }
-        MemorySegment.copy(data, ValueLayout.JAVA_LONG_UNALIGNED, tsOffset, threadArrivals[t], 0, count);
-        threadArrivalCounts[t] = count;
-    }
-
     public void onMoe(long seq, long graphSignature, int subtype, int group, int value, int layer, long ne0, long ne1,
                       long nb1, boolean failed, MemorySegment data, long idsOffset) {
         onMoe(0, 0, seq, graphSignature, subtype, group, value, layer, ne0, ne1, nb1, failed, data, idsOffset);
@@ -193,13 +124,9 @@ public final class MoeAggregator {
             // A graph of a shape not planned yet: its plan is made when it ends, and every graph of that shape
             // until the plan reaches BPF goes unread, so the collector should drain promptly meanwhile.
             planPending = value == 0 && !failed && graphSignature != 0 && !plans.containsKey(graphSignature);
-            finishGraph();
+            finishGraph(null); // the CPU graph's own finish came first (when its nodes or arrivals came at all)
             graphSeq = seq;
             signature = failed ? 0 : graphSignature;
-            graphNodesSeq = -1;
-            fused.clear();
-            fusedFromTid = -1;
-            threadCount = 0;
             readCount = 0;
             graphIsPrefill = false;
             graphsSeen++;
@@ -317,17 +244,32 @@ public final class MoeAggregator {
         rowsUnread[layer] += tokens;
     }
 
-    /** Finishes the graph followed so far: plan, missing reads, node times. Call at the end of tracing too. */
-    public void finishGraph() {
+    /** The CPU graph of the MoE graph followed (if it is that one) is finished: so is the MoE graph. */
+    @Override
+    public void onGraph(CpuGraph graph) {
+        if (graph.seq() == graphSeq) {
+            finishGraph(graph);
+        }
+    }
+
+    /** At the end of tracing (after the CPU graph's last): finishes the graph followed, if still open. */
+    public void finishLastGraph() {
+        finishGraph(null);
+    }
+
+    /**
+     * Finishes the graph followed so far: plan, missing reads, node times. {@code graph}: its CPU graph, or null
+     * when none came (its node and arrival records were lost, or the layer was switched on mid-graph).
+     */
+    private void finishGraph(CpuGraph graph) {
         if (graphSeq < 0) {
             return;
         }
-        long seq = graphSeq;
         graphSeq = -1;
-        boolean nodesKnown = graphNodesSeq >= 0 && graphNodesSeq == nodesReadSeq && nodeCount > 0;
+        boolean nodesKnown = graph != null && graph.nodesKnown();
         Plan plan = signature != 0 ? plans.get(signature) : null;
         if (plan == null && nodesKnown) {
-            plan = makePlan();
+            plan = makePlan(graph);
             if (plan != null && signature != 0) {
                 plans.put(signature, plan);
                 // BPF plans graphs itself while they are walked; when it did not (no reads came), write it.
@@ -344,14 +286,16 @@ public final class MoeAggregator {
         for (int i = 0; i < plan.copyGroups().length; i++) {
             if (!wasRead(plan.copyGroups()[i])) {
                 missing = true;
-                int node = nodesKnown ? nodeOfGroupTokens(plan, i) : -1;
-                addUnread(plan.layers()[i], node >= 0 ? ne2[node] : 0);
+                int node = nodesKnown ? nodeOfGroupTokens(graph, plan, i) : -1;
+                addUnread(plan.layers()[i], node >= 0 ? graph.ne(node, 2) : 0);
             }
         }
         if (missing) {
             graphsWithoutIds++;
         }
-        recordNodeTimes(plan);
+        if (graph != null) {
+            recordNodeTimes(graph, plan);
+        }
     }
 
     private boolean wasRead(int group) {
@@ -364,17 +308,17 @@ public final class MoeAggregator {
     }
 
     /** The node (in the current node list) of the i-th copy point: the first MUL_MAT_ID reading that ids tensor. */
-    private int nodeOfGroupTokens(Plan plan, int i) {
-        for (int n = 0; n < nodeCount; n++) {
-            if (src2[n] == plan.idsTensors()[i] && isMulMatId(ops[n])) {
+    private int nodeOfGroupTokens(CpuGraph graph, Plan plan, int i) {
+        for (int n = 0; n < graph.nodeCount(); n++) {
+            if (graph.src(n, 2) == plan.idsTensors()[i] && isMulMatId(graph.op(n))) {
                 return n;
             }
         }
         return -1;
     }
 
-    private void recordNodeTimes(Plan plan) {
-        if (threadCount == 0) {
+    private void recordNodeTimes(CpuGraph graph, Plan plan) {
+        if (graph.threadCount() == 0) {
             return;
         }
         for (int r = 0; r < readCount; r++) {
@@ -385,7 +329,7 @@ public final class MoeAggregator {
             }
             long nodeNs = 0;
             for (int k : groups) {
-                long wall = wallNs(k);
+                long wall = graph.barrierWallNs(k);
                 if (wall < 0) {
                     nodeNs = -1;
                     break;
@@ -412,20 +356,6 @@ public final class MoeAggregator {
         }
     }
 
-    /** Group k's time: release(k) − release(k−1), release = the last thread's arrival; −1 if not all arrived. */
-    private long wallNs(int k) {
-        long release = 0;
-        long previous = k == 0 ? Long.MAX_VALUE : 0;
-        for (int t = 0; t < threadCount; t++) {
-            if (threadArrivalCounts[t] <= k) {
-                return -1;
-            }
-            release = Math.max(release, threadArrivals[t][k]);
-            previous = k == 0 ? Math.min(previous, threadStarts[t]) : Math.max(previous, threadArrivals[t][k - 1]);
-        }
-        return Math.max(0, release - previous);
-    }
-
     private void ensureExpert(int e) {
         while (nodeTimes.size() <= e) {
             nodeTimes.add(new Histogram(2));
@@ -437,42 +367,37 @@ public final class MoeAggregator {
     }
 
     /**
-     * The plan of the current node list: the node groups the CPU loop runs (empty and non-computed nodes
-     * skipped, fused ops merged, as the operator layer counts them), checked against the arrivals; then for
-     * each ids tensor the first MUL_MAT_ID group that reads it. Null when the arrivals fit no grouping.
+     * The plan of the graph's node list: the node groups the CPU loop ran (as the CPU graph found them, its
+     * arrivals fitting them); then for each ids tensor the first MUL_MAT_ID group that reads it. Null when the
+     * arrivals fit no grouping.
      */
-    private Plan makePlan() {
-        List<int[]> groups = NodeGroups.groups(nodeCount, tensors, ops, flags, naming, fused);
-        if (!arrivalsFit(groups.size(), 1)) {
-            if (!arrivalsFit(nodeCount, 0)) {
-                return null;
-            }
-            groups = NodeGroups.everyNode(nodeCount); // older loops: every node is a group
+    private Plan makePlan(CpuGraph graph) {
+        if (!graph.attributed()) {
+            return null;
         }
-        boolean everyNode = groups.size() == nodeCount && !arrivalsFit(NodeGroups.groups(nodeCount, tensors, ops, flags,
-                naming, fused).size(), 1);
+        boolean everyNode = graph.everyNode();
         List<Integer> copyGroups = new ArrayList<>();
         List<Integer> bpfGroups = new ArrayList<>();
         List<Long> idsTensors = new ArrayList<>();
         List<Integer> layersOfCopy = new ArrayList<>();
         Map<Integer, List<Integer>> groupsByLayer = new HashMap<>();
-        for (int k = 0; k < groups.size(); k++) {
-            int[] group = groups.get(k);
-            for (int i = group[0]; i <= group[1]; i++) {
-                if (!isMulMatId(ops[i]) || src2[i] == 0) {
+        for (int k = 0; k < graph.groupCount(); k++) {
+            for (int i = graph.firstNode(k); i <= graph.lastNode(k); i++) {
+                long src2 = graph.src(i, 2);
+                if (!isMulMatId(graph.op(i)) || src2 == 0) {
                     continue;
                 }
-                int layer = layerOf(names.name(nameIds[i]));
-                if (!idsTensors.contains(src2[i])) {
+                int layer = layerOf(names.name(graph.nameId(i)));
+                if (!idsTensors.contains(src2)) {
                     if (k >= EventLayout.MOE_PLAN_GROUPS) {
                         continue; // beyond what BPF numbers: its rows show up as unread
                     }
-                    idsTensors.add(src2[i]);
+                    idsTensors.add(src2);
                     copyGroups.add(k);
-                    bpfGroups.add(everyNode ? k : executedBefore(group[0]));
+                    bpfGroups.add(everyNode ? k : executedBefore(graph, graph.firstNode(k)));
                     layersOfCopy.add(layer < 0 ? idsTensors.size() - 1 : layer);
                 }
-                int planLayer = layersOfCopy.get(idsTensors.indexOf(src2[i]));
+                int planLayer = layersOfCopy.get(idsTensors.indexOf(src2));
                 groupsByLayer.computeIfAbsent(planLayer, l -> new ArrayList<>()).add(k);
                 break;
             }
@@ -486,10 +411,10 @@ public final class MoeAggregator {
     }
 
     /** Executed nodes (not empty, COMPUTE flag where the release has it) before node {@code index}. */
-    private int executedBefore(int index) {
+    private int executedBefore(CpuGraph graph, int index) {
         int executed = 0;
         for (int i = 0; i < index; i++) {
-            if (NodeGroups.executes(naming, ops[i], flags[i])) {
+            if (graph.executes(naming, i)) {
                 executed++;
             }
         }
@@ -513,49 +438,19 @@ public final class MoeAggregator {
         return Integer.parseInt(name, dash + 1, end, 10);
     }
 
-    private boolean arrivalsFit(int groupCount, int extra) {
-        if (threadCount == 0) {
-            return false;
-        }
-        for (int t = 0; t < threadCount; t++) {
-            if (threadArrivalCounts[t] < groupCount || threadArrivalCounts[t] > groupCount + extra) {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    private void ensureNodeCapacity(int count) {
-        if (count <= tensors.length) {
-            return;
-        }
-        int capacity = Math.max(count, tensors.length * 2);
-        tensors = Arrays.copyOf(tensors, capacity);
-        ops = Arrays.copyOf(ops, capacity);
-        flags = Arrays.copyOf(flags, capacity);
-        src2 = Arrays.copyOf(src2, capacity);
-        ne2 = Arrays.copyOf(ne2, capacity);
-        nameIds = Arrays.copyOf(nameIds, capacity);
-    }
-
-    /** The figures so far; {@code isFinal} also finishes the last graph. Then starts a new window interval. */
-    public MoeTotals snapshot(boolean isFinal) {
-        return snapshot(isFinal, true);
-    }
-
-    /**
-     * @param layerOn whether the moe layer is switched on: a run that never had it on shows no MoE figures
-     *                (views and JSON leave them out), one that had it on keeps them after it is switched off
-     */
     /** Ids reads (and unread rows' graphs) of a layer at or past {@link #MAX_LAYERS}: dropped, not allocated. */
     public long readsOverLayerCap() {
         return readsOverLayerCap;
     }
 
-    public MoeTotals snapshot(boolean isFinal, boolean layerOn) {
-        if (isFinal) {
-            finishGraph();
-        }
+    /**
+     * The figures so far (the window and the run), then starts a new window interval. At the end of tracing
+     * call {@link #finishLastGraph()} first.
+     *
+     * @param layerOn whether the moe layer is switched on: a run that never had it on shows no MoE figures
+     *                (views and JSON leave them out), one that had it on keeps them after it is switched off
+     */
+    public MoeTotals snapshot(boolean layerOn) {
         if (!layerOn && graphsSeen == 0) {
             return MoeTotals.EMPTY;
         }

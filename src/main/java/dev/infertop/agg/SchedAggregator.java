@@ -1,5 +1,7 @@
 package dev.infertop.agg;
 
+import dev.infertop.agg.graph.CpuGraph;
+import dev.infertop.agg.graph.CpuGraphListener;
 import dev.infertop.event.NameTable;
 import dev.infertop.history.FlightRecorder;
 import dev.infertop.history.SchedTimeline;
@@ -30,7 +32,7 @@ import java.util.function.LongSupplier;
  * graph ends, so every stretch inside them has arrived by then (a thread must be back on a CPU to reach the
  * barrier). Single writer: the collector thread.
  */
-public final class SchedAggregator implements OperatorAggregator.GroupListener {
+public final class SchedAggregator implements CpuGraphListener {
     /** Off-CPU stretches kept per thread for the per-op join (a graph of a tiny model spans a few). */
     static final int RECENT_STRETCHES = 512;
     /** Interferers listed per span. */
@@ -40,13 +42,13 @@ public final class SchedAggregator implements OperatorAggregator.GroupListener {
     private final NameTable names;
     private final LongSupplier kernelHits;
     private final Map<Integer, ThreadState> threads = new LinkedHashMap<>();
-    private final Map<String, long[]> opIntervals = new LinkedHashMap<>(); // {runnable, sleeping}
+    // Counters kept once, for the run; an interval is the difference from the sample its start took.
+    /** Per op: {runnable, sleeping} for the run, then the same at the interval's start. */
     private final Map<String, long[]> opTotals = new LinkedHashMap<>();
     private final Map<Integer, Culprit> culprits = new HashMap<>();
-    private long offRecords;
-    private long culpritRecords;
-    private long totalOffRecords;
-    private long totalCulpritRecords;
+    private static final int OFF_RECORDS = 0;
+    private static final int CULPRIT_RECORDS = 1;
+    private final Counts records = new Counts(2);
     private long hitsAtIntervalStart;
 
     /**
@@ -61,9 +63,9 @@ public final class SchedAggregator implements OperatorAggregator.GroupListener {
     }
 
     private static final class ThreadState {
+        static final int RUNNING_NS = 0, RUNNABLE_NS = 1, SLEEPING_NS = 2, SWITCHES = 3, PREEMPTIONS = 4;
         final int tid;
-        long runningNs, runnableNs, sleepingNs, switches, preemptions;
-        long totalRunningNs, totalRunnableNs, totalSleepingNs, totalSwitches, totalPreemptions;
+        final Counts counts = new Counts(5);
         // Recent stretches, oldest first from `first`: [off, wake or off, on] with wake = off when preempted.
         final long[] off = new long[RECENT_STRETCHES];
         final long[] wake = new long[RECENT_STRETCHES];
@@ -79,8 +81,7 @@ public final class SchedAggregator implements OperatorAggregator.GroupListener {
     private static final class Culprit {
         final int pid;
         String comm;
-        long ns;
-        long totalNs;
+        final Counts ns = new Counts(1);
 
         Culprit(int pid, String comm) {
             this.pid = pid;
@@ -93,17 +94,12 @@ public final class SchedAggregator implements OperatorAggregator.GroupListener {
         long wakeAt = wakeAt(offNs, onNs, wakeNs, preempted);
         long sleepingNs = wakeAt - offNs;
         long runnableNs = Math.max(0, onNs - wakeAt);
-        thread.runningNs += ranNs;
-        thread.totalRunningNs += ranNs;
-        thread.runnableNs += runnableNs;
-        thread.totalRunnableNs += runnableNs;
-        thread.sleepingNs += sleepingNs;
-        thread.totalSleepingNs += sleepingNs;
-        thread.switches++;
-        thread.totalSwitches++;
+        thread.counts.add(ThreadState.RUNNING_NS, ranNs);
+        thread.counts.add(ThreadState.RUNNABLE_NS, runnableNs);
+        thread.counts.add(ThreadState.SLEEPING_NS, sleepingNs);
+        thread.counts.add(ThreadState.SWITCHES, 1);
         if (preempted) {
-            thread.preemptions++;
-            thread.totalPreemptions++;
+            thread.counts.add(ThreadState.PREEMPTIONS, 1);
         }
         int slot = (int) (thread.next % RECENT_STRETCHES);
         thread.off[slot] = offNs;
@@ -113,8 +109,7 @@ public final class SchedAggregator implements OperatorAggregator.GroupListener {
         if (thread.next - thread.first > RECENT_STRETCHES) {
             thread.first = thread.next - RECENT_STRETCHES;
         }
-        offRecords++;
-        totalOffRecords++;
+        records.add(OFF_RECORDS, 1);
         if (timeline != null) {
             timeline.onSchedOff(tid, offNs, onNs, wakeAt, ranNs);
         }
@@ -141,18 +136,30 @@ public final class SchedAggregator implements OperatorAggregator.GroupListener {
         } else {
             culprit.comm = comm;
         }
-        culprit.ns += ns;
-        culprit.totalNs += ns;
+        culprit.ns.add(0, ns);
         if (timeline != null) {
             timeline.onCulprit(tid, ns, tgid, comm);
         }
-        culpritRecords++;
-        totalCulpritRecords++;
+        records.add(CULPRIT_RECORDS, 1);
+    }
+
+    /** Each attributed graph's groups, per thread: a thread's off-CPU time within a group goes to its op. */
+    @Override
+    public void onGraph(CpuGraph graph) {
+        if (!graph.attributed() || threads.isEmpty()) {
+            return; // sched layer off (or no switch seen yet): skip the boxed lookups, ~550 a token
+        }
+        String[] opNames = graph.groupOpNames();
+        for (int k = 0; k < graph.groupCount(); k++) {
+            for (int t = 0; t < graph.threadCount(); t++) {
+                long begin = graph.workBeginNs(t, k);
+                onGroup(graph.tid(t), opNames[k], begin, Math.max(begin, graph.releaseNs(k)));
+            }
+        }
     }
 
     /** One node group of thread {@code tid}, [beginNs, endNs]: its off-CPU time goes to {@code op}. */
-    @Override
-    public void onGroup(int tid, String op, long beginNs, long endNs) {
+    void onGroup(int tid, String op, long beginNs, long endNs) {
         if (threads.isEmpty()) {
             return; // sched layer off (or no switch seen yet): skip the boxed lookup, ~550 a token
         }
@@ -177,10 +184,7 @@ public final class SchedAggregator implements OperatorAggregator.GroupListener {
         if (runnable == 0 && sleeping == 0) {
             return;
         }
-        long[] interval = opIntervals.computeIfAbsent(op, o -> new long[2]);
-        long[] total = opTotals.computeIfAbsent(op, o -> new long[2]);
-        interval[0] += runnable;
-        interval[1] += sleeping;
+        long[] total = opTotals.computeIfAbsent(op, o -> new long[4]);
         total[0] += runnable;
         total[1] += sleeping;
     }
@@ -189,29 +193,53 @@ public final class SchedAggregator implements OperatorAggregator.GroupListener {
         return Math.max(0, Math.min(to, end) - Math.max(from, begin));
     }
 
-    /** The interval since the last {@link #resetInterval()}, or the whole run. */
-    public SchedTotals snapshot(boolean totals) {
+    /** The interval since the previous call, which it closes (call it before {@link #totals} of the tick). */
+    public SchedTotals interval() {
+        SchedTotals interval = snapshot(false);
+        for (ThreadState t : threads.values()) {
+            t.counts.sample();
+        }
+        for (long[] op : opTotals.values()) {
+            op[2] = op[0];
+            op[3] = op[1];
+        }
+        for (Culprit c : culprits.values()) {
+            c.ns.sample();
+        }
+        records.sample();
+        hitsAtIntervalStart = kernelHits.getAsLong();
+        return interval;
+    }
+
+    /** The run so far. */
+    public SchedTotals totals() {
+        return snapshot(true);
+    }
+
+    private SchedTotals snapshot(boolean totals) {
         List<SchedThreadTotals> threadList = new ArrayList<>();
         for (ThreadState t : threads.values()) {
-            SchedThreadTotals row = totals
-                    ? new SchedThreadTotals(t.tid, t.totalRunningNs, t.totalRunnableNs, t.totalSleepingNs,
-                            t.totalSwitches, t.totalPreemptions)
-                    : new SchedThreadTotals(t.tid, t.runningNs, t.runnableNs, t.sleepingNs, t.switches, t.preemptions);
+            Counts c = t.counts;
+            SchedThreadTotals row = new SchedThreadTotals(t.tid, c.of(ThreadState.RUNNING_NS, totals),
+                    c.of(ThreadState.RUNNABLE_NS, totals), c.of(ThreadState.SLEEPING_NS, totals),
+                    c.of(ThreadState.SWITCHES, totals), c.of(ThreadState.PREEMPTIONS, totals));
             if (row.totalNs() > 0 || row.switches() > 0) {
                 threadList.add(row);
             }
         }
         List<SchedOpTotals> ops = new ArrayList<>();
-        for (Map.Entry<String, long[]> entry : (totals ? opTotals : opIntervals).entrySet()) {
+        for (Map.Entry<String, long[]> entry : opTotals.entrySet()) {
             long[] v = entry.getValue();
-            if (v[0] + v[1] > 0) {
-                ops.add(new SchedOpTotals(entry.getKey(), v[0], v[1]));
+            long runnable = totals ? v[0] : v[0] - v[2];
+            long sleeping = totals ? v[1] : v[1] - v[3];
+            if (runnable + sleeping > 0) {
+                ops.add(new SchedOpTotals(entry.getKey(), runnable, sleeping));
             }
         }
         ops.sort(Comparator.comparingLong((SchedOpTotals o) -> o.runnableNs() + o.sleepingNs()).reversed());
         List<Interferer> interferers = new ArrayList<>();
         for (Culprit c : culprits.values()) {
-            long ns = totals ? c.totalNs : c.ns;
+            long ns = c.ns.of(0, totals);
             if (ns > 0) {
                 interferers.add(new Interferer(c.pid, c.comm, ns, c.pid == targetPid));
             }
@@ -221,20 +249,7 @@ public final class SchedAggregator implements OperatorAggregator.GroupListener {
             interferers = interferers.subList(0, TOP_INTERFERERS);
         }
         long hits = kernelHits.getAsLong();
-        return new SchedTotals(threadList, ops, interferers, totals ? totalOffRecords : offRecords,
-                totals ? totalCulpritRecords : culpritRecords, totals ? hits : hits - hitsAtIntervalStart);
-    }
-
-    public void resetInterval() {
-        for (ThreadState t : threads.values()) {
-            t.runningNs = t.runnableNs = t.sleepingNs = t.switches = t.preemptions = 0;
-        }
-        opIntervals.clear();
-        for (Culprit c : culprits.values()) {
-            c.ns = 0;
-        }
-        offRecords = 0;
-        culpritRecords = 0;
-        hitsAtIntervalStart = kernelHits.getAsLong();
+        return new SchedTotals(threadList, ops, interferers, records.of(OFF_RECORDS, totals),
+                records.of(CULPRIT_RECORDS, totals), totals ? hits : hits - hitsAtIntervalStart);
     }
 }

@@ -1,5 +1,7 @@
 package dev.infertop.agg;
 
+import dev.infertop.agg.graph.CpuGraphAssembler;
+import dev.infertop.event.EventLayout;
 import dev.infertop.event.TraceListener;
 import dev.infertop.history.FlightRecorder;
 import dev.infertop.history.IntervalHistograms;
@@ -36,8 +38,9 @@ public final class TraceAggregator implements TraceListener {
 
     private final BackendNames backendNames;
     private final OperatorAggregator operators;
-    private final TokenCounter intervalTokens = new TokenCounter();
-    private final TokenCounter totalTokens = new TokenCounter();
+    /** Token counters, kept once for the run; the interval's are the difference from the last tick's sample. */
+    private final TokenCounter tokens = new TokenCounter();
+    private final TokenCounter tokensAtLastTick = new TokenCounter();
     private final IntervalRecorder ttftRecorder = new IntervalRecorder(SIGNIFICANT_DIGITS);
     private final IntervalRecorder tpotRecorder = new IntervalRecorder(SIGNIFICANT_DIGITS);
     private final Histogram totalTtft = new Histogram(SIGNIFICANT_DIGITS);
@@ -75,11 +78,19 @@ public final class TraceAggregator implements TraceListener {
     public TraceAggregator(BackendNames backendNames, OperatorAggregator operators, SchedAggregator sched) {
         this.backendNames = backendNames;
         this.operators = operators;
+        this.graphs = operators == null ? null : operators.graphs();
         this.sched = sched;
-        if (operators != null && sched != null) {
-            operators.setGroupListener(sched);
+        if (graphs != null && sched != null) {
+            graphs.addListener(sched);
         }
     }
+
+    /**
+     * The CPU graph walk (the operator layer's): assembles each graph once from the node, arrival and fused
+     * records, and hands it to every layer listening (operators, sched, counters, DAG, MoE). Null without the
+     * operator layer.
+     */
+    private final CpuGraphAssembler graphs;
 
     private final SchedAggregator sched;
 
@@ -153,37 +164,34 @@ public final class TraceAggregator implements TraceListener {
     public void onNode(long graphSeq, long graphStartNs, int index, int nNodes, long tensor, int op, int type,
                        int flags, int opParam0, long ne0, long ne1, long ne2, long ne3, long src0, long src1,
                        long src2, int nameId) {
-        if (operators != null) operators.onNode(graphSeq, graphStartNs, index, nNodes, tensor, op, type, flags, opParam0, ne0, ne1, ne2,
-                ne3, src1, nameId);
-        if (dag != null) dag.onNode(graphSeq, index, tensor, op, opParam0, ne0, ne1, ne2, ne3, src0, src1, src2, nameId);
-        if (moe != null) moe.onNode(graphSeq, index, tensor, op, flags, ne2, src2, nameId);
+        if (graphs != null) graphs.onNode(graphSeq, graphStartNs, index, tensor, op, type, flags, opParam0, ne0, ne1,
+                ne2, ne3, src0, src1, src2, nameId);
     }
 
     @Override
     public void onGraphSame(long graphSeq, long sameAsSeq, long timeNs) {
-        if (operators != null) operators.onGraphSame(graphSeq, sameAsSeq, timeNs);
-        if (dag != null) dag.onGraphSame(graphSeq);
-        if (moe != null) moe.onGraphSame(graphSeq, sameAsSeq);
+        if (graphs != null) graphs.onGraphSame(graphSeq, sameAsSeq, timeNs);
     }
 
     @Override
     public void onArrivals(int tid, long graphSeq, long startNs, int cpuFirst, int cpuLast, boolean migrated,
                            java.lang.foreign.MemorySegment data, long tsOffset, int count) {
-        if (operators != null) {
-            operators.onArrivals(tid, graphSeq, startNs, cpuFirst, cpuLast, migrated, data, tsOffset, count);
-        }
-        if (moe != null) moe.onArrivals(tid, graphSeq, startNs, data, tsOffset, count);
+        if (graphs != null) graphs.onArrivals(tid, graphSeq, startNs, cpuFirst, cpuLast, migrated, data, tsOffset, count);
     }
 
     @Override
     public void onFused(int tid, long graphSeq, int seq, long tensor, long nextTensor, long timeNs) {
-        if (operators != null) operators.onFused(tid, graphSeq, seq, tensor, nextTensor);
-        if (moe != null) moe.onFused(tid, graphSeq, seq, tensor, nextTensor);
+        if (graphs != null) graphs.onFused(tid, graphSeq, seq, tensor, nextTensor);
     }
 
     @Override
     public void onMoe(int tid, long timeNs, long graphSeq, long signature, int subtype, int group, int value, int layer,
                       long ne0, long ne1, long nb1, boolean failed, java.lang.foreign.MemorySegment data, long idsOffset) {
+        if (graphs != null && moe != null && subtype == EventLayout.MOE_GRAPH) {
+            // The MoE graph record comes before the graph's nodes: the CPU graph before it is finished now, so
+            // the MoE layer sees it before it moves on to the next.
+            graphs.onGraphStart(graphSeq, timeNs);
+        }
         if (moe != null) moe.onMoe(tid, timeNs, graphSeq, signature, subtype, group, value, layer, ne0, ne1, nb1, failed, data, idsOffset);
     }
 
@@ -222,6 +230,9 @@ public final class TraceAggregator implements TraceListener {
     /** Adds the MoE layer's aggregator (it follows the operator layer's graphs). */
     public TraceAggregator withMoe(MoeAggregator moeAggregator) {
         this.moe = moeAggregator;
+        if (graphs != null) {
+            graphs.addListener(moeAggregator);
+        }
         if (flight != null) {
             moeAggregator.keepForSnapshots(flight);
         }
@@ -235,11 +246,11 @@ public final class TraceAggregator implements TraceListener {
 
     private dev.infertop.agg.CounterAggregator counters;
 
-    /** The counters layer's aggregator: told each attributed graph's ops by the operator aggregator. */
+    /** The counters layer's aggregator: told each attributed CPU graph's groups and ops. */
     public void counters(CounterAggregator aggregator) {
         this.counters = aggregator;
-        if (operators != null) {
-            operators.groupSink(aggregator);
+        if (graphs != null) {
+            graphs.addListener(aggregator);
         }
         if (flight != null) {
             aggregator.keepForSnapshots(flight);
@@ -254,8 +265,7 @@ public final class TraceAggregator implements TraceListener {
         batchFits = sequences.onBatch(tid, startNs, endNs, contextAddress, nTokens, recorded, data, tokensOffset);
         addKeptDrafts();
         if (!batchFits) {
-            intervalTokens.batchesUnread++;
-            totalTokens.batchesUnread++;
+            tokens.batchesUnread++;
         }
     }
 
@@ -268,8 +278,7 @@ public final class TraceAggregator implements TraceListener {
     /** Drafts a verification kept, told after its call: generated tokens of no call of their own. */
     private void addKeptDrafts() {
         long kept = sequences.takeKeptDrafts();
-        intervalTokens.tokensDecode += kept;
-        totalTokens.tokensDecode += kept;
+        tokens.tokensDecode += kept;
     }
 
     @Override
@@ -282,13 +291,10 @@ public final class TraceAggregator implements TraceListener {
             // A draft model's call: counted with the speculative figures, not as the engine's tokens.
         } else if (perSequence) {
             // The batch said which tokens were prompt and which generated; TTFT and TPOT came per request.
-            intervalTokens.record(sequences.promptTokens, sequences.generatedTokens, sequences.firstOutputs,
-                    durationNs, status);
-            totalTokens.record(sequences.promptTokens, sequences.generatedTokens, sequences.firstOutputs,
-                    durationNs, status);
+            tokens.record(sequences.promptTokens, sequences.generatedTokens, sequences.firstOutputs, durationNs,
+                    status);
         } else {
-            intervalTokens.record(nTokens, durationNs, status);
-            totalTokens.record(nTokens, durationNs, status);
+            tokens.record(nTokens, durationNs, status);
             if (nTokens == 1) {
                 tpotRecorder.recordValue(durationNs);
             } else if (nTokens > 1) {
@@ -299,7 +305,7 @@ public final class TraceAggregator implements TraceListener {
             flight.record(FlightRecorder.Kind.TOKEN, tid, startNs, endNs, nTokens == 1 ? decodeLabel : prefillLabel,
                     status, nTokens);
         }
-        if (dag != null) dag.onDecode(nTokens);
+        if (dag != null) dag.onDecode(nTokens, graphs == null ? 0 : graphs.latestSeq());
     }
 
     @Override
@@ -339,7 +345,7 @@ public final class TraceAggregator implements TraceListener {
     /** Also keeps the last decode graph for the operator DAG (needs the operator aggregator). Before the first event. */
     public TraceAggregator withDag(DagRecorder recorder) {
         this.dag = recorder;
-        if (operators != null) operators.setNodeTimeSink(recorder);
+        if (graphs != null) graphs.addListener(recorder);
         return this;
     }
 
@@ -405,18 +411,18 @@ public final class TraceAggregator implements TraceListener {
 
         OperatorTotals intervalOperators = OperatorTotals.EMPTY;
         OperatorTotals totalOperators = OperatorTotals.EMPTY;
-        if (operators != null) {
-            if (isFinal) {
-                operators.finishLastGraph();
+        if (isFinal) {
+            if (graphs != null) {
+                graphs.finishLastGraph();
             }
-            var lanes = operators.snapshotLanes(nowNs);
-            intervalOperators = new OperatorTotals(operators.snapshotOps(false), operators.snapshotThreads(false),
-                    operators.graphsAttributed(false), operators.graphsUnattributed(false),
-                    operators.snapshotTensorGroups(false), lanes);
-            totalOperators = new OperatorTotals(operators.snapshotOps(true), operators.snapshotThreads(true),
-                    operators.graphsAttributed(true), operators.graphsUnattributed(true),
-                    operators.snapshotTensorGroups(true), lanes);
-            operators.resetInterval();
+            if (moe != null) {
+                moe.finishLastGraph();
+            }
+        }
+        if (operators != null) {
+            var lanes = operators.lanes(nowNs);
+            intervalOperators = operators.interval(lanes);
+            totalOperators = operators.totals(lanes);
         }
         if (dag != null) dag.publish();
         List<BackendTotals> intervalBackends = new ArrayList<>();
@@ -429,35 +435,26 @@ public final class TraceAggregator implements TraceListener {
         dev.infertop.model.SpeculativeTotals intervalSpeculative = speculative.since(lastSpeculative);
         lastSpeculative = speculative;
         Figures interval = new Figures(intervalNs,
-                intervalTokens.freeze(contextCount, active, recentSequences, intervalSpeculative),
+                tokens.freezeSince(tokensAtLastTick, contextCount, active, recentSequences, intervalSpeculative),
                 LatencySummary.ofNanos(intervalTtft), LatencySummary.ofNanos(intervalTpot),
                 intervalBackends, cpuGraphs.interval(), intervalOperators,
-                sched == null ? SchedTotals.EMPTY : sched.snapshot(false),
-                counters == null ? CounterTotals.EMPTY : counters.snapshot(false, intervalNs, wallNsByOp(intervalOperators)),
-                backendOps == null ? List.of() : backendOps.snapshot(false));
+                sched == null ? SchedTotals.EMPTY : sched.interval(),
+                counters == null ? CounterTotals.EMPTY : counters.interval(intervalNs, wallNsByOp(intervalOperators)),
+                backendOps == null ? List.of() : backendOps.interval());
         Figures total = new Figures(runNs,
-                totalTokens.freeze(contextCount, active, recentSequences, speculative),
+                tokens.freezeSince(TokenCounter.ZERO, contextCount, active, recentSequences, speculative),
                 LatencySummary.ofNanos(totalTtft), LatencySummary.ofNanos(totalTpot),
                 totalBackends, cpuGraphs.total(), totalOperators,
-                sched == null ? SchedTotals.EMPTY : sched.snapshot(true),
-                counters == null ? CounterTotals.EMPTY : counters.snapshot(true, runNs, wallNsByOp(totalOperators)),
-                backendOps == null ? List.of() : backendOps.snapshot(true));
+                sched == null ? SchedTotals.EMPTY : sched.totals(),
+                counters == null ? CounterTotals.EMPTY : counters.totals(runNs, wallNsByOp(totalOperators)),
+                backendOps == null ? List.of() : backendOps.totals());
         Snapshot snapshot = new Snapshot(++sequence, state, target, interval, total, lostEvents, layers,
-                moe != null ? moe.snapshot(isFinal, moeLayerOn(layers)) : dev.infertop.model.MoeTotals.EMPTY, limits());
-        if (backendOps != null) {
-            backendOps.resetInterval();
-        }
-        if (sched != null) {
-            sched.resetInterval();
-        }
-        if (counters != null) {
-            counters.resetInterval();
-        }
-        intervalTokens.reset();
+                moe != null ? moe.snapshot(moeLayerOn(layers)) : dev.infertop.model.MoeTotals.EMPTY, limits());
+        tokensAtLastTick.copyFrom(tokens);
         for (BackendSlot slot : backends) {
-            slot.resetInterval();
+            slot.sample();
         }
-        cpuGraphs.resetInterval();
+        cpuGraphs.sample();
         return snapshot;
     }
 
@@ -473,108 +470,5 @@ public final class TraceAggregator implements TraceListener {
     public void start(long nowNs) {
         firstTickNs = nowNs;
         lastTickNs = nowNs;
-    }
-
-    private static final class TokenCounter {
-        long calls;
-        long prefillCalls;
-        long decodeStepCalls;
-        long failedCalls;
-        long tokensPrefill;
-        long tokensDecode;
-        long prefillBusyNs;
-        long decodeBusyNs;
-        long requests;
-        long batchesUnread;
-        final long[] batchSizes = new long[TokenTotals.BATCH_SIZE_BUCKETS];
-
-        /** A call counted by its size alone: one token is a decode step, more a prefill. */
-        void record(int nTokens, long durationNs, int status) {
-            if (nTokens == 1) {
-                record(0, 1, 0, durationNs, status);
-            } else {
-                record(Math.max(0, nTokens), 0, 0, durationNs, status);
-            }
-        }
-
-        /** A call whose tokens were told apart: its busy time split between prompt and generated tokens. */
-        void record(int prompt, int generated, int firstOutputs, long durationNs, int status) {
-            calls++;
-            batchSizes[TokenTotals.batchSizeBucket(prompt + generated)]++;
-            if (status != 0) {
-                failedCalls++;
-            }
-            if (prompt > 0) {
-                prefillCalls++;
-            } else if (generated > 0) {
-                decodeStepCalls++;
-            }
-            tokensPrefill += prompt;
-            tokensDecode += generated;
-            long total = (long) prompt + generated;
-            long prefillNs = total == 0 ? 0 : durationNs * prompt / total;
-            prefillBusyNs += prefillNs;
-            decodeBusyNs += total == 0 ? 0 : durationNs - prefillNs;
-            requests += firstOutputs;
-        }
-
-        TokenTotals freeze(int contexts, int activeRequests, List<dev.infertop.model.SequenceStatus> sequences,
-                           dev.infertop.model.SpeculativeTotals speculative) {
-            List<Long> sizes = new ArrayList<>(batchSizes.length);
-            for (long count : batchSizes) {
-                sizes.add(count);
-            }
-            return new TokenTotals(calls, prefillCalls, decodeStepCalls, failedCalls, tokensPrefill, tokensDecode,
-                    prefillBusyNs, decodeBusyNs, contexts, requests, activeRequests, batchesUnread, sizes, sequences,
-                    speculative);
-        }
-
-        void reset() {
-            calls = prefillCalls = decodeStepCalls = failedCalls = 0;
-            tokensPrefill = tokensDecode = prefillBusyNs = decodeBusyNs = requests = batchesUnread = 0;
-            java.util.Arrays.fill(batchSizes, 0);
-        }
-    }
-
-    private static final class BackendSlot {
-        final long guidHigh;
-        final long guidLow;
-        final String name;
-        int flightLabel = -1;
-        long computes;
-        long nodes;
-        long busyNs;
-        long totalComputes;
-        long totalNodes;
-        long totalBusyNs;
-
-        BackendSlot(long guidHigh, long guidLow, String name) {
-            this.guidHigh = guidHigh;
-            this.guidLow = guidLow;
-            this.name = name;
-        }
-
-        void record(long durationNs, int nNodes) {
-            computes++;
-            totalComputes++;
-            busyNs += durationNs;
-            totalBusyNs += durationNs;
-            if (nNodes > 0) {
-                nodes += nNodes;
-                totalNodes += nNodes;
-            }
-        }
-
-        BackendTotals interval() {
-            return new BackendTotals(name, computes, nodes, busyNs);
-        }
-
-        BackendTotals total() {
-            return new BackendTotals(name, totalComputes, totalNodes, totalBusyNs);
-        }
-
-        void resetInterval() {
-            computes = nodes = busyNs = 0;
-        }
     }
 }

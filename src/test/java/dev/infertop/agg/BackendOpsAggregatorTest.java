@@ -52,7 +52,7 @@ class BackendOpsAggregatorTest {
         aggregator.onBackendOps(11, BLAS_HIGH, BLAS_LOW, counts(MUL_MAT, 1));
         aggregator.onGraphCompute(11, BLAS_HIGH, BLAS_LOW, 1_000);
 
-        BackendOps blas = aggregator.snapshot(false).getFirst();
+        BackendOps blas = aggregator.interval().getFirst();
         assertEquals("BLAS", blas.backend());
         assertEquals(2, blas.graphs());
         assertEquals(10_000, blas.busyNs());
@@ -71,7 +71,7 @@ class BackendOpsAggregatorTest {
     void aMixedGraphsTimeStaysWithTheBackend() {
         aggregator.onBackendOps(11, BLAS_HIGH, BLAS_LOW, counts(MUL_MAT, 2, ADD, 1));
         aggregator.onGraphCompute(11, BLAS_HIGH, BLAS_LOW, 5_000);
-        BackendOps blas = aggregator.snapshot(false).getFirst();
+        BackendOps blas = aggregator.interval().getFirst();
         assertEquals(5_000, blas.busyNs());
         for (BackendOps.Op op : blas.ops()) {
             assertFalse(op.timed(), op.op());
@@ -82,15 +82,14 @@ class BackendOpsAggregatorTest {
     @Test
     void aComputeWithoutCountsIsNotAttributedAndIntervalsReset() {
         aggregator.onGraphCompute(12, 0xaa67c74396e6a38aL, 0xe3afea9236bcfc89L, 4_000); // a CPU graph: no counts
-        assertEquals(List.of(), aggregator.snapshot(false));
+        assertEquals(List.of(), aggregator.interval());
         aggregator.onBackendOps(11, BLAS_HIGH, BLAS_LOW, counts(MUL_MAT, 1));
         aggregator.onGraphCompute(12, BLAS_HIGH, BLAS_LOW, 100); // another thread: not this graph
         aggregator.onGraphCompute(11, BLAS_HIGH, BLAS_LOW, 300);
         aggregator.onGraphCompute(11, BLAS_HIGH, BLAS_LOW, 700); // counts already used
-        assertEquals(300, aggregator.snapshot(false).getFirst().busyNs());
-        aggregator.resetInterval();
-        assertEquals(0, aggregator.snapshot(false).getFirst().graphs());
-        assertEquals(1, aggregator.snapshot(true).getFirst().graphs());
-        assertEquals(300, aggregator.snapshot(true).getFirst().ops().getFirst().timeNs());
+        assertEquals(300, aggregator.interval().getFirst().busyNs());
+        assertEquals(0, aggregator.interval().getFirst().graphs());
+        assertEquals(1, aggregator.totals().getFirst().graphs());
+        assertEquals(300, aggregator.totals().getFirst().ops().getFirst().timeNs());
     }
 }

@@ -47,7 +47,7 @@ class CounterAggregatorTest {
     private final CounterAggregator counters = new CounterAggregator();
 
     CounterAggregatorTest() {
-        operators.groupSink(counters);
+        operators.graphs().addListener(counters);
         CounterSet set = new CounterSet("test", "any", 64, List.of(CounterEvent.parse("refills=cache-misses"),
                 CounterEvent.parse("instructions=instructions"), CounterEvent.parse("cycles=cycles")));
         counters.configure(set, set.events());
@@ -57,18 +57,12 @@ class CounterAggregatorTest {
     private void graph(long seq) {
         int[] ops = {MUL_MAT, ADD, MUL_MAT};
         for (int i = 0; i < ops.length; i++) {
-            operators.onNode(seq, 0, i, ops.length, 0x1000 + i, ops[i], 0, 0, 0, 8, 1, 1, 1, -1);
+            new GraphFixture(operators).node(seq, 0, i, 0x1000 + i, ops[i], 0, 8, 1, 1, 1, 0, 0, 0, -1);
         }
     }
 
     private void arrivals(int tid, long seq, long startNs, long... times) {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment data = arena.allocate(8L * times.length, 8);
-            for (int i = 0; i < times.length; i++) {
-                data.setAtIndex(ValueLayout.JAVA_LONG, i, times[i]);
-            }
-            operators.onArrivals(tid, seq, startNs, 0, 0, false, data, 0, times.length);
-        }
+        new GraphFixture(operators).arrivals(tid, seq, startNs, times);
     }
 
     /** An EVENT_COUNTERS record as the probes write it: deltas[group][event], one running/enabled per event. */
@@ -123,7 +117,7 @@ class CounterAggregatorTest {
         record(8, 1, new long[][] {{5, 2000, 1000}, {0, 0, 0}, {1, 500, 500}},
                 new long[] {180, 180, 180}, new long[] {180, 180, 180}, 1);
         operators.finishLastGraph();
-        CounterTotals interval = counters.snapshot(false, 1_000, Map.of("MUL_MAT", 190L, "ADD", 10L));
+        CounterTotals interval = counters.interval(1_000, Map.of("MUL_MAT", 190L, "ADD", 10L));
         Map<String, OpCounters> ops = ops(interval);
 
         OpCounters matmul = ops.get("MUL_MAT");
@@ -161,23 +155,21 @@ class CounterAggregatorTest {
         arrivals(7, 1, 0, 100, 130, 200);
         record(7, 99, new long[][] {{1, 1, 1}, {1, 1, 1}, {1, 1, 1}}, new long[] {1, 1, 1}, new long[] {1, 1, 1});
         operators.finishLastGraph();
-        assertEquals(List.of(), counters.snapshot(false, 1_000, Map.of()).ops(), "graph 99's counters are not graph 1's");
-        counters.resetInterval();
+        assertEquals(List.of(), counters.interval(1_000, Map.of()).ops(), "graph 99's counters are not graph 1's");
 
         graph(2);
         arrivals(7, 2, 0, 100, 130, 200);
         record(7, 2, new long[][] {{1, 1, 1}, {1, 1, 1}, {1, 1, 1}}, new long[] {1, 1, 1}, new long[] {1, 1, 1});
         operators.finishLastGraph();
-        assertEquals(3, counters.snapshot(false, 1_000, Map.of()).countedGroups());
-        assertEquals(3, counters.snapshot(true, 2_000, Map.of()).countedGroups());
-        counters.resetInterval();
-        assertEquals(0, counters.snapshot(false, 1_000, Map.of()).countedGroups());
-        assertEquals(3, counters.snapshot(true, 3_000, Map.of()).countedGroups());
+        assertEquals(3, counters.interval(1_000, Map.of()).countedGroups());
+        assertEquals(3, counters.totals(2_000, Map.of()).countedGroups());
+        assertEquals(0, counters.interval(1_000, Map.of()).countedGroups());
+        assertEquals(3, counters.totals(3_000, Map.of()).countedGroups());
     }
 
     @Test
     void nothingWhileNoEventIsOpen() {
         counters.configure(null, List.of());
-        assertEquals(CounterTotals.EMPTY, counters.snapshot(false, 1_000, Map.of()));
+        assertEquals(CounterTotals.EMPTY, counters.interval(1_000, Map.of()));
     }
 }

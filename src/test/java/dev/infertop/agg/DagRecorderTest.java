@@ -44,26 +44,28 @@ class DagRecorderTest {
     private final OperatorAggregator operators = new OperatorAggregator(naming, names);
     private final DagRecorder recorder = new DagRecorder(naming, names);
     private final TraceAggregator aggregator = new TraceAggregator(BackendNames.parse(""), operators).withDag(recorder);
+    private final GraphFixture fixture = new GraphFixture(operators);
+
+    /** A recorder on a graph walk of its own, with the fixture that feeds it. */
+    private GraphFixture walkFor(DagRecorder dag) {
+        dev.infertop.agg.graph.CpuGraphAssembler graphs = new dev.infertop.agg.graph.CpuGraphAssembler(naming);
+        graphs.addListener(dag);
+        return new GraphFixture(graphs);
+    }
 
     /** 0 MUL_MAT(W,X), 1 VIEW(0), 2 RMS_NORM(1) + 3 MUL(2,W) fused, 4 ADD(3,0). */
     private void graph(long seq, long base) {
         int[] ops = {MUL_MAT, VIEW, RMS_NORM, MUL, ADD};
         long[][] sources = {{W, X, 0}, {base, 0, 0}, {base + 1, 0, 0}, {base + 2, W, 0}, {base + 3, base, 0}};
         for (int i = 0; i < ops.length; i++) {
-            aggregator.onNode(seq, 0, i, ops.length, base + i, ops[i], 0, COMPUTE, 0, 8, 1, 1, 1,
-                    sources[i][0], sources[i][1], sources[i][2], -1);
+            fixture.node(seq, 0, i, base + i, ops[i], COMPUTE, 8, 1, 1, 1, sources[i][0], sources[i][1],
+                    sources[i][2], -1);
         }
-        aggregator.onFused(7, seq, 2, base + 2, base + 3, 0);
+        fixture.fused(7, seq, 2, base + 2, base + 3);
     }
 
     private void arrivals(long seq, long startNs, long... times) {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment data = arena.allocate(8L * times.length, 8);
-            for (int i = 0; i < times.length; i++) {
-                data.setAtIndex(ValueLayout.JAVA_LONG, i, times[i]);
-            }
-            aggregator.onArrivals(7, seq, startNs, 0, 0, false, data, 0, times.length);
-        }
+        fixture.arrivals(7, seq, startNs, times);
     }
 
     private void decode(int nTokens) {
@@ -82,7 +84,7 @@ class DagRecorderTest {
         graph(2, 0x2000);
         arrivals(2, 1000, 1040, 1060, 1100, 1110);
         decode(1); // a decode step
-        aggregator.onGraphSame(3, 2, 2000);
+        fixture.same(3, 2, 2000);
         arrivals(3, 2000, 2001, 2002, 2003, 2004);
         decode(4); // prefill again, on the same nodes: the decode graph kept stays graph 2
         publish();
@@ -105,14 +107,14 @@ class DagRecorderTest {
     @Test
     void aGraphAttributedBeforeItsDecodeRecordIsKeptWhenTheRecordComes() {
         DagRecorder direct = new DagRecorder(naming, names);
-        direct.onNode(5, 0, 0xa, MUL_MAT, 0, 4, 1, 1, 1, W, X, 0, -1);
-        direct.onNode(5, 1, 0xb, ADD, 0, 4, 1, 1, 1, 0xa, 0, 0, -1);
-        direct.onGroup(5, 0, 0, 70);
-        direct.onGroup(5, 1, 1, 30);
-        direct.onGraphAttributed(5, 5);
+        GraphFixture walk = walkFor(direct);
+        walk.node(5, 0, 0, 0xa, MUL_MAT, COMPUTE, 4, 1, 1, 1, W, X, 0, -1);
+        walk.node(5, 0, 1, 0xb, ADD, COMPUTE, 4, 1, 1, 1, 0xa, 0, 0, -1);
+        walk.arrivals(7, 5, 0, 70, 100);              // groups of 70 and 30
+        walk.graphs().finishGraph();
         direct.publish();
         assertEquals(List.of(), direct.lastDecodeGraph(), "not known to be a decode step yet");
-        direct.onDecode(1);
+        direct.onDecode(1, walk.graphs().latestSeq());
         direct.publish();
         assertEquals(2, direct.lastDecodeGraph().size());
         assertEquals(70, direct.lastDecodeGraph().get(0).timeNs());
@@ -126,14 +128,14 @@ class DagRecorderTest {
             asked.add(address);
             return address == W ? "blk.0.attn_q.weight" : null;
         });
+        GraphFixture walk = walkFor(named);
         for (int round = 0; round < 2; round++) {
             long seq = round + 1;
-            named.onNode(seq, 0, 0xa, MUL_MAT, 0, 4, 1, 1, 1, W, X, 0, -1);
-            named.onNode(seq, 1, 0xb, ADD, 0, 4, 1, 1, 1, 0xa, W, 0, -1);
-            named.onGroup(seq, 0, 0, 70 + round);
-            named.onGroup(seq, 1, 1, 30);
-            named.onDecode(1);
-            named.onGraphAttributed(seq, seq);
+            walk.node(seq, 0, 0, 0xa, MUL_MAT, COMPUTE, 4, 1, 1, 1, W, X, 0, -1);
+            walk.node(seq, 0, 1, 0xb, ADD, COMPUTE, 4, 1, 1, 1, 0xa, W, 0, -1);
+            walk.arrivals(7, seq, 0, 70 + round, 100 + round); // groups of 70 + round and 30
+            named.onDecode(1, walk.graphs().latestSeq());
+            walk.graphs().finishGraph();
             named.publish();
         }
         List<GraphNode> nodes = named.lastDecodeGraph();

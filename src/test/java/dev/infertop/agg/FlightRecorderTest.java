@@ -67,13 +67,7 @@ class FlightRecorderTest {
     };
 
     private static void arrivals(OperatorAggregator aggregator, int tid, long startNs, long... times) {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment data = arena.allocate(8L * times.length, 8);
-            for (int i = 0; i < times.length; i++) {
-                data.setAtIndex(ValueLayout.JAVA_LONG, i, times[i]);
-            }
-            aggregator.onArrivals(tid, 1, startNs, 0, 0, false, data, 0, times.length);
-        }
+        new GraphFixture(aggregator).arrivals(tid, 1, startNs, times);
     }
 
     @Test
@@ -85,9 +79,9 @@ class FlightRecorderTest {
         int[] ops = {MUL_MAT, VIEW, RMS_NORM, MUL, ADD, ADD};
         int[] flags = {COMPUTE, COMPUTE, COMPUTE, COMPUTE, COMPUTE, 0};
         for (int i = 0; i < ops.length; i++) {
-            aggregator.onNode(1, 0, i, ops.length, 0x1000 + i, ops[i], 0, flags[i], 0, 8, 1, 1, 1, 40 + i);
+            new GraphFixture(aggregator).node(1, 0, i, 0x1000 + i, ops[i], flags[i], 8, 1, 1, 1, 0, 0, 0, 40 + i);
         }
-        aggregator.onFused(7, 1, 2, 0x1002, 0x1003);
+        new GraphFixture(aggregator).fused(7, 1, 2, 0x1002, 0x1003);
         arrivals(aggregator, 7, 0, 100, 130, 200, 210);
         arrivals(aggregator, 8, 10, 120, 125, 190, 210);
         aggregator.finishLastGraph();
@@ -105,7 +99,7 @@ class FlightRecorderTest {
                 "OP 8 ADD 130..190 name#44", "WAIT 8 ADD 190..200 name#44"), slices);
 
         histograms.beginInterval(5_000, 6_000);
-        aggregator.snapshotOps(false);
+        aggregator.interval(List.of());
         List<Histogram> mulMat = histograms.copy().get("op:MUL_MAT").stream()
                 .map(IntervalHistograms.Encoded::decode).toList();
         assertEquals(1, mulMat.size());

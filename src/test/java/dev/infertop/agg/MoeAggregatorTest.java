@@ -51,6 +51,24 @@ class MoeAggregatorTest {
         return true;
     });
     private final Arena arena = Arena.ofAuto();
+    /** The CPU graph walk the MoE layer listens to, fed as TraceAggregator feeds it. */
+    private final GraphFixture fixture = new GraphFixture(new dev.infertop.agg.graph.CpuGraphAssembler(naming));
+
+    MoeAggregatorTest() {
+        fixture.graphs().addListener(moe);
+    }
+
+    /** A node as the MoE layer reads it: op, flags, tokens (ne2), ids tensor (src2), name. */
+    private void node(long seq, int index, long tensor, int op, int flags, long tokens, long idsTensor, int nameId) {
+        fixture.node(seq, 0, index, tensor, op, flags, 8, 1, tokens, 1, 0, 0, idsTensor, nameId);
+    }
+
+    /** Tracing ends: the last CPU graph, then the MoE graph are finished, and the figures taken. */
+    private MoeTotals finalSnapshot() {
+        fixture.finish();
+        moe.finishLastGraph();
+        return moe.snapshot(true);
+    }
 
     private int name(String text) {
         MemorySegment bytes = arena.allocate(64);
@@ -61,26 +79,23 @@ class MoeAggregatorTest {
     /** attention matmul, then per layer: ids view, MUL_MAT_ID gate/up/down (layer 0) or gate only (layer 1). */
     private void nodes(long seq, long tokens) {
         int i = 0;
-        moe.onNode(seq, i++, 0x10, MUL_MAT, 0, 1, 0, name("kq-0"));
-        moe.onNode(seq, i++, 0x100, VIEW, 0, 1, 0, name("ffn_moe_topk-0 (view)"));
-        moe.onNode(seq, i++, 0x20, MUL_MAT_ID, 0, tokens, 0x100, name("ffn_moe_gate-0"));
-        moe.onNode(seq, i++, 0x30, MUL_MAT_ID, 0, tokens, 0x100, name("ffn_moe_up-0"));
-        moe.onNode(seq, i++, 0x40, MUL_MAT_ID, 0, tokens, 0x100, name("ffn_moe_down-0"));
-        moe.onNode(seq, i++, 0x200, VIEW, 0, 1, 0, name("ffn_moe_topk-1 (view)"));
-        moe.onNode(seq, i, 0x50, MUL_MAT_ID, 0, tokens, 0x200, name("ffn_moe_gate-1"));
+        node(seq, i++, 0x10, MUL_MAT, 0, 1, 0, name("kq-0"));
+        node(seq, i++, 0x100, VIEW, 0, 1, 0, name("ffn_moe_topk-0 (view)"));
+        node(seq, i++, 0x20, MUL_MAT_ID, 0, tokens, 0x100, name("ffn_moe_gate-0"));
+        node(seq, i++, 0x30, MUL_MAT_ID, 0, tokens, 0x100, name("ffn_moe_up-0"));
+        node(seq, i++, 0x40, MUL_MAT_ID, 0, tokens, 0x100, name("ffn_moe_down-0"));
+        node(seq, i++, 0x200, VIEW, 0, 1, 0, name("ffn_moe_topk-1 (view)"));
+        node(seq, i, 0x50, MUL_MAT_ID, 0, tokens, 0x200, name("ffn_moe_gate-1"));
     }
 
     private void graph(long seq, boolean planned) {
+        fixture.graphs().onGraphStart(seq, 0); // the MoE graph record starts the CPU graph too (TraceAggregator)
         moe.onMoe(seq, SIGNATURE, EventLayout.MOE_GRAPH, 0, planned ? 1 : 0, -1, 0, 0, 0, false, MemorySegment.NULL, 0);
     }
 
     /** One thread: started at 1000 ns, arrived after groups 0..4 at these times. */
     private void arrivals(long seq, long... times) {
-        MemorySegment ts = arena.allocate(8L * times.length, 8);
-        for (int k = 0; k < times.length; k++) {
-            ts.setAtIndex(ValueLayout.JAVA_LONG, k, times[k]);
-        }
-        moe.onArrivals(7, seq, 1000, ts, 0, times.length);
+        fixture.arrivals(7, seq, 1000, times);
     }
 
     /** An ids record of rows of 2 experts, rows 32 bytes apart (a view of an 8-expert argsort). */
@@ -103,7 +118,7 @@ class MoeAggregatorTest {
         ids(1, 1, MoeAggregator.MAX_LAYERS - 1, new int[][] {{0, 1}}, 8);
         graph(2, true);
         assertEquals(2, moe.readsOverLayerCap());
-        assertEquals(MoeAggregator.MAX_LAYERS, moe.snapshot(false, true).windowDecode().length, "layers up to the cap only");
+        assertEquals(MoeAggregator.MAX_LAYERS, moe.snapshot(true).windowDecode().length, "layers up to the cap only");
     }
 
     @Test
@@ -114,10 +129,10 @@ class MoeAggregatorTest {
         graph(2, true); // graph 1 finishes: its plan goes to BPF
         assertEquals(List.of("abcdef [1, 4] [256, 512] [0, 1]"), written,
                 "groups: VIEW nodes are skipped, so gate-0 runs as group 1 and gate-1 as group 4");
-        moe.onGraphSame(2, 1);
+        fixture.same(2, 1, 0);
         ids(2, 1, 0, new int[][] {{0, 1}, {0, 2}, {3, 0}}, 2 * 32 + 8);
         arrivals(2, 1100, 1300, 1600, 2000, 2100);
-        MoeTotals totals = moe.snapshot(true);
+        MoeTotals totals = finalSnapshot();
 
         assertArrayEquals(new long[] {3, 1, 1, 1, 0, 0, 0, 0}, totals.totalPrefill()[0]);
         assertArrayEquals(new long[] {3, 0}, totals.totalRowsPrefill());
@@ -156,7 +171,7 @@ class MoeAggregatorTest {
             data.set(ValueLayout.JAVA_INT, 32L * t + 4, rows[t][1]);
         }
         moe.onMoe(1, SIGNATURE, EventLayout.MOE_IDS, 1, 16384, 0, 2, 600, 32, false, data, 0);
-        MoeTotals totals = moe.snapshot(true);
+        MoeTotals totals = finalSnapshot();
         assertEquals(1, totals.nodesTruncated());
         assertEquals(88, totals.rowsTruncated());
         assertArrayEquals(new long[] {512}, totals.totalRowsPrefill());
@@ -169,11 +184,11 @@ class MoeAggregatorTest {
         // RMS_NORM + MUL run fused as group 0; the MUL_MAT_ID is then group 1 to the threads, but BPF keys
         // plans by executed nodes (2 before it) and adds each thread's fused ops to its arrival index.
         graph(1, false);
-        moe.onNode(1, 0, 0x10, 4, 0, 1, 0, name("norm-0"));
-        moe.onNode(1, 1, 0x11, 5, 0, 1, 0, name("ffn_norm-0"));
-        moe.onNode(1, 2, 0x100, VIEW, 0, 1, 0, name("ffn_moe_topk-0 (view)"));
-        moe.onNode(1, 3, 0x20, MUL_MAT_ID, 0, 1, 0x100, name("ffn_moe_gate-0"));
-        moe.onFused(7, 1, 1, 0x10, 0x11);
+        node(1, 0, 0x10, 4, 0, 1, 0, name("norm-0"));
+        node(1, 1, 0x11, 5, 0, 1, 0, name("ffn_norm-0"));
+        node(1, 2, 0x100, VIEW, 0, 1, 0, name("ffn_moe_topk-0 (view)"));
+        node(1, 3, 0x20, MUL_MAT_ID, 0, 1, 0x100, name("ffn_moe_gate-0"));
+        fixture.fused(7, 1, 1, 0x10, 0x11);
         arrivals(1, 1100, 1300);
         graph(2, false);
         assertEquals(List.of("abcdef [2] [256] [0]"), written);
@@ -181,9 +196,9 @@ class MoeAggregatorTest {
 
     @Test
     void aRunThatNeverHadTheLayerOnShowsNoMoeFigures() {
-        assertEquals(false, moe.snapshot(false, false).active());
+        assertEquals(false, moe.snapshot(false).active());
         graph(1, false);
-        assertEquals(true, moe.snapshot(false, false).active(), "switched off after it ran: figures stay");
+        assertEquals(true, moe.snapshot(false).active(), "switched off after it ran: figures stay");
     }
 
     @Test
@@ -200,11 +215,11 @@ class MoeAggregatorTest {
         nodes(1, 5);
         arrivals(1, 1100, 1300, 1600, 2000, 2100);
         graph(2, true);
-        moe.onGraphSame(2, 1);
+        fixture.same(2, 1, 0);
         moe.onMoe(2, SIGNATURE, EventLayout.MOE_IDS, 1, 0, 0, 0, 0, 0, true, MemorySegment.NULL, 0);
         ids(2, 4, 1, new int[][] {{1, 2}, {1, 2}, {1, 2}, {1, 2}, {1, 3}}, 4 * 32 + 8);
         arrivals(2, 1100, 1300, 1600, 2000, 2100);
-        MoeTotals totals = moe.snapshot(true);
+        MoeTotals totals = finalSnapshot();
         assertEquals(1, totals.readFailures());
         assertArrayEquals(new long[] {5 + 5, 5}, totals.rowsUnreadByLayer());
         assertArrayEquals(new long[] {0, 5, 4, 1, 0, 0, 0, 0}, totals.totalPrefill()[1]);

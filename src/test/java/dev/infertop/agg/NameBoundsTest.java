@@ -80,12 +80,12 @@ class NameBoundsTest {
         assertEquals(NameTable.MAX_NAMES, limits.tensorNames());
         assertEquals(total - NameTable.MAX_NAMES, limits.nameRecordsDropped(), "every record past the cap counted");
         assertTrue(limits.tensorGroups() <= OperatorAggregator.MAX_TENSOR_GROUPS + 1, limits.tensorGroups() + " groups");
-        assertEquals(OperatorAggregator.MAX_TENSOR_GROUPS, operators.snapshotTensorGroups(true).stream()
+        assertEquals(OperatorAggregator.MAX_TENSOR_GROUPS, operators.totals(List.of()).tensorGroups().stream()
                 .filter(g -> !g.op().equals(TensorGroup.OTHER)).count());
         // Names kept whose group was past the cap; the dropped names' nodes (id -1) go to "other" uncounted here.
         assertEquals(NameTable.MAX_NAMES - OperatorAggregator.MAX_TENSOR_GROUPS, limits.tensorNamesFolded());
         assertTrue(limits.droppedTotal() > 0);
         // Every node was still attributed: time is kept, only names are not.
-        assertEquals(total, operators.snapshotOps(true).stream().mapToLong(o -> o.nodes()).sum());
+        assertEquals(total, operators.totals(List.of()).ops().stream().mapToLong(o -> o.nodes()).sum());
     }
 }

@@ -2,12 +2,10 @@ package dev.infertop.agg;
 
 import dev.infertop.event.NameTable;
 import dev.infertop.model.OpTotals;
+import dev.infertop.model.OperatorTotals;
 import dev.infertop.model.ThreadTotals;
 import org.junit.jupiter.api.Test;
 
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
@@ -42,41 +40,46 @@ class OperatorAggregatorTest {
     };
 
     private final OperatorAggregator aggregator = new OperatorAggregator(naming, new NameTable());
+    private final GraphFixture fixture = new GraphFixture(aggregator);
 
     /** Graph: 0 MUL_MAT, 1 VIEW (skipped), 2 RMS_NORM + 3 MUL (fused), 4 ADD, 5 ADD without COMPUTE (skipped). */
     private void graph(long seq) {
         int[] ops = {MUL_MAT, VIEW, RMS_NORM, MUL, ADD, ADD};
         int[] flags = {COMPUTE, COMPUTE, COMPUTE, COMPUTE, COMPUTE, 0};
         for (int i = 0; i < ops.length; i++) {
-            aggregator.onNode(seq, 0, i, ops.length, 0x1000 + i, ops[i], 0, flags[i], 0, 8, 1, 1, 1, -1);
+            fixture.node(seq, 0, i, 0x1000 + i, ops[i], flags[i], 8, 1, 1, 1, 0, 0, 0, -1);
         }
     }
 
     /** The ops of the interval since the last call, by name (takes the interval). */
     private Map<String, OpTotals> intervalOps() {
-        return aggregator.snapshotOps(false).stream().collect(Collectors.toMap(OpTotals::op, Function.identity()));
+        return byName(aggregator.interval(List.of()).ops());
+    }
+
+    private static Map<String, OpTotals> byName(List<OpTotals> ops) {
+        return ops.stream().collect(Collectors.toMap(OpTotals::op, Function.identity()));
+    }
+
+    /** The run's figures (the interval is left open). */
+    private OperatorTotals run() {
+        return aggregator.totals(List.of());
     }
 
     private void arrivals(int tid, long seq, long startNs, long... times) {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment data = arena.allocate(8L * times.length, 8);
-            for (int i = 0; i < times.length; i++) {
-                data.setAtIndex(ValueLayout.JAVA_LONG, i, times[i]);
-            }
-            aggregator.onArrivals(tid, seq, startNs, 0, 0, false, data, 0, times.length);
-        }
+        fixture.arrivals(tid, seq, startNs, times);
     }
 
     @Test
     void splitsEachThreadsTimeIntoWorkAndBarrierWait() {
         graph(1);
-        aggregator.onFused(7, 1, 2, 0x1002, 0x1003);
+        fixture.fused(7, 1, 2, 0x1002, 0x1003);
         // Groups: 1 MUL_MAT, 2 RMS_NORM+MUL, 3 ADD. Thread 7 starts at 0, thread 8 at 10.
         arrivals(7, 1, 0, 100, 130, 200, 210);   // the 4th is the barrier after the loop
         arrivals(8, 1, 10, 120, 125, 190, 210);
         aggregator.finishLastGraph();
 
-        Map<String, OpTotals> ops = intervalOps();
+        OperatorTotals interval = aggregator.interval(List.of());
+        Map<String, OpTotals> ops = byName(interval.ops());
         // releases: 120 (max 100,120), 130 (max 130,125), 200 (max 200,190); the graph began at 0
         assertEquals(120, ops.get("MUL_MAT").wallNs());
         assertEquals(100 + 110, ops.get("MUL_MAT").workNs());      // 100-0, 120-10
@@ -91,25 +94,25 @@ class OperatorAggregatorTest {
         assertEquals(0 + 10, ops.get("ADD").waitNs());
         assertEquals(3, ops.size(), "VIEW and the ADD without COMPUTE are not run");
 
-        Map<Integer, ThreadTotals> threads = aggregator.snapshotThreads(false).stream()
+        Map<Integer, ThreadTotals> threads = interval.threads().stream()
                 .collect(Collectors.toMap(ThreadTotals::tid, Function.identity()));
         assertEquals(100 + 10 + 70, threads.get(7).workNs());
         assertEquals(20 + 0 + 0, threads.get(7).barrierWaitNs());
         assertEquals(110 + 5 + 60, threads.get(8).workNs());
         assertEquals(0 + 5 + 10, threads.get(8).barrierWaitNs());
-        assertEquals(1, aggregator.graphsAttributed(false));
-        assertEquals(0, aggregator.graphsUnattributed(false));
+        assertEquals(1, interval.graphsAttributed());
+        assertEquals(0, interval.graphsUnattributed());
     }
 
     @Test
     void aReusedGraphIsAttributedWithTheNodesReadBefore() {
         graph(1);
         arrivals(7, 1, 0, 10, 20, 30, 40, 50);   // no fusion this time: 4 groups + final barrier
-        aggregator.onGraphSame(2, 1, 1000);
+        fixture.same(2, 1, 1000);
         arrivals(7, 2, 1000, 1010, 1020, 1030, 1040, 1050);
         aggregator.finishLastGraph();
-        assertEquals(2, aggregator.graphsAttributed(true));
-        OpTotals mulMat = aggregator.snapshotOps(false).stream().filter(o -> o.op().equals("MUL_MAT")).findFirst().orElseThrow();
+        assertEquals(2, run().graphsAttributed());
+        OpTotals mulMat = aggregator.interval(List.of()).ops().stream().filter(o -> o.op().equals("MUL_MAT")).findFirst().orElseThrow();
         assertEquals(2, mulMat.groups());
         assertEquals(20, mulMat.wallNs()); // 10 per graph
     }
@@ -118,11 +121,11 @@ class OperatorAggregatorTest {
     void aReReadGraphIdenticalToThePlannedOneKeepsItsPlan() {
         graph(1);
         arrivals(7, 1, 0, 10, 20, 30, 40, 50);
-        aggregator.finishGraph();
+        fixture.graphs().finishGraph();
         String shapeOfFirst = intervalOps().get("MUL_MAT").lastShape();
         graph(2); // read again node by node, nothing changed
         arrivals(7, 2, 100, 110, 120, 130, 140, 150);
-        aggregator.finishGraph();
+        fixture.graphs().finishGraph();
         // The same plan: its shape strings are not formatted again (a new plan makes new strings).
         assertSame(shapeOfFirst, intervalOps().get("MUL_MAT").lastShape());
     }
@@ -139,11 +142,11 @@ class OperatorAggregatorTest {
         int[] ops = {MUL_MAT, VIEW, RMS_NORM, MUL, MUL, ADD};
         int[] flags = {COMPUTE, COMPUTE, COMPUTE, COMPUTE, COMPUTE, 0};
         for (int i = 0; i < ops.length; i++) {
-            aggregator.onNode(3, 200, i, ops.length, 0x1000 + i, ops[i], 0, flags[i], 0, i == 0 ? 16 : 8, 1, 1, 1, -1);
+            fixture.node(3, 200, i, 0x1000 + i, ops[i], flags[i], i == 0 ? 16 : 8, 1, 1, 1, 0, 0, 0, -1);
         }
         arrivals(7, 3, 200, 210, 220, 230, 240, 250);
         aggregator.finishLastGraph();
-        assertEquals(3, aggregator.graphsAttributed(true));
+        assertEquals(3, run().graphsAttributed());
         Map<String, OpTotals> ops3 = intervalOps();
         assertEquals(2, ops3.get("ADD").groups());   // graphs 1 and 2
         assertEquals(4, ops3.get("MUL").groups());   // 1 per graph, + the changed node of graph 3
@@ -164,12 +167,12 @@ class OperatorAggregatorTest {
         graph(1);
         arrivals(7, 1, 0, 100, 130, 200, 210);   // 3 groups (RMS_NORM+MUL fused) + final barrier; no fused report
         arrivals(8, 1, 10, 120, 125, 190, 210);
-        aggregator.onGraphSame(2, 1, 1000);       // reused: the same inferred fusion
+        fixture.same(2, 1, 1000);       // reused: the same inferred fusion
         arrivals(7, 2, 1000, 1050, 1060, 1100, 1110);
         arrivals(8, 2, 1000, 1050, 1060, 1100, 1110);
         aggregator.finishLastGraph();
-        assertEquals(2, aggregator.graphsAttributed(true));
-        assertEquals(0, aggregator.graphsUnattributed(true));
+        assertEquals(2, run().graphsAttributed());
+        assertEquals(0, run().graphsUnattributed());
         Map<String, OpTotals> ops = intervalOps();
         assertEquals(2, ops.get("RMS_NORM+MUL").groups());
         assertEquals(4, ops.get("RMS_NORM+MUL").nodes());
@@ -188,17 +191,17 @@ class OperatorAggregatorTest {
         graph(2);
         arrivals(7, 2, 100, 110, 120, 130, 140); // the fused count but one thread short of its final barrier
         arrivals(8, 2, 100, 110, 120, 130);
-        assertEquals(0, aggregator.graphsAttributed(true));
-        assertEquals(1, aggregator.graphsUnattributed(true));
+        assertEquals(0, run().graphsAttributed());
+        assertEquals(1, run().graphsUnattributed());
         // One or two such graphs can be a switch-on in mid-graph; the reused graphs repeat a real mismatch.
         assertFalse(aggregator.fusedCallsNeeded(), "not after one graph");
-        aggregator.onGraphSame(3, 2, 150);
+        fixture.same(3, 2, 150);
         arrivals(7, 3, 150, 160, 170, 180, 190, 200);
-        aggregator.onGraphSame(4, 2, 250);
+        fixture.same(4, 2, 250);
         arrivals(7, 4, 250, 260, 270, 280, 290, 300);
         aggregator.finishLastGraph();
-        assertEquals(0, aggregator.graphsAttributed(true));
-        assertEquals(4, aggregator.graphsUnattributed(true));
+        assertEquals(0, run().graphsAttributed());
+        assertEquals(4, run().graphsUnattributed());
         assertTrue(aggregator.fusedCallsNeeded(), "the session must probe the fused calls now");
         aggregator.fusedCallsProbed(true);
         assertFalse(aggregator.fusedCallsNeeded());
@@ -206,7 +209,7 @@ class OperatorAggregatorTest {
         graph(5);
         arrivals(7, 5, 400, 410, 420, 430, 440, 450);
         aggregator.finishLastGraph();
-        assertEquals(1, aggregator.graphsAttributed(true));
+        assertEquals(1, run().graphsAttributed());
     }
 
     @Test
@@ -221,22 +224,22 @@ class OperatorAggregatorTest {
             }
         }
         aggregator.finishLastGraph();
-        assertEquals(6, aggregator.graphsAttributed(true));
-        assertEquals(3, aggregator.graphsUnattributed(true));
+        assertEquals(6, run().graphsAttributed());
+        assertEquals(3, run().graphsUnattributed());
         assertFalse(aggregator.fusedCallsNeeded());
     }
 
     @Test
     void aReusedGraphKeepsTheFusionOfTheGraphReadBefore() {
         graph(1);
-        aggregator.onFused(7, 1, 2, 0x1002, 0x1003);
+        fixture.fused(7, 1, 2, 0x1002, 0x1003);
         arrivals(7, 1, 0, 100, 130, 200, 210);      // 3 groups (RMS_NORM+MUL fused) + final barrier
         // The probes report no fused call for a reused graph: it runs the fusion of graph 1.
-        aggregator.onGraphSame(2, 1, 1000);
+        fixture.same(2, 1, 1000);
         arrivals(7, 2, 1000, 1050, 1060, 1100, 1110);
         aggregator.finishLastGraph();
-        assertEquals(2, aggregator.graphsAttributed(true));
-        assertEquals(0, aggregator.graphsUnattributed(true));
+        assertEquals(2, run().graphsAttributed());
+        assertEquals(0, run().graphsUnattributed());
         Map<String, OpTotals> ops = intervalOps();
         assertEquals(2, ops.get("RMS_NORM+MUL").groups());
         assertEquals(30 + 10, ops.get("RMS_NORM+MUL").wallNs()); // 130-100, 1060-1050
@@ -250,25 +253,25 @@ class OperatorAggregatorTest {
         graph(1);
         arrivals(7, 1, 0, 10, 20);               // 2 arrivals, the graph has 4 groups
         aggregator.finishLastGraph();
-        assertEquals(0, aggregator.graphsAttributed(true));
-        assertEquals(1, aggregator.graphsUnattributed(true));
-        assertEquals(List.of(), aggregator.snapshotOps(false));
+        assertEquals(0, run().graphsAttributed());
+        assertEquals(1, run().graphsUnattributed());
+        assertEquals(List.of(), aggregator.interval(List.of()).ops());
     }
 
     @Test
     void aReuseOfNodesNeverReceivedIsUnattributed() {
-        aggregator.onGraphSame(5, 4, 0);
+        fixture.same(5, 4, 0);
         arrivals(7, 5, 0, 10);
         aggregator.finishLastGraph();
-        assertEquals(1, aggregator.graphsUnattributed(true));
+        assertEquals(1, run().graphsUnattributed());
     }
 
     @Test
     void aGraphStillRunningWhenTracingStopsIsNeitherAttributedNorUnattributed() {
         graph(1);
         aggregator.finishLastGraph();
-        assertEquals(0, aggregator.graphsAttributed(true));
-        assertEquals(0, aggregator.graphsUnattributed(true));
+        assertEquals(0, run().graphsAttributed());
+        assertEquals(0, run().graphsUnattributed());
     }
 
     @Test
@@ -277,8 +280,8 @@ class OperatorAggregatorTest {
         // b4234/b3995 compute every node, empty ones too, and take a barrier after each: 6 arrivals.
         arrivals(7, 1, 0, 10, 20, 30, 40, 50, 60);
         aggregator.finishLastGraph();
-        assertEquals(1, aggregator.graphsAttributed(true));
-        Map<String, Long> groups = aggregator.snapshotOps(true).stream()
+        assertEquals(1, run().graphsAttributed());
+        Map<String, Long> groups = run().ops().stream()
                 .collect(Collectors.toMap(OpTotals::op, OpTotals::groups));
         assertEquals(Map.of("MUL_MAT", 1L, "VIEW", 1L, "RMS_NORM", 1L, "MUL", 1L, "ADD", 2L), groups);
     }
@@ -288,7 +291,7 @@ class OperatorAggregatorTest {
         graph(1);
         arrivals(7, 1, 0, 10, 20, 30, 40, 50, 60, 70);
         aggregator.finishLastGraph();
-        assertEquals(0, aggregator.graphsAttributed(true));
-        assertEquals(1, aggregator.graphsUnattributed(true));
+        assertEquals(0, run().graphsAttributed());
+        assertEquals(1, run().graphsUnattributed());
     }
 }

@@ -17,13 +17,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 class OperatorLanesTest {
     /** One thread's start and barrier arrivals, as the BPF side sends them once per graph. */
     private static void arrivals(OperatorAggregator aggregator, int tid, long seq, long startNs, long... times) {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment data = arena.allocate(8L * Math.max(1, times.length), 8);
-            for (int i = 0; i < times.length; i++) {
-                data.setAtIndex(java.lang.foreign.ValueLayout.JAVA_LONG, i, times[i]);
-            }
-            aggregator.onArrivals(tid, seq, startNs, 0, 0, false, data, 0, times.length);
-        }
+        new GraphFixture(aggregator).arrivals(tid, seq, startNs, times);
     }
 
     private static final OpNaming NAMING = new OpNaming() {
@@ -65,14 +59,15 @@ class OperatorLanesTest {
         NameTable names = new NameTable();
         OperatorAggregator aggregator = new OperatorAggregator(NAMING, names);
         long t0 = 1_000_000_000L; // a cell boundary
-        aggregator.onNode(1, t0, 0, 2, 0xa, 1, 0, 0, 0, 64, 32, 1, 1, intern(names, "Kcur-3"));
-        aggregator.onNode(1, t0, 1, 2, 0xb, 2, 0, 0, 0, 64, 1, 1, 1, intern(names, "ffn_norm-3"));
+        new GraphFixture(aggregator).node(1, t0, 0, 0xa, 1, 0, 64, 32, 1, 1, 0, 0, 0, intern(names, "Kcur-3"));
+        new GraphFixture(aggregator).node(1, t0, 1, 0xb, 2, 0, 64, 1, 1, 1, 0, 0, 0, intern(names, "ffn_norm-3"));
         arrivals(aggregator, 101, 1, t0, t0 + 40_000_000L, t0 + 110_000_000L);
         arrivals(aggregator, 102, 1, t0, t0 + 50_000_000L, t0 + 110_000_000L);
-        aggregator.finishGraph();
+        aggregator.graphs().finishGraph();
 
-        List<OpTotals> ops = aggregator.snapshotOps(false);
-        List<OpTotals> groups = aggregator.snapshotTensorGroups(false);
+        var interval = aggregator.interval(List.of());
+        List<OpTotals> ops = interval.ops();
+        List<OpTotals> groups = interval.tensorGroups();
         assertEquals(List.of("RMS_NORM", "MUL_MAT"), ops.stream().map(OpTotals::op).toList());
         assertEquals(List.of("blk.3 ffn", "blk.3 attention"), groups.stream().map(OpTotals::op).toList());
         OpTotals attention = groups.get(1);
@@ -82,7 +77,7 @@ class OperatorLanesTest {
         assertEquals("Kcur-3 [64,32,1,1]", attention.lastShape());
         assertEquals(50.0, attention.distribution().valueMs(attention.distribution().size() - 1), 0.1);
 
-        List<ThreadLane> lanes = aggregator.snapshotLanes(t0 + 149_000_000L);
+        List<ThreadLane> lanes = aggregator.lanes(t0 + 149_000_000L);
         assertEquals(2, lanes.size());
         ThreadLane first = lanes.get(0);
         assertEquals(101, first.tid());
@@ -99,13 +94,13 @@ class OperatorLanesTest {
         NameTable names = new NameTable();
         OperatorAggregator aggregator = new OperatorAggregator(NAMING, names);
         long t0 = 2_000_000_000L;
-        aggregator.onNode(7, t0, 0, 1, 0xa, 1, 0, 0, 0, 1, 1, 1, 1, intern(names, "result_output"));
+        new GraphFixture(aggregator).node(7, t0, 0, 0xa, 1, 0, 1, 1, 1, 1, 0, 0, 0, intern(names, "result_output"));
         arrivals(aggregator, 1, 7, t0, t0 + 10_000_000L);
         arrivals(aggregator, 2, 7, t0, t0 + 45_000_000L);
-        aggregator.finishGraph();
-        List<ThreadLane> lanes = aggregator.snapshotLanes(t0 + 1);
+        aggregator.graphs().finishGraph();
+        List<ThreadLane> lanes = aggregator.lanes(t0 + 1);
         assertEquals(ThreadLane.WAIT, lanes.get(0).cell(lanes.get(0).cellCount() - 1));
         assertEquals((byte) OpClass.MATMUL.ordinal(), lanes.get(1).cell(lanes.get(1).cellCount() - 1));
-        assertEquals("in/out", aggregator.snapshotTensorGroups(false).getFirst().op());
+        assertEquals("in/out", aggregator.interval(List.of()).tensorGroups().getFirst().op());
     }
 }

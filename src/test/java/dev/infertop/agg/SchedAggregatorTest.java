@@ -37,7 +37,7 @@ class SchedAggregatorTest {
         // 2000, back on at 2100 (sleeping 650, runnable 100).
         sched.onSchedOff(7, 1000, 1300, 0, 100, true);
         sched.onSchedOff(7, 1350, 2100, 2000, 50, false);
-        SchedThreadTotals t = sched.snapshot(false).threads().getFirst();
+        SchedThreadTotals t = sched.interval().threads().getFirst();
         assertEquals(new SchedThreadTotals(7, 150, 400, 650, 2, 1), t);
         assertEquals(400.0 / 1200, t.runnableFraction(), 1e-12);
     }
@@ -46,23 +46,22 @@ class SchedAggregatorTest {
     void aWakeUpNotSeenCountsTheWholeStretchAsSleep() {
         sched.onSchedOff(7, 1000, 1500, 0, 10, false);     // woken before the layer attached
         sched.onSchedOff(7, 2000, 2500, 1900, 10, false);  // a wake-up outside the stretch: not trusted
-        assertEquals(new SchedThreadTotals(7, 20, 0, 1000, 2, 0), sched.snapshot(false).threads().getFirst());
+        assertEquals(new SchedThreadTotals(7, 20, 0, 1000, 2, 0), sched.interval().threads().getFirst());
     }
 
     @Test
     void intervalsResetTotalsDoNot() {
         hits = 100;
-        sched.resetInterval();
+        sched.interval(); // the interval starts at 100 hits
         sched.onSchedOff(7, 1000, 1300, 0, 100, true);
         hits = 350;
-        SchedTotals interval = sched.snapshot(false);
+        SchedTotals interval = sched.interval();
         assertEquals(250, interval.kernelHits());
         assertEquals(1, interval.offRecords());
-        sched.resetInterval();
         sched.onSchedOff(7, 2000, 2200, 0, 40, true);
-        assertEquals(new SchedThreadTotals(7, 40, 200, 0, 1, 1), sched.snapshot(false).threads().getFirst());
-        assertEquals(new SchedThreadTotals(7, 140, 500, 0, 2, 2), sched.snapshot(true).threads().getFirst());
-        assertEquals(350, sched.snapshot(true).kernelHits());
+        assertEquals(new SchedThreadTotals(7, 40, 200, 0, 1, 1), sched.interval().threads().getFirst());
+        assertEquals(new SchedThreadTotals(7, 140, 500, 0, 2, 2), sched.totals().threads().getFirst());
+        assertEquals(350, sched.totals().kernelHits());
     }
 
     @Test
@@ -75,7 +74,7 @@ class SchedAggregatorTest {
         sched.onGroup(7, "MUL_MAT", 1600, 2000);  // sleeping 1600..1800 = 200, runnable 1800..1900 = 100
         sched.onGroup(7, "ADD", 2000, 2100);      // nothing off-CPU
         sched.onGroup(8, "ADD", 1000, 2000);      // a thread with no stretches
-        List<SchedOpTotals> ops = sched.snapshot(false).ops();
+        List<SchedOpTotals> ops = sched.interval().ops();
         assertEquals(List.of(new SchedOpTotals("MUL_MAT", 200, 200), new SchedOpTotals("ROPE", 200, 100)), ops);
     }
 
@@ -87,15 +86,14 @@ class SchedAggregatorTest {
         sched.onSchedCulprit(8, 500, 900, 900, comm("hog"));
         sched.onSchedCulprit(8, 300, 31, 12, comm("kworker/1:0"));
         sched.onSchedCulprit(7, 200, TARGET + 1, TARGET, comm("llama-bench"));
-        SchedTotals totals = sched.snapshot(false);
+        SchedTotals totals = sched.interval();
         assertEquals(List.of(new Interferer(900, "hog", 1100, false), new Interferer(12, "kworker/1:0", 300, false),
                 new Interferer(TARGET, "llama-bench", 200, true)), totals.interferers());
         assertEquals(new Interferer(900, "hog", 1100, false), totals.worstInterferer());
         assertEquals(2000, totals.runnableNs());
         assertEquals(0.55, totals.waitShare(totals.worstInterferer()), 1e-12);
         assertEquals(4, totals.culpritRecords());
-        sched.resetInterval();
-        assertNull(sched.snapshot(false).worstInterferer());
-        assertEquals(1100, sched.snapshot(true).worstInterferer().ns());
+        assertNull(sched.interval().worstInterferer());
+        assertEquals(1100, sched.totals().worstInterferer().ns());
     }
 }

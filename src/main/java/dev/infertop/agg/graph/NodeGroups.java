@@ -1,4 +1,4 @@
-package dev.infertop.agg;
+package dev.infertop.agg.graph;
 
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -14,7 +14,7 @@ final class NodeGroups {
     private NodeGroups() {}
 
     /** @param fused {group, first tensor, next tensor} as one thread reported them */
-    static List<int[]> groups(int nodeCount, long[] tensors, int[] ops, int[] flags, OpNaming naming,
+    static List<int[]> groups(int nodeCount, long[] tensors, int[] ops, int[] flags, NodeNaming naming,
                               List<long[]> fused) {
         Map<Long, Integer> indexOf = new HashMap<>();
         if (!fused.isEmpty()) {
@@ -47,7 +47,7 @@ final class NodeGroups {
     }
 
     /** Whether the CPU loop runs a node: not an empty op, and the COMPUTE flag set where the release has it. */
-    static boolean executes(OpNaming naming, int op, int flags) {
+    static boolean executes(NodeNaming naming, int op, int flags) {
         int computeFlag = naming.computeFlag();
         return !naming.isEmpty(op) && (computeFlag == 0 || (flags & computeFlag) != 0);
     }

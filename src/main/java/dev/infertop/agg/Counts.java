@@ -1,0 +1,39 @@
+package dev.infertop.agg;
+
+/**
+ * Counters kept once, cumulative over the run; an interval's figure is the difference from the sample taken
+ * when the previous interval was read (bpftop's {@code bpf_program.rs}: the run counter and the previous
+ * sample, never a second interval counter added next to the first).
+ */
+final class Counts {
+    private final long[] run;
+    private final long[] previous;
+
+    Counts(int counters) {
+        run = new long[counters];
+        previous = new long[counters];
+    }
+
+    void add(int counter, long value) {
+        run[counter] += value;
+    }
+
+    /** The run so far. */
+    long total(int counter) {
+        return run[counter];
+    }
+
+    /** Since the last {@link #sample()}. */
+    long interval(int counter) {
+        return run[counter] - previous[counter];
+    }
+
+    long of(int counter, boolean totals) {
+        return totals ? total(counter) : interval(counter);
+    }
+
+    /** Ends the interval: the next one counts from here. */
+    void sample() {
+        System.arraycopy(run, 0, previous, 0, run.length);
+    }
+}
