@@ -16,6 +16,9 @@ import java.util.List;
  * target exits, or when {@link #requestStop()} is called (signals); always ends with a final snapshot.
  */
 public final class Collector {
+    /** How often the loop asks whether the reader of our output is gone (a poll and a flush: cheap, not free). */
+    static final long OUTPUT_CHECK_PERIOD_NS = 100_000_000L;
+
     /**
      * How often the ring buffer is drained between ticks: each drain is a wake-up of infertop on the target's
      * cores (~130 µs of CPU each here, most of it the wake-up itself), so as rarely as the buffer allows: at
@@ -95,6 +98,7 @@ public final class Collector {
         RunState state = RunState.RUNNING;
         Snapshot last = null;
         long lastDrainNs = start;
+        long lastOutputCheckNs = start;
         while (true) {
             long backlogBytes = ring.backlogBytes();
             long drainNs = System.nanoTime();
@@ -107,11 +111,14 @@ public final class Collector {
                 state = RunState.EXITED;
                 break;
             }
-            if (view.outputClosed()) {
-                state = RunState.STOPPED; // the reader of our output is gone (a pipe into head): nobody is watching
-                break;
-            }
             long now = System.nanoTime();
+            if (now - lastOutputCheckNs >= OUTPUT_CHECK_PERIOD_NS) {
+                lastOutputCheckNs = now;
+                if (view.outputClosed()) {
+                    state = RunState.STOPPED; // the reader of our output is gone (a pipe into head): nobody watches
+                    break;
+                }
+            }
             session.onDrain(now, records);
             if (now >= nextTick) {
                 session.onTick(last);
