@@ -342,6 +342,17 @@ public final class TraceAggregator implements TraceListener {
         return dag;
     }
 
+    private RooflineAggregator roofline;
+
+    /** Also sums each graph's bytes and FLOPs per op for the roofline (needs the operator aggregator). */
+    public TraceAggregator withRoofline(RooflineAggregator aggregator) {
+        if (graphs != null) {
+            this.roofline = aggregator;
+            graphs.addListener(aggregator);
+        }
+        return this;
+    }
+
     /** Also keeps the last decode graph for the operator DAG (needs the operator aggregator). Before the first event. */
     public TraceAggregator withDag(DagRecorder recorder) {
         this.dag = recorder;
@@ -440,14 +451,16 @@ public final class TraceAggregator implements TraceListener {
                 intervalBackends, cpuGraphs.interval(), intervalOperators,
                 sched == null ? SchedTotals.EMPTY : sched.interval(),
                 counters == null ? CounterTotals.EMPTY : counters.interval(intervalNs, wallNsByOp(intervalOperators)),
-                backendOps == null ? List.of() : backendOps.interval());
+                backendOps == null ? List.of() : backendOps.interval(),
+                roofline == null ? dev.infertop.model.RooflineTotals.EMPTY : roofline.interval());
         Figures total = new Figures(runNs,
                 tokens.freezeSince(TokenCounter.ZERO, contextCount, active, recentSequences, speculative),
                 LatencySummary.ofNanos(totalTtft), LatencySummary.ofNanos(totalTpot),
                 totalBackends, cpuGraphs.total(), totalOperators,
                 sched == null ? SchedTotals.EMPTY : sched.totals(),
                 counters == null ? CounterTotals.EMPTY : counters.totals(runNs, wallNsByOp(totalOperators)),
-                backendOps == null ? List.of() : backendOps.totals());
+                backendOps == null ? List.of() : backendOps.totals(),
+                roofline == null ? dev.infertop.model.RooflineTotals.EMPTY : roofline.totals());
         Snapshot snapshot = new Snapshot(++sequence, state, target, interval, total, lostEvents, layers,
                 moe != null ? moe.snapshot(moeLayerOn(layers)) : dev.infertop.model.MoeTotals.EMPTY, limits());
         tokensAtLastTick.copyFrom(tokens);

@@ -552,8 +552,31 @@ final class TraceRun {
             aggregator.withMoe(new dev.infertop.agg.MoeAggregator(naming, names, moePlans));
             dag = new dev.infertop.agg.DagRecorder(naming, names, leafNames);
             aggregator.withDag(dag);
+            java.util.OptionalInt mulMat = layout.ops().number("MUL_MAT");
+            if (mulMat.isPresent() && targetPid > 0) {
+                aggregator.withRoofline(new dev.infertop.agg.RooflineAggregator(mulMat.getAsInt(), layout.types(),
+                        rooflineSource(layout, targetPid), dev.infertop.machine.CeilingCache.defaultLocation().best()
+                        .map(dev.infertop.machine.MachineCeilings::roofs).orElse(null)));
+            }
         }
         return new Pipeline(names, aggregator, new EventDecoder(aggregator, names), counters, dag);
+    }
+
+    /**
+     * A MUL_MAT's first source as the target holds it: type and shape at the calibrated offsets, and whether it
+     * is a model weight (llama.cpp names them "….weight"), read from its memory once per address.
+     */
+    private static dev.infertop.agg.RooflineAggregator.WeightSource rooflineSource(CalibratedLayout layout, int pid) {
+        return address -> {
+            dev.infertop.target.layout.TensorHeaders.Header header = dev.infertop.target.layout.TensorHeaders.read(
+                    pid, address, layout.tensor(), layout.types());
+            if (header == null) {
+                return null;
+            }
+            String name = dev.infertop.target.TargetMemory.cString(pid, address + layout.tensor().nameOffset(),
+                    layout.tensor().maxNameBytes());
+            return new dev.infertop.agg.RooflineAggregator.Source(header, name != null && name.endsWith(".weight"));
+        };
     }
 
     /**

@@ -52,6 +52,25 @@ public final class CeilingCache {
         }
     }
 
+    /**
+     * The ceilings to hold a run against: those measured with every online CPU (what {@code infertop machine}
+     * measures by default), else those with the most threads, else none.
+     */
+    public Optional<MachineCeilings> best() {
+        Optional<MachineCeilings> all = lookup(Runtime.getRuntime().availableProcessors());
+        if (all.isPresent()) {
+            return all;
+        }
+        Optional<MachineCeilings> best = Optional.empty();
+        for (int threads = 1; threads <= 256; threads++) {
+            Optional<MachineCeilings> found = Files.isRegularFile(fileFor(threads)) ? lookup(threads) : Optional.empty();
+            if (found.isPresent()) {
+                best = found;
+            }
+        }
+        return best;
+    }
+
     public void store(MachineCeilings ceilings) throws IOException {
         Files.createDirectories(directory);
         OutputFiles.replace(fileFor(ceilings.threads()), out -> JSON.writeValue(out, ceilings));

@@ -22,6 +22,11 @@ public record MachineCeilings(int formatVersion, String measuredAt, String cpu, 
         return computeFlopsPerSecond / memoryReadBytesPerSecond;
     }
 
+    /** The two roofs as the roofline verdict takes them. */
+    public dev.infertop.model.Roofline.Ceilings roofs() {
+        return new dev.infertop.model.Roofline.Ceilings(memoryReadBytesPerSecond, computeFlopsPerSecond);
+    }
+
     /** The lines {@code infertop machine} prints. */
     public String describe() {
         return String.format(Locale.ROOT, """

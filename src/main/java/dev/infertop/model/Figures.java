@@ -21,29 +21,38 @@ public record Figures(
         OperatorTotals operators,
         SchedTotals sched,
         CounterTotals counters,
-        List<BackendOps> backendOps) {
+        List<BackendOps> backendOps,
+        RooflineTotals roofline) {
 
     public Figures {
         backends = List.copyOf(backends);
         backendOps = List.copyOf(backendOps);
     }
 
+    /** Figures without a roofline (the operator layer off, or a snapshot written before it existed). */
+    public Figures(long spanNs, TokenTotals tokens, LatencySummary ttft, LatencySummary tpot, List<BackendTotals> backends,
+                   BackendTotals cpuGraphs, OperatorTotals operators, SchedTotals sched, CounterTotals counters,
+                   List<BackendOps> backendOps) {
+        this(spanNs, tokens, ttft, tpot, backends, cpuGraphs, operators, sched, counters, backendOps,
+                RooflineTotals.EMPTY);
+    }
+
     // Copies with one figure changed: tests and replays build on figures without repeating every one.
 
     public Figures withTokens(TokenTotals newTokens) {
-        return new Figures(spanNs, newTokens, ttft, tpot, backends, cpuGraphs, operators, sched, counters, backendOps);
+        return new Figures(spanNs, newTokens, ttft, tpot, backends, cpuGraphs, operators, sched, counters, backendOps, roofline);
     }
 
     public Figures withBackends(List<BackendTotals> newBackends, List<BackendOps> newBackendOps) {
         return new Figures(spanNs, tokens, ttft, tpot, newBackends, cpuGraphs, operators, sched, counters,
-                newBackendOps);
+                newBackendOps, roofline);
     }
 
     public Figures withSched(SchedTotals newSched) {
-        return new Figures(spanNs, tokens, ttft, tpot, backends, cpuGraphs, operators, newSched, counters, backendOps);
+        return new Figures(spanNs, tokens, ttft, tpot, backends, cpuGraphs, operators, newSched, counters, backendOps, roofline);
     }
 
     public Figures withCounters(CounterTotals newCounters) {
-        return new Figures(spanNs, tokens, ttft, tpot, backends, cpuGraphs, operators, sched, newCounters, backendOps);
+        return new Figures(spanNs, tokens, ttft, tpot, backends, cpuGraphs, operators, sched, newCounters, backendOps, roofline);
     }
 }

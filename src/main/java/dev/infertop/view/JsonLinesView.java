@@ -145,6 +145,9 @@ public final class JsonLinesView implements SnapshotView {
             node.put("cpu", thread.lastCpu());
             node.put("migrations", thread.migrations());
         }
+        if (!f.roofline().isEmpty()) {
+            putRoofline(root.putObject("roofline"), f.roofline());
+        }
         SchedJson.put(root.putObject("sched"), s, f.sched(), spanNs);
         CountersJson.put(root, s);
         ObjectNode perBackend = root.putObject("backends");
@@ -178,6 +181,45 @@ public final class JsonLinesView implements SnapshotView {
             }
         }
         return root;
+    }
+
+    /**
+     * The roofline: per op with costed nodes (MUL_MAT today) its bytes, weight bytes, FLOPs and the wall time
+     * they took, the rates and intensity, and, with the machine's ceilings, the share of each and the verdict;
+     * the weight bytes one decode token streams and the fastest decode the memory ceiling allows.
+     */
+    private static void putRoofline(ObjectNode out, dev.infertop.model.RooflineTotals roofline) {
+        dev.infertop.model.Roofline.Ceilings ceilings = roofline.ceilings();
+        if (ceilings != null) {
+            out.put("memory_ceiling_gb_per_s", round(ceilings.memoryBytesPerSecond() / 1e9, 2));
+            out.put("compute_ceiling_gflop_per_s", round(ceilings.flopsPerSecond() / 1e9, 2));
+            out.put("ridge_flop_per_byte", round(ceilings.ridgeFlopsPerByte(), 3));
+        }
+        out.put("decode_graphs", roofline.decodeGraphs());
+        out.put("weight_bytes_per_decode_token", roofline.weightBytesPerDecodeToken());
+        if (ceilings != null && roofline.weightBytesPerDecodeToken() > 0) {
+            out.put("decode_bound_tokens_per_s", round(dev.infertop.model.Roofline.decodeBoundTokensPerSecond(
+                    roofline.weightBytesPerDecodeToken(), ceilings), 2));
+        }
+        ObjectNode ops = out.putObject("ops");
+        for (dev.infertop.model.RooflineTotals.OpRoofline op : roofline.ops()) {
+            ObjectNode node = ops.putObject(op.op());
+            node.put("nodes", op.nodes());
+            node.put("bytes", op.bytes());
+            node.put("weight_bytes", op.weightBytes());
+            node.put("flops", op.flops());
+            node.put("wall_ms", round(op.wallNs() / 1e6, 3));
+            double seconds = Math.max(op.wallNs(), 1) / 1e9;
+            node.put("gb_per_s", round(op.bytes() / seconds / 1e9, 3));
+            node.put("gflop_per_s", round(op.flops() / seconds / 1e9, 3));
+            node.put("flop_per_byte", round(op.bytes() == 0 ? 0 : (double) op.flops() / op.bytes(), 3));
+            if (ceilings != null) {
+                dev.infertop.model.Roofline.Point point = op.point(ceilings);
+                node.put("memory_share", round(point.memoryShare(), 3));
+                node.put("compute_share", round(point.computeShare(), 3));
+                node.put("verdict", point.bound().text());
+            }
+        }
     }
 
     /** Speculative decoding: the target's verification steps and the draft context's calls (zeros without). */

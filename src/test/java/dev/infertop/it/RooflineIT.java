@@ -1,0 +1,99 @@
+package dev.infertop.it;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.infertop.model.Roofline;
+import dev.infertop.workload.LlamaCppWorkload;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The roofline against the model file: the weight bytes one decode token streams, as infertop reads them from
+ * the target's own graph and tensors, equal (within 1 %) the sum of the GGUF's matmul weight tensors read
+ * independently here ({@link GgufTensors}), for the F16 model and for Q4_0 and Q8_0 copies made with
+ * llama.cpp's own llama-quantize. On the 245 M-parameter model, with the machine's ceilings measured, decode
+ * MUL_MAT gets the verdict its own numbers imply.
+ */
+class RooflineIT {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static LlamaCppWorkload llama;
+
+    @TempDir
+    Path work;
+
+    @BeforeAll
+    static void requirements() {
+        llama = Requirements.canTraceLlamaCpp();
+    }
+
+    @Test
+    void weightBytesPerDecodeTokenEqualTheModelsMatmulWeightsInEachType() throws Exception {
+        Path f16 = Models.preset("tiny");
+        Path quantize = llama.sourceBuildTool("llama-quantize");
+        Requirements.require(Files.isExecutable(quantize), "llama-quantize missing: run src/scripts/setup.sh");
+        for (String type : List.of("F16", "Q4_0", "Q8_0")) {
+            Path model = f16;
+            if (!type.equals("F16")) {
+                model = work.resolve("tiny-" + type + ".gguf");
+                Process q = new ProcessBuilder(quantize.toString(), f16.toString(), model.toString(), type)
+                        .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+                assertTrue(q.waitFor(120, TimeUnit.SECONDS) && q.exitValue() == 0, "llama-quantize " + type);
+            }
+            long expected = GgufTensors.read(model).stream().filter(GgufTensors.Tensor::isMatmulWeight)
+                    .mapToLong(GgufTensors.Tensor::bytes).sum();
+            JsonNode roofline = decode(model, 64, Map.of()).path("roofline");
+            long seen = roofline.path("weight_bytes_per_decode_token").asLong();
+            System.out.printf("roofline: %s weight bytes per decode token %d, GGUF matmul weights %d (%d decode "
+                    + "graphs)%n", type, seen, expected, roofline.path("decode_graphs").asLong());
+            assertTrue(roofline.path("decode_graphs").asLong() > 0, type + ": " + roofline);
+            assertTrue(Math.abs(seen - expected) <= expected / 100, type + ": " + seen + " vs " + expected);
+        }
+    }
+
+    @Test
+    void decodeMatmulOnTheBenchModelGetsTheVerdictItsNumbersImply() throws Exception {
+        Map<String, String> cache = Map.of("INFERTOP_CACHE", work.resolve("cache").toString());
+        try (InfertopProcess machine = InfertopProcess.start(cache, "machine", "--measure", "--json")) {
+            assertEquals(0, machine.waitFor(120), machine.stderrText());
+        }
+        JsonNode roofline = decode(Models.preset("bench"), 16, cache).path("roofline");
+        JsonNode mulMat = roofline.path("ops").path("MUL_MAT");
+        Roofline.Ceilings ceilings = new Roofline.Ceilings(roofline.path("memory_ceiling_gb_per_s").asDouble() * 1e9,
+                roofline.path("compute_ceiling_gflop_per_s").asDouble() * 1e9);
+        Roofline.Point implied = Roofline.point(mulMat.path("bytes").asLong(), mulMat.path("flops").asLong(),
+                Math.round(mulMat.path("wall_ms").asDouble() * 1e6), ceilings);
+        System.out.printf("roofline: bench MUL_MAT %.1f GB/s (%.0f%% of %.1f), %.1f GFLOP/s (%.0f%% of %.1f), %.2f "
+                        + "FLOP/byte: %s; weights per token %d bytes, decode bound %.1f tok/s%n",
+                mulMat.path("gb_per_s").asDouble(), 100 * mulMat.path("memory_share").asDouble(),
+                ceilings.memoryBytesPerSecond() / 1e9, mulMat.path("gflop_per_s").asDouble(),
+                100 * mulMat.path("compute_share").asDouble(), ceilings.flopsPerSecond() / 1e9,
+                mulMat.path("flop_per_byte").asDouble(), mulMat.path("verdict").asText(),
+                roofline.path("weight_bytes_per_decode_token").asLong(),
+                roofline.path("decode_bound_tokens_per_s").asDouble());
+        assertTrue(mulMat.path("flop_per_byte").asDouble() < 1.5, "decode matmul is ~1 FLOP per weight byte: "
+                + mulMat);
+        assertEquals(implied.bound().text(), mulMat.path("verdict").asText(), roofline.toString());
+        assertTrue(roofline.path("decode_bound_tokens_per_s").asDouble() > 0, roofline.toString());
+    }
+
+    /** infertop's final object for llama-bench decoding {@code tokens} tokens of {@code model}. */
+    private JsonNode decode(Path model, int tokens, Map<String, String> environment) throws Exception {
+        try (InfertopProcess infertop = InfertopProcess.start(environment, "--json", "-d", "1", "--",
+                llama.sourceBuildTool("llama-bench").toString(), "-m", model.toString(), "-p", "0", "-n", Integer.toString(tokens),
+                "-r", "2", "-t", "2")) {
+            assertEquals(0, infertop.waitFor(300), infertop.stderrText());
+            LeakCheck.assertNothingLeft();
+            return infertop.finalObject();
+        }
+    }
+}
