@@ -130,7 +130,7 @@ final class DemoCommand implements java.util.concurrent.Callable<Integer> {
             // The clients retry until the server, held at infertop's gate until the probes are in, answers.
             try (DemoClient clients = DemoClient.start(port)) {
                 return new TraceSession(trace.toOptions(environment, log), System.out, System.err,
-                new Version().getVersion()[0]).run();
+                        new Version().getVersion()[0]).run();
             }
         }
         return new TraceSession(trace.toOptions(environment, log), System.out, System.err,
