@@ -26,7 +26,7 @@ import java.util.function.Consumer;
  * stops. An event the kernel refuses is left out and named; when the PMU refuses every hardware event (a VM
  * without a virtual PMU) the layer says so plainly, and the other layers carry on.
  */
-public final class PerfCounters implements ProbeSet.Switchable {
+public final class PerfCounters implements Switchable {
     public static final String EVENTS_MAP = "counter_events";
     public static final String CONTROL_MAP = "counter_control";
 

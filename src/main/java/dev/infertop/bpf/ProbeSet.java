@@ -1,23 +1,15 @@
 package dev.infertop.bpf;
 
+import dev.infertop.bpf.ProbeSites.Site;
 import dev.infertop.model.Layer;
 import dev.infertop.model.LayerStatus;
-import dev.infertop.target.CallSite;
-import dev.infertop.target.CallSiteScanner;
 import dev.infertop.target.ElfFile;
-import dev.infertop.target.ElfSymbol;
 import dev.infertop.target.MemoryMapping;
 import dev.infertop.target.PltResolver;
-import dev.infertop.target.ProbePlacement;
-import dev.infertop.target.ProbeSite;
 import dev.infertop.target.ProcessMaps;
 import dev.infertop.target.ScanTimeLimit;
 import dev.infertop.target.TargetException;
 
-
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -27,6 +19,12 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+
+/*
+ * Over 500 lines (about 520), knowingly: one lock guards the libraries, every layer's state, the fused-call
+ * policy and the switchable layers, and a library added late must attach every wanted layer under it. What
+ * reads ELF files (ProbeSites) and what writes control maps (OperatorControl) is already out.
+ */
 
 /**
  * The probes of each layer, attached to the libraries that define their symbols. Libraries can be added at
@@ -44,6 +42,9 @@ public final class ProbeSet implements AutoCloseable {
     private final Map<Layer, LayerState> layers = new EnumMap<>(Layer.class);
 
     private static final class LayerState {
+        final ProbeLayer description;
+        /** What the layer switches in the kernel besides its probes. */
+        final KernelSide kernel;
         String offReason = "";
         boolean wanted;
         boolean blocked;
@@ -52,6 +53,32 @@ public final class ProbeSet implements AutoCloseable {
         final Map<Path, List<String>> attached = new LinkedHashMap<>();
         final List<String> placements = new ArrayList<>();
         final List<String> failures = new ArrayList<>();
+
+        LayerState(ProbeLayer description, KernelSide kernel) {
+            this.description = description;
+            this.kernel = kernel;
+        }
+    }
+
+    /**
+     * What a layer switches in the kernel besides attaching its probes (a control map, MoE plans, stale state
+     * to drop); registered once per layer in the constructor, called by {@link #enable}, {@link #disable} and
+     * the attach.
+     */
+    private interface KernelSide {
+        KernelSide NONE = new KernelSide() {};
+
+        /** Before the layer is marked wanted (and its probes attach). */
+        default void beforeEnable() throws BpfException {}
+
+        /** Once its probes are attached after {@link #enable}. */
+        default void afterEnable() throws BpfException {}
+
+        /** Before its probes are detached by {@link #disable}. */
+        default void beforeDisable() throws BpfException {}
+
+        /** Before its probes attach while none is attached. */
+        default void beforeFirstAttach() throws BpfException {}
     }
 
     /**
@@ -67,44 +94,45 @@ public final class ProbeSet implements AutoCloseable {
     public ProbeSet(BpfObject object, int pid) {
         this.object = object;
         this.pid = pid;
-        for (Layer layer : Layer.values()) {
-            layers.put(layer, new LayerState());
-        }
         this.moePlans = new MoePlans(object);
-        // What each layer does around its probes, said once here; enable, disable and attach iterate over it.
-        hooks.put(Layer.OPERATOR, new LayerHooks(NOTHING, NOTHING, () -> setOperatorControl(true),
-                () -> setOperatorControl(false)));
-        // The MoE layer's BPF side numbers a thread's groups by its fused calls; it has no probes of its own.
-        hooks.put(Layer.MOE, new LayerHooks(this::requireFusedCalls, NOTHING, () -> moePlans.setEnabled(true),
-                () -> moePlans.setEnabled(false)));
-        hooks.put(Layer.SCHED, new LayerHooks(NOTHING, () -> {
-            if (layers.get(Layer.SCHED).links.isEmpty()) {
-                resetSchedState();
+        this.operatorControl = new OperatorControl(object);
+        Map<Layer, KernelSide> kernelSides = new EnumMap<>(Layer.class);
+        kernelSides.put(Layer.OPERATOR, new KernelSide() {
+            @Override
+            public void afterEnable() throws BpfException {
+                operatorControl.write(true);
             }
-        }, NOTHING, NOTHING));
-    }
 
-    /** A step of a layer's life that may fail like the BPF calls it makes. */
-    @FunctionalInterface
-    private interface Step {
-        void run() throws BpfException;
-    }
+            @Override
+            public void beforeDisable() throws BpfException {
+                operatorControl.write(false); // stop reading graphs before the probes go
+            }
+        });
+        kernelSides.put(Layer.MOE, new KernelSide() {
+            @Override
+            public void beforeEnable() throws BpfException {
+                requireFusedCalls(); // the MoE layer's BPF side numbers a thread's groups by its fused calls
+            }
 
-    private static final Step NOTHING = () -> { };
+            @Override
+            public void afterEnable() throws BpfException {
+                moePlans.setEnabled(true);
+            }
 
-    /**
-     * What a layer does beyond attaching its probes (htop's MeterClass idea: behaviour as data, not branches):
-     * before it is switched on, before its probes attach, once they are attached (or it is switched back on
-     * without re-attaching), before they are detached.
-     */
-    private record LayerHooks(Step beforeEnable, Step beforeAttach, Step afterEnable, Step beforeDisable) {
-        static final LayerHooks NONE = new LayerHooks(NOTHING, NOTHING, NOTHING, NOTHING);
-    }
-
-    private final Map<Layer, LayerHooks> hooks = new EnumMap<>(Layer.class);
-
-    private LayerHooks hooks(Layer layer) {
-        return hooks.getOrDefault(layer, LayerHooks.NONE);
+            @Override
+            public void beforeDisable() throws BpfException {
+                moePlans.setEnabled(false);
+            }
+        });
+        kernelSides.put(Layer.SCHED, new KernelSide() {
+            @Override
+            public void beforeFirstAttach() throws BpfException {
+                OperatorControl.resetSched(object);
+            }
+        });
+        for (Layer layer : Layer.values()) {
+            layers.put(layer, new LayerState(ProbeLayer.of(layer), kernelSides.getOrDefault(layer, KernelSide.NONE)));
+        }
     }
 
     /**
@@ -189,8 +217,8 @@ public final class ProbeSet implements AutoCloseable {
     }
 
     public synchronized void enable(Layer layer) throws BpfException {
-        hooks(layer).beforeEnable().run();
         LayerState state = layers.get(layer);
+        state.kernel.beforeEnable();
         state.wanted = true;
         state.offReason = "";
         Switchable switchable = switchables.get(layer);
@@ -199,21 +227,7 @@ public final class ProbeSet implements AutoCloseable {
             return;
         }
         attachMissing(layer, state);
-        hooks(layer).afterEnable().run();
-    }
-
-    /**
-     * Sched layer: before its programs attach (again), state from before is dropped: no thread waits, and
-     * what threads did before now is not counted (a thread off the CPU across a pause would show the pause).
-     */
-    private void resetSchedState() throws BpfException {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment value = arena.allocate(ValueLayout.JAVA_LONG);
-            object.updateElement(InfertopProbes.SCHED_WAITING_MAP, 0, value);
-            // SAFETY: System.nanoTime() is CLOCK_MONOTONIC on Linux, the clock of bpf_ktime_get_ns().
-            value.set(ValueLayout.JAVA_LONG, 0, System.nanoTime());
-            object.updateElement(InfertopProbes.SCHED_EPOCH_MAP, 0, value);
-        }
+        state.kernel.afterEnable();
     }
 
     public synchronized void disable(Layer layer) throws BpfException {
@@ -230,11 +244,12 @@ public final class ProbeSet implements AutoCloseable {
             switchable.off();
             return;
         }
-        hooks(layer).beforeDisable().run(); // e.g. the operator layer stops reading graphs before its probes go
+        state.kernel.beforeDisable();
         detach(state);
     }
 
     private final MoePlans moePlans;
+    private final OperatorControl operatorControl;
 
     /** The MoE layer's plan writer (it has no probes of its own: it copies ids at the operator layer's). */
     public MoePlans moePlans() {
@@ -243,41 +258,17 @@ public final class ProbeSet implements AutoCloseable {
 
     /** Operator layer: trace every Nth graph only (1 = all). Takes effect at the next graph. */
     public synchronized void setOperatorEvery(int every) throws BpfException {
-        operatorEvery = Math.max(1, every);
+        operatorControl.every(every);
         if (layers.get(Layer.OPERATOR).wanted) {
-            setOperatorControl(true);
+            operatorControl.write(true);
         }
     }
-
-    private int operatorEvery = 1;
-    private boolean filterThreads;
 
     /** Operator layer: only these threads report (empty: all). Barrier waits are then relative to them. */
-    public synchronized void setOperatorThreads(java.util.Collection<Integer> tids) throws BpfException {
-        filterThreads = !tids.isEmpty();
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment present = arena.allocate(1);
-            present.set(ValueLayout.JAVA_BYTE, 0, (byte) 1);
-            for (int tid : tids) {
-                object.updateElement(InfertopProbes.THREAD_FILTER_MAP, tid, present);
-            }
-        }
+    public synchronized void setOperatorThreads(Collection<Integer> tids) throws BpfException {
+        operatorControl.threads(tids);
         if (layers.get(Layer.OPERATOR).wanted) {
-            setOperatorControl(true);
-        }
-    }
-
-    private void setOperatorControl(boolean enabled) throws BpfException {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment value = arena.allocate(ControlLayout.OP_CONTROL_SIZE, 4);
-            value.set(ValueLayout.JAVA_INT, ControlLayout.OP_CONTROL_ENABLED, enabled ? 1 : 0);
-            value.set(ValueLayout.JAVA_INT, ControlLayout.OP_CONTROL_EVERY, operatorEvery);
-            value.set(ValueLayout.JAVA_INT, ControlLayout.OP_CONTROL_FILTER_THREADS, filterThreads ? 1 : 0);
-            if (enabled) {
-                // Forget the last graph read: user space may not hold its nodes any more.
-                object.updateElement(InfertopProbes.WALK_MEMO_MAP, 0, arena.allocate(24, 8));
-            }
-            object.updateElement(InfertopProbes.OP_CONTROL_MAP, 0, value);
+            operatorControl.write(true);
         }
     }
 
@@ -293,7 +284,9 @@ public final class ProbeSet implements AutoCloseable {
         if (state.blocked) {
             return;
         }
-        hooks(layer).beforeAttach().run();
+        if (state.links.isEmpty()) {
+            state.kernel.beforeFirstAttach();
+        }
         if (attachTracepoints(layer, state)) {
             return;
         }
@@ -303,8 +296,8 @@ public final class ProbeSet implements AutoCloseable {
         Map<ProbeSpec, Map<Path, List<Site>>> plan = new LinkedHashMap<>();
         List<ProbeSpec> missing = new ArrayList<>();
         Set<Path> definingLayerSymbols = new LinkedHashSet<>();
-        for (ProbeSpec spec : ProbeSpec.of(layer)) {
-            String key = key(spec);
+        for (ProbeSpec spec : state.description.probes()) {
+            String key = ProbeSites.key(spec);
             boolean found = false;
             for (Map.Entry<Path, List<String>> done : state.attached.entrySet()) {
                 if (done.getValue().contains(key)) {
@@ -317,7 +310,7 @@ public final class ProbeSet implements AutoCloseable {
                 if (state.attached.getOrDefault(library, List.of()).contains(key)) {
                     continue;
                 }
-                List<Site> sites = findSites(library, mappedAs.get(library), spec, state);
+                List<Site> sites = ProbeSites.find(library, mappedAs.get(library), spec, state.failures);
                 if (!sites.isEmpty() && leaveFusedCallsUnprobed(spec, library, sites)) {
                     continue;
                 }
@@ -333,13 +326,13 @@ public final class ProbeSet implements AutoCloseable {
             }
         }
         for (ProbeSpec spec : missing) {
-            state.failures.add(notFound(spec, definingLayerSymbols));
+            state.failures.add(ProbeSites.notFound(spec, definingLayerSymbols, libraries, mappedAs));
         }
-        if (!missing.isEmpty() && ProbeSpec.needsAllRequired(layer)) {
+        if (!missing.isEmpty() && state.description.allOrNothing()) {
             return;
         }
         for (Map.Entry<ProbeSpec, Map<Path, List<Site>>> entry : plan.entrySet()) {
-            String key = key(entry.getKey());
+            String key = ProbeSites.key(entry.getKey());
             for (Map.Entry<Path, List<Site>> library : entry.getValue().entrySet()) {
                 for (Site site : library.getValue()) {
                     attach(state, entry.getKey(), library.getKey(), site);
@@ -354,7 +347,7 @@ public final class ProbeSet implements AutoCloseable {
      * or none (one without the other would report half a picture). Returns whether the layer is such a layer.
      */
     private boolean attachTracepoints(Layer layer, LayerState state) {
-        List<ProbeSpec.TracepointProbe> specs = ProbeSpec.of(layer).stream()
+        List<ProbeSpec.TracepointProbe> specs = state.description.probes().stream()
                 .filter(ProbeSpec.TracepointProbe.class::isInstance).map(ProbeSpec.TracepointProbe.class::cast)
                 .toList();
         if (specs.isEmpty()) {
@@ -375,52 +368,6 @@ public final class ProbeSet implements AutoCloseable {
             state.failures.add(e.getMessage());
         }
         return true;
-    }
-
-    /**
-     * Why a required probe has no site. A stripped library (no .symtab) keeps only exported functions, so
-     * local ones such as ggml_graph_compute_thread are gone: name it as stripped, preferring the stripped
-     * libraries that define the layer's other symbols (where the missing one would have been).
-     */
-    private String notFound(ProbeSpec spec, Set<Path> definingLayerSymbols) {
-        List<Path> stripped = new ArrayList<>();
-        for (Path library : definingLayerSymbols.isEmpty() ? libraries : definingLayerSymbols) {
-            if (isStripped(library)) {
-                stripped.add(library);
-            }
-        }
-        if (stripped.isEmpty() && !definingLayerSymbols.isEmpty()) {
-            for (Path library : libraries) {
-                if (isStripped(library)) {
-                    stripped.add(library);
-                }
-            }
-        }
-        if (stripped.isEmpty()) {
-            return describe(spec) + " not found in " + describe(libraries);
-        }
-        return describe(spec) + " not found in " + describe(stripped) + " (stripped: "
-                + (stripped.size() == 1 ? "it has" : "they have")
-                + " no .symtab; local functions are gone)";
-    }
-
-    private boolean isStripped(Path library) {
-        try {
-            return ScanTimeLimit.run(library.toString(), ScanTimeLimit.DEFAULT_LIMIT_MS, () -> {
-                try (ElfFile elf = ElfFile.open(library, mappedAs.get(library))) {
-                    return elf.isStripped();
-                }
-            });
-        } catch (TargetException e) {
-            return false;
-        }
-    }
-
-    /** A resolved probe address with the reason it was chosen. */
-    private record Site(String what, long fileOffset, String reason, String callee) {
-        Site(String what, long fileOffset, String reason) {
-            this(what, fileOffset, reason, "");
-        }
     }
 
     private void attach(LayerState state, ProbeSpec spec, Path library, Site site) throws BpfException {
@@ -466,81 +413,6 @@ public final class ProbeSet implements AutoCloseable {
         return true;
     }
 
-    private static String key(ProbeSpec spec) {
-        return switch (spec) {
-            case ProbeSpec.FunctionProbe f -> "fn:" + f.symbol() + ":" + f.entryProgram();
-            case ProbeSpec.CallSiteProbe c -> "call:" + c.caller() + ":" + c.program();
-            case ProbeSpec.TracepointProbe t -> "tp:" + t.tracepoint() + ":" + t.program();
-        };
-    }
-
-    private static String describe(ProbeSpec spec) {
-        return switch (spec) {
-            case ProbeSpec.FunctionProbe f -> f.symbol();
-            case ProbeSpec.CallSiteProbe c -> "calls to " + c.calleeDescription() + " in " + c.caller();
-            case ProbeSpec.TracepointProbe t -> "tracepoint " + t.tracepoint();
-        };
-    }
-
-    private static List<Site> findSites(Path library, MemoryMapping mapping, ProbeSpec spec, LayerState state) {
-        try {
-            return ScanTimeLimit.run(library.toString(), ScanTimeLimit.DEFAULT_LIMIT_MS,
-                    () -> findSitesNow(library, mapping, spec));
-        } catch (TargetException e) {
-            state.failures.add(e.getMessage());
-            return List.of();
-        }
-    }
-
-    private static List<Site> findSitesNow(Path library, MemoryMapping mapping, ProbeSpec spec)
-            throws TargetException {
-        try (ElfFile elf = ElfFile.open(library, mapping)) {
-            return switch (spec) {
-                case ProbeSpec.FunctionProbe f -> {
-                    List<ElfSymbol> candidates = f.clones() ? elf.functionAndClones(f.symbol()) : elf.functionsNamed(f.symbol());
-                    List<Site> sites = new ArrayList<>();
-                    for (ElfSymbol function : candidates) {
-                        if (function.sizeBytes() > 0) {
-                            ProbeSite site = ProbePlacement.place(elf, function);
-                            sites.add(new Site(function.name(), site.fileOffset(), site.reason()));
-                            if (!f.clones()) {
-                                break;
-                            }
-                        }
-                    }
-                    yield sites;
-                }
-                case ProbeSpec.CallSiteProbe c -> {
-                    List<Site> sites = new ArrayList<>();
-                    for (ElfSymbol caller : elf.functionAndClones(c.caller())) {
-                        if (caller.sizeBytes() == 0) {
-                            continue;
-                        }
-                        List<CallSite> calls = new ArrayList<>(CallSiteScanner.findCallsMatching(elf, caller, c.callee()));
-                        calls.sort(java.util.Comparator.comparingLong(CallSite::vaddr));
-                        if (c.firstSites() > 0 && calls.size() > c.firstSites()) {
-                            calls = calls.subList(0, c.firstSites());
-                        }
-                        for (CallSite call : calls) {
-                            sites.add(new Site(call.calleeName() + " call in " + caller.name(), call.fileOffset(),
-                                    call.reason(), call.calleeName()));
-                        }
-                    }
-                    yield sites;
-                }
-                case ProbeSpec.TracepointProbe t -> List.<Site>of();
-            };
-        }
-    }
-
-    private static String describe(Collection<Path> libraries) {
-        if (libraries.isEmpty()) {
-            return "any library (none found to probe)";
-        }
-        List<String> names = libraries.stream().map(p -> p.getFileName().toString()).toList();
-        return names.size() <= 4 ? String.join(", ", names) : names.subList(0, 4) + " and " + (names.size() - 4) + " more";
-    }
-
     private static void detach(LayerState state) {
         LinkCloser.closeAll(state.links);
         state.links.clear();
@@ -579,12 +451,12 @@ public final class ProbeSet implements AutoCloseable {
             } else {
                 label = LayerStatus.State.ON;
             }
-            if (entry.getKey() == Layer.MOE && state.wanted) {
-                result.add(moeStatus());
+            if (state.description.borrowsProbes() && state.wanted) {
+                result.add(borrowedStatus(state.description));
                 continue;
             }
             List<String> placements = state.placements;
-            if (entry.getKey() == Layer.OPERATOR && !state.links.isEmpty() && !fusedCallsNotProbed.isEmpty()) {
+            if (probesFusedCalls(state.description) && !state.links.isEmpty() && !fusedCallsNotProbed.isEmpty()) {
                 placements = new ArrayList<>(placements);
                 placements.addAll(fusedCallsNotProbed);
             }
@@ -593,20 +465,29 @@ public final class ProbeSet implements AutoCloseable {
         return result;
     }
 
-    /** The MoE layer reads ids at the operator layer's barrier probes: it runs when and as that layer does. */
-    private LayerStatus moeStatus() {
-        LayerState operator = layers.get(Layer.OPERATOR);
-        if (!operator.wanted) {
-            return new LayerStatus(Layer.MOE, LayerStatus.State.UNAVAILABLE,
-                    "needs the operator layer, which is off" + (operator.offReason.isEmpty() ? "" : " (" + operator.offReason + ")"),
+    /**
+     * A layer with no probes of its own (the MoE layer reads ids at the operator layer's barrier probes): it
+     * runs when and as the layer it needs does.
+     */
+    private LayerStatus borrowedStatus(ProbeLayer description) {
+        LayerState needed = layers.get(description.needs());
+        String name = "needs the " + description.needs().id() + " layer";
+        if (!needed.wanted) {
+            return new LayerStatus(description.layer(), LayerStatus.State.UNAVAILABLE,
+                    name + ", which is off" + (needed.offReason.isEmpty() ? "" : " (" + needed.offReason + ")"),
                     List.of());
         }
-        if (operator.links.isEmpty()) {
-            return new LayerStatus(Layer.MOE, LayerStatus.State.UNAVAILABLE,
-                    "needs the operator layer: " + String.join("; ", operator.failures), List.of());
+        if (needed.links.isEmpty()) {
+            return new LayerStatus(description.layer(), LayerStatus.State.UNAVAILABLE,
+                    name + ": " + String.join("; ", needed.failures), List.of());
         }
-        return new LayerStatus(Layer.MOE, LayerStatus.State.ON, "",
-                List.of("expert ids copied at the operator layer's barrier probes (no probe of its own)"));
+        return new LayerStatus(description.layer(), LayerStatus.State.ON, "", List.of(description.borrowedNote()));
+    }
+
+    /** Whether the layer's probes include the fused-op calls (whose unprobed sites its status lists). */
+    private static boolean probesFusedCalls(ProbeLayer description) {
+        return description.probes().stream().anyMatch(spec -> spec instanceof ProbeSpec.CallSiteProbe call
+                && call.program().equals(ProbeSpec.FUSED_CALL_PROGRAM));
     }
 
     @Override
@@ -626,21 +507,6 @@ public final class ProbeSet implements AutoCloseable {
         for (LayerState state : layers.values()) {
             detach(state);
         }
-    }
-
-    /**
-     * A layer with no probes of its own, switched by {@link #enable}/{@link #disable} like the others (the
-     * counters layer: perf events read by the operator layer's probes).
-     */
-    public interface Switchable extends AutoCloseable {
-        void on() throws BpfException;
-
-        void off() throws BpfException;
-
-        LayerStatus status(Layer layer, boolean wanted, String offReason, boolean operatorAttached);
-
-        @Override
-        void close();
     }
 
     private final Map<Layer, Switchable> switchables = new EnumMap<>(Layer.class);

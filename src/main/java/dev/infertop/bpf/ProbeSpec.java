@@ -65,14 +65,6 @@ public sealed interface ProbeSpec {
             new TracepointProbe(Layer.SCHED, "sched_switch", "handle_sched_switch", false),
             new TracepointProbe(Layer.SCHED, "sched_wakeup", "handle_sched_wakeup", false));
 
-    /**
-     * Whether the layer is useless unless every non-optional probe is found: the operator layer reads graphs
-     * only for the worker threads to report against; without the thread probes it would cost and show nothing.
-     */
-    static boolean needsAllRequired(Layer layer) {
-        return layer == Layer.OPERATOR;
-    }
-
     static List<ProbeSpec> of(Layer layer) {
         return ALL.stream().filter(spec -> spec.layer() == layer).toList();
     }

@@ -1,12 +1,14 @@
 package dev.infertop.bpf;
 
+import dev.infertop.event.RecordHandler;
+
 /**
  * Where the collector's records come from: the BPF ring buffer ({@link RingBufferReader}), or, in tests, a
  * stand-in. Drained and waited on by one thread.
  */
 public interface RecordSource {
     /** Hands every record available now to {@code handler}; returns how many. */
-    int drain(RingBufferReader.RecordHandler handler);
+    int drain(RecordHandler handler);
 
     /** Bytes written and not yet drained. */
     long backlogBytes();

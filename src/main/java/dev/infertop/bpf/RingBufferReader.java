@@ -1,5 +1,6 @@
 package dev.infertop.bpf;
 
+import dev.infertop.event.RecordHandler;
 import dev.infertop.ffi.Errno;
 import dev.infertop.ffi.LibC;
 
@@ -24,12 +25,6 @@ public final class RingBufferReader implements RecordSource, AutoCloseable {
     private static final int HEADER_BYTES = 8;
     private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
     private static final VarHandle INT = ValueLayout.JAVA_INT.varHandle();
-
-    /** Receives each committed record; must not keep {@code data} beyond the call. */
-    @FunctionalInterface
-    public interface RecordHandler {
-        void onRecord(MemorySegment data, long offset, int lengthBytes);
-    }
 
     private final Arena arena = Arena.ofShared();
     private final int mapFd;

@@ -1,5 +1,9 @@
 package dev.infertop.cli;
 
+import dev.infertop.session.LaunchUser;
+import dev.infertop.session.Preflight;
+import dev.infertop.session.TraceSession;
+import dev.infertop.session.UserError;
 import dev.infertop.workload.DemoClient;
 import dev.infertop.workload.LlamaCppWorkload;
 import dev.infertop.workload.SyntheticModel;
@@ -125,10 +129,12 @@ final class DemoCommand implements java.util.concurrent.Callable<Integer> {
         if (server) {
             // The clients retry until the server, held at infertop's gate until the probes are in, answers.
             try (DemoClient clients = DemoClient.start(port)) {
-                return new TraceRun(trace.toOptions(environment, log), System.out, System.err).run();
+                return new TraceSession(trace.toOptions(environment, log), System.out, System.err,
+                        new Version().getVersion()[0]).run();
             }
         }
-        return new TraceRun(trace.toOptions(environment, log), System.out, System.err).run();
+        return new TraceSession(trace.toOptions(environment, log), System.out, System.err,
+                new Version().getVersion()[0]).run();
     }
 
     /**

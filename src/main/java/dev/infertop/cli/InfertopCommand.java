@@ -1,6 +1,11 @@
 package dev.infertop.cli;
 
 import dev.infertop.model.Layer;
+import dev.infertop.session.ListenOption;
+import dev.infertop.session.OperatorRule;
+import dev.infertop.session.TraceOptions;
+import dev.infertop.session.TraceSession;
+import dev.infertop.session.UserError;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -178,7 +183,8 @@ public final class InfertopCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        return new TraceRun(toOptions(Map.of(), null), System.out, System.err).run();
+        return new TraceSession(toOptions(Map.of(), null), System.out, System.err,
+                new Version().getVersion()[0]).run();
     }
 
     TraceOptions toOptions(Map<String, String> environment, Path targetLog) {

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.infertop.machine.CeilingCache;
 import dev.infertop.machine.CeilingMeasurement;
 import dev.infertop.machine.MachineCeilings;
+import dev.infertop.session.UserError;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 

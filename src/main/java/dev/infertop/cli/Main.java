@@ -1,5 +1,6 @@
 package dev.infertop.cli;
 
+import dev.infertop.session.UserError;
 import picocli.CommandLine;
 
 import java.io.PrintWriter;

@@ -1,5 +1,6 @@
 package dev.infertop.cli;
 
+import dev.infertop.session.UserError;
 import dev.infertop.workload.SyntheticModel;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;

@@ -2,6 +2,7 @@ package dev.infertop.cli;
 
 import dev.infertop.model.Layer;
 import dev.infertop.model.Snapshot;
+import dev.infertop.session.UserError;
 import dev.infertop.snapshot.SnapshotDirectory;
 import dev.infertop.snapshot.SummarySnapshot;
 import dev.infertop.tui.KeyTable;

@@ -1,5 +1,6 @@
 package dev.infertop.cli;
 
+import dev.infertop.session.UserError;
 import dev.infertop.snapshot.SnapshotDirectory;
 import dev.infertop.snapshot.SnapshotReadException;
 import dev.infertop.snapshot.SnapshotReport;

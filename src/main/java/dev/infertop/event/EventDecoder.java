@@ -1,7 +1,5 @@
 package dev.infertop.event;
 
-import dev.infertop.bpf.RingBufferReader;
-
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
@@ -9,7 +7,7 @@ import java.nio.ByteOrder;
 import static dev.infertop.event.EventLayout.*;
 
 /** Turns ring-buffer records into {@link TraceListener} calls, reading fields in place (no allocation). */
-public final class EventDecoder implements RingBufferReader.RecordHandler {
+public final class EventDecoder implements RecordHandler {
     private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT_UNALIGNED;
     private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG_UNALIGNED;
     private static final ValueLayout.OfLong LONG_BIG_ENDIAN = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);

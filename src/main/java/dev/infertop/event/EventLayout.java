@@ -118,8 +118,9 @@ public final class EventLayout {
     public static final int SCHED_CULPRIT_CPU = 40;
     public static final int SCHED_CULPRIT_COMM = 48;
     public static final int SCHED_CULPRIT_SIZE = 64;
-    // Counters layer: enum event_kind EVENT_COUNTERS, struct counters_event (struct counter_control: bpf.ControlLayout)
-    public static final int MAX_COUNTER_EVENTS = dev.infertop.bpf.ControlLayout.MAX_COUNTER_EVENTS;
+    // Counters layer: enum event_kind EVENT_COUNTERS, struct counters_event (struct counter_control: in bpf)
+    /** MAX_COUNTER_EVENTS of native/events.h (bpf.ControlLayout has it too; EventLayoutTest keeps them equal). */
+    public static final int MAX_COUNTER_EVENTS = 4;
     public static final int EVENT_COUNTERS = 12;
     public static final int MAX_COUNTER_GROUPS = 2048;
     public static final int COUNTERS_GRAPH_SEQ = 24;
@@ -143,8 +144,9 @@ public final class EventLayout {
     public static final int BACKEND_OPS_COUNTED = 52;
     public static final int BACKEND_OPS_OP_NODES = 56;
     public static final int BACKEND_OPS_SIZE = 312;
-    // MoE layer: struct moe_event (struct moe_control, moe_plan_key / moe_plan / moe_group_bits: bpf.ControlLayout)
-    public static final int MOE_PLAN_GROUPS = dev.infertop.bpf.ControlLayout.MOE_PLAN_GROUPS;
+    // MoE layer: struct moe_event (moe_control, moe_plan_key / moe_plan / moe_group_bits: in bpf)
+    /** MOE_PLAN_GROUPS of native/events.h (bpf.ControlLayout has it too; EventLayoutTest keeps them equal). */
+    public static final int MOE_PLAN_GROUPS = 4096;
     public static final int EVENT_MOE = 9;
     public static final int MOE_GRAPH = 1;
     public static final int MOE_IDS = 2;

@@ -1,7 +1,5 @@
 package dev.infertop.event;
 
-import dev.infertop.bpf.RingBufferReader;
-
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -11,7 +9,7 @@ import static dev.infertop.event.EventLayout.*;
 
 /**
  * Writes probe records exactly as the BPF programs lay them out in the ring buffer (native/events.h, through
- * {@link EventLayout}) into native memory, and hands each to a {@link RingBufferReader.RecordHandler}: the
+ * {@link EventLayout}) into native memory, and hands each to a {@link RecordHandler}: the
  * decoder sees the bytes it would see from the kernel. Used to run the collector's code before the target
  * does (see {@code CollectorWarmup}). One record at a time; not thread-safe.
  */
@@ -22,9 +20,9 @@ public final class RecordWriter implements AutoCloseable {
 
     private final Arena arena = Arena.ofConfined();
     private final MemorySegment record = arena.allocate(ARRIVALS_TS + 8L * MAX_ARRIVALS, 8);
-    private final RingBufferReader.RecordHandler handler;
+    private final RecordHandler handler;
 
-    public RecordWriter(RingBufferReader.RecordHandler handler) {
+    public RecordWriter(RecordHandler handler) {
         this.handler = handler;
     }
 

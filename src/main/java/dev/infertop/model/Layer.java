@@ -12,31 +12,12 @@ public enum Layer {
     SCHED("sched_switch/sched_wakeup tracepoints: thread states (running, runnable, sleeping) and who ran "
             + "on the CPU while a thread waited for it"),
     COUNTERS("perf counters per CPU read at each node group's barrier: per op counts, IPC, L3 refill bandwidth"),
-    MOE("MoE experts: the expert ids of every token from every MUL_MAT_ID node (needs the operator layer)",
-            OPERATOR, "reads the operator layer's graphs and barrier arrivals");
+    MOE("MoE experts: the expert ids of every token from every MUL_MAT_ID node (needs the operator layer)");
 
     private final String description;
-    private final Layer requires;
-    private final String whyRequired;
 
     Layer(String description) {
-        this(description, null, "");
-    }
-
-    Layer(String description, Layer requires, String whyRequired) {
         this.description = description;
-        this.requires = requires;
-        this.whyRequired = whyRequired;
-    }
-
-    /** The layer this one cannot work without (switched on with it), decided here and nowhere else. */
-    public java.util.Optional<Layer> requires() {
-        return java.util.Optional.ofNullable(requires);
-    }
-
-    /** Why {@link #requires()}: "reads the operator layer's graphs and barrier arrivals". */
-    public String whyRequired() {
-        return whyRequired;
     }
 
     public String id() {

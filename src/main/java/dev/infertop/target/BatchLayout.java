@@ -6,7 +6,7 @@ package dev.infertop.target;
  * library's {@code llama_batch_init} allocates (in the unprivileged calibration child, cached per build).
  * {@link #LLAMA_H} is llama.h's layout, used only where there is no shared libllama to ask (llama.cpp linked
  * into the program) or the child fails, with a line saying so. Either way each batch is checked against what
- * those arrays must hold (see {@code dev.infertop.agg.SequenceTracker}), and batches that do not fit are
+ * those arrays must hold (see the SequenceTracker of agg), and batches that do not fit are
  * counted by their size alone and reported, never guessed at.
  *
  * @param posOffset    {@code llama_pos *pos}

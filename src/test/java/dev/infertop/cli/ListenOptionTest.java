@@ -1,5 +1,8 @@
 package dev.infertop.cli;
 
+import dev.infertop.session.ListenOption;
+import dev.infertop.session.TraceOptions;
+import dev.infertop.session.UserError;
 import org.junit.jupiter.api.Test;
 
 import java.io.ByteArrayOutputStream;

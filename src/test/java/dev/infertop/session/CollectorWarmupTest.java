@@ -1,8 +1,8 @@
-package dev.infertop.cli;
+package dev.infertop.session;
 
 import dev.infertop.agg.Collector;
 import dev.infertop.bpf.RecordSource;
-import dev.infertop.bpf.RingBufferReader;
+import dev.infertop.event.RecordHandler;
 import dev.infertop.model.BackendNames;
 import dev.infertop.model.RunState;
 import dev.infertop.model.Snapshot;
@@ -24,7 +24,7 @@ class CollectorWarmupTest {
     /** The ring of a target that is held at its gate: nothing to drain; waiting takes the time asked. */
     private static class EmptyRing implements RecordSource {
         @Override
-        public int drain(RingBufferReader.RecordHandler handler) {
+        public int drain(RecordHandler handler) {
             return 0;
         }
 
@@ -54,7 +54,7 @@ class CollectorWarmupTest {
     void everyTickReachesTheViewAndEveryCallHandedOverIsCounted() {
         CalibratedLayout layout = SyntheticDecodeStreamTest.layout(SyntheticDecodeStreamTest.OPS);
         BackendNames backends = BackendNames.load();
-        TraceRun.Pipeline pipeline = TraceRun.pipeline(layout, backends, 0, () -> 0,
+        Pipeline pipeline = Pipeline.build(layout, backends, 0, () -> 0,
                 (signature, groups, ids, layers) -> false, address -> "");
         List<Snapshot> shown = new ArrayList<>();
         long calls;
@@ -108,7 +108,7 @@ class CollectorWarmupTest {
             public List<dev.infertop.model.LayerStatus> layers() { return List.of(); }
             public boolean targetAlive() { return true; }
         };
-        TraceRun.Pipeline pipeline = TraceRun.pipeline(null, BackendNames.load(), 0, () -> 0,
+        Pipeline pipeline = Pipeline.build(null, BackendNames.load(), 0, () -> 0,
                 (signature, groups, ids, layers) -> false, address -> "");
         List<Snapshot> shown = new java.util.concurrent.CopyOnWriteArrayList<>();
         Collector collector = new Collector(ring, pipeline.aggregator(), pipeline.decoder(), () -> 0, shown::add,

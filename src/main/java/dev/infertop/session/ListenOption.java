@@ -1,4 +1,4 @@
-package dev.infertop.cli;
+package dev.infertop.session;
 
 import dev.infertop.metrics.ListenAddress;
 import dev.infertop.metrics.MetricsServer;
@@ -7,10 +7,10 @@ import dev.infertop.metrics.MetricsServer;
  * {@code --listen HOST:PORT}: a malformed address when the options are read, an unresolvable one or a taken
  * port when the server starts (before any probe is attached): one line and exit status 2 either way.
  */
-final class ListenOption {
+public final class ListenOption {
     private ListenOption() {}
 
-    static ListenAddress parse(String text) {
+    public static ListenAddress parse(String text) {
         if (text == null) {
             return null;
         }
@@ -22,7 +22,7 @@ final class ListenOption {
     }
 
     /** The running server, or null when {@code --listen} was not given. */
-    static MetricsServer start(ListenAddress address) {
+    public static MetricsServer start(ListenAddress address) {
         if (address == null) {
             return null;
         }

@@ -1,4 +1,4 @@
-package dev.infertop.cli;
+package dev.infertop.session;
 
 import dev.infertop.model.SafeText;
 import dev.infertop.target.UserAccount;
@@ -15,10 +15,10 @@ import java.util.function.Function;
  * @param account the user to switch to; empty to run as infertop's own user
  * @param note    a line to print, or null
  */
-record LaunchUser(Optional<UserAccount> account, String note) {
+public record LaunchUser(Optional<UserAccount> account, String note) {
 
     /** Finds a user by name or uid, and by uid with a given primary gid: the user database, or a stand-in in tests. */
-    interface Directory {
+    public interface Directory {
         Optional<UserAccount> byNameOrUid(String text);
 
         Optional<UserAccount> byUid(int uid, int gid);
@@ -44,7 +44,7 @@ record LaunchUser(Optional<UserAccount> account, String note) {
      * @param realUid     infertop's real uid (0 through sudo)
      * @param effectiveUid infertop's effective uid (only root may switch users)
      */
-    static LaunchUser choose(String userOption, Map<String, String> environment, int realUid, int effectiveUid,
+    public static LaunchUser choose(String userOption, Map<String, String> environment, int realUid, int effectiveUid,
                              Directory users) {
         if (userOption != null) {
             UserAccount account = users.byNameOrUid(userOption.strip()).orElseThrow(() -> new UserError(

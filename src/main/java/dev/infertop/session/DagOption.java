@@ -1,4 +1,4 @@
-package dev.infertop.cli;
+package dev.infertop.session;
 
 import dev.infertop.export.DagDotWriter;
 import dev.infertop.model.Layer;

@@ -1,4 +1,4 @@
-package dev.infertop.cli;
+package dev.infertop.session;
 
 import dev.infertop.target.UserAccount;
 import org.junit.jupiter.api.Test;

@@ -1,4 +1,4 @@
-package dev.infertop.cli;
+package dev.infertop.session;
 
 import dev.infertop.model.Snapshot;
 
@@ -12,7 +12,7 @@ import java.util.regex.Pattern;
  * (p50, milliseconds). Evaluated once per interval; a change holds for at least {@link #MIN_DWELL_INTERVALS}
  * intervals so the layer's own cost cannot make it flap.
  */
-record OperatorRule(String text, Metric metric, Comparison comparison, double threshold) {
+public record OperatorRule(String text, Metric metric, Comparison comparison, double threshold) {
     static final int MIN_DWELL_INTERVALS = 2;
 
     enum Metric {
@@ -48,7 +48,7 @@ record OperatorRule(String text, Metric metric, Comparison comparison, double th
 
     private static final Pattern SYNTAX = Pattern.compile("\\s*(tps|tpot|ttft)\\s*(<=|>=|<|>)\\s*([0-9]+(?:\\.[0-9]+)?)\\s*");
 
-    static OperatorRule parse(String text) {
+    public static OperatorRule parse(String text) {
         Matcher matcher = SYNTAX.matcher(text.toLowerCase(Locale.ROOT));
         if (!matcher.matches()) {
             throw new UserError("--op-when '" + text + "': expected METRIC<N, METRIC<=N, METRIC>N or METRIC>=N "

@@ -1,4 +1,4 @@
-package dev.infertop.cli;
+package dev.infertop.session;
 
 /**
  * When a drain of the ring buffer should look at /proc/PID/maps for the model file, while it is not known yet.

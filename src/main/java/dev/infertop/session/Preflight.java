@@ -1,4 +1,4 @@
-package dev.infertop.cli;
+package dev.infertop.session;
 
 import dev.infertop.ffi.Errno;
 import dev.infertop.ffi.LibBpf;
@@ -11,7 +11,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 
 /** Checks that fail early with one actionable line, before anything is loaded or attached. */
-final class Preflight {
+public final class Preflight {
     private Preflight() {}
 
     private static final int CAP_SYS_ADMIN = 21;
@@ -19,7 +19,7 @@ final class Preflight {
     private static final int CAP_BPF = 39;
 
     /** Root, or CAP_BPF + CAP_PERFMON (CAP_SYS_ADMIN implies both on older kernels). */
-    static void requirePrivileges() {
+    public static void requirePrivileges() {
         if (LibC.geteuid() == 0) {
             return;
         }

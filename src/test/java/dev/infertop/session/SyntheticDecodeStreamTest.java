@@ -1,4 +1,4 @@
-package dev.infertop.cli;
+package dev.infertop.session;
 
 import dev.infertop.model.BackendNames;
 import dev.infertop.model.OpTotals;
@@ -40,10 +40,10 @@ class SyntheticDecodeStreamTest {
     private static final int TICKS = 30;
     private static final int CALLS_PER_TICK = 10;
 
-    /** The stream through a pipeline built as TraceRun builds it, a snapshot every CALLS_PER_TICK calls. */
+    /** The stream through a pipeline built as a traced session builds it, a snapshot every CALLS_PER_TICK calls. */
     private static Run run(CalibratedLayout layout) {
         BackendNames backends = BackendNames.load();
-        TraceRun.Pipeline pipeline = TraceRun.pipeline(layout, backends, 0, () -> 0,
+        Pipeline pipeline = Pipeline.build(layout, backends, 0, () -> 0,
                 (signature, groups, ids, layers) -> false, address -> "");
         List<Snapshot> shown = new ArrayList<>();
         Snapshot last = null;

@@ -1,13 +1,13 @@
-package dev.infertop.cli;
+package dev.infertop.session;
 
 import dev.infertop.target.ProcessUids;
 import org.junit.jupiter.api.Test;
 
 import java.util.Optional;
 
-import static dev.infertop.cli.FollowFilter.Verdict.FOLLOW;
-import static dev.infertop.cli.FollowFilter.Verdict.IGNORE;
-import static dev.infertop.cli.FollowFilter.Verdict.OTHER_USER;
+import static dev.infertop.session.FollowFilter.Verdict.FOLLOW;
+import static dev.infertop.session.FollowFilter.Verdict.IGNORE;
+import static dev.infertop.session.FollowFilter.Verdict.OTHER_USER;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /** --follow NAME picks only the invoking user's processes of that name, unless --any-user. */

@@ -1,4 +1,4 @@
-package dev.infertop.cli;
+package dev.infertop.session;
 
 import dev.infertop.model.Layer;
 import org.junit.jupiter.api.Test;

@@ -1,4 +1,4 @@
-package dev.infertop.cli;
+package dev.infertop.session;
 
 /** Bad input or an unusable environment: printed as one line ("infertop: ..."), never as a stack trace. */
 public final class UserError extends RuntimeException {

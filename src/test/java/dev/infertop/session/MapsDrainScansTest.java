@@ -1,4 +1,4 @@
-package dev.infertop.cli;
+package dev.infertop.session;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;

@@ -1,4 +1,4 @@
-package dev.infertop.cli;
+package dev.infertop.session;
 
 import dev.infertop.model.Layer;
 
@@ -46,7 +46,7 @@ public record TraceOptions(
         layers = layers.isEmpty() ? EnumSet.noneOf(Layer.class) : EnumSet.copyOf(layers);
     }
 
-    void validate() {
+    public void validate() {
         boolean hasPid = pid != null;
         boolean hasCommand = !command.isEmpty();
         if (follow != null) {

@@ -1,11 +1,24 @@
-package dev.infertop.cli;
+package dev.infertop.session;
 
 import dev.infertop.agg.Collector;
+import dev.infertop.bpf.PerCpuCounter;
+import dev.infertop.bpf.RingBufferReader;
+import dev.infertop.model.BackendNames;
 import dev.infertop.model.LayerStatus;
 import dev.infertop.model.Snapshot;
 import dev.infertop.model.TargetInfo;
+import dev.infertop.snapshot.SnapshotOptions;
+import dev.infertop.snapshot.SnapshotTaker;
+import dev.infertop.tui.OffscreenView;
+import dev.infertop.view.BatchTextView;
+import dev.infertop.view.JsonLinesView;
+import dev.infertop.view.SnapshotView;
+import dev.infertop.view.Theme;
 
+import java.io.OutputStream;
+import java.io.PrintStream;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Runs the collector loop itself (ring drains and waits, decoder, aggregators, snapshots, the view) over a
@@ -31,6 +44,40 @@ final class CollectorWarmup implements Collector.Session {
     private final TargetInfo target;
     private final List<LayerStatus> layers;
     private int drains;
+
+    /**
+     * Runs a throw-away pipeline over the synthetic stream while the launched target is still held, so the JIT
+     * compiles the collector's code now and not while the target runs. {@code ring} and {@code lost} are the
+     * session's (still empty) ring and lost-records counter; only a speed-up, so a failure is one notice.
+     */
+    static void run(RunControl control, Calibration calibration, BackendNames backendNames, TickPolicy policy,
+                    RingBufferReader ring, PerCpuCounter lost) {
+        TraceOptions options = control.options;
+        Pipeline pipeline = Pipeline.build(calibration.layout(), backendNames, 0, () -> 0,
+                (signature, groups, idsTensors, layers) -> false, address -> "");
+        SnapshotView sink = switch (options.output()) {
+            case JSON -> new JsonLinesView(new PrintStream(OutputStream.nullOutputStream()));
+            case BATCH -> new BatchTextView(new PrintStream(OutputStream.nullOutputStream()));
+            case QUIET -> (SnapshotView) snapshot -> { };
+            case LIVE -> OffscreenView.open(control.live.keys, Theme.fromEnvironment(System.getenv()));
+        };
+        SnapshotOptions keepOnly = new SnapshotOptions(options.snapshot().pathPattern(), 0, false,
+                options.snapshot().flightSeconds());
+        SnapshotTaker taker = new SnapshotTaker(sink, pipeline.aggregator(), pipeline.names(), keepOnly, text -> {},
+                new AtomicInteger(), "warm-up");
+        try (SyntheticDecodeStream stream = new SyntheticDecodeStream(pipeline.decoder(), calibration.layout(),
+                backendNames.guidOf("CPU"), System.nanoTime())) {
+            CollectorWarmup warmup = new CollectorWarmup(stream, policy.target(), policy.layers());
+            new Collector(ring, pipeline.aggregator(), pipeline.decoder(), lost::sum, taker, warmup)
+                    .run(TICK_NS, TICKS);
+            awaitJitIdle();
+        } catch (RuntimeException e) {
+            // Only a speed-up: tracing works without it. Say so, since it means the stream no longer matches.
+            control.notice("infertop: warm-up skipped (" + e + ")");
+        } finally {
+            sink.close();
+        }
+    }
 
     CollectorWarmup(SyntheticDecodeStream stream, TargetInfo target, List<LayerStatus> layers) {
         this.stream = stream;

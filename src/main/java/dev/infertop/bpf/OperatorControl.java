@@ -1,0 +1,66 @@
+package dev.infertop.bpf;
+
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.Collection;
+
+/**
+ * The operator layer's kernel switch (its control map: on/off, every Nth graph, thread filter), and the sched
+ * layer's state reset: what those layers set in the BPF object besides attaching probes. Not thread-safe: the
+ * probe set calls it under its lock.
+ */
+final class OperatorControl {
+    private final BpfObject object;
+    private int every = 1;
+    private boolean filterThreads;
+
+    OperatorControl(BpfObject object) {
+        this.object = object;
+    }
+
+    void every(int graphs) {
+        every = Math.max(1, graphs);
+    }
+
+    /** Only these threads report (empty: all); written into the thread filter map now. */
+    void threads(Collection<Integer> tids) throws BpfException {
+        filterThreads = !tids.isEmpty();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment present = arena.allocate(1);
+            present.set(ValueLayout.JAVA_BYTE, 0, (byte) 1);
+            for (int tid : tids) {
+                object.updateElement(InfertopProbes.THREAD_FILTER_MAP, tid, present);
+            }
+        }
+    }
+
+    void write(boolean enabled) throws BpfException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment value = arena.allocate(ControlLayout.OP_CONTROL_SIZE, 4);
+            value.set(ValueLayout.JAVA_INT, ControlLayout.OP_CONTROL_ENABLED, enabled ? 1 : 0);
+            value.set(ValueLayout.JAVA_INT, ControlLayout.OP_CONTROL_EVERY, every);
+            value.set(ValueLayout.JAVA_INT, ControlLayout.OP_CONTROL_FILTER_THREADS, filterThreads ? 1 : 0);
+            if (enabled) {
+                // Forget the last graph read: user space may not hold its nodes any more.
+                object.updateElement(InfertopProbes.WALK_MEMO_MAP, 0, arena.allocate(24, 8));
+            }
+            object.updateElement(InfertopProbes.OP_CONTROL_MAP, 0, value);
+        }
+    }
+
+    /**
+     * Sched layer: before its programs attach (again), state from before is dropped: no thread waits, and
+     * what threads did before now is not counted (a thread off the CPU across a pause would show the pause).
+     */
+    static void resetSched(BpfObject object) throws BpfException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment value = arena.allocate(ValueLayout.JAVA_LONG);
+            object.updateElement(InfertopProbes.SCHED_WAITING_MAP, 0, value);
+            // SAFETY: System.nanoTime() is CLOCK_MONOTONIC on Linux, the clock of bpf_ktime_get_ns().
+            value.set(ValueLayout.JAVA_LONG, 0, System.nanoTime());
+            object.updateElement(InfertopProbes.SCHED_EPOCH_MAP, 0, value);
+        }
+    }
+}

@@ -1,0 +1,49 @@
+package dev.infertop.bpf;
+
+import dev.infertop.model.Layer;
+
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Each probe layer described once, as data (htop's ProcessFieldData idea): its probes, whether it is
+ * all-or-nothing, and the layer it needs. {@link ProbeSet} and the session iterate over these descriptions
+ * instead of branching on layers; what a layer switches in the kernel besides its probes (control maps, plans)
+ * is registered once in {@link ProbeSet}'s constructor.
+ *
+ * @param probes       the layer's own probes (none for a layer that reads at another's, or perf events)
+ * @param allOrNothing attach nothing while a required probe is missing: the operator layer reads graphs only
+ *                     for the worker threads to report against; without the thread probes it would cost and
+ *                     show nothing
+ * @param needs        the layer this one reads from, switched on with it; null when none
+ * @param needsWhy     what this layer takes from {@code needs}, as said when switching that one on
+ * @param borrowedNote for a layer with no probes of its own that reads at {@code needs}' probes: its status line
+ */
+public record ProbeLayer(Layer layer, List<ProbeSpec> probes, boolean allOrNothing, Layer needs, String needsWhy,
+                         String borrowedNote) {
+    private static final Map<Layer, ProbeLayer> LAYERS = new EnumMap<>(Layer.class);
+
+    static {
+        for (Layer layer : Layer.values()) {
+            LAYERS.put(layer, switch (layer) {
+                case TOKEN, GRAPH, SCHED, COUNTERS -> new ProbeLayer(layer, ProbeSpec.of(layer), false, null, "", "");
+                case OPERATOR -> new ProbeLayer(layer, ProbeSpec.of(layer), true, null, "", "");
+                // The MoE layer's BPF side copies expert ids at the operator layer's barrier probes and numbers a
+                // thread's groups by the operator layer's graph walk: "MoE needs the operator layer" is here only.
+                case MOE -> new ProbeLayer(layer, ProbeSpec.of(layer), false, Layer.OPERATOR,
+                        "reads the operator layer's graphs and barrier arrivals",
+                        "expert ids copied at the operator layer's barrier probes (no probe of its own)");
+            });
+        }
+    }
+
+    public static ProbeLayer of(Layer layer) {
+        return LAYERS.get(layer);
+    }
+
+    /** Whether this layer has no probes of its own and runs when and as the layer it needs does. */
+    boolean borrowsProbes() {
+        return probes.isEmpty() && needs != null;
+    }
+}

@@ -1,0 +1,149 @@
+package dev.infertop.bpf;
+
+import dev.infertop.target.CallSite;
+import dev.infertop.target.CallSiteScanner;
+import dev.infertop.target.ElfFile;
+import dev.infertop.target.ElfSymbol;
+import dev.infertop.target.MemoryMapping;
+import dev.infertop.target.ProbePlacement;
+import dev.infertop.target.ProbeSite;
+import dev.infertop.target.ScanTimeLimit;
+import dev.infertop.target.TargetException;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Where a probe goes in a library (its sites), and why a required one has none: the reading half of
+ * {@link ProbeSet}, which attaches. Every library read is bounded by {@link ScanTimeLimit}.
+ */
+final class ProbeSites {
+    private ProbeSites() {}
+
+    /**
+     * Why a required probe has no site. A stripped library (no .symtab) keeps only exported functions, so
+     * local ones such as ggml_graph_compute_thread are gone: name it as stripped, preferring the stripped
+     * libraries that define the layer's other symbols (where the missing one would have been).
+     */
+    static String notFound(ProbeSpec spec, Set<Path> definingLayerSymbols, Set<Path> libraries,
+                           Map<Path, MemoryMapping> mappedAs) {
+        List<Path> stripped = new ArrayList<>();
+        for (Path library : definingLayerSymbols.isEmpty() ? libraries : definingLayerSymbols) {
+            if (isStripped(library, mappedAs)) {
+                stripped.add(library);
+            }
+        }
+        if (stripped.isEmpty() && !definingLayerSymbols.isEmpty()) {
+            for (Path library : libraries) {
+                if (isStripped(library, mappedAs)) {
+                    stripped.add(library);
+                }
+            }
+        }
+        if (stripped.isEmpty()) {
+            return describe(spec) + " not found in " + describe(libraries);
+        }
+        return describe(spec) + " not found in " + describe(stripped) + " (stripped: "
+                + (stripped.size() == 1 ? "it has" : "they have")
+                + " no .symtab; local functions are gone)";
+    }
+
+    private static boolean isStripped(Path library, Map<Path, MemoryMapping> mappedAs) {
+        try {
+            return ScanTimeLimit.run(library.toString(), ScanTimeLimit.DEFAULT_LIMIT_MS, () -> {
+                try (ElfFile elf = ElfFile.open(library, mappedAs.get(library))) {
+                    return elf.isStripped();
+                }
+            });
+        } catch (TargetException e) {
+            return false;
+        }
+    }
+
+    /** A resolved probe address with the reason it was chosen. */
+    record Site(String what, long fileOffset, String reason, String callee) {
+        Site(String what, long fileOffset, String reason) {
+            this(what, fileOffset, reason, "");
+        }
+    }
+
+    static String key(ProbeSpec spec) {
+        return switch (spec) {
+            case ProbeSpec.FunctionProbe f -> "fn:" + f.symbol() + ":" + f.entryProgram();
+            case ProbeSpec.CallSiteProbe c -> "call:" + c.caller() + ":" + c.program();
+            case ProbeSpec.TracepointProbe t -> "tp:" + t.tracepoint() + ":" + t.program();
+        };
+    }
+
+    static String describe(ProbeSpec spec) {
+        return switch (spec) {
+            case ProbeSpec.FunctionProbe f -> f.symbol();
+            case ProbeSpec.CallSiteProbe c -> "calls to " + c.calleeDescription() + " in " + c.caller();
+            case ProbeSpec.TracepointProbe t -> "tracepoint " + t.tracepoint();
+        };
+    }
+
+    /** The probe's sites in {@code library}; none (and the reason in {@code failures}) when it cannot be read. */
+    static List<Site> find(Path library, MemoryMapping mapping, ProbeSpec spec, List<String> failures) {
+        try {
+            return ScanTimeLimit.run(library.toString(), ScanTimeLimit.DEFAULT_LIMIT_MS,
+                    () -> findSitesNow(library, mapping, spec));
+        } catch (TargetException e) {
+            failures.add(e.getMessage());
+            return List.of();
+        }
+    }
+
+    private static List<Site> findSitesNow(Path library, MemoryMapping mapping, ProbeSpec spec)
+            throws TargetException {
+        try (ElfFile elf = ElfFile.open(library, mapping)) {
+            return switch (spec) {
+                case ProbeSpec.FunctionProbe f -> {
+                    List<ElfSymbol> candidates = f.clones() ? elf.functionAndClones(f.symbol()) : elf.functionsNamed(f.symbol());
+                    List<Site> sites = new ArrayList<>();
+                    for (ElfSymbol function : candidates) {
+                        if (function.sizeBytes() > 0) {
+                            ProbeSite site = ProbePlacement.place(elf, function);
+                            sites.add(new Site(function.name(), site.fileOffset(), site.reason()));
+                            if (!f.clones()) {
+                                break;
+                            }
+                        }
+                    }
+                    yield sites;
+                }
+                case ProbeSpec.CallSiteProbe c -> {
+                    List<Site> sites = new ArrayList<>();
+                    for (ElfSymbol caller : elf.functionAndClones(c.caller())) {
+                        if (caller.sizeBytes() == 0) {
+                            continue;
+                        }
+                        List<CallSite> calls = new ArrayList<>(CallSiteScanner.findCallsMatching(elf, caller, c.callee()));
+                        calls.sort(java.util.Comparator.comparingLong(CallSite::vaddr));
+                        if (c.firstSites() > 0 && calls.size() > c.firstSites()) {
+                            calls = calls.subList(0, c.firstSites());
+                        }
+                        for (CallSite call : calls) {
+                            sites.add(new Site(call.calleeName() + " call in " + caller.name(), call.fileOffset(),
+                                    call.reason(), call.calleeName()));
+                        }
+                    }
+                    yield sites;
+                }
+                case ProbeSpec.TracepointProbe t -> List.<Site>of();
+            };
+        }
+    }
+
+    private static String describe(Collection<Path> libraries) {
+        if (libraries.isEmpty()) {
+            return "any library (none found to probe)";
+        }
+        List<String> names = libraries.stream().map(p -> p.getFileName().toString()).toList();
+        return names.size() <= 4 ? String.join(", ", names) : names.subList(0, 4) + " and " + (names.size() - 4) + " more";
+    }
+}

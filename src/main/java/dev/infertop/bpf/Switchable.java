@@ -1,0 +1,19 @@
+package dev.infertop.bpf;
+
+import dev.infertop.model.Layer;
+import dev.infertop.model.LayerStatus;
+
+/**
+ * A layer with no probes of its own, switched by {@link ProbeSet#enable}/{@link ProbeSet#disable} like the
+ * others (the counters layer: perf events read by the operator layer's probes).
+ */
+public interface Switchable extends AutoCloseable {
+    void on() throws BpfException;
+
+    void off() throws BpfException;
+
+    LayerStatus status(Layer layer, boolean wanted, String offReason, boolean operatorAttached);
+
+    @Override
+    void close();
+}

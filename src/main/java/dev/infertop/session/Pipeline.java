@@ -1,0 +1,76 @@
+package dev.infertop.session;
+
+import dev.infertop.agg.BackendOpsAggregator;
+import dev.infertop.agg.CalibratedOpNaming;
+import dev.infertop.agg.CounterAggregator;
+import dev.infertop.agg.DagRecorder;
+import dev.infertop.agg.MoeAggregator;
+import dev.infertop.agg.OpNaming;
+import dev.infertop.agg.OperatorAggregator;
+import dev.infertop.agg.RooflineAggregator;
+import dev.infertop.agg.SchedAggregator;
+import dev.infertop.agg.TraceAggregator;
+import dev.infertop.event.EventDecoder;
+import dev.infertop.event.NameTable;
+import dev.infertop.machine.CeilingCache;
+import dev.infertop.machine.MachineCeilings;
+import dev.infertop.model.BackendNames;
+import dev.infertop.target.TargetMemory;
+import dev.infertop.target.layout.CalibratedLayout;
+import dev.infertop.target.layout.TensorHeaders;
+
+import java.util.function.LongFunction;
+import java.util.function.LongSupplier;
+
+/**
+ * The collector's side of the data path (decoder → aggregators), built the same way for tracing and for the
+ * warm-up. {@code dag} is null without a calibrated layout.
+ */
+record Pipeline(NameTable names, TraceAggregator aggregator, EventDecoder decoder, CounterAggregator counters,
+                DagRecorder dag) {
+
+    /**
+     * {@code moePlans} writes MoE plans into BPF; {@code leafNames} reads a tensor name from the target (the
+     * DAG's weights).
+     */
+    static Pipeline build(CalibratedLayout layout, BackendNames backendNames, int targetPid, LongSupplier schedHits,
+                          MoeAggregator.PlanWriter moePlans, LongFunction<String> leafNames) {
+        NameTable names = new NameTable();
+        OpNaming naming = layout != null ? new CalibratedOpNaming(layout) : null;
+        TraceAggregator aggregator = new TraceAggregator(backendNames,
+                naming == null ? null : new OperatorAggregator(naming, names),
+                new SchedAggregator(targetPid, names, schedHits)).withNames(names);
+        CounterAggregator counters = new CounterAggregator();
+        aggregator.counters(counters);
+        aggregator.withBackendOps(new BackendOpsAggregator(backendNames, naming));
+        DagRecorder dag = null;
+        if (naming != null) {
+            aggregator.withMoe(new MoeAggregator(naming, names, moePlans));
+            dag = new DagRecorder(naming, names, leafNames);
+            aggregator.withDag(dag);
+            java.util.OptionalInt mulMat = layout.ops().number("MUL_MAT");
+            if (mulMat.isPresent() && targetPid > 0) {
+                aggregator.withRoofline(new RooflineAggregator(mulMat.getAsInt(), layout.types(),
+                        weightSource(layout, targetPid), CeilingCache.defaultLocation().best()
+                        .map(MachineCeilings::roofs).orElse(null)));
+            }
+        }
+        return new Pipeline(names, aggregator, new EventDecoder(aggregator, names), counters, dag);
+    }
+
+    /**
+     * A MUL_MAT's first source as the target holds it: type and shape at the calibrated offsets, and whether it
+     * is a model weight (llama.cpp names them "….weight"), read from its memory (the roofline caches it).
+     */
+    private static RooflineAggregator.WeightSource weightSource(CalibratedLayout layout, int pid) {
+        return address -> {
+            TensorHeaders.Header header = TensorHeaders.read(pid, address, layout.tensor(), layout.types());
+            if (header == null) {
+                return null;
+            }
+            String name = TargetMemory.cString(pid, address + layout.tensor().nameOffset(),
+                    layout.tensor().maxNameBytes());
+            return new RooflineAggregator.Source(header, name != null && name.endsWith(".weight"));
+        };
+    }
+}

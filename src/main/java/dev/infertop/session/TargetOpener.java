@@ -1,0 +1,210 @@
+package dev.infertop.session;
+
+import dev.infertop.io.TargetLog;
+import dev.infertop.target.AttachedProcess;
+import dev.infertop.target.ElfFile;
+import dev.infertop.target.LaunchedCommand;
+import dev.infertop.target.LibraryResolver;
+import dev.infertop.target.MemoryMapping;
+import dev.infertop.target.ProcessMaps;
+import dev.infertop.target.ResolvedLibraries;
+import dev.infertop.target.TargetException;
+import dev.infertop.target.TracedProcess;
+import dev.infertop.workload.LlamaCppWorkload;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * The open stage: the process to trace (attached by pid, or the command launched and held at its gate) and the
+ * files whose llama.cpp/ggml code the probes go on. Bad input ends here, with one line, before any probe.
+ */
+final class TargetOpener {
+    /** The process and the candidate files (libraries, the executable, --lib) to probe. */
+    record OpenedTarget(TracedProcess process, List<Path> candidates) {}
+
+    private final RunControl control;
+    /** The user infertop acts for (whose a -p process is). */
+    private final InvokingUser invoking;
+    /** Who runs the launched command (--user, sudo's caller, or infertop's user), and the setpriv for it. */
+    private final LaunchedCommand.RunAs runAs;
+    /** Said when the command starts (not before a failure: bad input stays one line). */
+    private final String launchUserNote;
+
+    /** Chooses the launch user at once: a bad --user, or no setpriv for it, ends the run before any probe. */
+    TargetOpener(RunControl control, InvokingUser invoking) {
+        this.control = control;
+        this.invoking = invoking;
+        LaunchUser choice = control.options.command().isEmpty() ? LaunchUser.SELF : LaunchUser.choose(
+                control.options.user(), System.getenv(), dev.infertop.ffi.UserDatabase.realUid(),
+                dev.infertop.ffi.LibC.geteuid(), LaunchUser.Directory.SYSTEM);
+        if (choice.account().isEmpty()) {
+            this.runAs = null;
+            this.launchUserNote = null;
+            return;
+        }
+        Path setpriv = dev.infertop.target.Setpriv.find().orElseThrow(() -> new UserError("running the command as "
+                + choice.account().get().name() + " needs setpriv (util-linux), which is not installed; "
+                + "install it, or give --user root", 2));
+        this.launchUserNote = choice.note();
+        this.runAs = new LaunchedCommand.RunAs(choice.account().get(), setpriv);
+    }
+
+    /** The process of -p PID (or --follow's find), or the launched command, with its candidate files. */
+    OpenedTarget open(Integer pid) {
+        if (pid != null) {
+            TracedProcess process = attach(pid);
+            List<Path> candidates = librariesMappedBy(process.pid(), true);
+            invoking.foreignProcessNote(pid, TracedProcess.commandName(pid), dev.infertop.target.ProcessUids.of(pid))
+                    .ifPresent(control::notice);
+            return new OpenedTarget(process, candidates);
+        }
+        return launch();
+    }
+
+    private OpenedTarget launch() {
+        TraceOptions options = control.options;
+        Map<String, String> environment = new HashMap<>(System.getenv());
+        environment.putAll(options.environment());
+        LibraryResolver resolver = new LibraryResolver(environment);
+        Path executable;
+        ResolvedLibraries resolved;
+        try {
+            executable = resolver.findExecutable(options.command().getFirst());
+            resolved = resolver.resolve(executable);
+        } catch (TargetException e) {
+            throw new UserError(e.getMessage());
+        }
+        List<Path> candidates = new ArrayList<>(resolved.inferenceLibraries());
+        candidates.add(resolved.executable());
+        candidates.addAll(options.extraLibraries());
+        requireInferenceCode(candidates, "command " + options.command().getFirst());
+        requireUsableByLaunchUser(executable, resolved.inferenceLibraries());
+        try {
+            Path log = options.targetLog();
+            if (log == null && options.output() == TraceOptions.OutputMode.LIVE) {
+                // The screen is the live view's: the command's output goes to a log.
+                Files.createDirectories(LlamaCppWorkload.cacheDir());
+                log = LlamaCppWorkload.cacheDir().resolve("target.log");
+                control.err.println("infertop: the command's output goes to " + log);
+            }
+            LaunchedCommand.Output route = log != null ? LaunchedCommand.Output.LOG_FILE
+                    : options.output() == TraceOptions.OutputMode.JSON ? LaunchedCommand.Output.STDOUT_TO_STDERR
+                    : LaunchedCommand.Output.INHERIT;
+            if (launchUserNote != null) {
+                control.err.println(launchUserNote);
+            }
+            // Opened here without following links; the command's (root) gate shell appends through
+            // /proc/PID/fd/N before it drops to the command's user.
+            TargetLog targetLog = log == null ? null : TargetLog.open(log);
+            control.targetLog = targetLog;
+            TracedProcess process = LaunchedCommand.start(executable, options.command().subList(1,
+                    options.command().size()), options.environment(), route,
+                    targetLog == null ? null : Path.of(targetLog.procPath()), runAs);
+            return new OpenedTarget(process, candidates);
+        } catch (IOException e) {
+            throw new UserError("cannot start " + options.command().getFirst() + ": " + e.getMessage());
+        }
+    }
+
+    /**
+     * The launched command's user must be able to run its executable and read its llama.cpp libraries: checked
+     * as that user before anything is attached, so a private directory (root's home is often 0700) is one line.
+     */
+    private void requireUsableByLaunchUser(Path executable, List<Path> libraries) {
+        if (runAs == null) {
+            return;
+        }
+        try {
+            Optional<Path> unusable = dev.infertop.target.Setpriv.firstUnusable(runAs.setpriv(),
+                    runAs.user(), List.of(executable), libraries.stream().filter(Files::isRegularFile).toList());
+            if (unusable.isPresent()) {
+                throw new UserError(runAs.user().name() + " cannot " + (unusable.get().equals(executable)
+                        ? "run " : "read ") + unusable.get() + " (a directory above it may be private, like /root): "
+                        + "put it where " + runAs.user().name() + " can reach it, or give --user root", 2);
+            }
+        } catch (IOException e) {
+            throw new UserError("cannot run the command as " + runAs.user().name() + ": " + e.getMessage(), 2);
+        }
+    }
+
+    private static TracedProcess attach(int pid) {
+        try {
+            return AttachedProcess.of(pid);
+        } catch (TargetException e) {
+            throw new UserError(e.getMessage());
+        }
+    }
+
+    private List<Path> librariesMappedBy(int pid, boolean required) {
+        Set<Path> libraries = new LinkedHashSet<>();
+        List<MemoryMapping> mapped;
+        try {
+            ProcessMaps maps = ProcessMaps.of(pid);
+            if (maps.truncated()) {
+                control.notice(maps.truncationNote());
+            }
+            mapped = maps.mappedLibraries();
+        } catch (TargetException e) {
+            throw new UserError(e.getMessage());
+        }
+        for (MemoryMapping mapping : mapped) {
+            if (isInferenceLibrary(mapping.path())) {
+                libraries.add(Path.of(mapping.path()));
+            }
+        }
+        if (!mapped.isEmpty()) {
+            libraries.add(Path.of(mapped.getFirst().path())); // the executable: llama.cpp may be linked in
+        }
+        libraries.addAll(control.options.extraLibraries());
+        if (required) {
+            requireInferenceCode(new ArrayList<>(libraries),
+                    "process " + pid + " (" + TracedProcess.commandName(pid) + ")");
+        }
+        return new ArrayList<>(libraries);
+    }
+
+    static boolean isInferenceLibrary(String path) {
+        String name = Path.of(path).getFileName().toString();
+        return name.startsWith("libllama") || name.startsWith("libggml");
+    }
+
+    /** Fails with one line unless some candidate file defines a probed symbol. */
+    private void requireInferenceCode(List<Path> candidates, String what) {
+        for (Path library : control.options.extraLibraries()) { // checked even when another candidate has the code
+            if (!Files.isRegularFile(library)) {
+                throw new UserError("--lib " + library + ": no such file");
+            }
+        }
+        for (Path candidate : candidates) {
+            if (!Files.isRegularFile(candidate)) {
+                if (control.options.extraLibraries().contains(candidate)) {
+                    throw new UserError("--lib " + candidate + ": no such file");
+                }
+                continue;
+            }
+            if (isInferenceLibrary(candidate.toString())) {
+                return;
+            }
+            try (ElfFile elf = ElfFile.open(candidate)) {
+                if (elf.function("llama_decode").isPresent() || elf.function("ggml_graph_compute").isPresent()) {
+                    return;
+                }
+            } catch (TargetException e) {
+                if (control.options.extraLibraries().contains(candidate)) {
+                    throw new UserError("--lib " + candidate + ": " + e.getMessage());
+                }
+            }
+        }
+        throw new UserError(what + " uses no llama.cpp/ggml library (libllama*, libggml*): "
+                + "is it a llama.cpp program? Name the library with --lib PATH");
+    }
+}

@@ -1,0 +1,229 @@
+package dev.infertop.session;
+
+import dev.infertop.agg.Collector;
+import dev.infertop.agg.FusionPatterns;
+import dev.infertop.agg.OperatorAggregator;
+import dev.infertop.bpf.BpfException;
+import dev.infertop.bpf.ProbeLayer;
+import dev.infertop.bpf.ProbeSet;
+import dev.infertop.model.Layer;
+import dev.infertop.model.LayerStatus;
+import dev.infertop.model.Snapshot;
+import dev.infertop.model.TargetInfo;
+import dev.infertop.target.MemoryMapping;
+import dev.infertop.target.ProcessMaps;
+import dev.infertop.target.TargetException;
+import dev.infertop.target.TracedProcess;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
+
+/**
+ * The poll stage's per-tick and per-drain policy, as the collector's {@link Collector.Session}: libraries
+ * loaded late and the model file (from the target's maps), layer switches (keys, SIGUSR2, --op-when), and the
+ * fused-call state passed from the operator aggregator to the probes and back.
+ */
+final class TickPolicy implements Collector.Session {
+    private final RunControl control;
+    private final TracedProcess process;
+    private final ProbeSet probes;
+    private TargetInfo target;
+
+    TickPolicy(RunControl control, TracedProcess process, ProbeSet probes) {
+        this.control = control;
+        this.process = process;
+        this.probes = probes;
+        this.target = new TargetInfo(process.pid(), commandLabel(), null, List.of());
+    }
+
+    private String commandLabel() {
+        if (control.options.command().isEmpty()) {
+            return TracedProcess.commandName(process.pid());
+        }
+        return Path.of(control.options.command().getFirst()).getFileName().toString();
+    }
+
+    /** Layers to switch at the next tick (SIGUSR2 toggles the operator layer). */
+    final ConcurrentLinkedQueue<Layer> toggles = new ConcurrentLinkedQueue<>();
+    private int ruleDwell;
+    private boolean ruleEvaluated;
+
+    /**
+     * Until the model file shows up in the target's maps, look as soon as probes report (the model is
+     * loaded before the first llama_decode) and every 50 ms in the first seconds, not once per interval: a
+     * short run (llama-bench on a tiny model takes ~70 ms) may end before the first interval. See
+     * {@link MapsDrainScans}.
+     */
+    @Override
+    public boolean startingUp() {
+        return target.modelFile() == null && !modelSearchOver;
+    }
+
+    private OperatorAggregator operators;
+
+    /** Keeps {@code operators} told whether the fused-op calls are probed (see {@link #syncFusedCalls}). */
+    void followFusion(OperatorAggregator operators, FusionPatterns fusion) {
+        if (operators != null && fusion != null) {
+            this.operators = operators;
+            operators.fusion(fusion, !probes.fusedCallsInferred());
+        }
+    }
+
+    /**
+     * The operator layer infers fused groups while the fused-op calls are not probed; a library found later
+     * can leave them unprobed, the MoE layer or a fusion that failed its barrier counts has them probed.
+     */
+    private void syncFusedCalls() {
+        if (operators == null) {
+            return;
+        }
+        if (operators.fusedCallsNeeded()) {
+            try {
+                probes.requireFusedCalls();
+                control.notice("infertop: a graph's fused ops were not the ones its nodes suggest (barrier counts differ):"
+                        + " probing the fused-op calls from now on");
+            } catch (BpfException e) {
+                control.notice("infertop: cannot probe the fused-op calls: " + e.getMessage());
+            }
+        }
+        operators.fusedCallsProbed(!probes.fusedCallsInferred());
+    }
+
+    @Override
+    public void onDrain(long nowNs, int records) {
+        syncFusedCalls();
+        if (!startingUp()) {
+            return;
+        }
+        if (records > 0 && firstRecordsNs == 0) {
+            firstRecordsNs = nowNs;
+        }
+        if (firstRecordsNs != 0 && nowNs - firstRecordsNs > MODEL_SEARCH_NS) {
+            // Records flow but no .gguf is mapped: the model was read, not mapped (llama.cpp's --no-mmap).
+            // Looking on every drain would cost a /proc/PID/maps read every 10 ms for the whole run.
+            modelSearchOver = true;
+            dev.infertop.ffi.LibC.niceThisProcess(TraceSession.OWN_NICE); // start-up is over all the same (see rescan)
+            return;
+        }
+        if (drainScans.due(nowNs, records)) {
+            rescan();
+        }
+    }
+
+    private final MapsDrainScans drainScans = new MapsDrainScans();
+
+    /** How long after the first records the model file is looked for on every drain. */
+    private static final long MODEL_SEARCH_NS = 2_000_000_000L;
+    private long firstRecordsNs;
+    private boolean modelSearchOver;
+
+    @Override
+    public void onTick(Snapshot previous) {
+        applyLayerSwitches(previous);
+        // Libraries dlopen'ed late and the model file show up in the maps; once the model is known, a look
+        // every few intervals is enough (reading /proc/PID/maps is most of a tick's work).
+        if (target.modelFile() == null || ++ticksSinceScan >= MAPS_SCAN_EVERY_TICKS) {
+            ticksSinceScan = 0;
+            rescan();
+        }
+    }
+
+    private static final int MAPS_SCAN_EVERY_TICKS = 5;
+    private boolean mapsTruncationNoted;
+    private int ticksSinceScan;
+
+    private void rescan() {
+        drainScans.scanned(System.nanoTime());
+        ProcessMaps maps;
+        try {
+            maps = ProcessMaps.of(process.pid());
+        } catch (TargetException e) {
+            return; // gone: the collector notices on its own
+        }
+        if (maps.truncated() && !mapsTruncationNoted) {
+            mapsTruncationNoted = true;
+            control.notice(maps.truncationNote());
+        }
+        List<Path> libraries = new ArrayList<>();
+        String model = target.modelFile();
+        for (MemoryMapping mapping : maps.mappings()) {
+            String path = mapping.path();
+            if (path == null || path.isEmpty()) {
+                continue;
+            }
+            if (path.endsWith(".gguf")) {
+                model = path;
+            } else if (mapping.isExecutable() && TargetOpener.isInferenceLibrary(path) && !mapping.deleted()) {
+                libraries.add(Path.of(path));
+            }
+        }
+        try {
+            probes.addLibraries(libraries).forEach(control::notice);
+        } catch (BpfException e) {
+            control.notice("infertop: " + e.getMessage());
+        }
+        if (target.modelFile() == null && model != null) {
+            // Start-up is over (the target mapped its model): from here on infertop's own threads run at
+            // nice 10, yielding the CPU to the workload; the ring buffer absorbs the delay. Not before, so
+            // a run of a few milliseconds is still followed closely.
+            dev.infertop.ffi.LibC.niceThisProcess(TraceSession.OWN_NICE);
+        }
+        target = new TargetInfo(process.pid(), commandLabel(), model,
+                libraries.stream().map(Path::toString).distinct().toList());
+    }
+
+    private void applyLayerSwitches(Snapshot previous) {
+        try {
+            Layer toggle;
+            while ((toggle = toggles.poll()) != null) {
+                if (probes.isEnabled(toggle)) {
+                    probes.disable(toggle, "switched off live");
+                } else {
+                    probes.enable(toggle);
+                    Layer needed = ProbeLayer.of(toggle).needs();
+                    if (needed != null && !probes.isEnabled(needed)) {
+                        probes.enable(needed);
+                        control.notice("infertop: " + needed.id() + " layer on (the " + toggle.id() + " layer needs it)");
+                    }
+                }
+                control.notice("infertop: " + toggle.id() + " layer " + (probes.isEnabled(toggle) ? "on" : "off")
+                        + "; " + probes.attachedProbeCount() + " probes attached");
+            }
+            OperatorRule rule = control.options.operatorRule();
+            if (rule != null && previous != null && ++ruleDwell >= OperatorRule.MIN_DWELL_INTERVALS) {
+                boolean holds = rule.holds(previous);
+                if (holds != probes.isEnabled(Layer.OPERATOR)) {
+                    ruleDwell = 0;
+                    if (holds) {
+                        probes.enable(Layer.OPERATOR);
+                    } else {
+                        probes.disable(Layer.OPERATOR, "--op-when '" + rule.text() + "' does not hold");
+                    }
+                } else if (!holds && !ruleEvaluated) {
+                    // Off from the start and still off: the reason must stop saying "not evaluated yet".
+                    probes.disable(Layer.OPERATOR, "--op-when '" + rule.text() + "' does not hold");
+                }
+                ruleEvaluated = true;
+            }
+        } catch (BpfException e) {
+            control.notice("infertop: " + e.getMessage());
+        }
+    }
+
+    @Override
+    public TargetInfo target() {
+        return target;
+    }
+
+    @Override
+    public List<LayerStatus> layers() {
+        return probes.statuses();
+    }
+
+    @Override
+    public boolean targetAlive() {
+        return process.isAlive();
+    }
+}

@@ -1,0 +1,138 @@
+package dev.infertop.session;
+
+import dev.infertop.bpf.InfertopProbes;
+import dev.infertop.metrics.MetricsServer;
+import dev.infertop.model.CounterSet;
+import dev.infertop.model.CounterSets;
+import dev.infertop.model.RunState;
+import dev.infertop.snapshot.SnapshotTaker;
+
+import java.io.PrintStream;
+import java.nio.file.Path;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A whole run of infertop's tracing command: the options checked, the environment checked, then one
+ * {@link TracedSession} per traced process (several with --follow), with one exit path: the shutdown hook
+ * (SIGINT, SIGTERM, SIGHUP) and {@link #run}'s finally release what the run holds across sessions.
+ */
+public final class TraceSession {
+    /** How long a quit may take to detach every probe before the shutdown hook detaches them itself. */
+    static final long DETACH_WAIT_MS = 1000;
+
+    /** Nice value of infertop's own threads while tracing. */
+    static final int OWN_NICE = 10;
+
+    private final RunControl control;
+
+    /** {@code version} is written into snapshot directories. */
+    public TraceSession(TraceOptions options, PrintStream out, PrintStream err, String version) {
+        this.control = new RunControl(options, out, err, version);
+    }
+
+    /** Traces until the target exits (and --follow finds no other), -n, q or a signal; infertop's exit status. */
+    public int run() {
+        TraceOptions options = control.options;
+        options.validate();
+        InvokingUser invoking = InvokingUser.of(System.getenv(), dev.infertop.ffi.UserDatabase.realUid());
+        TargetOpener opener = new TargetOpener(control, invoking);
+        CounterSet counterSet = chooseCounterSet(options);
+        Preflight.requirePrivileges();
+        Path btf = Preflight.requireBtf(options.btf());
+
+        CountDownLatch finished = new CountDownLatch(1);
+        Thread hook = new Thread(() -> {
+            // SIGINT, SIGTERM, SIGHUP: the probes come off within a second whatever the main thread is doing;
+            // a snapshot being written then gets a grace period, and is abandoned cleanly after it.
+            control.stop();
+            SessionResources resources = control.current;
+            if (resources != null && !resources.awaitDetached(DETACH_WAIT_MS)) {
+                resources.detachWithin(DETACH_WAIT_MS);
+            }
+            try {
+                if (!finished.await(TracedSession.SNAPSHOT_GRACE_MS + DETACH_WAIT_MS, TimeUnit.MILLISECONDS)) {
+                    SnapshotTaker taker = control.snapshots;
+                    if (taker != null) {
+                        taker.abandon();
+                    }
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            control.closeLive(); // the terminal is restored even if the main thread is stuck
+        }, "infertop-shutdown");
+        Runtime.getRuntime().addShutdownHook(hook);
+        Signals.snapshotOnUsr1(control);
+        MetricsServer metrics = null;
+        try {
+            metrics = ListenOption.start(options.listen()); // a taken port: one line, exit 2, no probe attached
+            if (metrics != null) {
+                control.err.println("infertop: serving metrics at http://" + metrics.address() + "/metrics");
+            }
+            return traceEach(new TracedSession(control, opener, btf, counterSet, metrics),
+                    new ProcessFollower(control, invoking));
+        } finally {
+            control.closeLive();
+            if (metrics != null) {
+                metrics.close();
+            }
+            if (control.targetLog != null) {
+                control.targetLog.close();
+            }
+            finished.countDown();
+            try {
+                Runtime.getRuntime().removeShutdownHook(hook);
+            } catch (IllegalStateException shuttingDown) {
+                // the hook is running: it closes (idempotently) and lets the JVM exit
+            }
+        }
+    }
+
+    /** The process of -p or -- COMMAND, or each process --follow finds, traced in turn. */
+    private int traceEach(TracedSession session, ProcessFollower follower) {
+        TraceOptions options = control.options;
+        Integer pid = options.pid();
+        if (pid == null && options.command().isEmpty()) {
+            control.err.println("infertop: waiting for a process named " + options.follow());
+            pid = follower.waitForProcess(-1);
+            if (pid == null) {
+                return 130;
+            }
+        }
+        while (true) {
+            TracedSession.End end = session.trace(pid);
+            control.throwLiveFailure();
+            if (end.state() == RunState.EXITED && options.follow() != null && !control.stopping) {
+                control.notice("infertop: pid " + pid + " exited; waiting for a process named " + options.follow());
+                LiveScreen view = control.live;
+                if (view != null) {
+                    view.monitor.following(options.follow());
+                }
+                Integer next = follower.waitForProcess(pid);
+                if (next == null) {
+                    control.throwLiveFailure();
+                    return 0;
+                }
+                pid = next;
+                continue;
+            }
+            LiveScreen view = control.live;
+            if (view != null && !control.stopping && end.state() != RunState.STOPPED) {
+                view.awaitQuit(); // the target is gone: its last screen stays until q
+                control.throwLiveFailure();
+            }
+            return end.status();
+        }
+    }
+
+    /** The counters layer's events (read whether or not the layer is on, so a bad --counters fails early). */
+    private static CounterSet chooseCounterSet(TraceOptions options) {
+        try {
+            return CounterSets.load().choose(options.counters(), InfertopProbes.architecture());
+        } catch (IllegalArgumentException e) {
+            throw new UserError((options.counters() == null ? "" : "--counters " + options.counters() + ": ")
+                    + e.getMessage(), 2);
+        }
+    }
+}

@@ -1,0 +1,143 @@
+package dev.infertop.session;
+
+import dev.infertop.agg.Collector;
+import dev.infertop.bpf.BpfException;
+import dev.infertop.bpf.InfertopProbes;
+import dev.infertop.bpf.PerCpuCounter;
+import dev.infertop.bpf.RingBufferReader;
+import dev.infertop.metrics.MetricsFeed;
+import dev.infertop.metrics.MetricsServer;
+import dev.infertop.model.CounterSet;
+import dev.infertop.model.RunState;
+import dev.infertop.snapshot.SnapshotTaker;
+import dev.infertop.target.LaunchedCommand;
+import dev.infertop.target.TargetMemory;
+import dev.infertop.target.TracedProcess;
+import dev.infertop.view.BatchTextView;
+import dev.infertop.view.JsonLinesView;
+import dev.infertop.view.SnapshotView;
+
+import java.io.IOException;
+import java.nio.file.Path;
+
+/**
+ * One traced process, start to finish, in libbpf-bootstrap's order: open (the target), configure (its struct
+ * layouts), load (the BPF object), attach (the layers' probes), poll (the collector, until the target exits,
+ * -n, q or a signal), clean up (in reverse, on every path: {@link #trace}'s one finally).
+ */
+final class TracedSession {
+    /** How long snapshots still being written at the end may take (probes are detached by then). */
+    static final long SNAPSHOT_GRACE_MS = 15_000;
+
+    /** How the session ended: the collector's state and infertop's exit status. */
+    record End(RunState state, int status) {}
+
+    private final RunControl control;
+    private final TargetOpener opener;
+    private final Path btf;
+    private final CounterSet counterSet;
+    private final MetricsServer metrics;
+
+    TracedSession(RunControl control, TargetOpener opener, Path btf, CounterSet counterSet, MetricsServer metrics) {
+        this.control = control;
+        this.opener = opener;
+        this.btf = btf;
+        this.counterSet = counterSet;
+        this.metrics = metrics;
+    }
+
+    End trace(Integer pid) {
+        TargetOpener.OpenedTarget target = opener.open(pid);
+        TracedProcess process = target.process();
+        SessionResources resources = new SessionResources(process);
+        control.current = resources;
+        try {
+            Calibration calibration = Calibration.of(target.candidates(), process.pid(), control.err);
+            ProbeLoader.Loaded loaded = ProbeLoader.load(control, resources, calibration, btf, counterSet);
+            LayerStart.attach(control, resources.probes, target.candidates());
+            return poll(resources, calibration, loaded);
+        } catch (BpfException e) {
+            throw new UserError(e.getMessage());
+        } catch (IOException e) {
+            throw new UserError(e.getMessage());
+        } finally {
+            resources.close();
+            control.currentPolicy = null;
+            SnapshotTaker taker = control.snapshots;
+            if (taker != null && taker.pendingWrites() > 0) {
+                taker.abandon(); // an error ended the session: no half-written snapshot stays behind
+            }
+        }
+    }
+
+    /** Wires the pipeline to the ring, releases a launched target, and runs the collector until the end. */
+    private End poll(SessionResources resources, Calibration calibration, ProbeLoader.Loaded loaded)
+            throws BpfException, IOException {
+        TraceOptions options = control.options;
+        TracedProcess process = resources.process;
+        resources.ring = new RingBufferReader(resources.object.mapFd(InfertopProbes.RING_BUFFER_MAP),
+                options.ringKib() * 1024);
+        resources.lost = new PerCpuCounter(resources.object.mapFd(InfertopProbes.LOST_EVENTS_MAP));
+        TickPolicy policy = new TickPolicy(control, process, resources.probes);
+        resources.schedHits = new PerCpuCounter(resources.object.mapFd(InfertopProbes.SCHED_HITS_MAP));
+        PerCpuCounter schedHits = resources.schedHits;
+        int targetPid = process.pid();
+        int nameOffset = calibration.offsets().tensorName();
+        Pipeline pipeline = Pipeline.build(calibration.layout(), loaded.backendNames(), targetPid, schedHits::sum,
+                resources.probes.moePlans()::write, address ->
+                        TargetMemory.cString(targetPid, address + nameOffset, 64));
+        policy.followFusion(pipeline.aggregator().operators(), loaded.fusion());
+        CounterSet chosen = counterSet;
+        loaded.perfCounters().listener(opened -> pipeline.counters().configure(chosen, opened));
+        resources.dag = pipeline.dag();
+        SnapshotView view = switch (options.output()) {
+            case JSON -> new JsonLinesView(control.out);
+            case BATCH -> new BatchTextView(control.out);
+            case LIVE -> LiveScreen.of(control).view;
+            case QUIET -> (SnapshotView) snapshot -> { };
+        };
+        if (process instanceof LaunchedCommand) {
+            // The target is held until release(): it waits, not races.
+            CollectorWarmup.run(control, calibration, loaded.backendNames(), policy, resources.ring, resources.lost);
+        }
+        SnapshotTaker taker = new SnapshotTaker(view, pipeline.aggregator(), pipeline.names(), options.snapshot(),
+                control::notice, control.snapshotNumbers, control.version);
+        control.snapshots = taker;
+        view = taker;
+        if (metrics != null) {
+            // Each tick's snapshot and the run's histogram buckets, copied here, are what scrapes read.
+            view = new MetricsFeed(view, metrics, pipeline.aggregator()::forEachRunHistogram,
+                    System.currentTimeMillis(), control::notice);
+        }
+        resources.collector = new Collector(resources.ring, pipeline.aggregator(), pipeline.decoder(),
+                resources.lost::sum, view, policy);
+        control.currentPolicy = policy;
+        if (resources.stopRequested || control.stopping) {
+            return new End(RunState.STOPPED, 130);
+        }
+        Signals.operatorToggleOnUsr2(policy);
+        process.release();
+        control.notice("infertop: tracing pid " + process.pid() + " (" + policy.target().command() + "): "
+                + resources.probes.attachedProbeCount() + " probes attached; layers "
+                + String.join(", ", resources.probes.statuses().stream()
+                        .map(l -> l.layer().id() + " " + l.state().label()).toList()));
+        RunState state = resources.collector.run(Math.round(control.intervalSeconds * 1e9), options.iterations());
+        if (control.stopping) {
+            control.closeLive(); // q or a signal: the screen goes at once; what follows is said on stderr
+        }
+        // Detach (begun at the stop) before anything else: what remains (the DAG file, snapshots being
+        // written) works from copies.
+        boolean stoppedByUs = process.isAlive(); // -n reached, q: close() stops it, not the command's status
+        resources.close();
+        if (options.dagFile() != null) {
+            control.notice("infertop: " + DagExport.write(resources.dag, options.dagFile()));
+        }
+        if (!taker.finish(SNAPSHOT_GRACE_MS)) {
+            taker.abandon(); // the snapshots still being written get a grace, then are given up
+        }
+        if (!stoppedByUs && process instanceof LaunchedCommand launched) {
+            return new End(state, launched.exitStatus().orElse(0));
+        }
+        return new End(state, 0);
+    }
+}
