@@ -20,9 +20,10 @@ import java.util.OptionalLong;
  * A decode step of one token also gives the weight bytes one generated token streams.
  *
  * <p>A node's weight (src0) is read from the target's memory once ({@link WeightSource}: type, shape and
- * whether it is a model weight, by its ".weight" name), then cached by address; the cache is dropped every
- * {@link #REFRESH_GRAPHS} graphs, because llama.cpp rebuilds graphs in the same memory and a non-weight
- * source (the KV cache's view in attention) changes shape in place.
+ * whether it is a model weight, by its ".weight" name), then cached by address; what is not a weight is read
+ * again every {@link #REFRESH_GRAPHS} graphs, because llama.cpp rebuilds graphs in the same memory and a
+ * non-weight source (the KV cache's view in attention) changes shape in place. The weight bytes per decode
+ * token come from the last decode graph whose every source could be read.
  */
 public final class RooflineAggregator implements CpuGraphListener {
     /** Graphs after which cached sources are read again. */
@@ -70,11 +71,12 @@ public final class RooflineAggregator implements CpuGraphListener {
         }
         if (++graphsSinceRefresh >= REFRESH_GRAPHS) {
             graphsSinceRefresh = 0;
-            java.util.Arrays.fill(cacheValues, null);
+            forgetNonWeights();
         }
         String[] opNames = graph.groupOpNames();
         long graphWeightBytes = 0;
         long tokens = -1;
+        boolean complete = true;
         for (int group = 0; group < graph.groupCount(); group++) {
             long nodes = 0;
             long bytes = 0;
@@ -86,6 +88,7 @@ public final class RooflineAggregator implements CpuGraphListener {
                 }
                 Source weight = source(graph.src(node, 0));
                 if (weight == null) {
+                    complete = false; // e.g. the target exited before its last graphs were drained
                     continue;
                 }
                 TensorHeaders.Header w = weight.header();
@@ -120,7 +123,9 @@ public final class RooflineAggregator implements CpuGraphListener {
         }
         if (tokens == 1) {
             decodeGraphs++;
-            weightBytesPerDecodeToken = graphWeightBytes;
+            if (complete) {
+                weightBytesPerDecodeToken = graphWeightBytes; // only from a graph whose every source was read
+            }
         }
     }
 
@@ -143,6 +148,19 @@ public final class RooflineAggregator implements CpuGraphListener {
         }
         Source read = source.read(address); // a crowded neighbourhood: read, do not cache
         return read == null || read.header() == null ? null : read;
+    }
+
+    /**
+     * Drops what may have changed in place (activations, the KV cache's views) and keeps model weights, which a
+     * loaded model never moves or reshapes. An emptied slot inside a probe run only costs a second read.
+     */
+    private void forgetNonWeights() {
+        for (int i = 0; i < CACHE_SLOTS; i++) {
+            Source cached = cacheValues[i];
+            if (cached != null && (cached == UNREADABLE || !cached.weight())) {
+                cacheValues[i] = null;
+            }
+        }
     }
 
     private static long mix(long address) {

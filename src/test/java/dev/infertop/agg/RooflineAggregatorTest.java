@@ -91,4 +91,18 @@ class RooflineAggregatorTest {
         assertEquals(2 * 16 * (256L * 512 + 512L * 256 + 64L * 32), interval.ops().getFirst().flops());
         assertEquals(6, roofline.totals().ops().getFirst().nodes());
     }
+
+    @Test
+    void aGraphWithAnUnreadableSourceLeavesTheWeightsPerTokenOfTheLastCompleteOne() {
+        decodeGraph(1, 10_000_000, 1);
+        fixture.finish();
+        long complete = roofline.totals().weightBytesPerDecodeToken();
+        // The target has exited: the next graph's weights cannot be read (none were cached: a new address).
+        fixture.node(2, 20_000_000, 0, 0x9000, MUL_MAT, 0, 512, 1, 1, 1, Q4_WEIGHT, 0x8000, 0, -1)
+                .node(2, 20_000_000, 1, 0x9001, MUL_MAT, 0, 256, 1, 1, 1, 0x7777, 0x9000, 0, -1)
+                .arrivals(7, 2, 20_000_000, 21_000_000, 22_000_000);
+        fixture.finish();
+        assertEquals(2, roofline.totals().decodeGraphs());
+        assertEquals(complete, roofline.totals().weightBytesPerDecodeToken(), "not the partial 0x7777-less sum");
+    }
 }
