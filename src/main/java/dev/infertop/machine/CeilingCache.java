@@ -28,10 +28,7 @@ public final class CeilingCache {
     }
 
     public static CeilingCache defaultLocation() {
-        String configured = System.getenv("INFERTOP_CACHE");
-        Path root = configured != null && !configured.isBlank() ? Path.of(configured)
-                : Path.of(System.getProperty("user.home"), ".cache", "infertop");
-        return new CeilingCache(root.resolve("machine"));
+        return new CeilingCache(dev.infertop.workload.LlamaCppWorkload.cacheDir().resolve("machine"));
     }
 
     public Path fileFor(int threads) {

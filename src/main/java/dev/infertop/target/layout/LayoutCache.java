@@ -63,36 +63,15 @@ public final class LayoutCache {
 
     /** The cached layout for this exact file, if one was stored and the file has not changed since. */
     Optional<CalibratedLayout> lookup(LibraryIdentity identity) {
-        Path file = fileFor(identity);
-        if (!Files.isRegularFile(file)) {
-            return Optional.empty();
-        }
-        try {
-            Entry entry = JSON.readValue(file.toFile(), Entry.class);
-            if (entry.formatVersion() != FORMAT_VERSION || !entry.identity().sameFileAs(identity)) {
-                return Optional.empty();
-            }
-            // Checked as a fresh answer is: a file edited by hand (or by anyone who could) gets no say either.
-            LayoutInvariants.check(Path.of(identity.path()), entry.layout());
-            return Optional.of(entry.layout());
-        } catch (IOException | RuntimeException | CalibrationException e) {
-            // A corrupt or foreign file is as good as none: calibrating again overwrites it.
-            return Optional.empty();
-        }
+        return read(fileFor(identity), Entry.class, identity, Entry::formatVersion, Entry::identity)
+                .flatMap(entry -> checked(() -> LayoutInvariants.check(Path.of(identity.path()), entry.layout()),
+                        entry.layout()));
     }
 
     /** Writes atomically (temp file + rename), so a concurrent reader sees the old entry or the new one. */
     void store(LibraryIdentity identity, CalibratedLayout layout) throws IOException {
-        Files.createDirectories(directory);
-        Entry entry = new Entry(FORMAT_VERSION, identity.key(), identity.buildId(), identity.path(),
-                identity.sizeBytes(), identity.modifiedMillis(), identity.contentSha256(), layout);
-        Path temporary = Files.createTempFile(directory, identity.key(), ".tmp");
-        try {
-            Files.writeString(temporary, toJson(entry));
-            Files.move(temporary, fileFor(identity), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-        } finally {
-            Files.deleteIfExists(temporary);
-        }
+        write(fileFor(identity), identity, new Entry(FORMAT_VERSION, identity.key(), identity.buildId(),
+                identity.path(), identity.sizeBytes(), identity.modifiedMillis(), identity.contentSha256(), layout));
     }
 
     Path batchFileFor(LibraryIdentity identity) {
@@ -101,31 +80,54 @@ public final class LayoutCache {
 
     /** The cached llama_batch offsets for this exact libllama, checked like a fresh answer. */
     Optional<dev.infertop.target.BatchLayout> lookupBatch(LibraryIdentity identity) {
-        Path file = batchFileFor(identity);
+        return read(batchFileFor(identity), BatchEntry.class, identity, BatchEntry::formatVersion,
+                BatchEntry::identity)
+                .flatMap(entry -> checked(() -> BatchAnswer.check(Path.of(identity.path()), entry.layout()),
+                        entry.layout()));
+    }
+
+    void storeBatch(LibraryIdentity identity, dev.infertop.target.BatchLayout layout) throws IOException {
+        write(batchFileFor(identity), identity, new BatchEntry(FORMAT_VERSION, identity.key(), identity.buildId(),
+                identity.path(), identity.sizeBytes(), identity.modifiedMillis(), identity.contentSha256(), layout));
+    }
+
+    /** An entry of this format for this very file, or none: a corrupt or foreign file is as good as none. */
+    private static <E> Optional<E> read(Path file, Class<E> type, LibraryIdentity identity,
+                                        java.util.function.ToIntFunction<E> format,
+                                        java.util.function.Function<E, LibraryIdentity> identityOf) {
         if (!Files.isRegularFile(file)) {
             return Optional.empty();
         }
         try {
-            BatchEntry entry = JSON.readValue(file.toFile(), BatchEntry.class);
-            if (entry.formatVersion() != FORMAT_VERSION || !entry.identity().sameFileAs(identity)) {
-                return Optional.empty();
-            }
-            BatchAnswer.check(Path.of(identity.path()), entry.layout());
-            return Optional.of(entry.layout());
-        } catch (IOException | RuntimeException | CalibrationException e) {
+            E entry = JSON.readValue(file.toFile(), type);
+            return format.applyAsInt(entry) == FORMAT_VERSION && identityOf.apply(entry).sameFileAs(identity)
+                    ? Optional.of(entry) : Optional.empty();
+        } catch (IOException | RuntimeException e) {
             return Optional.empty();
         }
     }
 
-    void storeBatch(LibraryIdentity identity, dev.infertop.target.BatchLayout layout) throws IOException {
+    private interface Check {
+        void run() throws CalibrationException;
+    }
+
+    /** {@code value} if it passes the checks a fresh answer must pass: a file edited by anyone gets no say. */
+    private static <T> Optional<T> checked(Check check, T value) {
+        try {
+            check.run();
+            return Optional.of(value);
+        } catch (CalibrationException | RuntimeException e) {
+            return Optional.empty();
+        }
+    }
+
+    /** Temp file + atomic rename: a concurrent reader sees the old entry or the new one. */
+    private void write(Path file, LibraryIdentity identity, Object entry) throws IOException {
         Files.createDirectories(directory);
-        BatchEntry entry = new BatchEntry(FORMAT_VERSION, identity.key(), identity.buildId(), identity.path(),
-                identity.sizeBytes(), identity.modifiedMillis(), identity.contentSha256(), layout);
         Path temporary = Files.createTempFile(directory, identity.key(), ".tmp");
         try {
             Files.writeString(temporary, toJson(entry));
-            Files.move(temporary, batchFileFor(identity), StandardCopyOption.ATOMIC_MOVE,
-                    StandardCopyOption.REPLACE_EXISTING);
+            Files.move(temporary, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
         } finally {
             Files.deleteIfExists(temporary);
         }
