@@ -26,7 +26,7 @@ public final class CeilingChild {
         MachineCeilings ceilings = new MachineCeilings(MachineCeilings.FORMAT_VERSION,
                 Instant.now().truncatedTo(ChronoUnit.SECONDS).toString(), CpuInfo.model(), threads, bufferBytes,
                 median(memory), memory[0], memory[memory.length - 1],
-                "read of a " + (bufferBytes >> 20) + " MiB buffer by " + threads + " threads, median of " + rounds,
+                "every cache line of a " + (bufferBytes >> 20) + " MiB buffer read by " + threads + " threads, median of " + rounds,
                 median(compute), compute[0], compute[compute.length - 1],
                 "f32 FMA loop in L1, JIT-vectorised, " + threads + " threads, median of " + rounds);
         System.out.println(new ObjectMapper().writeValueAsString(ceilings));

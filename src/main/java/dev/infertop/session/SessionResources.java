@@ -48,6 +48,9 @@ final class SessionResources {
             return;
         }
         closed = true;
+        // A launched command's shutdown (llama-server finishing its slots, up to 3 s) and the kernel's uprobe
+        // detach (~0.1-0.2 s per probe here) are both slow: let them overlap.
+        process.beginStop();
         detach();
         if (probes != null) {
             probes.close(); // idempotent: also what was attached after an early detach from the hook

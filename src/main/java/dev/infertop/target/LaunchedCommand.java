@@ -133,6 +133,13 @@ public final class LaunchedCommand implements TracedProcess {
         released = true;
     }
 
+    @Override
+    public void beginStop() {
+        if (process.isAlive()) {
+            process.destroy(); // SIGTERM now; close() waits for it
+        }
+    }
+
     /** Stops the command if it still runs (SIGTERM, then SIGKILL after 3 s) and removes the gate. */
     @Override
     public void close() {

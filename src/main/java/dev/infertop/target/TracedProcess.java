@@ -20,6 +20,12 @@ public sealed interface TracedProcess extends AutoCloseable permits AttachedProc
     /** Lets a launched command run (it waits at a gate until probes are attached); no-op when attached. */
     void release() throws IOException;
 
+    /**
+     * Asks a launched command to stop (SIGTERM) without waiting, so that its shutdown overlaps the probes'
+     * detach; {@link #close} then waits for it. No-op for a process infertop attached to.
+     */
+    default void beginStop() {}
+
     @Override
     void close();
 
