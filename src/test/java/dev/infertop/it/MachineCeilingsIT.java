@@ -23,13 +23,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class MachineCeilingsIT {
     private static final ObjectMapper JSON = new ObjectMapper();
     /**
-     * Stated tolerances: infertop's median of three runs within a factor of 2 of the C reader's median of three
-     * (interleaved), and infertop's three runs within 50 % of their median. This VM's memory bandwidth itself moves
-     * between runs seconds apart (the C reader alone: 32 to 60 GB/s in one session), so tighter bounds here
-     * would test the host, not the probe; a probe measuring a cache or a stalled loop is off by far more.
+     * Stated tolerances, relative to the host as the independent C reader sees it in the same test (this VM's
+     * memory bandwidth jumps between about 33 and 57 GB/s from one run to the next): infertop's median within the
+     * C reader's range widened by a factor of 1.5 either way, and infertop's spread (max − min over median) at most
+     * the C reader's plus 25 points, or 50 %, whichever is larger. A probe measuring a cache, or a stalled loop,
+     * is off by far more.
      */
-    static final double ORACLE_FACTOR = 2.0;
+    static final double ORACLE_FACTOR = 1.5;
     static final double RUN_SPREAD = 0.5;
+    static final double SPREAD_MARGIN = 0.25;
 
     @TempDir
     Path work;
@@ -42,7 +44,6 @@ class MachineCeilingsIT {
 
         // Interleaved with the C reader, run by run, so both sides see the same stretch of the host.
         int runs = 3;
-        double[] ratios = new double[runs];
         double[] infertopFigures = new double[runs];
         double[] cFigures = new double[runs];
         JsonNode last = null;
@@ -50,20 +51,20 @@ class MachineCeilingsIT {
             last = measure(cache, threads);
             infertopFigures[run] = last.path("memoryReadBytesPerSecond").asDouble();
             cFigures[run] = cReaderMedian(last.path("bufferBytes").asLong(), threads);
-            ratios[run] = infertopFigures[run] / cFigures[run];
         }
         long bufferBytes = last.path("bufferBytes").asLong();
         double infertopMedian = median(infertopFigures);
-        double cMedian = median(cFigures);
-        double medianRatio = infertopMedian / cMedian;
-        double spread = (Arrays.stream(infertopFigures).max().orElseThrow()
-                - Arrays.stream(infertopFigures).min().orElseThrow()) / infertopMedian;
-        System.out.printf("machine: memory read %s GB/s, C reader %s GB/s, median ratio %.2f, infertop's spread %.0f%%; "
-                        + "compute %.1f GFLOP/s (%d threads, %d MiB)%n", gb(infertopFigures), gb(cFigures), medianRatio,
-                100 * spread, last.path("computeFlopsPerSecond").asDouble() / 1e9, threads, bufferBytes >> 20);
-        assertTrue(medianRatio > 1 / ORACLE_FACTOR && medianRatio < ORACLE_FACTOR,
-                "infertop against the C reader: " + Arrays.toString(ratios));
-        assertTrue(spread <= RUN_SPREAD, "run to run: " + gb(infertopFigures));
+        double cMin = Arrays.stream(cFigures).min().orElseThrow();
+        double cMax = Arrays.stream(cFigures).max().orElseThrow();
+        double spread = spread(infertopFigures);
+        double cSpread = spread(cFigures);
+        System.out.printf("machine: memory read %s GB/s (spread %.0f%%), C reader %s GB/s (spread %.0f%%); compute "
+                        + "%.1f GFLOP/s (%d threads, %d MiB)%n", gb(infertopFigures), 100 * spread, gb(cFigures),
+                100 * cSpread, last.path("computeFlopsPerSecond").asDouble() / 1e9, threads, bufferBytes >> 20);
+        assertTrue(infertopMedian >= cMin / ORACLE_FACTOR && infertopMedian <= cMax * ORACLE_FACTOR,
+                "infertop " + gb(infertopFigures) + " against the C reader " + gb(cFigures));
+        assertTrue(spread <= Math.max(RUN_SPREAD, cSpread + SPREAD_MARGIN),
+                "run to run: " + gb(infertopFigures) + " (the C reader: " + gb(cFigures) + ")");
         assertTrue(bufferBytes >= 64L << 20, "far larger than a last-level cache: " + bufferBytes);
         double b = infertopFigures[runs - 1];
 
@@ -75,6 +76,11 @@ class MachineCeilingsIT {
             assertTrue(text.contains(String.format(java.util.Locale.ROOT, "memory read %9.1f GB/s", b / 1e9))
                     && text.contains("cached in"), text);
         }
+    }
+
+    private static double spread(double[] figures) {
+        return (Arrays.stream(figures).max().orElseThrow() - Arrays.stream(figures).min().orElseThrow())
+                / median(figures);
     }
 
     private static double median(double[] figures) {
