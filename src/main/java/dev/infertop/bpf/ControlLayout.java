@@ -3,8 +3,8 @@ package dev.infertop.bpf;
 /**
  * The layouts infertop writes into the BPF object (its .rodata config) and its control maps, mirrored from
  * native/events.h like event.EventLayout mirrors the records the probes send back. Split from EventLayout so
- * that the data path's packages point one way: bpf loads and steers the probes, event decodes what they send
- * (and may read these), never the other way round. EventLayoutTest checks both against the C headers.
+ * that each holds one side: bpf loads and steers the probes (and reads the bounds it shares with the records
+ * from EventLayout), event decodes what they send. EventLayoutTest checks both against the C headers.
  */
 public final class ControlLayout {
     private ControlLayout() {}
@@ -40,14 +40,14 @@ public final class ControlLayout {
     public static final int OP_CONTROL_SIZE = 12;
 
     // struct counter_control and the per-CPU counter maps
-    public static final int MAX_COUNTER_EVENTS = 4;
+    public static final int MAX_COUNTER_EVENTS = dev.infertop.event.EventLayout.MAX_COUNTER_EVENTS; // one bound, the records'
     public static final int MAX_COUNTER_CPUS = 1024;
     public static final int COUNTER_CONTROL_ENABLED = 0;
     public static final int COUNTER_CONTROL_N_EVENTS = 4;
     public static final int COUNTER_CONTROL_SIZE = 8;
 
     // struct moe_control, moe_plan_key / moe_plan / moe_group_bits
-    public static final int MOE_PLAN_GROUPS = 4096;
+    public static final int MOE_PLAN_GROUPS = dev.infertop.event.EventLayout.MOE_PLAN_GROUPS; // one bound, the records'
     public static final int MOE_CONTROL_ENABLED = 0;
     public static final int MOE_CONTROL_SIZE = 4;
     public static final int MOE_PLAN_KEY_SIGNATURE = 0;

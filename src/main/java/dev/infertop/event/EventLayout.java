@@ -119,7 +119,7 @@ public final class EventLayout {
     public static final int SCHED_CULPRIT_COMM = 48;
     public static final int SCHED_CULPRIT_SIZE = 64;
     // Counters layer: enum event_kind EVENT_COUNTERS, struct counters_event (struct counter_control: in bpf)
-    /** MAX_COUNTER_EVENTS of native/events.h (bpf.ControlLayout has it too; EventLayoutTest keeps them equal). */
+    /** MAX_COUNTER_EVENTS of native/events.h (bpf.ControlLayout reads it from here). */
     public static final int MAX_COUNTER_EVENTS = 4;
     public static final int EVENT_COUNTERS = 12;
     public static final int MAX_COUNTER_GROUPS = 2048;
@@ -145,7 +145,7 @@ public final class EventLayout {
     public static final int BACKEND_OPS_OP_NODES = 56;
     public static final int BACKEND_OPS_SIZE = 312;
     // MoE layer: struct moe_event (moe_control, moe_plan_key / moe_plan / moe_group_bits: in bpf)
-    /** MOE_PLAN_GROUPS of native/events.h (bpf.ControlLayout has it too; EventLayoutTest keeps them equal). */
+    /** MOE_PLAN_GROUPS of native/events.h (bpf.ControlLayout reads it from here). */
     public static final int MOE_PLAN_GROUPS = 4096;
     public static final int EVENT_MOE = 9;
     public static final int MOE_GRAPH = 1;

@@ -238,12 +238,4 @@ class EventLayoutTest {
         assertTrue(process.waitFor() == 0, String.join(" ", command) + " failed:\n" + output);
         return output;
     }
-
-    @org.junit.jupiter.api.Test
-    void theBoundsEventAndBpfBothKeepAreEqual() {
-        org.junit.jupiter.api.Assertions.assertEquals(dev.infertop.bpf.ControlLayout.MAX_COUNTER_EVENTS,
-                EventLayout.MAX_COUNTER_EVENTS);
-        org.junit.jupiter.api.Assertions.assertEquals(dev.infertop.bpf.ControlLayout.MOE_PLAN_GROUPS,
-                EventLayout.MOE_PLAN_GROUPS);
-    }
 }
