@@ -2,6 +2,8 @@
 # Compiles every native/*.bpf.c for x86_64 and arm64 (CO-RE: one object per architecture, relocated
 # against the running kernel's BTF at load time). Called by Maven in generate-resources.
 # Usage: compile-bpf.sh NATIVE_DIR OUT_DIR   → OUT_DIR/<x86_64|arm64>/<name>.bpf.o
+# Also native/tools/uprobe-cost.c, for this machine's architecture only (a user-space program needs a linker for its
+# target): → OUT_DIR/../machine/<arch>/uprobe-cost, the loop `infertop machine` times a probe hit on.
 set -euo pipefail
 native="$1"; out="$2"
 die() { printf '[ERROR] infertop build: %s\n' "$*" >&2; exit 1; }
@@ -28,3 +30,10 @@ for arch in x86_64 arm64; do
       || die "clang failed on $src for $arch (see the messages above)"
   done
 done
+
+host_arch="$(uname -m)"
+case "$host_arch" in aarch64) host_arch=arm64 ;; esac
+mkdir -p "$out/../machine/$host_arch"
+cc_bin="$(command -v cc || command -v gcc || echo "$clang_bin")"
+"$cc_bin" -O2 -Wall -Werror -o "$out/../machine/$host_arch/uprobe-cost" "$native/tools/uprobe-cost.c" \
+  || die "the C compiler failed on $native/tools/uprobe-cost.c (see the messages above)"

@@ -45,6 +45,11 @@ public final class Collector {
 
         List<LayerStatus> layers();
 
+        /** The overhead budget's status, for the header; NONE where no budget runs. */
+        default dev.infertop.model.BudgetStatus budget() {
+            return dev.infertop.model.BudgetStatus.NONE;
+        }
+
         boolean targetAlive();
     }
 
@@ -169,6 +174,6 @@ public final class Collector {
 
     private Snapshot snapshot(long now, RunState state) {
         return aggregator.snapshot(now, state, session.target(), lostEvents.getAsLong() + decoder.malformedRecords(),
-                session.layers());
+                session.layers()).withBudget(session.budget());
     }
 }

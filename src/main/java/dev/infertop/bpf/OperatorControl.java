@@ -15,6 +15,8 @@ final class OperatorControl {
     private final BpfObject object;
     private int every = 1;
     private boolean filterThreads;
+    /** Between the overhead budget's sample windows: no graph is sampled while the per-thread probes are away. */
+    private boolean paused;
 
     OperatorControl(BpfObject object) {
         this.object = object;
@@ -22,6 +24,14 @@ final class OperatorControl {
 
     void every(int graphs) {
         every = Math.max(1, graphs);
+    }
+
+    void paused(boolean between) {
+        paused = between;
+    }
+
+    boolean paused() {
+        return paused;
     }
 
     /** Only these threads report (empty: all); written into the thread filter map now. */
@@ -39,10 +49,10 @@ final class OperatorControl {
     void write(boolean enabled) throws BpfException {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment value = arena.allocate(ControlLayout.OP_CONTROL_SIZE, 4);
-            value.set(ValueLayout.JAVA_INT, ControlLayout.OP_CONTROL_ENABLED, enabled ? 1 : 0);
+            value.set(ValueLayout.JAVA_INT, ControlLayout.OP_CONTROL_ENABLED, enabled && !paused ? 1 : 0);
             value.set(ValueLayout.JAVA_INT, ControlLayout.OP_CONTROL_EVERY, every);
             value.set(ValueLayout.JAVA_INT, ControlLayout.OP_CONTROL_FILTER_THREADS, filterThreads ? 1 : 0);
-            if (enabled) {
+            if (enabled && !paused) {
                 // Forget the last graph read: user space may not hold its nodes any more.
                 object.updateElement(InfertopProbes.WALK_MEMO_MAP, 0, arena.allocate(24, 8));
             }

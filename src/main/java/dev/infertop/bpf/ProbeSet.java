@@ -250,6 +250,82 @@ public final class ProbeSet implements AutoCloseable {
 
     private final MoePlans moePlans;
     private final OperatorControl operatorControl;
+    /** The operator layer's per-thread probes, detached between the overhead budget's sample windows. */
+    private final ArrivalProbes arrivals = new ArrivalProbes();
+
+    /**
+     * Ends a sample window: no graph is sampled from now on, and after {@code graceMs} (the graph in flight
+     * finishes with its arrivals) the per-thread probes are detached. The detach waits in the kernel, outside
+     * the lock. No-op when the operator layer is off or already paused.
+     */
+    public void pauseArrivals(long graceMs) throws BpfException {
+        synchronized (this) {
+            if (!layers.get(Layer.OPERATOR).wanted || arrivals.paused()) {
+                return;
+            }
+            operatorControl.paused(true);
+            operatorControl.write(true);
+        }
+        sleepMs(graceMs);
+        List<ProbeLink> closing;
+        synchronized (this) {
+            if (!operatorControl.paused()) {
+                return; // resumed or re-attached meanwhile
+            }
+            closing = arrivals.pause();
+            layers.get(Layer.OPERATOR).links.removeAll(closing);
+        }
+        LinkCloser.closeAll(closing);
+    }
+
+    /**
+     * Starts a sample window: the per-thread probes attach again at the sites found before (outside the lock:
+     * each attach is a perf event open), then graphs are sampled from the next one on.
+     */
+    public void resumeArrivals() throws BpfException {
+        List<ArrivalProbes.Site> sites;
+        synchronized (this) {
+            if (!layers.get(Layer.OPERATOR).wanted || !arrivals.paused()) {
+                return;
+            }
+            sites = arrivals.detachedSites();
+        }
+        List<ProbeLink> made = new ArrayList<>();
+        try {
+            for (ArrivalProbes.Site site : sites) {
+                made.add(UprobeLink.attach(object.program(site.program), pid, site.library, site.fileOffset, false));
+            }
+        } catch (BpfException e) {
+            LinkCloser.closeAll(made);
+            throw e;
+        }
+        synchronized (this) {
+            if (!layers.get(Layer.OPERATOR).wanted || !arrivals.paused()) {
+                LinkCloser.closeAll(made); // the layer went off, or was attached anew, meanwhile
+                return;
+            }
+            for (int i = 0; i < sites.size(); i++) {
+                sites.get(i).link = made.get(i);
+            }
+            layers.get(Layer.OPERATOR).links.addAll(made);
+            arrivals.resumed();
+            operatorControl.paused(false);
+            operatorControl.write(true);
+        }
+    }
+
+    /** Whether the per-thread probes are detached between sample windows now. */
+    public synchronized boolean arrivalsPaused() {
+        return arrivals.paused();
+    }
+
+    private static void sleepMs(long ms) {
+        try {
+            Thread.sleep(Math.max(0, ms));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
 
     /** The MoE layer's plan writer (it has no probes of its own: it copies ids at the operator layer's). */
     public MoePlans moePlans() {
@@ -381,8 +457,14 @@ public final class ProbeSet implements AutoCloseable {
                 state.links.add(UprobeLink.attach(object.program(function.entryProgram()), pid, library,
                         site.fileOffset(), false));
             }
-            case ProbeSpec.CallSiteProbe call -> state.links.add(UprobeLink.attach(object.program(call.program()),
-                    pid, library, site.fileOffset(), false));
+            case ProbeSpec.CallSiteProbe call -> {
+                ProbeLink link = UprobeLink.attach(object.program(call.program()), pid, library, site.fileOffset(),
+                        false);
+                state.links.add(link);
+                if (ArrivalProbes.isArrivalProgram(call.program())) {
+                    arrivals.attached(call.program(), library, site.fileOffset(), link);
+                }
+            }
             case ProbeSpec.TracepointProbe tracepoint -> throw new IllegalStateException(
                     "tracepoint " + tracepoint.tracepoint() + " has no library site");
         }
@@ -413,7 +495,11 @@ public final class ProbeSet implements AutoCloseable {
         return true;
     }
 
-    private static void detach(LayerState state) {
+    private void detach(LayerState state) {
+        if (state == layers.get(Layer.OPERATOR)) {
+            arrivals.forget();
+            operatorControl.paused(false);
+        }
         LinkCloser.closeAll(state.links);
         state.links.clear();
         state.attached.clear();

@@ -133,6 +133,12 @@ public final class InfertopCommand implements Callable<Integer> {
             description = "Operator layer: trace every Nth CPU graph (token) only (default: ${DEFAULT-VALUE}).")
     int operatorEvery;
 
+    @Option(names = "--budget", paramLabel = "PCT", defaultValue = "1",
+            description = "Keep infertop's estimated cost under PCT % of the target's own CPU time (probe hits x the "
+                    + "measured cost of a hit, BPF run time, infertop's CPU) by sampling the operator layer's "
+                    + "per-thread probes in windows; 0: no limit, trace every graph (default: ${DEFAULT-VALUE}).")
+    double budgetPercent;
+
     @Option(names = "--op-when", paramLabel = "RULE",
             description = "Operator layer only while RULE holds over the last interval: tps<N (decode tokens/s), "
                     + "tpot>MS or ttft>MS (p50), with <, <=, >, >=. E.g. 'tps<5'.")
@@ -204,7 +210,7 @@ public final class InfertopCommand implements Callable<Integer> {
                 : batch || !onTerminal() ? TraceOptions.OutputMode.BATCH : TraceOptions.OutputMode.LIVE;
         return new TraceOptions(pid, command, libraries, mode,
                 delaySeconds, iterations, parsed, btf, ringKib, environment, targetLog, operatorEvery,
-                operatorWhen == null ? null : OperatorRule.parse(operatorWhen), operatorThreads, follow, counters,
+                budgetPercent, operatorWhen == null ? null : OperatorRule.parse(operatorWhen), operatorThreads, follow, counters,
                 new dev.infertop.snapshot.SnapshotOptions(snapshotDir, snapshotEverySeconds, snapshotOnExit,
                         flightSeconds), dagFile, ListenOption.parse(listen), user, anyUser);
     }

@@ -4,6 +4,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.infertop.machine.CeilingCache;
 import dev.infertop.machine.CeilingMeasurement;
 import dev.infertop.machine.MachineCeilings;
+import dev.infertop.machine.UprobeCostProbe;
+import dev.infertop.machine.UprobeHitCost;
 import dev.infertop.session.UserError;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -18,7 +20,8 @@ import java.util.concurrent.Callable;
  */
 @Command(name = "machine", mixinStandardHelpOptions = true, sortOptions = false,
         description = {"Print this machine's roofline ceilings: sustained memory read bandwidth and f32 FMA",
-                "throughput, measured once (about 10 s, the machine should be otherwise idle) and cached."})
+                "throughput, measured once (about 10 s, the machine should be otherwise idle) and cached;",
+                "and what one uprobe hit costs (under a second; the overhead budget uses it)."})
 final class MachineCommand implements Callable<Integer> {
     @Option(names = {"-t", "--threads"}, paramLabel = "N",
             description = "Threads to measure with: the target's thread count (default: every online CPU).")
@@ -55,9 +58,25 @@ final class MachineCommand implements Callable<Integer> {
                 System.err.println("infertop: cannot cache the ceilings in " + cache.fileFor(n) + ": " + e.getMessage());
             }
         }
-        System.out.println(json ? new ObjectMapper().writeValueAsString(ceilings)
-                : ceilings.describe() + (cached.isPresent() ? "\n(cached in " + cache.fileFor(n)
-                + "; --measure to measure again)" : ""));
+        Optional<UprobeHitCost> hit = measure ? Optional.empty() : cache.uprobeCost();
+        if (hit.isEmpty()) {
+            try {
+                hit = Optional.of(UprobeCostProbe.measure());
+                cache.store(hit.get());
+            } catch (IOException e) {
+                System.err.println("infertop: cannot measure what a uprobe hit costs here: " + e.getMessage());
+            }
+        }
+        if (json) {
+            ObjectMapper mapper = new ObjectMapper();
+            com.fasterxml.jackson.databind.node.ObjectNode node = mapper.valueToTree(ceilings);
+            hit.ifPresent(cost -> node.set("uprobe_hit", mapper.valueToTree(cost)));
+            System.out.println(mapper.writeValueAsString(node));
+        } else {
+            System.out.println(ceilings.describe() + hit.map(cost -> "\n" + cost.describe()).orElse("")
+                    + (cached.isPresent() ? "\n(cached in " + cache.fileFor(n).getParent()
+                    + "; --measure to measure again)" : ""));
+        }
         return 0;
     }
 }

@@ -152,6 +152,33 @@ public final class LibBpf {
     public static final MethodHandle bpf_program__attach = bind("bpf_program__attach",
             FunctionDescriptor.of(ADDRESS, ADDRESS), Errno.CAPTURE);
 
+    // int bpf_program__fd(const struct bpf_program *prog): the loaded program's fd, or -errno
+    public static final MethodHandle bpf_program__fd = bind("bpf_program__fd",
+            FunctionDescriptor.of(JAVA_INT, ADDRESS));
+
+    // int bpf_enable_stats(enum bpf_stats_type type): an fd that keeps run-time stats on while open (Linux 5.8+);
+    // -errno on error. BPF_STATS_RUN_TIME = 0.
+    public static final MethodHandle bpf_enable_stats = bind("bpf_enable_stats",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+    public static final int BPF_STATS_RUN_TIME = 0;
+
+    // int bpf_obj_get_info_by_fd(int bpf_fd, void *info, __u32 *info_len); -errno on error
+    public static final MethodHandle bpf_obj_get_info_by_fd = bind("bpf_obj_get_info_by_fd",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, ADDRESS));
+
+    /**
+     * The part of struct bpf_prog_info (linux/bpf.h) infertop reads: a program's run count and run time, kept
+     * by the kernel while run-time stats are on (BpfProgInfoTest checks the offsets against the header).
+     */
+    public static final class ProgInfo {
+        private ProgInfo() {}
+
+        public static final long RUN_TIME_NS = 192;
+        public static final long RUN_CNT = 200;
+        /** Bytes asked for: up to and including run_cnt; the kernel fills what it knows and zeroes the rest. */
+        public static final int SIZE = 208;
+    }
+
     // int bpf_link__destroy(struct bpf_link *link)
     public static final MethodHandle bpf_link__destroy = bind("bpf_link__destroy",
             FunctionDescriptor.of(JAVA_INT, ADDRESS));

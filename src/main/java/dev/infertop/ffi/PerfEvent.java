@@ -35,6 +35,19 @@ public final class PerfEvent {
             FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_LONG),
             Linker.Option.firstVariadicArg(1), Errno.CAPTURE);
 
+    // read(2): ssize_t read(int fd, void *buf, size_t count)
+    private static final MethodHandle readHandle = bind("read",
+            FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG));
+
+    /** read(2) of a counting event into {@code buffer}: the bytes read, or -1. */
+    public static long read(int fd, MemorySegment buffer) {
+        try {
+            return (long) readHandle.invokeExact(fd, buffer, buffer.byteSize());
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
     // close(2): int close(int fd)
     public static final MethodHandle close = bind("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
 

@@ -72,4 +72,48 @@ public final class CeilingCache {
         Files.createDirectories(directory);
         OutputFiles.replace(fileFor(ceilings.threads()), out -> JSON.writeValue(out, ceilings));
     }
+
+    public Path uprobeCostFile() {
+        return directory.resolve("uprobe-hit.json");
+    }
+
+    /** The cached cost of a uprobe hit, if one was measured under the running kernel. */
+    public Optional<UprobeHitCost> uprobeCost() {
+        Path file = uprobeCostFile();
+        try {
+            if (!Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS) || Files.size(file) > MAX_BYTES) {
+                return Optional.empty();
+            }
+            UprobeHitCost cost = JSON.readValue(file.toFile(), UprobeHitCost.class);
+            String kernel = Files.readString(Path.of("/proc/sys/kernel/osrelease")).trim();
+            return cost.plausible() && cost.kernel().equals(kernel) ? Optional.of(cost) : Optional.empty();
+        } catch (IOException | RuntimeException e) {
+            return Optional.empty(); // corrupt or foreign: as good as none
+        }
+    }
+
+    public void store(UprobeHitCost cost) throws IOException {
+        Files.createDirectories(directory);
+        OutputFiles.replace(uprobeCostFile(), out -> JSON.writeValue(out, cost));
+    }
+
+    /** The cached cost of a uprobe hit, else measured now (under a second) and cached; empty where it cannot be. */
+    public Optional<UprobeHitCost> uprobeCostMeasuredIfMissing(java.util.function.Consumer<String> log) {
+        Optional<UprobeHitCost> cached = uprobeCost();
+        if (cached.isPresent()) {
+            return cached;
+        }
+        try {
+            UprobeHitCost measured = UprobeCostProbe.measure();
+            try {
+                store(measured);
+            } catch (IOException e) {
+                log.accept("cannot cache the uprobe hit cost in " + uprobeCostFile() + ": " + e.getMessage());
+            }
+            return Optional.of(measured);
+        } catch (IOException | RuntimeException e) {
+            log.accept("cannot measure what a uprobe hit costs here: " + e.getMessage());
+            return Optional.empty();
+        }
+    }
 }

@@ -52,6 +52,12 @@ public record Figures(
         return new Figures(spanNs, tokens, ttft, tpot, backends, cpuGraphs, operators, newSched, counters, backendOps, roofline);
     }
 
+    /** The operator layer's figures (its table and the roofline that costs its nodes) from other figures. */
+    public Figures withOperatorFiguresOf(Figures other) {
+        return new Figures(spanNs, tokens, ttft, tpot, backends, cpuGraphs, other.operators, sched, counters, backendOps,
+                other.roofline);
+    }
+
     public Figures withCounters(CounterTotals newCounters) {
         return new Figures(spanNs, tokens, ttft, tpot, backends, cpuGraphs, operators, sched, newCounters, backendOps, roofline);
     }

@@ -21,10 +21,17 @@ public record Snapshot(
         long lostEvents,
         List<LayerStatus> layers,
         MoeTotals moe,
-        Limits limits) {
+        Limits limits,
+        BudgetStatus budget) {
 
     public Snapshot {
         layers = List.copyOf(layers);
+    }
+
+    /** Without the overhead budget's status (a replayed snapshot, a test): {@link BudgetStatus#NONE}. */
+    public Snapshot(long sequence, RunState state, TargetInfo target, Figures interval, Figures total,
+                    long lostEvents, List<LayerStatus> layers, MoeTotals moe, Limits limits) {
+        this(sequence, state, target, interval, total, lostEvents, layers, moe, limits, BudgetStatus.NONE);
     }
 
     /** Without the collector's limits (a replayed snapshot, a test): {@link Limits#NONE}. */
@@ -51,24 +58,32 @@ public record Snapshot(
     // Copies with one part changed: tests and replays build on a snapshot without repeating every component.
 
     public Snapshot withLimits(Limits newLimits) {
-        return new Snapshot(sequence, state, target, interval, total, lostEvents, layers, moe, newLimits);
+        return new Snapshot(sequence, state, target, interval, total, lostEvents, layers, moe, newLimits, budget);
     }
 
     public Snapshot withLayers(List<LayerStatus> newLayers) {
-        return new Snapshot(sequence, state, target, interval, total, lostEvents, newLayers, moe, limits);
+        return new Snapshot(sequence, state, target, interval, total, lostEvents, newLayers, moe, limits, budget);
     }
 
     public Snapshot withState(RunState newState) {
-        return new Snapshot(sequence, newState, target, interval, total, lostEvents, layers, moe, limits);
+        return new Snapshot(sequence, newState, target, interval, total, lostEvents, layers, moe, limits, budget);
     }
 
     public Snapshot withMoe(MoeTotals newMoe) {
-        return new Snapshot(sequence, state, target, interval, total, lostEvents, layers, newMoe, limits);
+        return new Snapshot(sequence, state, target, interval, total, lostEvents, layers, newMoe, limits, budget);
     }
 
     /** Both figures changed alike (e.g. {@code s.withFigures(f -> f.withSched(sched))}). */
     public Snapshot withFigures(UnaryOperator<Figures> change) {
         return new Snapshot(sequence, state, target, change.apply(interval), change.apply(total), lostEvents, layers,
-                moe, limits);
+                moe, limits, budget);
+    }
+
+    public Snapshot withInterval(Figures newInterval) {
+        return new Snapshot(sequence, state, target, newInterval, total, lostEvents, layers, moe, limits, budget);
+    }
+
+    public Snapshot withBudget(BudgetStatus newBudget) {
+        return new Snapshot(sequence, state, target, interval, total, lostEvents, layers, moe, limits, newBudget);
     }
 }

@@ -23,6 +23,8 @@ final class SessionResources {
     RingBufferReader ring;
     PerCpuCounter lost;
     PerCpuCounter schedHits;
+    /** Stopped first: it attaches and detaches the operator layer's per-thread probes on its own thread. */
+    volatile OverheadBudget budget;
     volatile Collector collector;
     volatile DagRecorder dag;
     volatile boolean stopRequested;
@@ -73,6 +75,10 @@ final class SessionResources {
     /** Every probe and perf event off the target (the ring and maps stay: the reader may still drain). */
     private void detach() {
         synchronized (detachLock) {
+            OverheadBudget running = budget;
+            if (running != null) {
+                running.close();
+            }
             if (probes != null) {
                 probes.close();
             }

@@ -222,6 +222,15 @@ final class TickPolicy implements Collector.Session {
         return probes.statuses();
     }
 
+    /** The overhead budget, once started (before: none). */
+    volatile OverheadBudget budget;
+
+    @Override
+    public dev.infertop.model.BudgetStatus budget() {
+        OverheadBudget running = budget;
+        return running == null ? dev.infertop.model.BudgetStatus.NONE : running.status();
+    }
+
     @Override
     public boolean targetAlive() {
         return process.isAlive();

@@ -22,6 +22,7 @@ public record TraceOptions(
         Map<String, String> environment,
         Path targetLog,
         int operatorEvery,
+        double budgetPercent,
         OperatorRule operatorRule,
         List<Integer> operatorThreads,
         String follow,
@@ -85,6 +86,9 @@ public record TraceOptions(
         }
         if (operatorEvery < 1) {
             throw new UserError("--op-every must be 1 or more, got " + operatorEvery, 2);
+        }
+        if (!(budgetPercent >= 0 && budgetPercent <= 100)) {
+            throw new UserError("--budget must be a percentage from 0 (no limit) to 100, got " + budgetPercent, 2);
         }
         String snapshotProblem = snapshot.problem();
         if (snapshotProblem != null) {

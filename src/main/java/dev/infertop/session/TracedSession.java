@@ -116,6 +116,9 @@ final class TracedSession {
             return new End(RunState.STOPPED, 130);
         }
         Signals.operatorToggleOnUsr2(policy);
+        resources.budget = OverheadBudget.start(options.budgetPercent(), resources.probes, resources.object,
+                process.pid(), control::notice);
+        policy.budget = resources.budget;
         process.release();
         control.notice("infertop: tracing pid " + process.pid() + " (" + policy.target().command() + "): "
                 + resources.probes.attachedProbeCount() + " probes attached; layers "

@@ -11,12 +11,13 @@ import java.util.concurrent.atomic.AtomicReference;
  */
 public final class LiveView implements SnapshotView {
     private final AtomicReference<Snapshot> latest = new AtomicReference<>();
+    private final dev.infertop.view.SampledWindowHold hold = new dev.infertop.view.SampledWindowHold();
     private final Object wakeup = new Object();
     private boolean woken;
 
     @Override
     public void show(Snapshot snapshot) {
-        latest.set(snapshot);
+        latest.set(hold.apply(snapshot));
         wake();
     }
 

@@ -66,7 +66,9 @@ public final class HeaderPanel implements Panel {
         col += layersLabel.length();
         for (LayerStatus layer : s.layers()) {
             String key = layer.layer().ordinal() < layerKeys.size() ? layerKeys.get(layer.layer().ordinal()) : "";
-            String text = (key.isEmpty() ? "" : key + ":") + layer.layer().id() + " " + layer.state().label() + "  ";
+            String text = (key.isEmpty() ? "" : key + ":") + layer.layer().id() + " " + layer.state().label()
+                    + (layer.layer() == dev.infertop.model.Layer.OPERATOR && layer.state() == LayerStatus.State.ON
+                    ? s.budget().windowsText() : "") + "  ";
             if (col >= width) {
                 break;
             }
@@ -84,7 +86,9 @@ public final class HeaderPanel implements Panel {
         }
 
         // Cost of watching, on the right of the speed rows: the probes' estimate, infertop's own measurement.
-        String probes = String.format(Locale.ROOT, " probes ~%.1f%% cpu (est.)", 100 * ProbeCostEstimate.cpuFraction(s));
+        // With a budget running, its own estimate (measured hit cost, the kernel's run counts, infertop's CPU).
+        String probes = s.budget().present() ? " " + s.budget().costText()
+                : String.format(Locale.ROOT, " probes ~%.1f%% cpu (est.)", 100 * ProbeCostEstimate.cpuFraction(s));
         String self = ui.selfCpuFraction < 0 ? "" : String.format(Locale.ROOT, " infertop %.1f%% cpu %d MB",
                 100 * ui.selfCpuFraction, ui.selfRssBytes >> 20);
         int costWidth = width >= 80 ? 26 : 0;

@@ -61,6 +61,17 @@ public final class JsonLinesView implements SnapshotView {
         node.put("moe_reads_dropped", limits.moeReadsDropped());
     }
 
+    /** The overhead budget (man page: budget): the limit, the estimates, what is sampled. */
+    private static void putBudget(ObjectNode node, dev.infertop.model.BudgetStatus budget) {
+        node.put("limit_percent", budget.budgetPercent());
+        if (budget.measured()) {
+            node.put("estimate_percent", round(budget.estimatePercent(), 3));
+            node.put("full_tracing_percent", round(budget.fullTracingPercent(), 3));
+        }
+        node.put("arrival_share", round(budget.arrivalShare(), 4));
+        node.put("sampling", budget.sampling());
+    }
+
     public static ObjectNode toJsonNode(Snapshot s, boolean total) {
         ObjectNode root = MAPPER.createObjectNode();
         Figures f = s.figures(total);
@@ -168,6 +179,9 @@ public final class JsonLinesView implements SnapshotView {
         MoeJson.put(root, s.moe());
         root.put("lost_events", s.lostEvents());
         putLimits(root.putObject("limits"), s.limits());
+        if (s.budget().present()) {
+            putBudget(root.putObject("budget"), s.budget());
+        }
         ObjectNode layers = root.putObject("layers");
         for (LayerStatus layer : s.layers()) {
             ObjectNode node = layers.putObject(layer.layer().id());

@@ -1,0 +1,61 @@
+package dev.infertop.model;
+
+import java.util.Locale;
+
+/**
+ * The overhead budget as the last sample cycle saw it: what the user allows ({@code --budget}), what infertop
+ * estimates it costs now and would cost tracing every graph (probe hits × the measured cost of one hit, its BPF
+ * programs' run time and its own CPU, over the target's own CPU time), and what it samples to stay within.
+ *
+ * @param budgetPercent      the limit; 0 = none (trace everything)
+ * @param estimatePercent    the estimated cost now; NaN until measured
+ * @param fullTracingPercent the estimate with every graph traced; NaN until measured
+ * @param arrivalShare       the share of the time the operator layer's per-thread probes are attached (1 = always)
+ * @param sampling           what is sampled, in words ("every graph", "1.0 s of every 6.2 s", ...)
+ */
+public record BudgetStatus(double budgetPercent, double estimatePercent, double fullTracingPercent,
+                           double arrivalShare, String sampling) {
+    /** No budget controller (a replayed snapshot, a test): nothing to show. */
+    public static final BudgetStatus NONE = new BudgetStatus(0, Double.NaN, Double.NaN, 1, "");
+
+    public boolean present() {
+        return this != NONE && !sampling.isEmpty();
+    }
+
+    public boolean measured() {
+        return Double.isFinite(estimatePercent);
+    }
+
+    /** The header's words: "budget 1% · est 0.7% (all 4.1%) · ops 1.0 s of every 6.2 s". */
+    public String headerText() {
+        String limit = budgetPercent > 0 ? String.format(Locale.ROOT, "budget %s%%", trim(budgetPercent)) : "budget none";
+        if (!measured()) {
+            return limit + " · " + sampling;
+        }
+        return String.format(Locale.ROOT, "%s · est %.1f%% (all %.1f%%) · ops %s", limit, estimatePercent,
+                fullTracingPercent, sampling);
+    }
+
+    /** The header's cost cell: "cost ~0.7% / 1% budget" (its estimate against the limit). */
+    public String costText() {
+        String limit = budgetPercent > 0 ? trim(budgetPercent) + "% budget" : "no budget";
+        return measured() ? String.format(Locale.ROOT, "cost ~%.1f%% / %s", estimatePercent, limit)
+                : "cost: measuring / " + limit;
+    }
+
+    /** After the operator layer's state while windows sample it: " 1s/6.2s" (attached 1 s of every 6.2 s). */
+    public String windowsText() {
+        if (!present() || arrivalShare >= 1 || arrivalShare <= 0) {
+            return "";
+        }
+        double periodS = BUDGET_WINDOW_S / arrivalShare;
+        return String.format(Locale.ROOT, " %ss/%.1fs", trim(BUDGET_WINDOW_S), periodS);
+    }
+
+    /** The length of one sample window (session.BudgetPlan.ON_MS). */
+    public static final double BUDGET_WINDOW_S = 1.0;
+
+    private static String trim(double value) {
+        return value == Math.rint(value) ? Long.toString((long) value) : String.format(Locale.ROOT, "%.2f", value);
+    }
+}

@@ -1,0 +1,167 @@
+package dev.infertop.session;
+
+import dev.infertop.bpf.BpfException;
+import dev.infertop.bpf.ProbeRunStats;
+import dev.infertop.bpf.ProbeSet;
+import dev.infertop.machine.CeilingCache;
+import dev.infertop.machine.UprobeHitCost;
+import dev.infertop.model.BudgetStatus;
+import dev.infertop.model.Layer;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Optional;
+import java.util.function.Consumer;
+
+/**
+ * Keeps infertop's estimated cost under {@code --budget}: a thread of its own (attaching and detaching probes
+ * takes the kernel ~0.1 s each, which must not hold up the collector) that alternates sample windows, with the
+ * operator layer's per-thread probes attached, and gaps without them, each as long as {@link BudgetPlan} says.
+ * What it costs comes from the kernel's count of each program's runs and run time ({@link ProbeRunStats}), the
+ * cost of one uprobe hit measured on this machine ({@link dev.infertop.machine.UprobeCostProbe}, cached), and
+ * CPU times from /proc. With budget 0 it only estimates.
+ */
+final class OverheadBudget implements AutoCloseable {
+    /** After a window ends, the graph in flight finishes with its arrivals before the probes go. */
+    static final long GRACE_MS = 100;
+    /** Where a hit's cost cannot be measured: this VM's figure for a probe on an emulated call (FACTS.md). */
+    static final double ASSUMED_HIT_NS = 800;
+    private static final long CLOCK_TICK_NS = 10_000_000; // USER_HZ 100
+
+    private final double budgetPercent;
+    private final ProbeSet probes;
+    private final ProbeRunStats stats;
+    private final int pid;
+    private final Consumer<String> notice;
+    private volatile BudgetStatus status;
+    private volatile boolean stopped;
+    private Thread thread;
+
+    private OverheadBudget(double budgetPercent, ProbeSet probes, ProbeRunStats stats, int pid, Consumer<String> notice) {
+        this.budgetPercent = budgetPercent;
+        this.probes = probes;
+        this.stats = stats;
+        this.pid = pid;
+        this.notice = notice;
+        this.status = new BudgetStatus(budgetPercent, Double.NaN, Double.NaN, 1, "measuring");
+    }
+
+    /**
+     * Starts the budget's thread; where the kernel keeps no run-time stats (before Linux 5.8) the status says
+     * so and everything is traced.
+     */
+    static OverheadBudget start(double budgetPercent, ProbeSet probes, dev.infertop.bpf.BpfObject object, int pid,
+                                Consumer<String> notice) {
+        ProbeRunStats stats;
+        try {
+            stats = ProbeRunStats.open(object);
+        } catch (BpfException e) {
+            OverheadBudget none = new OverheadBudget(budgetPercent, probes, null, pid, notice);
+            none.status = new BudgetStatus(budgetPercent, Double.NaN, Double.NaN, 1, "no estimate: " + e.getMessage());
+            notice.accept("infertop: the overhead budget traces everything: " + e.getMessage());
+            return none;
+        }
+        OverheadBudget budget = new OverheadBudget(budgetPercent, probes, stats, pid, notice);
+        budget.thread = Thread.ofPlatform().name("infertop-budget").daemon().start(budget::run);
+        return budget;
+    }
+
+    BudgetStatus status() {
+        return status;
+    }
+
+    private record Reading(long nowNs, ProbeRunStats.Sample probes, long targetCpuNs, long ownCpuNs) {
+        BudgetPlan.Phase since(Reading earlier) {
+            ProbeRunStats.Sample d = probes.minus(earlier.probes);
+            return new BudgetPlan.Phase(nowNs - earlier.nowNs, d.uprobeHits(), d.arrivalHits(), d.bpfRunNs(),
+                    targetCpuNs - earlier.targetCpuNs, ownCpuNs - earlier.ownCpuNs);
+        }
+    }
+
+    private void run() {
+        Optional<UprobeHitCost> measured = CeilingCache.defaultLocation()
+                .uprobeCostMeasuredIfMissing(line -> notice.accept("infertop: " + line));
+        BudgetPlan plan = new BudgetPlan(budgetPercent, measured.map(UprobeHitCost::nsPerHit).orElse(ASSUMED_HIT_NS),
+                measured.isPresent() ? "" : "hit cost assumed " + (long) ASSUMED_HIT_NS + " ns");
+        long phaseMs = BudgetPlan.FIRST_ON_MS;
+        try {
+            while (!stopped) {
+                Reading before = read();
+                if (!sleep(phaseMs)) {
+                    return;
+                }
+                BudgetPlan.Phase phase = read().since(before);
+                if (!probes.isEnabled(Layer.OPERATOR)) {
+                    plan.operatorOff(phase);
+                    phaseMs = BudgetPlan.ON_MS;
+                } else if (!probes.arrivalsPaused()) {
+                    long offMs = plan.afterOnPhase(phase);
+                    if (offMs > 0) {
+                        probes.pauseArrivals(GRACE_MS);
+                        phaseMs = offMs;
+                    } else {
+                        phaseMs = BudgetPlan.ON_MS;
+                    }
+                } else {
+                    plan.afterOffPhase(phase);
+                    probes.resumeArrivals();
+                    phaseMs = BudgetPlan.ON_MS;
+                }
+                status = plan.status();
+            }
+        } catch (IOException e) {
+            // the target is gone: the session ends too
+        } catch (BpfException | RuntimeException e) {
+            notice.accept("infertop: the overhead budget stopped sampling: " + e.getMessage());
+            try {
+                probes.resumeArrivals();
+            } catch (BpfException ignored) {
+                // the layer's status says what is attached
+            }
+        }
+    }
+
+    private Reading read() throws IOException {
+        return new Reading(System.nanoTime(), stats.sample(), cpuNs(Path.of("/proc/" + pid + "/stat")),
+                cpuNs(Path.of("/proc/self/stat")));
+    }
+
+    /** utime + stime of every thread of a process (/proc/PID/stat fields 14 and 15, clock ticks). */
+    static long cpuNs(Path stat) throws IOException {
+        String text = Files.readString(stat);
+        int close = text.lastIndexOf(')'); // the command name may hold spaces and parentheses
+        String[] fields = text.substring(close + 2).split(" ");
+        try {
+            return (Long.parseLong(fields[11]) + Long.parseLong(fields[12])) * CLOCK_TICK_NS;
+        } catch (NumberFormatException | ArrayIndexOutOfBoundsException e) {
+            throw new IOException("unexpected " + stat);
+        }
+    }
+
+    private boolean sleep(long ms) {
+        try {
+            Thread.sleep(ms);
+            return !stopped;
+        } catch (InterruptedException e) {
+            return false;
+        }
+    }
+
+    @Override
+    public void close() {
+        stopped = true;
+        Thread running = thread;
+        if (running != null) {
+            running.interrupt();
+            try {
+                running.join(2000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        if (stats != null) {
+            stats.close();
+        }
+    }
+}

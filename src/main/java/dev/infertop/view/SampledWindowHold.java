@@ -1,0 +1,26 @@
+package dev.infertop.view;
+
+import dev.infertop.model.Figures;
+import dev.infertop.model.Snapshot;
+
+/**
+ * While the overhead budget samples the operator layer in windows, most intervals have no traced graph: the
+ * live view keeps showing the operator figures (table, roofline) of the last interval that had some instead of an
+ * empty table (the header shows the windows: "operator on 1s/7.8s"). The JSON lines and the run's totals are left as they are.
+ * Called on the collector thread, one snapshot at a time.
+ */
+public final class SampledWindowHold {
+    private Figures lastSampled;
+
+    /** {@code s}, or {@code s} with the last sampled interval's operator figures where it has none. */
+    public Snapshot apply(Snapshot s) {
+        if (s.interval().operators().graphsAttributed() > 0) {
+            lastSampled = s.interval();
+            return s;
+        }
+        if (lastSampled == null || s.isFinal() || !s.budget().present() || s.budget().arrivalShare() >= 1) {
+            return s;
+        }
+        return s.withInterval(s.interval().withOperatorFiguresOf(lastSampled));
+    }
+}

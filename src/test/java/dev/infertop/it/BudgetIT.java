@@ -1,0 +1,194 @@
+package dev.infertop.it;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.infertop.workload.LlamaCppWorkload;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The overhead budget on llama-bench decoding the 245 M-parameter model (2 threads).
+ * <ol>
+ *   <li>Sampling is sound, proven on one run traced in full ({@code --budget 0}, whose counts stay exact): the
+ *       op shares and MUL_MAT's median from the graphs of 1 s windows every 4 s equal those of every graph,
+ *       within {@link #SHARE_POINTS} percentage points and {@link #P50_RATIO}.</li>
+ *   <li>A tiny budget makes the controller sample: the per-thread probes are attached only part of the time,
+ *       fewer graphs are traced than computed, and the windows' op shares match the full run's (another run:
+ *       a wider tolerance).</li>
+ * </ol>
+ */
+class BudgetIT {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    /** Same run: an op's share of the time from the windows' graphs vs all graphs, in percentage points. */
+    static final double SHARE_POINTS = 3;
+    /** Another run, on a busy 2-core VM: looser. */
+    static final double SHARE_POINTS_ACROSS_RUNS = 6;
+    static final double P50_RATIO = 1.25;
+    /** Ops at least this share of the time are compared (the rest are noise-sized). */
+    static final double MIN_SHARE = 0.05;
+    private static LlamaCppWorkload llama;
+
+    @TempDir
+    Path work;
+
+    @BeforeAll
+    static void requirements() {
+        llama = Requirements.canTraceLlamaCpp();
+    }
+
+    @Test
+    void windowsOfOneRunGiveTheSharesOfAllItsGraphsAndATinyBudgetSamples() throws Exception {
+        Path model = Models.preset("bench");
+        Path snapshots = work.resolve("full");
+        JsonNode full = trace(model, 48, "--budget", "0", "--flight-seconds", "300", "--snapshot-on-exit",
+                "--snapshot-dir", snapshots.toString());
+        // --budget 0: every graph traced, the counts exact.
+        assertEquals("every graph", full.path("budget").path("sampling").asText(), full.path("budget").toString());
+        assertEquals(1.0, full.path("budget").path("arrival_share").asDouble(), full.path("budget").toString());
+        long computes = full.path("cpu_graph_computes").asLong();
+        assertEquals(computes, full.path("op_graphs").asLong() + full.path("op_graphs_unattributed").asLong(),
+                "every CPU graph traced: " + full);
+        assertTrue(full.path("budget").path("full_tracing_percent").asDouble() > 0, full.path("budget").toString());
+
+        // 1. The same run's graphs, all of them vs those starting in 1 s windows every 4 s.
+        Path dir;
+        try (Stream<Path> found = Files.list(snapshots.getParent())) {
+            dir = found.filter(p -> p.getFileName().toString().startsWith("full")).findFirst().orElseThrow();
+        }
+        List<OpSlice> slices = opSlices(dir.resolve("trace.json"));
+        long first = slices.stream().mapToLong(OpSlice::graphStartUs).min().orElseThrow();
+        List<OpSlice> windows = slices.stream()
+                .filter(s -> (s.graphStartUs() - first) % 4_000_000 < 1_000_000).toList();
+        Map<String, Double> all = shares(slices);
+        Map<String, Double> sampled = shares(windows);
+        System.out.printf("budget: %d op slices in all, %d in windows; shares all %s, windows %s%n", slices.size(),
+                windows.size(), all, sampled);
+        assertTrue(windows.size() > slices.size() / 8, "the windows hold a quarter of the run: " + windows.size());
+        assertSharesMatch(all, sampled, SHARE_POINTS, "same run");
+        double p50All = p50Us(slices, "MUL_MAT");
+        double p50Windows = p50Us(windows, "MUL_MAT");
+        System.out.printf("budget: MUL_MAT p50 %.1f µs all, %.1f µs windows%n", p50All, p50Windows);
+        assertTrue(Math.max(p50All, p50Windows) / Math.min(p50All, p50Windows) <= P50_RATIO,
+                "MUL_MAT p50 " + p50All + " vs " + p50Windows);
+
+        // 2. A budget far below the full cost: the controller samples.
+        JsonNode tiny = trace(model, 96, "--budget", "0.05");
+        JsonNode budget = tiny.path("budget");
+        System.out.println("budget: tiny " + budget + "; op_graphs " + tiny.path("op_graphs").asLong() + " of "
+                + tiny.path("cpu_graph_computes").asLong() + " (full run: " + full.path("budget") + ")");
+        assertEquals(0.05, budget.path("limit_percent").asDouble(), budget.toString());
+        assertTrue(budget.path("arrival_share").asDouble() < 1, "the per-thread probes went away: " + budget);
+        assertTrue(budget.path("sampling").asText().contains("of every"), budget.toString());
+        long traced = tiny.path("op_graphs").asLong();
+        assertTrue(traced > 0, "the first window traced graphs: " + tiny);
+        assertTrue(traced < tiny.path("cpu_graph_computes").asLong() * 3 / 4,
+                "fewer graphs traced than computed: " + traced + " of " + tiny.path("cpu_graph_computes").asLong());
+        assertTrue(tiny.path("op_graphs_unattributed").asLong() <= Math.max(2, traced / 20),
+                "windows end between graphs: " + tiny.path("op_graphs_unattributed").asLong() + " unattributed");
+        assertSharesMatch(jsonShares(full), jsonShares(tiny), SHARE_POINTS_ACROSS_RUNS, "sampled run vs full run");
+    }
+
+    private JsonNode trace(Path model, int tokens, String... options) throws Exception {
+        List<String> args = new ArrayList<>(List.of("--json", "-d", "1"));
+        Collections.addAll(args, options);
+        Collections.addAll(args, "--", llama.sourceBuildTool("llama-bench").toString(), "-m", model.toString(),
+                "-p", "0", "-n", Integer.toString(tokens), "-r", "3", "-t", "2");
+        try (InfertopProcess infertop = InfertopProcess.start(args.toArray(String[]::new))) {
+            assertEquals(0, infertop.waitFor(300), infertop.stderrText());
+            LeakCheck.assertNothingLeft();
+            return infertop.finalObject();
+        }
+    }
+
+    private static void assertSharesMatch(Map<String, Double> expected, Map<String, Double> actual, double points,
+                                          String what) {
+        int compared = 0;
+        for (Map.Entry<String, Double> op : expected.entrySet()) {
+            if (op.getValue() < MIN_SHARE) {
+                continue;
+            }
+            compared++;
+            double other = actual.getOrDefault(op.getKey(), 0.0);
+            assertTrue(Math.abs(op.getValue() - other) * 100 <= points, what + ": " + op.getKey() + " "
+                    + Math.round(op.getValue() * 1000) / 10.0 + " % vs " + Math.round(other * 1000) / 10.0 + " %");
+        }
+        assertTrue(compared >= 2, what + ": at least two ops above " + MIN_SHARE + ": " + expected);
+    }
+
+    /** Op name → share of the ops' wall time, from a final JSON object. */
+    private static Map<String, Double> jsonShares(JsonNode total) {
+        Map<String, Double> wall = new HashMap<>();
+        total.path("ops").properties().forEach(e -> wall.put(e.getKey(), e.getValue().path("wall_ms").asDouble()));
+        return normalised(wall);
+    }
+
+    record OpSlice(String op, double durUs, long graphStartUs) {}
+
+    /** The trace's op slices, each with the start of the graph slice (same thread) it lies in. */
+    private static List<OpSlice> opSlices(Path trace) throws IOException {
+        JsonNode events = JSON.readTree(trace.toFile()).path("traceEvents");
+        Map<Integer, List<long[]>> graphsByTid = new HashMap<>();
+        for (JsonNode e : events) {
+            if (e.path("cat").asText().equals("graph")) {
+                graphsByTid.computeIfAbsent(e.path("tid").asInt(), t -> new ArrayList<>()).add(new long[]{
+                        Math.round(e.path("ts").asDouble()), Math.round(e.path("ts").asDouble() + e.path("dur").asDouble())});
+            }
+        }
+        List<long[]> graphs = graphsByTid.values().stream().flatMap(List::stream)
+                .sorted((a, b) -> Long.compare(a[0], b[0])).toList();
+        List<OpSlice> slices = new ArrayList<>();
+        for (JsonNode e : events) {
+            if (!e.path("cat").asText().equals("op")) {
+                continue;
+            }
+            long ts = Math.round(e.path("ts").asDouble());
+            long graphStart = -1;
+            for (long[] g : graphs) { // graphs are few (a few hundred): a scan is fine in a test
+                if (g[0] <= ts && ts <= g[1]) {
+                    graphStart = g[0];
+                    break;
+                }
+            }
+            if (graphStart >= 0) {
+                slices.add(new OpSlice(e.path("name").asText(), e.path("dur").asDouble(), graphStart));
+            }
+        }
+        assertTrue(!slices.isEmpty(), "op slices inside graph slices in " + trace);
+        return slices;
+    }
+
+    private static Map<String, Double> shares(List<OpSlice> slices) {
+        Map<String, Double> time = new HashMap<>();
+        for (OpSlice s : slices) {
+            time.merge(s.op(), s.durUs(), Double::sum);
+        }
+        return normalised(time);
+    }
+
+    private static Map<String, Double> normalised(Map<String, Double> time) {
+        double sum = time.values().stream().mapToDouble(Double::doubleValue).sum();
+        Map<String, Double> share = new HashMap<>();
+        time.forEach((op, t) -> share.put(op, sum > 0 ? t / sum : 0));
+        return share;
+    }
+
+    private static double p50Us(List<OpSlice> slices, String op) {
+        double[] durations = slices.stream().filter(s -> s.op().equals(op)).mapToDouble(OpSlice::durUs).sorted().toArray();
+        assertTrue(durations.length > 0, "no " + op + " slice");
+        return durations[durations.length / 2];
+    }
+}
