@@ -108,6 +108,19 @@ public final class MetricsMapping {
                 "Estimated share of one CPU the probes cost the target over the last interval (hits x measured "
                         + "per-hit cost: an estimate)", ProbeCostEstimate.cpuFraction(s)));
 
+        if (s.budget().present() && s.budget().measured()) {
+            // The overhead budget's own estimate (% of the target's CPU) and the share it traces, as ratios.
+            out.metricSnapshot(gauge("infertop_overhead_estimate_ratio", Unit.RATIO,
+                    "infertop's estimated cost as a share of the target's own CPU time (--budget's estimate)",
+                    s.budget().estimatePercent() / 100));
+            out.metricSnapshot(gauge("infertop_overhead_budget_ratio", Unit.RATIO,
+                    "The --budget limit as a share of the target's own CPU time (0: none)",
+                    s.budget().budgetPercent() / 100));
+            out.metricSnapshot(gauge("infertop_operator_sampled_ratio", Unit.RATIO,
+                    "Share of the time the operator layer's per-thread probes are attached (1: every graph)",
+                    s.budget().arrivalShare()));
+        }
+
         out.metricSnapshot(histogram("infertop_ttft_seconds",
                 "Time of each prefill llama_decode call (TTFT)", created,
                 Map.of(Labels.EMPTY, latency(frame, "ttft", LatencyBuckets.TTFT_EDGES_NS)
@@ -176,6 +189,7 @@ public final class MetricsMapping {
             "infertop_prefill_tokens_total", "infertop_decode_tokens_total", "infertop_decode_calls_total",
             "infertop_graph_computes_total", "infertop_graph_busy_seconds_total", "infertop_barrier_wait_seconds_total",
             "infertop_thread_work_seconds_total", "infertop_moe_expert_selections_total", "infertop_lost_events_total",
-            "infertop_probe_cost_ratio", "infertop_ttft_seconds", "infertop_tpot_seconds",
+            "infertop_probe_cost_ratio", "infertop_overhead_estimate_ratio", "infertop_overhead_budget_ratio",
+            "infertop_operator_sampled_ratio", "infertop_ttft_seconds", "infertop_tpot_seconds",
             "infertop_op_duration_seconds");
 }

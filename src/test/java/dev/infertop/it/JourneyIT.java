@@ -96,6 +96,9 @@ class JourneyIT {
         pane.keepSize();
         String screen = pane.awaitScreen("decode tokens/s, operator rows and requests answered",
                 s -> DECODING.matcher(s).find() && s.contains("MUL_MAT") && s.contains(" answered"), 600);
+        // The overhead budget is on by default: its estimate against the limit, once the first window measured.
+        screen = pane.awaitScreen("the budget's estimate in the header",
+                s -> s.contains("% budget") && s.contains("cost ~") && s.contains("MUL_MAT"), 60);
         long target = targetPid(screen);
         launched.add(target);
         ProcessHandle infertop = pane.infertop();

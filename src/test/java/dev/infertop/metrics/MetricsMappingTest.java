@@ -152,7 +152,10 @@ class MetricsMappingTest {
         long[][] counts = {{1}};
         MoeTotals moe = new MoeTotals(true, 10, 1, counts, counts, new long[1], new long[1], counts, counts,
                 new long[1], new long[1], new long[1], List.of(), new double[1], 16384, 1, 0, 0, 0, 0, 8);
-        String text = openMetrics(frame(Fixtures.snapshot(LayerStatus.State.ON).withMoe(moe)));
+        String text = openMetrics(frame(Fixtures.snapshot(LayerStatus.State.ON).withMoe(moe)
+                .withBudget(new dev.infertop.model.BudgetStatus(1, 0.8, 2.5, 0.25, "1.0 s of every 4.0 s"))));
+        assertLine(text, "infertop_overhead_estimate_ratio 0.008");
+        assertLine(text, "infertop_operator_sampled_ratio 0.25");
         java.util.Set<String> families = new java.util.TreeSet<>();
         text.lines().filter(l -> l.startsWith("# TYPE ")).forEach(l -> {
             String[] parts = l.split(" ");

@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# infertop beside its peers, on a quiet machine: one interleaved, rotated run of llama-bench decoding the
+# synthetic 245 M-parameter bench model (-p 0 -n 64 -r REPS -t 2) under
+#   none        no tracer (the round's baseline)
+#   default     infertop as a user starts it: infertop --json -- llama-bench ... (default layers, --budget 1)
+#   full        every operator on every graph: infertop --json --budget 0 -- llama-bench ...
+#   bpftrace    the naive bpftrace one-liner: entry uprobes on every ggml_compute_forward_* + ggml_barrier +
+#               llama_decode, a count per probe
+#   bcc         a hand-written BCC tracer (src/scripts/peers/bcc-ggml.py): entry+return uprobes on 7 functions,
+#               every call's duration through a perf buffer
+# Each round runs all five in a rotated order; a tracer's figure is its decode tokens/s over the same round's
+# `none`. Printed: per tracer the median ratio with its range over the rounds; and infertop's time to its first
+# interval line and peak RSS (VmHWM) with the defaults, from the same rounds.
+#
+#   src/scripts/bench-peers.sh [-r ROUNDS] [-n REPS] [-o OUT] [--install]
+#
+# --install: installs the peers from the distribution (bpftrace, bpfcc-tools). BCC compiles its programs
+# against kernel headers and looks for them in /lib/modules/$(uname -r)/build; a VM kernel without a headers
+# package gets Debian's linux-headers-amd64 linked there (the peer only probes user space: no kernel struct is
+# read, so a near version serves).
+# Needs root. Holds /tmp/infertop-probes.lock (the tests take it too).
+set -euo pipefail
+here="$(dirname "$(readlink -f "$0")")"
+die() { printf 'bench-peers: %s\n' "$*" >&2; exit 1; }
+rounds=6
+reps=3
+out="bench-peers-$(date +%Y%m%d-%H%M%S).txt"
+install=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    -r) rounds="$2"; shift 2 ;;
+    -n) reps="$2"; shift 2 ;;
+    -o) out="$2"; shift 2 ;;
+    --install) install=1; shift ;;
+    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) die "unknown option '$1' (see -h)" ;;
+  esac
+done
+[[ "$rounds" =~ ^[0-9]+$ && "$rounds" -ge 1 ]] || die "-r ROUNDS must be a positive number, got '$rounds'"
+[[ "$reps" =~ ^[0-9]+$ && "$reps" -ge 1 ]] || die "-n REPS must be a positive number, got '$reps'"
+[ "$(id -u)" = 0 ] || die "needs root (BPF probes): run it with sudo"
+
+if [ "$install" = 1 ]; then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get install -y -qq --no-install-recommends bpftrace bpfcc-tools python3-bpfcc >/dev/null
+  build="/lib/modules/$(uname -r)/build"
+  if [ ! -e "$build" ]; then
+    apt-get install -y -qq --no-install-recommends linux-headers-amd64 >/dev/null
+    headers="$(ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | sort -V | tail -1)"
+    [ -n "$headers" ] || die "no /usr/src/linux-headers-*-amd64 after installing linux-headers-amd64"
+    mkdir -p "$(dirname "$build")"
+    ln -s "$headers" "$build"
+    echo "bench-peers: BCC's kernel headers: $build -> $headers" >&2
+  fi
+fi
+command -v bpftrace >/dev/null || die "bpftrace is missing: run with --install"
+python3 -c 'import bcc' 2>/dev/null || die "BCC (python3-bpfcc) is missing: run with --install"
+
+cache="${INFERTOP_CACHE:-$HOME/.cache/infertop}"
+bin="$cache/llama.cpp-node-3.22.1/build/bin"
+bench="$bin/llama-bench"
+[ -x "$bench" ] || die "llama-bench not found in $bin: run src/scripts/setup.sh"
+model="$(ls -1 "$cache"/models/bench-s*-*.gguf 2>/dev/null | head -1 || true)"
+[ -n "$model" ] || model="$cache/models/bench.gguf"
+infertop="${INFERTOP:-$here/infertop}"
+if [ ! -f "$model" ]; then
+  mkdir -p "$(dirname "$model")"
+  "$infertop" model bench "$model" >&2
+fi
+libllama="$(readlink -f "$bin/libllama.so")"
+libbase="$(readlink -f "$bin/libggml-base.so")"
+libcpu="$(readlink -f "$bin/libggml-cpu.so")"
+workload=("$bench" -m "$model" -p 0 -n 64 -r "$reps" -t 2)
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+
+tg() { grep -E '\| +tg64 +\|' "$1" | sed -E 's/.*\| +([0-9.]+) ± .*/\1/' | tail -1; }
+
+# One run of the workload under tracer $1; prints "tokens/s [first-line-s rss-kib]".
+run_one() {
+  local tracer="$1" log="$work/$1.log" tpid
+  case "$tracer" in
+    none) "${workload[@]}" >"$log" 2>/dev/null; echo "$(tg "$log")" ;;
+    default|full)
+      local extra=()
+      [ "$tracer" = full ] && extra=(--budget 0)
+      local start; start=$(date +%s%N)
+      "$infertop" --json "${extra[@]}" -- "${workload[@]}" >"$work/json" 2>"$log" &
+      tpid=$!
+      local first=""
+      while kill -0 "$tpid" 2>/dev/null; do
+        if [ -z "$first" ] && [ -s "$work/json" ]; then first=$(( ($(date +%s%N) - start) / 1000000 )); fi
+        rss=$(awk '/VmHWM/ {print $2}' /proc/$tpid/status 2>/dev/null || true)
+        [ -n "$rss" ] && echo "$rss" >"$work/rss"
+        sleep 0.05
+      done
+      wait "$tpid" || true
+      # The JVM is the launcher's child when src/scripts/infertop execs java: VmHWM is read off the pid above.
+      echo "$(tg "$log") ${first:-NA} $(cat "$work/rss" 2>/dev/null || echo NA)" ;;
+    bpftrace)
+      local probes="uprobe:$libcpu:ggml_compute_forward_*,uprobe:$libcpu:ggml_barrier,uprobe:$libllama:llama_decode"
+      bpftrace -e "$probes { @[probe] = count(); }" >"$work/bt.out" 2>&1 &
+      tpid=$!
+      for _ in $(seq 1 600); do grep -q "Attaching" "$work/bt.out" 2>/dev/null && break; sleep 0.1; done
+      sleep 2 # Attaching is printed before the probes are in
+      "${workload[@]}" >"$log" 2>/dev/null
+      kill -INT "$tpid"; wait "$tpid" || true
+      echo "$(tg "$log")" ;;
+    bcc)
+      python3 "$here/peers/bcc-ggml.py" "$libllama" "$libbase" "$libcpu" >"$work/bcc.out" 2>&1 &
+      tpid=$!
+      for _ in $(seq 1 600); do grep -q "attached" "$work/bcc.out" 2>/dev/null && break; sleep 0.1; done
+      grep -q "attached" "$work/bcc.out" || { cat "$work/bcc.out" >&2; die "the BCC peer did not attach"; }
+      "${workload[@]}" >"$log" 2>/dev/null
+      kill -INT "$tpid"; wait "$tpid" || true
+      echo "$(tg "$log")" ;;
+  esac
+}
+
+exec 9>/tmp/infertop-probes.lock
+flock 9
+tracers=(none default full bpftrace bcc)
+echo "bench-peers: $rounds rounds of ${#tracers[@]} runs of: ${workload[*]}" | tee "$out"
+for round in $(seq 1 "$rounds"); do
+  shift_by=$(( (round - 1) % ${#tracers[@]} ))
+  order=("${tracers[@]:$shift_by}" "${tracers[@]:0:$shift_by}")
+  for tracer in "${order[@]}"; do
+    result="$(run_one "$tracer")"
+    echo "round $round $tracer $result" | tee -a "$out"
+  done
+done
+python3 - "$out" <<'PY' | tee -a "$out"
+import statistics, sys
+rows = [l.split() for l in open(sys.argv[1]) if l.startswith("round ")]
+by_round = {}
+for r in rows:
+    by_round.setdefault(r[1], {})[r[2]] = r[3:]
+def ratio_stats(tracer):
+    ratios = []
+    for values in by_round.values():
+        try:
+            ratios.append(float(values[tracer][0]) / float(values["none"][0]))
+        except (KeyError, ValueError, ZeroDivisionError, IndexError):
+            pass
+    return ratios
+print("decode tokens/s relative to the same round's run without a tracer (median, range over rounds):")
+for tracer in ["default", "full", "bpftrace", "bcc"]:
+    r = ratio_stats(tracer)
+    if r:
+        print(f"  {tracer:9s} {statistics.median(r):.3f}  ({min(r):.3f}-{max(r):.3f}, {len(r)} rounds)")
+base = [float(v["none"][0]) for v in by_round.values() if "none" in v and v["none"]]
+if base:
+    print(f"  none      {statistics.median(base):.1f} tok/s ({min(base):.1f}-{max(base):.1f})")
+for tracer in ["default", "full"]:
+    first = [int(v[tracer][1]) for v in by_round.values() if tracer in v and len(v[tracer]) > 2 and v[tracer][1] != "NA"]
+    rss = [int(v[tracer][2]) for v in by_round.values() if tracer in v and len(v[tracer]) > 2 and v[tracer][2] != "NA"]
+    if first:
+        print(f"infertop {tracer}: first interval line {statistics.median(first)/1000:.2f} s after exec "
+              f"({min(first)/1000:.2f}-{max(first)/1000:.2f}; includes llama-bench loading the model); "
+              f"peak RSS {statistics.median(rss)/1024:.0f} MB ({min(rss)/1024:.0f}-{max(rss)/1024:.0f})")
+PY

@@ -1,0 +1,43 @@
+package dev.infertop.view;
+
+import dev.infertop.model.BudgetStatus;
+import dev.infertop.model.LayerStatus;
+import dev.infertop.model.OperatorTotals;
+import dev.infertop.model.RunState;
+import dev.infertop.model.Snapshot;
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
+
+class SampledWindowHoldTest {
+    private static final BudgetStatus SAMPLING = new BudgetStatus(1, 0.9, 3.2, 0.25, "1.0 s of every 4.0 s");
+
+    private static Snapshot gap(Snapshot traced) {
+        return traced.withInterval(traced.interval().withOperatorFiguresOf(
+                Fixtures.snapshot(LayerStatus.State.OFF).interval())).withBudget(SAMPLING);
+    }
+
+    @Test
+    void betweenWindowsTheLastWindowsTableStays() {
+        SampledWindowHold hold = new SampledWindowHold();
+        Snapshot traced = Fixtures.snapshot(LayerStatus.State.ON).withBudget(SAMPLING);
+        assertSame(traced, hold.apply(traced));
+        Snapshot shown = hold.apply(gap(traced));
+        assertEquals(traced.interval().operators(), shown.interval().operators());
+        assertEquals(traced.interval().roofline(), shown.interval().roofline());
+        assertEquals(gap(traced).total(), shown.total(), "the run's totals are left as they are");
+    }
+
+    @Test
+    void withoutSamplingAnEmptyIntervalStaysEmpty() {
+        SampledWindowHold hold = new SampledWindowHold();
+        Snapshot traced = Fixtures.snapshot(LayerStatus.State.ON);
+        hold.apply(traced.withBudget(new BudgetStatus(1, 0.5, 0.5, 1, "every graph")));
+        Snapshot empty = gap(traced).withBudget(new BudgetStatus(1, 0.5, 0.5, 1, "every graph"));
+        assertEquals(OperatorTotals.EMPTY, hold.apply(empty).interval().operators(),
+                "every graph traced: an interval without one had none");
+        Snapshot ended = gap(traced).withState(RunState.EXITED);
+        assertEquals(OperatorTotals.EMPTY, hold.apply(ended).interval().operators(), "a final snapshot is the run's");
+    }
+}
