@@ -134,7 +134,7 @@ public final class InfertopCommand implements Callable<Integer> {
     int operatorEvery;
 
     @Option(names = "--budget", paramLabel = "PCT", defaultValue = "1",
-            description = "Keep infertop's estimated cost under PCT % of the target's own CPU time (probe hits x the "
+            description = "Keep infertop's estimated cost under PCT %% of the target's own CPU time (probe hits x the "
                     + "measured cost of a hit, BPF run time, infertop's CPU) by sampling the operator layer's "
                     + "per-thread probes in windows; 0: no limit, trace every graph (default: ${DEFAULT-VALUE}).")
     double budgetPercent;
