@@ -18,9 +18,17 @@ public final class SampledWindowHold {
             lastSampled = s.interval();
             return s;
         }
-        if (lastSampled == null || s.isFinal() || !s.budget().present() || s.budget().arrivalShare() >= 1) {
-            return s;
+        double share = s.budget().arrivalShare();
+        if (lastSampled == null || s.isFinal() || !s.budget().present() || share <= 0 || share >= 1
+                || !operatorLayerOn(s)) {
+            return s; // every graph traced, or the layer off: an interval without graphs had none
         }
         return s.withInterval(s.interval().withOperatorFiguresOf(lastSampled));
+    }
+
+    private static boolean operatorLayerOn(Snapshot s) {
+        return s.layers().stream().anyMatch(l -> l.layer() == dev.infertop.model.Layer.OPERATOR
+                && (l.state() == dev.infertop.model.LayerStatus.State.ON
+                || l.state() == dev.infertop.model.LayerStatus.State.PARTIAL));
     }
 }

@@ -14,12 +14,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class CountersLiveIT extends LiveViewFixture {
     @Test
     void keySixOpensAndClosesThePerfEventsAndCShowsThePanel() throws Exception {
+        // --budget 0: the operator layer's per-thread probes stay attached (no sample windows), so every perf
+        // fd counted below is the counters layer's or a uprobe that does not change while this runs.
         startOnBench("infertop-counters-it-" + ProcessHandle.current().pid(), 120, 100000,
-                "--counters", "software");
+                "--counters", "software", "--budget", "0");
         pane.awaitScreen("MUL_MAT rows, counters off", s -> s.contains("MUL_MAT") && s.contains("6:counters off"),
                 120);
         ProcessHandle infertop = pane.infertop();
-        // Every perf fd infertop holds counts, uprobe links too: its uprobes do not change while this runs.
+        // Every perf fd infertop holds counts, uprobe links too: its uprobes do not change while this runs
+        // (--budget 0 above).
         long before = PerfCountersIT.perfFds(infertop.pid());
 
         pane.keys("6");

@@ -37,6 +37,8 @@ class SampledWindowHoldTest {
         Snapshot empty = gap(traced).withBudget(new BudgetStatus(1, 0.5, 0.5, 1, "every graph"));
         assertEquals(OperatorTotals.EMPTY, hold.apply(empty).interval().operators(),
                 "every graph traced: an interval without one had none");
+        Snapshot off = gap(traced).withBudget(new BudgetStatus(1, 0.5, 0.5, 0, "operator layer off"));
+        assertEquals(OperatorTotals.EMPTY, hold.apply(off).interval().operators(), "the layer off: nothing held");
         Snapshot ended = gap(traced).withState(RunState.EXITED);
         assertEquals(OperatorTotals.EMPTY, hold.apply(ended).interval().operators(), "a final snapshot is the run's");
     }
