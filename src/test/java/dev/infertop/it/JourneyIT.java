@@ -69,7 +69,7 @@ class JourneyIT {
 
     @Test
     void quickStartDemoAsJsonEndsWithAFinalObjectThatSawGeneratedTokens() throws Exception {
-        Process demo = new ProcessBuilder("bash", "src/scripts/demo.sh", "--json", "-n", "8")
+        Process demo = new ProcessBuilder("bash", "src/scripts/demo.sh", "--json", "-n", "10")
                 .directory(ROOT.toFile()).redirectError(ProcessBuilder.Redirect.PIPE).start();
         List<String> stderr = new ArrayList<>();
         Thread pump = Thread.ofVirtual().start(() -> drain(demo.errorReader(), stderr));
