@@ -237,6 +237,37 @@ class RooflineAggregatorTest {
     }
 
     @Test
+    void aGraphSeenBeforeIsCostedWithoutAllocating() {
+        // Sources and routing that allocate nothing themselves (the target's memory is read every 32 graphs).
+        RooflineAggregator.Source router = memory.get(ROUTER);
+        RooflineAggregator.Source gate = memory.get(GATE_EXPS);
+        RooflineAggregator.Source down = memory.get(DOWN_EXPS);
+        RooflineAggregator.Source ids = source(I32, false, 2, 1, 1);
+        RooflineAggregator.Source input = source(F32, false, 256, 1, 1);
+        long[] chosen = rows(0, 0, 0, 1, 0, 1);
+        RooflineAggregator quiet = new RooflineAggregator(GraphFixture.naming(List.of("NONE", "MUL_MAT", "ADD",
+                "MUL_MAT_ID"), 0, Set.of(0)), types, address -> address == ROUTER ? router
+                : address == GATE_EXPS ? gate : address == DOWN_EXPS ? down : address == IDS ? ids
+                : address == INPUT ? input : null, (seq, group) -> group == 1 ? chosen : null, null);
+        long[] allocated = new long[1];
+        var threads = (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+        graphs.addListener(graph -> {
+            for (int i = 0; i < 100; i++) {
+                quiet.onGraph(graph); // warm: ops, node list and routing seen
+            }
+            long before = threads.getCurrentThreadAllocatedBytes();
+            for (int i = 0; i < 10_000; i++) {
+                quiet.onGraph(graph);
+            }
+            allocated[0] = threads.getCurrentThreadAllocatedBytes() - before;
+        });
+        moeGraph(1, 10_000_000, 1);
+        fixture.finish();
+        assertTrue(allocated[0] < 1_000, allocated[0] + " bytes over 10 000 graphs");
+        assertEquals(10_100 * 2, op(quiet.totals(), "MUL_MAT_ID").nodes());
+    }
+
+    @Test
     void dataMovingOpsCountWhatTheyTouchAndAFusedGroupDoesNotReadItsOwnIntermediate() {
         memory.putAll(Map.of(TOKEN_EMBD, source(F16, true, 64, 1000, 1), TOKENS, source(I32, false, 3, 1, 1),
                 NORM, source(F32, true, 64, 1, 1), CACHE, source(F16, false, 64, 256, 1),
