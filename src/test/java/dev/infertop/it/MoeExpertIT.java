@@ -137,7 +137,7 @@ class MoeExpertIT {
         JsonNode hottest = moe.get("per_expert").get("0");
         assertTrue(hottest.get("active_nodes").asLong() > 0 && hottest.get("node_p50_ms").asDouble() > 0, hottest.toString());
         assertTrue(hottest.get("reuse_mean_tokens").asDouble() >= 1, hottest.toString());
-        checkRoofline(total.get("roofline"), spec);
+        checkRoofline(total, spec);
     }
 
     /**
@@ -146,8 +146,9 @@ class MoeExpertIT {
      * picks k distinct ones; all experts would be 4× as many bytes); and the experts' FLOPs over the run are
      * 2·K·M per routed row, the rows being what llama-bench ran (k per token, as above).
      */
-    private static void checkRoofline(JsonNode roofline, SyntheticModel spec) throws Exception {
-        assertTrue(roofline != null && roofline.isObject(), "roofline object in the JSON");
+    private static void checkRoofline(JsonNode total, SyntheticModel spec) throws Exception {
+        JsonNode roofline = total.get("roofline");
+        assertTrue(roofline != null && roofline.isObject(), "roofline object in the JSON: " + total);
         List<GgufTensors.Tensor> tensors = GgufTensors.read(model);
         int k = spec.expertsUsedPerToken();
         long expertBytes = GgufTensors.decodeTokenExpertBytes(tensors, k);
@@ -166,8 +167,10 @@ class MoeExpertIT {
         }
         JsonNode mulMatId = roofline.get("ops").get("MUL_MAT_ID");
         System.out.printf("roofline: experts' weight bytes per decode token %d (GGUF: %d), all weights %d (GGUF: %d), "
-                + "MUL_MAT_ID %s, unrouted nodes %d, uncosted %d%n", seenExperts, expertBytes, seenToken, tokenBytes,
-                mulMatId, roofline.get("unrouted_nodes").asLong(), roofline.get("uncosted_nodes").asLong());
+                + "MUL_MAT_ID %s (FLOPs from the rows run: %d), unrouted nodes %d, uncosted %d, graphs %s attributed, "
+                + "%s not%n", seenExperts, expertBytes, seenToken, tokenBytes, mulMatId, expertFlops,
+                roofline.get("unrouted_nodes").asLong(), roofline.get("uncosted_nodes").asLong(), total.get("op_graphs"),
+                total.get("op_graphs_unattributed"));
         assertEquals(0, roofline.get("unrouted_nodes").asLong(), "every MoE node's ids read: " + roofline);
         assertTrue(Math.abs(seenExperts - expertBytes) <= expertBytes / 100, seenExperts + " vs " + expertBytes);
         assertTrue(Math.abs(seenToken - tokenBytes) <= tokenBytes / 100, seenToken + " vs " + tokenBytes);
