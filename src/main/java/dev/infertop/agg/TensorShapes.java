@@ -12,7 +12,8 @@ import java.util.Arrays;
  * cache) is read from the target's memory once ({@link RooflineAggregator.WeightSource}) and cached by address.
  * Model weights stay cached (a loaded model never moves them); what is not a weight is read again every
  * {@link #REFRESH_GRAPHS} graphs, because llama.cpp rebuilds graphs in the same memory and a leaf may change
- * shape in place. Resolved sources land in three slots (src0..2) that the caller reads.
+ * shape in place; when that read fails (the target exited before the collector drained its last graphs), the
+ * shape read last stands. Resolved sources land in three slots (src0..2) that the caller reads.
  */
 final class TensorShapes {
     /** Graphs after which cached non-weights are read again. */
@@ -26,6 +27,7 @@ final class TensorShapes {
 
     private final long[] cacheKeys = new long[CACHE_SLOTS];
     private final RooflineAggregator.Source[] cacheValues = new RooflineAggregator.Source[CACHE_SLOTS];
+    private final boolean[] stale = new boolean[CACHE_SLOTS];
     private long graphsSinceRefresh;
 
     // Node index by tensor address for node list indexedSeq (open addressing; index + 1, 0 = empty).
@@ -155,10 +157,18 @@ final class TensorShapes {
             if (cacheValues[i] == null) {
                 RooflineAggregator.Source read = memory.read(address);
                 cacheKeys[i] = address;
+                stale[i] = false;
                 cacheValues[i] = read == null || read.header() == null ? UNREADABLE : read;
                 return cacheValues[i] == UNREADABLE ? null : cacheValues[i];
             }
             if (cacheKeys[i] == address) {
+                if (stale[i]) {
+                    stale[i] = false;
+                    RooflineAggregator.Source read = memory.read(address);
+                    if (read != null && read.header() != null) {
+                        cacheValues[i] = read;
+                    } // else: the target exited before its last graphs were drained; the last shape read stands
+                }
                 return cacheValues[i] == UNREADABLE ? null : cacheValues[i];
             }
         }
@@ -167,14 +177,19 @@ final class TensorShapes {
     }
 
     /**
-     * Drops what may have changed in place (inputs, the KV cache) and keeps model weights, which a loaded model
-     * never moves or reshapes. An emptied slot inside a probe run only costs a second read.
+     * Marks what may have changed in place (inputs, the KV cache) to be read again, and keeps model weights, which
+     * a loaded model never moves or reshapes. What could not be read, or was not used since the last refresh (a
+     * graph's leaves after its context was freed), is forgotten. An emptied slot inside a probe run only costs a
+     * second read.
      */
     private void forgetNonWeights() {
         for (int i = 0; i < CACHE_SLOTS; i++) {
             RooflineAggregator.Source cached = cacheValues[i];
-            if (cached != null && (cached == UNREADABLE || !cached.weight())) {
+            if (cached == UNREADABLE || (cached != null && stale[i])) {
                 cacheValues[i] = null;
+                stale[i] = false;
+            } else if (cached != null && !cached.weight()) {
+                stale[i] = true;
             }
         }
     }

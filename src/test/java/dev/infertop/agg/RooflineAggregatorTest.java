@@ -137,6 +137,22 @@ class RooflineAggregatorTest {
     }
 
     @Test
+    void aLeafThatCanNoLongerBeReadKeepsTheShapeReadLast() {
+        decodeGraph(1, 10_000_000, 1);
+        fixture.finish();
+        memory.remove(KV_VIEW); // the target exited; the collector drains its last graphs
+        memory.remove(INPUT);
+        for (int seq = 2; seq <= 2 * RooflineAggregator.REFRESH_GRAPHS; seq++) {
+            decodeGraph(seq, seq * 10_000_000L, 1);
+        }
+        fixture.finish();
+        RooflineTotals totals = roofline.totals();
+        assertEquals(0, totals.uncostedNodes(), totals.toString());
+        assertEquals(2 * RooflineAggregator.REFRESH_GRAPHS * 3, op(totals, "MUL_MAT").nodes());
+        assertEquals(3, Collections.frequency(reads, KV_VIEW), "tried again at each refresh");
+    }
+
+    @Test
     void aPrefillGraphIsNoDecodeTokenAndIntervalsAreDerivedFromTheRun() {
         decodeGraph(1, 10_000_000, 1);
         fixture.finish();
