@@ -8,7 +8,6 @@ import dev.infertop.history.FlightRecorder;
 import dev.infertop.history.MoeTimeline;
 import dev.infertop.model.MoeMath;
 import dev.infertop.model.MoeTotals;
-import org.HdrHistogram.Histogram;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -38,7 +37,7 @@ import java.util.Map;
  * </ul>
  * Single writer: the collector thread.
  */
-public final class MoeAggregator implements CpuGraphListener {
+public final class MoeAggregator implements CpuGraphListener, ExpertRouting {
     /** Writes a graph signature's plan into the probes' maps; false when it could not (maps full). */
     public interface PlanWriter {
         boolean write(long signature, int[] groups, long[] idsTensors, int[] layers);
@@ -66,6 +65,7 @@ public final class MoeAggregator implements CpuGraphListener {
 
     // The graph being followed.
     private long graphSeq = -1;
+    private long readsSeq = -1; // the graph the reads below are of: kept after it finishes, for the roofline
     private long signature;
     private final List<int[]> readGroups = new ArrayList<>();   // {group, layer}
     private final List<long[]> readRows = new ArrayList<>();    // rows per expert of each read
@@ -83,9 +83,7 @@ public final class MoeAggregator implements CpuGraphListener {
     private int layers;
     private int experts;
     private int expertsUsed;
-    private final List<Histogram> nodeTimes = new ArrayList<>();
-    private double[] rowShareNs = new double[0];
-    private long[] activeNodes = new long[0];
+    private final ExpertTimes expertTimes = new ExpertTimes();
     private long nodesRead;
     private long nodesTruncated;
     private long rowsTruncated;
@@ -94,8 +92,9 @@ public final class MoeAggregator implements CpuGraphListener {
     private long idBytesCopied;
     private long idsOutOfRange;
 
-    /** What BPF copies for graphs of one signature, and which groups time each MoE layer. */
     /**
+     * What BPF copies for graphs of one signature, and which groups time each MoE layer.
+     *
      * @param copyGroups   arrival index (node group as the loop runs them, fused ops as one) of each copy
      * @param bpfGroups    the same group numbered as BPF keys it: executed nodes before it, fused or not
      */
@@ -126,6 +125,7 @@ public final class MoeAggregator implements CpuGraphListener {
             planPending = value == 0 && !failed && graphSignature != 0 && !plans.containsKey(graphSignature);
             finishGraph(null); // the CPU graph's own finish came first (when its nodes or arrivals came at all)
             graphSeq = seq;
+            readsSeq = seq;
             signature = failed ? 0 : graphSignature;
             readCount = 0;
             graphIsPrefill = false;
@@ -299,12 +299,22 @@ public final class MoeAggregator implements CpuGraphListener {
     }
 
     private boolean wasRead(int group) {
+        return readAt(group) >= 0;
+    }
+
+    private int readAt(int group) {
         for (int r = 0; r < readCount; r++) {
             if (readGroups.get(r)[0] == group) {
-                return true;
+                return r;
             }
         }
-        return false;
+        return -1;
+    }
+
+    @Override
+    public long[] rowsPerExpert(long graphSeq, int group) {
+        int r = graphSeq == readsSeq ? readAt(group) : -1;
+        return r < 0 ? null : readRows.get(r);
     }
 
     /** The node (in the current node list) of the i-th copy point: the first MUL_MAT_ID reading that ids tensor. */
@@ -339,30 +349,7 @@ public final class MoeAggregator implements CpuGraphListener {
             if (nodeNs < 0) {
                 continue;
             }
-            long[] rowsByExpert = readRows.get(r);
-            long allRows = 0;
-            for (long rows : rowsByExpert) {
-                allRows += rows;
-            }
-            for (int e = 0; e < rowsByExpert.length; e++) {
-                if (rowsByExpert[e] == 0) {
-                    continue;
-                }
-                ensureExpert(e);
-                activeNodes[e]++;
-                nodeTimes.get(e).recordValue(Math.max(1, nodeNs));
-                rowShareNs[e] += (double) nodeNs * rowsByExpert[e] / allRows;
-            }
-        }
-    }
-
-    private void ensureExpert(int e) {
-        while (nodeTimes.size() <= e) {
-            nodeTimes.add(new Histogram(2));
-        }
-        if (e >= activeNodes.length) {
-            activeNodes = Arrays.copyOf(activeNodes, e + 1);
-            rowShareNs = Arrays.copyOf(rowShareNs, e + 1);
+            expertTimes.record(nodeNs, readRows.get(r));
         }
     }
 
@@ -456,13 +443,7 @@ public final class MoeAggregator implements CpuGraphListener {
         }
         List<MoeTotals.ExpertStats> stats = new ArrayList<>();
         for (int e = 0; e < experts; e++) {
-            ensureExpert(e);
-            Histogram h = nodeTimes.get(e);
-            boolean timed = h.getTotalCount() > 0;
-            stats.add(new MoeTotals.ExpertStats(e, activeNodes[e],
-                    timed ? h.getValueAtPercentile(50) / 1e6 : Double.NaN,
-                    timed ? h.getValueAtPercentile(99) / 1e6 : Double.NaN, rowShareNs[e] / 1e6,
-                    reuse.meanDistance(e), reuse.tokensSinceLast(e)));
+            stats.add(expertTimes.stats(e, reuse));
         }
         long[][] windowPrefill = window[PREFILL].counts(layers, experts);
         long[][] windowDecode = window[DECODE].counts(layers, experts);

@@ -8,28 +8,30 @@ import dev.infertop.target.layout.TensorHeaders;
 import dev.infertop.target.layout.TypeTable;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.OptionalLong;
 
 /**
- * The roofline's points, from each attributed CPU graph: for every MUL_MAT node the bytes it must read (its
- * weight in the weight's stored type, quantized blocks included, and F32 activations) and write, and its
- * 2·K·M·N FLOPs, summed per op over the wall time of the node groups they ran in (the ops table's wall time).
- * A decode step of one token also gives the weight bytes one generated token streams.
+ * The roofline's points, from each attributed CPU graph: for every node the loop ran, the bytes it must read
+ * and write by its sources' and result's types and shapes (quantized blocks included) and its FLOPs, by the op's
+ * {@link CostRule}; summed per op (as the ops table names a node group) over the wall time of the groups they
+ * ran in. A decode step of one token also gives the model weight bytes one generated token streams.
  *
- * <p>A node's weight (src0) is read from the target's memory once ({@link WeightSource}: type, shape and
- * whether it is a model weight, by its ".weight" name), then cached by address; what is not a weight is read
- * again every {@link #REFRESH_GRAPHS} graphs, because llama.cpp rebuilds graphs in the same memory and a
- * non-weight source (the KV cache's view in attention) changes shape in place. The weight bytes per decode
- * token come from the last decode graph whose every source could be read.
+ * <p>MUL_MAT_ID (MoE experts) costs only the experts the router chose, from the ids the MoE layer read for the
+ * same graph ({@link ExpertRouting}): the chosen experts' slices of the 3-D expert tensor, and 2·K·M FLOPs per
+ * routed row. When those ids were not read (the MoE layer off, the read lost or cut short by its bound), the node
+ * is not guessed at (not all experts, not k of them): its group is left out and counted as unrouted.
+ *
+ * <p>A group is costed whole or not at all: when any of its nodes cannot be (a leaf the exited target no longer
+ * holds, a type not sized, unknown experts), its nodes are counted as uncosted and neither its bytes nor its wall
+ * time enter the op's point. The weight bytes per decode token come from the last decode graph costed whole.
+ * Work is per graph, without allocation once the ops, node lists and MoE layers have been seen.
  */
 public final class RooflineAggregator implements CpuGraphListener {
-    /** Graphs after which cached sources are read again. */
-    static final int REFRESH_GRAPHS = 32;
-    private static final int CACHE_SLOTS = 1 << 14;
-    private static final long ACTIVATION_BYTES = Float.BYTES; // src1 and the result: F32 on the CPU backend
+    /** Graphs after which cached sources that are not model weights are read again. */
+    static final int REFRESH_GRAPHS = TensorShapes.REFRESH_GRAPHS;
 
     /** A source tensor as the target holds it: its header, and whether it is a model weight. */
     public record Source(TensorHeaders.Header header, boolean weight) {}
@@ -40,28 +42,41 @@ public final class RooflineAggregator implements CpuGraphListener {
         Source read(long address);
     }
 
-    private final int mulMat;
-    private final TypeTable types;
-    private final WeightSource source;
+    private final OpNaming naming;
+    private final ExpertRouting routing;
     private final Roofline.Ceilings ceilings;
+    private final TensorShapes shapes;
+    private CostRule[] rules = new CostRule[0];
 
-    private final long[] cacheKeys = new long[CACHE_SLOTS];
-    private final Source[] cacheValues = new Source[CACHE_SLOTS];
-    private static final Source UNREADABLE = new Source(null, false);
-    private long graphsSinceRefresh;
+    // The node being costed.
+    private long costBytes;
+    private long costWeightBytes;
+    private long costExpertBytes;
+    private long costFlops;
+    private long costTokens;
+    private boolean costUnrouted;
+
+    // This graph's routing by ids tensor (the MoE layer's arrays, used during the graph only).
+    private long[] boundIds = new long[64];
+    private long[][] boundRows = new long[64][];
+    private int boundCount;
 
     /** Per op name: {nodes, bytes, weightBytes, flops, wallNs}, over the run. */
     private final Map<String, long[]> run = new LinkedHashMap<>();
     private final Map<String, long[]> atLastTick = new LinkedHashMap<>();
     private long decodeGraphs;
-    private long decodeGraphsAtLastTick;
+    private long uncostedNodes;
+    private long unroutedNodes;
+    private final long[] countsAtLastTick = new long[3]; // decodeGraphs, uncostedNodes, unroutedNodes
     private long weightBytesPerDecodeToken;
+    private long expertWeightBytesPerDecodeToken;
 
-    public RooflineAggregator(int mulMatOp, TypeTable types, WeightSource source, Roofline.Ceilings ceilings) {
-        this.mulMat = mulMatOp;
-        this.types = types;
-        this.source = source;
+    public RooflineAggregator(OpNaming naming, TypeTable types, WeightSource source, ExpertRouting routing,
+                              Roofline.Ceilings ceilings) {
+        this.naming = naming;
+        this.routing = routing == null ? ExpertRouting.NONE : routing;
         this.ceilings = ceilings;
+        this.shapes = new TensorShapes(types, source);
     }
 
     @Override
@@ -69,121 +84,263 @@ public final class RooflineAggregator implements CpuGraphListener {
         if (!graph.attributed() || !graph.nodesKnown()) {
             return;
         }
-        if (++graphsSinceRefresh >= REFRESH_GRAPHS) {
-            graphsSinceRefresh = 0;
-            forgetNonWeights();
-        }
+        shapes.beginGraph(graph);
+        boundCount = 0;
         String[] opNames = graph.groupOpNames();
         long graphWeightBytes = 0;
+        long graphExpertBytes = 0;
         long tokens = -1;
         boolean complete = true;
         for (int group = 0; group < graph.groupCount(); group++) {
             long nodes = 0;
             long bytes = 0;
             long weightBytes = 0;
+            long expertBytes = 0;
             long flops = 0;
+            long unrouted = 0;
+            boolean costed = true;
             for (int node = graph.firstNode(group); node <= graph.lastNode(group); node++) {
-                if (graph.op(node) != mulMat) {
+                if (!graph.executes(naming, node)) {
                     continue;
                 }
-                Source weight = source(graph.src(node, 0));
-                if (weight == null) {
-                    complete = false; // e.g. the target exited before its last graphs were drained
-                    continue;
-                }
-                TensorHeaders.Header w = weight.header();
-                long k = w.ne0();
-                long m = w.ne1();
-                long n = graph.ne(node, 1);
-                long results = graph.ne(node, 2) * graph.ne(node, 3);
-                OptionalLong rowBytes = types.bytes(w.type(), k);
-                if (rowBytes.isEmpty() || n < 1 || results < 1) {
-                    continue;
-                }
-                long read = rowBytes.getAsLong() * m * w.ne2() * w.ne3();
                 nodes++;
-                bytes += read + ACTIVATION_BYTES * (k * n + m * n) * results;
-                flops += 2 * k * m * n * results;
-                if (weight.weight()) {
-                    weightBytes += read;
-                    if (tokens < 0) {
-                        tokens = n;
-                    }
+                if (!cost(graph, node, group)) {
+                    costed = false;
+                    unrouted += costUnrouted ? 1 : 0;
+                    continue;
+                }
+                bytes += costBytes;
+                weightBytes += costWeightBytes;
+                expertBytes += costExpertBytes;
+                flops += costFlops;
+                if (tokens < 0 && costTokens > 0) {
+                    tokens = costTokens;
                 }
             }
-            if (nodes > 0) {
-                long[] op = run.computeIfAbsent(opNames[group], name -> new long[5]);
-                op[0] += nodes;
-                op[1] += bytes;
-                op[2] += weightBytes;
-                op[3] += flops;
-                op[4] += graph.groupWallNs(group);
-                graphWeightBytes += weightBytes;
+            if (nodes == 0) {
+                continue;
             }
+            if (!costed) {
+                complete = false;
+                uncostedNodes += nodes;
+                unroutedNodes += unrouted;
+                continue;
+            }
+            long[] op = run.computeIfAbsent(opNames[group], name -> new long[5]);
+            op[0] += nodes;
+            op[1] += bytes;
+            op[2] += weightBytes;
+            op[3] += flops;
+            op[4] += graph.groupWallNs(group);
+            graphWeightBytes += weightBytes;
+            graphExpertBytes += expertBytes;
         }
         if (tokens == 1) {
             decodeGraphs++;
-            if (complete) {
-                weightBytesPerDecodeToken = graphWeightBytes; // only from a graph whose every source was read
+            if (complete) { // only from a graph costed whole: a partial sum is no token's weights
+                weightBytesPerDecodeToken = graphWeightBytes;
+                expertWeightBytesPerDecodeToken = graphExpertBytes;
             }
         }
     }
 
-    private Source source(long address) {
-        if (address == 0) {
-            return null;
+    /** Costs one executed node into the cost fields; false when it cannot be costed (costUnrouted says why). */
+    private boolean cost(CpuGraph graph, int node, int group) {
+        costBytes = 0;
+        costWeightBytes = 0;
+        costExpertBytes = 0;
+        costFlops = 0;
+        costTokens = 0;
+        costUnrouted = false;
+        long results = graph.ne(node, 0) * graph.ne(node, 1) * graph.ne(node, 2) * graph.ne(node, 3);
+        long resultBytes = shapes.bytes(graph.type(node), results);
+        if (resultBytes < 0) {
+            return false;
         }
-        int slot = (int) (mix(address) & (CACHE_SLOTS - 1));
-        for (int probe = 0; probe < 8; probe++) {
-            int i = (slot + probe) & (CACHE_SLOTS - 1);
-            if (cacheValues[i] == null) {
-                Source read = source.read(address);
-                cacheKeys[i] = address;
-                cacheValues[i] = read == null || read.header() == null ? UNREADABLE : read;
-                return cacheValues[i] == UNREADABLE ? null : cacheValues[i];
+        int first = graph.firstNode(group);
+        switch (rule(graph.op(node))) {
+            case MUL_MAT -> {
+                if (!needs(graph, node, 0, 1) || !add(graph, node, 0, first) || !add(graph, node, 1, first)) {
+                    return false;
+                }
+                long k = shapes.ne[0];
+                long m = shapes.ne[1];
+                long n = graph.ne(node, 1);
+                costFlops = 2 * k * m * n * graph.ne(node, 2) * graph.ne(node, 3);
+                costTokens = shapes.weight[0] ? n : 0;
+                costBytes += resultBytes;
             }
-            if (cacheKeys[i] == address) {
-                return cacheValues[i] == UNREADABLE ? null : cacheValues[i];
+            case MUL_MAT_ID -> {
+                if (!needs(graph, node, 0, 2) || !shapes.resolve(graph, node, 0)) {
+                    return false;
+                }
+                long k = shapes.ne[0];
+                long m = shapes.ne[1];
+                long sliceBytes = shapes.bytes(shapes.type[0], k);
+                boolean weight = shapes.weight[0];
+                long[] rows = routed(graph, group, graph.src(node, 2));
+                long routedRows = 0;
+                long chosen = 0;
+                for (int e = 0; rows != null && e < rows.length; e++) {
+                    routedRows += rows[e];
+                    chosen += rows[e] > 0 ? 1 : 0;
+                }
+                // n_used × tokens rows ran: fewer read means the ids were cut short, and the experts are not known
+                if (routedRows < graph.ne(node, 1) * graph.ne(node, 2)) {
+                    costUnrouted = true;
+                    return false;
+                }
+                if (sliceBytes < 0 || !add(graph, node, 1, first) || !add(graph, node, 2, first)) {
+                    return false;
+                }
+                long experts = chosen * sliceBytes * m;
+                costBytes += experts + resultBytes;
+                costWeightBytes += weight ? experts : 0;
+                costExpertBytes += weight ? experts : 0;
+                costFlops = 2 * k * m * routedRows;
+            }
+            case GET_ROWS -> {
+                if (!needs(graph, node, 0, 1) || !shapes.resolve(graph, node, 0) || !add(graph, node, 1, first)) {
+                    return false;
+                }
+                long rowBytes = shapes.bytes(shapes.type[0], shapes.ne[0]);
+                if (rowBytes < 0) {
+                    return false;
+                }
+                long picked = rowBytes * graph.ne(node, 1) * graph.ne(node, 2) * graph.ne(node, 3);
+                costBytes += picked + resultBytes;
+                costWeightBytes += shapes.weight[0] ? picked : 0;
+            }
+            case SET_ROWS -> {
+                if (!needs(graph, node, 1, 2) || !add(graph, node, 1, first) || !add(graph, node, 2, first)) {
+                    return false;
+                }
+                long written = shapes.bytes(graph.type(node), shapes.elements(1));
+                if (written < 0) {
+                    return false;
+                }
+                costBytes += written;
+            }
+            case CPY -> {
+                if (!add(graph, node, 0, first)) {
+                    return false;
+                }
+                costBytes += resultBytes;
+            }
+            case FLASH_ATTN -> {
+                if (!needs(graph, node, 0, 2) || !addAll(graph, node, first)) {
+                    return false;
+                }
+                long queries = shapes.ne[1] * shapes.ne[2] * shapes.ne[3]; // q: [D_k, n_q, heads, seqs]
+                costFlops = 2 * queries * shapes.ne[5] * (shapes.ne[0] + shapes.ne[8]);
+                costBytes += resultBytes;
+            }
+            case ARITHMETIC -> {
+                if (!addAll(graph, node, first)) {
+                    return false;
+                }
+                costFlops = Math.max(results, graph.src(node, 0) != 0 ? shapes.elements(0) : 0);
+                costBytes += resultBytes;
+            }
+            case MOVE -> {
+                if (!addAll(graph, node, first)) {
+                    return false;
+                }
+                costBytes += resultBytes;
             }
         }
-        Source read = source.read(address); // a crowded neighbourhood: read, do not cache
-        return read == null || read.header() == null ? null : read;
+        return true;
+    }
+
+    /** Whether the node has every source from {@code from} to {@code to}. */
+    private static boolean needs(CpuGraph graph, int node, int from, int to) {
+        for (int s = from; s <= to; s++) {
+            if (graph.src(node, s) == 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private boolean addAll(CpuGraph graph, int node, int first) {
+        return add(graph, node, 0, first) && add(graph, node, 1, first) && add(graph, node, 2, first);
     }
 
     /**
-     * Drops what may have changed in place (activations, the KV cache's views) and keeps model weights, which a
-     * loaded model never moves or reshapes. An emptied slot inside a probe run only costs a second read.
+     * Adds source {@code s} read whole (none: nothing to add). A source made earlier in the same fused group is
+     * the fused kernel's own intermediate, not read back from memory.
      */
-    private void forgetNonWeights() {
-        for (int i = 0; i < CACHE_SLOTS; i++) {
-            Source cached = cacheValues[i];
-            if (cached != null && (cached == UNREADABLE || !cached.weight())) {
-                cacheValues[i] = null;
-            }
+    private boolean add(CpuGraph graph, int node, int s, int groupFirst) {
+        if (graph.src(node, s) == 0) {
+            return true;
         }
+        if (!shapes.resolve(graph, node, s)) {
+            return false;
+        }
+        if (shapes.node[s] >= groupFirst && shapes.node[s] < node) {
+            return true;
+        }
+        long bytes = shapes.bytes(s);
+        if (bytes < 0) {
+            return false;
+        }
+        costBytes += bytes;
+        costWeightBytes += shapes.weight[s] ? bytes : 0;
+        return true;
     }
 
-    private static long mix(long address) {
-        long h = address * 0x9E3779B97F4A7C15L;
-        return h ^ (h >>> 29);
+    /** The rows per expert of ids tensor {@code ids}: read at the first group that uses it, then bound to it. */
+    private long[] routed(CpuGraph graph, int group, long ids) {
+        for (int i = 0; i < boundCount; i++) {
+            if (boundIds[i] == ids) {
+                return boundRows[i];
+            }
+        }
+        long[] rows = routing.rowsPerExpert(graph.seq(), group);
+        if (rows != null) {
+            if (boundCount == boundIds.length) {
+                boundIds = Arrays.copyOf(boundIds, boundCount * 2);
+                boundRows = Arrays.copyOf(boundRows, boundCount * 2);
+            }
+            boundIds[boundCount] = ids;
+            boundRows[boundCount++] = rows;
+        }
+        return rows;
+    }
+
+    private CostRule rule(int op) {
+        if (op < 0) {
+            return CostRule.MOVE;
+        }
+        if (op >= rules.length) {
+            rules = Arrays.copyOf(rules, Math.max(op + 1, rules.length * 2));
+        }
+        if (rules[op] == null) {
+            rules[op] = CostRule.of(naming.opName(op, 0));
+        }
+        return rules[op];
     }
 
     /** The run so far. */
     public RooflineTotals totals() {
-        return figures(run, null, decodeGraphs);
+        return figures(run, null, decodeGraphs, uncostedNodes, unroutedNodes);
     }
 
     /** Since the last interval, and starts the next one. */
     public RooflineTotals interval() {
-        RooflineTotals interval = figures(run, atLastTick, decodeGraphs - decodeGraphsAtLastTick);
+        RooflineTotals interval = figures(run, atLastTick, decodeGraphs - countsAtLastTick[0],
+                uncostedNodes - countsAtLastTick[1], unroutedNodes - countsAtLastTick[2]);
         for (Map.Entry<String, long[]> op : run.entrySet()) {
             atLastTick.put(op.getKey(), op.getValue().clone());
         }
-        decodeGraphsAtLastTick = decodeGraphs;
+        countsAtLastTick[0] = decodeGraphs;
+        countsAtLastTick[1] = uncostedNodes;
+        countsAtLastTick[2] = unroutedNodes;
         return interval;
     }
 
-    private RooflineTotals figures(Map<String, long[]> now, Map<String, long[]> before, long decodes) {
+    private RooflineTotals figures(Map<String, long[]> now, Map<String, long[]> before, long decodes, long uncosted,
+                                   long unrouted) {
         List<RooflineTotals.OpRoofline> ops = new ArrayList<>();
         for (Map.Entry<String, long[]> op : now.entrySet()) {
             long[] v = op.getValue();
@@ -194,6 +351,7 @@ public final class RooflineAggregator implements CpuGraphListener {
                         v[2] - (b == null ? 0 : b[2]), v[3] - (b == null ? 0 : b[3]), v[4] - (b == null ? 0 : b[4])));
             }
         }
-        return new RooflineTotals(ops, decodes, weightBytesPerDecodeToken, ceilings);
+        return new RooflineTotals(ops, decodes, weightBytesPerDecodeToken, expertWeightBytesPerDecodeToken, uncosted,
+                unrouted, ceilings);
     }
 }

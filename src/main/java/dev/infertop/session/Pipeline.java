@@ -45,22 +45,23 @@ record Pipeline(NameTable names, TraceAggregator aggregator, EventDecoder decode
         aggregator.withBackendOps(new BackendOpsAggregator(backendNames, naming));
         DagRecorder dag = null;
         if (naming != null) {
-            aggregator.withMoe(new MoeAggregator(naming, names, moePlans));
+            MoeAggregator moe = new MoeAggregator(naming, names, moePlans);
+            aggregator.withMoe(moe);
             dag = new DagRecorder(naming, names, leafNames);
             aggregator.withDag(dag);
-            java.util.OptionalInt mulMat = layout.ops().number("MUL_MAT");
-            if (mulMat.isPresent() && targetPid > 0) {
-                aggregator.withRoofline(new RooflineAggregator(mulMat.getAsInt(), layout.types(),
-                        weightSource(layout, targetPid), CeilingCache.defaultLocation().best()
-                        .map(MachineCeilings::roofs).orElse(null)));
+            if (targetPid > 0) {
+                // The MoE layer's ids tell the roofline which experts each MUL_MAT_ID read.
+                aggregator.withRoofline(new RooflineAggregator(naming, layout.types(), weightSource(layout, targetPid),
+                        moe, CeilingCache.defaultLocation().best().map(MachineCeilings::roofs).orElse(null)));
             }
         }
         return new Pipeline(names, aggregator, new EventDecoder(aggregator, names), counters, dag);
     }
 
     /**
-     * A MUL_MAT's first source as the target holds it: type and shape at the calibrated offsets, and whether it
-     * is a model weight (llama.cpp names them "….weight"), read from its memory (the roofline caches it).
+     * A node's source that is no node of its graph (a weight, an input, the KV cache) as the target holds it: type
+     * and shape at the calibrated offsets, and whether it is a model weight (llama.cpp names them "….weight"),
+     * read from its memory (the roofline caches it).
      */
     private static RooflineAggregator.WeightSource weightSource(CalibratedLayout layout, int pid) {
         return address -> {

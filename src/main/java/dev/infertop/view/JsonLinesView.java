@@ -198,9 +198,10 @@ public final class JsonLinesView implements SnapshotView {
     }
 
     /**
-     * The roofline: per op with costed nodes (MUL_MAT today) its bytes, weight bytes, FLOPs and the wall time
-     * they took, the rates and intensity, and, with the machine's ceilings, the share of each and the verdict;
-     * the weight bytes one decode token streams and the fastest decode the memory ceiling allows.
+     * The roofline: per op with costed nodes its bytes, weight bytes, FLOPs and the wall time they took, the rates
+     * and intensity, and, with the machine's ceilings, the share of each and the verdict; the weight bytes one
+     * decode token streams (the chosen experts' among them) and the fastest decode the memory ceiling allows; the
+     * nodes left out (MUL_MAT_ID without its experts' ids among them).
      */
     private static void putRoofline(ObjectNode out, dev.infertop.model.RooflineTotals roofline) {
         dev.infertop.model.Roofline.Ceilings ceilings = roofline.ceilings();
@@ -211,6 +212,9 @@ public final class JsonLinesView implements SnapshotView {
         }
         out.put("decode_graphs", roofline.decodeGraphs());
         out.put("weight_bytes_per_decode_token", roofline.weightBytesPerDecodeToken());
+        out.put("expert_weight_bytes_per_decode_token", roofline.expertWeightBytesPerDecodeToken());
+        out.put("uncosted_nodes", roofline.uncostedNodes());
+        out.put("unrouted_nodes", roofline.unroutedNodes());
         if (ceilings != null && roofline.weightBytesPerDecodeToken() > 0) {
             out.put("decode_bound_tokens_per_s", round(dev.infertop.model.Roofline.decodeBoundTokensPerSecond(
                     roofline.weightBytesPerDecodeToken(), ceilings), 2));

@@ -63,6 +63,13 @@ public final class GraphFixture {
         return this;
     }
 
+    /** One node of ggml type {@code type} (the other nodes are type 0), unnamed: what a cost depends on. */
+    public GraphFixture typed(long seq, long startNs, int index, long tensor, int op, int type, long ne0, long ne1,
+                              long ne2, long ne3, long src0, long src1, long src2) {
+        graphs.onNode(seq, startNs, index, tensor, op, type, 0, 0, ne0, ne1, ne2, ne3, src0, src1, src2, -1);
+        return this;
+    }
+
     /** Graph {@code seq} runs the nodes read for {@code sameAsSeq}. */
     public GraphFixture same(long seq, long sameAsSeq, long timeNs) {
         graphs.onGraphSame(seq, sameAsSeq, timeNs);

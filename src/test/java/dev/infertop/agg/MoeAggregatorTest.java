@@ -154,6 +154,21 @@ class MoeAggregatorTest {
     }
 
     @Test
+    void aListenerAfterTheMoeLayerGetsTheGraphsRoutingByTheGroupItWasCopiedAt() {
+        List<String> seen = new ArrayList<>();
+        fixture.graphs().addListener(graph -> seen.add(graph.seq() + ": group 1 " + Arrays.toString(
+                moe.rowsPerExpert(graph.seq(), 1)) + ", group 2 " + moe.rowsPerExpert(graph.seq(), 2)
+                + ", graph 9 " + moe.rowsPerExpert(9, 1)));
+        graph(1, true);
+        nodes(1, 3);
+        ids(1, 1, 0, new int[][] {{0, 1}, {0, 2}, {3, 0}}, 2 * 32 + 8);
+        arrivals(1, 1100, 1300, 1600, 2000, 2100);
+        graph(2, true); // the CPU graph 1 is finished: its listeners are told, the MoE layer's first
+        assertEquals(List.of("1: group 1 [3, 1, 1, 1, 0, 0, 0, 0], group 2 null, graph 9 null"), seen);
+        assertEquals(null, moe.rowsPerExpert(2, 1), "graph 2 has no read yet");
+    }
+
+    @Test
     void rowsBeyondTheBoundAreTruncatedAndReported() {
         // 600 tokens, rows 32 bytes apart: the span is 599 * 32 + 8 = 19176 bytes, above the 16384 bound.
         assertEquals(512, MoeAggregator.rowsIn(16384, 2, 600, 32)); // (16384 - 8) / 32 + 1 = 512.75 → 512

@@ -20,11 +20,45 @@ final class GgufTensors {
 
     record Tensor(String name, int type, long[] ne, long bytes) {
         boolean isMatmulWeight() {
-            // Every 2-D weight of a block (attention and FFN projections) and the output head; not the embedding
-            // table (GET_ROWS reads one row per token) nor the norms (1-D).
+            // Every 2-D weight of a block (attention and FFN projections, the MoE router) and the output head; not
+            // the embedding table (GET_ROWS reads one row per token), the norms (1-D) nor the experts (3-D).
             return ne.length >= 2 && name.endsWith(".weight") && !name.startsWith("token_embd")
-                    && !name.contains("norm");
+                    && !name.contains("norm") && !isExpertWeight();
         }
+
+        /** A MoE layer's experts: ne[2] matrices of ne[0]×ne[1], of which a token reads the chosen ones. */
+        boolean isExpertWeight() {
+            return ne.length == 3 && name.endsWith("_exps.weight");
+        }
+
+        /** One expert's matrix of an expert tensor. */
+        long expertSliceBytes() {
+            return bytes / ne[2];
+        }
+    }
+
+    /**
+     * The model weight bytes one decode token reads: every matmul weight whole, {@code expertsUsed} experts' slices
+     * of each expert tensor (the router's top-k picks that many distinct experts for one token), the norms, and
+     * one row of the embedding table.
+     */
+    static long decodeTokenWeightBytes(List<Tensor> tensors, int expertsUsed) {
+        long bytes = 0;
+        for (Tensor t : tensors) {
+            if (t.isMatmulWeight() || (t.ne().length == 1 && t.name().endsWith(".weight"))) {
+                bytes += t.bytes();
+            } else if (t.isExpertWeight()) {
+                bytes += expertsUsed * t.expertSliceBytes();
+            } else if (t.name().equals("token_embd.weight")) {
+                bytes += t.bytes() / t.ne()[1];
+            }
+        }
+        return bytes;
+    }
+
+    /** Of those, the experts' slices. */
+    static long decodeTokenExpertBytes(List<Tensor> tensors, int expertsUsed) {
+        return tensors.stream().filter(Tensor::isExpertWeight).mapToLong(t -> expertsUsed * t.expertSliceBytes()).sum();
     }
 
     /** type → {bytes per block, values per block}. */

@@ -4,12 +4,14 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.infertop.model.Roofline;
 import dev.infertop.workload.LlamaCppWorkload;
+import dev.infertop.workload.SyntheticModel;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -19,10 +21,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The roofline against the model file: the weight bytes one decode token streams, as infertop reads them from
- * the target's own graph and tensors, equal (within 1 %) the sum of the GGUF's matmul weight tensors read
- * independently here ({@link GgufTensors}), for the F16 model and for Q4_0 and Q8_0 copies made with
- * llama.cpp's own llama-quantize. On the 245 M-parameter model, with the machine's ceilings measured, decode
- * MUL_MAT gets the verdict its own numbers imply.
+ * the target's own graph and tensors, equal (within 1 %) what the GGUF's tensor table, read independently here
+ * ({@link GgufTensors}), says a token reads (the matmul weights, the norms, one embedding row), for the F16
+ * model and for Q4_0 and Q8_0 copies made with llama.cpp's own llama-quantize. On the 245 M-parameter model,
+ * with the machine's ceilings measured, decode MUL_MAT gets the verdict its own numbers imply. The MoE model's
+ * experts are checked in {@link MoeExpertIT}.
  */
 class RooflineIT {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -49,13 +52,12 @@ class RooflineIT {
                         .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
                 assertTrue(q.waitFor(120, TimeUnit.SECONDS) && q.exitValue() == 0, "llama-quantize " + type);
             }
-            long expected = GgufTensors.read(model).stream().filter(GgufTensors.Tensor::isMatmulWeight)
-                    .mapToLong(GgufTensors.Tensor::bytes).sum();
+            long expected = GgufTensors.decodeTokenWeightBytes(GgufTensors.read(model), 0);
             JsonNode total = decode(model, 256, 20, Map.of());
             JsonNode roofline = total.path("roofline");
             long seen = roofline.path("weight_bytes_per_decode_token").asLong();
-            System.out.printf("roofline: %s weight bytes per decode token %d, GGUF matmul weights %d (%d decode "
-                    + "graphs)%n", type, seen, expected, roofline.path("decode_graphs").asLong());
+            System.out.printf("roofline: %s weight bytes per decode token %d, GGUF weights a token reads %d (%d "
+                    + "decode graphs)%n", type, seen, expected, roofline.path("decode_graphs").asLong());
             assertTrue(roofline.path("decode_graphs").asLong() > 0, type + ": " + total);
             assertTrue(Math.abs(seen - expected) <= expected / 100, type + ": " + seen + " vs " + expected);
         }
@@ -88,15 +90,54 @@ class RooflineIT {
     }
 
     /**
+     * The MoE model: a decode token reads, in each MoE layer, the slices of exactly k distinct experts of each expert
+     * tensor (the router's top-k picks k distinct ones; all 8 would be 4× the bytes), as the GGUF's tensor table says;
+     * every MUL_MAT_ID node over the run read k slices and did 2·K·M FLOPs per routed row (k rows a token), whatever
+     * graphs were costed; none went unrouted, the moe layer reading every graph's ids.
+     */
+    @Test
+    void moeDecodeReadsOnlyTheChosenExpertsSlices() throws Exception {
+        Path model = Models.preset("tiny-moe");
+        List<GgufTensors.Tensor> tensors = GgufTensors.read(model);
+        int k = SyntheticModel.preset("tiny-moe").expertsUsedPerToken();
+        long expertBytes = GgufTensors.decodeTokenExpertBytes(tensors, k);
+        long tokenBytes = GgufTensors.decodeTokenWeightBytes(tensors, k);
+        List<GgufTensors.Tensor> experts = tensors.stream().filter(GgufTensors.Tensor::isExpertWeight).toList();
+        long slice = experts.getFirst().expertSliceBytes();
+        long sliceValues = experts.getFirst().ne()[0] * experts.getFirst().ne()[1];
+        assertTrue(experts.stream().allMatch(t -> t.expertSliceBytes() == slice
+                && t.ne()[0] * t.ne()[1] == sliceValues), "gate, up and down slices of one size: " + experts);
+
+        JsonNode total = decode(model, 256, 20, Map.of(), "--layers", "token,graph,moe");
+        JsonNode roofline = total.path("roofline");
+        JsonNode mulMatId = roofline.path("ops").path("MUL_MAT_ID");
+        long seenExperts = roofline.path("expert_weight_bytes_per_decode_token").asLong();
+        long seenToken = roofline.path("weight_bytes_per_decode_token").asLong();
+        long nodes = mulMatId.path("nodes").asLong();
+        System.out.printf("roofline: tiny-moe experts' weight bytes per decode token %d (GGUF, %d of %d experts: %d), "
+                        + "all weights %d (GGUF: %d); MUL_MAT_ID %s; uncosted nodes %d, unrouted %d%n", seenExperts, k,
+                experts.getFirst().ne()[2], expertBytes, seenToken, tokenBytes, mulMatId,
+                roofline.path("uncosted_nodes").asLong(), roofline.path("unrouted_nodes").asLong());
+        assertEquals(0, roofline.path("unrouted_nodes").asLong(), roofline.toString());
+        assertTrue(Math.abs(seenExperts - expertBytes) <= expertBytes / 100, seenExperts + " vs " + expertBytes);
+        assertTrue(Math.abs(seenToken - tokenBytes) <= tokenBytes / 100, seenToken + " vs " + tokenBytes);
+        assertTrue(nodes > 0, roofline.toString());
+        assertEquals(nodes * k * slice, mulMatId.path("weight_bytes").asLong(), "k slices per node");
+        assertEquals(nodes * k * 2 * sliceValues, mulMatId.path("flops").asLong(), "2·K·M per routed row");
+    }
+
+    /**
      * infertop's final object for llama-bench decoding {@code tokens} tokens of {@code model}, {@code repetitions}
      * times: long enough that the target still runs while the collector reads its weights' headers (the tiny model
      * decodes thousands of tokens a second; a run over before its records are drained leaves nothing to read).
      */
-    private JsonNode decode(Path model, int tokens, int repetitions, Map<String, String> environment)
-            throws Exception {
-        try (InfertopProcess infertop = InfertopProcess.start(environment, "--json", "-d", "1", "--",
-                llama.sourceBuildTool("llama-bench").toString(), "-m", model.toString(), "-p", "0", "-n", Integer.toString(tokens),
-                "-r", Integer.toString(repetitions), "-t", "2")) {
+    private JsonNode decode(Path model, int tokens, int repetitions, Map<String, String> environment,
+                            String... options) throws Exception {
+        List<String> args = new ArrayList<>(List.of("--json", "-d", "1"));
+        args.addAll(List.of(options));
+        args.addAll(List.of("--", llama.sourceBuildTool("llama-bench").toString(), "-m", model.toString(), "-p", "0",
+                "-n", Integer.toString(tokens), "-r", Integer.toString(repetitions), "-t", "2"));
+        try (InfertopProcess infertop = InfertopProcess.start(environment, args.toArray(String[]::new))) {
             assertEquals(0, infertop.waitFor(300), infertop.stderrText());
             LeakCheck.assertNothingLeft();
             return infertop.finalObject();
