@@ -27,7 +27,7 @@ public final class RooflinePanel implements Panel {
             + " then start infertop again, for the share of each ceiling and a verdict";
     /** Stands in for unmeasured ceilings where only a point's rates and intensity are read. */
     private static final Roofline.Ceilings UNKNOWN_CEILINGS = new Roofline.Ceilings(1, 1);
-    static final String OP_FORMAT = "%-18s %6s %9s %5s %9s %5s %8s";
+    static final String OP_FORMAT = "%-16s %7s %7s %5s %8s %5s %7s";
 
     private final Theme theme;
 
@@ -47,10 +47,11 @@ public final class RooflinePanel implements Panel {
         Roofline.Ceilings ceilings = roofline.ceilings();
         int row = 0;
         theme.apply(g, Theme.Role.HEADING);
-        Cells.put(g, 0, row++, " ROOFLINE  " + (s.isFinal() ? "run" : "interval") + (ceilings == null ? ""
-                : String.format(Locale.ROOT, "  memory %.1f GB/s  compute %.1f GFLOP/s  ridge %.2f FLOP/byte",
-                ceilings.memoryBytesPerSecond() / 1e9, ceilings.flopsPerSecond() / 1e9, ceilings.ridgeFlopsPerByte())),
-                width);
+        // Laid out for 80 columns: what matters first on every line, the rest may be cut.
+        Cells.put(g, 0, row++, " ROOFLINE" + (ceilings == null ? ""
+                : String.format(Locale.ROOT, "  memory %.1f GB/s  compute %.1f GFLOP/s  ridge %.2f FLOP/B",
+                ceilings.memoryBytesPerSecond() / 1e9, ceilings.flopsPerSecond() / 1e9, ceilings.ridgeFlopsPerByte()))
+                + (s.isFinal() ? "  run" : "  interval"), width);
         if (ceilings == null) {
             theme.apply(g, Theme.Role.WARN);
             Cells.put(g, 0, row++, " " + MEASURE_HINT, width);
@@ -59,9 +60,8 @@ public final class RooflinePanel implements Panel {
         Cells.put(g, 0, row++, " " + decodeLine(roofline, f.tokens().decodeTokensPerSecond()), width);
         if (ceilings != null) {
             theme.apply(g, Theme.Role.DIM);
-            Cells.put(g, 0, row++, String.format(Locale.ROOT, " verdict: memory-bound below the ridge at >= %.0f%% "
-                    + "of the memory ceiling; compute-bound at >= %.0f%% of the compute ceiling; else neither",
-                    100 * Roofline.NEAR_CEILING, 100 * Roofline.NEAR_CEILING), width);
+            Cells.put(g, 0, row++, String.format(Locale.ROOT, " %s  (bound: at >= %.0f%% of a ceiling, the memory "
+                    + "one below the ridge only)", Roofline.Bound.NEITHER.text(), 100 * Roofline.NEAR_CEILING), width);
         }
         CounterTotals counters = f.counters();
         boolean secondOpinion = !counters.isEmpty() && !counters.ops().isEmpty();
@@ -81,14 +81,15 @@ public final class RooflinePanel implements Panel {
             RooflineTotals.OpRoofline op = ops.get(i);
             // The rates and intensity do not depend on the ceilings: without them, only the shares are unknown.
             Roofline.Point point = op.point(ceilings == null ? UNKNOWN_CEILINGS : ceilings);
-            StringBuilder line = new StringBuilder(String.format(Locale.ROOT, OP_FORMAT, cut(op.op(), 18),
+            StringBuilder line = new StringBuilder(String.format(Locale.ROOT, OP_FORMAT, cut(op.op(), 16),
                     Long.toString(op.nodes()), fixed(point.bytesPerSecond() / 1e9, 1),
                     ceilings == null ? "-" : percent(point.memoryShare()), fixed(point.flopsPerSecond() / 1e9, 1),
                     ceilings == null ? "-" : percent(point.computeShare()), intensity(point.flopsPerByte())));
             if (secondOpinion) {
                 line.append(String.format(Locale.ROOT, " %-17s", pmuVerdict(counters, op.op())));
             }
-            line.append(' ').append(ceilings == null ? "- (no ceilings)" : point.bound().text());
+            line.append(' ');
+            line.append(ceilings == null ? "- (no ceilings)" : verdict(point.bound(), width - line.length()));
             theme.apply(g, ceilings != null && point.bound() == Roofline.Bound.NEITHER ? Theme.Role.WARN
                     : Theme.Role.NORMAL);
             Cells.put(g, 0, row, line.toString(), width);
@@ -102,17 +103,23 @@ public final class RooflinePanel implements Panel {
     static String decodeLine(RooflineTotals roofline, double measuredTokensPerSecond) {
         String measured = String.format(Locale.ROOT, "measured %.1f tok/s", measuredTokensPerSecond);
         if (roofline.weightBytesPerDecodeToken() <= 0) {
-            return "decode: weights per token not seen yet (no one-token decode graph read)  " + measured;
+            return "decode: " + measured + "  (weights per token not seen yet: no one-token decode graph read)";
         }
-        String weights = String.format(Locale.ROOT, "decode: weights %s per token",
-                megabytes(roofline.weightBytesPerDecodeToken()));
+        String weights = "weights " + megabytes(roofline.weightBytesPerDecodeToken()) + " per token";
         if (roofline.ceilings() == null) {
-            return weights + "  " + measured;
+            return "decode: " + measured + "  " + weights;
         }
         double bound = Roofline.decodeBoundTokensPerSecond(roofline.weightBytesPerDecodeToken(), roofline.ceilings());
-        return weights + String.format(Locale.ROOT, "  bound %.1f tok/s (memory ceiling / weights)  %s%s", bound,
-                measured, measuredTokensPerSecond > 0 ? String.format(Locale.ROOT, " (%.0f%% of bound)",
-                        100 * measuredTokensPerSecond / bound) : "");
+        return String.format(Locale.ROOT, "decode: bound %.1f tok/s  %s%s  (memory ceiling / %s)", bound, measured,
+                measuredTokensPerSecond > 0 ? String.format(Locale.ROOT, " (%.0f%% of bound)",
+                        100 * measuredTokensPerSecond / bound) : "", weights);
+    }
+
+    /** The verdict in words, or only its first word where they do not fit (the line above the table has them). */
+    static String verdict(Roofline.Bound bound, int columns) {
+        String text = bound.text();
+        int colon = text.indexOf(':');
+        return text.length() <= columns || colon < 0 ? text : text.substring(0, colon);
     }
 
     /** The counters layer's verdict for the op of that name, or "-" when it did not count it. */

@@ -54,7 +54,11 @@ public class RooflinePanelTest {
     }
 
     private void render(Snapshot snapshot) throws IOException {
-        terminal = new DefaultVirtualTerminal(new TerminalSize(150, 24));
+        render(snapshot, 150);
+    }
+
+    private void render(Snapshot snapshot, int columns) throws IOException {
+        terminal = new DefaultVirtualTerminal(new TerminalSize(columns, 24));
         screen = new TerminalScreen(terminal);
         screen.startScreen();
         ui.body = BodyPanel.ROOFLINE;
@@ -83,21 +87,21 @@ public class RooflinePanelTest {
     void ceilingsDecodeBoundBesideMeasuredAndAVerdictPerOp() throws IOException {
         render(with(Fixtures.snapshot(LayerStatus.State.ON), totals(CEILINGS)));
         int top = rowStarting(" ROOFLINE");
-        assertEquals(" ROOFLINE  interval  memory 40.0 GB/s  compute 200.0 GFLOP/s  ridge 5.00 FLOP/byte",
+        assertEquals(" ROOFLINE  memory 40.0 GB/s  compute 200.0 GFLOP/s  ridge 5.00 FLOP/B  interval",
                 row(terminal, top).stripTrailing());
         // 40 GB/s / 300 MB = 133.3 tok/s; the fixture's interval decodes 69 tokens in 1 s of decode calls: 52 %
-        assertEquals(" decode: weights 300.0 MB per token  bound 133.3 tok/s (memory ceiling / weights)  measured "
-                + "69.0 tok/s (52% of bound)", row(terminal, top + 1).stripTrailing());
-        assertTrue(row(terminal, top + 2).startsWith(" verdict: memory-bound below the ridge at >= 50% of the memory"),
-                row(terminal, top + 2));
-        assertEquals("OP                  NODES      GB/s  %MEM   GFLOP/s  %CMP   FLOP/B VERDICT",
+        assertEquals(" decode: bound 133.3 tok/s  measured 69.0 tok/s (52% of bound)  (memory ceiling / weights "
+                + "300.0 MB per token)", row(terminal, top + 1).stripTrailing());
+        assertEquals(" neither: look at threads, barriers and interference  (bound: at >= 50% of a ceiling, the memory "
+                + "one below the ridge only)", row(terminal, top + 2).stripTrailing());
+        assertEquals("OP                 NODES    GB/s  %MEM  GFLOP/s  %CMP  FLOP/B VERDICT",
                 row(terminal, top + 3).stripTrailing());
         // most wall time first
-        assertEquals("MUL_MAT              4000      30.0   75%      30.0   15%     1.00 memory-bound",
+        assertEquals("MUL_MAT             4000    30.0   75%     30.0   15%    1.00 memory-bound",
                 row(terminal, top + 4).stripTrailing());
-        assertEquals("ADD                   300      12.0   30%       2.0    1%     0.17 neither: look at threads, "
+        assertEquals("ADD                  300    12.0   30%      2.0    1%    0.17 neither: look at threads, "
                 + "barriers and interference", row(terminal, top + 5).stripTrailing());
-        assertEquals("FLASH_ATTN_EXT        100       5.0   13%     150.0   75%    30.00 compute-bound",
+        assertEquals("FLASH_ATTN_EXT       100     5.0   13%    150.0   75%   30.00 compute-bound",
                 row(terminal, top + 6).stripTrailing());
         assertEquals("", row(terminal, top + 7).strip(), "nothing of the operator table shows through");
     }
@@ -107,10 +111,11 @@ public class RooflinePanelTest {
         render(with(Fixtures.snapshot(LayerStatus.State.ON), totals(null)));
         int top = rowStarting(" ROOFLINE");
         assertEquals(" ROOFLINE  interval", row(terminal, top).stripTrailing());
+        // no ceilings: the next line says how to get them; no legend, no share, no verdict
         assertEquals(" " + RooflinePanel.MEASURE_HINT, row(terminal, top + 1).stripTrailing());
         assertTrue(RooflinePanel.MEASURE_HINT.contains("infertop machine --measure"));
-        assertEquals(" decode: weights 300.0 MB per token  measured 69.0 tok/s", row(terminal, top + 2).stripTrailing());
-        assertEquals("MUL_MAT              4000      30.0     -      30.0     -     1.00 - (no ceilings)",
+        assertEquals(" decode: measured 69.0 tok/s  weights 300.0 MB per token", row(terminal, top + 2).stripTrailing());
+        assertEquals("MUL_MAT             4000    30.0     -     30.0     -    1.00 - (no ceilings)",
                 row(terminal, rowStarting("OP ") + 1).stripTrailing());
         assertFalse(Fixtures.screen(terminal).contains("memory-bound"), Fixtures.screen(terminal));
     }
@@ -123,14 +128,32 @@ public class RooflinePanelTest {
                 LayerStatus.State.ON, "", List.of()), CountersPanelTest.hardware(), false), totals(CEILINGS));
         render(counted);
         int heading = rowStarting("OP ");
-        assertEquals("OP                  NODES      GB/s  %MEM   GFLOP/s  %CMP   FLOP/B PMU (2nd opinion) VERDICT",
+        assertEquals("OP                 NODES    GB/s  %MEM  GFLOP/s  %CMP  FLOP/B PMU (2nd opinion) VERDICT",
                 row(terminal, heading).stripTrailing());
-        assertEquals("MUL_MAT              4000      30.0   75%      30.0   15%     1.00 memory-bound      memory-bound",
+        assertEquals("MUL_MAT             4000    30.0   75%     30.0   15%    1.00 memory-bound      memory-bound",
                 row(terminal, heading + 1).stripTrailing());
-        assertTrue(row(terminal, heading + 2).startsWith("ADD                   300      12.0   30%       2.0    1%     "
-                + "0.17 compute-bound     neither"), row(terminal, heading + 2));
-        assertTrue(row(terminal, heading + 3).startsWith("FLASH_ATTN_EXT        100       5.0   13%     150.0   75%    "
-                + "30.00 -                 compute-bound"), row(terminal, heading + 3));
+        assertEquals("ADD                  300    12.0   30%      2.0    1%    0.17 compute-bound     neither: look at "
+                + "threads, barriers and interference", row(terminal, heading + 2).stripTrailing());
+        assertEquals("FLASH_ATTN_EXT       100     5.0   13%    150.0   75%   30.00 -                 compute-bound",
+                row(terminal, heading + 3).stripTrailing());
+    }
+
+    @Test
+    void at80ColumnsTheBoundBesideTheMeasuredRateAndEachVerdictStillShow() throws IOException {
+        render(with(Fixtures.snapshot(LayerStatus.State.ON), totals(CEILINGS)), 80);
+        int top = rowStarting(" ROOFLINE");
+        assertEquals(" ROOFLINE  memory 40.0 GB/s  compute 200.0 GFLOP/s  ridge 5.00 FLOP/B  interval",
+                row(terminal, top).stripTrailing());
+        assertTrue(row(terminal, top + 1).startsWith(" decode: bound 133.3 tok/s  measured 69.0 tok/s (52% of bound)"),
+                row(terminal, top + 1));
+        assertTrue(row(terminal, top + 2).startsWith(" neither: look at threads, barriers and interference"));
+        assertEquals("MUL_MAT             4000    30.0   75%     30.0   15%    1.00 memory-bound",
+                row(terminal, top + 4).stripTrailing());
+        // the words after "neither" do not fit: the line above the table has them
+        assertEquals("ADD                  300    12.0   30%      2.0    1%    0.17 neither",
+                row(terminal, top + 5).stripTrailing());
+        assertEquals("FLASH_ATTN_EXT       100     5.0   13%    150.0   75%   30.00 compute-bound",
+                row(terminal, top + 6).stripTrailing());
     }
 
     @Test
@@ -147,7 +170,7 @@ public class RooflinePanelTest {
     void withNothingCostedItSaysWhatItNeeds() throws IOException {
         render(with(Fixtures.snapshot(LayerStatus.State.ON), new RooflineTotals(List.of(), 0, 0, CEILINGS)));
         int top = rowStarting(" ROOFLINE");
-        assertEquals(" decode: weights per token not seen yet (no one-token decode graph read)  measured 69.0 tok/s",
+        assertEquals(" decode: measured 69.0 tok/s  (weights per token not seen yet: no one-token decode graph read)",
                 row(terminal, top + 1).stripTrailing());
         assertTrue(row(terminal, rowStarting("OP ") + 1).startsWith(" (no costed node in this span"),
                 Fixtures.screen(terminal));
