@@ -149,8 +149,9 @@ final class RooflineSection {
                 scale.x(ridge), MARGIN_TOP + PLOT_HEIGHT));
         svg.append(String.format(Locale.ROOT, "<text x=\"%.1f\" y=\"%.1f\">memory %.1f GB/s</text>",
                 scale.x(start) + 4, scale.y(memoryGbPerSecond * start) - 6, memoryGbPerSecond));
-        svg.append(String.format(Locale.ROOT, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">compute %.1f "
-                + "GFLOP/s</text>", scale.x(end) - 4, scale.y(computeGflopsPerSecond) - 5, computeGflopsPerSecond));
+        // Just past the ridge: the ops that reach the compute roof sit further right.
+        svg.append(String.format(Locale.ROOT, "<text x=\"%.1f\" y=\"%.1f\">compute %.1f GFLOP/s</text>",
+                scale.x(ridge) + 4, scale.y(computeGflopsPerSecond) - 5, computeGflopsPerSecond));
         svg.append(String.format(Locale.ROOT, "<text x=\"%.1f\" y=\"%d\">ridge %.2f</text>\n", scale.x(ridge) + 3,
                 MARGIN_TOP + PLOT_HEIGHT - 4, ridge));
     }
@@ -211,9 +212,10 @@ final class RooflineSection {
         for (RooflineTotals.OpRoofline op : ops) {
             Roofline.Point point = point(op, ceilings);
             table.append(String.format(Locale.ROOT, "<tr><td>%s</td><td>%d</td><td>%.2f</td><td>%.2f</td><td>%s</td>"
-                            + "<td>%s</td><td>%s</td><td>%s</td></tr>\n", escape(op.op()), op.nodes(),
-                    point.bytesPerSecond() / 1e9, point.flopsPerSecond() / 1e9,
-                    Double.isInfinite(point.flopsPerByte()) ? "-" : String.format(Locale.ROOT, "%.3f", point.flopsPerByte()),
+                            + "<td>%s</td><td>%s</td><td style=\"text-align:left\">%s</td></tr>\n", escape(op.op()),
+                    op.nodes(), point.bytesPerSecond() / 1e9, point.flopsPerSecond() / 1e9,
+                    Double.isInfinite(point.flopsPerByte()) ? "-"
+                            : String.format(Locale.ROOT, "%.3f", point.flopsPerByte()),
                     ceilings == null ? "-" : String.format(Locale.ROOT, "%.0f", 100 * point.memoryShare()),
                     ceilings == null ? "-" : String.format(Locale.ROOT, "%.0f", 100 * point.computeShare()),
                     ceilings == null ? "-" : escape(point.bound().text())));

@@ -78,7 +78,7 @@ class RooflineSectionTest {
 
         // The numbers behind it, and the decode bound beside the measured rate (the fixture run's).
         assertTrue(html.contains("<tr><td>MUL_MAT</td><td>4000</td><td>30.00</td><td>30.00</td><td>1.000</td>"
-                + "<td>75</td><td>15</td><td>memory-bound</td></tr>"), html);
+                + "<td>75</td><td>15</td><td style=\"text-align:left\">memory-bound</td></tr>"), html);
         assertTrue(html.contains("memory ceiling 40.0 GB/s &middot; compute ceiling 200.0 GFLOP/s &middot; ridge "
                 + "5.00 FLOP/byte"), html);
         assertTrue(html.contains("decode: 300.0 MB of weights per token, bound 133.3 tok/s by the memory ceiling; "
@@ -92,7 +92,7 @@ class RooflineSectionTest {
         assertFalse(html.contains("ceiling\""), "no roof without ceilings");
         assertTrue(html.contains("run <code>infertop machine --measure</code>"), html);
         assertTrue(html.contains("<tr><td>MUL_MAT</td><td>4000</td><td>30.00</td><td>30.00</td><td>1.000</td>"
-                + "<td>-</td><td>-</td><td>-</td></tr>"), html);
+                + "<td>-</td><td>-</td><td style=\"text-align:left\">-</td></tr>"), html);
     }
 
     @Test
