@@ -25,6 +25,11 @@ public final class RooflinePanel implements Panel {
     /** What to run when no ceilings are cached. */
     public static final String MEASURE_HINT = "no ceilings cached for this machine: run `infertop machine --measure`,"
             + " then start infertop again, for the share of each ceiling and a verdict";
+    /**
+     * Faster than the memory ceiling allows: the weights did not all come from memory (a model that fits the
+     * last-level cache), or the ceiling was measured while the machine was busy.
+     */
+    static final String ABOVE_BOUND = ": above it, weights from cache or the ceiling measured low";
     /** Stands in for unmeasured ceilings where only a point's rates and intensity are read. */
     private static final Roofline.Ceilings UNKNOWN_CEILINGS = new Roofline.Ceilings(1, 1);
     static final String OP_FORMAT = "%-16s %7s %7s %5s %8s %5s %7s";
@@ -110,9 +115,10 @@ public final class RooflinePanel implements Panel {
             return "decode: " + measured + "  " + weights;
         }
         double bound = Roofline.decodeBoundTokensPerSecond(roofline.weightBytesPerDecodeToken(), roofline.ceilings());
+        double share = measuredTokensPerSecond / bound;
         return String.format(Locale.ROOT, "decode: bound %.1f tok/s  %s%s  (memory ceiling / %s)", bound, measured,
-                measuredTokensPerSecond > 0 ? String.format(Locale.ROOT, " (%.0f%% of bound)",
-                        100 * measuredTokensPerSecond / bound) : "", weights);
+                measuredTokensPerSecond <= 0 ? "" : String.format(Locale.ROOT, " (%.0f%% of bound%s)", 100 * share,
+                        share > 1 ? ABOVE_BOUND : ""), weights);
     }
 
     /** The verdict in words, or only its first word where they do not fit (the line above the table has them). */

@@ -157,6 +157,14 @@ public class RooflinePanelTest {
     }
 
     @Test
+    void aDecodeFasterThanTheBoundSaysWhatThatMeans() {
+        // 300 MB per token at 25 GB/s: 83.3 tok/s bound, 100 measured
+        assertEquals("decode: bound 83.3 tok/s  measured 100.0 tok/s (120% of bound: above it, weights from cache or the "
+                + "ceiling measured low)  (memory ceiling / weights 300.0 MB per token)",
+                RooflinePanel.decodeLine(totals(new Roofline.Ceilings(25e9, 200e9)), 100.0));
+    }
+
+    @Test
     void aCountersSetWithoutRefillsGivesNoSecondOpinion() {
         OpCounters matmul = new OpCounters("MUL_MAT", 10, 0, 0, List.of(5_000_000L), 5_000_000L, 4_000_000L);
         CounterTotals software = new CounterTotals("software", List.of("task-clock"), 64, -1, -1, -1, List.of(matmul),
