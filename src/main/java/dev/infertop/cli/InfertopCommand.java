@@ -69,6 +69,7 @@ import java.util.concurrent.Callable;
                 "  s snapshot",
                 "  b backends panel  d write the operator DAG (infertop-dag-PID-TIME.dot)",
                 "  4 moe layer on/off  m MoE panel (expert heatmap)",
+                "  R roofline panel (GB/s, GFLOP/s, verdict per op; decode bound vs measured)",
                 "SIGUSR2 switches the operator layer off and on, live.",
                 "Snapshots (s, SIGUSR1, --snapshot-every, --snapshot-on-exit) are directories:",
                 "summary.json, latency.hlog, trace.json (Perfetto), report.html;",

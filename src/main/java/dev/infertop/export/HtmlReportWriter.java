@@ -49,6 +49,8 @@ public final class HtmlReportWriter {
         sections.add(section("Latency percentiles per op type (wall time per op group)", HtmlReportWriter::percentiles));
         sections.add(section("Thread balance: work and barrier wait per thread", HtmlReportWriter::threadBalance));
         sections.add(section("Time vs FLOPs per op type (estimated FLOPs, last seconds)", HtmlReportWriter::timeVsFlops));
+        sections.add(section("Roofline per op type: GFLOP/s vs FLOP/byte under this machine's ceilings (run)",
+                RooflineSection::roofline));
         sections.add(section("Thread states: running, runnable (waiting for a CPU), sleeping",
                 DeepLayerSections::threadStates));
         sections.add(section("Counters per op type: IPC, L3 refills per 1k instructions, verdict",

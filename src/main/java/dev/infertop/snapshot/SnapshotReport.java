@@ -64,6 +64,7 @@ public final class SnapshotReport {
         }
         DeepLayerReport.putSched(root, s);
         DeepLayerReport.putCounters(root, s);
+        RooflineSummary.put(root, s);
         MoeSummary.put(root, s);
         return root;
     }
@@ -101,6 +102,7 @@ public final class SnapshotReport {
         }
         DeepLayerReport.printSched(r, out);
         DeepLayerReport.printCounters(r, out);
+        RooflineSummary.print(r, out);
         MoeSummary.print(r, out);
     }
 

@@ -29,7 +29,8 @@ import java.util.Map;
  * shows the summary's numbers), each op's latency plot from its latency.hlog histogram. Interval and total
  * figures are the same {@link dev.infertop.model.Figures} (a frozen clock: nothing moves), its state {@link
  * dev.infertop.model.RunState#REPLAY}; the MoE panel's counts (window and run) come from the
- * summary's moe object, other backends' ops from its backends object; thread lanes come from trace.json's last seconds;
+ * summary's moe object, other backends' ops from its backends object, the roofline panel's figures from its
+ * roofline object; thread lanes come from trace.json's last seconds;
  * tensor groups are not in a snapshot.
  */
 public final class SummarySnapshot {
@@ -102,7 +103,7 @@ public final class SummarySnapshot {
             layers.add(new LayerStatus(layer, state, entry.getValue().path("reason").asText(""), probes));
         }
         Figures run = new Figures(spanNs, tokens, ttft, tpot, backends, cpu, operators, DeepLayerSummary.sched(s),
-                DeepLayerSummary.counters(s), backendOps(s));
+                DeepLayerSummary.counters(s), backendOps(s), RooflineSummary.totals(s));
         return new Snapshot(s.path("seq").asLong(), RunState.REPLAY, target, run, run, s.path("lost_events").asLong(),
                 layers, MoeSummary.totals(s));
     }

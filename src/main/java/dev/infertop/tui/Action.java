@@ -36,7 +36,9 @@ public enum Action {
     DAG("write the operator DAG of the last decode graph (a .dot file)"),
     TOGGLE_MOE("moe layer on/off (switches the operator layer on too)", Layer.MOE),
     MOE_PANEL("MoE panel: layer x expert heatmap, CV, per-expert time"),
-    REQUESTS("requests panel: a server's sequences (phase, tokens, TTFT, TPOT), batch sizes (again: close)");
+    REQUESTS("requests panel: a server's sequences (phase, tokens, TTFT, TPOT), batch sizes (again: close)"),
+    ROOFLINE("roofline panel: GB/s, GFLOP/s, FLOP/byte, share of each ceiling and verdict per op; decode bound "
+            + "vs measured (again: close)");
 
     private final String description;
     private final Layer layer;

@@ -318,6 +318,7 @@ public final class LiveMonitor implements Runnable {
             }
             case BACKENDS -> ui.body = ui.body.toggled(BodyPanel.BACKENDS);
             case REQUESTS -> ui.body = ui.body.toggled(BodyPanel.REQUESTS);
+            case ROOFLINE -> ui.body = ui.body.toggled(BodyPanel.ROOFLINE);
             case DAG -> status(controls.writeDag());
             case CLOSE -> {
                 if (ui.help || ui.body != BodyPanel.OPERATORS) {

@@ -20,7 +20,9 @@ public enum BodyPanel {
     /** A server's sequences and batch sizes. */
     REQUESTS,
     /** MoE experts. */
-    MOE;
+    MOE,
+    /** The roofline per op: achieved rates against the machine's ceilings (operator layer). */
+    ROOFLINE;
 
     /** {@code panel} if it is not up, else back to the table: what a panel's key does. */
     public BodyPanel toggled(BodyPanel panel) {

@@ -157,7 +157,7 @@ public final class JsonLinesView implements SnapshotView {
             node.put("migrations", thread.migrations());
         }
         if (!f.roofline().isEmpty()) {
-            putRoofline(root.putObject("roofline"), f.roofline());
+            putRoofline(root.putObject("roofline"), f.roofline(), tokens);
         }
         SchedJson.put(root.putObject("sched"), s, f.sched(), spanNs);
         CountersJson.put(root, s);
@@ -200,10 +200,11 @@ public final class JsonLinesView implements SnapshotView {
     /**
      * The roofline: per op with costed nodes its bytes, weight bytes, FLOPs and the wall time they took, the rates
      * and intensity, and, with the machine's ceilings, the share of each and the verdict; the weight bytes one
-     * decode token streams (the chosen experts' among them) and the fastest decode the memory ceiling allows; the
-     * nodes left out (MUL_MAT_ID without its experts' ids among them).
+     * decode token streams (the chosen experts' among them) and the fastest decode the memory ceiling allows,
+     * beside the decode rate measured over the same span (as decode_tokens_per_s); the nodes left out
+     * (MUL_MAT_ID without its experts' ids among them).
      */
-    private static void putRoofline(ObjectNode out, dev.infertop.model.RooflineTotals roofline) {
+    private static void putRoofline(ObjectNode out, dev.infertop.model.RooflineTotals roofline, TokenTotals tokens) {
         dev.infertop.model.Roofline.Ceilings ceilings = roofline.ceilings();
         if (ceilings != null) {
             out.put("memory_ceiling_gb_per_s", round(ceilings.memoryBytesPerSecond() / 1e9, 2));
@@ -219,6 +220,7 @@ public final class JsonLinesView implements SnapshotView {
             out.put("decode_bound_tokens_per_s", round(dev.infertop.model.Roofline.decodeBoundTokensPerSecond(
                     roofline.weightBytesPerDecodeToken(), ceilings), 2));
         }
+        out.put("measured_decode_tokens_per_s", round(tokens.decodeTokensPerSecond(), 2));
         ObjectNode ops = out.putObject("ops");
         for (dev.infertop.model.RooflineTotals.OpRoofline op : roofline.ops()) {
             ObjectNode node = ops.putObject(op.op());

@@ -28,6 +28,7 @@ public final class MonitorScreen {
     private final BackendsPanel backends;
     private final RequestsPanel requests;
     private final MoePanel moe;
+    private final RooflinePanel roofline;
     private final String hints;
 
     /**
@@ -46,6 +47,7 @@ public final class MonitorScreen {
         this.backends = new BackendsPanel(theme);
         this.requests = new RequestsPanel(theme);
         this.moe = new MoePanel(theme);
+        this.roofline = new RooflinePanel(theme);
         this.hints = hints;
     }
 
@@ -78,6 +80,7 @@ public final class MonitorScreen {
                 case BACKENDS -> backends.draw(region(g, tableTop, tableRows), s, ui);
                 case REQUESTS -> requests.draw(region(g, tableTop, tableRows), s, ui);
                 case MOE -> moe.draw(region(g, tableTop, tableRows), s, ui);
+                case ROOFLINE -> roofline.draw(region(g, tableTop, tableRows), s, ui);
                 case DETAILS -> {
                     int plotRows = Math.min(LatencyPanel.ROWS, Math.max(0, tableRows - 3));
                     table.draw(region(g, tableTop, tableRows - plotRows), s, ui);

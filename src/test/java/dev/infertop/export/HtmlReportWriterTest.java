@@ -26,12 +26,13 @@ class HtmlReportWriterTest {
     @Test
     void everySectionIsAPlotOrSaysItWasNotRecorded() {
         String html = HtmlReportWriter.html(SnapshotFixtures.content());
-        assertEquals(8, count(html, "<section>"));
+        assertEquals(9, count(html, "<section>"));
         assertEquals(5, count(html, "<svg class=\"plot\""),
                 "op time per token, token and op percentiles, threads, time vs FLOPs");
         // 3 op types in each op line plot, TTFT and TPOT in the token plot; the FLOPs plot has dots
         assertEquals(3 + 2 + 3, count(html, "<polyline"));
-        assertEquals(3, count(html, "class=\"absent\""), "thread states, counters (layers not in the run), experts");
+        assertEquals(4, count(html, "class=\"absent\""),
+                "thread states, counters (layers not in the run), roofline (no costed node), experts");
         assertTrue(html.contains("<h2>Expert activations (heatmap)</h2>\n<p class=\"absent\">not recorded in this run"));
         assertTrue(html.stripTrailing().endsWith("</html>"));
         assertFalse(html.contains("<script"), "no script");
@@ -62,7 +63,7 @@ class HtmlReportWriterTest {
         assertNull(HtmlReportWriter.tokenPercentiles(empty));
         assertNull(HtmlReportWriter.timeVsFlops(empty));
         String html = HtmlReportWriter.html(empty);
-        assertEquals(8, count(html, "not recorded in this run"));
+        assertEquals(9, count(html, "not recorded in this run"));
     }
 
     @Test

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.infertop.model.Roofline;
 import dev.infertop.workload.LlamaCppWorkload;
 import dev.infertop.workload.SyntheticModel;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -15,6 +16,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -23,16 +26,33 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * The roofline against the model file: the weight bytes one decode token streams, as infertop reads them from
  * the target's own graph and tensors, equal (within 1 %) what the GGUF's tensor table, read independently here
  * ({@link GgufTensors}), says a token reads (the matmul weights, the norms, one embedding row), for the F16
- * model and for Q4_0 and Q8_0 copies made with llama.cpp's own llama-quantize. On the 245 M-parameter model,
- * with the machine's ceilings measured, decode MUL_MAT gets the verdict its own numbers imply. The MoE model's
- * experts are checked in {@link MoeExpertIT}.
+ * model and for Q4_0 and Q8_0 copies made with llama.cpp's own llama-quantize; the MoE model's decode reads only
+ * the chosen experts' slices. On the 245 M-parameter model, with the machine's ceilings measured, decode
+ * MUL_MAT gets a verdict in the live view's roofline panel (key R, in tmux) and, in a snapshot, the verdict its
+ * own numbers imply and a point in report.html's roofline plot.
  */
 class RooflineIT {
     private static final ObjectMapper JSON = new ObjectMapper();
+    private static final Path LAUNCHER = Path.of("src/scripts/infertop").toAbsolutePath();
+    /** A MUL_MAT row of the roofline panel: nodes, GB/s, %MEM, GFLOP/s, %CMP, FLOP/B, then a verdict. */
+    private static final Pattern PANEL_VERDICT = Pattern.compile("(?m)^MUL_MAT +\\d+ +[0-9.]+ +\\d+% +[0-9.]+ +\\d+% "
+            + "+[0-9.]+ (memory-bound|compute-bound|neither: look at threads, barriers and interference)");
+    /** The panel's decode line: the bound beside a measured rate. */
+    private static final Pattern DECODE_LINE = Pattern.compile(
+            "decode: bound [0-9.]+ tok/s  measured [0-9.]*[1-9][0-9.]* tok/s \\(\\d+% of bound[^)]*\\)  \\(memory ceiling / weights "
+                    + "[0-9.]+ MB per token\\)");
     private static LlamaCppWorkload llama;
+    private TmuxPane pane;
 
     @TempDir
     Path work;
+
+    @AfterEach
+    void closePane() throws Exception {
+        if (pane != null) {
+            pane.close(); // whatever the outcome: no infertop outlives a failed test
+        }
+    }
 
     @BeforeAll
     static void requirements() {
@@ -63,30 +83,73 @@ class RooflineIT {
         }
     }
 
+    /**
+     * The user's journey on the 245 M-parameter model, with the machine's ceilings measured: in the live view,
+     * {@code R} opens the roofline panel, which gives decode MUL_MAT a verdict and the decode bound beside the
+     * measured rate; {@code s} writes a snapshot whose summary gives MUL_MAT the verdict its own numbers imply and
+     * whose report.html plots it under the roof.
+     */
     @Test
-    void decodeMatmulOnTheBenchModelGetsTheVerdictItsNumbersImply() throws Exception {
-        Map<String, String> cache = Map.of("INFERTOP_CACHE", work.resolve("cache").toString());
-        try (InfertopProcess machine = InfertopProcess.start(cache, "machine", "--measure", "--json")) {
+    void decodeMatmulOnTheBenchModelGetsItsVerdictInThePanelTheSummaryAndTheReport() throws Exception {
+        TmuxPane.require();
+        Path cache = work.resolve("cache");
+        try (InfertopProcess machine = InfertopProcess.start(Map.of("INFERTOP_CACHE", cache.toString()), "machine",
+                "--measure", "--json")) {
             assertEquals(0, machine.waitFor(120), machine.stderrText());
         }
-        JsonNode roofline = decode(Models.preset("bench"), 16, 2, cache).path("roofline");
+        pane = TmuxPane.startShell("roofline-" + ProcessHandle.current().pid(), 120, 40, work,
+                "INFERTOP_CACHE=" + cache + " " + LAUNCHER + " --snapshot-dir " + work.resolve("snap-%n") + " -- "
+                        + llama.sourceBuildTool("llama-bench") + " -m " + Models.preset("bench")
+                        + " -p 0 -n 64 -r 1000 -t 2");
+        pane.keepSize();
+        pane.awaitScreen("MUL_MAT in the operator table", s -> s.contains("MUL_MAT"), 300);
+        pane.keys("R");
+        String screen = pane.awaitScreen("the roofline panel with a verdict for MUL_MAT and the decode bound",
+                s -> PANEL_VERDICT.matcher(s).find() && DECODE_LINE.matcher(s).find(), 60);
+        Matcher row = PANEL_VERDICT.matcher(screen);
+        assertTrue(row.find() && screen.contains(" ROOFLINE  memory "), screen);
+        System.out.printf("roofline: panel: %s%n          %s%n", row.group().strip(),
+                screen.lines().filter(l -> l.startsWith(" decode: bound")).findFirst().orElse(""));
+
+        pane.keys("s");
+        screen = pane.awaitScreen("where the snapshot went", s -> s.contains("written to")
+                || s.contains("cannot write snapshot") || s.contains("snapshot failed"), 120);
+        assertTrue(screen.contains("written to"), screen);
+        Path snapshot = work.resolve("snap-1");
+        JsonNode roofline = JSON.readTree(snapshot.resolve("summary.json").toFile()).path("roofline");
         JsonNode mulMat = roofline.path("ops").path("MUL_MAT");
         Roofline.Ceilings ceilings = new Roofline.Ceilings(roofline.path("memory_ceiling_gb_per_s").asDouble() * 1e9,
                 roofline.path("compute_ceiling_gflop_per_s").asDouble() * 1e9);
         Roofline.Point implied = Roofline.point(mulMat.path("bytes").asLong(), mulMat.path("flops").asLong(),
                 Math.round(mulMat.path("wall_ms").asDouble() * 1e6), ceilings);
         System.out.printf("roofline: bench MUL_MAT %.1f GB/s (%.0f%% of %.1f), %.1f GFLOP/s (%.0f%% of %.1f), %.2f "
-                        + "FLOP/byte: %s; weights per token %d bytes, decode bound %.1f tok/s%n",
+                        + "FLOP/byte: %s; weights per token %d bytes, decode bound %.1f tok/s, measured %.1f tok/s%n",
                 mulMat.path("gb_per_s").asDouble(), 100 * mulMat.path("memory_share").asDouble(),
                 ceilings.memoryBytesPerSecond() / 1e9, mulMat.path("gflop_per_s").asDouble(),
                 100 * mulMat.path("compute_share").asDouble(), ceilings.flopsPerSecond() / 1e9,
                 mulMat.path("flop_per_byte").asDouble(), mulMat.path("verdict").asText(),
                 roofline.path("weight_bytes_per_decode_token").asLong(),
-                roofline.path("decode_bound_tokens_per_s").asDouble());
+                roofline.path("decode_bound_tokens_per_s").asDouble(),
+                roofline.path("measured_decode_tokens_per_s").asDouble());
         assertTrue(mulMat.path("flop_per_byte").asDouble() < 1.5, "decode matmul is ~1 FLOP per weight byte: "
                 + mulMat);
         assertEquals(implied.bound().text(), mulMat.path("verdict").asText(), roofline.toString());
         assertTrue(roofline.path("decode_bound_tokens_per_s").asDouble() > 0, roofline.toString());
+        assertTrue(roofline.path("measured_decode_tokens_per_s").asDouble() > 0, roofline.toString());
+
+        String report = Files.readString(snapshot.resolve("report.html"));
+        assertTrue(report.contains("<svg class=\"plot roofline\""), "no roofline plot in report.html");
+        assertTrue(report.contains("<line class=\"memory-ceiling\"")
+                && report.contains("<line class=\"compute-ceiling\""), "no roof in the plot");
+        assertTrue(Pattern.compile("<circle class=\"op\" cx=\"[0-9.]+\" cy=\"[0-9.]+\"[^>]*><title>MUL_MAT:")
+                .matcher(report).find(), "no MUL_MAT point in the plot");
+        assertTrue(report.contains("<tr><td>MUL_MAT</td>") && report.contains(">" + mulMat.path("verdict").asText()
+                + "</td></tr>"), "no MUL_MAT row with its verdict in the table");
+
+        pane.keys("q");
+        screen = pane.awaitScreen("the shell again", s -> s.contains("EXITED-"), 30);
+        assertTrue(screen.contains("EXITED-0"), screen);
+        LeakCheck.assertNothingLeft();
     }
 
     /**

@@ -83,6 +83,7 @@ class LiveMonitorTest {
         panels.put('b', BodyPanel.BACKENDS);
         panels.put('r', BodyPanel.REQUESTS);
         panels.put('m', BodyPanel.MOE);
+        panels.put('R', BodyPanel.ROOFLINE);
         BodyPanel previous = null;
         for (var panel : panels.entrySet()) {
             keys(panel.getKey());
