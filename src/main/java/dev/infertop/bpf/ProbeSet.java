@@ -91,9 +91,17 @@ public final class ProbeSet implements AutoCloseable {
     /** Fused-op call sites found and left unprobed, as placement-like lines (the operator layer's status). */
     private final List<String> fusedCallsNotProbed = new ArrayList<>();
 
+    /** Where probes go in each library: read once per library, and cached by the session when it chooses. */
+    private final SiteFinder sites;
+
     public ProbeSet(BpfObject object, int pid) {
+        this(object, pid, SiteFinder.uncached());
+    }
+
+    public ProbeSet(BpfObject object, int pid, SiteFinder sites) {
         this.object = object;
         this.pid = pid;
+        this.sites = sites;
         this.moePlans = new MoePlans(object);
         this.operatorControl = new OperatorControl(object);
         Map<Layer, KernelSide> kernelSides = new EnumMap<>(Layer.class);
@@ -155,12 +163,14 @@ public final class ProbeSet implements AutoCloseable {
             MemoryMapping mapping = mappings.stream().filter(m -> m.path().equals(library.toString())).findFirst()
                     .orElse(null);
             try {
-                ScanTimeLimit.run(library.toString(), ScanTimeLimit.DEFAULT_LIMIT_MS, () -> {
-                    try (ElfFile elf = ElfFile.open(library, mapping)) {
-                        PltResolver.of(elf); // the library-wide tables call-site probes read
-                        return null;
-                    }
-                });
+                if (sites.scanned(library, mapping).isEmpty()) { // read and checked there, or checked now
+                    ScanTimeLimit.run(library.toString(), ScanTimeLimit.DEFAULT_LIMIT_MS, () -> {
+                        try (ElfFile elf = ElfFile.open(library, mapping)) {
+                            PltResolver.of(elf); // the library-wide tables call-site probes read
+                            return null;
+                        }
+                    });
+                }
             } catch (TargetException e) {
                 skipped.put(library, e.getMessage());
                 skippedNow.add("infertop: skipped a library: " + e.getMessage());
@@ -310,12 +320,12 @@ public final class ProbeSet implements AutoCloseable {
                 if (state.attached.getOrDefault(library, List.of()).contains(key)) {
                     continue;
                 }
-                List<Site> sites = ProbeSites.find(library, mappedAs.get(library), spec, state.failures);
-                if (!sites.isEmpty() && leaveFusedCallsUnprobed(spec, library, sites)) {
+                List<Site> librarySites = sites.find(library, mappedAs.get(library), spec, state.failures);
+                if (!librarySites.isEmpty() && leaveFusedCallsUnprobed(spec, library, librarySites)) {
                     continue;
                 }
-                if (!sites.isEmpty()) {
-                    sitesByLibrary.put(library, sites);
+                if (!librarySites.isEmpty()) {
+                    sitesByLibrary.put(library, librarySites);
                     definingLayerSymbols.add(library);
                     found = true;
                 }

@@ -5,6 +5,7 @@ import dev.infertop.bpf.BpfException;
 import dev.infertop.bpf.InfertopProbes;
 import dev.infertop.bpf.PerCpuCounter;
 import dev.infertop.bpf.RingBufferReader;
+import dev.infertop.bpf.SiteFinder;
 import dev.infertop.metrics.MetricsFeed;
 import dev.infertop.metrics.MetricsServer;
 import dev.infertop.model.CounterSet;
@@ -13,6 +14,7 @@ import dev.infertop.snapshot.SnapshotTaker;
 import dev.infertop.target.LaunchedCommand;
 import dev.infertop.target.TargetMemory;
 import dev.infertop.target.TracedProcess;
+import dev.infertop.target.layout.LayoutCache;
 import dev.infertop.view.BatchTextView;
 import dev.infertop.view.JsonLinesView;
 import dev.infertop.view.SnapshotView;
@@ -52,8 +54,12 @@ final class TracedSession {
         SessionResources resources = new SessionResources(process);
         control.current = resources;
         try {
+            // The probe sites are read (or taken from the cache) while the layouts are read and the BPF object
+            // loads: neither needs them, and attaching waits only for what is not read yet.
+            SiteFinder sites = SiteFinder.cachedIn(LayoutCache.defaultLocation().directory(), control::notice);
+            sites.prefetch(target.candidates(), process.pid());
             Calibration calibration = Calibration.of(target.candidates(), process.pid(), control.err);
-            ProbeLoader.Loaded loaded = ProbeLoader.load(control, resources, calibration, btf, counterSet);
+            ProbeLoader.Loaded loaded = ProbeLoader.load(control, resources, calibration, btf, counterSet, sites);
             LayerStart.attach(control, resources.probes, target.candidates());
             return poll(resources, calibration, loaded);
         } catch (BpfException e) {
