@@ -31,6 +31,13 @@ final class TracedSession {
     /** How long snapshots still being written at the end may take (probes are detached by then). */
     static final long SNAPSHOT_GRACE_MS = 15_000;
 
+    /**
+     * The live view's first interval: its first screen of figures comes this soon after the probes attach, not
+     * a whole -d later; the intervals after it are -d long. JSON and text output keep every interval -d long
+     * (-n N is N intervals of -d). --op-when never judges this first interval (it waits two intervals).
+     */
+    static final long FIRST_LIVE_INTERVAL_NS = 250_000_000L;
+
     /** How the session ended: the collector's state and infertop's exit status. */
     record End(RunState state, int status) {}
 
@@ -127,7 +134,11 @@ final class TracedSession {
                 + resources.probes.attachedProbeCount() + " probes attached; layers "
                 + String.join(", ", resources.probes.statuses().stream()
                         .map(l -> l.layer().id() + " " + l.state().label()).toList()));
-        RunState state = resources.collector.run(Math.round(control.intervalSeconds * 1e9), options.iterations());
+        long intervalNs = Math.round(control.intervalSeconds * 1e9);
+        long firstIntervalNs = options.output() == TraceOptions.OutputMode.LIVE
+                ? Math.min(intervalNs, FIRST_LIVE_INTERVAL_NS) : intervalNs;
+        resources.collector.setIntervalNs(intervalNs); // from the second interval on (or what +/- set since)
+        RunState state = resources.collector.run(firstIntervalNs, options.iterations());
         if (control.stopping) {
             control.closeLive(); // q or a signal: the screen goes at once; what follows is said on stderr
         }
