@@ -3,9 +3,7 @@ package dev.infertop.bpf;
 import dev.infertop.bpf.ProbeSites.Site;
 import dev.infertop.model.Layer;
 import dev.infertop.model.LayerStatus;
-import dev.infertop.target.ElfFile;
 import dev.infertop.target.MemoryMapping;
-import dev.infertop.target.PltResolver;
 import dev.infertop.target.ProcessMaps;
 import dev.infertop.target.ScanTimeLimit;
 import dev.infertop.target.TargetException;
@@ -21,9 +19,9 @@ import java.util.Map;
 import java.util.Set;
 
 /*
- * Over 500 lines (about 520), knowingly: one lock guards the libraries, every layer's state, the fused-call
+ * Over 500 lines (about 530), knowingly: one lock guards the libraries, every layer's state, the fused-call
  * policy and the switchable layers, and a library added late must attach every wanted layer under it. What
- * reads ELF files (ProbeSites) and what writes control maps (OperatorControl) is already out.
+ * reads ELF files (ProbeSites, SiteFinder) and what writes control maps (OperatorControl) is already out.
  */
 
 /**
@@ -163,14 +161,7 @@ public final class ProbeSet implements AutoCloseable {
             MemoryMapping mapping = mappings.stream().filter(m -> m.path().equals(library.toString())).findFirst()
                     .orElse(null);
             try {
-                if (sites.scanned(library, mapping).isEmpty()) { // read and checked there, or checked now
-                    ScanTimeLimit.run(library.toString(), ScanTimeLimit.DEFAULT_LIMIT_MS, () -> {
-                        try (ElfFile elf = ElfFile.open(library, mapping)) {
-                            PltResolver.of(elf); // the library-wide tables call-site probes read
-                            return null;
-                        }
-                    });
-                }
+                sites.admit(library, mapping);
             } catch (TargetException e) {
                 skipped.put(library, e.getMessage());
                 skippedNow.add("infertop: skipped a library: " + e.getMessage());

@@ -39,11 +39,17 @@ import java.util.function.Consumer;
  * which says why it is skipped.
  */
 public final class SiteFinder {
-    /** Libraries larger than this are read by ProbeSet as before, not copied or cached (real ones: a few MB). */
-    static final long MAX_COPIED_BYTES = 256L << 20;
+    /**
+     * Libraries larger than this are read by ProbeSet as before, not copied or cached: the copy costs its size
+     * in memory while it is decoded (a llama.cpp CPU build's largest, libllama, is ~5 MB).
+     */
+    static final long MAX_COPIED_BYTES = 64L << 20;
 
-    /** A library's sites, read from the file of this device and inode. */
-    record Scanned(long device, long inode, boolean stripped, Map<String, List<Site>> sites) {
+    /**
+     * A library's sites, read from the file of this device and inode; or, with {@code failure}, why it cannot
+     * be read (a corrupt or hostile ELF, the time limit): ProbeSet skips it with that line, not reading it again.
+     */
+    record Scanned(long device, long inode, boolean stripped, Map<String, List<Site>> sites, String failure) {
         boolean isFileOf(MemoryMapping mapping) {
             return mapping == null || (mapping.inode() == inode
                     && RegularFile.mapsDevice(device).equals(mapping.device()));
@@ -103,9 +109,29 @@ public final class SiteFinder {
         }
     }
 
+    /**
+     * Checks that {@code library} can be probed (ProbeSet's check before it adds one): read here (or now) from
+     * the file {@code mapping} shows, or else opened and its library-wide tables read, within the time limit.
+     * Throws, saying why, for a library to skip.
+     */
+    void admit(Path library, MemoryMapping mapping) throws TargetException {
+        Optional<Scanned> read = scanned(library, mapping);
+        if (read.isPresent() && read.get().failure() != null) {
+            throw new TargetException(read.get().failure());
+        }
+        if (read.isEmpty()) {
+            ScanTimeLimit.run(library.toString(), ScanTimeLimit.DEFAULT_LIMIT_MS, () -> {
+                try (ElfFile elf = ElfFile.open(library, mapping)) {
+                    PltResolver.of(elf); // the library-wide tables call-site probes read
+                    return null;
+                }
+            });
+        }
+    }
+
     /** The probe's sites: from this session's reading of the library, else read now (failures say why). */
     List<Site> find(Path library, MemoryMapping mapping, ProbeSpec spec, List<String> failures) {
-        Optional<Scanned> scanned = scanned(library, mapping);
+        Optional<Scanned> scanned = scanned(library, mapping).filter(read -> read.failure() == null);
         if (scanned.isPresent()) {
             List<Site> sites = scanned.get().sites().get(ProbeSites.key(spec));
             if (sites != null) {
@@ -132,17 +158,21 @@ public final class SiteFinder {
                         .filter(e -> e.sites().keySet().containsAll(libraryProbeKeys()));
                 if (entry.isPresent()) {
                     return Optional.of(new Scanned(file.device(), file.inode(), entry.get().stripped(),
-                            Map.copyOf(entry.get().sites())));
+                            Map.copyOf(entry.get().sites()), null));
                 }
             }
-            return Optional.of(readCopy(library, file));
-        } catch (IOException | RuntimeException e) { // TargetException is an IOException
-            return Optional.empty();
+            try {
+                return Optional.of(readCopy(library, file));
+            } catch (TargetException e) {
+                return Optional.of(new Scanned(file.device(), file.inode(), false, Map.of(), e.getMessage()));
+            }
+        } catch (IOException | RuntimeException e) {
+            return Optional.empty(); // not opened, too large, replaced: ProbeSet's own reading says why
         }
     }
 
     /** Copies the bytes, hashes and decodes the copy, and caches what it found. */
-    private Scanned readCopy(Path library, RegularFile file) throws IOException {
+    private Scanned readCopy(Path library, RegularFile file) throws IOException { // TargetException: the ELF
         long size = file.sizeBytes();
         Arena arena = Arena.ofShared(); // the ElfFile's once parsed: its close releases the copy
         try {
@@ -174,7 +204,7 @@ public final class SiteFinder {
                     // The sites are right; only the next attach will read the library again.
                 }
             }
-            return new Scanned(file.device(), file.inode(), stripped, Map.copyOf(sites));
+            return new Scanned(file.device(), file.inode(), stripped, Map.copyOf(sites), null);
         } finally {
             if (arena.scope().isAlive()) {
                 arena.close(); // a parse that failed, or timed out (its thread then fails on the closed copy)
