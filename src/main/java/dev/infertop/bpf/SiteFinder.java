@@ -152,8 +152,16 @@ public final class SiteFinder {
                     || !file.deviceAsMapsPrintsIt().equals(mapping.device()))) {
                 return Optional.empty(); // replaced: ProbeSet's reading says so
             }
+            Optional<SiteCache.RootStat> stat = cache == null ? Optional.empty() : SiteCache.RootStat.of(library, file);
             if (cache != null) {
-                String sha = sha256(file);
+                // A root-owned file no one else may write, unchanged since it was hashed (same inode, size, mtime
+                // and ctime), has that hash still: no need to read it all again.
+                String sha = stat.flatMap(cache::hashOf).orElse(null);
+                if (sha == null) {
+                    sha = sha256(file);
+                    String hashed = sha;
+                    stat.ifPresent(known -> cache.storeHash(known, hashed));
+                }
                 Optional<SiteCache.Entry> entry = cache.lookup(file.sizeBytes(), sha)
                         .filter(e -> e.sites().keySet().containsAll(libraryProbeKeys()));
                 if (entry.isPresent()) {
@@ -162,7 +170,7 @@ public final class SiteFinder {
                 }
             }
             try {
-                return Optional.of(readCopy(library, file));
+                return Optional.of(readCopy(library, file, stat));
             } catch (TargetException e) {
                 return Optional.of(new Scanned(file.device(), file.inode(), false, Map.of(), e.getMessage()));
             }
@@ -172,7 +180,8 @@ public final class SiteFinder {
     }
 
     /** Copies the bytes, hashes and decodes the copy, and caches what it found. */
-    private Scanned readCopy(Path library, RegularFile file) throws IOException { // TargetException: the ELF
+    private Scanned readCopy(Path library, RegularFile file, Optional<SiteCache.RootStat> stat)
+            throws IOException { // TargetException: the ELF
         long size = file.sizeBytes();
         Arena arena = Arena.ofShared(); // the ElfFile's once parsed: its close releases the copy
         try {
@@ -200,6 +209,7 @@ public final class SiteFinder {
                 try {
                     cache.store(new SiteCache.Entry(SiteCache.FORMAT_VERSION, SiteCache.TOOL, size, sha, stripped,
                             sites));
+                    stat.ifPresent(known -> cache.storeHash(known, sha));
                 } catch (IOException e) {
                     // The sites are right; only the next attach will read the library again.
                 }

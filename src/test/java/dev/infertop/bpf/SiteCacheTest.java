@@ -104,6 +104,47 @@ class SiteCacheTest {
     }
 
     @Test
+    void aRootOnlyFileUnchangedSinceItWasHashedIsNotHashedAgainAnotherIs() throws Exception {
+        Assumptions.assumeTrue("root".equals(System.getProperty("user.name")), "the copies must be root's");
+        Path cpu = copyOf("libggml-cpu.so");
+        Path llama = copyOf("libllama.so");
+        Files.setPosixFilePermissions(cpu, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
+        Path cacheDir = work.resolve("layouts");
+        ProbeSpec graph = spec("fn:ggml_graph_compute:handle_cpu_graph_enter");
+        SiteFinder.cachedIn(cacheDir, line -> { }).find(llama, null, graph, new ArrayList<>());
+        SiteFinder.cachedIn(cacheDir, line -> { }).find(cpu, null, graph, new ArrayList<>());
+        List<Path> hashes;
+        try (var files = Files.list(cacheDir)) {
+            hashes = files.filter(f -> f.getFileName().toString().startsWith("stat-")).toList();
+        }
+        assertEquals(2, hashes.size(), "a recorded hash per root-only library: " + hashes);
+
+        // Point libggml-cpu's recorded hash at libllama's entry: used without hashing, it names the wrong entry,
+        // which the size check then refuses (and the sites are read afresh).
+        Path cpuHash = hashes.stream().filter(f -> {
+            try {
+                return Files.readString(f).contains(sha256(cpu));
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        }).findFirst().orElseThrow();
+        Files.writeString(cpuHash, Files.readString(cpuHash).replace(sha256(cpu), sha256(llama)));
+        List<String> notes = new ArrayList<>();
+        assertEquals(ProbeSites.find(cpu, null, graph, new ArrayList<>()),
+                SiteFinder.cachedIn(cacheDir, notes::add).find(cpu, null, graph, new ArrayList<>()));
+        assertEquals(List.of("infertop: ignored the probe-site cache " + cacheDir.resolve(sha256(llama) + ".sites.json")
+                + " (it describes another file); reading the library again"), notes, "the recorded hash was used");
+
+        // Writable by its group: hashed every time, whatever is recorded.
+        Files.writeString(cpuHash, Files.readString(cpuHash).replace(sha256(cpu), sha256(llama)));
+        Files.setPosixFilePermissions(cpu, java.nio.file.attribute.PosixFilePermissions.fromString("rwxrwxr-x"));
+        notes.clear();
+        assertEquals(ProbeSites.find(cpu, null, graph, new ArrayList<>()),
+                SiteFinder.cachedIn(cacheDir, notes::add).find(cpu, null, graph, new ArrayList<>()));
+        assertEquals(List.of(), notes, "hashed, not taken from the record");
+    }
+
+    @Test
     void anEntryIsCheckedAgainstTheLibraryAndTheBuildThatWroteIt() {
         Map<String, List<Site>> sites = Map.of("fn:f:p", List.of(new Site("f", 0x1000, "entry")));
         String sha = "ab".repeat(32);
