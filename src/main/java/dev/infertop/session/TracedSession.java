@@ -38,6 +38,11 @@ final class TracedSession {
      */
     static final long FIRST_LIVE_INTERVAL_NS = 250_000_000L;
 
+    /** The first interval's length for this output, given -d's ({@code intervalNs}). */
+    static long firstIntervalNs(TraceOptions.OutputMode output, long intervalNs) {
+        return output == TraceOptions.OutputMode.LIVE ? Math.min(intervalNs, FIRST_LIVE_INTERVAL_NS) : intervalNs;
+    }
+
     /** How the session ended: the collector's state and infertop's exit status. */
     record End(RunState state, int status) {}
 
@@ -135,10 +140,8 @@ final class TracedSession {
                 + String.join(", ", resources.probes.statuses().stream()
                         .map(l -> l.layer().id() + " " + l.state().label()).toList()));
         long intervalNs = Math.round(control.intervalSeconds * 1e9);
-        long firstIntervalNs = options.output() == TraceOptions.OutputMode.LIVE
-                ? Math.min(intervalNs, FIRST_LIVE_INTERVAL_NS) : intervalNs;
         resources.collector.setIntervalNs(intervalNs); // from the second interval on (or what +/- set since)
-        RunState state = resources.collector.run(firstIntervalNs, options.iterations());
+        RunState state = resources.collector.run(firstIntervalNs(options.output(), intervalNs), options.iterations());
         if (control.stopping) {
             control.closeLive(); // q or a signal: the screen goes at once; what follows is said on stderr
         }
