@@ -29,6 +29,7 @@ final class ProbeLoader {
         TraceOptions options = control.options;
         resources.object = InfertopProbes.load(resources.process.pid(), options.ringKib() * 1024,
                 calibration.offsets(), btf, calibration.moeConfig(), calibration.batch());
+        dev.infertop.ffi.LibC.trimNativeHeap(); // libbpf freed its copy of the kernel's BTF: out of the RSS too
         BackendNames backendNames = BackendNames.load();
         BackendOpsFilter.skipCpu(resources.object, backendNames);
         resources.probes = new ProbeSet(resources.object, resources.process.pid(), sites);
