@@ -3,9 +3,7 @@ package dev.infertop.bpf;
 import dev.infertop.bpf.ProbeSites.Site;
 import dev.infertop.model.Layer;
 import dev.infertop.model.LayerStatus;
-import dev.infertop.target.ElfFile;
 import dev.infertop.target.MemoryMapping;
-import dev.infertop.target.PltResolver;
 import dev.infertop.target.ProcessMaps;
 import dev.infertop.target.ScanTimeLimit;
 import dev.infertop.target.TargetException;
@@ -21,9 +19,9 @@ import java.util.Map;
 import java.util.Set;
 
 /*
- * Over 500 lines (about 520), knowingly: one lock guards the libraries, every layer's state, the fused-call
+ * Over 500 lines (about 530), knowingly: one lock guards the libraries, every layer's state, the fused-call
  * policy and the switchable layers, and a library added late must attach every wanted layer under it. What
- * reads ELF files (ProbeSites) and what writes control maps (OperatorControl) is already out.
+ * reads ELF files (ProbeSites, SiteFinder) and what writes control maps (OperatorControl) is already out.
  */
 
 /**
@@ -91,9 +89,17 @@ public final class ProbeSet implements AutoCloseable {
     /** Fused-op call sites found and left unprobed, as placement-like lines (the operator layer's status). */
     private final List<String> fusedCallsNotProbed = new ArrayList<>();
 
+    /** Where probes go in each library: read once per library, and cached by the session when it chooses. */
+    private final SiteFinder sites;
+
     public ProbeSet(BpfObject object, int pid) {
+        this(object, pid, SiteFinder.uncached());
+    }
+
+    public ProbeSet(BpfObject object, int pid, SiteFinder sites) {
         this.object = object;
         this.pid = pid;
+        this.sites = sites;
         this.moePlans = new MoePlans(object);
         this.operatorControl = new OperatorControl(object);
         Map<Layer, KernelSide> kernelSides = new EnumMap<>(Layer.class);
@@ -155,12 +161,7 @@ public final class ProbeSet implements AutoCloseable {
             MemoryMapping mapping = mappings.stream().filter(m -> m.path().equals(library.toString())).findFirst()
                     .orElse(null);
             try {
-                ScanTimeLimit.run(library.toString(), ScanTimeLimit.DEFAULT_LIMIT_MS, () -> {
-                    try (ElfFile elf = ElfFile.open(library, mapping)) {
-                        PltResolver.of(elf); // the library-wide tables call-site probes read
-                        return null;
-                    }
-                });
+                sites.admit(library, mapping);
             } catch (TargetException e) {
                 skipped.put(library, e.getMessage());
                 skippedNow.add("infertop: skipped a library: " + e.getMessage());
@@ -386,12 +387,12 @@ public final class ProbeSet implements AutoCloseable {
                 if (state.attached.getOrDefault(library, List.of()).contains(key)) {
                     continue;
                 }
-                List<Site> sites = ProbeSites.find(library, mappedAs.get(library), spec, state.failures);
-                if (!sites.isEmpty() && leaveFusedCallsUnprobed(spec, library, sites)) {
+                List<Site> librarySites = sites.find(library, mappedAs.get(library), spec, state.failures);
+                if (!librarySites.isEmpty() && leaveFusedCallsUnprobed(spec, library, librarySites)) {
                     continue;
                 }
-                if (!sites.isEmpty()) {
-                    sitesByLibrary.put(library, sites);
+                if (!librarySites.isEmpty()) {
+                    sitesByLibrary.put(library, librarySites);
                     definingLayerSymbols.add(library);
                     found = true;
                 }

@@ -101,42 +101,47 @@ final class ProbeSites {
     private static List<Site> findSitesNow(Path library, MemoryMapping mapping, ProbeSpec spec)
             throws TargetException {
         try (ElfFile elf = ElfFile.open(library, mapping)) {
-            return switch (spec) {
-                case ProbeSpec.FunctionProbe f -> {
-                    List<ElfSymbol> candidates = f.clones() ? elf.functionAndClones(f.symbol()) : elf.functionsNamed(f.symbol());
-                    List<Site> sites = new ArrayList<>();
-                    for (ElfSymbol function : candidates) {
-                        if (function.sizeBytes() > 0) {
-                            ProbeSite site = ProbePlacement.place(elf, function);
-                            sites.add(new Site(function.name(), site.fileOffset(), site.reason()));
-                            if (!f.clones()) {
-                                break;
-                            }
-                        }
-                    }
-                    yield sites;
-                }
-                case ProbeSpec.CallSiteProbe c -> {
-                    List<Site> sites = new ArrayList<>();
-                    for (ElfSymbol caller : elf.functionAndClones(c.caller())) {
-                        if (caller.sizeBytes() == 0) {
-                            continue;
-                        }
-                        List<CallSite> calls = new ArrayList<>(CallSiteScanner.findCallsMatching(elf, caller, c.callee()));
-                        calls.sort(java.util.Comparator.comparingLong(CallSite::vaddr));
-                        if (c.firstSites() > 0 && calls.size() > c.firstSites()) {
-                            calls = calls.subList(0, c.firstSites());
-                        }
-                        for (CallSite call : calls) {
-                            sites.add(new Site(call.calleeName() + " call in " + caller.name(), call.fileOffset(),
-                                    call.reason(), call.calleeName()));
-                        }
-                    }
-                    yield sites;
-                }
-                case ProbeSpec.TracepointProbe t -> List.<Site>of();
-            };
+            return sitesIn(elf, spec);
         }
+    }
+
+    /** The probe's sites in an opened library (SiteFinder reads every probe's from one opening). */
+    static List<Site> sitesIn(ElfFile elf, ProbeSpec spec) throws TargetException {
+        return switch (spec) {
+            case ProbeSpec.FunctionProbe f -> {
+                List<ElfSymbol> candidates = f.clones() ? elf.functionAndClones(f.symbol()) : elf.functionsNamed(f.symbol());
+                List<Site> sites = new ArrayList<>();
+                for (ElfSymbol function : candidates) {
+                    if (function.sizeBytes() > 0) {
+                        ProbeSite site = ProbePlacement.place(elf, function);
+                        sites.add(new Site(function.name(), site.fileOffset(), site.reason()));
+                        if (!f.clones()) {
+                            break;
+                        }
+                    }
+                }
+                yield sites;
+            }
+            case ProbeSpec.CallSiteProbe c -> {
+                List<Site> sites = new ArrayList<>();
+                for (ElfSymbol caller : elf.functionAndClones(c.caller())) {
+                    if (caller.sizeBytes() == 0) {
+                        continue;
+                    }
+                    List<CallSite> calls = new ArrayList<>(CallSiteScanner.findCallsMatching(elf, caller, c.callee()));
+                    calls.sort(java.util.Comparator.comparingLong(CallSite::vaddr));
+                    if (c.firstSites() > 0 && calls.size() > c.firstSites()) {
+                        calls = calls.subList(0, c.firstSites());
+                    }
+                    for (CallSite call : calls) {
+                        sites.add(new Site(call.calleeName() + " call in " + caller.name(), call.fileOffset(),
+                                call.reason(), call.calleeName()));
+                    }
+                }
+                yield sites;
+            }
+            case ProbeSpec.TracepointProbe t -> List.<Site>of();
+        };
     }
 
     private static String describe(Collection<Path> libraries) {

@@ -117,7 +117,7 @@ public final class InfertopCommand implements Callable<Integer> {
     String listen;
 
     @Option(names = {"-d", "--delay"}, paramLabel = "SECONDS", defaultValue = "1",
-            description = "Seconds between intervals (default: ${DEFAULT-VALUE}).")
+            description = "Seconds between intervals (default: ${DEFAULT-VALUE}; the live view's first is 0.25 s).")
     double delaySeconds;
 
     @Option(names = {"-n", "--iterations"}, paramLabel = "N", defaultValue = "0",

@@ -21,7 +21,6 @@ public final class JvmOptions {
             "-XX:CICompilerCount=1",
             // No hsperfdata file in /tmp updated by the JVM every tick (and no jstat attach point).
             "-XX:-UsePerfData",
-            "-Xshare:auto",
             // A bounded heap, sized to the collector's bounds (memory grows with what the target chooses only up
             // to them; JSON "limits"): the flight recorder preallocates ~20 MB for snapshots; tensor names at
             // most NameTable.MAX_NAMES (32 Ki, ~10 MB); tensor groups at most OperatorAggregator.
@@ -29,7 +28,11 @@ public final class JvmOptions {
             // (128) x 1024 experts (~30 MB with a snapshot's copies); op histograms and node tables the rest.
             // 96 MB made the collector spend its time in GC at a few thousand graphs a second.
             "-Xms32m",
-            "-Xmx160m");
+            "-Xmx160m",
+            // The JVM's own warnings (an AOT cache refused, say) on stderr, never on stdout where JSON goes.
+            // (-Xshare:auto, the default, is not spelled out: the JVM refuses it beside -XX:AOTCache.)
+            "-Xlog:disable",
+            "-Xlog:all=warning:stderr");
 
     /** The options before {@code -jar}, in order. */
     public static List<String> forLauncher() {

@@ -6,6 +6,7 @@ import dev.infertop.bpf.BpfException;
 import dev.infertop.bpf.InfertopProbes;
 import dev.infertop.bpf.PerfCounters;
 import dev.infertop.bpf.ProbeSet;
+import dev.infertop.bpf.SiteFinder;
 import dev.infertop.model.BackendNames;
 import dev.infertop.model.CounterSet;
 import dev.infertop.model.Layer;
@@ -24,13 +25,14 @@ final class ProbeLoader {
     record Loaded(BackendNames backendNames, PerfCounters perfCounters, FusionPatterns fusion) {}
 
     static Loaded load(RunControl control, SessionResources resources, Calibration calibration, Path btf,
-                       CounterSet counterSet) throws BpfException {
+                       CounterSet counterSet, SiteFinder sites) throws BpfException {
         TraceOptions options = control.options;
         resources.object = InfertopProbes.load(resources.process.pid(), options.ringKib() * 1024,
                 calibration.offsets(), btf, calibration.moeConfig(), calibration.batch());
+        dev.infertop.ffi.LibC.trimNativeHeap(); // libbpf freed its copy of the kernel's BTF: out of the RSS too
         BackendNames backendNames = BackendNames.load();
         BackendOpsFilter.skipCpu(resources.object, backendNames);
-        resources.probes = new ProbeSet(resources.object, resources.process.pid());
+        resources.probes = new ProbeSet(resources.object, resources.process.pid(), sites);
         PerfCounters perfCounters = new PerfCounters(resources.object, counterSet);
         resources.probes.addSwitchable(Layer.COUNTERS, perfCounters);
         if (calibration.layout() == null) {

@@ -5,6 +5,7 @@ import dev.infertop.bpf.BpfException;
 import dev.infertop.bpf.InfertopProbes;
 import dev.infertop.bpf.PerCpuCounter;
 import dev.infertop.bpf.RingBufferReader;
+import dev.infertop.bpf.SiteFinder;
 import dev.infertop.metrics.MetricsFeed;
 import dev.infertop.metrics.MetricsServer;
 import dev.infertop.model.CounterSet;
@@ -13,6 +14,7 @@ import dev.infertop.snapshot.SnapshotTaker;
 import dev.infertop.target.LaunchedCommand;
 import dev.infertop.target.TargetMemory;
 import dev.infertop.target.TracedProcess;
+import dev.infertop.target.layout.LayoutCache;
 import dev.infertop.view.BatchTextView;
 import dev.infertop.view.JsonLinesView;
 import dev.infertop.view.SnapshotView;
@@ -28,6 +30,18 @@ import java.nio.file.Path;
 final class TracedSession {
     /** How long snapshots still being written at the end may take (probes are detached by then). */
     static final long SNAPSHOT_GRACE_MS = 15_000;
+
+    /**
+     * The live view's first interval: its first screen of figures comes this soon after the probes attach, not
+     * a whole -d later; the intervals after it are -d long. JSON and text output keep every interval -d long
+     * (-n N is N intervals of -d). --op-when never judges this first interval (it waits two intervals).
+     */
+    static final long FIRST_LIVE_INTERVAL_NS = 250_000_000L;
+
+    /** The first interval's length for this output, given -d's ({@code intervalNs}). */
+    static long firstIntervalNs(TraceOptions.OutputMode output, long intervalNs) {
+        return output == TraceOptions.OutputMode.LIVE ? Math.min(intervalNs, FIRST_LIVE_INTERVAL_NS) : intervalNs;
+    }
 
     /** How the session ended: the collector's state and infertop's exit status. */
     record End(RunState state, int status) {}
@@ -52,8 +66,12 @@ final class TracedSession {
         SessionResources resources = new SessionResources(process);
         control.current = resources;
         try {
+            // The probe sites are read (or taken from the cache) while the layouts are read and the BPF object
+            // loads: neither needs them, and attaching waits only for what is not read yet.
+            SiteFinder sites = SiteFinder.cachedIn(LayoutCache.defaultLocation().directory(), control::notice);
+            sites.prefetch(target.candidates(), process.pid());
             Calibration calibration = Calibration.of(target.candidates(), process.pid(), control.err);
-            ProbeLoader.Loaded loaded = ProbeLoader.load(control, resources, calibration, btf, counterSet);
+            ProbeLoader.Loaded loaded = ProbeLoader.load(control, resources, calibration, btf, counterSet, sites);
             LayerStart.attach(control, resources.probes, target.candidates());
             return poll(resources, calibration, loaded);
         } catch (BpfException e) {
@@ -124,7 +142,9 @@ final class TracedSession {
                 + resources.probes.attachedProbeCount() + " probes attached; layers "
                 + String.join(", ", resources.probes.statuses().stream()
                         .map(l -> l.layer().id() + " " + l.state().label()).toList()));
-        RunState state = resources.collector.run(Math.round(control.intervalSeconds * 1e9), options.iterations());
+        long intervalNs = Math.round(control.intervalSeconds * 1e9);
+        resources.collector.setIntervalNs(intervalNs); // from the second interval on (or what +/- set since)
+        RunState state = resources.collector.run(firstIntervalNs(options.output(), intervalNs), options.iterations());
         if (control.stopping) {
             control.closeLive(); // q or a signal: the screen goes at once; what follows is said on stderr
         }

@@ -147,9 +147,10 @@ public final class ElfFile implements AutoCloseable {
      * Decodes {@code file} (the whole ELF image), named {@code path} in messages; {@code arena} (the image's)
      * is the caller's to close when this fails, the result's afterwards. Every header field is checked against the image before it is used: a corrupt or hostile file
      * fails with a {@link TargetException}, never with an exception of another kind, a hang or an
-     * allocation its size does not bound.
+     * allocation its size does not bound. Public for a private copy of a file's bytes (SiteFinder decodes the very
+     * bytes it hashed, which a file's owner cannot rewrite under it as they can a mapping).
      */
-    static ElfFile parse(Path path, Arena arena, MemorySegment file) throws TargetException {
+    public static ElfFile parse(Path path, Arena arena, MemorySegment file) throws TargetException {
         try {
             return new ElfFile(path, arena, file);
         } catch (IndexOutOfBoundsException | IllegalArgumentException | ArithmeticException e) {

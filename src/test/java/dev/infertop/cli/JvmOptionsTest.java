@@ -20,7 +20,9 @@ class JvmOptionsTest {
         int java = words.indexOf("\"$JAVA_HOME/bin/java\"");
         int jar = words.indexOf("-jar");
         assertTrue(java > 0 && jar > java, exec);
-        assertEquals(JvmOptions.forLauncher(), words.subList(java + 1, jar));
+        // The AOT cache (when one is beside the jar) comes last: the fixed options are these, in this order.
+        assertEquals("\"${aot_cache[@]}\"", words.get(jar - 1), exec);
+        assertEquals(JvmOptions.forLauncher(), words.subList(java + 1, jar - 1));
     }
 
     @Test

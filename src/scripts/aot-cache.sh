@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Writes the JDK's AOT cache for infertop beside its jar (target/infertop.aot for target/infertop.jar), which
+# src/scripts/infertop then passes to the JVM: the classes a run loads, already parsed and linked, the method
+# handles of the native bindings already spun, and method profiles, from one training run. A later start skips
+# that work (src/scripts/bench-start.sh measures it). Optional: without the file infertop starts as before.
+#
+#   src/scripts/aot-cache.sh [-b LLAMA_BENCH]
+#
+# The training run traces the provisioned llama-bench (src/scripts/setup.sh) on a tiny synthetic model for
+# three intervals, with the default layers: run it as root, after each build (a cache of another jar is ignored
+# by the JVM, with a warning on stderr). INFERTOP_JAR names another jar, as for the launcher.
+set -euo pipefail
+here="$(dirname "$(readlink -f "$0")")"
+die() { printf 'aot-cache: %s\n' "$*" >&2; exit 1; }
+cache="${INFERTOP_CACHE:-$HOME/.cache/infertop}"
+bench="$cache/llama.cpp-node-3.22.1/build/bin/llama-bench"
+while getopts "b:h" opt; do
+  case "$opt" in
+    b) bench="$OPTARG" ;;
+    h) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) die "unknown option (see -h)" ;;
+  esac
+done
+[ "$(id -u)" = 0 ] || die "needs root (the training run attaches probes)"
+[ -x "$bench" ] || die "llama-bench not found at $bench: run src/scripts/setup.sh, or give -b PATH"
+jar="${INFERTOP_JAR:-$here/../../target/infertop.jar}"
+[ -f "$jar" ] || die "$jar not found: build it first (src/scripts/build.sh)"
+jar="$(readlink -f "$jar")"
+aot="${jar%.jar}.aot"
+
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+INFERTOP_JAR="$jar" "$here/infertop" model tiny "$work/tiny.gguf" >/dev/null 2>&1 || die "cannot write the tiny model"
+rm -f "$aot" # the training run must not start from the cache it replaces
+echo "aot-cache: training run (infertop --json -n 3 -- llama-bench on a tiny model), then the cache is written" >&2
+INFERTOP_JAR="$jar" INFERTOP_AOT_OUTPUT="$work/infertop.aot" "$here/infertop" --json -n 3 -- \
+  "$bench" -m "$work/tiny.gguf" -p 0 -n 256 -r 50 -t 2 >/dev/null 2>"$work/training.log" \
+  || { cat "$work/training.log" >&2; die "the training run failed"; }
+[ -s "$work/infertop.aot" ] || { cat "$work/training.log" >&2; die "the JVM wrote no AOT cache"; }
+install -m 644 "$work/infertop.aot" "$aot"
+echo "aot-cache: wrote $aot ($(du -h "$aot" | cut -f1))" >&2

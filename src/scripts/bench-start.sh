@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# How fast does infertop start, and how much memory does it take? Meant for a warm machine (second attach).
+#
+#   src/scripts/bench-start.sh [-r RUNS] [-o OUT] [-m MODEL] [-b LLAMA_BENCH] [-L LAYERS] [LABEL=COMMAND ...]
+#
+# Starts one long `llama-bench -m MODEL -p 0 -n 64 -r 100000 -t 2`, then, RUNS times, runs each COMMAND
+# (default: this=src/scripts/infertop) as `COMMAND --json -n 1 [--layers LAYERS] -p PID` against it, the
+# commands interleaved (run 1 of each, then run 2 of each, ...) so a machine whose load drifts treats them
+# alike. One warm-up run of each comes first and is not counted (it fills the layout and probe-site caches
+# and the page cache: the figures are a second attach's). For each command it prints, over the RUNS runs:
+#   first line   the time from the exec of the command to the first line on its stdout (the first interval);
+#   CPU by then  the CPU time (user + system, all threads) the command had used when that line came: steadier
+#                than the wall time on a loaded machine, where the wall time mostly measures the queue;
+#   peak RSS     the command's peak resident set (wait4's ru_maxrss: the JVM, children included).
+# as median [min..max]. Example, main's jar against this build:
+#   src/scripts/bench-start.sh -r 9 main="env INFERTOP_JAR=/tmp/main/infertop.jar src/scripts/infertop" \
+#       this=src/scripts/infertop
+# Everything printed is also written to OUT (default: bench-start-<date>.txt in the current directory).
+# Needs root. Hold /tmp/infertop-probes.lock if other infertop tests may run at the same time.
+set -euo pipefail
+here="$(dirname "$(readlink -f "$0")")"
+die() { printf 'bench-start: %s\n' "$*" >&2; exit 1; }
+
+runs=7
+out="bench-start-$(date +%Y%m%d-%H%M%S).txt"
+cache="${INFERTOP_CACHE:-$HOME/.cache/infertop}"
+model="$(ls -1 "$cache"/models/bench-s*-*.gguf 2>/dev/null | head -1 || true)" # the one the tests write
+[ -n "$model" ] || model="$cache/models/bench.gguf"
+bench="$cache/llama.cpp-node-3.22.1/build/bin/llama-bench" # the source build (LlamaCppWorkload's version)
+layers=""
+while getopts "r:o:m:b:L:h" opt; do
+  case "$opt" in
+    r) runs="$OPTARG" ;;
+    o) out="$OPTARG" ;;
+    m) model="$OPTARG" ;;
+    b) bench="$OPTARG" ;;
+    L) layers="$OPTARG" ;;
+    h) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) die "unknown option (see -h)" ;;
+  esac
+done
+shift $((OPTIND - 1))
+[[ "$runs" =~ ^[0-9]+$ && "$runs" -ge 1 ]] || die "-r RUNS must be a positive number, got '$runs'"
+[ "$(id -u)" = 0 ] || die "needs root (BPF probes): run it with sudo"
+command -v python3 >/dev/null || die "python3 is missing: apt-get install -y python3"
+[ -x "$bench" ] || die "llama-bench not found at $bench: run src/scripts/setup.sh, or give -b PATH"
+commands=("$@")
+[ "${#commands[@]}" -gt 0 ] || commands=("this=$here/infertop")
+if [ ! -f "$model" ]; then
+  echo "bench-start: writing the synthetic bench model to $model" >&2
+  mkdir -p "$(dirname "$model")"
+  "${commands[0]#*=}" model bench "$model" >&2
+fi
+
+"$bench" -m "$model" -p 0 -n 64 -r 100000 -t 2 >/dev/null 2>&1 &
+target=$!
+trap 'kill "$target" 2>/dev/null || true' EXIT
+sleep 3 # the model loaded and decoding
+kill -0 "$target" 2>/dev/null || die "llama-bench exited at once: try it by hand: $bench -m $model"
+
+python3 - "$target" "$runs" "$layers" "${commands[@]}" <<'PY' | tee "$out"
+import os, shlex, statistics, subprocess, sys, time
+
+target, runs, layers = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+commands = []
+for arg in sys.argv[4:]:
+    label, _, command = arg.partition("=")
+    commands.append((label, shlex.split(command)))
+
+TICK_S = 1 / os.sysconf("SC_CLK_TCK")
+
+def cpu_s(pid):
+    """CPU time of process pid so far (user + system, its threads and the children it waited for)."""
+    try:
+        fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+        return sum(int(v) for v in fields[11:15]) * TICK_S
+    except (OSError, ValueError, IndexError):
+        return float("nan")
+
+def one(command):
+    """(s from exec to the first stdout line, CPU s used by then, peak RSS MB), or None when no line came."""
+    args = command + ["--json", "-n", "1"] + (["--layers", layers] if layers else []) + ["-p", str(target)]
+    started = time.monotonic()
+    process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    line = process.stdout.readline()
+    while line and not line.startswith(b"{"):  # a JVM warning (a CDS archive refused) is not the first interval
+        line = process.stdout.readline()
+    first = time.monotonic() - started
+    cpu = cpu_s(process.pid)
+    process.stdout.read()
+    _, status, usage = os.wait4(process.pid, 0)
+    if not line or status != 0:
+        return None
+    return first, cpu, usage.ru_maxrss / 1024
+
+print(f"infertop start benchmark  {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}  {os.uname().release}"
+      f"  {os.cpu_count()} CPUs  load {' '.join(open('/proc/loadavg').read().split()[:3])}")
+print(f"target: llama-bench pid {target}; each run: COMMAND --json -n 1{' --layers ' + layers if layers else ''}"
+      f" -p {target}; {runs} runs each, interleaved, after one warm-up run each")
+for label, command in commands:
+    if one(command) is None:
+        print(f"{label}: the warm-up run printed nothing or failed: {shlex.join(command)}")
+        sys.exit(1)
+results = {label: [] for label, _ in commands}
+for run in range(runs):
+    for label, command in commands:
+        result = one(command)
+        if result is None:
+            print(f"{label}: run {run + 1} printed nothing or failed")
+            continue
+        results[label].append(result)
+        print(f"  run {run + 1} {label:<12} first line {result[0]:6.2f} s   CPU by then {result[1]:6.2f} s"
+              f"   peak RSS {result[2]:6.1f} MB", flush=True)
+print("median [min..max] over the runs:")
+print(f"{'':<12}{'first line (s)':>22}{'CPU by then (s)':>22}{'peak RSS (MB)':>24}")
+for label, values in results.items():
+    if not values:
+        continue
+    cells = []
+    for column, digits in ((0, 2), (1, 2), (2, 1)):
+        v = [r[column] for r in values]
+        cells.append(f"{statistics.median(v):.{digits}f} [{min(v):.{digits}f}..{max(v):.{digits}f}]")
+    print(f"{label:<12}{cells[0]:>22}{cells[1]:>22}{cells[2]:>24}")
+print(f"load at the end: {' '.join(open('/proc/loadavg').read().split()[:3])}")
+PY
