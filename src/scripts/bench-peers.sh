@@ -18,6 +18,7 @@
 # against kernel headers and looks for them in /lib/modules/$(uname -r)/build; a VM kernel without a headers
 # package gets Debian's linux-headers-amd64 linked there (the peer only probes user space: no kernel struct is
 # read, so a near version serves).
+# BCC runs under the distribution's /usr/bin/python3 (its python3-bpfcc module is installed for that one).
 # Needs root. Holds /tmp/infertop-probes.lock (the tests take it too).
 set -euo pipefail
 here="$(dirname "$(readlink -f "$0")")"
@@ -52,9 +53,16 @@ if [ "$install" = 1 ]; then
     ln -s "$headers" "$build"
     echo "bench-peers: BCC's kernel headers: $build -> $headers" >&2
   fi
+  # Debian splits the headers: the arch part (build) and the common part (include/linux/kconfig.h...), which
+  # BCC finds through /lib/modules/$(uname -r)/source.
+  source_dir="/lib/modules/$(uname -r)/source"
+  if [ ! -e "$source_dir" ] && [ -L "$build" ]; then
+    common="$(readlink -f "$build" | sed 's/-amd64$/-common/')"
+    [ -d "$common" ] && ln -s "$common" "$source_dir" && echo "bench-peers: BCC's kernel sources: $source_dir -> $common" >&2
+  fi
 fi
 command -v bpftrace >/dev/null || die "bpftrace is missing: run with --install"
-python3 -c 'import bcc' 2>/dev/null || die "BCC (python3-bpfcc) is missing: run with --install"
+/usr/bin/python3 -c 'import bcc' 2>/dev/null || die "BCC (python3-bpfcc) is missing: run with --install"
 
 cache="${INFERTOP_CACHE:-$HOME/.cache/infertop}"
 bin="$cache/llama.cpp-node-3.22.1/build/bin"
@@ -84,19 +92,24 @@ run_one() {
     default|full)
       local extra=()
       [ "$tracer" = full ] && extra=(--budget 0)
-      local start; start=$(date +%s%N)
+      : >"$work/json"
+      local start=$EPOCHREALTIME first="" rss="NA" key value
       "$infertop" --json "${extra[@]}" -- "${workload[@]}" >"$work/json" 2>"$log" &
       tpid=$!
-      local first=""
+      # Shell builtins only while the workload runs (a fork per look would cost the machine the tracer is
+      # measured on): the first line's arrival, and VmHWM (a high-water mark: any late look sees the peak).
       while kill -0 "$tpid" 2>/dev/null; do
-        if [ -z "$first" ] && [ -s "$work/json" ]; then first=$(( ($(date +%s%N) - start) / 1000000 )); fi
-        rss=$(awk '/VmHWM/ {print $2}' /proc/$tpid/status 2>/dev/null || true)
-        [ -n "$rss" ] && echo "$rss" >"$work/rss"
-        sleep 0.05
+        if [ -z "$first" ] && [ -s "$work/json" ]; then
+          first=$(( (${EPOCHREALTIME/./} - ${start/./}) / 1000 ))
+        fi
+        while read -r key value _; do
+          [ "$key" = "VmHWM:" ] && rss="$value"
+        done </proc/$tpid/status 2>/dev/null || true
+        sleep 0.2
       done
       wait "$tpid" || true
       # The JVM is the launcher's child when src/scripts/infertop execs java: VmHWM is read off the pid above.
-      echo "$(tg "$log") ${first:-NA} $(cat "$work/rss" 2>/dev/null || echo NA)" ;;
+      echo "$(tg "$log") ${first:-NA} $rss" ;;
     bpftrace)
       local probes="uprobe:$libcpu:ggml_compute_forward_*,uprobe:$libcpu:ggml_barrier,uprobe:$libllama:llama_decode"
       bpftrace -e "$probes { @[probe] = count(); }" >"$work/bt.out" 2>&1 &
@@ -107,7 +120,7 @@ run_one() {
       kill -INT "$tpid"; wait "$tpid" || true
       echo "$(tg "$log")" ;;
     bcc)
-      python3 "$here/peers/bcc-ggml.py" "$libllama" "$libbase" "$libcpu" >"$work/bcc.out" 2>&1 &
+      /usr/bin/python3 "$here/peers/bcc-ggml.py" "$libllama" "$libbase" "$libcpu" >"$work/bcc.out" 2>&1 &
       tpid=$!
       for _ in $(seq 1 600); do grep -q "attached" "$work/bcc.out" 2>/dev/null && break; sleep 0.1; done
       grep -q "attached" "$work/bcc.out" || { cat "$work/bcc.out" >&2; die "the BCC peer did not attach"; }

@@ -19,9 +19,11 @@ import java.util.Map;
 import java.util.Set;
 
 /*
- * Over 500 lines (about 530), knowingly: one lock guards the libraries, every layer's state, the fused-call
- * policy and the switchable layers, and a library added late must attach every wanted layer under it. What
- * reads ELF files (ProbeSites, SiteFinder) and what writes control maps (OperatorControl) is already out.
+ * Over 500 lines (about 615), knowingly: one lock guards the libraries, every layer's state, the fused-call
+ * policy, the switchable layers and the budget's sample windows (their detach and attach run outside it, and
+ * must re-check the layer's state under it on both sides), and a library added late must attach every wanted
+ * layer under it. What reads ELF files (ProbeSites, SiteFinder), what writes control maps (OperatorControl) and
+ * which sites the windows switch (ArrivalProbes) is already out.
  */
 
 /**
