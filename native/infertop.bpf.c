@@ -408,6 +408,18 @@ struct {
 	__type(value, __u64);
 } graph_counter SEC(".maps");
 
+/*
+ * graph_seq of the graph being computed if it is sampled, else 0: set at ggml_graph_compute entry (before any
+ * worker starts on it), read by each worker at its start. So a switch of op_control in the middle of a graph
+ * never starts a thread on a graph that was not walked (it would report its arrivals under the graph before).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} walk_current SEC(".maps");
+
 /* Thread ids the operator layer reports when op_control.filter_threads is set (--threads). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -681,7 +693,12 @@ int BPF_KPROBE(handle_graph_walk, void *cgraph)
 	__u32 zero = 0;
 	__u64 *counter;
 
-	if (!is_target(pid_tgid) || !ctl || !ctl->enabled || !cgraph)
+	__u64 *current = bpf_map_lookup_elem(&walk_current, &zero);
+
+	if (!is_target(pid_tgid) || !current)
+		return 0;
+	*current = 0; /* until this graph is known to be sampled and walked */
+	if (!ctl || !ctl->enabled || !cgraph)
 		return 0;
 	counter = bpf_map_lookup_elem(&graph_counter, &zero);
 	if (!counter)
@@ -694,6 +711,7 @@ int BPF_KPROBE(handle_graph_walk, void *cgraph)
 	walk.n_nodes = read_n_nodes(cgraph);
 	if (walk.n_nodes <= 0)
 		return 0;
+	*current = walk.graph_seq;
 	walk.start_ns = bpf_ktime_get_ns();
 	walk.tid = (__u32)pid_tgid;
 
@@ -735,13 +753,14 @@ int BPF_KPROBE(handle_thread_start)
 	__u64 *counter;
 	__u64 graph_seq;
 
-	if (!is_target(pid_tgid) || !ctl || !ctl->enabled)
+	/* Not ctl->enabled: a graph walked before the layer was paused is reported whole by every thread. */
+	if (!is_target(pid_tgid) || !ctl)
 		return 0;
-	counter = bpf_map_lookup_elem(&graph_counter, &zero);
+	counter = bpf_map_lookup_elem(&walk_current, &zero);
 	if (!counter)
 		return 0;
 	graph_seq = *counter;
-	if (!sampled(ctl, graph_seq) || (ctl->filter_threads && !bpf_map_lookup_elem(&thread_filter, &tid)))
+	if (!graph_seq || (ctl->filter_threads && !bpf_map_lookup_elem(&thread_filter, &tid)))
 		return 0;
 	a = arrivals_of(tid, 1);
 	if (!a)

@@ -29,8 +29,10 @@ class LiveMonitorIT extends LiveViewFixture {
     }
 
     private void start(int repetitions) throws Exception {
+        // --budget 0: the operator layer's per-thread probes stay attached (no sample windows), so the uprobe
+        // counts compared across the layer's switches below are the layers' own.
         startOnBench("infertop-it-" + ProcessHandle.current().pid() + "-" + System.nanoTime() % 100000, 100,
-                repetitions);
+                repetitions, "--budget", "0");
     }
 
     private static List<String> lines(String screen) {
