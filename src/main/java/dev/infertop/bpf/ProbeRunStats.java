@@ -69,16 +69,11 @@ public final class ProbeRunStats implements AutoCloseable {
                 }
                 if (programFd >= 0) { // not loaded (autoload off): never runs
                     programs.add(new Program(programFd, !(spec instanceof ProbeSpec.TracepointProbe),
-                            isArrivalProgram(name)));
+                            ArrivalProbes.isArrivalProgram(name)));
                 }
             }
         }
         return new ProbeRunStats(fd, List.copyOf(programs));
-    }
-
-    /** The programs the operator layer's sample windows switch: one run per worker thread per node group. */
-    static boolean isArrivalProgram(String name) {
-        return name.equals("handle_node_done") || name.equals(ProbeSpec.FUSED_CALL_PROGRAM);
     }
 
     private static List<String> programsOf(ProbeSpec spec) {

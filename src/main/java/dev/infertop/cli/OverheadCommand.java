@@ -12,7 +12,6 @@ import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -38,7 +37,6 @@ final class OverheadCommand implements Callable<Integer> {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final Pattern BENCH_ROW = Pattern.compile("\\|\\s*(tg\\d+|pp\\d+|pp\\d+\\+tg\\d+)\\s*\\|\\s*([0-9.]+)\\s*±\\s*([0-9.]+)\\s*\\|");
     private static final Pattern TRACING = Pattern.compile("infertop: tracing pid (\\d+)");
-    private static final long CLOCK_TICKS_PER_SECOND = 100; // USER_HZ on Linux
 
     @Option(names = "--pairs", paramLabel = "N", defaultValue = "5",
             description = "Pairs of runs (with and without infertop) (default: ${DEFAULT-VALUE}, at least 1).")
@@ -178,10 +176,8 @@ final class OverheadCommand implements Callable<Integer> {
     /** utime + stime of every thread of the process, from /proc/PID/stat (fields 14 and 15, clock ticks). */
     static double cpuSecondsOf(int pid) {
         try {
-            String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
-            String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-            return (Long.parseLong(fields[11]) + Long.parseLong(fields[12])) / (double) CLOCK_TICKS_PER_SECOND;
-        } catch (IOException | RuntimeException e) {
+            return dev.infertop.target.ProcessCpuTime.ns(pid) / 1e9;
+        } catch (IOException e) {
             return 0; // gone between samples
         }
     }

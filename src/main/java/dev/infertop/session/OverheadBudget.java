@@ -7,10 +7,9 @@ import dev.infertop.machine.CeilingCache;
 import dev.infertop.machine.UprobeHitCost;
 import dev.infertop.model.BudgetStatus;
 import dev.infertop.model.Layer;
+import dev.infertop.target.ProcessCpuTime;
 
 import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.Optional;
 import java.util.function.Consumer;
 
@@ -20,14 +19,13 @@ import java.util.function.Consumer;
  * operator layer's per-thread probes attached, and gaps without them, each as long as {@link BudgetPlan} says.
  * What it costs comes from the kernel's count of each program's runs and run time ({@link ProbeRunStats}), the
  * cost of one uprobe hit measured on this machine ({@link dev.infertop.machine.UprobeCostProbe}, cached), and
- * CPU times from /proc. With budget 0 it only estimates.
+ * CPU times from /proc ({@link ProcessCpuTime}). With budget 0 it only estimates.
  */
 final class OverheadBudget implements AutoCloseable {
     /** After a window ends, the graph in flight finishes with its arrivals before the probes go. */
     static final long GRACE_MS = 100;
     /** Where a hit's cost cannot be measured: this VM's figure for a probe on an emulated call (FACTS.md). */
     static final double ASSUMED_HIT_NS = 800;
-    private static final long CLOCK_TICK_NS = 10_000_000; // USER_HZ 100
 
     private final double budgetPercent;
     private final ProbeSet probes;
@@ -123,20 +121,7 @@ final class OverheadBudget implements AutoCloseable {
     }
 
     private Reading read() throws IOException {
-        return new Reading(System.nanoTime(), stats.sample(), cpuNs(Path.of("/proc/" + pid + "/stat")),
-                cpuNs(Path.of("/proc/self/stat")));
-    }
-
-    /** utime + stime of every thread of a process (/proc/PID/stat fields 14 and 15, clock ticks). */
-    static long cpuNs(Path stat) throws IOException {
-        String text = Files.readString(stat);
-        int close = text.lastIndexOf(')'); // the command name may hold spaces and parentheses
-        String[] fields = text.substring(close + 2).split(" ");
-        try {
-            return (Long.parseLong(fields[11]) + Long.parseLong(fields[12])) * CLOCK_TICK_NS;
-        } catch (NumberFormatException | ArrayIndexOutOfBoundsException e) {
-            throw new IOException("unexpected " + stat);
-        }
+        return new Reading(System.nanoTime(), stats.sample(), ProcessCpuTime.ns(pid), ProcessCpuTime.selfNs());
     }
 
     private boolean sleep(long ms) {

@@ -72,7 +72,7 @@ public final class LiveMonitor implements Runnable {
     private Snapshot lastSeen;
     private long statusSetNs;
     private int fullRepaints;
-    private long lastCpuTicks = -1;
+    private long lastCpuNs = -1;
     private long lastCpuSampleNs;
 
     public LiveMonitor(TerminalSession terminal, LiveView view, KeyTable keys, Theme theme, Controls controls,
@@ -425,14 +425,12 @@ public final class LiveMonitor implements Runnable {
     /** infertop's own CPU share since the last sample (utime+stime from /proc/self/stat) and its RSS. */
     private void sampleSelf() {
         try {
-            String stat = Files.readString(Path.of("/proc/self/stat"));
-            String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-            long ticks = Long.parseLong(fields[11]) + Long.parseLong(fields[12]); // utime, stime (fields 14, 15)
+            long cpuNs = dev.infertop.target.ProcessCpuTime.selfNs();
             long now = System.nanoTime();
-            if (lastCpuTicks >= 0 && now > lastCpuSampleNs) {
-                ui.selfCpuFraction = (ticks - lastCpuTicks) / 100.0 / ((now - lastCpuSampleNs) / 1e9);
+            if (lastCpuNs >= 0 && now > lastCpuSampleNs) {
+                ui.selfCpuFraction = (cpuNs - lastCpuNs) / (double) (now - lastCpuSampleNs);
             }
-            lastCpuTicks = ticks;
+            lastCpuNs = cpuNs;
             lastCpuSampleNs = now;
             for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
                 if (line.startsWith("VmRSS:")) {
