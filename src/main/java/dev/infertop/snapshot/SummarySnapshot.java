@@ -132,8 +132,12 @@ public final class SummarySnapshot {
     }
 
     /** Busy time back from tokens and tokens/s (summary.json keeps the rate): the same rate to its rounding. */
-    private static long busyNs(long tokens, double perSecond) {
-        return perSecond <= 0 ? 0 : Math.round(tokens / perSecond * 1e9);
+    /**
+     * The busy time that gives back at least the summary's rate: rounded down, so a rate written as 1994.05 reads
+     * back as 1994.0500001, not 1994.0499999, and the replay shows the one decimal the summary rounds to.
+     */
+    static long busyNs(long tokens, double perSecond) {
+        return perSecond <= 0 ? 0 : (long) Math.floor(tokens / perSecond * 1e9);
     }
 
     private static long ms(JsonNode node) {

@@ -51,6 +51,20 @@ class ReplayTest {
         assertEquals(2, s.total().operators().threads().size());
     }
 
+    /** The CI failure this guards: a summary's 1994.05 tok/s read back as 1994.0499.. showed as 1994.0, not 1994.1. */
+    @Test
+    void aRateOnAHalfReadsBackToTheSameOneDecimal() {
+        for (long tokens : new long[] {1, 7, 2381, 100_003, 9_999_991}) {
+            for (double rate : new double[] {1994.05, 0.05, 12.35, 38.45, 9841.75}) {
+                long busyNs = SummarySnapshot.busyNs(tokens, rate);
+                double readBack = new dev.infertop.model.TokenTotals(0, 0, 0, 0, 0, tokens, 0, busyNs, 0)
+                        .decodeTokensPerSecond();
+                assertEquals(String.format(java.util.Locale.ROOT, "%10.1f", rate),
+                        String.format(java.util.Locale.ROOT, "%10.1f", readBack), tokens + " tokens at " + rate);
+            }
+        }
+    }
+
     @Test
     void liveViewDrawsTheSummarysNumbers() throws Exception {
         Snapshot s = SummarySnapshot.of(saved());
