@@ -50,6 +50,8 @@ public final class DagRecorder implements CpuGraphListener {
 
     private static final class Buffers {
         int count;
+        /** graph_seq of the node list held (nodes, shapes, sources and their names change only with it). */
+        long nodesReadSeq = -1;
         long[] tensors = new long[2048];
         int[] ops = new int[2048];
         int[] opParams = new int[2048];
@@ -80,8 +82,17 @@ public final class DagRecorder implements CpuGraphListener {
         /** Copies an attributed graph's nodes and times, and its sources' names. */
         void copyFrom(CpuGraph graph, String[] names) {
             int n = graph.nodeCount();
+            if (nodesReadSeq == graph.nodesReadSeq() && count == n) {
+                // A reused graph (the node list these buffers hold): only its times are its own.
+                for (int i = 0; i < n; i++) {
+                    timeNs[i] = graph.nodeWallNs(i);
+                    executed[i] = graph.nodeRan(i);
+                }
+                return;
+            }
             ensure(n);
             count = n;
+            nodesReadSeq = graph.nodesReadSeq();
             for (int i = 0; i < n; i++) {
                 tensors[i] = graph.tensor(i);
                 ops[i] = graph.op(i);
@@ -103,6 +114,7 @@ public final class DagRecorder implements CpuGraphListener {
             ensure(from.count);
             int n = from.count;
             count = n;
+            nodesReadSeq = from.nodesReadSeq;
             System.arraycopy(from.tensors, 0, tensors, 0, n);
             System.arraycopy(from.ops, 0, ops, 0, n);
             System.arraycopy(from.opParams, 0, opParams, 0, n);

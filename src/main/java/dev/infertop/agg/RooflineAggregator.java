@@ -27,7 +27,9 @@ import java.util.Map;
  * <p>A group is costed whole or not at all: when any of its nodes cannot be (a leaf the exited target no longer
  * holds, a type not sized, unknown experts), its nodes are counted as uncosted and neither its bytes nor its wall
  * time enter the op's point. The weight bytes per decode token come from the last decode graph costed whole.
- * Work is per graph, without allocation once the ops, node lists and MoE layers have been seen.
+ * Work is per graph, without allocation once the ops, node lists and MoE layers have been seen; a reused graph
+ * (same node list and grouping, no leaf read again since) adds the groups' costs kept from the last one and costs
+ * only its routed groups again, so a decode step costs a few array reads per group, not a source lookup per node.
  */
 public final class RooflineAggregator implements CpuGraphListener {
     /** Graphs after which cached sources that are not model weights are read again. */
@@ -61,6 +63,55 @@ public final class RooflineAggregator implements CpuGraphListener {
     private long[][] boundRows = new long[64][];
     private int boundCount;
 
+    private final GroupCosts memo = new GroupCosts();
+
+    /**
+     * Each group's costs for the node list costed last, and the run's accumulator for its op: what a reused graph
+     * adds without costing its nodes again. Arrays grow, never per graph.
+     */
+    private static final class GroupCosts {
+        static final byte NOTHING_RAN = 0;
+        static final byte FIXED = 1;
+        /** Has a MUL_MAT_ID: its cost follows the router's choice, costed again every graph. */
+        static final byte ROUTED = 2;
+
+        Object layout;
+        long nodesReadSeq = -1;
+        long leafEpoch = -1;
+        byte[] state = new byte[0];
+        boolean[] costed = new boolean[0];
+        long[] nodes = new long[0];
+        long[] bytes = new long[0];
+        long[] weightBytes = new long[0];
+        long[] expertBytes = new long[0];
+        long[] flops = new long[0];
+        long[] unrouted = new long[0];
+        long[] tokens = new long[0];
+        long[][] op = new long[0][];
+
+        void reset(CpuGraph graph, long epoch) {
+            layout = graph.layoutKey();
+            nodesReadSeq = graph.nodesReadSeq();
+            leafEpoch = epoch;
+            int groups = graph.groupCount();
+            if (state.length < groups) {
+                int capacity = Math.max(groups, state.length * 2);
+                state = new byte[capacity];
+                costed = new boolean[capacity];
+                nodes = new long[capacity];
+                bytes = new long[capacity];
+                weightBytes = new long[capacity];
+                expertBytes = new long[capacity];
+                flops = new long[capacity];
+                unrouted = new long[capacity];
+                tokens = new long[capacity];
+                op = new long[capacity][];
+            } else {
+                Arrays.fill(op, null); // another layout may name group k another op
+            }
+        }
+    }
+
     /** Per op name: {nodes, bytes, weightBytes, flops, wallNs}, over the run. */
     private final Map<String, long[]> run = new LinkedHashMap<>();
     private final Map<String, long[]> atLastTick = new LinkedHashMap<>();
@@ -86,54 +137,46 @@ public final class RooflineAggregator implements CpuGraphListener {
         }
         shapes.beginGraph(graph);
         boundCount = 0;
+        // A reused graph (llama.cpp runs the same cgraph token after token) with no leaf read again since: its
+        // groups cost what they cost last time, except the routed ones (MUL_MAT_ID), whose experts change per token.
+        boolean reuse = memo.layout == graph.layoutKey() && memo.nodesReadSeq == graph.nodesReadSeq()
+                && memo.leafEpoch == shapes.epoch();
+        if (!reuse) {
+            memo.reset(graph, shapes.epoch());
+        }
         String[] opNames = graph.groupOpNames();
         long graphWeightBytes = 0;
         long graphExpertBytes = 0;
         long tokens = -1;
         boolean complete = true;
         for (int group = 0; group < graph.groupCount(); group++) {
-            long nodes = 0;
-            long bytes = 0;
-            long weightBytes = 0;
-            long expertBytes = 0;
-            long flops = 0;
-            long unrouted = 0;
-            boolean costed = true;
-            for (int node = graph.firstNode(group); node <= graph.lastNode(group); node++) {
-                if (!graph.executes(naming, node)) {
-                    continue;
-                }
-                nodes++;
-                if (!cost(graph, node, group)) {
-                    costed = false;
-                    unrouted += costUnrouted ? 1 : 0;
-                    continue;
-                }
-                bytes += costBytes;
-                weightBytes += costWeightBytes;
-                expertBytes += costExpertBytes;
-                flops += costFlops;
-                if (tokens < 0 && costTokens > 0) {
-                    tokens = costTokens;
-                }
+            if (!reuse || memo.state[group] == GroupCosts.ROUTED) {
+                costGroup(graph, group);
             }
-            if (nodes == 0) {
+            byte state = memo.state[group];
+            if (state == GroupCosts.NOTHING_RAN) {
                 continue;
             }
-            if (!costed) {
+            if (tokens < 0 && memo.tokens[group] > 0) {
+                tokens = memo.tokens[group];
+            }
+            if (memo.costed[group]) {
+                long[] op = memo.op[group];
+                if (op == null) {
+                    op = memo.op[group] = run.computeIfAbsent(opNames[group], name -> new long[5]);
+                }
+                op[0] += memo.nodes[group];
+                op[1] += memo.bytes[group];
+                op[2] += memo.weightBytes[group];
+                op[3] += memo.flops[group];
+                op[4] += graph.groupWallNs(group);
+                graphWeightBytes += memo.weightBytes[group];
+                graphExpertBytes += memo.expertBytes[group];
+            } else {
                 complete = false;
-                uncostedNodes += nodes;
-                unroutedNodes += unrouted;
-                continue;
+                uncostedNodes += memo.nodes[group];
+                unroutedNodes += memo.unrouted[group];
             }
-            long[] op = run.computeIfAbsent(opNames[group], name -> new long[5]);
-            op[0] += nodes;
-            op[1] += bytes;
-            op[2] += weightBytes;
-            op[3] += flops;
-            op[4] += graph.groupWallNs(group);
-            graphWeightBytes += weightBytes;
-            graphExpertBytes += expertBytes;
         }
         if (tokens == 1) {
             decodeGraphs++;
@@ -142,6 +185,47 @@ public final class RooflineAggregator implements CpuGraphListener {
                 expertWeightBytesPerDecodeToken = graphExpertBytes;
             }
         }
+    }
+
+    /** Costs one group's executed nodes into the memo's slots for it. */
+    private void costGroup(CpuGraph graph, int group) {
+        long nodes = 0;
+        long bytes = 0;
+        long weightBytes = 0;
+        long expertBytes = 0;
+        long flops = 0;
+        long unrouted = 0;
+        long tokens = -1;
+        boolean costed = true;
+        boolean routed = false;
+        for (int node = graph.firstNode(group); node <= graph.lastNode(group); node++) {
+            if (!graph.executes(naming, node)) {
+                continue;
+            }
+            nodes++;
+            routed |= rule(graph.op(node)) == CostRule.MUL_MAT_ID;
+            if (!cost(graph, node, group)) {
+                costed = false;
+                unrouted += costUnrouted ? 1 : 0;
+                continue;
+            }
+            bytes += costBytes;
+            weightBytes += costWeightBytes;
+            expertBytes += costExpertBytes;
+            flops += costFlops;
+            if (tokens < 0 && costTokens > 0) {
+                tokens = costTokens;
+            }
+        }
+        memo.state[group] = nodes == 0 ? GroupCosts.NOTHING_RAN : routed ? GroupCosts.ROUTED : GroupCosts.FIXED;
+        memo.costed[group] = costed;
+        memo.nodes[group] = nodes;
+        memo.bytes[group] = bytes;
+        memo.weightBytes[group] = weightBytes;
+        memo.expertBytes[group] = expertBytes;
+        memo.flops[group] = flops;
+        memo.unrouted[group] = unrouted;
+        memo.tokens[group] = tokens;
     }
 
     /** Costs one executed node into the cost fields; false when it cannot be costed (costUnrouted says why). */

@@ -29,6 +29,8 @@ final class TensorShapes {
     private final RooflineAggregator.Source[] cacheValues = new RooflineAggregator.Source[CACHE_SLOTS];
     private final boolean[] stale = new boolean[CACHE_SLOTS];
     private long graphsSinceRefresh;
+    /** Counts the refreshes: a cost computed in an earlier epoch may rest on a leaf's old shape. */
+    private long epoch;
 
     // Node index by tensor address for node list indexedSeq (open addressing; index + 1, 0 = empty).
     private long indexedSeq = -1;
@@ -59,11 +61,17 @@ final class TensorShapes {
     void beginGraph(CpuGraph graph) {
         if (++graphsSinceRefresh >= REFRESH_GRAPHS) {
             graphsSinceRefresh = 0;
+            epoch++;
             forgetNonWeights();
         }
         if (graph.nodesReadSeq() != indexedSeq) {
             index(graph);
         }
+    }
+
+    /** Which refresh the cached leaves are from (see {@link #beginGraph}). */
+    long epoch() {
+        return epoch;
     }
 
     /** Bytes of {@code elements} values of {@code type} in whole blocks (ggml_row_size); -1 when not known. */

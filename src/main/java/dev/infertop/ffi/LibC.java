@@ -67,6 +67,15 @@ public final class LibC {
     public static final int O_NOFOLLOW = "aarch64".equals(System.getProperty("os.arch")) ? 0100000 : 0400000;
     private static final int ELOOP = 40;
 
+    // process_vm_readv(2): ssize_t process_vm_readv(pid_t pid, const struct iovec *local_iov, unsigned long liovcnt,
+    //                                           const struct iovec *remote_iov, unsigned long riovcnt,
+    //                                           unsigned long flags)
+    public static final MethodHandle process_vm_readv = bind("process_vm_readv",
+            FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG, ADDRESS, JAVA_LONG, JAVA_LONG));
+
+    /** struct iovec { void *iov_base; size_t iov_len; }: 16 bytes on the 64-bit targets infertop builds for. */
+    public static final long IOVEC_BYTES = 16;
+
     // geteuid(2): uid_t geteuid(void)
     public static final MethodHandle geteuid = bind("geteuid", FunctionDescriptor.of(JAVA_INT));
 

@@ -1,12 +1,18 @@
 package dev.infertop.target;
 
-import java.io.IOException;
-import java.io.RandomAccessFile;
+import dev.infertop.ffi.LibC;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.nio.charset.StandardCharsets;
 
 /**
- * Reads the traced process's memory through /proc/PID/mem (root, or ptrace rights over it), off the hot path:
- * used once per address to name the operator DAG's leaf tensors (weights, inputs), which the probes do not read.
+ * Reads the traced process's memory with process_vm_readv(2) (root, or ptrace rights over it), off the probes'
+ * path: the operator DAG's leaf names and the roofline's source tensors (weights, inputs, the KV cache), which the
+ * probes do not read. One syscall per read and no file: opening /proc/PID/mem for each read cost more than the
+ * read (the kernel's ptrace check on every open), and the roofline reads a graph's leaves again every few dozen
+ * graphs. What is read is the target's and untrusted: callers bound and check it.
  */
 public final class TargetMemory {
     private TargetMemory() {}
@@ -16,24 +22,19 @@ public final class TargetMemory {
      * when it cannot be read (the process is gone, the address is not mapped).
      */
     public static String cString(int pid, long address, int maxBytes) {
-        if (address <= 0 || maxBytes <= 0) {
+        if (address <= 0 || maxBytes <= 0 || maxBytes > 1 << 20) {
             return null;
         }
         byte[] bytes = new byte[maxBytes];
-        try (RandomAccessFile mem = new RandomAccessFile("/proc/" + pid + "/mem", "r")) {
-            mem.seek(address);
-            int read = mem.read(bytes);
-            if (read <= 0) {
-                return null;
-            }
-            int length = 0;
-            while (length < read && bytes[length] != 0) {
-                length++;
-            }
-            return new String(bytes, 0, length, StandardCharsets.UTF_8);
-        } catch (IOException | RuntimeException e) {
+        int read = read(pid, address, bytes);
+        if (read <= 0) {
             return null;
         }
+        int length = 0;
+        while (length < read && bytes[length] != 0) {
+            length++;
+        }
+        return new String(bytes, 0, length, StandardCharsets.UTF_8);
     }
 
     /** {@code length} bytes at {@code address} in process {@code pid}, or null when they cannot all be read. */
@@ -42,19 +43,30 @@ public final class TargetMemory {
             return null;
         }
         byte[] bytes = new byte[length];
-        try (RandomAccessFile mem = new RandomAccessFile("/proc/" + pid + "/mem", "r")) {
-            mem.seek(address);
-            int read = 0;
-            while (read < length) {
-                int n = mem.read(bytes, read, length - read);
-                if (n <= 0) {
-                    return null;
-                }
-                read += n;
+        return read(pid, address, bytes) == length ? bytes : null;
+    }
+
+    /**
+     * Fills {@code into} from {@code address} onwards; the bytes read (fewer where the mapping ends: a string near
+     * the end of its page), or -1.
+     */
+    private static int read(int pid, long address, byte[] into) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment buffer = arena.allocate(into.length);
+            MemorySegment local = arena.allocate(LibC.IOVEC_BYTES, 8);
+            local.set(ValueLayout.ADDRESS, 0, buffer);
+            local.set(ValueLayout.JAVA_LONG, 8, into.length);
+            MemorySegment remote = arena.allocate(LibC.IOVEC_BYTES, 8);
+            remote.set(ValueLayout.JAVA_LONG, 0, address);
+            remote.set(ValueLayout.JAVA_LONG, 8, into.length);
+            long read = (long) LibC.process_vm_readv.invokeExact(pid, local, 1L, remote, 1L, 0L);
+            if (read <= 0) {
+                return -1;
             }
-            return bytes;
-        } catch (IOException | RuntimeException e) {
-            return null;
+            MemorySegment.copy(buffer, ValueLayout.JAVA_BYTE, 0, into, 0, (int) read);
+            return (int) read;
+        } catch (Throwable t) {
+            return -1;
         }
     }
 }

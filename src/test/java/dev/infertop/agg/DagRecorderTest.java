@@ -104,6 +104,45 @@ class DagRecorderTest {
         assertEquals(List.of(0x2003L, 0x2000L, 0L), nodes.get(4).sources());
     }
 
+    /**
+     * Reused graphs share a node list; the recorder's buffers take turns, so each must hold the nodes of the graph
+     * it was given, with that graph's own times, whichever list it held before.
+     */
+    @Test
+    void reusedDecodeGraphsKeepTheirOwnTimesOnTheirNodeList() {
+        graph(1, 0x1000);
+        arrivals(1, 0, 100, 130, 200, 210);
+        decode(1);
+        graph(2, 0x2000);
+        arrivals(2, 1000, 1040, 1060, 1100, 1110);
+        decode(1);
+        fixture.same(3, 2, 2000);
+        arrivals(3, 2000, 2007, 2008, 2009, 2010);
+        decode(1);
+        publish();
+        List<GraphNode> nodes = recorder.lastDecodeGraph();
+        assertEquals(0x2000, nodes.get(0).tensor(), "graph 2's nodes, in the buffer that held graph 1's");
+        assertEquals(7, nodes.get(0).timeNs(), "graph 3's own time");
+        assertEquals(List.of(0x2003L, 0x2000L, 0L), nodes.get(4).sources());
+
+        fixture.same(4, 2, 3000);
+        arrivals(4, 3000, 3005, 3006, 3007, 3008);
+        decode(1);
+        publish();
+        nodes = recorder.lastDecodeGraph();
+        assertEquals(0x2000, nodes.get(0).tensor());
+        assertEquals(5, nodes.get(0).timeNs());
+
+        graph(5, 0x5000);
+        arrivals(5, 4000, 4003, 4004, 4005, 4006);
+        decode(1);
+        publish();
+        nodes = recorder.lastDecodeGraph();
+        assertEquals(0x5000, nodes.get(0).tensor(), "a new node list is copied whole");
+        assertEquals(List.of(0x5003L, 0x5000L, 0L), nodes.get(4).sources());
+        assertEquals(3, nodes.get(0).timeNs());
+    }
+
     @Test
     void aGraphAttributedBeforeItsDecodeRecordIsKeptWhenTheRecordComes() {
         DagRecorder direct = new DagRecorder(naming, names);

@@ -136,6 +136,65 @@ class RooflineAggregatorTest {
         assertEquals(2, Collections.frequency(reads, INPUT));
     }
 
+    /**
+     * llama.cpp's reused graph ("same graph" records, no node read again) adds what its first reading cost, group by
+     * group, with each graph's own wall time, exactly as if every node were costed again.
+     */
+    @Test
+    void aReusedGraphAddsTheSameCostsAsOneReadNodeByNode() {
+        RooflineAggregator readEveryTime = new RooflineAggregator(GraphFixture.naming(List.of("NONE", "MUL_MAT",
+                "ADD", "MUL_MAT_ID", "GET_ROWS", "SET_ROWS", "CPY", "RMS_NORM", "MUL", "VIEW"), 0, Set.of(0, VIEW)),
+                types, memory::get, (seq, group) -> null, new Roofline.Ceilings(20e9, 80e9));
+        CpuGraphAssembler everyNode = new CpuGraphAssembler(GraphFixture.naming(List.of("NONE", "MUL_MAT", "ADD",
+                "MUL_MAT_ID", "GET_ROWS", "SET_ROWS", "CPY", "RMS_NORM", "MUL", "VIEW"), 0, Set.of(0, VIEW)));
+        everyNode.addListener(readEveryTime);
+        GraphFixture fresh = new GraphFixture(everyNode);
+        decodeGraph(1, 10_000_000, 1);
+        for (int seq = 2; seq <= 3 * RooflineAggregator.REFRESH_GRAPHS; seq++) {
+            long startNs = seq * 10_000_000L;
+            long stretchNs = seq * 1_000L; // each graph its own wall times
+            fixture.same(seq, 1, startNs).arrivals(7, seq, startNs, startNs + 1_000_000 + stretchNs,
+                    startNs + 2_000_000, startNs + 2_500_000, startNs + 2_600_000 + stretchNs);
+        }
+        fixture.finish();
+        RooflineTotals reused = roofline.totals();
+        // The same graphs, every one read node by node.
+        for (int seq = 1; seq <= 3 * RooflineAggregator.REFRESH_GRAPHS; seq++) {
+            long startNs = seq * 10_000_000L;
+            long stretchNs = seq == 1 ? 0 : seq * 1_000L;
+            new GraphFixture(everyNode)
+                    .node(seq, startNs, 0, 0x9000, MUL_MAT, 0, 512, 1, 1, 1, Q4_WEIGHT, INPUT, 0, -1)
+                    .node(seq, startNs, 1, 0x9001, MUL_MAT, 0, 256, 1, 1, 1, F16_WEIGHT, 0x9000, 0, -1)
+                    .node(seq, startNs, 2, 0x9002, MUL_MAT, 0, 32, 1, 1, 1, KV_VIEW, 0x9001, 0, -1)
+                    .node(seq, startNs, 3, 0x9003, ADD, 0, 256, 1, 1, 1, 0x9001, INPUT, 0, -1)
+                    .arrivals(7, seq, startNs, startNs + 1_000_000 + stretchNs, startNs + 2_000_000,
+                            startNs + 2_500_000, startNs + 2_600_000 + stretchNs);
+        }
+        fresh.finish();
+        assertEquals(readEveryTime.totals().ops(), reused.ops());
+        assertEquals(3L * RooflineAggregator.REFRESH_GRAPHS, reused.decodeGraphs());
+        assertEquals(readEveryTime.totals().weightBytesPerDecodeToken(), reused.weightBytesPerDecodeToken());
+        assertEquals(4, Collections.frequency(reads, KV_VIEW), "leaves still read again every 32 graphs: 1, 32, 64, 96");
+    }
+
+    /** A reused MoE graph: the fixed groups' costs are kept, the routed ones follow each graph's own routing. */
+    @Test
+    void aReusedGraphCostsItsExpertsByEachGraphsRouting() {
+        routing.put(1L, Map.of(1, rows(0, 0, 0, 1, 0, 1))); // experts 3 and 5
+        routing.put(2L, Map.of(1, rows(1, 1)));              // experts 0 and 1
+        routing.put(3L, Map.of(1, rows(0, 0, 0, 0, 0, 0, 0, 2))); // expert 7 twice: one slice, two rows
+        moeGraph(1, 10_000_000, 1);
+        fixture.same(2, 1, 20_000_000).arrivals(7, 2, 20_000_000, 20_100_000, 20_600_000, 21_100_000);
+        fixture.same(3, 1, 30_000_000).arrivals(7, 3, 30_000_000, 30_100_000, 30_600_000, 31_100_000);
+        fixture.finish();
+        RooflineTotals totals = roofline.totals();
+        long slice = 256L * 32 * 2;
+        assertEquals(2 * (2 + 2 + 1) * slice, op(totals, "MUL_MAT_ID").weightBytes(), "2, 2 and 1 experts, twice");
+        assertEquals(3, op(totals, "MUL_MAT").nodes(), "the router, kept from the first reading");
+        assertEquals(256 * 8 * 2 + 2 * slice, totals.weightBytesPerDecodeToken(), "the last graph's: one expert");
+        assertEquals(0, totals.unroutedNodes());
+    }
+
     @Test
     void aLeafThatCanNoLongerBeReadKeepsTheShapeReadLast() {
         decodeGraph(1, 10_000_000, 1);
