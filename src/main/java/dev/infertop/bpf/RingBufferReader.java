@@ -15,9 +15,11 @@ import java.lang.invoke.VarHandle;
  * and an offset, so reading a record allocates nothing.
  *
  * <p>Kernel layout (kernel/bpf/ringbuf.c): page 0 holds the consumer position (we write it), page 1 the
- * producer position (kernel writes it), then the data area, mapped twice in a row so a record that wraps
- * is still contiguous. Each record has an 8-byte header: u32 length with BUSY (bit 31) and DISCARD (bit 30)
- * flags, then u32 page offset; the record is padded to 8 bytes.
+ * producer position (kernel writes it), then the data area. Each record has an 8-byte header: u32 length with
+ * BUSY (bit 31) and DISCARD (bit 30) flags, then u32 page offset; the record is padded to 8 bytes. The kernel
+ * lets a consumer map the data area twice in a row so that a record that wraps is contiguous (libbpf does);
+ * here it is mapped once and the rare record that wraps is copied into a scratch segment: the second mapping
+ * counts the same pages again in infertop's RSS (4 MiB more with the default --ring-kib).
  */
 public final class RingBufferReader implements RecordSource, AutoCloseable {
     private static final int BUSY_BIT = 1 << 31;
@@ -46,7 +48,7 @@ public final class RingBufferReader implements RecordSource, AutoCloseable {
         this.dataSizeBytes = dataSizeBytes;
         this.mask = dataSizeBytes - 1;
         this.consumerPage = mmap(pageSize, LibC.PROT_READ | LibC.PROT_WRITE, 0);
-        this.producerArea = mmap(pageSize + 2 * dataSizeBytes, LibC.PROT_READ, pageSize);
+        this.producerArea = mmap(pageSize + dataSizeBytes, LibC.PROT_READ, pageSize);
         this.data = producerArea.asSlice(pageSize);
         this.pollFd = arena.allocate(16, 4);
         this.errno = Errno.allocate(arena);
@@ -117,7 +119,12 @@ public final class RingBufferReader implements RecordSource, AutoCloseable {
             }
             int lengthBytes = lengthWord & ~(BUSY_BIT | DISCARD_BIT);
             if ((lengthWord & DISCARD_BIT) == 0) {
-                handler.onRecord(data, headerOffset + HEADER_BYTES, lengthBytes);
+                long recordOffset = (headerOffset + HEADER_BYTES) & mask; // a header never wraps: 8-aligned
+                if (recordOffset + lengthBytes <= dataSizeBytes) {
+                    handler.onRecord(data, recordOffset, lengthBytes);
+                } else {
+                    handler.onRecord(unwrapped(data, recordOffset, lengthBytes), 0, lengthBytes);
+                }
                 records++;
             }
             consumer += (lengthBytes + HEADER_BYTES + 7) & ~7L;
@@ -127,6 +134,27 @@ public final class RingBufferReader implements RecordSource, AutoCloseable {
             }
         }
         return records;
+    }
+
+    /** Where wrapping records are put together; grown to the longest one seen (a few KB at most). */
+    private MemorySegment scratch;
+
+    private MemorySegment unwrapped(MemorySegment ring, long offset, int lengthBytes) {
+        if (scratch == null || scratch.byteSize() < lengthBytes) {
+            scratch = arena.allocate(Math.max(lengthBytes, 4096), 8);
+        }
+        return joinWrapped(ring, offset, lengthBytes, scratch);
+    }
+
+    /**
+     * Copies the record of {@code lengthBytes} at {@code offset} that runs past the end of {@code ring} (its tail,
+     * then its head from the ring's start) into {@code into}, which it returns.
+     */
+    static MemorySegment joinWrapped(MemorySegment ring, long offset, int lengthBytes, MemorySegment into) {
+        long tail = ring.byteSize() - offset;
+        MemorySegment.copy(ring, offset, into, 0, tail);
+        MemorySegment.copy(ring, 0, into, tail, lengthBytes - tail);
+        return into;
     }
 
     /** Bytes submitted but not yet drained: how far behind the reader is. */
@@ -178,7 +206,7 @@ public final class RingBufferReader implements RecordSource, AutoCloseable {
             try {
                 int a = (int) LibC.munmap.invokeExact(MemorySegment.ofAddress(consumerPage.address()), pageSize);
                 int b = (int) LibC.munmap.invokeExact(MemorySegment.ofAddress(producerArea.address()),
-                        pageSize + 2 * dataSizeBytes);
+                        pageSize + dataSizeBytes);
             } catch (Throwable t) {
                 throw new IllegalStateException(t);
             }

@@ -21,6 +21,11 @@ public final class EventDecoder implements RecordHandler {
         this.names = names;
     }
 
+    /**
+     * Reads the header and hands the record to its kind's method. One method per kind, not one switch reading every
+     * field: each field read inlines the memory-access chain, and C1 compiling all of them as one method took 26 MB
+     * of native memory (glibc keeps it resident after), more than the rest of infertop's compilations together.
+     */
     @Override
     public void onRecord(MemorySegment data, long offset, int lengthBytes) {
         if (lengthBytes < HEADER_SIZE) {
@@ -32,148 +37,174 @@ public final class EventDecoder implements RecordHandler {
         long startNs = data.get(LONG, offset + HEADER_START_NS);
         long endNs = data.get(LONG, offset + HEADER_END_NS);
         switch (kind) {
-            case EVENT_DECODE -> {
-                if (lengthBytes < DECODE_SIZE) {
-                    malformedRecords++;
-                    return;
-                }
-                listener.onDecode(tid, startNs, endNs, data.get(LONG, offset + DECODE_CTX),
-                        data.get(INT, offset + DECODE_N_TOKENS), data.get(INT, offset + DECODE_RET));
-            }
-            case EVENT_BATCH -> {
-                if (lengthBytes < BATCH_TOKENS) {
-                    malformedRecords++;
-                    return;
-                }
-                int recorded = data.get(INT, offset + BATCH_RECORDED);
-                if (recorded < 0 || recorded > MAX_BATCH_TOKENS
-                        || BATCH_TOKENS + (long) recorded * BATCH_TOKEN_SIZE > lengthBytes) {
-                    malformedRecords++;
-                    return;
-                }
-                listener.onBatch(tid, startNs, endNs, data.get(LONG, offset + BATCH_CTX),
-                        data.get(INT, offset + BATCH_N_TOKENS), recorded, data, offset + BATCH_TOKENS);
-            }
-            case EVENT_SEQ_RM -> {
-                if (lengthBytes < SEQ_RM_SIZE) {
-                    malformedRecords++;
-                    return;
-                }
-                listener.onSequenceRemove(tid, startNs, data.get(LONG, offset + SEQ_RM_MEMORY),
-                        data.get(INT, offset + SEQ_RM_SEQ), data.get(INT, offset + SEQ_RM_P0),
-                        data.get(INT, offset + SEQ_RM_P1));
-            }
-            case EVENT_GRAPH -> {
-                if (lengthBytes < GRAPH_SIZE) {
-                    malformedRecords++;
-                    return;
-                }
-                listener.onGraphCompute(tid, startNs, endNs, data.get(LONG, offset + GRAPH_BACKEND),
-                        data.get(LONG_BIG_ENDIAN, offset + GRAPH_GUID), data.get(LONG_BIG_ENDIAN, offset + GRAPH_GUID + 8),
-                        data.get(INT, offset + GRAPH_N_NODES), data.get(INT, offset + GRAPH_RET));
-            }
-            case EVENT_CPU_GRAPH -> {
-                if (lengthBytes < CPU_GRAPH_SIZE) {
-                    malformedRecords++;
-                    return;
-                }
-                listener.onCpuGraphCompute(tid, startNs, endNs, data.get(LONG, offset + CPU_GRAPH_CGRAPH),
-                        data.get(INT, offset + CPU_GRAPH_N_NODES), data.get(INT, offset + CPU_GRAPH_RET));
-            }
-            case EVENT_NODE -> {
-                if (lengthBytes < NODE_SIZE) {
-                    malformedRecords++;
-                    return;
-                }
-                listener.onNode(data.get(LONG, offset + NODE_GRAPH_SEQ), startNs, data.get(INT, offset + NODE_INDEX),
-                        data.get(INT, offset + NODE_N_NODES), data.get(LONG, offset + NODE_TENSOR),
-                        data.get(INT, offset + NODE_OP), data.get(INT, offset + NODE_TYPE),
-                        data.get(INT, offset + NODE_FLAGS), data.get(INT, offset + NODE_OP_PARAM0),
-                        data.get(LONG, offset + NODE_NE), data.get(LONG, offset + NODE_NE + 8),
-                        data.get(LONG, offset + NODE_NE + 16), data.get(LONG, offset + NODE_NE + 24),
-                        data.get(LONG, offset + NODE_SRC), data.get(LONG, offset + NODE_SRC + 8),
-                        data.get(LONG, offset + NODE_SRC + 16),
-                        names.intern(data, offset + NODE_NAME, NODE_NAME_BYTES));
-            }
-            case EVENT_ARRIVALS -> {
-                // The count is read only from a record long enough to hold it (found by EventDecoderFuzzTest).
-                int count = lengthBytes < ARRIVALS_TS ? -1 : data.get(INT, offset + ARRIVALS_COUNT);
-                if (count < 0 || count > MAX_ARRIVALS || lengthBytes < ARRIVALS_TS + 8L * count) {
-                    malformedRecords++;
-                    return;
-                }
-                listener.onArrivals(tid, data.get(LONG, offset + ARRIVALS_GRAPH_SEQ), startNs,
-                        data.get(INT, offset + ARRIVALS_CPU_FIRST), data.get(INT, offset + ARRIVALS_CPU_LAST),
-                        data.get(INT, offset + ARRIVALS_MIGRATED) != 0, data, offset + ARRIVALS_TS, count);
-            }
-            case EVENT_FUSED, EVENT_GRAPH_SAME -> {
-                if (lengthBytes < THREAD_SIZE) {
-                    malformedRecords++;
-                    return;
-                }
-                long graphSeq = data.get(LONG, offset + THREAD_GRAPH_SEQ);
-                int cpu = data.get(INT, offset + THREAD_CPU);
-                int seq = data.get(INT, offset + THREAD_SEQ);
-                switch (kind) {
-                    case EVENT_GRAPH_SAME -> listener.onGraphSame(graphSeq, data.get(LONG, offset + THREAD_TENSOR), startNs);
-                    default -> listener.onFused(tid, graphSeq, seq, data.get(LONG, offset + THREAD_TENSOR),
-                            data.get(LONG, offset + THREAD_TENSOR2), startNs);
-                }
-            }
-            case EVENT_SCHED_OFF -> {
-                if (lengthBytes < SCHED_OFF_SIZE) {
-                    malformedRecords++;
-                    return;
-                }
-                listener.onSchedOff(tid, startNs, endNs, data.get(LONG, offset + SCHED_OFF_WAKE_NS),
-                        data.get(LONG, offset + SCHED_OFF_RAN_NS), data.get(INT, offset + SCHED_OFF_CPU_OUT),
-                        data.get(INT, offset + SCHED_OFF_CPU_IN), data.get(INT, offset + SCHED_OFF_PREEMPTED) != 0);
-            }
-            case EVENT_SCHED_CULPRIT -> {
-                if (lengthBytes < SCHED_CULPRIT_SIZE) {
-                    malformedRecords++;
-                    return;
-                }
-                listener.onSchedCulprit(tid, startNs, endNs, data.get(LONG, offset + SCHED_CULPRIT_NS),
-                        data.get(INT, offset + SCHED_CULPRIT_PID), data.get(INT, offset + SCHED_CULPRIT_TGID),
-                        data.get(INT, offset + SCHED_CULPRIT_CPU),
-                        names.intern(data, offset + SCHED_CULPRIT_COMM, SCHED_COMM_BYTES));
-            }
-            case EVENT_COUNTERS -> {
-                int count = lengthBytes < COUNTERS_DELTA ? -1 : data.get(INT, offset + COUNTERS_COUNT);
-                if (count < 0 || count > MAX_COUNTER_GROUPS
-                        || lengthBytes < COUNTERS_DELTA + 8L * MAX_COUNTER_EVENTS * count) {
-                    malformedRecords++;
-                    return;
-                }
-                listener.onCounters(tid, data.get(LONG, offset + COUNTERS_GRAPH_SEQ), count, data, offset);
-            }
-            case EVENT_BACKEND_OPS -> {
-                if (lengthBytes < BACKEND_OPS_SIZE) {
-                    malformedRecords++;
-                    return;
-                }
-                listener.onBackendOps(tid, startNs, data.get(LONG, offset + BACKEND_OPS_BACKEND),
-                        data.get(LONG_BIG_ENDIAN, offset + BACKEND_OPS_GUID),
-                        data.get(LONG_BIG_ENDIAN, offset + BACKEND_OPS_GUID + 8),
-                        data.get(INT, offset + BACKEND_OPS_N_NODES), data.get(INT, offset + BACKEND_OPS_COUNTED),
-                        data, offset + BACKEND_OPS_OP_NODES);
-            }
-            case EVENT_MOE -> {
-                int value = lengthBytes < MOE_IDS_OFFSET ? -1 : data.get(INT, offset + MOE_VALUE);
-                int subtype = value < 0 ? 0 : data.get(INT, offset + MOE_SUBTYPE);
-                if (value < 0 || value > MOE_MAX_ID_BYTES
-                        || (subtype == MOE_IDS && lengthBytes < MOE_IDS_OFFSET + (long) value)) {
-                    malformedRecords++;
-                    return;
-                }
-                listener.onMoe(tid, startNs, data.get(LONG, offset + MOE_GRAPH_SEQ), data.get(LONG, offset + MOE_SIGNATURE),
-                        subtype, data.get(INT, offset + MOE_GROUP), value, data.get(INT, offset + MOE_LAYER),
-                        data.get(LONG, offset + MOE_NE0), data.get(LONG, offset + MOE_NE1), data.get(LONG, offset + MOE_NB1),
-                        data.get(INT, offset + MOE_FAILED) != 0, data, offset + MOE_IDS_OFFSET);
-            }
+            case EVENT_DECODE -> decode(data, offset, lengthBytes, tid, startNs, endNs);
+            case EVENT_BATCH -> batch(data, offset, lengthBytes, tid, startNs, endNs);
+            case EVENT_SEQ_RM -> sequenceRemove(data, offset, lengthBytes, tid, startNs, endNs);
+            case EVENT_GRAPH -> graph(data, offset, lengthBytes, tid, startNs, endNs);
+            case EVENT_CPU_GRAPH -> cpuGraph(data, offset, lengthBytes, tid, startNs, endNs);
+            case EVENT_NODE -> node(data, offset, lengthBytes, tid, startNs, endNs);
+            case EVENT_ARRIVALS -> arrivals(data, offset, lengthBytes, tid, startNs, endNs);
+            case EVENT_FUSED, EVENT_GRAPH_SAME -> threadEvent(kind, data, offset, lengthBytes, tid, startNs, endNs);
+            case EVENT_SCHED_OFF -> schedOff(data, offset, lengthBytes, tid, startNs, endNs);
+            case EVENT_SCHED_CULPRIT -> schedCulprit(data, offset, lengthBytes, tid, startNs, endNs);
+            case EVENT_COUNTERS -> counters(data, offset, lengthBytes, tid, startNs, endNs);
+            case EVENT_BACKEND_OPS -> backendOps(data, offset, lengthBytes, tid, startNs, endNs);
+            case EVENT_MOE -> moe(data, offset, lengthBytes, tid, startNs, endNs);
             default -> malformedRecords++;
         }
+    }
+
+    private void decode(MemorySegment data, long offset, int lengthBytes, int tid, long startNs, long endNs) {
+        if (lengthBytes < DECODE_SIZE) {
+            malformedRecords++;
+            return;
+        }
+        listener.onDecode(tid, startNs, endNs, data.get(LONG, offset + DECODE_CTX),
+                data.get(INT, offset + DECODE_N_TOKENS), data.get(INT, offset + DECODE_RET));
+    }
+
+    private void batch(MemorySegment data, long offset, int lengthBytes, int tid, long startNs, long endNs) {
+        if (lengthBytes < BATCH_TOKENS) {
+            malformedRecords++;
+            return;
+        }
+        int recorded = data.get(INT, offset + BATCH_RECORDED);
+        if (recorded < 0 || recorded > MAX_BATCH_TOKENS
+                || BATCH_TOKENS + (long) recorded * BATCH_TOKEN_SIZE > lengthBytes) {
+            malformedRecords++;
+            return;
+        }
+        listener.onBatch(tid, startNs, endNs, data.get(LONG, offset + BATCH_CTX),
+                data.get(INT, offset + BATCH_N_TOKENS), recorded, data, offset + BATCH_TOKENS);
+    }
+
+    private void sequenceRemove(MemorySegment data, long offset, int lengthBytes, int tid, long startNs, long endNs) {
+        if (lengthBytes < SEQ_RM_SIZE) {
+            malformedRecords++;
+            return;
+        }
+        listener.onSequenceRemove(tid, startNs, data.get(LONG, offset + SEQ_RM_MEMORY),
+                data.get(INT, offset + SEQ_RM_SEQ), data.get(INT, offset + SEQ_RM_P0),
+                data.get(INT, offset + SEQ_RM_P1));
+    }
+
+    private void graph(MemorySegment data, long offset, int lengthBytes, int tid, long startNs, long endNs) {
+        if (lengthBytes < GRAPH_SIZE) {
+            malformedRecords++;
+            return;
+        }
+        listener.onGraphCompute(tid, startNs, endNs, data.get(LONG, offset + GRAPH_BACKEND),
+                data.get(LONG_BIG_ENDIAN, offset + GRAPH_GUID), data.get(LONG_BIG_ENDIAN, offset + GRAPH_GUID + 8),
+                data.get(INT, offset + GRAPH_N_NODES), data.get(INT, offset + GRAPH_RET));
+    }
+
+    private void cpuGraph(MemorySegment data, long offset, int lengthBytes, int tid, long startNs, long endNs) {
+        if (lengthBytes < CPU_GRAPH_SIZE) {
+            malformedRecords++;
+            return;
+        }
+        listener.onCpuGraphCompute(tid, startNs, endNs, data.get(LONG, offset + CPU_GRAPH_CGRAPH),
+                data.get(INT, offset + CPU_GRAPH_N_NODES), data.get(INT, offset + CPU_GRAPH_RET));
+    }
+
+    private void node(MemorySegment data, long offset, int lengthBytes, int tid, long startNs, long endNs) {
+        if (lengthBytes < NODE_SIZE) {
+            malformedRecords++;
+            return;
+        }
+        listener.onNode(data.get(LONG, offset + NODE_GRAPH_SEQ), startNs, data.get(INT, offset + NODE_INDEX),
+                data.get(INT, offset + NODE_N_NODES), data.get(LONG, offset + NODE_TENSOR),
+                data.get(INT, offset + NODE_OP), data.get(INT, offset + NODE_TYPE),
+                data.get(INT, offset + NODE_FLAGS), data.get(INT, offset + NODE_OP_PARAM0),
+                data.get(LONG, offset + NODE_NE), data.get(LONG, offset + NODE_NE + 8),
+                data.get(LONG, offset + NODE_NE + 16), data.get(LONG, offset + NODE_NE + 24),
+                data.get(LONG, offset + NODE_SRC), data.get(LONG, offset + NODE_SRC + 8),
+                data.get(LONG, offset + NODE_SRC + 16),
+                names.intern(data, offset + NODE_NAME, NODE_NAME_BYTES));
+    }
+
+    private void arrivals(MemorySegment data, long offset, int lengthBytes, int tid, long startNs, long endNs) {
+        // The count is read only from a record long enough to hold it (found by EventDecoderFuzzTest).
+        int count = lengthBytes < ARRIVALS_TS ? -1 : data.get(INT, offset + ARRIVALS_COUNT);
+        if (count < 0 || count > MAX_ARRIVALS || lengthBytes < ARRIVALS_TS + 8L * count) {
+            malformedRecords++;
+            return;
+        }
+        listener.onArrivals(tid, data.get(LONG, offset + ARRIVALS_GRAPH_SEQ), startNs,
+                data.get(INT, offset + ARRIVALS_CPU_FIRST), data.get(INT, offset + ARRIVALS_CPU_LAST),
+                data.get(INT, offset + ARRIVALS_MIGRATED) != 0, data, offset + ARRIVALS_TS, count);
+    }
+
+    private void threadEvent(int kind, MemorySegment data, long offset, int lengthBytes, int tid, long startNs, long endNs) {
+        if (lengthBytes < THREAD_SIZE) {
+            malformedRecords++;
+            return;
+        }
+        long graphSeq = data.get(LONG, offset + THREAD_GRAPH_SEQ);
+        int cpu = data.get(INT, offset + THREAD_CPU);
+        int seq = data.get(INT, offset + THREAD_SEQ);
+        switch (kind) {
+            case EVENT_GRAPH_SAME -> listener.onGraphSame(graphSeq, data.get(LONG, offset + THREAD_TENSOR), startNs);
+            default -> listener.onFused(tid, graphSeq, seq, data.get(LONG, offset + THREAD_TENSOR),
+                    data.get(LONG, offset + THREAD_TENSOR2), startNs);
+        }
+    }
+
+    private void schedOff(MemorySegment data, long offset, int lengthBytes, int tid, long startNs, long endNs) {
+        if (lengthBytes < SCHED_OFF_SIZE) {
+            malformedRecords++;
+            return;
+        }
+        listener.onSchedOff(tid, startNs, endNs, data.get(LONG, offset + SCHED_OFF_WAKE_NS),
+                data.get(LONG, offset + SCHED_OFF_RAN_NS), data.get(INT, offset + SCHED_OFF_CPU_OUT),
+                data.get(INT, offset + SCHED_OFF_CPU_IN), data.get(INT, offset + SCHED_OFF_PREEMPTED) != 0);
+    }
+
+    private void schedCulprit(MemorySegment data, long offset, int lengthBytes, int tid, long startNs, long endNs) {
+        if (lengthBytes < SCHED_CULPRIT_SIZE) {
+            malformedRecords++;
+            return;
+        }
+        listener.onSchedCulprit(tid, startNs, endNs, data.get(LONG, offset + SCHED_CULPRIT_NS),
+                data.get(INT, offset + SCHED_CULPRIT_PID), data.get(INT, offset + SCHED_CULPRIT_TGID),
+                data.get(INT, offset + SCHED_CULPRIT_CPU),
+                names.intern(data, offset + SCHED_CULPRIT_COMM, SCHED_COMM_BYTES));
+    }
+
+    private void counters(MemorySegment data, long offset, int lengthBytes, int tid, long startNs, long endNs) {
+        int count = lengthBytes < COUNTERS_DELTA ? -1 : data.get(INT, offset + COUNTERS_COUNT);
+        if (count < 0 || count > MAX_COUNTER_GROUPS
+                || lengthBytes < COUNTERS_DELTA + 8L * MAX_COUNTER_EVENTS * count) {
+            malformedRecords++;
+            return;
+        }
+        listener.onCounters(tid, data.get(LONG, offset + COUNTERS_GRAPH_SEQ), count, data, offset);
+    }
+
+    private void backendOps(MemorySegment data, long offset, int lengthBytes, int tid, long startNs, long endNs) {
+        if (lengthBytes < BACKEND_OPS_SIZE) {
+            malformedRecords++;
+            return;
+        }
+        listener.onBackendOps(tid, startNs, data.get(LONG, offset + BACKEND_OPS_BACKEND),
+                data.get(LONG_BIG_ENDIAN, offset + BACKEND_OPS_GUID),
+                data.get(LONG_BIG_ENDIAN, offset + BACKEND_OPS_GUID + 8),
+                data.get(INT, offset + BACKEND_OPS_N_NODES), data.get(INT, offset + BACKEND_OPS_COUNTED),
+                data, offset + BACKEND_OPS_OP_NODES);
+    }
+
+    private void moe(MemorySegment data, long offset, int lengthBytes, int tid, long startNs, long endNs) {
+        int value = lengthBytes < MOE_IDS_OFFSET ? -1 : data.get(INT, offset + MOE_VALUE);
+        int subtype = value < 0 ? 0 : data.get(INT, offset + MOE_SUBTYPE);
+        if (value < 0 || value > MOE_MAX_ID_BYTES
+                || (subtype == MOE_IDS && lengthBytes < MOE_IDS_OFFSET + (long) value)) {
+            malformedRecords++;
+            return;
+        }
+        listener.onMoe(tid, startNs, data.get(LONG, offset + MOE_GRAPH_SEQ), data.get(LONG, offset + MOE_SIGNATURE),
+                subtype, data.get(INT, offset + MOE_GROUP), value, data.get(INT, offset + MOE_LAYER),
+                data.get(LONG, offset + MOE_NE0), data.get(LONG, offset + MOE_NE1), data.get(LONG, offset + MOE_NB1),
+                data.get(INT, offset + MOE_FAILED) != 0, data, offset + MOE_IDS_OFFSET);
     }
 
     /** Records with an unknown kind or a short length: a layout mismatch between native/ and Java. */

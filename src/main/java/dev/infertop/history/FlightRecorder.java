@@ -6,14 +6,17 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The last seconds of what happened, slice by slice, for a snapshot's timeline: a preallocated ring of
- * primitives (no allocation per record, a fixed memory bound whatever the rate), written by the collector
- * thread only. Records are typed ({@link Kind}); layers that come later (thread states, counters, expert
- * activations) record their own kinds and the trace writer draws each kind as its own track type.
+ * The last seconds of what happened, slice by slice, for a snapshot's timeline: a ring of primitives (no
+ * allocation per record, a fixed memory bound whatever the rate), written by the collector thread only. Records
+ * are typed ({@link Kind}); layers that come later (thread states, counters, expert activations) record their own
+ * kinds and the trace writer draws each kind as its own track type.
  *
- * <p>Two bounds: {@code capacity} records (the oldest is overwritten) and, at copy time, a window of
- * {@code windowNs} back from the copy's time. A 245 M model on 2 threads makes ~1250 op slices per token, ~90 k
- * per second: the default 512 Ki records (37 B each, 18.5 MiB) hold ~5 s of it; a 3 M model's decode fewer.
+ * <p>Two bounds: {@code capacity} records (the oldest is dropped) and, at copy time, a window of {@code windowNs}
+ * back from the copy's time. A 245 M model on 2 threads makes ~1250 op slices per token, ~90 k per second: the
+ * default 512 Ki records (37 B each, 18.5 MiB) hold ~5 s of it. The ring is held in chunks of
+ * {@link #CHUNK_RECORDS}, allocated as records come and reused once every record in them ended before the window:
+ * it takes the memory the window needs (a sampled operator layer, a small model or an idle server need a few
+ * chunks, not 18.5 MiB), and the capacity only where the rate outruns it.
  */
 public final class FlightRecorder {
     public static final int DEFAULT_CAPACITY = 1 << 19;
@@ -48,17 +51,43 @@ public final class FlightRecorder {
 
     private static final Kind[] KINDS = Kind.values();
 
+    /** Records per chunk (~600 KB): the unit the ring grows and is reused by. */
+    public static final int CHUNK_RECORDS = 1 << 14;
+
+    /** One chunk of consecutive records, numbered from a multiple of the chunk size. */
+    private static final class Chunk {
+        final byte[] kinds;
+        final int[] tids;
+        final long[] startNs;
+        final long[] endNs;
+        final int[] labels;
+        final int[] details;
+        final long[] values;
+        final boolean[] payloadRecord;
+        /** The latest end of a record in it: when that is before the window, the whole chunk is. */
+        long maxEndNs = Long.MIN_VALUE;
+
+        Chunk(int records) {
+            kinds = new byte[records];
+            tids = new int[records];
+            startNs = new long[records];
+            endNs = new long[records];
+            labels = new int[records];
+            details = new int[records];
+            values = new long[records];
+            payloadRecord = new boolean[records];
+        }
+    }
+
     private final int capacity;
     private final long windowNs;
-    private final byte[] kinds;
-    private final int[] tids;
-    private final long[] startNs;
-    private final long[] endNs;
-    private final int[] labels;
-    private final int[] details;
-    private final long[] values;
-    private final boolean[] payloadRecord;
+    private final int chunkRecords;
+    /** Chunk number c lives in slot c % slots.length, for c from oldestChunk to the chunk of the last record. */
+    private final Chunk[] slots;
+    private long oldestChunk;
     private long written;
+    /** The latest end among records dropped for the capacity: at or after a window's start, it is truncated. */
+    private long droppedEndNs = Long.MIN_VALUE;
     // A second ring for records that carry more than one value (an expert activation's per-expert counts):
     // allocated on the first such record, so runs without them pay nothing; positions count from the start.
     private final int payloadCapacity;
@@ -74,14 +103,9 @@ public final class FlightRecorder {
         }
         this.capacity = capacity;
         this.windowNs = windowNs;
-        kinds = new byte[capacity];
-        tids = new int[capacity];
-        startNs = new long[capacity];
-        endNs = new long[capacity];
-        labels = new int[capacity];
-        details = new int[capacity];
-        payloadRecord = new boolean[capacity];
-        values = new long[capacity];
+        chunkRecords = Math.min(CHUNK_RECORDS, capacity);
+        // One chunk more than the capacity needs: records are dropped one by one, chunks only when all are.
+        slots = new Chunk[(capacity + chunkRecords - 1) / chunkRecords + 1];
         payloadCapacity = Math.max(1024, capacity / 2);
     }
 
@@ -100,18 +124,67 @@ public final class FlightRecorder {
         return id;
     }
 
-    /** Appends one record, overwriting the oldest when full. Allocation-free. */
+    /** Appends one record, dropping the oldest past the capacity. Allocation-free but for a new chunk. */
     public void record(Kind kind, int tid, long fromNs, long toNs, int label, int detail, long value) {
-        int i = (int) (written % capacity);
-        kinds[i] = (byte) kind.ordinal();
-        tids[i] = tid;
-        startNs[i] = fromNs;
-        endNs[i] = toNs;
-        labels[i] = label;
-        details[i] = detail;
-        values[i] = value;
-        payloadRecord[i] = false;
+        if (written >= capacity) {
+            long dropped = written - capacity;
+            Chunk chunk = chunkOf(dropped);
+            if (chunk != null) {
+                droppedEndNs = Math.max(droppedEndNs, chunk.endNs[(int) (dropped % chunkRecords)]);
+            }
+        }
+        int at = (int) (written % chunkRecords);
+        Chunk chunk = at == 0 ? startChunk(written / chunkRecords, fromNs) : slots[slot(written / chunkRecords)];
+        chunk.kinds[at] = (byte) kind.ordinal();
+        chunk.tids[at] = tid;
+        chunk.startNs[at] = fromNs;
+        chunk.endNs[at] = toNs;
+        chunk.labels[at] = label;
+        chunk.details[at] = detail;
+        chunk.values[at] = value;
+        chunk.payloadRecord[at] = false;
+        chunk.maxEndNs = Math.max(chunk.maxEndNs, toNs);
         written++;
+    }
+
+    private int slot(long chunkNumber) {
+        return (int) (chunkNumber % slots.length);
+    }
+
+    /**
+     * The chunk for chunk number {@code number}, whose first record starts at {@code nowNs}: the slot's own when the
+     * ring is full (its records were all dropped for the capacity), else the oldest when every record in it ended
+     * before the window, else a new one.
+     */
+    private Chunk startChunk(long number, long nowNs) {
+        if (number - oldestChunk >= slots.length) { // full: the slot holds the oldest chunk, all dropped
+            oldestChunk = number - slots.length + 1;
+            Chunk reused = slots[slot(number)];
+            reused.maxEndNs = Long.MIN_VALUE;
+            return reused;
+        }
+        Chunk oldest = slots[slot(oldestChunk)];
+        Chunk chunk;
+        if (number > oldestChunk && oldest != null && oldest.maxEndNs < nowNs - windowNs) {
+            slots[slot(oldestChunk)] = null;
+            oldestChunk++;
+            oldest.maxEndNs = Long.MIN_VALUE;
+            chunk = oldest;
+        } else {
+            chunk = new Chunk(chunkRecords);
+        }
+        slots[slot(number)] = chunk;
+        return chunk;
+    }
+
+    /** The chunk holding record {@code number}, or null when it is no longer held. */
+    private Chunk chunkOf(long number) {
+        return number < firstHeld() || number >= written ? null : slots[slot(number / chunkRecords)];
+    }
+
+    /** The number of the oldest record held. */
+    private long firstHeld() {
+        return Math.max(oldestChunk * chunkRecords, written - capacity);
     }
 
     /**
@@ -119,12 +192,13 @@ public final class FlightRecorder {
      * before it was written), e.g. when a later record names its cause. False when it was overwritten already.
      */
     public boolean amend(long recordNumber, int detail, long value) {
-        if (recordNumber < 0 || recordNumber >= written || written - recordNumber > capacity) {
+        Chunk chunk = recordNumber < 0 ? null : chunkOf(recordNumber);
+        if (chunk == null) {
             return false;
         }
-        int i = (int) (recordNumber % capacity);
-        details[i] = detail;
-        values[i] = value;
+        int i = (int) (recordNumber % chunkRecords);
+        chunk.details[i] = detail;
+        chunk.values[i] = value;
         return true;
     }
 
@@ -146,7 +220,7 @@ public final class FlightRecorder {
         }
         payloadWritten += count;
         record(kind, tid, fromNs, toNs, label, count, position);
-        payloadRecord[(int) ((written - 1) % capacity)] = true;
+        chunkOf(written - 1).payloadRecord[(int) ((written - 1) % chunkRecords)] = true;
     }
 
     public void counter(int label, long atNs, double value) {
@@ -162,30 +236,38 @@ public final class FlightRecorder {
      * a copy the writer thread may keep. Collector thread only.
      */
     public Window copyWindow(long nowNs) {
-        long held = Math.min(written, capacity);
         long from = nowNs - windowNs;
         List<Slice> slices = new ArrayList<>();
-        for (long n = written - held; n < written; n++) {
-            int i = (int) (n % capacity);
-            if (endNs[i] < from) {
+        for (long n = firstHeld(); n < written; n++) {
+            Chunk chunk = slots[slot(n / chunkRecords)];
+            int i = (int) (n % chunkRecords);
+            if (chunk.endNs[i] < from) {
                 continue;
             }
             long[] carried = NO_PAYLOAD;
-            if (payloadRecord[i]) {
-                if (payloadWritten - values[i] > payloadCapacity) {
+            if (chunk.payloadRecord[i]) {
+                if (payloadWritten - chunk.values[i] > payloadCapacity) {
                     continue; // its payload was overwritten: the window holds the record without what it says
                 }
-                carried = new long[details[i]];
+                carried = new long[chunk.details[i]];
                 for (int k = 0; k < carried.length; k++) {
-                    carried[k] = payload[(int) ((values[i] + k) % payloadCapacity)];
+                    carried[k] = payload[(int) ((chunk.values[i] + k) % payloadCapacity)];
                 }
             }
-            slices.add(new Slice(KINDS[kinds[i]], tids[i], startNs[i], endNs[i], labels[i], details[i], values[i],
-                    carried));
+            slices.add(new Slice(KINDS[chunk.kinds[i]], chunk.tids[i], chunk.startNs[i], chunk.endNs[i],
+                    chunk.labels[i], chunk.details[i], chunk.values[i], carried));
         }
-        boolean truncated = written > capacity && !slices.isEmpty()
-                && slices.getFirst().startNs() > from;
+        boolean truncated = droppedEndNs >= from; // a record dropped for the capacity ended within the window
         return new Window(nowNs, windowNs, List.copyOf(labelNames), slices, truncated);
+    }
+
+    /** Chunks allocated now (each {@link #CHUNK_RECORDS} records, fewer for a smaller capacity). */
+    public int chunksHeld() {
+        int held = 0;
+        for (Chunk chunk : slots) {
+            held += chunk == null ? 0 : 1;
+        }
+        return held;
     }
 
     private static final long[] NO_PAYLOAD = new long[0];

@@ -119,9 +119,12 @@ final class TickPolicy implements Collector.Session {
     private long firstRecordsNs;
     private boolean modelSearchOver;
 
+    private final NativeHeapTrim trim = new NativeHeapTrim(System.nanoTime());
+
     @Override
     public void onTick(Snapshot previous) {
         applyLayerSwitches(previous);
+        trim.onTick(System.nanoTime());
         // Libraries dlopen'ed late and the model file show up in the maps; once the model is known, a look
         // every few intervals is enough (reading /proc/PID/maps is most of a tick's work).
         if (target.modelFile() == null || ++ticksSinceScan >= MAPS_SCAN_EVERY_TICKS) {

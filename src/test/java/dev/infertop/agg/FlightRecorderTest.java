@@ -46,6 +46,47 @@ class FlightRecorderTest {
         assertEquals(1.5, window.slices().get(1).counterValue());
     }
 
+    /**
+     * The ring takes what the window needs: at a steady rate whose window spans about two chunks, chunks whose
+     * records all ended before the window are reused, so ten chunks' worth of records live in three or four.
+     */
+    @Test
+    void chunksWhoseRecordsLeftTheWindowAreReused() {
+        int chunk = FlightRecorder.CHUNK_RECORDS;
+        FlightRecorder recorder = new FlightRecorder(32 * chunk, 2L * chunk); // 1 ns a record: the window ~2 chunks
+        int label = recorder.label("op");
+        for (long n = 0; n < 10L * chunk; n++) {
+            recorder.record(Kind.OP, 1, n, n + 1, label, -1, n);
+        }
+        assertTrue(recorder.chunksHeld() <= 4, recorder.chunksHeld() + " chunks");
+        FlightRecorder.Window window = recorder.copyWindow(10L * chunk);
+        assertEquals(2L * chunk + 1, window.slices().size(), "every record that ended within the window");
+        assertEquals(8L * chunk - 1, window.slices().getFirst().value(), "the first one ends at its start");
+        assertFalse(window.truncated(), "nothing the window holds was dropped");
+    }
+
+    /** A burst within the window fills the ring to its capacity, record by record, across chunks. */
+    @Test
+    void aBurstKeepsExactlyTheLastCapacityRecordsAcrossChunks() {
+        int chunk = FlightRecorder.CHUNK_RECORDS;
+        int capacity = 3 * chunk + 5;
+        FlightRecorder recorder = new FlightRecorder(capacity, 1_000_000_000L);
+        int label = recorder.label("op");
+        long total = 5L * chunk + 17;
+        for (long n = 0; n < total; n++) {
+            recorder.record(Kind.OP, 1, 1_000 + n, 1_000 + n, label, -1, n);
+        }
+        assertEquals(5, recorder.chunksHeld(), "the capacity's four chunks and the one being filled");
+        FlightRecorder.Window window = recorder.copyWindow(2_000_000);
+        assertEquals(capacity, window.slices().size());
+        assertEquals(total - capacity, window.slices().getFirst().value());
+        assertEquals(total - 1, window.slices().getLast().value());
+        assertTrue(window.truncated(), "records within the window were dropped for the capacity");
+        assertFalse(recorder.amend(total - capacity - 1, 7, 7), "dropped");
+        assertTrue(recorder.amend(total - capacity, 7, 99));
+        assertEquals(99, recorder.copyWindow(2_000_000).slices().getFirst().value());
+    }
+
     private static final int NONE = 0, ADD = 1, MUL = 2, MUL_MAT = 3, RMS_NORM = 4, VIEW = 5;
     private static final int COMPUTE = 16;
 
