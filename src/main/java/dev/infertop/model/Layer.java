@@ -4,20 +4,36 @@ import java.util.Arrays;
 import java.util.Locale;
 import java.util.stream.Collectors;
 
-/** The probe layers a user can switch on and off (ProfInfer's token / graph / operator / ... layers). */
+/**
+ * The probe layers a user can switch on and off (ProfInfer's token / graph / operator / ... layers), each described
+ * once: what it records and the JSON objects its figures fill (the live view's panels name their layer in
+ * {@code view.BodyPanel}; the probes are {@code bpf.ProbeLayer}'s). The man page's Layers list says the same
+ * (LayerDescriptionTest holds the two together).
+ */
 public enum Layer {
-    TOKEN("llama_decode entry/exit: tokens, TTFT, TPOT, tokens/s"),
-    GRAPH("graph computes per backend: ggml_backend_graph_compute_async, ggml_graph_compute"),
-    OPERATOR("every CPU graph node on every thread: op, tensor, shape, work and barrier wait"),
+    TOKEN("llama_decode entry/exit: tokens, TTFT, TPOT, tokens/s",
+            "ttft_ms", "tpot_ms", "requests", "speculative", "batch_sizes"),
+    GRAPH("graph computes per backend: ggml_backend_graph_compute_async, ggml_graph_compute",
+            "graph_computes", "graph_nodes", "graph_busy_ms", "backends"),
+    OPERATOR("every CPU graph node on every thread: op, tensor, shape, work and barrier wait",
+            "ops", "threads", "roofline"),
     SCHED("sched_switch/sched_wakeup tracepoints: thread states (running, runnable, sleeping) and who ran "
-            + "on the CPU while a thread waited for it"),
-    COUNTERS("perf counters per CPU read at each node group's barrier: per op counts, IPC, L3 refill bandwidth"),
-    MOE("MoE experts: the expert ids of every token from every MUL_MAT_ID node (needs the operator layer)");
+            + "on the CPU while a thread waited for it", "sched"),
+    COUNTERS("perf counters per CPU read at each node group's barrier: per op counts, IPC, L3 refill bandwidth",
+            "counters"),
+    MOE("MoE experts: the expert ids of every token from every MUL_MAT_ID node (needs the operator layer)", "moe");
 
     private final String description;
+    private final java.util.List<String> jsonSections;
 
-    Layer(String description) {
+    Layer(String description, String... jsonSections) {
         this.description = description;
+        this.jsonSections = java.util.List.of(jsonSections);
+    }
+
+    /** The objects of a JSON line (and of a snapshot's summary) that hold this layer's figures. */
+    public java.util.List<String> jsonSections() {
+        return jsonSections;
     }
 
     public String id() {

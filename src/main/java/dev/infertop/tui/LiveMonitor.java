@@ -288,7 +288,8 @@ public final class LiveMonitor implements Runnable {
             case PAGE_DOWN -> select(rows, page);
             case TOP -> select(rows, -rows.size());
             case BOTTOM -> select(rows, rows.size());
-            case DETAILS -> ui.body = ui.body.toggled(BodyPanel.DETAILS);
+            case DETAILS, THREAD_STATES, COUNTERS_PANEL, MOE_PANEL, BACKENDS, REQUESTS, ROOFLINE ->
+                    ui.body = ui.body.toggled(action.panel());
             case SORT_NEXT -> sortBy(1);
             case SORT_PREVIOUS -> sortBy(-1);
             case SORT_REVERSE -> ui.sortDescending = !ui.sortDescending;
@@ -309,16 +310,10 @@ public final class LiveMonitor implements Runnable {
             case SLOWER -> refreshStep(1);
             case TOGGLE_TOKEN, TOGGLE_GRAPH, TOGGLE_OPERATOR, TOGGLE_SCHED, TOGGLE_COUNTERS, TOGGLE_MOE ->
                     toggle(action.layer());
-            case THREAD_STATES -> ui.body = ui.body.toggled(BodyPanel.THREAD_STATES);
-            case COUNTERS_PANEL -> ui.body = ui.body.toggled(BodyPanel.COUNTERS);
-            case MOE_PANEL -> ui.body = ui.body.toggled(BodyPanel.MOE);
             case SNAPSHOT -> {
                 controls.snapshot();
                 status("snapshot requested: written at the next tick");
             }
-            case BACKENDS -> ui.body = ui.body.toggled(BodyPanel.BACKENDS);
-            case REQUESTS -> ui.body = ui.body.toggled(BodyPanel.REQUESTS);
-            case ROOFLINE -> ui.body = ui.body.toggled(BodyPanel.ROOFLINE);
             case DAG -> status(controls.writeDag());
             case CLOSE -> {
                 if (ui.help || ui.body != BodyPanel.OPERATORS) {
