@@ -86,7 +86,13 @@ public final class FlightRecorder {
     private final Chunk[] slots;
     private long oldestChunk;
     private long written;
-    /** The latest end among records dropped for the capacity: at or after a window's start, it is truncated. */
+    /** The chunk being filled and the next record's place in it (no division per record). */
+    private Chunk current;
+    private int at;
+    /**
+     * The latest end among the records of chunks reused while full (all their records had been dropped for the
+     * capacity); the oldest chunk's dropped records are looked at when a window is copied.
+     */
     private long droppedEndNs = Long.MIN_VALUE;
     // A second ring for records that carry more than one value (an expert activation's per-expert counts):
     // allocated on the first such record, so runs without them pay nothing; positions count from the start.
@@ -126,24 +132,23 @@ public final class FlightRecorder {
 
     /** Appends one record, dropping the oldest past the capacity. Allocation-free but for a new chunk. */
     public void record(Kind kind, int tid, long fromNs, long toNs, int label, int detail, long value) {
-        if (written >= capacity) {
-            long dropped = written - capacity;
-            Chunk chunk = chunkOf(dropped);
-            if (chunk != null) {
-                droppedEndNs = Math.max(droppedEndNs, chunk.endNs[(int) (dropped % chunkRecords)]);
-            }
+        if (at == chunkRecords || current == null) {
+            current = startChunk(written / chunkRecords, fromNs);
+            at = 0;
         }
-        int at = (int) (written % chunkRecords);
-        Chunk chunk = at == 0 ? startChunk(written / chunkRecords, fromNs) : slots[slot(written / chunkRecords)];
-        chunk.kinds[at] = (byte) kind.ordinal();
-        chunk.tids[at] = tid;
-        chunk.startNs[at] = fromNs;
-        chunk.endNs[at] = toNs;
-        chunk.labels[at] = label;
-        chunk.details[at] = detail;
-        chunk.values[at] = value;
-        chunk.payloadRecord[at] = false;
-        chunk.maxEndNs = Math.max(chunk.maxEndNs, toNs);
+        Chunk chunk = current;
+        int i = at++;
+        chunk.kinds[i] = (byte) kind.ordinal();
+        chunk.tids[i] = tid;
+        chunk.startNs[i] = fromNs;
+        chunk.endNs[i] = toNs;
+        chunk.labels[i] = label;
+        chunk.details[i] = detail;
+        chunk.values[i] = value;
+        chunk.payloadRecord[i] = false;
+        if (toNs > chunk.maxEndNs) {
+            chunk.maxEndNs = toNs;
+        }
         written++;
     }
 
@@ -160,6 +165,7 @@ public final class FlightRecorder {
         if (number - oldestChunk >= slots.length) { // full: the slot holds the oldest chunk, all dropped
             oldestChunk = number - slots.length + 1;
             Chunk reused = slots[slot(number)];
+            droppedEndNs = Math.max(droppedEndNs, reused.maxEndNs);
             reused.maxEndNs = Long.MIN_VALUE;
             return reused;
         }
@@ -220,7 +226,7 @@ public final class FlightRecorder {
         }
         payloadWritten += count;
         record(kind, tid, fromNs, toNs, label, count, position);
-        chunkOf(written - 1).payloadRecord[(int) ((written - 1) % chunkRecords)] = true;
+        current.payloadRecord[at - 1] = true;
     }
 
     public void counter(int label, long atNs, double value) {
@@ -257,7 +263,13 @@ public final class FlightRecorder {
             slices.add(new Slice(KINDS[chunk.kinds[i]], chunk.tids[i], chunk.startNs[i], chunk.endNs[i],
                     chunk.labels[i], chunk.details[i], chunk.values[i], carried));
         }
-        boolean truncated = droppedEndNs >= from; // a record dropped for the capacity ended within the window
+        // Truncated: a record dropped for the capacity ended within the window (those of the oldest chunk that
+        // are dropped are still in it; those of chunks reused since, in droppedEndNs).
+        long droppedEnd = droppedEndNs;
+        for (long n = oldestChunk * chunkRecords; n < firstHeld(); n++) {
+            droppedEnd = Math.max(droppedEnd, slots[slot(n / chunkRecords)].endNs[(int) (n % chunkRecords)]);
+        }
+        boolean truncated = droppedEnd >= from;
         return new Window(nowNs, windowNs, List.copyOf(labelNames), slices, truncated);
     }
 
