@@ -22,7 +22,7 @@ public final class JvmOptions {
             // No hsperfdata file in /tmp updated by the JVM every tick (and no jstat attach point).
             "-XX:-UsePerfData",
             // A bounded heap, sized to the collector's bounds (memory grows with what the target chooses only up
-            // to them; JSON "limits"): the flight recorder preallocates ~20 MB for snapshots; tensor names at
+            // to them; JSON "limits"): the flight recorder up to ~20 MB (grown by chunks, as its window needs); tensor names at
             // most NameTable.MAX_NAMES (32 Ki, ~10 MB); tensor groups at most OperatorAggregator.
             // MAX_TENSOR_GROUPS (320 x ~80 KB of histograms, ~26 MB); MoE tables at most MoeAggregator.MAX_LAYERS
             // (128) x 1024 experts (~30 MB with a snapshot's copies); op histograms and node tables the rest.
