@@ -12,6 +12,7 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
 import java.util.HashSet;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -106,13 +107,44 @@ class OperatorDagIT {
         long criticalNs = Long.parseLong(dot.graph.get("critical_path_ns"));
         long totalNs = Long.parseLong(dot.graph.get("total_ns"));
         assertTrue(criticalNs > 0 && criticalNs <= totalNs, criticalNs + " of " + totalNs);
+        // The critical path is the longest measured path, recomputed here from the file's own times and edges.
+        Map<String, Long> longest = new HashMap<>();
+        long longestNs = dot.nodes.keySet().stream().filter(id -> id.startsWith("n"))
+                .mapToLong(id -> longestPathNs(dot, id, longest)).max().orElse(0);
+        assertEquals(longestNs, criticalNs, "critical_path_ns is the longest path");
         assertEquals("true", dot.nodes.get(embd).get("critical"));
-        assertEquals("true", dot.nodes.get(output).get("critical"));
-        for (int l = 0; l < LAYERS; l++) {
-            assertEquals("true", dot.nodes.get(node(dot, "l_out-" + l, "ADD")).get("critical"), "l_out-" + l);
+        if ("true".equals(dot.nodes.get(output).get("critical"))) {
+            for (int l = 0; l < LAYERS; l++) {
+                assertEquals("true", dot.nodes.get(node(dot, "l_out-" + l, "ADD")).get("critical"), "l_out-" + l);
+            }
+        } else {
+            // A side branch (a KV cache write) measured longer than the path to the output: on a loaded 2-core
+            // machine a node of the tiny model (microseconds) preempted for milliseconds does that. Then it must be
+            // strictly longer, by the file's own times.
+            long toOutputNs = longestPathNs(dot, output, longest);
+            System.out.println("critical path ends off the output: " + criticalNs + " ns vs " + toOutputNs
+                    + " ns to result_output");
+            assertTrue(toOutputNs < criticalNs, toOutputNs + " vs " + criticalNs);
         }
         assertTrue(Long.parseLong(dot.nodes.get(node(dot, "ffn_up-0", "MUL_MAT")).get("time_ns")) > 0);
         assertEquals("0", dot.nodes.get(node(dot, "Qcur-0", "RESHAPE")).get("time_ns"));
+    }
+
+    /** Node time plus the longest path to any node source (as OperatorDag computes it), memoised. */
+    private static long longestPathNs(DotFile dot, String id, Map<String, Long> memo) {
+        Long known = memo.get(id);
+        if (known != null) {
+            return known;
+        }
+        long best = 0;
+        for (String source : dot.sourcesOf(id)) {
+            if (source.startsWith("n")) {
+                best = Math.max(best, longestPathNs(dot, source, memo));
+            }
+        }
+        long ns = best + Math.max(0, Long.parseLong(dot.nodes.get(id).getOrDefault("time_ns", "0")));
+        memo.put(id, ns);
+        return ns;
     }
 
     @Test
