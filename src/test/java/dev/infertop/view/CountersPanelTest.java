@@ -1,8 +1,5 @@
 package dev.infertop.view;
 
-import com.googlecode.lanterna.TerminalSize;
-import com.googlecode.lanterna.screen.Screen;
-import com.googlecode.lanterna.screen.TerminalScreen;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.googlecode.lanterna.terminal.virtual.DefaultVirtualTerminal;
@@ -12,7 +9,6 @@ import dev.infertop.model.LayerStatus;
 import dev.infertop.model.OpCounters;
 import dev.infertop.model.RunState;
 import dev.infertop.model.Snapshot;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
@@ -27,7 +23,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /** The counters panel (key c) and the JSON "counters" object, from fixed snapshots. */
 class CountersPanelTest {
     private DefaultVirtualTerminal terminal;
-    private TerminalScreen screen;
     private final UiState ui = new UiState();
 
     static final String NO_PMU = "no hardware PMU: the kernel refuses cache-misses, instructions, cycles, "
@@ -54,29 +49,12 @@ class CountersPanelTest {
     }
 
     private void render(Snapshot snapshot) throws IOException {
-        terminal = new DefaultVirtualTerminal(new TerminalSize(120, 24));
-        screen = new TerminalScreen(terminal);
-        screen.startScreen();
         ui.body = BodyPanel.COUNTERS;
-        new MonitorScreen(Theme.MONOCHROME, List.of("1", "2", "3", "6"), List.of(new HelpPanel.Entry(List.of("q"), "quit")),
-                "h help").draw(screen.newTextGraphics(), snapshot, ui);
-        screen.refresh(Screen.RefreshType.DELTA);
-    }
-
-    @AfterEach
-    void stop() throws IOException {
-        if (screen != null) {
-            screen.stopScreen();
-        }
+        terminal = Fixtures.drawn(snapshot, ui, 120, 24);
     }
 
     private int rowStarting(String prefix) {
-        for (int r = 0; r < 24; r++) {
-            if (row(terminal, r).startsWith(prefix)) {
-                return r;
-            }
-        }
-        throw new AssertionError("no row starts with '" + prefix + "'");
+        return Fixtures.rowStarting(terminal, prefix);
     }
 
     @Test

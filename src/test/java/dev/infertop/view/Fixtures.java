@@ -105,6 +105,38 @@ public final class Fixtures {
                 1000, 300, 20_000);
     }
 
+    /**
+     * The live view drawn once, monochrome, with {@code ui}'s body panel, into a virtual terminal of
+     * {@code columns} x {@code rows} that is returned to be read back.
+     */
+    public static DefaultVirtualTerminal drawn(Snapshot snapshot, UiState ui, int columns, int rows) {
+        DefaultVirtualTerminal terminal = new DefaultVirtualTerminal(
+                new com.googlecode.lanterna.TerminalSize(columns, rows));
+        try {
+            com.googlecode.lanterna.screen.TerminalScreen screen =
+                    new com.googlecode.lanterna.screen.TerminalScreen(terminal);
+            screen.startScreen();
+            new MonitorScreen(Theme.MONOCHROME, List.of("1", "2", "3", "6"),
+                    List.of(new HelpPanel.Entry(List.of("q"), "quit")), "h help")
+                    .draw(screen.newTextGraphics(), snapshot, ui);
+            screen.refresh(com.googlecode.lanterna.screen.Screen.RefreshType.DELTA);
+            // Not stopped: stopping clears the virtual terminal; it holds nothing but its buffers.
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+        return terminal;
+    }
+
+    /** The first row that starts with {@code prefix}; fails with the screen when none does. */
+    public static int rowStarting(DefaultVirtualTerminal terminal, String prefix) {
+        for (int r = 0; r < terminal.getTerminalSize().getRows(); r++) {
+            if (row(terminal, r).startsWith(prefix)) {
+                return r;
+            }
+        }
+        throw new AssertionError("no row starts with '" + prefix + "':\n" + screen(terminal));
+    }
+
     /** The text of one row, as the terminal shows it. */
     public static String row(DefaultVirtualTerminal terminal, int row) {
         StringBuilder text = new StringBuilder();

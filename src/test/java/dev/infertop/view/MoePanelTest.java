@@ -1,14 +1,10 @@
 package dev.infertop.view;
 
-import com.googlecode.lanterna.TerminalSize;
-import com.googlecode.lanterna.screen.Screen;
-import com.googlecode.lanterna.screen.TerminalScreen;
 import com.googlecode.lanterna.terminal.virtual.DefaultVirtualTerminal;
 import dev.infertop.model.Layer;
 import dev.infertop.model.LayerStatus;
 import dev.infertop.model.MoeTotals;
 import dev.infertop.model.Snapshot;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
@@ -23,24 +19,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /** The MoE panel drawn into Lanterna's virtual terminal in monochrome (NO_COLOR) and read back. */
 class MoePanelTest {
     private DefaultVirtualTerminal terminal;
-    private TerminalScreen screen;
     private final UiState ui = new UiState();
 
     private void render(Snapshot snapshot) throws IOException {
-        terminal = new DefaultVirtualTerminal(new TerminalSize(100, 30));
-        screen = new TerminalScreen(terminal);
-        screen.startScreen();
         ui.body = BodyPanel.MOE;
-        new MonitorScreen(Theme.MONOCHROME, List.of("1", "2", "3", "4"), List.of(new HelpPanel.Entry(List.of("q"), "quit")),
-                "h help").draw(screen.newTextGraphics(), snapshot, ui);
-        screen.refresh(Screen.RefreshType.DELTA);
-    }
-
-    @AfterEach
-    void stop() throws IOException {
-        if (screen != null) {
-            screen.stopScreen();
-        }
+        terminal = Fixtures.drawn(snapshot, ui, 100, 30);
     }
 
     static MoeTotals moe() {

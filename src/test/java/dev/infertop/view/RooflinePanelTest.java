@@ -2,9 +2,6 @@ package dev.infertop.view;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.googlecode.lanterna.TerminalSize;
-import com.googlecode.lanterna.screen.Screen;
-import com.googlecode.lanterna.screen.TerminalScreen;
 import com.googlecode.lanterna.terminal.virtual.DefaultVirtualTerminal;
 import dev.infertop.model.CounterTotals;
 import dev.infertop.model.Figures;
@@ -13,7 +10,6 @@ import dev.infertop.model.OpCounters;
 import dev.infertop.model.Roofline;
 import dev.infertop.model.RooflineTotals;
 import dev.infertop.model.Snapshot;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
@@ -30,7 +26,6 @@ public class RooflinePanelTest {
     public static final Roofline.Ceilings CEILINGS = new Roofline.Ceilings(40e9, 200e9);
 
     private DefaultVirtualTerminal terminal;
-    private TerminalScreen screen;
     private final UiState ui = new UiState();
 
     /**
@@ -58,29 +53,12 @@ public class RooflinePanelTest {
     }
 
     private void render(Snapshot snapshot, int columns) throws IOException {
-        terminal = new DefaultVirtualTerminal(new TerminalSize(columns, 24));
-        screen = new TerminalScreen(terminal);
-        screen.startScreen();
         ui.body = BodyPanel.ROOFLINE;
-        new MonitorScreen(Theme.MONOCHROME, List.of("1", "2", "3", "6"), List.of(new HelpPanel.Entry(List.of("q"), "quit")),
-                "h help").draw(screen.newTextGraphics(), snapshot, ui);
-        screen.refresh(Screen.RefreshType.DELTA);
-    }
-
-    @AfterEach
-    void stop() throws IOException {
-        if (screen != null) {
-            screen.stopScreen();
-        }
+        terminal = Fixtures.drawn(snapshot, ui, columns, 24);
     }
 
     private int rowStarting(String prefix) {
-        for (int r = 0; r < 24; r++) {
-            if (row(terminal, r).startsWith(prefix)) {
-                return r;
-            }
-        }
-        throw new AssertionError("no row starts with '" + prefix + "':\n" + Fixtures.screen(terminal));
+        return Fixtures.rowStarting(terminal, prefix);
     }
 
     @Test
