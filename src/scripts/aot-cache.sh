@@ -32,10 +32,14 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 INFERTOP_JAR="$jar" "$here/infertop" model tiny "$work/tiny.gguf" >/dev/null 2>&1 || die "cannot write the tiny model"
 rm -f "$aot" # the training run must not start from the cache it replaces
-echo "aot-cache: training run (infertop --json -n 3 -- llama-bench on a tiny model), then the cache is written" >&2
-INFERTOP_JAR="$jar" INFERTOP_AOT_OUTPUT="$work/infertop.aot" "$here/infertop" --json -n 3 -- \
-  "$bench" -m "$work/tiny.gguf" -p 0 -n 256 -r 50 -t 2 >/dev/null 2>"$work/training.log" \
-  || { cat "$work/training.log" >&2; die "the training run failed"; }
+# The live view (what `infertop -p PID` opens) on a pseudo-terminal from script(1), quit with q after a few
+# intervals: the classes of the terminal, the panels and the collector's warm-up are then in the cache too.
+echo "aot-cache: training run (the live view on llama-bench with a tiny model, ~15 s), then the cache is written" >&2
+command -v script >/dev/null || die "script (util-linux) is missing: apt-get install -y util-linux"
+{ sleep 9; printf q; sleep 10; printf q; } | TERM=xterm-256color COLUMNS=120 LINES=40 timeout 90 script -qfec \
+  "env INFERTOP_JAR='$jar' INFERTOP_AOT_OUTPUT='$work/infertop.aot' '$here/infertop' -d 0.5 -- \
+   '$bench' -m '$work/tiny.gguf' -p 0 -n 256 -r 1000 -t 2 2>'$work/training.log'" /dev/null >/dev/null \
+  || true # q ends it with the launched command's status (killed): the cache written is what counts
 [ -s "$work/infertop.aot" ] || { cat "$work/training.log" >&2; die "the JVM wrote no AOT cache"; }
 install -m 644 "$work/infertop.aot" "$aot"
 echo "aot-cache: wrote $aot ($(du -h "$aot" | cut -f1))" >&2

@@ -86,6 +86,15 @@ else
   say "building target/infertop.jar"
   "$here/build.sh"
 fi
+# The JVM's start-up cache for this jar (aot-cache.sh: one training run on the tiny model): infertop -p PID then
+# shows its first screen about half a second sooner. Only a speed-up: without it infertop runs the same.
+aot="${jar%.jar}.aot"
+if [ -f "$aot" ] && [ "$aot" -nt "$jar" ]; then
+  say "target/infertop.aot is up to date"
+else
+  say "writing the JVM's start-up cache target/infertop.aot (a ~20 s training run)"
+  "$here/aot-cache.sh" 2>/dev/null || say "warning: no start-up cache written (infertop starts slower; run src/scripts/aot-cache.sh to see why)"
+fi
 # `infertop` on PATH, pointing at this checkout.
 ln -sf "$here/infertop" /usr/local/bin/infertop
 say "done: infertop --help (or man $(readlink -f "$here/../../man/infertop.1"))"

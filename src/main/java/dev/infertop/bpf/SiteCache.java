@@ -12,7 +12,6 @@ import java.nio.file.StandardCopyOption;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 /**
@@ -49,33 +48,6 @@ final class SiteCache {
      */
     record Entry(int formatVersion, String tool, long sizeBytes, String contentSha256, boolean stripped,
                  Map<String, List<Site>> sites) {}
-
-    /**
-     * A library file only root can change (owned by root, writable by no group or other), as stat shows it: the
-     * same inode with the same size, mtime and ctime still holds the bytes hashed when this was recorded (a
-     * replaced file is another inode; a write, a chmod or a touch moves ctime, which no one can set back).
-     */
-    record RootStat(long device, long inode, long sizeBytes, long modifiedNs, long changedNs) {
-        /** The stat of the opened {@code file} when only root can change it; empty otherwise. */
-        static Optional<RootStat> of(Path path, dev.infertop.ffi.RegularFile file) {
-            try {
-                Map<String, Object> stat = Files.readAttributes(path,
-                        "unix:dev,ino,size,uid,mode,lastModifiedTime,ctime");
-                if ((Long) stat.get("dev") != file.device() || (Long) stat.get("ino") != file.inode()
-                        || (Integer) stat.get("uid") != 0 || ((Integer) stat.get("mode") & 0022) != 0) {
-                    return Optional.empty(); // another file under the path now, or one others may write
-                }
-                return Optional.of(new RootStat(file.device(), file.inode(), (Long) stat.get("size"),
-                        ((java.nio.file.attribute.FileTime) stat.get("lastModifiedTime")).to(TimeUnit.NANOSECONDS),
-                        ((java.nio.file.attribute.FileTime) stat.get("ctime")).to(TimeUnit.NANOSECONDS)));
-            } catch (IOException | RuntimeException e) {
-                return Optional.empty();
-            }
-        }
-    }
-
-    /** The hash recorded for a root-only file in this exact state. */
-    record HashEntry(int formatVersion, RootStat stat, String contentSha256) {}
 
     private final Path directory;
     private final Consumer<String> notes;
@@ -115,39 +87,6 @@ final class SiteCache {
     /** Writes atomically (temp file + rename): a concurrent reader sees the old entry or the new one. */
     void store(Entry entry) throws IOException {
         write(fileFor(entry.contentSha256()), entry);
-    }
-
-    Path hashFileFor(RootStat stat) {
-        return directory.resolve("stat-" + stat.device() + "-" + stat.inode() + ".json");
-    }
-
-    /** The SHA-256 recorded for this root-only file in exactly this state, if any (checked like an entry). */
-    Optional<String> hashOf(RootStat stat) {
-        Path file = hashFileFor(stat);
-        if (!Files.isRegularFile(file)) {
-            return Optional.empty();
-        }
-        try {
-            HashEntry entry = JSON.readValue(readBounded(file), HashEntry.class);
-            if (entry.formatVersion() == FORMAT_VERSION && stat.equals(entry.stat())
-                    && entry.contentSha256() != null && entry.contentSha256().matches("[0-9a-f]{64}")) {
-                return Optional.of(entry.contentSha256());
-            }
-            return Optional.empty(); // the file changed since (or another one took its inode): hashed again
-        } catch (IOException | RuntimeException e) {
-            notes.accept("infertop: ignored the probe-site cache " + file + " (unreadable: "
-                    + firstLine(e.getMessage()) + "); reading the library again");
-            return Optional.empty();
-        }
-    }
-
-    /** Records the hash of a root-only file (best effort: without it the next attach hashes the file again). */
-    void storeHash(RootStat stat, String contentSha256) {
-        try {
-            write(hashFileFor(stat), new HashEntry(FORMAT_VERSION, stat, contentSha256));
-        } catch (IOException e) {
-            // only slower next time
-        }
     }
 
     private void write(Path file, Object entry) throws IOException {

@@ -2,6 +2,7 @@ package dev.infertop.bpf;
 
 import dev.infertop.bpf.ProbeSites.Site;
 import dev.infertop.ffi.RegularFile;
+import dev.infertop.target.ContentHashCache;
 import dev.infertop.target.ElfFile;
 import dev.infertop.target.MemoryMapping;
 import dev.infertop.target.PltResolver;
@@ -58,20 +59,23 @@ public final class SiteFinder {
 
     /** Null: sites are kept for the session only. */
     private final SiteCache cache;
+    /** The recorded hashes of root-only libraries, beside the cache (null with it). */
+    private final ContentHashCache hashes;
     private final Map<Path, FutureTask<Optional<Scanned>>> scans = new ConcurrentHashMap<>();
 
-    private SiteFinder(SiteCache cache) {
+    private SiteFinder(SiteCache cache, ContentHashCache hashes) {
         this.cache = cache;
+        this.hashes = hashes;
     }
 
     /** Sites cached in {@code directory} across sessions; {@code notes} hears why a cache file was ignored. */
     public static SiteFinder cachedIn(Path directory, Consumer<String> notes) {
-        return new SiteFinder(new SiteCache(directory, notes));
+        return new SiteFinder(new SiteCache(directory, notes), new ContentHashCache(directory, notes));
     }
 
     /** Sites kept for this session only. */
     public static SiteFinder uncached() {
-        return new SiteFinder(null);
+        return new SiteFinder(null, null);
     }
 
     /**
@@ -152,15 +156,15 @@ public final class SiteFinder {
                     || !file.deviceAsMapsPrintsIt().equals(mapping.device()))) {
                 return Optional.empty(); // replaced: ProbeSet's reading says so
             }
-            Optional<SiteCache.RootStat> stat = cache == null ? Optional.empty() : SiteCache.RootStat.of(library, file);
+            Optional<ContentHashCache.RootStat> stat = cache == null ? Optional.empty() : ContentHashCache.RootStat.of(library, file);
             if (cache != null) {
                 // A root-owned file no one else may write, unchanged since it was hashed (same inode, size, mtime
                 // and ctime), has that hash still: no need to read it all again.
-                String sha = stat.flatMap(cache::hashOf).orElse(null);
+                String sha = stat.flatMap(hashes::hashOf).orElse(null);
                 if (sha == null) {
                     sha = sha256(file);
                     String hashed = sha;
-                    stat.ifPresent(known -> cache.storeHash(known, hashed));
+                    stat.ifPresent(known -> hashes.storeHash(known, hashed));
                 }
                 Optional<SiteCache.Entry> entry = cache.lookup(file.sizeBytes(), sha)
                         .filter(e -> e.sites().keySet().containsAll(libraryProbeKeys()));
@@ -180,7 +184,7 @@ public final class SiteFinder {
     }
 
     /** Copies the bytes, hashes and decodes the copy, and caches what it found. */
-    private Scanned readCopy(Path library, RegularFile file, Optional<SiteCache.RootStat> stat)
+    private Scanned readCopy(Path library, RegularFile file, Optional<ContentHashCache.RootStat> stat)
             throws IOException { // TargetException: the ELF
         long size = file.sizeBytes();
         Arena arena = Arena.ofShared(); // the ElfFile's once parsed: its close releases the copy
@@ -209,7 +213,7 @@ public final class SiteFinder {
                 try {
                     cache.store(new SiteCache.Entry(SiteCache.FORMAT_VERSION, SiteCache.TOOL, size, sha, stripped,
                             sites));
-                    stat.ifPresent(known -> cache.storeHash(known, sha));
+                    stat.ifPresent(known -> hashes.storeHash(known, sha));
                 } catch (IOException e) {
                     // The sites are right; only the next attach will read the library again.
                 }

@@ -13,6 +13,7 @@ public final class Main {
     static final int EXIT_INTERNAL = 70;
 
     public static void main(String[] args) {
+        dev.infertop.session.StartTimeline.mark("JVM started", System.err);
         // Names the target chose reach stdout and stderr in messages and outputs: the last guard before the
         // terminal (the live view draws through its own stream and guards its cells).
         ControlCharacterFilter.install();

@@ -104,7 +104,7 @@ public final class MetricsFeed implements SnapshotView {
         Path library = buildLibrary(libraries);
         build = "";
         if (library != null) {
-            try (ElfFile elf = ElfFile.open(library)) {
+            try (ElfFile elf = ElfFile.openHeaders(library)) {
                 build = elf.buildId().orElse("");
             } catch (TargetException | RuntimeException e) {
                 build = ""; // gone or unreadable: the label stays empty

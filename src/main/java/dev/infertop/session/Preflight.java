@@ -65,8 +65,33 @@ public final class Preflight {
             throw new UserError("the kernel has no BTF (" + kernelBtf + " is missing): use a kernel built with "
                     + "CONFIG_DEBUG_INFO_BTF=y, or pass --btf FILE with the BTF of this kernel");
         }
-        parseBtf(kernelBtf, "kernel BTF " + kernelBtf);
-        return override != null ? kernelBtf : null;
+        if (override != null) {
+            parseBtf(kernelBtf, "kernel BTF " + kernelBtf);
+            return kernelBtf;
+        }
+        // The kernel's own BTF: libbpf parses its ~5 MB when the object loads; parsing it here as well cost
+        // ~100 ms of every start (issue 15). Its header is checked, so a kernel without usable BTF still ends
+        // in this line, not in a libbpf message.
+        requireBtfMagic(kernelBtf);
+        return null;
+    }
+
+    /** BTF's magic number, 0xeB9F, as the kernel writes it (little-endian here, as on every arm64 and x86_64). */
+    private static final int BTF_MAGIC = 0xeb9f;
+
+    static void requireBtfMagic(Path kernelBtf) {
+        byte[] header = new byte[2];
+        try (java.io.InputStream in = Files.newInputStream(kernelBtf)) {
+            if (in.readNBytes(header, 0, 2) == 2
+                    && ((header[0] & 0xff) | (header[1] & 0xff) << 8) == BTF_MAGIC) {
+                return;
+            }
+        } catch (IOException e) {
+            throw new UserError("the kernel's BTF " + kernelBtf + " is unreadable (" + e.getMessage()
+                    + "): pass --btf FILE with the BTF of this kernel");
+        }
+        throw new UserError("the kernel's BTF " + kernelBtf + " is not BTF: pass --btf FILE with the BTF of "
+                + "this kernel");
     }
 
     private static void parseBtf(Path file, String what) {

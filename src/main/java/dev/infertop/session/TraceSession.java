@@ -34,12 +34,14 @@ public final class TraceSession {
     /** Traces until the target exits (and --follow finds no other), -n, q or a signal; infertop's exit status. */
     public int run() {
         TraceOptions options = control.options;
+        StartTimeline.mark("options parsed", control.err);
         options.validate();
         InvokingUser invoking = InvokingUser.of(System.getenv(), dev.infertop.ffi.UserDatabase.realUid());
         TargetOpener opener = new TargetOpener(control, invoking);
         CounterSet counterSet = chooseCounterSet(options);
         Preflight.requirePrivileges();
         Path btf = Preflight.requireBtf(options.btf());
+        StartTimeline.mark("privileges and kernel BTF checked", control.err);
 
         CountDownLatch finished = new CountDownLatch(1);
         Thread hook = new Thread(() -> {

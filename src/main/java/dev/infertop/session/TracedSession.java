@@ -63,6 +63,7 @@ final class TracedSession {
     End trace(Integer pid) {
         TargetOpener.OpenedTarget target = opener.open(pid);
         TracedProcess process = target.process();
+        StartTimeline.mark("target opened", control.err);
         SessionResources resources = new SessionResources(process);
         control.current = resources;
         try {
@@ -71,8 +72,11 @@ final class TracedSession {
             SiteFinder sites = SiteFinder.cachedIn(LayoutCache.defaultLocation().directory(), control::notice);
             sites.prefetch(target.candidates(), process.pid());
             Calibration calibration = Calibration.of(target.candidates(), process.pid(), control.err);
+            StartTimeline.mark("layouts calibrated", control.err);
             ProbeLoader.Loaded loaded = ProbeLoader.load(control, resources, calibration, btf, counterSet, sites);
+            StartTimeline.mark("BPF object loaded", control.err);
             LayerStart.attach(control, resources.probes, target.candidates());
+            StartTimeline.mark("probes attached", control.err);
             return poll(resources, calibration, loaded);
         } catch (BpfException e) {
             throw new UserError(e.getMessage());
@@ -108,12 +112,13 @@ final class TracedSession {
         CounterSet chosen = counterSet;
         loaded.perfCounters().listener(opened -> pipeline.counters().configure(chosen, opened));
         resources.dag = pipeline.dag();
-        SnapshotView view = switch (options.output()) {
+        SnapshotView shown = switch (options.output()) {
             case JSON -> new JsonLinesView(control.out);
             case BATCH -> new BatchTextView(control.out);
             case LIVE -> LiveScreen.of(control).view;
             case QUIET -> (SnapshotView) snapshot -> { };
         };
+        SnapshotView view = StartTimeline.markingFirstInterval(shown, control.err);
         if (process instanceof LaunchedCommand) {
             // The target is held until release(): it waits, not races.
             CollectorWarmup.run(control, calibration, loaded.backendNames(), policy, resources.ring, resources.lost);
@@ -142,6 +147,7 @@ final class TracedSession {
                 + resources.probes.attachedProbeCount() + " probes attached; layers "
                 + String.join(", ", resources.probes.statuses().stream()
                         .map(l -> l.layer().id() + " " + l.state().label()).toList()));
+        StartTimeline.mark("collector ready", control.err);
         long intervalNs = Math.round(control.intervalSeconds * 1e9);
         resources.collector.setIntervalNs(intervalNs); // from the second interval on (or what +/- set since)
         RunState state = resources.collector.run(firstIntervalNs(options.output(), intervalNs), options.iterations());

@@ -90,14 +90,27 @@ public final class ElfFile implements AutoCloseable {
     private final Optional<String> buildId;
     private long stringBytesLeft = MAX_STRING_BYTES_SCANNED;
 
-    private ElfFile(Path path, Arena arena, MemorySegment file) throws TargetException {
+    /** Which symbol tables to decode: the function lookups see only those. */
+    private enum Symbols {
+        /** none ({@link #openHeaders}): a function lookup throws IllegalStateException */
+        NONE,
+        /** .dynsym only ({@link #openExports}) */
+        EXPORTED,
+        /** .dynsym and .symtab */
+        ALL
+    }
+
+    private final Symbols symbolsRead;
+
+    private ElfFile(Path path, Arena arena, MemorySegment file, Symbols symbols) throws TargetException {
         this.path = path;
         this.arena = arena;
         this.file = file;
         this.machine = readMachine();
         this.sections = readSections();
         this.loadSegments = readLoadSegments();
-        this.functions = readFunctions();
+        this.symbolsRead = symbols;
+        this.functions = symbols == Symbols.NONE ? List.of() : readFunctions(symbols == Symbols.ALL);
         this.functionsByName = indexByName(functions);
         this.sortedFunctionNames = functionsByName.keySet().toArray(String[]::new);
         Arrays.sort(sortedFunctionNames);
@@ -116,6 +129,28 @@ public final class ElfFile implements AutoCloseable {
      * in under the path is refused without blocking. The caller closes the result.
      */
     public static ElfFile open(Path path, MemoryMapping mappedAs) throws TargetException {
+        return open(path, mappedAs, Symbols.ALL);
+    }
+
+    /**
+     * {@code path} decoded without its symbol tables: its headers, segments, dynamic section and build-id, for
+     * what needs no function (a library's identity, its DT_NEEDED). Decoding libllama's tens of thousands of
+     * symbols was most of a cached calibration's time at start (issue 15). The function lookups of the result
+     * throw IllegalStateException.
+     */
+    public static ElfFile openHeaders(Path path) throws TargetException {
+        return open(path, null, Symbols.NONE);
+    }
+
+    /**
+     * {@code path} decoded with its exported functions only (.dynsym, not .symtab): enough to tell whether a
+     * library exports a function, at a fraction of the cost where .symtab holds tens of thousands of locals.
+     */
+    public static ElfFile openExports(Path path) throws TargetException {
+        return open(path, null, Symbols.EXPORTED);
+    }
+
+    private static ElfFile open(Path path, MemoryMapping mappedAs, Symbols symbols) throws TargetException {
         Arena arena = Arena.ofShared();
         try (RegularFile opened = RegularFile.open(path, MAX_FILE_BYTES, true)) {
             if (mappedAs != null && (opened.inode() != mappedAs.inode()
@@ -124,7 +159,7 @@ public final class ElfFile implements AutoCloseable {
                         + mappedAs.device() + ", inode " + mappedAs.inode() + "): it was replaced");
             }
             MemorySegment file = opened.channel().map(FileChannel.MapMode.READ_ONLY, 0, opened.sizeBytes(), arena);
-            return parse(path, arena, file);
+            return parse(path, arena, file, symbols);
         } catch (NoSuchFileException e) {
             arena.close();
             throw new TargetException("no such file: " + path);
@@ -151,8 +186,13 @@ public final class ElfFile implements AutoCloseable {
      * bytes it hashed, which a file's owner cannot rewrite under it as they can a mapping).
      */
     public static ElfFile parse(Path path, Arena arena, MemorySegment file) throws TargetException {
+        return parse(path, arena, file, Symbols.ALL);
+    }
+
+    private static ElfFile parse(Path path, Arena arena, MemorySegment file, Symbols symbols)
+            throws TargetException {
         try {
-            return new ElfFile(path, arena, file);
+            return new ElfFile(path, arena, file, symbols);
         } catch (IndexOutOfBoundsException | IllegalArgumentException | ArithmeticException e) {
             throw new TargetException("truncated or corrupt ELF file: " + path);
         } catch (InternalError e) {
@@ -210,6 +250,7 @@ public final class ElfFile implements AutoCloseable {
 
     /** All defined FUNC symbols of .dynsym and .symtab, each (name, address) once. */
     public List<ElfSymbol> functions() {
+        requireFunctions();
         return functions;
     }
 
@@ -218,6 +259,7 @@ public final class ElfFile implements AutoCloseable {
      * name; then an exported (non-LOCAL) one wins, else the first in table order.
      */
     public Optional<ElfSymbol> function(String name) {
+        requireFunctions();
         List<ElfSymbol> named = functionsByName.getOrDefault(name, List.of());
         return named.stream().filter(s -> s.binding() != SymbolBinding.LOCAL).findFirst()
                 .or(() -> named.stream().findFirst());
@@ -225,6 +267,7 @@ public final class ElfFile implements AutoCloseable {
 
     /** Every function called exactly {@code name}. */
     public List<ElfSymbol> functionsNamed(String name) {
+        requireFunctions();
         return functionsByName.getOrDefault(name, List.of());
     }
 
@@ -250,6 +293,12 @@ public final class ElfFile implements AutoCloseable {
             }
         }
         return matches;
+    }
+
+    private void requireFunctions() {
+        if (symbolsRead == Symbols.NONE) {
+            throw new IllegalStateException(path + " was opened for its headers only: no function to look up");
+        }
     }
 
     /** The file offset of the byte at link-time address {@code vaddr}: what libbpf's uprobe func_offset wants. */
@@ -440,7 +489,7 @@ public final class ElfFile implements AutoCloseable {
                 .toList();
     }
 
-    private List<ElfSymbol> readFunctions() throws TargetException {
+    private List<ElfSymbol> readFunctions(boolean withSymtab) throws TargetException {
         // .dynsym first, so a function in both tables is reported as the exported (strip-proof) one.
         Map<String, ElfSymbol> byNameAndAddress = new LinkedHashMap<>();
         for (ElfSection section : sections) {
@@ -449,7 +498,7 @@ public final class ElfFile implements AutoCloseable {
             }
         }
         for (ElfSection section : sections) {
-            if (section.type() == ElfSection.SHT_SYMTAB) {
+            if (withSymtab && section.type() == ElfSection.SHT_SYMTAB) {
                 readFunctions(section, SymbolTable.SYMTAB, byNameAndAddress);
             }
         }

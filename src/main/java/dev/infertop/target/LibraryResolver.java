@@ -65,7 +65,7 @@ public final class LibraryResolver {
     public ResolvedLibraries resolve(Path executable) throws TargetException {
         Path realExecutable = realPath(executable);
         LoadedObject main;
-        try (ElfFile elf = ElfFile.open(realExecutable)) {
+        try (ElfFile elf = ElfFile.openHeaders(realExecutable)) {
             main = new LoadedObject(realExecutable, realExecutable, elf.dynamic(), null);
             Machine machine = elf.machine();
             List<LoadedObject> loaded = loadNeeded(main, machine);
@@ -111,7 +111,7 @@ public final class LibraryResolver {
                     continue;
                 }
                 LoadedObject library;
-                try (ElfFile elf = ElfFile.open(real)) {
+                try (ElfFile elf = ElfFile.openHeaders(real)) {
                     library = new LoadedObject(found.get(), real, elf.dynamic(), object);
                 }
                 library.dynamic().soname().ifPresent(loadedNames::add);

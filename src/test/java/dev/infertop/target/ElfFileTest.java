@@ -44,6 +44,27 @@ class ElfFileTest {
     }
 
     @Test
+    void openingForHeadersOrExportsDecodesOnlyWhatItSays() throws Exception {
+        Path library = TestTools.compileTinyLibrary(dir, true);
+        try (ElfFile full = ElfFile.open(library); ElfFile headers = ElfFile.openHeaders(library);
+             ElfFile exports = ElfFile.openExports(library)) {
+            // Headers: the identity and the dynamic section as a full decoding has them; no function lookup.
+            assertEquals(full.buildId(), headers.buildId());
+            assertEquals(full.soname(), headers.soname());
+            assertEquals(full.needed(), headers.needed());
+            assertEquals(full.machine(), headers.machine());
+            assertThrows(IllegalStateException.class, () -> headers.function("keeps_six"));
+            assertThrows(IllegalStateException.class, headers::functions);
+            // Exports: .dynsym's functions exactly, none of .symtab's locals.
+            assertEquals(full.function("keeps_six"), exports.function("keeps_six"));
+            assertTrue(full.function("scaled.constprop.0").isPresent());
+            assertTrue(exports.function("scaled.constprop.0").isEmpty(), "a local clone is no export");
+            assertEquals(full.functions().stream().filter(f -> f.table() == SymbolTable.DYNSYM).toList(),
+                    exports.functions());
+        }
+    }
+
+    @Test
     void symbolsMatchReadelf() throws Exception {
         Path library = TestTools.compileTinyLibrary(dir, false);
         String readelf = TestTools.run("readelf", "-W", "--syms", library.toString());

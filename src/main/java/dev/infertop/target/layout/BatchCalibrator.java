@@ -1,6 +1,7 @@
 package dev.infertop.target.layout;
 
 import dev.infertop.target.BatchLayout;
+import dev.infertop.target.ContentHashCache;
 import dev.infertop.target.ElfFile;
 import dev.infertop.target.TargetException;
 
@@ -56,7 +57,7 @@ public final class BatchCalibrator {
             if (!name.startsWith("libllama")) {
                 continue;
             }
-            try (ElfFile elf = ElfFile.open(candidate)) {
+            try (ElfFile elf = ElfFile.openExports(candidate)) {
                 if (elf.function("llama_decode").isPresent() && elf.function("llama_batch_init").isPresent()) {
                     return Optional.of(candidate);
                 }
@@ -70,7 +71,7 @@ public final class BatchCalibrator {
     /** The layout of {@code libllama} as {@code targetPid} maps it: cached, else from a calibration child. */
     public BatchLayout calibrate(Path libllama, OptionalInt targetPid) throws CalibrationException {
         try (LibraryFile file = LibraryFile.open(libllama, targetPid)) {
-            LibraryIdentity identity = LibraryIdentity.of(file);
+            LibraryIdentity identity = LibraryIdentity.of(file, new ContentHashCache(cache.directory(), note -> { }));
             Optional<BatchLayout> cached = cache.lookupBatch(identity);
             if (cached.isPresent()) {
                 return cached.get();

@@ -1,5 +1,7 @@
 package dev.infertop.target.layout;
 
+import dev.infertop.target.ContentHashCache;
+
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -44,7 +46,7 @@ public final class LayoutCalibrator {
      */
     public CalibratedLayout calibrate(Path libggmlBase, OptionalInt targetPid) throws CalibrationException {
         try (LibraryFile file = LibraryFile.open(libggmlBase, targetPid)) {
-            LibraryIdentity identity = LibraryIdentity.of(file);
+            LibraryIdentity identity = LibraryIdentity.of(file, new ContentHashCache(cache.directory(), note -> { }));
             Optional<CalibratedLayout> cached = cache.lookup(identity);
             if (cached.isPresent()) {
                 return cached.get();

@@ -1,5 +1,6 @@
 package dev.infertop.target.layout;
 
+import dev.infertop.target.ContentHashCache;
 import dev.infertop.target.ElfFile;
 import dev.infertop.target.TargetException;
 
@@ -10,6 +11,7 @@ import java.nio.file.attribute.BasicFileAttributes;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
+import java.util.Optional;
 
 /**
  * What a cached calibration is keyed and validated by. The key is the GNU build-id (a copy or a rename of the
@@ -23,23 +25,28 @@ record LibraryIdentity(String key, String buildId, String path, long sizeBytes, 
     static final long MAX_LIBRARY_BYTES = 1L << 30;
 
 
-    /** The identity of the file {@code library} names now (tests; see {@link #of(LibraryFile)}). */
+    /** The identity of the file {@code library} names now (tests; see {@link #of(LibraryFile, ContentHashCache)}). */
     static LibraryIdentity of(Path library) throws CalibrationException {
         try {
-            return of(library, library, library.toRealPath().toString());
+            return of(library, library, library.toRealPath().toString(), null);
         } catch (IOException e) {
             throw CalibrationException.of(library, "cannot stat it: " + e.getMessage());
         }
     }
 
-    /** The identity of an opened library: read through the open file, so it is the file the child gets. */
-    static LibraryIdentity of(LibraryFile file) throws CalibrationException {
-        return of(file.shownAs(), file.procPath(), file.shownAs().toString());
+    /**
+     * The identity of an opened library: read through the open file, so it is the file the child gets. Its hash
+     * is taken from {@code hashes} when recorded for a root-only file in this very state (else computed and
+     * recorded there).
+     */
+    static LibraryIdentity of(LibraryFile file, ContentHashCache hashes) throws CalibrationException {
+        return of(file.shownAs(), file.procPath(), file.shownAs().toString(), hashes);
     }
 
-    private static LibraryIdentity of(Path library, Path readThrough, String path) throws CalibrationException {
+    private static LibraryIdentity of(Path library, Path readThrough, String path, ContentHashCache hashes)
+            throws CalibrationException {
         String buildId;
-        try (ElfFile elf = ElfFile.open(readThrough)) {
+        try (ElfFile elf = ElfFile.openHeaders(readThrough)) {
             buildId = elf.buildId().orElse(null);
         } catch (TargetException e) {
             throw CalibrationException.of(library, e.getMessage());
@@ -56,7 +63,14 @@ record LibraryIdentity(String key, String buildId, String path, long sizeBytes, 
                 throw CalibrationException.of(library, "it is not a regular file of at most " + MAX_LIBRARY_BYTES
                         + " bytes");
             }
-            String content = sha256Of(readThrough, size);
+            Optional<ContentHashCache.RootStat> stat = hashes == null ? Optional.empty()
+                    : ContentHashCache.RootStat.of(readThrough).filter(s -> s.sizeBytes() == size);
+            String content = stat.flatMap(known -> hashes.hashOf(known)).orElse(null);
+            if (content == null) {
+                content = sha256Of(readThrough, size);
+                String hashed = content;
+                stat.ifPresent(known -> hashes.storeHash(known, hashed));
+            }
             String key = buildId != null ? buildId : "nobuildid-" + content.substring(0, 32);
             return new LibraryIdentity(key, buildId, path, size, modified, content);
         } catch (IOException e) {
