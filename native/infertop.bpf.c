@@ -657,7 +657,7 @@ static long walk_node(__u32 index, void *data)
 		__builtin_memset(e->src, 0, sizeof(e->src));
 	if (bpf_probe_read_user(e->name, sizeof(e->name), tensor + config.tensor_name_offset))
 		e->name[0] = 0;
-	moe_on_node(walk->graph_seq, e->op, e->flags, e->src[2], e->name);
+	moe_on_node(walk->graph_seq, e->op, e->flags, e->src[2], tensor);
 	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
 	return 0;
 }

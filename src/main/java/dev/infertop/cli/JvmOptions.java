@@ -29,6 +29,11 @@ public final class JvmOptions {
             // 96 MB made the collector spend its time in GC at a few thousand graphs a second.
             "-Xms32m",
             "-Xmx160m",
+            // A 6 MB young generation (the default third of -Xms is 10.7 MB): every page of it is resident after
+            // the first collection, and the collector's garbage dies young. Measured tracing the bench model from
+            // its launch: peak RSS 102.8 MB instead of 105.5-105.9, for 19 minor collections in 12 s instead of 11
+            // (their pauses 108-169 ms in all against 146-164).
+            "-Xmn6m",
             // The JVM's own warnings (an AOT cache refused, say) on stderr, never on stdout where JSON goes.
             // (-Xshare:auto, the default, is not spelled out: the JVM refuses it beside -XX:AOTCache.)
             "-Xlog:disable",

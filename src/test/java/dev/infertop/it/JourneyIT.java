@@ -87,7 +87,56 @@ class JourneyIT {
         assertTrue(last.path("requests").path("count").asLong() > 0, "no request answered: " + lines.getLast());
         assertTrue(last.path("batch_sizes").path("2").asLong() + last.path("batch_sizes").path("3-4").asLong() > 0,
                 "no step decoded several sequences at once: " + last.path("batch_sizes"));
+        // The quick start also wrote the JVM's start-up cache for this jar, which the launcher then uses
+        // without the JVM refusing it (a refused cache says so on stderr at every start).
+        Path jar = ROOT.resolve("target/infertop.jar");
+        Path aot = ROOT.resolve("target/infertop.aot");
+        assertTrue(Files.isRegularFile(aot) && Files.getLastModifiedTime(aot).compareTo(Files.getLastModifiedTime(jar)) > 0,
+                "setup.sh wrote no AOT cache newer than the jar; stderr:\n" + String.join("\n", stderr));
+        assertTrue(stderr.stream().noneMatch(l -> l.contains("[aot]") || l.contains("AOT cache")),
+                "the JVM complained about the AOT cache:\n" + String.join("\n", stderr));
         LeakCheck.assertNothingLeft();
+    }
+
+    /**
+     * A slow start is diagnosed the way the man page says: INFERTOP_DEBUG=1 on {@code infertop -p PID} in a
+     * terminal says each step of the start when it ends, in order, up to the live view's first screen.
+     */
+    @Test
+    void attachingWithInfertopDebugSaysEachStartStepInOrder() throws Exception {
+        Process target = new ProcessBuilder(bench.toString(), "-m", Models.preset("tiny").toString(), "-p", "0",
+                "-n", "0", "-pg", "32,32", "-r", "100000", "-t", "2")
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(ProcessBuilder.Redirect.DISCARD)
+                .start();
+        launched.add(target.pid());
+        Thread.sleep(500);
+        Path log = Files.createTempFile("infertop-journey-start", ".log");
+        pane = TmuxPane.startShell(session(), 120, 40, ROOT, "INFERTOP_DEBUG=1 " + LAUNCHER + " -p " + target.pid()
+                + " 2>" + log);
+        pane.keepSize();
+        pane.awaitScreen("decode tokens/s", s -> DECODING.matcher(s).find(), 120);
+        quit();
+        List<String> steps = Files.readAllLines(log).stream().filter(l -> l.startsWith("infertop: start: ")).toList();
+        List<String> expected = List.of("JVM started", "options parsed", "privileges and kernel BTF checked",
+                "target opened", "layouts calibrated", "BPF object loaded", "probes attached", "collector ready",
+                "first interval shown");
+        Pattern step = Pattern.compile("infertop: start: (.+) at (\\d+) ms \\(\\+(\\d+)\\)");
+        long previous = -1;
+        List<String> names = new ArrayList<>();
+        for (String line : steps) {
+            Matcher m = step.matcher(line);
+            assertTrue(m.matches(), line);
+            names.add(m.group(1));
+            long at = Long.parseLong(m.group(2));
+            assertTrue(at >= previous && at < 120_000, "steps out of order or absurd: " + steps);
+            assertEquals(previous < 0 ? at : at - previous, Long.parseLong(m.group(3)), line);
+            previous = at;
+        }
+        assertEquals(expected, names, String.join("\n", Files.readAllLines(log)));
+        System.out.printf("journey: -p PID live view, first screen %d ms after the process started%n", previous);
+        Files.deleteIfExists(log);
+        LeakCheck.assertNothingLeft();
+        assertTrue(target.isAlive(), "the attached target must survive infertop's exit");
     }
 
     @Test
