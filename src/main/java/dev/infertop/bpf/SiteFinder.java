@@ -156,7 +156,8 @@ public final class SiteFinder {
                     || !file.deviceAsMapsPrintsIt().equals(mapping.device()))) {
                 return Optional.empty(); // replaced: ProbeSet's reading says so
             }
-            Optional<ContentHashCache.RootStat> stat = cache == null ? Optional.empty() : ContentHashCache.RootStat.of(library, file);
+            Optional<ContentHashCache.RootStat> stat = cache == null ? Optional.empty()
+                    : ContentHashCache.RootStat.of(library, file);
             if (cache != null) {
                 // A root-owned file no one else may write, unchanged since it was hashed (same inode, size, mtime
                 // and ctime), has that hash still: no need to read it all again.

@@ -91,7 +91,8 @@ class JourneyIT {
         // without the JVM refusing it (a refused cache says so on stderr at every start).
         Path jar = ROOT.resolve("target/infertop.jar");
         Path aot = ROOT.resolve("target/infertop.aot");
-        assertTrue(Files.isRegularFile(aot) && Files.getLastModifiedTime(aot).compareTo(Files.getLastModifiedTime(jar)) > 0,
+        assertTrue(Files.isRegularFile(aot)
+                        && Files.getLastModifiedTime(aot).compareTo(Files.getLastModifiedTime(jar)) > 0,
                 "setup.sh wrote no AOT cache newer than the jar; stderr:\n" + String.join("\n", stderr));
         assertTrue(stderr.stream().noneMatch(l -> l.contains("[aot]") || l.contains("AOT cache")),
                 "the JVM complained about the AOT cache:\n" + String.join("\n", stderr));
@@ -104,12 +105,7 @@ class JourneyIT {
      */
     @Test
     void attachingWithInfertopDebugSaysEachStartStepInOrder() throws Exception {
-        Process target = new ProcessBuilder(bench.toString(), "-m", Models.preset("tiny").toString(), "-p", "0",
-                "-n", "0", "-pg", "32,32", "-r", "100000", "-t", "2")
-                .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(ProcessBuilder.Redirect.DISCARD)
-                .start();
-        launched.add(target.pid());
-        Thread.sleep(500);
+        Process target = startTinyDecodeLoop();
         Path log = Files.createTempFile("infertop-journey-start", ".log");
         pane = TmuxPane.startShell(session(), 120, 40, ROOT, "INFERTOP_DEBUG=1 " + LAUNCHER + " -p " + target.pid()
                 + " 2>" + log);
@@ -236,12 +232,7 @@ class JourneyIT {
 
     @Test
     void jsonIntoHeadEndsWithinSecondsOfHeadAndLeavesTheTargetRunning() throws Exception {
-        Process target = new ProcessBuilder(bench.toString(), "-m", Models.preset("tiny").toString(), "-p", "0",
-                "-n", "0", "-pg", "32,32", "-r", "100000", "-t", "2")
-                .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(ProcessBuilder.Redirect.DISCARD)
-                .start();
-        launched.add(target.pid());
-        Thread.sleep(500);
+        Process target = startTinyDecodeLoop();
         Process pipeline = new ProcessBuilder("sh", "-c", LAUNCHER + " --json -p " + target.pid() + " | head -1")
                 .redirectError(ProcessBuilder.Redirect.DISCARD).start();
         String line;
@@ -294,6 +285,17 @@ class JourneyIT {
         assertTrue(man.waitFor(60, TimeUnit.SECONDS));
         assertEquals(0, man.exitValue(), manErrors);
         assertEquals("", manErrors.strip(), "man infertop warns");
+    }
+
+    /** llama-bench on the tiny model, prompt and decode rounds for as long as a test needs it (killed after). */
+    private Process startTinyDecodeLoop() throws Exception {
+        Process target = new ProcessBuilder(bench.toString(), "-m", Models.preset("tiny").toString(), "-p", "0",
+                "-n", "0", "-pg", "32,32", "-r", "100000", "-t", "2")
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(ProcessBuilder.Redirect.DISCARD)
+                .start();
+        launched.add(target.pid());
+        Thread.sleep(500);
+        return target;
     }
 
     private void startLive(Path directory, Path model) throws Exception {
