@@ -259,7 +259,7 @@ static __always_inline void moe_on_node(__u64 graph_seq, __s32 op, __s32 flags, 
 
 	if (name && bpf_probe_read_user(name->bytes, sizeof(name->bytes), tensor + config.tensor_name_offset))
 		name->bytes[0] = 0;
-	plan.layer = moe_layer_of(name);
+	plan.layer = name ? moe_layer_of(name) : -1; /* a checked pointer: what every kernel's verifier accepts */
 	if (plan.layer < 0)
 		plan.layer = walk->layers;
 	walk->layers++;
