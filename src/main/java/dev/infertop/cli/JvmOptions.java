@@ -31,7 +31,7 @@ public final class JvmOptions {
             "-Xmx160m",
             // A 6 MB young generation (the default third of -Xms is 10.7 MB): every page of it is resident after
             // the first collection, and the collector's garbage dies young. Measured tracing the bench model from
-            // its launch: peak RSS 102.8 MB instead of 105.5-105.9, for 19 minor collections in 12 s instead of 11
+            // its launch: peak RSS 100.4 MiB instead of 103.0-103.4, for 19 minor collections in 12 s instead of 11
             // (their pauses 108-169 ms in all against 146-164).
             "-Xmn6m",
             // The JVM's own warnings (an AOT cache refused, say) on stderr, never on stdout where JSON goes.
