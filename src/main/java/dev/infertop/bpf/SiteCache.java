@@ -3,9 +3,9 @@ package dev.infertop.bpf;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.infertop.bpf.ProbeSites.Site;
+import dev.infertop.io.CacheFiles;
 
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -69,7 +69,7 @@ final class SiteCache {
             return Optional.empty();
         }
         try {
-            Entry entry = JSON.readValue(readBounded(file), Entry.class);
+            Entry entry = JSON.readValue(CacheFiles.readAtMost(file, (int) MAX_FILE_BYTES), Entry.class);
             String problem = problem(entry, sizeBytes, contentSha256);
             if (problem != null) {
                 notes.accept("infertop: ignored the probe-site cache " + file + " (" + problem
@@ -79,7 +79,7 @@ final class SiteCache {
             return Optional.of(entry);
         } catch (IOException | RuntimeException e) {
             notes.accept("infertop: ignored the probe-site cache " + file + " (unreadable: "
-                    + firstLine(e.getMessage()) + "); reading the library again");
+                    + CacheFiles.firstLine(e.getMessage()) + "); reading the library again");
             return Optional.empty();
         }
     }
@@ -134,24 +134,6 @@ final class SiteCache {
 
     private static boolean shortText(String text) {
         return text != null && text.length() <= MAX_TEXT_CHARS;
-    }
-
-    private static byte[] readBounded(Path file) throws IOException {
-        try (InputStream in = Files.newInputStream(file)) {
-            byte[] bytes = in.readNBytes((int) MAX_FILE_BYTES + 1);
-            if (bytes.length > MAX_FILE_BYTES) {
-                throw new IOException("larger than " + MAX_FILE_BYTES + " bytes");
-            }
-            return bytes;
-        }
-    }
-
-    private static String firstLine(String message) {
-        if (message == null) {
-            return "no detail";
-        }
-        String line = message.lines().findFirst().orElse("");
-        return line.length() > 200 ? line.substring(0, 200) + "..." : line;
     }
 
     private static String toolIdentity() {

@@ -3,12 +3,12 @@ package dev.infertop.target;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.infertop.ffi.RegularFile;
+import dev.infertop.io.CacheFiles;
+import dev.infertop.io.OutputFiles;
 
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.FileTime;
 import java.util.Map;
 import java.util.Optional;
@@ -83,22 +83,16 @@ public final class ContentHashCache {
         if (!Files.isRegularFile(file)) {
             return Optional.empty();
         }
-        try (InputStream in = Files.newInputStream(file)) {
-            byte[] bytes = in.readNBytes(MAX_FILE_BYTES + 1);
-            if (bytes.length > MAX_FILE_BYTES) {
-                throw new IOException("larger than " + MAX_FILE_BYTES + " bytes");
-            }
-            HashEntry entry = JSON.readValue(bytes, HashEntry.class);
+        try {
+            HashEntry entry = JSON.readValue(CacheFiles.readAtMost(file, MAX_FILE_BYTES), HashEntry.class);
             if (entry.formatVersion() == FORMAT_VERSION && stat.equals(entry.stat())
                     && entry.contentSha256() != null && entry.contentSha256().matches("[0-9a-f]{64}")) {
                 return Optional.of(entry.contentSha256());
             }
             return Optional.empty(); // the file changed since (or another one took its inode): hashed again
         } catch (IOException | RuntimeException e) {
-            String message = e.getMessage() == null ? "no detail" : e.getMessage().lines().findFirst().orElse("");
             notes.accept("infertop: ignored the recorded hash " + file + " (unreadable: "
-                    + (message.length() > 200 ? message.substring(0, 200) + "..." : message)
-                    + "); hashing the library again");
+                    + CacheFiles.firstLine(e.getMessage()) + "); hashing the library again");
             return Optional.empty();
         }
     }
@@ -107,14 +101,8 @@ public final class ContentHashCache {
     public void storeHash(RootStat stat, String contentSha256) {
         try {
             Files.createDirectories(directory);
-            Path temporary = Files.createTempFile(directory, "stat", ".tmp");
-            try {
-                Files.write(temporary, JSON.writeValueAsBytes(new HashEntry(FORMAT_VERSION, stat, contentSha256)));
-                Files.move(temporary, fileFor(stat), StandardCopyOption.ATOMIC_MOVE,
-                        StandardCopyOption.REPLACE_EXISTING);
-            } finally {
-                Files.deleteIfExists(temporary);
-            }
+            byte[] json = JSON.writeValueAsBytes(new HashEntry(FORMAT_VERSION, stat, contentSha256));
+            OutputFiles.replace(fileFor(stat), out -> out.write(json));
         } catch (IOException e) {
             // only slower next time
         }

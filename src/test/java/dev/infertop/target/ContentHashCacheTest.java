@@ -14,7 +14,6 @@ import java.util.Optional;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * A recorded hash is served only for the very file state it was recorded for, and only for a file only root can
@@ -29,7 +28,7 @@ class ContentHashCacheTest {
     private final List<String> notes = new ArrayList<>();
 
     private Path rootOnlyLibrary() throws Exception {
-        assumeTrue("root".equals(System.getProperty("user.name")), "a root-owned file needs root");
+        TestTools.requireOrSkip("root".equals(System.getProperty("user.name")), "a root-owned file needs root");
         Path library = Files.writeString(dir.resolve("libggml-base.so"), "bytes");
         Files.setPosixFilePermissions(library, PosixFilePermissions.fromString("rw-r--r--"));
         return library;

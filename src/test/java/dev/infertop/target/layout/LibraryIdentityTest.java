@@ -12,7 +12,6 @@ import java.util.OptionalInt;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * A library's identity takes its hash from the record of a root-only file in exactly its state (a start then
@@ -24,7 +23,8 @@ class LibraryIdentityTest {
 
     @Test
     void theRecordedHashIsUsedUntilTheFileChanges() throws Exception {
-        assumeTrue("root".equals(System.getProperty("user.name")), "a root-owned file needs root");
+        TestRequirements.requireOrSkip("root".equals(System.getProperty("user.name")),
+                "a root-owned file needs root");
         // Any ELF file of this machine will do: a copy of the running JVM's launcher.
         Path library = Files.copy(Path.of(ProcessHandle.current().info().command().orElseThrow()),
                 dir.resolve("libllama.so"));
