@@ -12,6 +12,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalInt;
+import java.util.Set;
 
 /**
  * Where the target's {@code struct llama_batch} keeps positions, sequence ids and logits flags, found from its
@@ -50,6 +51,9 @@ public final class BatchCalibrator {
         }
     }
 
+    /** What tells libllama from the other libraries a target maps. */
+    private static final Set<String> LIBLLAMA_EXPORTS = Set.of("llama_decode", "llama_batch_init");
+
     /** The first candidate that exports both llama_decode and llama_batch_init. */
     static Optional<Path> libllamaAmong(List<Path> candidates) {
         for (Path candidate : candidates) {
@@ -57,8 +61,8 @@ public final class BatchCalibrator {
             if (!name.startsWith("libllama")) {
                 continue;
             }
-            try (ElfFile elf = ElfFile.openExports(candidate)) {
-                if (elf.function("llama_decode").isPresent() && elf.function("llama_batch_init").isPresent()) {
+            try (ElfFile elf = ElfFile.openHeaders(candidate)) {
+                if (elf.exportsFunctions(LIBLLAMA_EXPORTS)) {
                     return Optional.of(candidate);
                 }
             } catch (TargetException | RuntimeException e) {
