@@ -39,7 +39,7 @@ public final class BpfObject implements AutoCloseable {
         MemorySegment errno = Errno.allocate(arena);
         MemorySegment object;
         try {
-            object = (MemorySegment) LibBpf.bpf_object__open_mem.invokeExact(errno, buffer, (long) elf.length, opts);
+            object = (MemorySegment) LibBpf.bpf_object__open_mem$handle().invokeExact(errno, buffer, (long) elf.length, opts);
         } catch (Throwable t) {
             throw new IllegalStateException(t);
         }
@@ -66,7 +66,7 @@ public final class BpfObject implements AutoCloseable {
         MemorySegment size = arena.allocate(ValueLayout.JAVA_LONG);
         MemorySegment data;
         try {
-            data = (MemorySegment) LibBpf.bpf_map__initial_value.invokeExact(map, size);
+            data = (MemorySegment) LibBpf.bpf_map__initial_value$handle().invokeExact(map, size);
         } catch (Throwable t) {
             throw new IllegalStateException(t);
         }
@@ -81,7 +81,7 @@ public final class BpfObject implements AutoCloseable {
         requireNotLoaded("map sizes");
         int rc;
         try {
-            rc = (int) LibBpf.bpf_map__set_max_entries.invokeExact(map(mapName), maxEntries);
+            rc = (int) LibBpf.bpf_map__set_max_entries$handle().invokeExact(map(mapName), maxEntries);
         } catch (Throwable t) {
             throw new IllegalStateException(t);
         }
@@ -95,7 +95,7 @@ public final class BpfObject implements AutoCloseable {
         requireNotLoaded("autoload");
         int rc;
         try {
-            rc = (int) LibBpf.bpf_program__set_autoload.invokeExact(program(programName), autoload);
+            rc = (int) LibBpf.bpf_program__set_autoload$handle().invokeExact(program(programName), autoload);
         } catch (Throwable t) {
             throw new IllegalStateException(t);
         }
@@ -108,7 +108,7 @@ public final class BpfObject implements AutoCloseable {
         requireNotLoaded("load");
         int rc;
         try {
-            rc = (int) LibBpf.bpf_object__load.invokeExact(object);
+            rc = (int) LibBpf.bpf_object__load$handle().invokeExact(object);
         } catch (Throwable t) {
             throw new IllegalStateException(t);
         }
@@ -126,7 +126,7 @@ public final class BpfObject implements AutoCloseable {
     public MemorySegment program(String programName) throws BpfException {
         MemorySegment program;
         try (Arena local = Arena.ofConfined()) {
-            program = (MemorySegment) LibBpf.bpf_object__find_program_by_name.invokeExact(
+            program = (MemorySegment) LibBpf.bpf_object__find_program_by_name$handle().invokeExact(
                     requireOpen(), local.allocateFrom(programName));
         } catch (BpfException e) {
             throw e;
@@ -142,7 +142,7 @@ public final class BpfObject implements AutoCloseable {
     public MemorySegment map(String mapName) throws BpfException {
         MemorySegment map;
         try (Arena local = Arena.ofConfined()) {
-            map = (MemorySegment) LibBpf.bpf_object__find_map_by_name.invokeExact(
+            map = (MemorySegment) LibBpf.bpf_object__find_map_by_name$handle().invokeExact(
                     requireOpen(), local.allocateFrom(mapName));
         } catch (BpfException e) {
             throw e;
@@ -160,7 +160,7 @@ public final class BpfObject implements AutoCloseable {
             throw new BpfException(name + ": map " + mapName + " has no fd before load");
         }
         try {
-            return (int) LibBpf.bpf_map__fd.invokeExact(map(mapName));
+            return (int) LibBpf.bpf_map__fd$handle().invokeExact(map(mapName));
         } catch (BpfException e) {
             throw e;
         } catch (Throwable t) {
@@ -175,7 +175,7 @@ public final class BpfObject implements AutoCloseable {
         try (Arena local = Arena.ofConfined()) {
             MemorySegment keySegment = local.allocate(ValueLayout.JAVA_INT);
             keySegment.set(ValueLayout.JAVA_INT, 0, key);
-            rc = (int) LibBpf.bpf_map_update_elem.invokeExact(fd, keySegment, value, 0L);
+            rc = (int) LibBpf.bpf_map_update_elem$handle().invokeExact(fd, keySegment, value, 0L);
         } catch (Throwable t) {
             throw new IllegalStateException(t);
         }
@@ -189,7 +189,7 @@ public final class BpfObject implements AutoCloseable {
         int fd = mapFd(mapName);
         int rc;
         try {
-            rc = (int) LibBpf.bpf_map_update_elem.invokeExact(fd, key, value, 0L);
+            rc = (int) LibBpf.bpf_map_update_elem$handle().invokeExact(fd, key, value, 0L);
         } catch (Throwable t) {
             throw new IllegalStateException(t);
         }
@@ -216,7 +216,7 @@ public final class BpfObject implements AutoCloseable {
     public synchronized void close() {
         if (!object.equals(MemorySegment.NULL)) {
             try {
-                LibBpf.bpf_object__close.invokeExact(object);
+                LibBpf.bpf_object__close$handle().invokeExact(object);
             } catch (Throwable t) {
                 throw new IllegalStateException(t);
             }

@@ -17,7 +17,7 @@ public final class PerCpuCounter implements AutoCloseable {
     public PerCpuCounter(int mapFd) {
         this.mapFd = mapFd;
         try {
-            this.possibleCpus = (int) LibBpf.libbpf_num_possible_cpus.invokeExact();
+            this.possibleCpus = (int) LibBpf.libbpf_num_possible_cpus$handle().invokeExact();
         } catch (Throwable t) {
             throw new IllegalStateException(t);
         }
@@ -28,7 +28,7 @@ public final class PerCpuCounter implements AutoCloseable {
     public synchronized long sum() {
         int rc;
         try {
-            rc = (int) LibBpf.bpf_map_lookup_elem.invokeExact(mapFd, key, values);
+            rc = (int) LibBpf.bpf_map_lookup_elem$handle().invokeExact(mapFd, key, values);
         } catch (Throwable t) {
             throw new IllegalStateException(t);
         }

@@ -184,7 +184,7 @@ public final class PerfCounters implements Switchable {
                     try (Arena arena = Arena.ofConfined()) {
                         MemorySegment key = arena.allocate(ValueLayout.JAVA_INT);
                         key.set(ValueLayout.JAVA_INT, 0, slot(cpus.get(i), e));
-                        int ignored = (int) LibBpf.bpf_map_delete_elem.invokeExact(mapFd, key);
+                        int ignored = (int) LibBpf.bpf_map_delete_elem$handle().invokeExact(mapFd, key);
                     } catch (Throwable t) {
                         // best effort: closing the map releases it anyway
                     }

@@ -13,7 +13,7 @@ public interface ProbeLink extends AutoCloseable {
     static MemorySegment destroy(MemorySegment link) {
         if (!link.equals(MemorySegment.NULL)) {
             try {
-                int ignored = (int) LibBpf.bpf_link__destroy.invokeExact(link);
+                int ignored = (int) LibBpf.bpf_link__destroy$handle().invokeExact(link);
             } catch (Throwable t) {
                 throw new IllegalStateException(t);
             }

@@ -45,7 +45,7 @@ public final class ProbeRunStats implements AutoCloseable {
     public static ProbeRunStats open(BpfObject object) throws BpfException {
         int fd;
         try {
-            fd = (int) LibBpf.bpf_enable_stats.invokeExact(LibBpf.BPF_STATS_RUN_TIME);
+            fd = (int) LibBpf.bpf_enable_stats$handle().invokeExact(LibBpf.BPF_STATS_RUN_TIME);
         } catch (Throwable t) {
             throw new IllegalStateException(t);
         }
@@ -61,7 +61,7 @@ public final class ProbeRunStats implements AutoCloseable {
                 }
                 int programFd;
                 try {
-                    programFd = (int) LibBpf.bpf_program__fd.invokeExact(object.program(name));
+                    programFd = (int) LibBpf.bpf_program__fd$handle().invokeExact(object.program(name));
                 } catch (BpfException e) {
                     continue;
                 } catch (Throwable t) {
@@ -94,7 +94,7 @@ public final class ProbeRunStats implements AutoCloseable {
             infoLength.set(ValueLayout.JAVA_INT, 0, LibBpf.ProgInfo.SIZE);
             int rc;
             try {
-                rc = (int) LibBpf.bpf_obj_get_info_by_fd.invokeExact(program.fd(), info, infoLength);
+                rc = (int) LibBpf.bpf_obj_get_info_by_fd$handle().invokeExact(program.fd(), info, infoLength);
             } catch (Throwable t) {
                 throw new IllegalStateException(t);
             }

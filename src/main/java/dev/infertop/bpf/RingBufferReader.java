@@ -65,7 +65,7 @@ public final class RingBufferReader implements RecordSource, AutoCloseable {
      */
     private int eventFd() {
         try {
-            return (int) LibC.eventfd.invokeExact(errno, 0, LibC.EFD_CLOEXEC | LibC.EFD_NONBLOCK);
+            return (int) LibC.eventfd$handle().invokeExact(errno, 0, LibC.EFD_CLOEXEC | LibC.EFD_NONBLOCK);
         } catch (Throwable t) {
             return -1;
         }
@@ -78,7 +78,7 @@ public final class RingBufferReader implements RecordSource, AutoCloseable {
         int err;
         try (Arena local = Arena.ofConfined()) {
             MemorySegment state = Errno.allocate(local);
-            address = (MemorySegment) LibC.mmap.invokeExact(state, MemorySegment.NULL, length, prot,
+            address = (MemorySegment) LibC.mmap$handle().invokeExact(state, MemorySegment.NULL, length, prot,
                     LibC.MAP_SHARED, mapFd, offset);
             err = Errno.read(state);
         } catch (Throwable t) {
@@ -172,7 +172,7 @@ public final class RingBufferReader implements RecordSource, AutoCloseable {
     @Override
     public void await(int timeoutMs) {
         try {
-            int ignored = (int) LibC.poll.invokeExact(errno, pollFd, 2L, timeoutMs);
+            int ignored = (int) LibC.poll$handle().invokeExact(errno, pollFd, 2L, timeoutMs);
         } catch (Throwable t) {
             throw new IllegalStateException(t);
         }
@@ -187,7 +187,7 @@ public final class RingBufferReader implements RecordSource, AutoCloseable {
         try (Arena local = Arena.ofConfined()) {
             MemorySegment one = local.allocate(ValueLayout.JAVA_LONG);
             one.set(ValueLayout.JAVA_LONG, 0, 1L);
-            long ignored = (long) LibC.write.invokeExact(wakeFd, one, 8L);
+            long ignored = (long) LibC.write$handle().invokeExact(wakeFd, one, 8L);
         } catch (Throwable t) {
             throw new IllegalStateException(t);
         }
@@ -197,15 +197,15 @@ public final class RingBufferReader implements RecordSource, AutoCloseable {
     public synchronized void close() {
         if (wakeFd >= 0 && consumerPage != null) {
             try {
-                int ignored = (int) LibC.close.invokeExact(wakeFd);
+                int ignored = (int) LibC.close$handle().invokeExact(wakeFd);
             } catch (Throwable t) {
                 throw new IllegalStateException(t);
             }
         }
         if (consumerPage != null) {
             try {
-                int a = (int) LibC.munmap.invokeExact(MemorySegment.ofAddress(consumerPage.address()), pageSize);
-                int b = (int) LibC.munmap.invokeExact(MemorySegment.ofAddress(producerArea.address()),
+                int a = (int) LibC.munmap$handle().invokeExact(MemorySegment.ofAddress(consumerPage.address()), pageSize);
+                int b = (int) LibC.munmap$handle().invokeExact(MemorySegment.ofAddress(producerArea.address()),
                         pageSize + dataSizeBytes);
             } catch (Throwable t) {
                 throw new IllegalStateException(t);

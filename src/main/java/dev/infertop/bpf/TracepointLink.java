@@ -25,7 +25,7 @@ public final class TracepointLink implements ProbeLink {
         int err;
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment errno = Errno.allocate(arena);
-            link = (MemorySegment) LibBpf.bpf_program__attach.invokeExact(errno, program);
+            link = (MemorySegment) LibBpf.bpf_program__attach$handle().invokeExact(errno, program);
             err = Errno.read(errno);
         } catch (Throwable t) {
             throw new IllegalStateException(t);

@@ -35,7 +35,7 @@ public final class UprobeLink implements ProbeLink {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment errno = Errno.allocate(arena);
             MemorySegment opts = LibBpf.UprobeOpts.allocate(arena, retprobe, 0L);
-            link = (MemorySegment) LibBpf.bpf_program__attach_uprobe_opts.invokeExact(
+            link = (MemorySegment) LibBpf.bpf_program__attach_uprobe_opts$handle().invokeExact(
                     errno, program, pid, arena.allocateFrom(file.toString()), fileOffset, opts);
             err = Errno.read(errno);
         } catch (Throwable t) {

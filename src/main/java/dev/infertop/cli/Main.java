@@ -1,9 +1,11 @@
 package dev.infertop.cli;
 
+import dev.infertop.ffi.NativeLibraryMissing;
 import dev.infertop.session.UserError;
 import picocli.CommandLine;
 
 import java.io.PrintWriter;
+import java.util.Optional;
 
 /** Entry point: picocli parses, commands run, and every failure leaves as one line and an exit code. */
 public final class Main {
@@ -11,6 +13,9 @@ public final class Main {
 
     /** Exit code for an unexpected failure (sysexits EX_SOFTWARE). */
     static final int EXIT_INTERNAL = 70;
+
+    /** Exit code for a system library or symbol infertop needs that is missing (sysexits EX_UNAVAILABLE). */
+    static final int EXIT_UNAVAILABLE = 69;
 
     public static void main(String[] args) {
         dev.infertop.session.StartTimeline.mark("JVM started", System.err);
@@ -33,6 +38,11 @@ public final class Main {
                 err.println("infertop: " + user.getMessage());
                 return user.exitCode();
             }
+            Optional<NativeLibraryMissing> missing = missingLibraryIn(exception);
+            if (missing.isPresent()) {
+                err.println("infertop: " + missing.get().getMessage());
+                return EXIT_UNAVAILABLE;
+            }
             if (System.getenv("INFERTOP_DEBUG") != null) {
                 exception.printStackTrace(err);
             }
@@ -41,5 +51,19 @@ public final class Main {
             return EXIT_INTERNAL;
         });
         return commandLine.execute(args);
+    }
+
+    /**
+     * The missing library or symbol behind {@code failure}: the bindings find out in a class initialiser (the
+     * library's, or the holder of the first function used), so it arrives wrapped in ExceptionInInitializerError.
+     */
+    static Optional<NativeLibraryMissing> missingLibraryIn(Throwable failure) {
+        Throwable cause = failure;
+        for (int depth = 0; cause != null && depth < 16; depth++, cause = cause.getCause()) { // a chain may loop
+            if (cause instanceof NativeLibraryMissing missing) {
+                return Optional.of(missing);
+            }
+        }
+        return Optional.empty();
     }
 }

@@ -18,7 +18,11 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 /**
  * Hand-written FFM bindings to the system libbpf ({@code libbpf.so.1}), in the style jextract generates
  * (jextract is not obtainable from the registries this project builds from). Only the functions infertop
- * calls are bound. Every handle is created once, at class load; callers use {@code invokeExact}.
+ * calls are bound. As jextract does, each function's handle lives in a holder class of its own name and is
+ * created at its first use ({@code NAME$handle()}): a downcall handle costs 2 to 7 ms to make before the JIT has
+ * warmed up, and binding all of them at class load was ~60 ms of every start, for functions a run may never call
+ * (issue 15). Callers use {@code invokeExact}; a symbol missing from the library is reported at that first use
+ * (a {@link NativeLibraryMissing}, which Main prints as one line).
  * Functions that report failure through errno take a leading capture-state segment ({@link Errno}).
  *
  * <p>libbpf 1.1 (Debian 12) is the floor: every symbol and struct layout here exists there.
@@ -106,65 +110,149 @@ public final class LibBpf {
 
     // struct bpf_object *bpf_object__open_mem(const void *obj_buf, size_t obj_buf_sz, const struct bpf_object_open_opts *opts)
     // Returns NULL and sets errno on error (libbpf 1.0 semantics).
-    public static final MethodHandle bpf_object__open_mem = bind("bpf_object__open_mem",
-            FunctionDescriptor.of(ADDRESS, ADDRESS, JAVA_LONG, ADDRESS), Errno.CAPTURE);
+    private static final class bpf_object__open_mem {
+        static final MethodHandle HANDLE = bind("bpf_object__open_mem",
+                FunctionDescriptor.of(ADDRESS, ADDRESS, JAVA_LONG, ADDRESS), Errno.CAPTURE);
+    }
+
+    public static MethodHandle bpf_object__open_mem$handle() {
+        return bpf_object__open_mem.HANDLE;
+    }
 
     // int bpf_object__load(struct bpf_object *obj); returns -errno
-    public static final MethodHandle bpf_object__load = bind("bpf_object__load",
-            FunctionDescriptor.of(JAVA_INT, ADDRESS));
+    private static final class bpf_object__load {
+        static final MethodHandle HANDLE = bind("bpf_object__load",
+                FunctionDescriptor.of(JAVA_INT, ADDRESS));
+    }
+
+    public static MethodHandle bpf_object__load$handle() {
+        return bpf_object__load.HANDLE;
+    }
 
     // void bpf_object__close(struct bpf_object *obj)
-    public static final MethodHandle bpf_object__close = bind("bpf_object__close",
-            FunctionDescriptor.ofVoid(ADDRESS));
+    private static final class bpf_object__close {
+        static final MethodHandle HANDLE = bind("bpf_object__close",
+                FunctionDescriptor.ofVoid(ADDRESS));
+    }
+
+    public static MethodHandle bpf_object__close$handle() {
+        return bpf_object__close.HANDLE;
+    }
 
     // struct bpf_program *bpf_object__find_program_by_name(const struct bpf_object *obj, const char *name)
-    public static final MethodHandle bpf_object__find_program_by_name = bind("bpf_object__find_program_by_name",
-            FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS));
+    private static final class bpf_object__find_program_by_name {
+        static final MethodHandle HANDLE = bind("bpf_object__find_program_by_name",
+                FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS));
+    }
+
+    public static MethodHandle bpf_object__find_program_by_name$handle() {
+        return bpf_object__find_program_by_name.HANDLE;
+    }
 
     // struct bpf_map *bpf_object__find_map_by_name(const struct bpf_object *obj, const char *name)
-    public static final MethodHandle bpf_object__find_map_by_name = bind("bpf_object__find_map_by_name",
-            FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS));
+    private static final class bpf_object__find_map_by_name {
+        static final MethodHandle HANDLE = bind("bpf_object__find_map_by_name",
+                FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS));
+    }
+
+    public static MethodHandle bpf_object__find_map_by_name$handle() {
+        return bpf_object__find_map_by_name.HANDLE;
+    }
 
     // int bpf_map__fd(const struct bpf_map *map)
-    public static final MethodHandle bpf_map__fd = bind("bpf_map__fd",
-            FunctionDescriptor.of(JAVA_INT, ADDRESS));
+    private static final class bpf_map__fd {
+        static final MethodHandle HANDLE = bind("bpf_map__fd",
+                FunctionDescriptor.of(JAVA_INT, ADDRESS));
+    }
+
+    public static MethodHandle bpf_map__fd$handle() {
+        return bpf_map__fd.HANDLE;
+    }
 
     // int bpf_map__set_max_entries(struct bpf_map *map, __u32 max_entries); returns -errno
-    public static final MethodHandle bpf_map__set_max_entries = bind("bpf_map__set_max_entries",
-            FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
+    private static final class bpf_map__set_max_entries {
+        static final MethodHandle HANDLE = bind("bpf_map__set_max_entries",
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
+    }
+
+    public static MethodHandle bpf_map__set_max_entries$handle() {
+        return bpf_map__set_max_entries.HANDLE;
+    }
 
     // const void *bpf_map__initial_value(struct bpf_map *map, size_t *psize)
-    public static final MethodHandle bpf_map__initial_value = bind("bpf_map__initial_value",
-            FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS));
+    private static final class bpf_map__initial_value {
+        static final MethodHandle HANDLE = bind("bpf_map__initial_value",
+                FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS));
+    }
+
+    public static MethodHandle bpf_map__initial_value$handle() {
+        return bpf_map__initial_value.HANDLE;
+    }
 
     // int bpf_program__set_autoload(struct bpf_program *prog, bool autoload)
-    public static final MethodHandle bpf_program__set_autoload = bind("bpf_program__set_autoload",
-            FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_BOOLEAN));
+    private static final class bpf_program__set_autoload {
+        static final MethodHandle HANDLE = bind("bpf_program__set_autoload",
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_BOOLEAN));
+    }
+
+    public static MethodHandle bpf_program__set_autoload$handle() {
+        return bpf_program__set_autoload.HANDLE;
+    }
 
     // struct bpf_link *bpf_program__attach_uprobe_opts(const struct bpf_program *prog, pid_t pid,
     //         const char *binary_path, size_t func_offset, const struct bpf_uprobe_opts *opts)
     // Returns NULL and sets errno on error.
-    public static final MethodHandle bpf_program__attach_uprobe_opts = bind("bpf_program__attach_uprobe_opts",
-            FunctionDescriptor.of(ADDRESS, ADDRESS, JAVA_INT, ADDRESS, JAVA_LONG, ADDRESS), Errno.CAPTURE);
+    private static final class bpf_program__attach_uprobe_opts {
+        static final MethodHandle HANDLE = bind("bpf_program__attach_uprobe_opts",
+                FunctionDescriptor.of(ADDRESS, ADDRESS, JAVA_INT, ADDRESS, JAVA_LONG, ADDRESS), Errno.CAPTURE);
+    }
+
+    public static MethodHandle bpf_program__attach_uprobe_opts$handle() {
+        return bpf_program__attach_uprobe_opts.HANDLE;
+    }
 
     // struct bpf_link *bpf_program__attach(const struct bpf_program *prog)
     // Attaches by the program's section (tp_btf/..., raw_tp/...); returns NULL and sets errno on error.
-    public static final MethodHandle bpf_program__attach = bind("bpf_program__attach",
-            FunctionDescriptor.of(ADDRESS, ADDRESS), Errno.CAPTURE);
+    private static final class bpf_program__attach {
+        static final MethodHandle HANDLE = bind("bpf_program__attach",
+                FunctionDescriptor.of(ADDRESS, ADDRESS), Errno.CAPTURE);
+    }
+
+    public static MethodHandle bpf_program__attach$handle() {
+        return bpf_program__attach.HANDLE;
+    }
 
     // int bpf_program__fd(const struct bpf_program *prog): the loaded program's fd, or -errno
-    public static final MethodHandle bpf_program__fd = bind("bpf_program__fd",
-            FunctionDescriptor.of(JAVA_INT, ADDRESS));
+    private static final class bpf_program__fd {
+        static final MethodHandle HANDLE = bind("bpf_program__fd",
+                FunctionDescriptor.of(JAVA_INT, ADDRESS));
+    }
+
+    public static MethodHandle bpf_program__fd$handle() {
+        return bpf_program__fd.HANDLE;
+    }
 
     // int bpf_enable_stats(enum bpf_stats_type type): an fd that keeps run-time stats on while open (Linux 5.8+);
     // -errno on error. BPF_STATS_RUN_TIME = 0.
-    public static final MethodHandle bpf_enable_stats = bind("bpf_enable_stats",
-            FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+    private static final class bpf_enable_stats {
+        static final MethodHandle HANDLE = bind("bpf_enable_stats",
+                FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+    }
+
+    public static MethodHandle bpf_enable_stats$handle() {
+        return bpf_enable_stats.HANDLE;
+    }
     public static final int BPF_STATS_RUN_TIME = 0;
 
     // int bpf_obj_get_info_by_fd(int bpf_fd, void *info, __u32 *info_len); -errno on error
-    public static final MethodHandle bpf_obj_get_info_by_fd = bind("bpf_obj_get_info_by_fd",
-            FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, ADDRESS));
+    private static final class bpf_obj_get_info_by_fd {
+        static final MethodHandle HANDLE = bind("bpf_obj_get_info_by_fd",
+                FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, ADDRESS));
+    }
+
+    public static MethodHandle bpf_obj_get_info_by_fd$handle() {
+        return bpf_obj_get_info_by_fd.HANDLE;
+    }
 
     /**
      * The part of struct bpf_prog_info (linux/bpf.h) infertop reads: a program's run count and run time, kept
@@ -180,45 +268,99 @@ public final class LibBpf {
     }
 
     // int bpf_link__destroy(struct bpf_link *link)
-    public static final MethodHandle bpf_link__destroy = bind("bpf_link__destroy",
-            FunctionDescriptor.of(JAVA_INT, ADDRESS));
+    private static final class bpf_link__destroy {
+        static final MethodHandle HANDLE = bind("bpf_link__destroy",
+                FunctionDescriptor.of(JAVA_INT, ADDRESS));
+    }
+
+    public static MethodHandle bpf_link__destroy$handle() {
+        return bpf_link__destroy.HANDLE;
+    }
 
     // libbpf_print_fn_t libbpf_set_print(libbpf_print_fn_t fn): NULL silences libbpf's own stderr output.
-    public static final MethodHandle libbpf_set_print = bind("libbpf_set_print",
-            FunctionDescriptor.of(ADDRESS, ADDRESS));
+    private static final class libbpf_set_print {
+        static final MethodHandle HANDLE = bind("libbpf_set_print",
+                FunctionDescriptor.of(ADDRESS, ADDRESS));
+    }
+
+    public static MethodHandle libbpf_set_print$handle() {
+        return libbpf_set_print.HANDLE;
+    }
 
     // int libbpf_strerror(int err, char *buf, size_t size)
-    public static final MethodHandle libbpf_strerror = bind("libbpf_strerror",
-            FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_LONG));
+    private static final class libbpf_strerror {
+        static final MethodHandle HANDLE = bind("libbpf_strerror",
+                FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_LONG));
+    }
+
+    public static MethodHandle libbpf_strerror$handle() {
+        return libbpf_strerror.HANDLE;
+    }
 
     // int libbpf_num_possible_cpus(void)
-    public static final MethodHandle libbpf_num_possible_cpus = bind("libbpf_num_possible_cpus",
-            FunctionDescriptor.of(JAVA_INT));
+    private static final class libbpf_num_possible_cpus {
+        static final MethodHandle HANDLE = bind("libbpf_num_possible_cpus",
+                FunctionDescriptor.of(JAVA_INT));
+    }
+
+    public static MethodHandle libbpf_num_possible_cpus$handle() {
+        return libbpf_num_possible_cpus.HANDLE;
+    }
 
     // int bpf_map_lookup_elem(int fd, const void *key, void *value); returns -errno (libbpf 1.0 mode)
-    public static final MethodHandle bpf_map_lookup_elem = bind("bpf_map_lookup_elem",
-            FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, ADDRESS));
+    private static final class bpf_map_lookup_elem {
+        static final MethodHandle HANDLE = bind("bpf_map_lookup_elem",
+                FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, ADDRESS));
+    }
+
+    public static MethodHandle bpf_map_lookup_elem$handle() {
+        return bpf_map_lookup_elem.HANDLE;
+    }
 
     // int bpf_map_update_elem(int fd, const void *key, const void *value, __u64 flags); returns -errno
-    public static final MethodHandle bpf_map_update_elem = bind("bpf_map_update_elem",
-            FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG));
+    private static final class bpf_map_update_elem {
+        static final MethodHandle HANDLE = bind("bpf_map_update_elem",
+                FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG));
+    }
+
+    public static MethodHandle bpf_map_update_elem$handle() {
+        return bpf_map_update_elem.HANDLE;
+    }
 
     // int bpf_map_delete_elem(int fd, const void *key); returns -errno
-    public static final MethodHandle bpf_map_delete_elem = bind("bpf_map_delete_elem",
-            FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
+    private static final class bpf_map_delete_elem {
+        static final MethodHandle HANDLE = bind("bpf_map_delete_elem",
+                FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
+    }
+
+    public static MethodHandle bpf_map_delete_elem$handle() {
+        return bpf_map_delete_elem.HANDLE;
+    }
 
     // struct btf *btf__parse(const char *path, struct btf_ext **btf_ext); NULL and errno on error
-    public static final MethodHandle btf__parse = bind("btf__parse",
-            FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS), Errno.CAPTURE);
+    private static final class btf__parse {
+        static final MethodHandle HANDLE = bind("btf__parse",
+                FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS), Errno.CAPTURE);
+    }
+
+    public static MethodHandle btf__parse$handle() {
+        return btf__parse.HANDLE;
+    }
 
     // void btf__free(struct btf *btf)
-    public static final MethodHandle btf__free = bind("btf__free", FunctionDescriptor.ofVoid(ADDRESS));
+    private static final class btf__free {
+        static final MethodHandle HANDLE = bind("btf__free", FunctionDescriptor.ofVoid(ADDRESS));
+    }
+
+    public static MethodHandle btf__free$handle() {
+        return btf__free.HANDLE;
+    }
 
     static {
         // libbpf prints its own diagnostics to stderr by default; infertop reports one line instead.
         if (System.getenv("INFERTOP_LIBBPF_DEBUG") == null) {
             try {
-                MemorySegment ignored = (MemorySegment) libbpf_set_print.invokeExact(MemorySegment.NULL);
+                MemorySegment ignored = (MemorySegment) libbpf_set_print.HANDLE.invokeExact(MemorySegment.NULL);
             } catch (Throwable t) {
                 throw new ExceptionInInitializerError(t);
             }
@@ -229,7 +371,7 @@ public final class LibBpf {
     public static String strerror(int err) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment buf = arena.allocate(256);
-            int ignored = (int) libbpf_strerror.invokeExact(Math.abs(err), buf, 256L);
+            int ignored = (int) libbpf_strerror.HANDLE.invokeExact(Math.abs(err), buf, 256L);
             return buf.getString(0);
         } catch (Throwable t) {
             return "error " + err;

@@ -10,7 +10,11 @@ import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
-/** The few libc calls infertop needs, bound once (see the man page named beside each handle). */
+/**
+ * The few libc calls infertop needs (see the man page named beside each handle), each bound at its first use
+ * through a holder class of its own name, as jextract generates them (see {@link LibBpf}): binding all thirteen
+ * at class load cost ~100 ms of a start that needs two of them before the probes are attached.
+ */
 public final class LibC {
     private LibC() {}
 
@@ -29,34 +33,76 @@ public final class LibC {
     public static final short POLLIN = 0x1;
 
     // mmap(2): void *mmap(void *addr, size_t length, int prot, int flags, int fd, off_t offset)
-    public static final MethodHandle mmap = bind("mmap",
-            FunctionDescriptor.of(ADDRESS, ADDRESS, JAVA_LONG, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_LONG), Errno.CAPTURE);
+    private static final class mmap {
+        static final MethodHandle HANDLE = bind("mmap",
+                FunctionDescriptor.of(ADDRESS, ADDRESS, JAVA_LONG, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_LONG), Errno.CAPTURE);
+    }
+
+    public static MethodHandle mmap$handle() {
+        return mmap.HANDLE;
+    }
 
     // munmap(2): int munmap(void *addr, size_t length)
-    public static final MethodHandle munmap = bind("munmap",
-            FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG));
+    private static final class munmap {
+        static final MethodHandle HANDLE = bind("munmap",
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG));
+    }
+
+    public static MethodHandle munmap$handle() {
+        return munmap.HANDLE;
+    }
 
     // poll(2): int poll(struct pollfd *fds, nfds_t nfds, int timeout)
-    public static final MethodHandle poll = bind("poll",
-            FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT), Errno.CAPTURE);
+    private static final class poll {
+        static final MethodHandle HANDLE = bind("poll",
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT), Errno.CAPTURE);
+    }
+
+    public static MethodHandle poll$handle() {
+        return poll.HANDLE;
+    }
 
     // eventfd(2): int eventfd(unsigned int initval, int flags)
-    public static final MethodHandle eventfd = bind("eventfd",
-            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT), Errno.CAPTURE);
+    private static final class eventfd {
+        static final MethodHandle HANDLE = bind("eventfd",
+                FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT), Errno.CAPTURE);
+    }
+
+    public static MethodHandle eventfd$handle() {
+        return eventfd.HANDLE;
+    }
 
     public static final int EFD_CLOEXEC = 0x80000;
     public static final int EFD_NONBLOCK = 0x800;
 
     // write(2): ssize_t write(int fd, const void *buf, size_t count)
-    public static final MethodHandle write = bind("write",
-            FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG));
+    private static final class write {
+        static final MethodHandle HANDLE = bind("write",
+                FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG));
+    }
+
+    public static MethodHandle write$handle() {
+        return write.HANDLE;
+    }
 
     // close(2): int close(int fd)
-    public static final MethodHandle close = bind("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+    private static final class close {
+        static final MethodHandle HANDLE = bind("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+    }
+
+    public static MethodHandle close$handle() {
+        return close.HANDLE;
+    }
 
     // open(2): int open(const char *pathname, int flags, mode_t mode)
-    public static final MethodHandle open = bind("open",
-            FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT), Errno.CAPTURE);
+    private static final class open {
+        static final MethodHandle HANDLE = bind("open",
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT), Errno.CAPTURE);
+    }
+
+    public static MethodHandle open$handle() {
+        return open.HANDLE;
+    }
 
     public static final int O_WRONLY = 01;
     public static final int O_CREAT = 0100;
@@ -70,29 +116,65 @@ public final class LibC {
     // process_vm_readv(2): ssize_t process_vm_readv(pid_t pid, const struct iovec *local_iov, unsigned long liovcnt,
     //                                           const struct iovec *remote_iov, unsigned long riovcnt,
     //                                           unsigned long flags)
-    public static final MethodHandle process_vm_readv = bind("process_vm_readv",
-            FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG, ADDRESS, JAVA_LONG, JAVA_LONG));
+    private static final class process_vm_readv {
+        static final MethodHandle HANDLE = bind("process_vm_readv",
+                FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG, ADDRESS, JAVA_LONG, JAVA_LONG));
+    }
+
+    public static MethodHandle process_vm_readv$handle() {
+        return process_vm_readv.HANDLE;
+    }
 
     /** struct iovec { void *iov_base; size_t iov_len; }: 16 bytes on the 64-bit targets infertop builds for. */
     public static final long IOVEC_BYTES = 16;
 
     // geteuid(2): uid_t geteuid(void)
-    public static final MethodHandle geteuid = bind("geteuid", FunctionDescriptor.of(JAVA_INT));
+    private static final class geteuid {
+        static final MethodHandle HANDLE = bind("geteuid", FunctionDescriptor.of(JAVA_INT));
+    }
+
+    public static MethodHandle geteuid$handle() {
+        return geteuid.HANDLE;
+    }
 
     // mkfifo(3): int mkfifo(const char *pathname, mode_t mode)
-    public static final MethodHandle mkfifo = bind("mkfifo",
-            FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT), Errno.CAPTURE);
+    private static final class mkfifo {
+        static final MethodHandle HANDLE = bind("mkfifo",
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT), Errno.CAPTURE);
+    }
+
+    public static MethodHandle mkfifo$handle() {
+        return mkfifo.HANDLE;
+    }
 
     // getpagesize(2): int getpagesize(void)
-    public static final MethodHandle getpagesize = bind("getpagesize", FunctionDescriptor.of(JAVA_INT));
+    private static final class getpagesize {
+        static final MethodHandle HANDLE = bind("getpagesize", FunctionDescriptor.of(JAVA_INT));
+    }
+
+    public static MethodHandle getpagesize$handle() {
+        return getpagesize.HANDLE;
+    }
 
     // strerror(3): char *strerror(int errnum)
-    public static final MethodHandle strerror = bind("strerror", FunctionDescriptor.of(ADDRESS, JAVA_INT));
+    private static final class strerror {
+        static final MethodHandle HANDLE = bind("strerror", FunctionDescriptor.of(ADDRESS, JAVA_INT));
+    }
+
+    public static MethodHandle strerror$handle() {
+        return strerror.HANDLE;
+    }
 
     // setpriority(2): int setpriority(int which, id_t who, int prio); on Linux PRIO_PROCESS with a thread id
     // sets that thread's nice value only.
-    public static final MethodHandle setpriority = bind("setpriority",
-            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT), Errno.CAPTURE);
+    private static final class setpriority {
+        static final MethodHandle HANDLE = bind("setpriority",
+                FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT), Errno.CAPTURE);
+    }
+
+    public static MethodHandle setpriority$handle() {
+        return setpriority.HANDLE;
+    }
 
     public static final int PRIO_PROCESS = 0;
 
@@ -106,7 +188,7 @@ public final class LibC {
             MemorySegment state = Errno.allocate(arena);
             for (java.io.File task : tasks) {
                 int tid = Integer.parseInt(task.getName());
-                int ignored = (int) setpriority.invokeExact(state, PRIO_PROCESS, tid, nice);
+                int ignored = (int) setpriority.HANDLE.invokeExact(state, PRIO_PROCESS, tid, nice);
             }
         } catch (Throwable t) {
             // best effort: infertop still works at normal priority
@@ -114,19 +196,22 @@ public final class LibC {
     }
 
     // malloc_trim(3) (glibc): int malloc_trim(size_t pad). Absent from other C libraries: then nothing is trimmed.
-    private static final MethodHandle malloc_trim = LINKER.defaultLookup().find("malloc_trim")
-            .map(symbol -> LINKER.downcallHandle(symbol, FunctionDescriptor.of(JAVA_INT, JAVA_LONG))).orElse(null);
+    private static final class malloc_trim {
+        static final MethodHandle HANDLE = LINKER.defaultLookup().find("malloc_trim")
+                .map(symbol -> LINKER.downcallHandle(symbol, FunctionDescriptor.of(JAVA_INT, JAVA_LONG))).orElse(null);
+    }
 
     /**
      * Gives memory that native code freed back to the system: glibc keeps freed pages of its arenas resident
      * (libbpf's parse of the kernel's BTF, ~25 MB here, stays in infertop's RSS after the load frees it).
      */
     public static void trimNativeHeap() {
-        if (malloc_trim == null) {
+        MethodHandle trim = malloc_trim.HANDLE;
+        if (trim == null) {
             return;
         }
         try {
-            int released = (int) malloc_trim.invokeExact(0L);
+            int released = (int) trim.invokeExact(0L);
         } catch (Throwable t) {
             throw new IllegalStateException(t);
         }
@@ -134,7 +219,7 @@ public final class LibC {
 
     public static int geteuid() {
         try {
-            return (int) geteuid.invokeExact();
+            return (int) geteuid.HANDLE.invokeExact();
         } catch (Throwable t) {
             throw new IllegalStateException(t);
         }
@@ -142,7 +227,7 @@ public final class LibC {
 
     public static int pageSize() {
         try {
-            return (int) getpagesize.invokeExact();
+            return (int) getpagesize.HANDLE.invokeExact();
         } catch (Throwable t) {
             throw new IllegalStateException(t);
         }
@@ -150,7 +235,7 @@ public final class LibC {
 
     public static String strerror(int errno) {
         try {
-            MemorySegment text = (MemorySegment) strerror.invokeExact(errno);
+            MemorySegment text = (MemorySegment) strerror.HANDLE.invokeExact(errno);
             // SAFETY: strerror returns a NUL-terminated static string; 256 bytes covers every glibc message.
             return text.reinterpret(256).getString(0);
         } catch (Throwable t) {
@@ -162,7 +247,7 @@ public final class LibC {
     public static void mkfifo(String path, int mode) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment state = Errno.allocate(arena);
-            int rc = (int) mkfifo.invokeExact(state, arena.allocateFrom(path), mode);
+            int rc = (int) mkfifo.HANDLE.invokeExact(state, arena.allocateFrom(path), mode);
             if (rc != 0) {
                 throw new IllegalStateException("cannot create FIFO " + path + ": " + strerror(Errno.read(state)));
             }
@@ -183,7 +268,7 @@ public final class LibC {
         int noFollow = followLinks ? 0 : O_NOFOLLOW;
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment state = Errno.allocate(arena);
-            int fd = (int) open.invokeExact(state, arena.allocateFrom(path), O_RDONLY | O_NONBLOCK | O_CLOEXEC | noFollow, 0);
+            int fd = (int) open.HANDLE.invokeExact(state, arena.allocateFrom(path), O_RDONLY | O_NONBLOCK | O_CLOEXEC | noFollow, 0);
             if (fd < 0) {
                 int errno = Errno.read(state);
                 throw switch (errno) {
@@ -208,7 +293,7 @@ public final class LibC {
     public static int openNoFollow(String path, int flags, int mode) throws java.io.IOException {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment state = Errno.allocate(arena);
-            int fd = (int) open.invokeExact(state, arena.allocateFrom(path), flags | O_NOFOLLOW | O_CLOEXEC, mode);
+            int fd = (int) open.HANDLE.invokeExact(state, arena.allocateFrom(path), flags | O_NOFOLLOW | O_CLOEXEC, mode);
             if (fd < 0) {
                 int errno = Errno.read(state);
                 throw new java.io.IOException(errno == ELOOP
@@ -227,7 +312,7 @@ public final class LibC {
     /** close(2), ignoring failure (nothing to do about it). */
     public static void closeQuietly(int fd) {
         try {
-            int ignored = (int) close.invokeExact(fd);
+            int ignored = (int) close.HANDLE.invokeExact(fd);
         } catch (Throwable ignored) {
             // close(2) has no failure worth reporting here
         }

@@ -29,7 +29,7 @@ public final class PipeEnd {
         pollFd.set(ValueLayout.JAVA_SHORT, 4, (short) 0); // events: none; errors are always reported
         pollFd.set(ValueLayout.JAVA_SHORT, 6, (short) 0);
         try {
-            int ready = (int) LibC.poll.invokeExact(errno, pollFd, 1L, 0);
+            int ready = (int) LibC.poll$handle().invokeExact(errno, pollFd, 1L, 0);
             return ready > 0 && (pollFd.get(ValueLayout.JAVA_SHORT, 6) & POLLERR) != 0;
         } catch (Throwable t) {
             return false;

@@ -17,7 +17,8 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
  * libc's user and group database (passwd, group through NSS: files, LDAP, systemd-userdb alike), and the
- * process's real uid. The reentrant {@code _r} calls: infertop has several threads.
+ * process's real uid. The reentrant {@code _r} calls: infertop has several threads. Each call is bound at its
+ * first use (holder classes, as in {@link LibBpf}): attaching to a pid needs only getuid.
  */
 public final class UserDatabase {
     private UserDatabase() {}
@@ -51,24 +52,32 @@ public final class UserDatabase {
 
     // getpwnam_r(3): int getpwnam_r(const char *name, struct passwd *pwd, char *buf, size_t buflen,
     //                               struct passwd **result)
-    private static final MethodHandle getpwnam_r = bind("getpwnam_r",
-            FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS, JAVA_LONG, ADDRESS));
+    private static final class getpwnam_r {
+        static final MethodHandle HANDLE = bind("getpwnam_r",
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS, JAVA_LONG, ADDRESS));
+    }
 
     // getpwuid_r(3): int getpwuid_r(uid_t uid, struct passwd *pwd, char *buf, size_t buflen, struct passwd **result)
-    private static final MethodHandle getpwuid_r = bind("getpwuid_r",
-            FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG, ADDRESS));
+    private static final class getpwuid_r {
+        static final MethodHandle HANDLE = bind("getpwuid_r",
+                FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG, ADDRESS));
+    }
 
     // getgrouplist(3): int getgrouplist(const char *user, gid_t group, gid_t *groups, int *ngroups)
-    private static final MethodHandle getgrouplist = bind("getgrouplist",
-            FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, ADDRESS, ADDRESS));
+    private static final class getgrouplist {
+        static final MethodHandle HANDLE = bind("getgrouplist",
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, ADDRESS, ADDRESS));
+    }
 
     // getuid(2): uid_t getuid(void)
-    private static final MethodHandle getuid = bind("getuid", FunctionDescriptor.of(JAVA_INT));
+    private static final class getuid {
+        static final MethodHandle HANDLE = bind("getuid", FunctionDescriptor.of(JAVA_INT));
+    }
 
     /** The real uid of this process (who started it; sudo makes it 0). */
     public static int realUid() {
         try {
-            return (int) getuid.invokeExact();
+            return (int) getuid.HANDLE.invokeExact();
         } catch (Throwable t) {
             throw new IllegalStateException(t);
         }
@@ -79,12 +88,12 @@ public final class UserDatabase {
             return Optional.empty();
         }
         return lookup((arena, pwd, buffer, size, result) ->
-                (int) getpwnam_r.invokeExact(arena.allocateFrom(name), pwd, buffer, size, result));
+                (int) getpwnam_r.HANDLE.invokeExact(arena.allocateFrom(name), pwd, buffer, size, result));
     }
 
     public static Optional<Entry> byUid(int uid) {
         return lookup((arena, pwd, buffer, size, result) ->
-                (int) getpwuid_r.invokeExact(uid, pwd, buffer, size, result));
+                (int) getpwuid_r.HANDLE.invokeExact(uid, pwd, buffer, size, result));
     }
 
     @FunctionalInterface
@@ -124,7 +133,7 @@ public final class UserDatabase {
             while (true) {
                 MemorySegment groups = arena.allocate(JAVA_INT, capacity);
                 count.set(JAVA_INT, 0, capacity);
-                int rc = (int) getgrouplist.invokeExact(arena.allocateFrom(user), primaryGid, groups, count);
+                int rc = (int) getgrouplist.HANDLE.invokeExact(arena.allocateFrom(user), primaryGid, groups, count);
                 int found = count.get(JAVA_INT, 0);
                 if (rc >= 0) {
                     List<Integer> list = new ArrayList<>(found);

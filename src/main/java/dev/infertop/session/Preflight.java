@@ -100,12 +100,12 @@ public final class Preflight {
         }
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment errno = Errno.allocate(arena);
-            MemorySegment btf = (MemorySegment) LibBpf.btf__parse.invokeExact(errno,
+            MemorySegment btf = (MemorySegment) LibBpf.btf__parse$handle().invokeExact(errno,
                     arena.allocateFrom(file.toString()), MemorySegment.NULL);
             if (btf.equals(MemorySegment.NULL)) {
                 throw new UserError(what + " is not usable BTF: " + LibBpf.strerror(Errno.read(errno)));
             }
-            LibBpf.btf__free.invokeExact(btf);
+            LibBpf.btf__free$handle().invokeExact(btf);
         } catch (UserError e) {
             throw e;
         } catch (Throwable t) {

@@ -59,7 +59,7 @@ public final class TargetMemory {
             MemorySegment remote = arena.allocate(LibC.IOVEC_BYTES, 8);
             remote.set(ValueLayout.JAVA_LONG, 0, address);
             remote.set(ValueLayout.JAVA_LONG, 8, into.length);
-            long read = (long) LibC.process_vm_readv.invokeExact(pid, local, 1L, remote, 1L, 0L);
+            long read = (long) LibC.process_vm_readv$handle().invokeExact(pid, local, 1L, remote, 1L, 0L);
             if (read <= 0) {
                 return -1;
             }

@@ -32,12 +32,12 @@ class TargetMemoryTest {
 
     @Test
     void nothingWhereNothingIsMappedAndAStringCutAtTheEndOfItsMapping() throws Throwable {
-        int page = (int) LibC.getpagesize.invokeExact();
+        int page = (int) LibC.getpagesize$handle().invokeExact();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment state = Errno.allocate(arena);
-            MemorySegment two = (MemorySegment) LibC.mmap.invokeExact(state, MemorySegment.NULL, 2L * page,
+            MemorySegment two = (MemorySegment) LibC.mmap$handle().invokeExact(state, MemorySegment.NULL, 2L * page,
                     LibC.PROT_READ | LibC.PROT_WRITE, 0x22 /* MAP_PRIVATE | MAP_ANONYMOUS */, -1, 0L);
-            assertEquals(0, (int) LibC.munmap.invokeExact(MemorySegment.ofAddress(two.address() + page), (long) page));
+            assertEquals(0, (int) LibC.munmap$handle().invokeExact(MemorySegment.ofAddress(two.address() + page), (long) page));
             MemorySegment first = two.reinterpret(page);
             byte[] tail = "abc".getBytes(StandardCharsets.US_ASCII); // no NUL: the mapping ends first
             MemorySegment.copy(tail, 0, first, ValueLayout.JAVA_BYTE, page - 3, 3);
@@ -46,7 +46,7 @@ class TargetMemoryTest {
             assertNull(TargetMemory.bytes(SELF, two.address() + page, 8), "unmapped");
             assertNull(TargetMemory.cString(SELF, two.address() + page, 8), "unmapped");
             assertNull(TargetMemory.bytes(SELF, 0, 8));
-            assertEquals(0, (int) LibC.munmap.invokeExact(two, (long) page));
+            assertEquals(0, (int) LibC.munmap$handle().invokeExact(two, (long) page));
         }
     }
 

@@ -152,7 +152,7 @@ final class LibraryFile implements AutoCloseable {
         }
         closed = true;
         try {
-            int ignored = (int) LibC.close.invokeExact(fd);
+            int ignored = (int) LibC.close$handle().invokeExact(fd);
         } catch (Throwable t) {
             // nothing to do: the descriptor is gone or was never valid
         }
