@@ -18,14 +18,15 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.Callable;
 
-/** {@code infertop [OPTIONS] (-p PID | -- COMMAND [ARGS...])}: trace a llama.cpp process. */
+/**
+ * {@code infertop [OPTIONS] (-p PID | -- COMMAND [ARGS...])}: trace a llama.cpp process. Its subcommands are
+ * added by {@link Main#commandLine}, only where the arguments may name one.
+ */
 @Command(name = "infertop",
         mixinStandardHelpOptions = true,
         versionProvider = Version.class,
         sortOptions = false,
         usageHelpAutoWidth = true,
-        subcommands = {DemoCommand.class, MachineCommand.class, ModelCommand.class, OverheadCommand.class, ReportCommand.class,
-                ReplayCommand.class},
         synopsisHeading = "Usage: ",
         customSynopsis = {
                 "infertop [OPTIONS] -p PID [--follow NAME [--any-user]]",

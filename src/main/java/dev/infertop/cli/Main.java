@@ -5,7 +5,11 @@ import dev.infertop.session.UserError;
 import picocli.CommandLine;
 
 import java.io.PrintWriter;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.function.Supplier;
 
 /** Entry point: picocli parses, commands run, and every failure leaves as one line and an exit code. */
 public final class Main {
@@ -26,7 +30,7 @@ public final class Main {
     }
 
     public static int run(String... args) {
-        CommandLine commandLine = new CommandLine(new InfertopCommand());
+        CommandLine commandLine = commandLine(args);
         commandLine.setParameterExceptionHandler((exception, arguments) -> {
             PrintWriter err = exception.getCommandLine().getErr();
             err.println("infertop: " + exception.getMessage() + " (see infertop --help)");
@@ -51,6 +55,49 @@ public final class Main {
             return EXIT_INTERNAL;
         });
         return commandLine.execute(args);
+    }
+
+    /** The subcommands' names, in --help's order, and how to make each. */
+    private static final Map<String, Supplier<Object>> SUBCOMMANDS = subcommands();
+
+    private static Map<String, Supplier<Object>> subcommands() {
+        Map<String, Supplier<Object>> commands = new LinkedHashMap<>();
+        commands.put("demo", DemoCommand::new);
+        commands.put("machine", MachineCommand::new);
+        commands.put("model", ModelCommand::new);
+        commands.put("overhead", OverheadCommand::new);
+        commands.put("report", ReportCommand::new);
+        commands.put("replay", ReplayCommand::new);
+        return commands;
+    }
+
+    /**
+     * The command line for {@code args}: the subcommands are added only where the arguments may name one (a
+     * first argument that is no option, a subcommand's name before {@code --}) or ask for help or the version.
+     * picocli builds each command's model by reflection when it is added: the six subcommands' were ~60 ms
+     * of every {@code infertop -p PID}'s start (issue 15), which names none.
+     */
+    static CommandLine commandLine(String... args) {
+        CommandLine commandLine = new CommandLine(new InfertopCommand());
+        if (mayNameSubcommand(args)) {
+            SUBCOMMANDS.forEach((name, command) -> commandLine.addSubcommand(name, command.get()));
+        }
+        return commandLine;
+    }
+
+    static boolean mayNameSubcommand(String... args) {
+        if (args.length == 0 || !args[0].startsWith("-")) {
+            return true;
+        }
+        for (String arg : args) {
+            if (arg.equals("--")) {
+                return false; // what follows is the command to launch
+            }
+            if (SUBCOMMANDS.containsKey(arg) || List.of("-h", "--help", "-V", "--version").contains(arg)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**

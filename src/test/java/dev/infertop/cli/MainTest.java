@@ -2,6 +2,11 @@ package dev.infertop.cli;
 
 import dev.infertop.ffi.NativeLibraryMissing;
 import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -18,5 +23,29 @@ class MainTest {
         Throwable other = new RuntimeException("b", looping);
         looping.initCause(other);
         assertTrue(Main.missingLibraryIn(looping).isEmpty(), "a cause chain that loops ends");
+    }
+
+    @Test
+    void subcommandsAreAddedWhereTheArgumentsMayNameOne() {
+        for (String[] args : new String[][] {{}, {"demo"}, {"model", "tiny", "x.gguf"}, {"dmeo"}, {"--help"},
+                {"-p", "1", "-h"}, {"--version"}, {"--json", "demo"}}) {
+            assertEquals(List.of("demo", "machine", "model", "overhead", "report", "replay"),
+                    List.copyOf(Main.commandLine(args).getSubcommands().keySet()), String.join(" ", args));
+        }
+        for (String[] args : new String[][] {{"-p", "42"}, {"--json", "-n", "3", "-p", "42"},
+                {"--json", "--", "llama-bench", "--help", "demo"}}) {
+            assertTrue(Main.commandLine(args).getSubcommands().isEmpty(), String.join(" ", args));
+        }
+    }
+
+    @Test
+    void topLevelHelpStillListsEverySubcommand() {
+        StringWriter out = new StringWriter();
+        CommandLine commandLine = Main.commandLine("--help");
+        commandLine.setOut(new PrintWriter(out));
+        assertEquals(0, commandLine.execute("--help"));
+        for (String name : List.of("demo", "machine", "model", "overhead", "report", "replay")) {
+            assertTrue(out.toString().contains("\n  " + name + " "), name + " in:\n" + out);
+        }
     }
 }
