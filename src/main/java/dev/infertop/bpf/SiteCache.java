@@ -1,7 +1,7 @@
 package dev.infertop.bpf;
 
-import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.infertop.io.RecordJson;
 import dev.infertop.bpf.ProbeSites.Site;
 import dev.infertop.io.CacheFiles;
 
@@ -36,8 +36,10 @@ final class SiteCache {
     /** The infertop build that places probes: its version and its jar's size and time (each build its own). */
     static final String TOOL = toolIdentity();
 
-    private static final ObjectMapper JSON = new ObjectMapper()
-            .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES);
+    /** Writing only: reads go through RecordJson (Jackson's first use costs a start ~100 ms; see there). */
+    private static final class Writer {
+        static final ObjectMapper JSON = new ObjectMapper();
+    }
 
     /**
      * One library's sites.
@@ -69,7 +71,7 @@ final class SiteCache {
             return Optional.empty();
         }
         try {
-            Entry entry = JSON.readValue(CacheFiles.readAtMost(file, (int) MAX_FILE_BYTES), Entry.class);
+            Entry entry = RecordJson.read(CacheFiles.readAtMost(file, (int) MAX_FILE_BYTES), Entry.class);
             String problem = problem(entry, sizeBytes, contentSha256);
             if (problem != null) {
                 notes.accept("infertop: ignored the probe-site cache " + file + " (" + problem
@@ -77,7 +79,7 @@ final class SiteCache {
                 return Optional.empty();
             }
             return Optional.of(entry);
-        } catch (IOException | RuntimeException e) {
+        } catch (IOException | RecordJson.Malformed | RuntimeException e) {
             notes.accept("infertop: ignored the probe-site cache " + file + " (unreadable: "
                     + CacheFiles.firstLine(e.getMessage()) + "); reading the library again");
             return Optional.empty();
@@ -93,7 +95,7 @@ final class SiteCache {
         Files.createDirectories(directory);
         Path temporary = Files.createTempFile(directory, "sites", ".tmp");
         try {
-            Files.write(temporary, JSON.writeValueAsBytes(entry));
+            Files.write(temporary, Writer.JSON.writeValueAsBytes(entry));
             Files.move(temporary, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
         } finally {
             Files.deleteIfExists(temporary);

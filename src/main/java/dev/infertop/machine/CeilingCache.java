@@ -1,8 +1,9 @@
 package dev.infertop.machine;
 
-import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
+import dev.infertop.io.RecordJson;
+import dev.infertop.io.CacheFiles;
 import dev.infertop.io.OutputFiles;
 
 import java.io.IOException;
@@ -17,9 +18,12 @@ import java.util.Optional;
  * (that would load the machine the target runs on).
  */
 public final class CeilingCache {
-    private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT)
-            .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES);
-    private static final long MAX_BYTES = 64 * 1024;
+    /** Writing only: reads go through RecordJson (Jackson's first use costs a start ~100 ms; see there). */
+    private static final class Writer {
+        static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+    }
+
+    private static final int MAX_BYTES = 64 * 1024;
 
     private final Path directory;
 
@@ -39,12 +43,13 @@ public final class CeilingCache {
     public Optional<MachineCeilings> lookup(int threads) {
         Path file = fileFor(threads);
         try {
-            if (!Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS) || Files.size(file) > MAX_BYTES) {
+            if (!Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS)) {
                 return Optional.empty();
             }
-            MachineCeilings ceilings = CeilingMeasurement.checked(JSON.readValue(file.toFile(), MachineCeilings.class));
+            MachineCeilings ceilings = CeilingMeasurement.checked(
+                    RecordJson.read(CacheFiles.readAtMost(file, MAX_BYTES), MachineCeilings.class));
             return ceilings.threads() == threads ? Optional.of(ceilings) : Optional.empty();
-        } catch (IOException | RuntimeException e) {
+        } catch (IOException | RecordJson.Malformed | RuntimeException e) {
             return Optional.empty(); // corrupt or foreign: as good as none
         }
     }
@@ -70,7 +75,7 @@ public final class CeilingCache {
 
     public void store(MachineCeilings ceilings) throws IOException {
         Files.createDirectories(directory);
-        OutputFiles.replace(fileFor(ceilings.threads()), out -> JSON.writeValue(out, ceilings));
+        OutputFiles.replace(fileFor(ceilings.threads()), out -> Writer.JSON.writeValue(out, ceilings));
     }
 
     public Path uprobeCostFile() {
@@ -81,20 +86,20 @@ public final class CeilingCache {
     public Optional<UprobeHitCost> uprobeCost() {
         Path file = uprobeCostFile();
         try {
-            if (!Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS) || Files.size(file) > MAX_BYTES) {
+            if (!Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS)) {
                 return Optional.empty();
             }
-            UprobeHitCost cost = JSON.readValue(file.toFile(), UprobeHitCost.class);
+            UprobeHitCost cost = RecordJson.read(CacheFiles.readAtMost(file, MAX_BYTES), UprobeHitCost.class);
             String kernel = Files.readString(Path.of("/proc/sys/kernel/osrelease")).trim();
             return cost.plausible() && cost.kernel().equals(kernel) ? Optional.of(cost) : Optional.empty();
-        } catch (IOException | RuntimeException e) {
+        } catch (IOException | RecordJson.Malformed | RuntimeException e) {
             return Optional.empty(); // corrupt or foreign: as good as none
         }
     }
 
     public void store(UprobeHitCost cost) throws IOException {
         Files.createDirectories(directory);
-        OutputFiles.replace(uprobeCostFile(), out -> JSON.writeValue(out, cost));
+        OutputFiles.replace(uprobeCostFile(), out -> Writer.JSON.writeValue(out, cost));
     }
 
     /** The cached cost of a uprobe hit, else measured now (under a second) and cached; empty where it cannot be. */

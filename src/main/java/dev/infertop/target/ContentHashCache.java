@@ -1,7 +1,7 @@
 package dev.infertop.target;
 
-import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.infertop.io.RecordJson;
 import dev.infertop.ffi.RegularFile;
 import dev.infertop.io.CacheFiles;
 import dev.infertop.io.OutputFiles;
@@ -27,8 +27,10 @@ public final class ContentHashCache {
     /** Far above an entry (a few hundred bytes): a bigger file is not read. */
     private static final int MAX_FILE_BYTES = 64 * 1024;
 
-    private static final ObjectMapper JSON = new ObjectMapper()
-            .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES);
+    /** Writing only: reads go through RecordJson (Jackson's first use costs a start ~100 ms; see there). */
+    private static final class Writer {
+        static final ObjectMapper JSON = new ObjectMapper();
+    }
 
     /**
      * A library file only root can change (owned by root, writable by no group or other), as stat shows it: the
@@ -84,13 +86,13 @@ public final class ContentHashCache {
             return Optional.empty();
         }
         try {
-            HashEntry entry = JSON.readValue(CacheFiles.readAtMost(file, MAX_FILE_BYTES), HashEntry.class);
+            HashEntry entry = RecordJson.read(CacheFiles.readAtMost(file, MAX_FILE_BYTES), HashEntry.class);
             if (entry.formatVersion() == FORMAT_VERSION && stat.equals(entry.stat())
                     && entry.contentSha256() != null && entry.contentSha256().matches("[0-9a-f]{64}")) {
                 return Optional.of(entry.contentSha256());
             }
             return Optional.empty(); // the file changed since (or another one took its inode): hashed again
-        } catch (IOException | RuntimeException e) {
+        } catch (IOException | RecordJson.Malformed | RuntimeException e) {
             notes.accept("infertop: ignored the recorded hash " + file + " (unreadable: "
                     + CacheFiles.firstLine(e.getMessage()) + "); hashing the library again");
             return Optional.empty();
@@ -101,7 +103,7 @@ public final class ContentHashCache {
     public void storeHash(RootStat stat, String contentSha256) {
         try {
             Files.createDirectories(directory);
-            byte[] json = JSON.writeValueAsBytes(new HashEntry(FORMAT_VERSION, stat, contentSha256));
+            byte[] json = Writer.JSON.writeValueAsBytes(new HashEntry(FORMAT_VERSION, stat, contentSha256));
             OutputFiles.replace(fileFor(stat), out -> out.write(json));
         } catch (IOException e) {
             // only slower next time

@@ -1,9 +1,10 @@
 package dev.infertop.target.layout;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
+import dev.infertop.io.RecordJson;
+import dev.infertop.io.CacheFiles;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -21,9 +22,13 @@ public final class LayoutCache {
     /** Bumped when the JSON shape or the calibration method changes: older entries are then recalibrated. */
     static final int FORMAT_VERSION = 3;
 
-    private static final ObjectMapper JSON = new ObjectMapper()
-            .enable(SerializationFeature.INDENT_OUTPUT)
-            .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES);
+    /** Writing only: reads go through RecordJson (Jackson's first use costs a start ~100 ms; see there). */
+    private static final class Writer {
+        static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+    }
+
+    /** Far above an entry (a few KB, the op and type names included): a bigger file is not read. */
+    private static final int MAX_FILE_BYTES = 1 << 20;
 
     record Entry(int formatVersion, String key, String buildId, String path, long sizeBytes, long modifiedMillis,
                  String contentSha256, CalibratedLayout layout) {
@@ -92,17 +97,17 @@ public final class LayoutCache {
     }
 
     /** An entry of this format for this very file, or none: a corrupt or foreign file is as good as none. */
-    private static <E> Optional<E> read(Path file, Class<E> type, LibraryIdentity identity,
+    private static <E extends Record> Optional<E> read(Path file, Class<E> type, LibraryIdentity identity,
                                         java.util.function.ToIntFunction<E> format,
                                         java.util.function.Function<E, LibraryIdentity> identityOf) {
         if (!Files.isRegularFile(file)) {
             return Optional.empty();
         }
         try {
-            E entry = JSON.readValue(file.toFile(), type);
+            E entry = RecordJson.read(CacheFiles.readAtMost(file, MAX_FILE_BYTES), type);
             return format.applyAsInt(entry) == FORMAT_VERSION && identityOf.apply(entry).sameFileAs(identity)
                     ? Optional.of(entry) : Optional.empty();
-        } catch (IOException | RuntimeException e) {
+        } catch (IOException | RecordJson.Malformed | RuntimeException e) {
             return Optional.empty();
         }
     }
@@ -135,7 +140,7 @@ public final class LayoutCache {
 
     static String toJson(Object value) {
         try {
-            return JSON.writeValueAsString(value);
+            return Writer.JSON.writeValueAsString(value);
         } catch (JsonProcessingException e) {
             throw new IllegalStateException("cannot write a layout as JSON", e);
         }
