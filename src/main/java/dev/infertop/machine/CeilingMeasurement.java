@@ -1,11 +1,9 @@
 package dev.infertop.machine;
 
-import com.fasterxml.jackson.databind.DeserializationFeature;
-import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.infertop.io.RecordJson;
 
 import java.io.IOException;
 import java.net.URISyntaxException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -20,8 +18,6 @@ public final class CeilingMeasurement {
 
     static final int ROUNDS = 7;
     static final long TIME_LIMIT_MS = 120_000;
-    private static final ObjectMapper JSON = new ObjectMapper()
-            .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES);
 
     /** The buffer for this machine: far larger than its last-level cache, bounded by its free memory. */
     static long bufferBytes() {
@@ -54,7 +50,9 @@ public final class CeilingMeasurement {
             if (child.exitValue() != 0) {
                 throw new IOException("the measuring JVM failed with exit status " + child.exitValue());
             }
-            return checked(JSON.readValue(new String(output, StandardCharsets.UTF_8), MachineCeilings.class));
+            return checked(RecordJson.read(output, MachineCeilings.class));
+        } catch (RecordJson.Malformed e) {
+            throw new IOException("the measuring JVM printed no ceilings record: " + e.getMessage());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IOException("interrupted while measuring");
