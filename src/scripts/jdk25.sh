@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
 # Sourced by infertop's scripts: exports JAVA_HOME for a JDK 25 or newer (FFM is final from 22; infertop
 # is compiled with --release 25). Looks at $JAVA_HOME, then /usr/lib/jvm/*, then `java` on PATH.
-infertop_java_major() { # JAVA_HOME → major version, or nothing
-  local rel="$1/release"
+infertop_java_major() { # JAVA_HOME → major version, or nothing (bash only: every start of infertop runs this
+  local rel="$1/release" line  # for each JDK installed, and a fork+exec costs more on a busy machine)
   [ -r "$rel" ] || return 0
-  sed -n 's/^JAVA_VERSION="\([0-9]*\).*/\1/p' "$rel"
+  while IFS= read -r line; do
+    if [[ "$line" =~ ^JAVA_VERSION=\"([0-9]+) ]]; then
+      echo "${BASH_REMATCH[1]}"
+      return 0
+    fi
+  done < "$rel"
 }
 infertop_find_jdk25() {
   local candidate major
