@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalInt;
 
 /**
  * The sched and counters layers' totals back from summary.json's {@code sched} and {@code counters} objects,
@@ -31,7 +32,11 @@ final class DeepLayerSummary {
         for (Iterator<Map.Entry<String, JsonNode>> it = sched.path("threads").fields(); it.hasNext(); ) {
             Map.Entry<String, JsonNode> entry = it.next();
             JsonNode t = entry.getValue();
-            threads.add(new SchedThreadTotals(Integer.parseInt(entry.getKey()), t.path("running_ns").asLong(),
+            OptionalInt tid = NumberKeys.of(entry.getKey());
+            if (tid.isEmpty()) {
+                continue;
+            }
+            threads.add(new SchedThreadTotals(tid.getAsInt(), t.path("running_ns").asLong(),
                     t.path("runnable_ns").asLong(), t.path("sleeping_ns").asLong(), t.path("switches").asLong(),
                     t.path("preemptions").asLong()));
         }

@@ -12,6 +12,7 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.OptionalInt;
 
 /**
  * A snapshot's MoE figures, from summary.json's {@code moe} object (the --json output's, see infertop(1)):
@@ -96,7 +97,11 @@ final class MoeSummary {
         for (Iterator<Map.Entry<String, JsonNode>> it = moe.path("per_expert").fields(); it.hasNext(); ) {
             Map.Entry<String, JsonNode> entry = it.next();
             JsonNode e = entry.getValue();
-            stats.add(new MoeTotals.ExpertStats(Integer.parseInt(entry.getKey()), e.path("active_nodes").asLong(),
+            OptionalInt expert = NumberKeys.of(entry.getKey());
+            if (expert.isEmpty()) {
+                continue;
+            }
+            stats.add(new MoeTotals.ExpertStats(expert.getAsInt(), e.path("active_nodes").asLong(),
                     number(e.path("node_p50_ms")), number(e.path("node_p99_ms")), number(e.path("row_share_ms")),
                     number(e.path("reuse_mean_tokens")), e.path("tokens_since_last").asLong(-1)));
         }

@@ -23,6 +23,7 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.OptionalInt;
 
 /**
  * A saved snapshot as the {@link Snapshot} the live view draws: the run's totals from summary.json (so replay
@@ -77,7 +78,11 @@ public final class SummarySnapshot {
         for (Iterator<Map.Entry<String, JsonNode>> it = s.path("threads").fields(); it.hasNext(); ) {
             Map.Entry<String, JsonNode> entry = it.next();
             JsonNode thread = entry.getValue();
-            threads.add(new ThreadTotals(Integer.parseInt(entry.getKey()), thread.path("groups").asLong(),
+            OptionalInt tid = NumberKeys.of(entry.getKey());
+            if (tid.isEmpty()) {
+                continue;
+            }
+            threads.add(new ThreadTotals(tid.getAsInt(), thread.path("groups").asLong(),
                     ms(thread.path("work_ms")), ms(thread.path("barrier_wait_ms")), thread.path("cpu").asInt(),
                     thread.path("migrations").asLong()));
         }
