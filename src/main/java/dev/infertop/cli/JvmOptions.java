@@ -19,13 +19,11 @@ public final class JvmOptions {
             "-XX:TieredStopAtLevel=1",
             // One compiler thread: compilation happens at start-up, it need not compete for both cores.
             "-XX:CICompilerCount=1",
-            // A method is compiled after ten times the default invocations and loop iterations: at the defaults
-            // C1 spent ~500 ms of CPU before the first screen (as much as the main thread) on code that start-up
-            // runs a few hundred times; the collector's per-event code passes the new thresholds within its first
-            // tenth of a second. Attaching to an idle llama-server, C1's CPU by the first screen 160-220 ms
-            // instead of 390-530, the main thread's unchanged; launching the bench model, peak RSS 96.4-97.2
-            // MiB instead of 99.2-99.6 (fewer compiled methods, smaller compiler arenas).
-            "-XX:CompileThresholdScaling=10",
+            // (Not -XX:CompileThresholdScaling=10: it cut C1's CPU before the first screen from ~500 to ~200 ms,
+            // but the collector then ran interpreted for seconds where events come fast: attached with --budget 0
+            // to llama-bench on the tiny model, 36-48 k records lost in the first 3 s instead of 0.5-12 k, the
+            // target slowed by half meanwhile; per-method thresholds for infertop's and HdrHistogram's code did
+            // not help, the hot path runs through the JDK's memory-segment code.)
             // No hsperfdata file in /tmp updated by the JVM every tick (and no jstat attach point).
             "-XX:-UsePerfData",
             // A bounded heap, sized to the collector's bounds (memory grows with what the target chooses only up
