@@ -160,7 +160,7 @@ class OperatorControlsIT {
      * The uprobes whose perf events {@code ownerPid} holds (bpftool lists the process holding the fd, i.e. the
      * infertop JVM), as "uprobe|uretprobe FILE+0xOFFSET", sorted. Other sessions' probes are not counted.
      */
-    private static List<String> uprobesOwnedBy(long ownerPid) throws Exception {
+    static List<String> uprobesOwnedBy(long ownerPid) throws Exception {
         Process process = new ProcessBuilder(Requirements.bpftool().toString(), "perf", "show")
                 .redirectErrorStream(true).start();
         String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
