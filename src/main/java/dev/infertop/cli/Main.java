@@ -5,11 +5,10 @@ import dev.infertop.session.UserError;
 import picocli.CommandLine;
 
 import java.io.PrintWriter;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
-import java.util.function.Supplier;
+import java.util.Set;
+import java.util.stream.Collectors;
 
 /** Entry point: picocli parses, commands run, and every failure leaves as one line and an exit code. */
 public final class Main {
@@ -57,19 +56,13 @@ public final class Main {
         return commandLine.execute(args);
     }
 
-    /** The subcommands' names, in --help's order, and how to make each. */
-    private static final Map<String, Supplier<Object>> SUBCOMMANDS = subcommands();
+    /** The subcommands, in --help's order; each one's name is its @Command's. */
+    private static final List<Class<?>> SUBCOMMANDS = List.of(DemoCommand.class, MachineCommand.class,
+            ModelCommand.class, OverheadCommand.class, ReportCommand.class, ReplayCommand.class);
 
-    private static Map<String, Supplier<Object>> subcommands() {
-        Map<String, Supplier<Object>> commands = new LinkedHashMap<>();
-        commands.put("demo", DemoCommand::new);
-        commands.put("machine", MachineCommand::new);
-        commands.put("model", ModelCommand::new);
-        commands.put("overhead", OverheadCommand::new);
-        commands.put("report", ReportCommand::new);
-        commands.put("replay", ReplayCommand::new);
-        return commands;
-    }
+    private static final Set<String> SUBCOMMAND_NAMES = SUBCOMMANDS.stream()
+            .map(command -> command.getAnnotation(CommandLine.Command.class).name())
+            .collect(Collectors.toUnmodifiableSet());
 
     /**
      * The command line for {@code args}: the subcommands are added only where the arguments may name one (a
@@ -80,7 +73,7 @@ public final class Main {
     static CommandLine commandLine(String... args) {
         CommandLine commandLine = new CommandLine(new InfertopCommand());
         if (mayNameSubcommand(args)) {
-            SUBCOMMANDS.forEach((name, command) -> commandLine.addSubcommand(name, command.get()));
+            SUBCOMMANDS.forEach(commandLine::addSubcommand); // picocli makes each and names it as annotated
         }
         return commandLine;
     }
@@ -93,7 +86,7 @@ public final class Main {
             if (arg.equals("--")) {
                 return false; // what follows is the command to launch
             }
-            if (SUBCOMMANDS.containsKey(arg) || List.of("-h", "--help", "-V", "--version").contains(arg)) {
+            if (SUBCOMMAND_NAMES.contains(arg) || List.of("-h", "--help", "-V", "--version").contains(arg)) {
                 return true;
             }
         }
