@@ -1,6 +1,7 @@
 package dev.infertop.cli;
 
 import dev.infertop.ffi.NativeLibraryMissing;
+import dev.infertop.ffi.OwnPriority;
 import dev.infertop.session.UserError;
 import picocli.CommandLine;
 
@@ -22,6 +23,8 @@ public final class Main {
 
     public static void main(String[] args) {
         dev.infertop.session.StartTimeline.mark("JVM started", System.err);
+        // Until the arguments say whether infertop attaches to a running (and maybe busy) engine: see OwnPriority.
+        OwnPriority.raiseForStart();
         // Names the target chose reach stdout and stderr in messages and outputs: the last guard before the
         // terminal (the live view draws through its own stream and guards its cells).
         ControlCharacterFilter.install();
@@ -53,7 +56,20 @@ public final class Main {
                     + " (run with INFERTOP_DEBUG=1 for details, and please report it)");
             return EXIT_INTERNAL;
         });
+        commandLine.setExecutionStrategy(parseResult -> {
+            if (!attaches(parseResult)) {
+                OwnPriority.backToGiven(); // only an attach races the target for the CPU
+            }
+            return new CommandLine.RunLast().execute(parseResult);
+        });
         return commandLine.execute(args);
+    }
+
+    /** Whether the parsed command attaches to a running process (-p, --follow): no subcommand, no COMMAND. */
+    static boolean attaches(CommandLine.ParseResult parseResult) {
+        return !parseResult.hasSubcommand() && !parseResult.isUsageHelpRequested()
+                && !parseResult.isVersionHelpRequested()
+                && parseResult.commandSpec().userObject() instanceof InfertopCommand command && command.command.isEmpty();
     }
 
     /** The subcommands, in --help's order; each one's name is its @Command's. */

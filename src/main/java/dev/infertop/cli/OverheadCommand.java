@@ -2,6 +2,7 @@ package dev.infertop.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.infertop.ffi.OwnPriority;
 import dev.infertop.session.Preflight;
 import dev.infertop.session.UserError;
 import picocli.CommandLine.Command;
@@ -96,8 +97,8 @@ final class OverheadCommand implements Callable<Integer> {
     }
 
     private Run runPlain() throws IOException, InterruptedException {
-        Process process = new ProcessBuilder(command).redirectOutput(ProcessBuilder.Redirect.PIPE)
-                .redirectErrorStream(true).start();
+        Process process = OwnPriority.start(new ProcessBuilder(command).redirectOutput(ProcessBuilder.Redirect.PIPE)
+                .redirectErrorStream(true));
         return measure(process, false, (int) process.pid(), -1);
     }
 
@@ -106,7 +107,7 @@ final class OverheadCommand implements Callable<Integer> {
         argv.addAll(JvmOptions.forLauncher()); // what src/scripts/infertop runs, so the cost measured is the one users get
         argv.addAll(List.of("-jar", jar, "--json", "-d", "1", "--layers", layers, "--"));
         argv.addAll(command);
-        Process process = new ProcessBuilder(argv).redirectErrorStream(false).start();
+        Process process = OwnPriority.start(new ProcessBuilder(argv).redirectErrorStream(false));
         return measure(process, true, -1, (int) process.pid());
     }
 

@@ -178,23 +178,6 @@ public final class LibC {
 
     public static final int PRIO_PROCESS = 0;
 
-    /** Sets the nice value of every thread of this process (threads created later inherit it). */
-    public static void niceThisProcess(int nice) {
-        java.io.File[] tasks = new java.io.File("/proc/self/task").listFiles();
-        if (tasks == null) {
-            return;
-        }
-        try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined()) {
-            MemorySegment state = Errno.allocate(arena);
-            for (java.io.File task : tasks) {
-                int tid = Integer.parseInt(task.getName());
-                int ignored = (int) setpriority.HANDLE.invokeExact(state, PRIO_PROCESS, tid, nice);
-            }
-        } catch (Throwable t) {
-            // best effort: infertop still works at normal priority
-        }
-    }
-
     // malloc_trim(3) (glibc): int malloc_trim(size_t pad). Absent from other C libraries: then nothing is trimmed.
     private static final class malloc_trim {
         static final MethodHandle HANDLE = LINKER.defaultLookup().find("malloc_trim")

@@ -41,7 +41,8 @@ public final class CeilingMeasurement {
         List<String> command = List.of(java.toString(), "--enable-native-access=ALL-UNNAMED", "-XX:+UseSerialGC",
                 "-Xmx96m", "-XX:-UsePerfData", "-cp", classpath, CeilingChild.class.getName(),
                 Integer.toString(threads), Long.toString(bufferBytes()), Integer.toString(ROUNDS));
-        Process child = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        Process child = dev.infertop.ffi.OwnPriority.start(
+                new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT));
         try {
             byte[] output = child.getInputStream().readNBytes(64 * 1024);
             if (!child.waitFor(TIME_LIMIT_MS, TimeUnit.MILLISECONDS)) {

@@ -86,7 +86,8 @@ public final class UprobeCostProbe {
     }
 
     private static UprobeHitCost measure(Path program, long offset, int pmuType) throws IOException {
-        Process child = new ProcessBuilder(program.toString()).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        Process child = dev.infertop.ffi.OwnPriority.start(
+                new ProcessBuilder(program.toString()).redirectError(ProcessBuilder.Redirect.INHERIT));
         try (Writer in = new OutputStreamWriter(child.getOutputStream(), StandardCharsets.US_ASCII);
              BufferedReader out = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.US_ASCII))) {
             timeCalls(in, out); // warm-up: page faults, CPU frequency

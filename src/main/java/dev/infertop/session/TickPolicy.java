@@ -104,7 +104,7 @@ final class TickPolicy implements Collector.Session {
             // Records flow but no .gguf is mapped: the model was read, not mapped (llama.cpp's --no-mmap).
             // Looking on every drain would cost a /proc/PID/maps read every 10 ms for the whole run.
             modelSearchOver = true;
-            dev.infertop.ffi.LibC.niceThisProcess(TraceSession.OWN_NICE); // start-up is over all the same (see rescan)
+            dev.infertop.ffi.OwnPriority.targetStarted(); // the model is not mapped; started all the same (see rescan)
             return;
         }
         if (drainScans.due(nowNs, records)) {
@@ -168,10 +168,10 @@ final class TickPolicy implements Collector.Session {
             control.notice("infertop: " + e.getMessage());
         }
         if (target.modelFile() == null && model != null) {
-            // Start-up is over (the target mapped its model): from here on infertop's own threads run at
-            // nice 10, yielding the CPU to the workload; the ring buffer absorbs the delay. Not before, so
-            // a run of a few milliseconds is still followed closely.
-            dev.infertop.ffi.LibC.niceThisProcess(TraceSession.OWN_NICE);
+            // The target has started (it mapped its model): from here on (and the first screen on, see
+            // OwnPriority) infertop's own threads run at nice 10, yielding the CPU to the workload; the ring
+            // buffer absorbs the delay. Not before, so a run of a few milliseconds is still followed closely.
+            dev.infertop.ffi.OwnPriority.targetStarted();
         }
         target = new TargetInfo(process.pid(), commandLabel(), model,
                 libraries.stream().map(Path::toString).distinct().toList());

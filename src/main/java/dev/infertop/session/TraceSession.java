@@ -21,9 +21,6 @@ public final class TraceSession {
     /** How long a quit may take to detach every probe before the shutdown hook detaches them itself. */
     static final long DETACH_WAIT_MS = 1000;
 
-    /** Nice value of infertop's own threads while tracing. */
-    static final int OWN_NICE = 10;
-
     private final RunControl control;
 
     /** {@code version} is written into snapshot directories. */

@@ -6,10 +6,12 @@ import dev.infertop.bpf.InfertopProbes;
 import dev.infertop.bpf.PerCpuCounter;
 import dev.infertop.bpf.RingBufferReader;
 import dev.infertop.bpf.SiteFinder;
+import dev.infertop.ffi.OwnPriority;
 import dev.infertop.metrics.MetricsFeed;
 import dev.infertop.metrics.MetricsServer;
 import dev.infertop.model.CounterSet;
 import dev.infertop.model.RunState;
+import dev.infertop.model.Snapshot;
 import dev.infertop.snapshot.SnapshotTaker;
 import dev.infertop.target.LaunchedCommand;
 import dev.infertop.target.TargetMemory;
@@ -41,6 +43,32 @@ final class TracedSession {
     /** The first interval's length for this output, given -d's ({@code intervalNs}). */
     static long firstIntervalNs(TraceOptions.OutputMode output, long intervalNs) {
         return output == TraceOptions.OutputMode.LIVE ? Math.min(intervalNs, FIRST_LIVE_INTERVAL_NS) : intervalNs;
+    }
+
+    /** {@code view}, telling {@link OwnPriority} when the first interval is on the screen (the start is over). */
+    private static SnapshotView endingStartBoost(SnapshotView view) {
+        return new SnapshotView() {
+            private boolean shown;
+
+            @Override
+            public void show(Snapshot snapshot) {
+                view.show(snapshot);
+                if (!shown) {
+                    shown = true;
+                    OwnPriority.firstScreenShown();
+                }
+            }
+
+            @Override
+            public boolean outputClosed() {
+                return view.outputClosed();
+            }
+
+            @Override
+            public void close() {
+                view.close();
+            }
+        };
     }
 
     /** How the session ended: the collector's state and infertop's exit status. */
@@ -118,7 +146,7 @@ final class TracedSession {
             case LIVE -> LiveScreen.of(control).view;
             case QUIET -> (SnapshotView) snapshot -> { };
         };
-        SnapshotView view = StartTimeline.markingFirstInterval(shown, control.err);
+        SnapshotView view = StartTimeline.markingFirstInterval(endingStartBoost(shown), control.err);
         if (process instanceof LaunchedCommand) {
             // The target is held until release(): it waits, not races.
             CollectorWarmup.run(control, calibration, loaded.backendNames(), policy, resources.ring, resources.lost);

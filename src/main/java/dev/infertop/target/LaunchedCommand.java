@@ -83,7 +83,7 @@ public final class LaunchedCommand implements TracedProcess {
         if (output == Output.LOG_FILE) {
             builder.environment().put("INFERTOP_TARGET_LOG", logFile.toString());
         }
-        Process process = builder.start();
+        Process process = dev.infertop.ffi.OwnPriority.start(builder);
         return new LaunchedCommand(process, directory, gate);
     }
 

@@ -46,8 +46,8 @@ public final class Setpriv {
                         + "|| { printf '%s' \"${f#?:}\"; exit 1; }; done", "check"));
         executables.forEach(p -> argv.add("x:" + p));
         readable.forEach(p -> argv.add("r:" + p));
-        Process check = new ProcessBuilder(argv).redirectErrorStream(true)
-                .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null"))).start();
+        Process check = dev.infertop.ffi.OwnPriority.start(new ProcessBuilder(argv).redirectErrorStream(true)
+                .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null"))));
         try {
             String printed = new String(check.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
             if (!check.waitFor(10, TimeUnit.SECONDS)) {

@@ -61,7 +61,7 @@ public final class LlamaCppWorkload {
             ProcessBuilder builder = new ProcessBuilder("bash", script.toString(), cacheDir().toString())
                     .redirectError(ProcessBuilder.Redirect.INHERIT);
             builder.environment().put("INFERTOP_NODE_LLAMA_CPP_VERSION", NODE_LLAMA_CPP_VERSION);
-            Process process = builder.start();
+            Process process = dev.infertop.ffi.OwnPriority.start(builder);
             String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
             int status = process.waitFor();
             if (status != 0) {

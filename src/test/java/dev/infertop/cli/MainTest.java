@@ -9,6 +9,7 @@ import java.io.StringWriter;
 import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class MainTest {
@@ -35,6 +36,19 @@ class MainTest {
         for (String[] args : new String[][] {{"-p", "42"}, {"--json", "-n", "3", "-p", "42"},
                 {"--json", "--", "llama-bench", "--help", "demo"}}) {
             assertTrue(Main.commandLine(args).getSubcommands().isEmpty(), String.join(" ", args));
+        }
+    }
+
+    /** Only an attach keeps the start boost past the parse (dev.infertop.ffi.OwnPriority). */
+    @Test
+    void onlyAnAttachIsParsedAsOne() {
+        for (String[] args : new String[][] {{"-p", "42"}, {"--json", "-n", "3", "-p", "42"},
+                {"--follow", "llama-server"}}) {
+            assertTrue(Main.attaches(Main.commandLine(args).parseArgs(args)), String.join(" ", args));
+        }
+        for (String[] args : new String[][] {{"--json", "--", "llama-bench", "-p", "42"}, {"demo"},
+                {"report", "dir"}, {"-p", "42", "--help"}, {"--version"}, {"overhead", "--", "llama-bench"}}) {
+            assertFalse(Main.attaches(Main.commandLine(args).parseArgs(args)), String.join(" ", args));
         }
     }
 

@@ -19,6 +19,9 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
@@ -133,6 +136,117 @@ class JourneyIT {
         Files.deleteIfExists(log);
         LeakCheck.assertNothingLeft();
         assertTrue(target.isAlive(), "the attached target must survive infertop's exit");
+    }
+
+    /**
+     * Attaching in a terminal of its own to an engine that keeps both cores busy, infertop starts above it (its
+     * threads' nice and its session's autogroup 10 lower, so the start is not slowed to the target's pace) and
+     * yields once its first screen is drawn: its threads at nice 10, the session's autogroup back where it was.
+     */
+    @Test
+    void attachingStartsAboveABusyTargetAndYieldsAfterTheFirstScreen() throws Exception {
+        Process target = startTinyDecodeLoop();
+        pane = TmuxPane.startShell(session(), 120, 40, ROOT, LAUNCHER + " -p " + target.pid());
+        pane.keepSize();
+        ProcessHandle jvm = awaitInfertopJvm();
+        AtomicInteger lowestThreadNice = new AtomicInteger(Integer.MAX_VALUE);
+        AtomicInteger lowestSessionNice = new AtomicInteger(Integer.MAX_VALUE);
+        AtomicBoolean shown = new AtomicBoolean();
+        Thread sampler = Thread.ofPlatform().start(() -> {
+            while (!shown.get() && jvm.isAlive()) {
+                threadNices(jvm.pid()).forEach(n -> lowestThreadNice.accumulateAndGet(n, Math::min));
+                autogroupNice(jvm.pid()).ifPresent(n -> lowestSessionNice.accumulateAndGet(n, Math::min));
+                LockSupport.parkNanos(2_000_000);
+            }
+        });
+        pane.awaitScreen("decode tokens/s", s -> DECODING.matcher(s).find(), 120);
+        shown.set(true);
+        sampler.join();
+        boolean autogroups = Files.exists(Path.of("/proc/self/autogroup")); // a kernel with CONFIG_SCHED_AUTOGROUP
+        assertEquals(-10, lowestThreadNice.get(), "infertop's threads never ran at nice -10 during the start");
+        if (autogroups) {
+            assertEquals(-10, lowestSessionNice.get(), "the session's autogroup was never raised during the start");
+        }
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        List<Integer> nices = threadNices(jvm.pid());
+        while (System.nanoTime() < deadline && !(nices.stream().allMatch(n -> n == 10)
+                && autogroupNice(jvm.pid()).orElse(0) == 0)) {
+            Thread.sleep(100);
+            nices = threadNices(jvm.pid());
+        }
+        assertTrue(!nices.isEmpty() && nices.stream().allMatch(n -> n == 10), "after the first screen: " + nices);
+        assertEquals(0, autogroupNice(jvm.pid()).orElse(0), "the session's autogroup after the first screen");
+        quit();
+        LeakCheck.assertNothingLeft();
+    }
+
+    /** A command infertop launches runs at the priority infertop was given, never at the start boost. */
+    @Test
+    void aLaunchedCommandNeverInheritsTheStartBoost() throws Exception {
+        int sessionNice = autogroupNice(ProcessHandle.current().pid()).orElseThrow();
+        Process infertop = new ProcessBuilder(LAUNCHER.toString(), "--json", "-n", "3", "--", bench.toString(), "-m",
+                Models.preset("tiny").toString(), "-p", "0", "-n", "0", "-pg", "32,32", "-r", "100000", "-t", "2")
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+        launched.add(infertop.pid());
+        long deadline = System.nanoTime() + 120_000_000_000L;
+        ProcessHandle launchedBench = null;
+        while (launchedBench == null && System.nanoTime() < deadline && infertop.isAlive()) {
+            launchedBench = infertop.descendants().filter(p -> p.info().command().orElse("").endsWith("llama-bench"))
+                    .findFirst().orElse(null);
+            Thread.sleep(20);
+        }
+        assertTrue(launchedBench != null, "infertop launched no llama-bench");
+        launched.add(launchedBench.pid());
+        List<Integer> nices = threadNices(launchedBench.pid());
+        assertTrue(!nices.isEmpty() && nices.stream().allMatch(n -> n == 0), "the launched command's threads: " + nices);
+        assertEquals(sessionNice, autogroupNice(launchedBench.pid()).orElseThrow(),
+                "the launched command's session autogroup");
+        assertTrue(infertop.waitFor(120, TimeUnit.SECONDS), "infertop -n 3 did not end");
+        assertEquals(sessionNice, autogroupNice(ProcessHandle.current().pid()).orElseThrow(),
+                "infertop left its start boost on the session");
+        LeakCheck.assertNothingLeft();
+    }
+
+    private ProcessHandle awaitInfertopJvm() throws Exception {
+        long deadline = System.nanoTime() + 30_000_000_000L;
+        while (true) {
+            try {
+                return pane.infertop();
+            } catch (java.util.NoSuchElementException e) {
+                if (System.nanoTime() > deadline) {
+                    throw e;
+                }
+                Thread.sleep(2);
+            }
+        }
+    }
+
+    /** The nice value of each thread of {@code pid} (stat(5) field 19; the command name may hold spaces). */
+    private static List<Integer> threadNices(long pid) {
+        List<Integer> nices = new ArrayList<>();
+        try (Stream<Path> tasks = Files.list(Path.of("/proc/" + pid + "/task"))) {
+            for (Path task : tasks.toList()) {
+                try {
+                    String stat = Files.readString(task.resolve("stat"));
+                    nices.add(Integer.parseInt(stat.substring(stat.lastIndexOf(')') + 2).split(" ")[16]));
+                } catch (IOException e) {
+                    // the thread ended
+                }
+            }
+        } catch (IOException e) {
+            // the process ended
+        }
+        return nices;
+    }
+
+    /** The nice value of {@code pid}'s session autogroup ("/autogroup-42 nice 0"), empty when there is none. */
+    private static java.util.OptionalInt autogroupNice(long pid) {
+        try {
+            String[] words = Files.readString(Path.of("/proc/" + pid + "/autogroup")).trim().split(" ");
+            return java.util.OptionalInt.of(Integer.parseInt(words[2]));
+        } catch (IOException | RuntimeException e) {
+            return java.util.OptionalInt.empty();
+        }
     }
 
     @Test

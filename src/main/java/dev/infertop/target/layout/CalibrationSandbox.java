@@ -106,7 +106,7 @@ final class CalibrationSandbox {
             if (!searchPath.isEmpty()) {
                 builder.environment().put("LD_LIBRARY_PATH", searchPath);
             }
-            child = builder.start();
+            child = dev.infertop.ffi.OwnPriority.start(builder); // the target's code: never at infertop's start boost
             BoundedReader stdout = BoundedReader.start(child.getInputStream(), LayoutAnswer.MAX_BYTES + 1);
             BoundedReader stderr = BoundedReader.start(child.getErrorStream(), MAX_STDERR_BYTES);
             if (!child.waitFor(limit.toMillis(), TimeUnit.MILLISECONDS)) {

@@ -1,0 +1,78 @@
+package dev.infertop.ffi;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The start boost's readings, and the rule that keeps every child process off it. */
+class OwnPriorityTest {
+    @Test
+    void readsTheNiceValueAfterACommandNameWithSpacesAndParentheses(@TempDir Path dir) throws IOException {
+        Path stat = dir.resolve("stat");
+        // A thread may name itself anything up to 15 bytes: ") 0 0 0" must not shift the fields.
+        Files.writeString(stat, "4242 (C1 ) 0 0 0 x) S 1 4242 4242 0 -1 4194560 100 0 0 0 5 3 0 0 30 -7 14 0 "
+                + "1234 0 0\n");
+        assertEquals(-7, OwnPriority.niceOf(stat));
+    }
+
+    @Test
+    void aStatItCannotReadCountsAsNiceZero(@TempDir Path dir) {
+        assertEquals(0, OwnPriority.niceOf(dir.resolve("missing")));
+    }
+
+    @Test
+    void readsTheAutogroupNiceValue() {
+        assertEquals(0, OwnPriority.autogroupNice("/autogroup-1406 nice 0\n"));
+        assertEquals(-10, OwnPriority.autogroupNice("/autogroup-7 nice -10"));
+        assertThrows(IllegalArgumentException.class, () -> OwnPriority.autogroupNice("garbage"));
+        assertThrows(IllegalArgumentException.class, () -> OwnPriority.autogroupNice("/autogroup-7 weight 5"));
+    }
+
+    @Test
+    void thisThreadsNiceValueIsReadFromProc() throws IOException {
+        String stat = Files.readString(Path.of("/proc/thread-self/stat"));
+        int expected = Integer.parseInt(stat.substring(stat.lastIndexOf(')') + 2).split(" ")[16]);
+        assertEquals(expected, OwnPriority.niceOf(Path.of("/proc/thread-self/stat")));
+    }
+
+    /**
+     * A child inherits the nice value of the thread that starts it: every process infertop starts goes through
+     * OwnPriority.start, which ends the start boost first (the launched target and the sandbox that runs the
+     * target's library must never run above the priority infertop was given).
+     */
+    @Test
+    void everyChildProcessIsStartedThroughOwnPriority() throws IOException {
+        List<String> offenders = new ArrayList<>();
+        try (Stream<Path> sources = Files.walk(Path.of("src/main/java"))) {
+            for (Path source : sources.filter(p -> p.toString().endsWith(".java")).toList()) {
+                String text = Files.readString(source);
+                if (source.endsWith("OwnPriority.java")) {
+                    continue;
+                }
+                if (text.contains("Runtime.getRuntime().exec") || text.contains("ProcessBuilder")
+                        && count(text, "new ProcessBuilder(") > count(text, "OwnPriority.start(")) {
+                    offenders.add(source.toString());
+                }
+            }
+        }
+        assertTrue(offenders.isEmpty(), "processes started without OwnPriority.start: " + offenders);
+    }
+
+    private static int count(String text, String what) {
+        int count = 0;
+        for (int at = text.indexOf(what); at >= 0; at = text.indexOf(what, at + 1)) {
+            count++;
+        }
+        return count;
+    }
+}
