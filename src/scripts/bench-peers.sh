@@ -9,10 +9,13 @@
 #   bcc         a hand-written BCC tracer (src/scripts/peers/bcc-ggml.py): entry+return uprobes on 7 functions,
 #               every call's duration through a perf buffer
 # Each round runs all five in a rotated order; a tracer's figure is its decode tokens/s over the same round's
-# `none`. Printed: per tracer the median ratio with its range over the rounds; and infertop's time to its first
-# interval line and peak RSS (VmHWM) with the defaults, from the same rounds.
+# `none`. Printed: per tracer the median ratio with its range over the rounds, over the whole run and over the
+# repetitions after the first SKIP (llama-bench's own per-repetition figures, -o jsonl): a tracer that starts
+# with the workload pays its start-up (infertop: the JIT, the overhead budget's first 2 s window with every
+# graph traced, then a gap of at most 2 s) in the first seconds, and a run of 5 repetitions (~10 s) is mostly
+# those; and infertop's time to its first interval line and peak RSS (VmHWM), from the same rounds.
 #
-#   src/scripts/bench-peers.sh [-r ROUNDS] [-n REPS] [-o OUT] [--install]
+#   src/scripts/bench-peers.sh [-r ROUNDS] [-n REPS] [-s SKIP] [-o OUT] [--install]
 #
 # --install: installs the peers from the distribution (bpftrace, bpfcc-tools). BCC compiles its programs
 # against kernel headers and looks for them in /lib/modules/$(uname -r)/build; a VM kernel without a headers
@@ -25,20 +28,23 @@ here="$(dirname "$(readlink -f "$0")")"
 die() { printf 'bench-peers: %s\n' "$*" >&2; exit 1; }
 rounds=6
 reps=3
+skip=2
 out="bench-peers-$(date +%Y%m%d-%H%M%S).txt"
 install=0
 while [ $# -gt 0 ]; do
   case "$1" in
     -r) rounds="$2"; shift 2 ;;
     -n) reps="$2"; shift 2 ;;
+    -s) skip="$2"; shift 2 ;;
     -o) out="$2"; shift 2 ;;
     --install) install=1; shift ;;
-    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown option '$1' (see -h)" ;;
   esac
 done
 [[ "$rounds" =~ ^[0-9]+$ && "$rounds" -ge 1 ]] || die "-r ROUNDS must be a positive number, got '$rounds'"
 [[ "$reps" =~ ^[0-9]+$ && "$reps" -ge 1 ]] || die "-n REPS must be a positive number, got '$reps'"
+[[ "$skip" =~ ^[0-9]+$ && "$skip" -lt "$reps" ]] || die "-s SKIP must be a number below -n REPS ($reps), got '$skip'"
 [ "$(id -u)" = 0 ] || die "needs root (BPF probes): run it with sudo"
 
 if [ "$install" = 1 ]; then
@@ -78,13 +84,14 @@ fi
 libllama="$(readlink -f "$bin/libllama.so")"
 libbase="$(readlink -f "$bin/libggml-base.so")"
 libcpu="$(readlink -f "$bin/libggml-cpu.so")"
-workload=("$bench" -m "$model" -p 0 -n 64 -r "$reps" -t 2)
+workload=("$bench" -m "$model" -p 0 -n 64 -r "$reps" -t 2 -o jsonl)
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
-tg() { grep -E '\| +tg64 +\|' "$1" | sed -E 's/.*\| +([0-9.]+) ± .*/\1/' | tail -1; }
+# llama-bench's tokens/s of each repetition (its JSON line's samples_ts), comma-separated.
+tg() { grep -o '"samples_ts": *\[[^]]*\]' "$1" | tail -1 | sed -E 's/.*\[ *//; s/ *\]//; s/ //g'; }
 
-# One run of the workload under tracer $1; prints "tokens/s [first-line-s rss-kib]".
+# One run of the workload under tracer $1; prints "tokens/s-of-each-rep [first-line-ms rss-kib]".
 run_one() {
   local tracer="$1" log="$work/$1.log" tpid
   case "$tracer" in
@@ -142,26 +149,32 @@ for round in $(seq 1 "$rounds"); do
     echo "round $round $tracer $result" | tee -a "$out"
   done
 done
-python3 - "$out" <<'PY' | tee -a "$out"
+python3 - "$out" "$skip" <<'PY' | tee -a "$out"
 import statistics, sys
 rows = [l.split() for l in open(sys.argv[1]) if l.startswith("round ")]
 by_round = {}
 for r in rows:
     by_round.setdefault(r[1], {})[r[2]] = r[3:]
-def ratio_stats(tracer):
+skip = int(sys.argv[2])
+def samples(values):
+    return [float(x) for x in values[0].split(",")]
+def ratio_stats(tracer, first):
     ratios = []
     for values in by_round.values():
         try:
-            ratios.append(float(values[tracer][0]) / float(values["none"][0]))
-        except (KeyError, ValueError, ZeroDivisionError, IndexError):
+            mine, base = samples(values[tracer])[first:], samples(values["none"])[first:]
+            ratios.append(statistics.mean(mine) / statistics.mean(base))
+        except (KeyError, ValueError, ZeroDivisionError, IndexError, statistics.StatisticsError):
             pass
     return ratios
 print("decode tokens/s relative to the same round's run without a tracer (median, range over rounds):")
+print(f"  {'':9s} {'whole run':24s} after the first {skip} repetitions")
 for tracer in ["default", "full", "bpftrace", "bcc"]:
-    r = ratio_stats(tracer)
-    if r:
-        print(f"  {tracer:9s} {statistics.median(r):.3f}  ({min(r):.3f}-{max(r):.3f}, {len(r)} rounds)")
-base = [float(v["none"][0]) for v in by_round.values() if "none" in v and v["none"]]
+    whole, steady = ratio_stats(tracer, 0), ratio_stats(tracer, skip)
+    if whole:
+        print(f"  {tracer:9s} {statistics.median(whole):.3f} ({min(whole):.3f}-{max(whole):.3f})     "
+              f"{statistics.median(steady):.3f} ({min(steady):.3f}-{max(steady):.3f}), {len(whole)} rounds")
+base = [statistics.mean(samples(v["none"])) for v in by_round.values() if "none" in v and v["none"]]
 if base:
     print(f"  none      {statistics.median(base):.1f} tok/s ({min(base):.1f}-{max(base):.1f})")
 for tracer in ["default", "full"]:
