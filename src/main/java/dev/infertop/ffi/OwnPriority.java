@@ -13,8 +13,10 @@ import java.nio.file.Path;
  * with, as atop runs at nice -20 to keep sampling under heavy load): the engine typically spins every core, and
  * at equal weight the ~1.4 s of CPU a start needs took 1.5-1.9 s of wall time on a 2-core box instead of 1.0
  * (issue 15). Once the first interval is on the screen and the target has mapped its model, every thread yields
- * to the workload at nice {@link #OWN_NICE} for the rest of the run (the ring buffer absorbs the delay). The
- * CPU a start takes from the target is the same either way; it is only taken sooner.
+ * to the workload at nice {@link #OWN_NICE} for the rest of the run (the ring buffer absorbs the delay; where
+ * the kernel groups the CPU by session, below, that weighs only against infertop's own session, whose
+ * autogroup also holds the user's shell and is not lowered). The CPU a start takes from the target is the same
+ * either way; it is only taken sooner.
  * <p>
  * Linux keeps a nice value per thread and a new thread or child process inherits its creator's: every change
  * here is applied to each thread in /proc/self/task (twice, for one created meanwhile), and a child process is
