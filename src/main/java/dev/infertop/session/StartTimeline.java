@@ -1,6 +1,5 @@
 package dev.infertop.session;
 
-import dev.infertop.model.Snapshot;
 import dev.infertop.view.SnapshotView;
 
 import java.io.IOException;
@@ -38,28 +37,14 @@ public final class StartTimeline {
         if (!ON) {
             return view;
         }
-        return new SnapshotView() {
-            @Override
-            public void show(Snapshot snapshot) {
-                view.show(snapshot);
-                synchronized (StartTimeline.class) {
-                    if (!firstIntervalSaid) {
-                        firstIntervalSaid = true;
-                        mark("first interval shown", err);
-                    }
+        return SnapshotView.afterFirstShown(view, () -> {
+            synchronized (StartTimeline.class) {
+                if (!firstIntervalSaid) {
+                    firstIntervalSaid = true;
+                    mark("first interval shown", err);
                 }
             }
-
-            @Override
-            public boolean outputClosed() {
-                return view.outputClosed();
-            }
-
-            @Override
-            public void close() {
-                view.close();
-            }
-        };
+        });
     }
 
     /**

@@ -11,7 +11,6 @@ import dev.infertop.metrics.MetricsFeed;
 import dev.infertop.metrics.MetricsServer;
 import dev.infertop.model.CounterSet;
 import dev.infertop.model.RunState;
-import dev.infertop.model.Snapshot;
 import dev.infertop.snapshot.SnapshotTaker;
 import dev.infertop.target.LaunchedCommand;
 import dev.infertop.target.TargetMemory;
@@ -43,32 +42,6 @@ final class TracedSession {
     /** The first interval's length for this output, given -d's ({@code intervalNs}). */
     static long firstIntervalNs(TraceOptions.OutputMode output, long intervalNs) {
         return output == TraceOptions.OutputMode.LIVE ? Math.min(intervalNs, FIRST_LIVE_INTERVAL_NS) : intervalNs;
-    }
-
-    /** {@code view}, telling {@link OwnPriority} when the first interval is on the screen (the start is over). */
-    private static SnapshotView endingStartBoost(SnapshotView view) {
-        return new SnapshotView() {
-            private boolean shown;
-
-            @Override
-            public void show(Snapshot snapshot) {
-                view.show(snapshot);
-                if (!shown) {
-                    shown = true;
-                    OwnPriority.firstScreenShown();
-                }
-            }
-
-            @Override
-            public boolean outputClosed() {
-                return view.outputClosed();
-            }
-
-            @Override
-            public void close() {
-                view.close();
-            }
-        };
     }
 
     /** How the session ended: the collector's state and infertop's exit status. */
@@ -146,7 +119,8 @@ final class TracedSession {
             case LIVE -> LiveScreen.of(control).view;
             case QUIET -> (SnapshotView) snapshot -> { };
         };
-        SnapshotView view = StartTimeline.markingFirstInterval(endingStartBoost(shown), control.err);
+        SnapshotView view = StartTimeline.markingFirstInterval(
+                SnapshotView.afterFirstShown(shown, OwnPriority::firstScreenShown), control.err); // the start is over
         if (process instanceof LaunchedCommand) {
             // The target is held until release(): it waits, not races.
             CollectorWarmup.run(control, calibration, loaded.backendNames(), policy, resources.ring, resources.lost);

@@ -16,4 +16,30 @@ public interface SnapshotView extends AutoCloseable {
 
     @Override
     default void close() {}
+
+    /** {@code view}, running {@code action} once, right after the first snapshot it shows. */
+    static SnapshotView afterFirstShown(SnapshotView view, Runnable action) {
+        return new SnapshotView() {
+            private boolean shown;
+
+            @Override
+            public void show(Snapshot snapshot) {
+                view.show(snapshot);
+                if (!shown) {
+                    shown = true;
+                    action.run();
+                }
+            }
+
+            @Override
+            public boolean outputClosed() {
+                return view.outputClosed();
+            }
+
+            @Override
+            public void close() {
+                view.close();
+            }
+        };
+    }
 }
