@@ -5,8 +5,9 @@
 #   src/scripts/bench-alternate.sh [-r REPS] [-B BLOCK] [-o OUT] [MODE ...]
 #
 # One llama-bench decoding the bench model (-p 0 -n 64 -r REPS -t 2, --progress so that each repetition's start
-# is seen); infertop attached (`infertop --json -p PID`, MODE default, or full: `--budget 0`) for BLOCK
-# repetitions, detached (SIGINT) for BLOCK, and so on, each switch at a repetition's start. The first repetition
+# is seen); infertop attached (`infertop --json -p PID`, MODE default; full: `--budget 0`; tg: `--layers
+# token,graph`, the operator layer off) for BLOCK repetitions, detached (SIGINT) for BLOCK, and so on, each
+# switch at a repetition's start. The first repetition
 # of each block is not counted (it holds infertop's start, or its detach); each traced block's mean tokens/s
 # (llama-bench's own per-repetition figures) is compared with the mean of the untraced blocks either side.
 # Printed per MODE (default: default full, one llama-bench each): the median ratio with its range over the
@@ -24,7 +25,7 @@ while getopts "r:B:o:h" opt; do
     r) reps="$OPTARG" ;;
     B) block="$OPTARG" ;;
     o) out="$OPTARG" ;;
-    h) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    h) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) die "unknown option (see -h)" ;;
   esac
 done
@@ -32,7 +33,7 @@ shift $((OPTIND - 1))
 modes=("$@")
 [ ${#modes[@]} -gt 0 ] || modes=(default full)
 for mode in "${modes[@]}"; do
-  [[ "$mode" = default || "$mode" = full ]] || die "MODE is default or full, got '$mode'"
+  [[ "$mode" = default || "$mode" = full || "$mode" = tg ]] || die "MODE is default, full or tg, got '$mode'"
 done
 [[ "$block" =~ ^[0-9]+$ && "$block" -ge 2 ]] || die "-B BLOCK must be 2 or more, got '$block'"
 [[ "$reps" =~ ^[0-9]+$ && "$reps" -ge $((3 * block)) ]] || die "-r REPS must be at least 3 blocks ($((3 * block))), got '$reps'"
@@ -58,7 +59,7 @@ tracer = None
 started = []  # repetition numbers (1-based) as they start, with whether infertop was attached during them
 
 def attach():
-    extra = ["--budget", "0"] if mode == "full" else []
+    extra = {"full": ["--budget", "0"], "tg": ["--layers", "token,graph"]}.get(mode, [])
     return subprocess.Popen([infertop, "--json", *extra, "-p", str(target.pid)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
