@@ -38,13 +38,8 @@ done
 [[ "$block" =~ ^[0-9]+$ && "$block" -ge 2 ]] || die "-B BLOCK must be 2 or more, got '$block'"
 [[ "$reps" =~ ^[0-9]+$ && "$reps" -ge $((3 * block)) ]] || die "-r REPS must be at least 3 blocks ($((3 * block))), got '$reps'"
 [ "$(id -u)" = 0 ] || die "needs root (BPF probes): run it with sudo"
-cache="${INFERTOP_CACHE:-$HOME/.cache/infertop}"
-bench="$cache/llama.cpp-node-3.22.1/build/bin/llama-bench"
-[ -x "$bench" ] || die "llama-bench not found at $bench: run src/scripts/setup.sh"
-model="$(ls -1 "$cache"/models/bench-s*-*.gguf 2>/dev/null | head -1 || true)"
-[ -n "$model" ] || model="$cache/models/bench.gguf"
-infertop="${INFERTOP:-$here/infertop}"
-[ -f "$model" ] || "$infertop" model bench "$model" >&2
+source "$here/bench-workload.sh"
+bench_workload
 
 exec 9>/tmp/infertop-probes.lock
 flock 9

@@ -70,20 +70,11 @@ fi
 command -v bpftrace >/dev/null || die "bpftrace is missing: run with --install"
 /usr/bin/python3 -c 'import bcc' 2>/dev/null || die "BCC (python3-bpfcc) is missing: run with --install"
 
-cache="${INFERTOP_CACHE:-$HOME/.cache/infertop}"
-bin="$cache/llama.cpp-node-3.22.1/build/bin"
-bench="$bin/llama-bench"
-[ -x "$bench" ] || die "llama-bench not found in $bin: run src/scripts/setup.sh"
-model="$(ls -1 "$cache"/models/bench-s*-*.gguf 2>/dev/null | head -1 || true)"
-[ -n "$model" ] || model="$cache/models/bench.gguf"
-infertop="${INFERTOP:-$here/infertop}"
-if [ ! -f "$model" ]; then
-  mkdir -p "$(dirname "$model")"
-  "$infertop" model bench "$model" >&2
-fi
-libllama="$(readlink -f "$bin/libllama.so")"
-libbase="$(readlink -f "$bin/libggml-base.so")"
-libcpu="$(readlink -f "$bin/libggml-cpu.so")"
+source "$here/bench-workload.sh"
+bench_workload
+libllama="$(readlink -f "$bench_bin/libllama.so")"
+libbase="$(readlink -f "$bench_bin/libggml-base.so")"
+libcpu="$(readlink -f "$bench_bin/libggml-cpu.so")"
 workload=("$bench" -m "$model" -p 0 -n 64 -r "$reps" -t 2 -o jsonl)
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
