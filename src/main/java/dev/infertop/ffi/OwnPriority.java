@@ -115,7 +115,9 @@ public final class OwnPriority {
         try {
             nice = autogroupNice(Files.readString(AUTOGROUP));
         } catch (IOException | RuntimeException e) {
-            return; // a kernel without autogroup (or with it off): thread nice values are what counts
+            // No autogroup: a kernel without it, or a process still in init's session (an empty file). Thread
+            // nice values are what counts then.
+            return;
         }
         // Only a session at the default: one below it was raised already (by another infertop starting, whose
         // boost ends with its start; raising it again from there would leave it raised), one above it was put
