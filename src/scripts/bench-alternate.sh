@@ -2,28 +2,32 @@
 # infertop's cost within one long run, where neighbouring seconds share the machine's state (separate runs on a
 # busy VM drift by more than the cost: untraced llama-bench rounds of one bench-peers run differed by 20 %).
 #
-#   src/scripts/bench-alternate.sh [-r REPS] [-B BLOCK] [-o OUT] [MODE ...]
+#   src/scripts/bench-alternate.sh [-r REPS] [-B BLOCK] [-S SETTLE] [-o OUT] [MODE ...]
 #
 # One llama-bench decoding the bench model (-p 0 -n 64 -r REPS -t 2, --progress so that each repetition's start
 # is seen); infertop attached (`infertop --json -p PID`, MODE default; full: `--budget 0`; tg: `--layers
 # token,graph`, the operator layer off) for BLOCK repetitions, detached (SIGINT) for BLOCK, and so on, each
-# switch at a repetition's start. The first repetition
-# of each block is not counted (it holds infertop's start, or its detach); each traced block's mean tokens/s
-# (llama-bench's own per-repetition figures) is compared with the mean of the untraced blocks either side.
-# Printed per MODE (default: default full, one llama-bench each): the median ratio with its range over the
-# traced blocks. Defaults: REPS 49, BLOCK 6 (~12 s; infertop's overhead budget starts with a 2 s window tracing
-# every graph, then gaps of at most 2 s until it has measured one).
+# switch at a repetition's start. Each traced block's mean tokens/s (llama-bench's own per-repetition figures) is
+# compared with the mean of the untraced blocks either side, twice: from the block's second repetition (the first
+# holds the attach or the detach), which still holds infertop's start (its JIT compiling the collector, the
+# budget's first 2 s window tracing every graph and its first gaps of at most 2 s), and from its SETTLE+1-th on:
+# the steady cost a long-running server pays. Untraced blocks count from their second repetition. Beside them, the
+# overhead budget's own estimate as infertop's last JSON line of each traced block gave it.
+# Printed per MODE (default: default full, one llama-bench each): the median ratios with their ranges over the
+# traced blocks. Defaults: REPS 84, BLOCK 12, SETTLE 5 (a repetition is ~2 s here: 3 traced blocks, ~3 minutes).
 # Needs root. Holds /tmp/infertop-probes.lock (the tests take it too).
 set -euo pipefail
 here="$(dirname "$(readlink -f "$0")")"
 die() { printf 'bench-alternate: %s\n' "$*" >&2; exit 1; }
-reps=49
-block=6
+reps=84
+block=12
+settle=5
 out="bench-alternate-$(date +%Y%m%d-%H%M%S).txt"
-while getopts "r:B:o:h" opt; do
+while getopts "r:B:S:o:h" opt; do
   case "$opt" in
     r) reps="$OPTARG" ;;
     B) block="$OPTARG" ;;
+    S) settle="$OPTARG" ;;
     o) out="$OPTARG" ;;
     h) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) die "unknown option (see -h)" ;;
@@ -36,6 +40,8 @@ for mode in "${modes[@]}"; do
   [[ "$mode" = default || "$mode" = full || "$mode" = tg ]] || die "MODE is default, full or tg, got '$mode'"
 done
 [[ "$block" =~ ^[0-9]+$ && "$block" -ge 2 ]] || die "-B BLOCK must be 2 or more, got '$block'"
+[[ "$settle" =~ ^[0-9]+$ && "$settle" -ge 1 && "$settle" -lt "$block" ]] \
+  || die "-S SETTLE must be 1 to BLOCK-1 ($((block - 1))), got '$settle'"
 [[ "$reps" =~ ^[0-9]+$ && "$reps" -ge $((3 * block)) ]] || die "-r REPS must be at least 3 blocks ($((3 * block))), got '$reps'"
 [ "$(id -u)" = 0 ] || die "needs root (BPF probes): run it with sudo"
 source "$here/bench-workload.sh"
@@ -44,9 +50,10 @@ bench_workload
 exec 9>/tmp/infertop-probes.lock
 flock 9
 for mode in "${modes[@]}"; do
-  python3 - "$bench" "$model" "$infertop" "$mode" "$reps" "$block" <<'PY' | tee -a "$out"
-import json, re, signal, statistics, subprocess, sys, time
-bench, model, infertop, mode, reps, block = sys.argv[1:5] + [int(sys.argv[5]), int(sys.argv[6])]
+  python3 - "$bench" "$model" "$infertop" "$mode" "$reps" "$block" "$settle" <<'PY' | tee -a "$out"
+import json, re, signal, statistics, subprocess, sys, tempfile, time
+bench, model, infertop, mode = sys.argv[1:5]
+reps, block, settle = (int(a) for a in sys.argv[5:8])
 workload = [bench, "-m", model, "-p", "0", "-n", "64", "-r", str(reps), "-t", "2", "--progress", "-o", "jsonl"]
 target = subprocess.Popen(workload, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 run = re.compile(r"generation run (\d+)/(\d+)")
@@ -55,12 +62,25 @@ started = []  # repetition numbers (1-based) as they start, with whether inferto
 
 def attach():
     extra = {"full": ["--budget", "0"], "tg": ["--layers", "token,graph"]}.get(mode, [])
-    return subprocess.Popen([infertop, "--json", *extra, "-p", str(target.pid)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    lines = tempfile.TemporaryFile(mode="w+")
+    process = subprocess.Popen([infertop, "--json", *extra, "-p", str(target.pid)],
+                               stdout=lines, stderr=subprocess.DEVNULL)
+    return process, lines
 
-def detach(process):
+estimates = []  # the overhead budget's own estimate at each traced block's end (its last JSON line)
+
+def detach(tracer):
+    process, lines = tracer
     process.send_signal(signal.SIGINT)
     process.wait(timeout=30)
+    lines.seek(0)
+    budget = {}
+    for line in lines:
+        if line.startswith("{"):
+            budget = json.loads(line).get("budget", budget)
+    lines.close()
+    if "estimate_percent" in budget:
+        estimates.append(f"{budget['estimate_percent']:.2f}% ({budget.get('sampling', '')})")
 
 for line in target.stderr:
     m = run.search(line)
@@ -84,20 +104,30 @@ target.wait()
 if result is None or "samples_ts" not in result:
     sys.exit("bench-alternate: llama-bench printed no result")
 samples = result["samples_ts"]
-blocks = {}
-for k, ts in enumerate(samples, start=1):
-    if (k - 1) % block == 0:
-        continue  # a block's first repetition holds the attach or the detach
-    blocks.setdefault((k - 1) // block, []).append(ts)
-means = {b: statistics.mean(v) for b, v in blocks.items() if v}
-ratios = []
-for b, mean in means.items():
-    if b % 2 == 1 and b - 1 in means and b + 1 in means:
-        ratios.append(mean / ((means[b - 1] + means[b + 1]) / 2))
-if not ratios:
+
+def ratios(skip_traced):
+    """Each traced block's mean over the untraced blocks' either side, leaving out its first skip_traced reps."""
+    blocks = {}
+    for k, ts in enumerate(samples, start=1):
+        b, i = (k - 1) // block, (k - 1) % block
+        if i < (skip_traced if b % 2 == 1 else 1):
+            continue
+        blocks.setdefault(b, []).append(ts)
+    means = {b: statistics.mean(v) for b, v in blocks.items() if v}
+    found = [mean / ((means[b - 1] + means[b + 1]) / 2)
+             for b, mean in means.items() if b % 2 == 1 and b - 1 in means and b + 1 in means]
+    return found, means
+
+whole, means = ratios(1)
+steady, _ = ratios(settle)
+if not whole or not steady:
     sys.exit("bench-alternate: no traced block with untraced blocks either side")
-print(f"{mode:8s} {statistics.median(ratios):.3f} ({min(ratios):.3f}-{max(ratios):.3f}), {len(ratios)} traced blocks "
-      f"of {block} repetitions; untraced {statistics.median([m for b, m in means.items() if b % 2 == 0]):.1f} tok/s; "
-      f"ratios {' '.join(f'{r:.3f}' for r in ratios)}")
+def figure(found):
+    return f"{statistics.median(found):.3f} ({min(found):.3f}-{max(found):.3f}) [{' '.join(f'{r:.3f}' for r in found)}]"
+print(f"{mode:8s} steady (from repetition {settle + 1} of a block) {figure(steady)}; with the start (from repetition 2) "
+      f"{figure(whole)}; {len(whole)} traced blocks of {block} repetitions; untraced "
+      f"{statistics.median([m for b, m in means.items() if b % 2 == 0]):.1f} tok/s")
+if estimates:
+    print(f"{'':8s} the budget's estimate at each traced block's end: {'; '.join(estimates)}")
 PY
 done

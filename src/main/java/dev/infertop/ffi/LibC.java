@@ -178,6 +178,38 @@ public final class LibC {
 
     public static final int PRIO_PROCESS = 0;
 
+    // clock_gettime(2): int clock_gettime(clockid_t clockid, struct timespec *tp); struct timespec is two longs
+    // on both 64-bit ABIs infertop builds for.
+    private static final class clock_gettime {
+        static final MethodHandle HANDLE = bind("clock_gettime", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
+    }
+
+    public static MethodHandle clock_gettime$handle() {
+        return clock_gettime.HANDLE;
+    }
+
+    /** This process's CPU clock: all its threads, in nanoseconds. */
+    public static final int CLOCK_PROCESS_CPUTIME_ID = 2;
+
+    /**
+     * Another process's CPU clock (what glibc's clock_getcpuclockid(3) returns: the pid complemented, shifted
+     * past the clock kind, CPUCLOCK_SCHED = 2, the per-thread bit clear). The kernel lets anyone read it.
+     */
+    public static int processCpuClock(int pid) {
+        return (~pid << 3) | 2;
+    }
+
+    /** The clock's time in nanoseconds, or -1 when the kernel refuses it (a process that is gone). */
+    public static long clockNs(int clockId) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment timespec = arena.allocate(16, 8);
+            int rc = (int) clock_gettime.HANDLE.invokeExact(clockId, timespec);
+            return rc != 0 ? -1 : timespec.get(JAVA_LONG, 0) * 1_000_000_000L + timespec.get(JAVA_LONG, 8);
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
     // malloc_trim(3) (glibc): int malloc_trim(size_t pad). Absent from other C libraries: then nothing is trimmed.
     private static final class malloc_trim {
         static final MethodHandle HANDLE = LINKER.defaultLookup().find("malloc_trim")

@@ -8,11 +8,23 @@ import java.util.Locale;
  * The overhead budget's arithmetic, with no I/O (BudgetPlanTest drives it): from what one phase cost, how long
  * the operator layer's per-thread probes stay away next.
  * <p>
- * Cost of a phase = probe hits × the measured cost of one hit + the BPF programs' run time + infertop's own CPU,
- * as a fraction of the target's own work (its CPU time less the traps it spent in our probes). The per-thread
+ * Cost of a phase = probe hits × the measured cost of one hit + the BPF programs' run time + infertop's own CPU
+ * (weighted, below), as a fraction of the target's own work (its CPU time less the traps it spent in our probes).
+ * <p>
+ * infertop's own CPU costs the target more than its nanoseconds where the machine had no idle core for it: it
+ * then took a core from one of the target's threads, and ggml's threads meet at a barrier after every node, so
+ * the others spin there until that one catches up. Each such nanosecond costs as many nanoseconds of the target's
+ * work as it keeps threads busy (its CPU time over the wall time); on an idle core, one. Where every core is busy,
+ * the machine's idle time during the phase is below infertop's own CPU, and the part above it is what displaced.
+ * (Measured on a 2-core VM, llama-bench -t 2: infertop's own CPU at 0.5 % of a core slowed decoding by more than
+ * 0.5 % of the two threads' work.)
+ * <p>
+ * The per-thread
  * probes' part of it (their hits and their share of the BPF time) is what sampling scales: attached a share d of
  * the time, the cost is base + d × arrivals, so d = (budget − base) ÷ arrivals. llama.cpp runs the same graph
- * token after token, so the graphs of the windows give the per-op shares and percentiles of all of them.
+ * token after token, so the graphs of the windows give the per-op shares and percentiles of all of them. Once a
+ * gap has measured base, a window's arrivals are what it cost beyond base (hits, BPF time and infertop's extra
+ * CPU); before, the per-thread probes' own hits.
  */
 final class BudgetPlan {
     /** How long a sample window keeps the per-thread probes attached (after their attach). */
@@ -30,7 +42,18 @@ final class BudgetPlan {
     static final double IDLE_CPU_SHARE = 0.05;
 
     /** What one phase took: differences of cumulative counts over {@code wallNs}. */
-    record Phase(long wallNs, long uprobeHits, long arrivalHits, long bpfRunNs, long targetCpuNs, long ownCpuNs) {}
+    record Phase(long wallNs, long uprobeHits, long arrivalHits, long bpfRunNs, long targetCpuNs, long ownCpuNs,
+                 long machineIdleNs) {
+        /**
+         * infertop's own CPU in the target's lost work: the part the machine's idle time covered once, the part
+         * that took a core from the target as many times as the target kept threads busy.
+         */
+        double ownCostNs() {
+            double displaced = Math.max(0, ownCpuNs - Math.max(0, machineIdleNs));
+            double busyThreads = Math.max(1, (double) targetCpuNs / wallNs);
+            return ownCpuNs + displaced * (busyThreads - 1);
+        }
+    }
 
     private final double budgetPercent;
     private final double hitNs;
@@ -64,13 +87,20 @@ final class BudgetPlan {
             // windows would change. Decide on the next window that computes graphs.
             return 0;
         }
-        double probes = probeNs(phase.uprobeHits(), phase.bpfRunNs());
-        double arrivals = phase.uprobeHits() == 0 ? 0
-                : probeNs(phase.arrivalHits(), phase.bpfRunNs() * (double) phase.arrivalHits() / phase.uprobeHits());
-        arrivalsPercent = 100 * arrivals / work;
-        double baseHere = 100 * (probes - arrivals + phase.ownCpuNs()) / work;
-        if (Double.isNaN(basePercent)) {
-            basePercent = baseHere; // until a gap between windows measures it without the per-thread probes
+        // Everything a window cost: every probe and all of infertop's CPU (the collector's work on the arrivals'
+        // records is part of what a window adds, not of the rest).
+        double windowPercent = 100 * (probeNs(phase.uprobeHits(), phase.bpfRunNs()) + phase.ownCostNs()) / work;
+        if (baseMeasuredInGap) {
+            arrivalsPercent = Math.max(0, windowPercent - basePercent);
+        } else {
+            // No gap yet (the first window, or every graph traced so far): the per-thread probes' own hits and
+            // their share of the BPF time stand for what the windows add. Each window replaces the last figure:
+            // the first holds infertop's start-up (its JIT compiling the collector), which must not stay in the
+            // estimate for the whole run.
+            double arrivals = phase.uprobeHits() == 0 ? 0 : probeNs(phase.arrivalHits(),
+                    phase.bpfRunNs() * (double) phase.arrivalHits() / phase.uprobeHits());
+            arrivalsPercent = 100 * arrivals / work;
+            basePercent = windowPercent - arrivalsPercent;
         }
         plan();
         return offMs;
@@ -82,7 +112,7 @@ final class BudgetPlan {
         if (work <= 0) {
             return;
         }
-        basePercent = 100 * (probeNs(phase.uprobeHits(), phase.bpfRunNs()) + phase.ownCpuNs()) / work;
+        basePercent = 100 * (probeNs(phase.uprobeHits(), phase.bpfRunNs()) + phase.ownCostNs()) / work;
         baseMeasuredInGap = true;
         plan();
     }

@@ -7,6 +7,7 @@ import dev.infertop.machine.CeilingCache;
 import dev.infertop.machine.UprobeHitCost;
 import dev.infertop.model.BudgetStatus;
 import dev.infertop.model.Layer;
+import dev.infertop.target.MachineIdleTime;
 import dev.infertop.target.ProcessCpuTime;
 
 import java.io.IOException;
@@ -19,13 +20,16 @@ import java.util.function.Consumer;
  * operator layer's per-thread probes attached, and gaps without them, each as long as {@link BudgetPlan} says.
  * What it costs comes from the kernel's count of each program's runs and run time ({@link ProbeRunStats}), the
  * cost of one uprobe hit measured on this machine ({@link dev.infertop.machine.UprobeCostProbe}, cached), and
- * CPU times from /proc ({@link ProcessCpuTime}). With budget 0 it only estimates.
+ * CPU times from /proc ({@link ProcessCpuTime}, and {@link MachineIdleTime} for whether infertop's own CPU took a
+ * core from the target). With budget 0 it only estimates.
  */
 final class OverheadBudget implements AutoCloseable {
     /** After a window ends, the graph in flight finishes with its arrivals before the probes go. */
     static final long GRACE_MS = 100;
     /** Where a hit's cost cannot be measured: this VM's figure for a probe on an emulated call (FACTS.md). */
     static final double ASSUMED_HIT_NS = 800;
+    /** Each phase's figures on stderr (INFERTOP_DEBUG, as the start's timeline). */
+    private static final boolean DEBUG = System.getenv("INFERTOP_DEBUG") != null;
 
     private final double budgetPercent;
     private final ProbeSet probes;
@@ -69,11 +73,12 @@ final class OverheadBudget implements AutoCloseable {
         return status;
     }
 
-    private record Reading(long nowNs, ProbeRunStats.Sample probes, long targetCpuNs, long ownCpuNs) {
+    private record Reading(long nowNs, ProbeRunStats.Sample probes, long targetCpuNs, long ownCpuNs,
+                           long machineIdleNs) {
         BudgetPlan.Phase since(Reading earlier) {
             ProbeRunStats.Sample d = probes.minus(earlier.probes);
             return new BudgetPlan.Phase(nowNs - earlier.nowNs, d.uprobeHits(), d.arrivalHits(), d.bpfRunNs(),
-                    targetCpuNs - earlier.targetCpuNs, ownCpuNs - earlier.ownCpuNs);
+                    targetCpuNs - earlier.targetCpuNs, ownCpuNs - earlier.ownCpuNs, machineIdleNs - earlier.machineIdleNs);
         }
     }
 
@@ -84,12 +89,23 @@ final class OverheadBudget implements AutoCloseable {
                 measured.isPresent() ? "" : "hit cost assumed " + (long) ASSUMED_HIT_NS + " ns");
         long phaseMs = BudgetPlan.FIRST_ON_MS;
         try {
+            // One reading ends a phase and starts the next: the attaches and detaches between them (infertop's
+            // CPU, in the kernel) fall into the phase after, not between two.
+            Reading before = read();
             while (!stopped) {
-                Reading before = read();
                 if (!sleep(phaseMs)) {
                     return;
                 }
-                BudgetPlan.Phase phase = read().since(before);
+                Reading now = read();
+                BudgetPlan.Phase phase = now.since(before);
+                before = now;
+                if (DEBUG) {
+                    System.err.printf(java.util.Locale.ROOT, "infertop budget: %s phase %d ms: %d hits (%d arrivals), "
+                                    + "BPF %.2f ms, target CPU %.1f ms, own CPU %.1f ms (counted %.1f), machine idle "
+                                    + "%.1f ms%n", probes.arrivalsPaused() ? "gap" : "window", phase.wallNs() / 1_000_000,
+                            phase.uprobeHits(), phase.arrivalHits(), phase.bpfRunNs() / 1e6, phase.targetCpuNs() / 1e6,
+                            phase.ownCpuNs() / 1e6, phase.ownCostNs() / 1e6, phase.machineIdleNs() / 1e6);
+                }
                 if (!probes.isEnabled(Layer.OPERATOR)) {
                     plan.operatorOff(phase);
                     phaseMs = BudgetPlan.ON_MS;
@@ -121,7 +137,8 @@ final class OverheadBudget implements AutoCloseable {
     }
 
     private Reading read() throws IOException {
-        return new Reading(System.nanoTime(), stats.sample(), ProcessCpuTime.ns(pid), ProcessCpuTime.selfNs());
+        return new Reading(System.nanoTime(), stats.sample(), ProcessCpuTime.ns(pid), ProcessCpuTime.selfNs(),
+                MachineIdleTime.ns());
     }
 
     private boolean sleep(long ms) {

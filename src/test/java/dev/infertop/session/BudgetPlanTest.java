@@ -9,6 +9,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class BudgetPlanTest {
     private static final long SECOND = 1_000_000_000L;
+    /** The machine had a core idle all along: infertop's own CPU took nothing from the target's threads. */
+    private static final long IDLE_CORE = SECOND;
 
     /**
      * A 1 s window of a 2-thread target (2 s of CPU): 8,000 hits of which 7,400 are per-thread arrivals, 1 µs
@@ -16,7 +18,7 @@ class BudgetPlanTest {
      * (0.47 %), the rest ≈ 0.6 + 0.15 + 10 = 10.75 ms (0.54 %).
      */
     private static BudgetPlan.Phase window() {
-        return new BudgetPlan.Phase(SECOND, 8_000, 7_400, 2_000_000, 2 * SECOND, 10_000_000);
+        return new BudgetPlan.Phase(SECOND, 8_000, 7_400, 2_000_000, 2 * SECOND, 10_000_000, IDLE_CORE);
     }
 
     @Test
@@ -24,7 +26,7 @@ class BudgetPlanTest {
         BudgetPlan plan = new BudgetPlan(0.6, 1000, "");
         assertTrue(plan.afterOnPhase(window()) > 0, "over the budget: the per-thread probes go away for a while");
         // The gap measures the rest alone (the same 0.54 % here), then windows follow the budget.
-        plan.afterOffPhase(new BudgetPlan.Phase(SECOND, 600, 0, 150_000, 2 * SECOND, 10_000_000));
+        plan.afterOffPhase(new BudgetPlan.Phase(SECOND, 600, 0, 150_000, 2 * SECOND, 10_000_000, IDLE_CORE));
         long offMs = plan.afterOnPhase(window());
         assertTrue(offMs > BudgetPlan.FIRST_OFF_MS, "gaps as long as the budget needs: " + offMs);
         BudgetStatus status = plan.status();
@@ -60,7 +62,7 @@ class BudgetPlanTest {
         BudgetPlan plan = new BudgetPlan(0.6, 1000, "");
         long first = plan.afterOnPhase(window());
         // Without the per-thread probes infertop's own CPU falls too: the base is smaller, the windows longer.
-        plan.afterOffPhase(new BudgetPlan.Phase(SECOND, 600, 0, 100_000, 2 * SECOND, 2_000_000));
+        plan.afterOffPhase(new BudgetPlan.Phase(SECOND, 600, 0, 100_000, 2 * SECOND, 2_000_000, IDLE_CORE));
         long second = plan.afterOnPhase(window());
         assertTrue(second < first, "a cheaper base leaves room for more windows: " + first + " → " + second);
     }
@@ -75,7 +77,7 @@ class BudgetPlanTest {
     void evenTheSmallestShareIsBoundedSoTheTableStaysRecent() {
         BudgetPlan plan = new BudgetPlan(0.01, 1000, "");
         plan.afterOnPhase(window());
-        plan.afterOffPhase(new BudgetPlan.Phase(SECOND, 600, 0, 100_000, 2 * SECOND, 2_000_000));
+        plan.afterOffPhase(new BudgetPlan.Phase(SECOND, 600, 0, 100_000, 2 * SECOND, 2_000_000, IDLE_CORE));
         long offMs = plan.afterOnPhase(window());
         assertEquals(BudgetPlan.MAX_OFF_MS, offMs);
         assertTrue(plan.status().estimatePercent() > 0.01, "the base alone is over: the status shows it, not hides it");
@@ -85,14 +87,52 @@ class BudgetPlanTest {
     void aBusyTargetWithNoGraphYetDecidesNothing() {
         BudgetPlan plan = new BudgetPlan(0.6, 1000, "");
         // Loading the model: the target is busy, infertop's JIT too, but no per-thread probe ran.
-        assertEquals(0, plan.afterOnPhase(new BudgetPlan.Phase(2 * SECOND, 3, 0, 5000, SECOND, 900_000_000)));
+        assertEquals(0, plan.afterOnPhase(new BudgetPlan.Phase(2 * SECOND, 3, 0, 5000, SECOND, 900_000_000, IDLE_CORE)));
         assertFalse(plan.status().measured(), "nothing decided before graphs flow");
     }
 
     @Test
     void anIdleTargetDecidesNothing() {
         BudgetPlan plan = new BudgetPlan(0.6, 1000, "");
-        assertEquals(0, plan.afterOnPhase(new BudgetPlan.Phase(SECOND, 10, 0, 1000, 10_000_000, 5_000_000)));
+        assertEquals(0, plan.afterOnPhase(new BudgetPlan.Phase(SECOND, 10, 0, 1000, 10_000_000, 5_000_000, IDLE_CORE)));
         assertFalse(plan.status().measured(), "no estimate from an idle second");
+    }
+
+    @Test
+    void ownCpuOnABusyMachineCostsEveryThreadThatWaitsAtTheBarrier() {
+        // The window above with no idle time on the machine: the 10 ms of infertop's CPU took a core from one of
+        // the target's 2 busy threads, and the other spun at the barrier as long: 20 ms of the target's work.
+        BudgetPlan.Phase saturated = new BudgetPlan.Phase(SECOND, 8_000, 7_400, 2_000_000, 2 * SECOND, 10_000_000, 0);
+        assertEquals(20_000_000, saturated.ownCostNs(), 1);
+        assertEquals(10_000_000, window().ownCostNs(), 1, "a free core: its own nanoseconds only");
+        BudgetPlan.Phase halfCovered = new BudgetPlan.Phase(SECOND, 8_000, 7_400, 2_000_000, 2 * SECOND, 10_000_000,
+                4_000_000);
+        assertEquals(16_000_000, halfCovered.ownCostNs(), 1, "the idle time covers 4 ms; 6 ms displaced, twice");
+        BudgetPlan.Phase fourThreads = new BudgetPlan.Phase(SECOND, 8_000, 7_400, 2_000_000, 4 * SECOND, 10_000_000,
+                0);
+        assertEquals(40_000_000, fourThreads.ownCostNs(), 1);
+
+        BudgetPlan onIdle = new BudgetPlan(5, 1000, "");
+        onIdle.afterOnPhase(window());
+        BudgetPlan onBusy = new BudgetPlan(5, 1000, "");
+        onBusy.afterOnPhase(saturated);
+        assertEquals(onIdle.status().fullTracingPercent() + 100 * 10e6 / (2e9 - 10e6),
+                onBusy.status().fullTracingPercent(), 1e-6, "the estimate holds the displaced work");
+        // With a budget between the two, only the busy machine samples.
+        BudgetPlan tight = new BudgetPlan(1.2, 1000, "");
+        assertEquals(0, tight.afterOnPhase(window()));
+        assertTrue(new BudgetPlan(1.2, 1000, "").afterOnPhase(saturated) > 0);
+    }
+
+    @Test
+    void tracingEveryGraphTheEstimateFollowsTheLatestWindowNotTheStart() {
+        // budget 0: no gap ever measures the rest. The first window holds infertop's start-up (its JIT: 270 ms of
+        // CPU), which stayed in the estimate for the whole run (14 % shown, ~4 % true, on the bench model).
+        BudgetPlan plan = new BudgetPlan(0, 1000, "");
+        plan.afterOnPhase(new BudgetPlan.Phase(SECOND, 8_000, 7_400, 2_000_000, 2 * SECOND, 270_000_000, IDLE_CORE));
+        double atStart = plan.status().estimatePercent();
+        plan.afterOnPhase(window());
+        assertEquals(1.01, plan.status().estimatePercent(), 0.02, "the steady window's figure");
+        assertTrue(atStart > 10, "the start's window was expensive: " + atStart);
     }
 }

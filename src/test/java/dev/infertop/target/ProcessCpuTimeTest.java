@@ -33,4 +33,31 @@ class ProcessCpuTimeTest {
         assertEquals(ProcessCpuTime.selfNs() / 10_000_000, ProcessCpuTime.ns((int) ProcessHandle.current().pid())
                 / 10_000_000, 5);
     }
+
+    @Test
+    void anotherProcessIsReadToTheNanosecondAndAgreesWithItsStatFile() throws Exception {
+        Process spinner = new ProcessBuilder("sh", "-c", "while :; do :; done").start();
+        try {
+            int pid = (int) spinner.pid();
+            Thread.sleep(300);
+            long clock = ProcessCpuTime.ns(pid);
+            long ticks = ProcessCpuTime.of(Path.of("/proc/" + pid + "/stat"));
+            assertTrue(clock > 100_000_000L, "the spinner ran: " + clock);
+            assertEquals(ticks, clock, 30_000_000, "the clock and the stat file's ticks");
+            boolean finerThanATick = false;
+            for (int i = 0; i < 5 && !finerThanATick; i++) {
+                finerThanATick = ProcessCpuTime.ns(pid) % 10_000_000 != 0; // 1 in 10^7 chance each of a whole tick
+            }
+            assertTrue(finerThanATick, "the CPU clock, not the stat file's 10 ms ticks");
+        } finally {
+            spinner.destroyForcibly().waitFor();
+        }
+    }
+
+    @Test
+    void aProcessThatIsGoneIsAnIoError() throws Exception {
+        Process done = new ProcessBuilder("true").start();
+        done.waitFor();
+        assertThrows(IOException.class, () -> ProcessCpuTime.ns((int) done.pid()));
+    }
 }
