@@ -114,7 +114,18 @@ public final class IntervalHistograms {
      * white space, so both become '_'.
      */
     public static String logTag(String tag) {
-        return tag.replaceAll("[\\s,=]", "_");
+        for (int i = 0; i < tag.length(); i++) {
+            if (needsReplacing(tag.charAt(i))) {
+                return UNSAFE_IN_TAG.matcher(tag).replaceAll("_");
+            }
+        }
+        return tag; // nearly always (op names): no regex per tag per tick
+    }
+
+    private static final java.util.regex.Pattern UNSAFE_IN_TAG = java.util.regex.Pattern.compile("[\\s,=]");
+
+    private static boolean needsReplacing(char c) {
+        return c == ',' || c == '=' || Character.isWhitespace(c); // a superset of \s: the regex decides
     }
 
     /** Every tag's intervals, oldest first (the folded base first). */

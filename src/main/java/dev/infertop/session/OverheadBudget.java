@@ -28,6 +28,13 @@ final class OverheadBudget implements AutoCloseable {
     static final long GRACE_MS = 100;
     /** Where a hit's cost cannot be measured: this VM's figure for a probe on an emulated call (FACTS.md). */
     static final double ASSUMED_HIT_NS = 800;
+    /**
+     * With the operator layer off there are no windows to decide: the estimate is only shown, and read this
+     * seldom: a reading (every program's run stats, three clocks, /proc/stat) cost this thread ~1 ms of CPU in
+     * the minutes it runs interpreted (1.03 ms/s of CPU at one phase a second on the bench model, 0.27 at one
+     * every 5 s).
+     */
+    static final long OPERATOR_OFF_PHASE_MS = 5000;
     /** Each phase's figures on stderr (INFERTOP_DEBUG, as the start's timeline). */
     private static final boolean DEBUG = System.getenv("INFERTOP_DEBUG") != null;
 
@@ -108,7 +115,7 @@ final class OverheadBudget implements AutoCloseable {
                 }
                 if (!probes.isEnabled(Layer.OPERATOR)) {
                     plan.operatorOff(phase);
-                    phaseMs = BudgetPlan.ON_MS;
+                    phaseMs = OPERATOR_OFF_PHASE_MS;
                 } else if (!probes.arrivalsPaused()) {
                     long offMs = plan.afterOnPhase(phase);
                     if (offMs > 0) {

@@ -22,14 +22,33 @@ public final class MachineIdleTime {
     }
 
     static long ofCpuLine(String line) throws IOException {
-        String[] fields = line.trim().split(" +");
-        if (fields.length < 6 || !fields[0].equals("cpu")) {
-            throw new IOException("unexpected /proc/stat: " + line.substring(0, Math.min(line.length(), 80)));
+        // Split by hand: read every second, a regex compiled per read costs more than the read.
+        long[] fields = new long[5];
+        int field = -1;
+        int i = 0;
+        int n = line.length();
+        if (!line.startsWith("cpu ")) {
+            throw unexpected(line);
         }
-        try {
-            return (Long.parseLong(fields[4]) + Long.parseLong(fields[5])) * CLOCK_TICK_NS;
-        } catch (NumberFormatException e) {
-            throw new IOException("unexpected /proc/stat: " + line.substring(0, Math.min(line.length(), 80)));
+        i = 3;
+        while (field < 4) {
+            while (i < n && line.charAt(i) == ' ') {
+                i++;
+            }
+            int start = i;
+            long value = 0;
+            while (i < n && line.charAt(i) >= '0' && line.charAt(i) <= '9' && i - start < 18) {
+                value = value * 10 + (line.charAt(i++) - '0');
+            }
+            if (i == start || (i < n && line.charAt(i) != ' ')) {
+                throw unexpected(line);
+            }
+            fields[++field] = value;
         }
+        return (fields[3] + fields[4]) * CLOCK_TICK_NS; // user nice system idle iowait
+    }
+
+    private static IOException unexpected(String line) {
+        return new IOException("unexpected /proc/stat: " + line.substring(0, Math.min(line.length(), 80)));
     }
 }
