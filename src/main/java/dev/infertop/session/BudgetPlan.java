@@ -16,8 +16,8 @@ import java.util.Locale;
  * the others spin there until that one catches up. Each such nanosecond costs as many nanoseconds of the target's
  * work as it keeps threads busy (its CPU time over the wall time); on an idle core, one. Where every core is busy,
  * the machine's idle time during the phase is below infertop's own CPU, and the part above it is what displaced.
- * (Measured on a 2-core VM, llama-bench -t 2: infertop's own CPU at 0.5 % of a core slowed decoding by more than
- * 0.5 % of the two threads' work.)
+ * (With --budget 0 on the bench model, 2 decoding threads on a 2-core VM, the estimate so counted came to 3.3–5.1 %
+ * beside a measured slowdown of 4.3 %, bench-alternate; README "What tracing costs here".)
  * <p>
  * The per-thread
  * probes' part of it (their hits and their share of the BPF time) is what sampling scales: attached a share d of

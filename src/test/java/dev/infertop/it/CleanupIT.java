@@ -192,7 +192,7 @@ class CleanupIT {
         Process target = new ProcessBuilder(longBench()).redirectOutput(ProcessBuilder.Redirect.DISCARD)
                 .redirectError(ProcessBuilder.Redirect.DISCARD).start();
         try {
-            LlamaBenchIT.awaitMapped(target.pid(), "libllama", 10);
+            LlamaBenchIT.awaitMapped(target.pid(), 10, "libllama.");
             try (InfertopProcess infertop = InfertopProcess.start("--json", "-d", "0.5", "-p",
                     Long.toString(target.pid()))) {
                 awaitTracing(infertop);

@@ -215,7 +215,7 @@ class ForeignUserIT {
     void pidOfAnotherUsersProcessIsTracedWithOneLineSayingWhose() throws Exception {
         Process foreign = start(true);
         try {
-            awaitMapped(foreign.pid(), "libllama");
+            awaitMapped(foreign.pid(), "/libllama.");
             try (InfertopProcess infertop = InfertopProcess.start("--json", "-d", "0.5", "-n", "2", "-p",
                     Long.toString(foreign.pid()))) {
                 assertEquals(0, infertop.waitFor(120), infertop.stderrText());

@@ -90,7 +90,7 @@ class HostileLibraryIT {
         // The build's RUNPATH points into root's home, which nobody cannot enter: the copy's own directory first.
         bench.environment().put("LD_LIBRARY_PATH", copy.toString());
         target = bench.start();
-        LlamaBenchIT.awaitMapped(target.pid(), libggmlBase.getFileName().toString(), 30);
+        LlamaBenchIT.awaitMapped(target.pid(), 30, libggmlBase.getFileName().toString());
         List<Map<String, String>> targetOnly = ConstructorLibrary.records(marker);
         for (int i = 0; i < 100 && targetOnly.isEmpty(); i++) { // constructors run once every object is mapped
             Thread.sleep(50);

@@ -102,8 +102,9 @@ class LlamaBenchIT {
         Process target = new ProcessBuilder(benchArguments(bench, tinyModel))
                 .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(ProcessBuilder.Redirect.DISCARD).start();
         try {
-            // Freeze it as soon as ld.so has mapped libllama, i.e. before main() loads the model.
-            awaitMapped(target.pid(), "libllama", 10);
+            // Freeze it as soon as ld.so has mapped the libraries infertop probes (libggml-cpu last: libggml's
+            // dependency, the deepest), i.e. before main() loads the model.
+            awaitMapped(target.pid(), 10, "libllama.", "libggml-base.", "libggml-cpu.");
             signal(target.pid(), "STOP");
             try (InfertopProcess infertop = InfertopProcess.start("--json", "-d", "0.5", "-p",
                     Long.toString(target.pid()))) {
@@ -155,12 +156,18 @@ class LlamaBenchIT {
         throw new AssertionError("llama-bench's own tg figure never settled (stddev > 10 % of mean) in 3 runs; " + last);
     }
 
-    static void awaitMapped(long pid, String library, long timeoutSeconds) throws Exception {
+    /**
+     * Waits until the process maps a file whose name starts with each of {@code fileNamePrefixes} ("libllama."
+     * matches libllama.so.0.5.0 and the npm build's libllama.v0.5.0.so, not libllama-bench-impl.so, which ld.so
+     * maps first: a STOP right after that one froze a llama-bench without libllama, and CI saw the attach fail).
+     */
+    static void awaitMapped(long pid, long timeoutSeconds, String... fileNamePrefixes) throws Exception {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(timeoutSeconds);
         Path maps = Path.of("/proc/" + pid + "/maps");
         while (System.nanoTime() < deadline) {
             try {
-                if (Files.readString(maps).contains(library)) {
+                String text = Files.readString(maps);
+                if (java.util.Arrays.stream(fileNamePrefixes).allMatch(prefix -> text.contains("/" + prefix))) {
                     return;
                 }
             } catch (IOException e) {
@@ -168,7 +175,7 @@ class LlamaBenchIT {
             }
             Thread.sleep(1);
         }
-        throw new AssertionError("pid " + pid + " never mapped " + library);
+        throw new AssertionError("pid " + pid + " never mapped " + String.join(" and ", fileNamePrefixes));
     }
 
     static void signal(long pid, String signal) throws Exception {

@@ -467,7 +467,7 @@ class OperatorControlsIT {
         Process target = new ProcessBuilder(longBench()).redirectOutput(ProcessBuilder.Redirect.DISCARD)
                 .redirectError(ProcessBuilder.Redirect.DISCARD).start();
         try {
-            LlamaBenchIT.awaitMapped(target.pid(), "libllama", 10);
+            LlamaBenchIT.awaitMapped(target.pid(), 10, "libllama.");
             Set<Integer> all = reportingThreads(traceUntilOperatorNodes(target.pid()));
             Set<Integer> tasks = tasksOf(target.pid());
             assertTrue(all.size() >= 2, "llama-bench -t 2 computes on two threads: " + all);
