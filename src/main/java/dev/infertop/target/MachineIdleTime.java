@@ -24,13 +24,12 @@ public final class MachineIdleTime {
     static long ofCpuLine(String line) throws IOException {
         // Split by hand: read every second, a regex compiled per read costs more than the read.
         long[] fields = new long[5];
-        int field = -1;
-        int i = 0;
-        int n = line.length();
         if (!line.startsWith("cpu ")) {
             throw unexpected(line);
         }
-        i = 3;
+        int field = -1;
+        int i = "cpu".length();
+        int n = line.length();
         while (field < 4) {
             while (i < n && line.charAt(i) == ' ') {
                 i++;

@@ -46,6 +46,35 @@ class OwnPriorityTest {
     }
 
     /**
+     * During the start boost (an attach's, before its first screen: when the calibration sandbox runs the
+     * target's library), a child started through OwnPriority.start runs at the nice value infertop was given, not
+     * at the boost its starting thread had. As root (CI) the boost is real; without CAP_SYS_NICE it is refused and
+     * the check below says so instead of passing on nothing.
+     */
+    @Test
+    void aChildStartedDuringTheStartBoostRunsAtTheGivenPriority(@TempDir Path dir) throws Exception {
+        Path self = Path.of("/proc/thread-self/stat");
+        int given = OwnPriority.niceOf(self);
+        OwnPriority.raiseForStart();
+        try {
+            int raised = OwnPriority.niceOf(self);
+            if (LibC.geteuid() == 0 && given <= 0) {
+                assertEquals(Math.max(-20, given - 10), raised, "root: the start boost is on");
+            } else {
+                assertEquals(given, raised, "no CAP_SYS_NICE (or a positive nice): no boost to leak");
+            }
+            Process child = OwnPriority.start(new ProcessBuilder("cat", "/proc/self/stat"));
+            Path childStat = dir.resolve("stat");
+            Files.write(childStat, child.getInputStream().readAllBytes());
+            assertEquals(0, child.waitFor());
+            assertEquals(given, OwnPriority.niceOf(childStat), "the child's nice value");
+            assertEquals(given, OwnPriority.niceOf(self), "infertop's own threads, back at the given value");
+        } finally {
+            OwnPriority.backToGiven();
+        }
+    }
+
+    /**
      * A child inherits the nice value of the thread that starts it: every process infertop starts goes through
      * OwnPriority.start, which ends the start boost first (the launched target and the sandbox that runs the
      * target's library must never run above the priority infertop was given).
