@@ -35,6 +35,7 @@ final class TickPolicy implements Collector.Session {
         this.control = control;
         this.process = process;
         this.probes = probes;
+        this.lostRecords = new LostRecordsNotice(control.options.ringKib(), control.options.budgetPercent());
         this.target = new TargetInfo(process.pid(), commandLabel(), null, List.of());
     }
 
@@ -124,6 +125,12 @@ final class TickPolicy implements Collector.Session {
     @Override
     public void onTick(Snapshot previous) {
         applyLayerSwitches(previous);
+        if (previous != null) {
+            String lost = lostRecords.check(previous.lostEvents());
+            if (lost != null) {
+                control.notice(lost);
+            }
+        }
         trim.onTick(System.nanoTime());
         // Libraries dlopen'ed late and the model file show up in the maps; once the model is known, a look
         // every few intervals is enough (reading /proc/PID/maps is most of a tick's work).
@@ -134,6 +141,7 @@ final class TickPolicy implements Collector.Session {
     }
 
     private static final int MAPS_SCAN_EVERY_TICKS = 5;
+    private final LostRecordsNotice lostRecords;
     private boolean mapsTruncationNoted;
     private int ticksSinceScan;
 

@@ -349,6 +349,31 @@ class JourneyIT {
         LeakCheck.assertNothingLeft();
     }
 
+    /**
+     * Tracing every graph of a target faster than the collector, into a ring too small for it: the records lost
+     * are counted, and said once on stderr with what keeps them (the ring's size as given, and the budget).
+     */
+    @Test
+    void aRingTooSmallForTheTargetSaysOnceThatRecordsWereLostAndWhatKeepsThem() throws Exception {
+        Path model = Models.preset("tiny");
+        try (InfertopProcess infertop = InfertopProcess.start(java.util.Map.of(), "--json", "-d", "0.5",
+                "--budget", "0", "--ring-kib", "16", "--", bench.toString(), "-m", model.toString(), "-p", "0",
+                "-n", "256", "-r", "10", "-t", "2")) {
+            assertEquals(0, infertop.waitFor(120), infertop.stderrText());
+            long lost = infertop.finalObject().path("lost_events").asLong();
+            String stderr = infertop.stderrText();
+            List<String> notices = stderr.lines().filter(l -> l.contains("probe records lost")).toList();
+            System.out.printf("journey: --ring-kib 16 --budget 0 on the tiny model: %d records lost; %s%n", lost,
+                    notices);
+            assertTrue(lost > 0, "a 16 KiB ring for ~2 MB/s of records: " + stderr);
+            assertEquals(1, notices.size(), stderr);
+            assertTrue(notices.getFirst().matches("infertop: [1-9][0-9]* probe records lost: .*a larger --ring-kib "
+                    + "\\(now 16, .* or a --budget above 0 \\(now 0: every graph traced\\) keeps them.*"),
+                    notices.getFirst());
+        }
+        LeakCheck.assertNothingLeft();
+    }
+
     @Test
     void jsonIntoHeadEndsWithinSecondsOfHeadAndLeavesTheTargetRunning() throws Exception {
         Process target = startTinyDecodeLoop();
