@@ -12,7 +12,8 @@ import java.util.Locale;
  * default 4 MiB ring, none with 64 MiB), or infertop kept off the CPU (it runs at nice 10 once the target has
  * started, so a target on every core is served first). What was lost is missing from the counts and
  * histograms, never guessed: a graph without its arrivals is not attributed, one without its expert ids is
- * unrouted.
+ * unrouted. The count is the snapshot's {@code lost_events}, which also holds records that did not decode
+ * (none in practice: they come from infertop's own BPF programs), so the line names both.
  */
 final class LostRecordsNotice {
     private final int ringKib;
@@ -30,12 +31,13 @@ final class LostRecordsNotice {
             return null;
         }
         said = true;
-        String larger = ringKib >= 1 << 20 ? "" : "a larger --ring-kib (now " + ringKib + ", a power of two up to 1048576)";
-        String budget = budgetPercent == 0 ? "a --budget above 0 (now 0: every graph traced)" : "";
+        // The remedy first: the live view shows this on one status line, cut at the terminal's width.
+        String larger = ringKib >= 1 << 20 ? "" : "--ring-kib above " + ringKib;
+        String budget = budgetPercent == 0 ? "--budget above 0" : "";
         String remedy = larger.isEmpty() && budget.isEmpty() ? "fewer layers on"
                 : larger.isEmpty() ? budget : budget.isEmpty() ? larger : larger + " or " + budget;
-        return String.format(Locale.ROOT, "infertop: %d probe records lost: the ring buffer filled before infertop "
-                + "read it (the target outpaced the collector); %s keeps them. The counts leave out what was lost; "
-                + "\"lost\" in the header counts on", lostRecords, remedy);
+        return String.format(Locale.ROOT, "infertop: lost %d probe records; %s keeps them (the ring buffer filled "
+                + "before infertop read it, the target outpacing the collector, or a record did not decode). The "
+                + "counts leave out what was lost", lostRecords, remedy);
     }
 }
