@@ -32,7 +32,7 @@ class BudgetPlanTest {
         BudgetStatus status = plan.status();
         assertTrue(status.arrivalShare() < 1);
         assertTrue(status.fullTracingPercent() > 0.6, "tracing everything costs more than the budget: " + status);
-        assertTrue(status.sampling().contains("of every"), status.sampling());
+        assertTrue(status.sampling().endsWith(" s"), "within the budget, not the fewest: " + status.sampling());
         // share = (0.6 − base) / arrivals ≈ 0.13: 1 s on, ~6.6 s off
         assertEquals(0.13, status.arrivalShare(), 0.03);
         assertTrue(status.estimatePercent() <= 0.6 + 1e-9, "the plan keeps the estimate within the budget: " + status);
@@ -81,6 +81,7 @@ class BudgetPlanTest {
         long offMs = plan.afterOnPhase(window());
         assertEquals(BudgetPlan.MAX_OFF_MS, offMs);
         assertTrue(plan.status().estimatePercent() > 0.01, "the base alone is over: the status shows it, not hides it");
+        assertEquals("1.0 s of every 31.0 s, the fewest", plan.status().sampling(), "and says why it is over");
     }
 
     @Test
