@@ -35,6 +35,9 @@ public final class Collector {
         /** Called before each snapshot; {@code previous} is the last one shown (null before the first). */
         void onTick(Snapshot previous);
 
+        /** Called with the run's final snapshot, before it is shown: what happened after the last tick. */
+        default void onFinal(Snapshot last) {}
+
         /** While true (e.g. the target's model not seen yet), drain and call {@link #onDrain} every 10 ms. */
         boolean startingUp();
 
@@ -156,7 +159,9 @@ public final class Collector {
         }
         ring.drain(decoder);
         session.onTick(last);
-        view.show(snapshot(System.nanoTime(), state));
+        Snapshot finalSnapshot = snapshot(System.nanoTime(), state);
+        session.onFinal(finalSnapshot);
+        view.show(finalSnapshot);
         return state;
     }
 

@@ -125,18 +125,26 @@ final class TickPolicy implements Collector.Session {
     @Override
     public void onTick(Snapshot previous) {
         applyLayerSwitches(previous);
-        if (previous != null) {
-            String lost = lostRecords.check(previous.lostEvents());
-            if (lost != null) {
-                control.notice(lost);
-            }
-        }
+        noteLostRecords(previous);
         trim.onTick(System.nanoTime());
         // Libraries dlopen'ed late and the model file show up in the maps; once the model is known, a look
         // every few intervals is enough (reading /proc/PID/maps is most of a tick's work).
         if (target.modelFile() == null || ++ticksSinceScan >= MAPS_SCAN_EVERY_TICKS) {
             ticksSinceScan = 0;
             rescan();
+        }
+    }
+
+    /** Records lost after the last tick (the run's last half-second, say) are said too. */
+    @Override
+    public void onFinal(Snapshot last) {
+        noteLostRecords(last);
+    }
+
+    private void noteLostRecords(Snapshot snapshot) {
+        String lost = snapshot == null ? null : lostRecords.check(snapshot.lostEvents());
+        if (lost != null) {
+            control.notice(lost);
         }
     }
 

@@ -124,4 +124,34 @@ class CollectorWarmupTest {
         assertTrue(System.nanoTime() - stopNs < 2_000_000_000L, "stopped within 2 s, not at the wait's end");
         assertTrue(shown.getLast().isFinal());
     }
+
+    /** The session sees the final snapshot before it is shown: records lost after the last tick are said too. */
+    @Test
+    void theSessionSeesTheFinalSnapshotBeforeItIsShown() throws Exception {
+        List<Snapshot> shown = new java.util.concurrent.CopyOnWriteArrayList<>();
+        List<Snapshot> finals = new java.util.concurrent.CopyOnWriteArrayList<>();
+        java.util.concurrent.atomic.AtomicInteger shownWhenFinal = new java.util.concurrent.atomic.AtomicInteger(-1);
+        Collector.Session session = new Collector.Session() {
+            public void onTick(Snapshot previous) {}
+            public void onFinal(Snapshot last) {
+                finals.add(last);
+                shownWhenFinal.set(shown.size());
+            }
+            public boolean startingUp() { return false; }
+            public void onDrain(long nowNs, int records) {}
+            public TargetInfo target() { return new TargetInfo(1, "gone", null, List.of()); }
+            public List<dev.infertop.model.LayerStatus> layers() { return List.of(); }
+            public boolean targetAlive() { return false; }
+        };
+        Pipeline pipeline = Pipeline.build(null, BackendNames.load(), 0, () -> 0,
+                (signature, groups, ids, layers) -> false, address -> "");
+        Collector collector = new Collector(new EmptyRing(), pipeline.aggregator(), pipeline.decoder(), () -> 7,
+                shown::add, session);
+        assertEquals(RunState.EXITED, collector.run(60_000_000_000L, 0));
+        assertEquals(1, finals.size(), "once");
+        assertTrue(finals.getFirst().isFinal());
+        assertEquals(7, finals.getFirst().lostEvents(), "the run's lost records, counted after the last tick");
+        assertEquals(0, shownWhenFinal.get(), "before the final snapshot is shown");
+        assertTrue(shown.getLast() == finals.getFirst(), "the same snapshot is shown");
+    }
 }
