@@ -100,14 +100,7 @@ class CollectorWarmupTest {
                 woken.countDown();
             }
         };
-        Collector.Session session = new Collector.Session() {
-            public void onTick(Snapshot previous) {}
-            public boolean startingUp() { return false; }
-            public void onDrain(long nowNs, int records) {}
-            public TargetInfo target() { return new TargetInfo(1, "idle", null, List.of()); }
-            public List<dev.infertop.model.LayerStatus> layers() { return List.of(); }
-            public boolean targetAlive() { return true; }
-        };
+        Collector.Session session = session(true, last -> {});
         Pipeline pipeline = Pipeline.build(null, BackendNames.load(), 0, () -> 0,
                 (signature, groups, ids, layers) -> false, address -> "");
         List<Snapshot> shown = new java.util.concurrent.CopyOnWriteArrayList<>();
@@ -131,18 +124,10 @@ class CollectorWarmupTest {
         List<Snapshot> shown = new java.util.concurrent.CopyOnWriteArrayList<>();
         List<Snapshot> finals = new java.util.concurrent.CopyOnWriteArrayList<>();
         java.util.concurrent.atomic.AtomicInteger shownWhenFinal = new java.util.concurrent.atomic.AtomicInteger(-1);
-        Collector.Session session = new Collector.Session() {
-            public void onTick(Snapshot previous) {}
-            public void onFinal(Snapshot last) {
-                finals.add(last);
-                shownWhenFinal.set(shown.size());
-            }
-            public boolean startingUp() { return false; }
-            public void onDrain(long nowNs, int records) {}
-            public TargetInfo target() { return new TargetInfo(1, "gone", null, List.of()); }
-            public List<dev.infertop.model.LayerStatus> layers() { return List.of(); }
-            public boolean targetAlive() { return false; }
-        };
+        Collector.Session session = session(false, last -> {
+            finals.add(last);
+            shownWhenFinal.set(shown.size());
+        });
         Pipeline pipeline = Pipeline.build(null, BackendNames.load(), 0, () -> 0,
                 (signature, groups, ids, layers) -> false, address -> "");
         Collector collector = new Collector(new EmptyRing(), pipeline.aggregator(), pipeline.decoder(), () -> 7,
@@ -153,5 +138,18 @@ class CollectorWarmupTest {
         assertEquals(7, finals.getFirst().lostEvents(), "the run's lost records, counted after the last tick");
         assertEquals(0, shownWhenFinal.get(), "before the final snapshot is shown");
         assertTrue(shown.getLast() == finals.getFirst(), "the same snapshot is shown");
+    }
+
+    /** A session with a target that is alive (or gone) throughout; {@code onFinal} sees the final snapshot. */
+    private static Collector.Session session(boolean alive, java.util.function.Consumer<Snapshot> onFinal) {
+        return new Collector.Session() {
+            public void onTick(Snapshot previous) {}
+            public void onFinal(Snapshot last) { onFinal.accept(last); }
+            public boolean startingUp() { return false; }
+            public void onDrain(long nowNs, int records) {}
+            public TargetInfo target() { return new TargetInfo(1, alive ? "idle" : "gone", null, List.of()); }
+            public List<dev.infertop.model.LayerStatus> layers() { return List.of(); }
+            public boolean targetAlive() { return alive; }
+        };
     }
 }
