@@ -6,62 +6,63 @@ import org.HdrHistogram.Histogram;
 import java.util.Arrays;
 
 /**
- * HdrHistogram's Recorder pattern (record into one histogram, swap it out for each interval) without its
- * cross-thread phaser, with a cheaper record, and with the percentiles of each interval and of the run
- * from the buckets used instead of a walk over the histogram. Collector thread only.
+ * HdrHistogram's Recorder pattern (record values, take them per interval) for one collector thread, counting
+ * each value in HdrHistogram's own bucket for it and keeping the interval's and the run's figures as those
+ * buckets: an HdrHistogram is built only when one is asked for (a histogram log, a metrics scrape). Collector
+ * thread only.
  *
- * <p>No phaser: infertop's collector thread both records and takes the intervals, so a plain swap is enough
- * (the phaser's two atomic operations per value were ~8 % of infertop's CPU under the operator layer).
+ * <p>No phaser: infertop's collector thread both records and takes the intervals (the phaser's two atomic
+ * operations per value were ~8 % of infertop's CPU under the operator layer).
  *
- * <p>Cheaper record: the operator layer records two values per node group per thread (~40 k/s on the bench
- * model), and HdrHistogram's recordValue under C1 (infertop runs C1 only) is a chain of un-inlined calls,
- * numberOfLeadingZeros among them, not intrinsified: ~20 % of infertop's CPU by perf. A value is counted
- * here in a plain int array, in HdrHistogram's own bucket for it, found from the bits of the value as a
- * double (its exponent is the octave, its top mantissa bits the sub-bucket); the buckets counted are folded
- * into the histogram when the interval is taken, one recordValueWithCount per bucket used. The lowest value
- * of a bucket stands for the values counted in it, so the histogram handed out answers every query (counts,
- * percentiles, min, max, mean) exactly as one the values were recorded into directly.
+ * <p>Cheaper record: the operator layer records two values per node group (~20 k/s on the bench model), and
+ * HdrHistogram's recordValue under C1 (infertop runs C1 only) is a chain of un-inlined calls,
+ * numberOfLeadingZeros among them, not intrinsified: ~20 % of infertop's CPU by perf. A value is counted here
+ * in a plain int array, in HdrHistogram's own bucket for it, found from the bits of the value as a double (its
+ * exponent is the octave, its top mantissa bits the sub-bucket). The lowest value of a bucket stands for the
+ * values counted in it, so a histogram built from the buckets answers every query (counts, percentiles, min,
+ * max, mean) exactly as one the values were recorded into directly.
  *
- * <p>Percentiles from buckets: every tick the live view shows each op's and tensor group's percentiles for
- * the interval and for the run; walking HdrHistogram from min to max (~1,700 buckets over the µs..ms range
- * of op times, two un-inlined calls each) for ~100 histograms was another ~15 %. The buckets counted are
- * known here, in value order: the same answers from a few dozen (interval) or hundred (run) of them.
+ * <p>Figures from buckets: every tick the live view shows each op's and tensor group's percentiles for the
+ * interval and for the run (~50 of each on a 16-layer model). Folding each interval into an HdrHistogram,
+ * adding it to the run's, clearing the recycled one and walking them from min to max (~2,500 buckets over the
+ * µs..ms range of op times, un-inlined calls each) was a third of infertop's CPU per tick; the buckets counted
+ * are known here, in value order: the same answers from a few dozen (interval) or hundred (run) of them.
+ *
+ * <p>Values from 2^53 ns (104 days) up are not exact as doubles: they are counted as 2^53 - 1.
  */
 final class IntervalRecorder {
-    /** Values from 2^53 up are not exact as doubles; they (never op times in practice) go to the histogram. */
-    private static final long LARGEST_EXACT_DOUBLE = 1L << 53;
+    /** Values from 2^53 up are not exact as doubles: counted as the largest below it. */
+    static final long LARGEST_COUNTED = (1L << 53) - 1;
 
     private final int significantDigits;
-    private Histogram active;
 
     /** log2 of HdrHistogram's sub-bucket count: values below 2^this are a bucket each. */
     private final int subBucketBits;
     /** Buckets per octave above that, as mantissa bits: log2 of the sub-bucket half count. */
     private final int octaveBits;
 
-    // This interval: counts by bucket, and the buckets counted (each once: a fold does not scan the array).
+    // This interval: counts by bucket, and the buckets counted (each once: closing does not scan the array).
     private int[] counts;
     private int[] used = new int[64];
     private int usedCount;
-    /** A value went to the histogram directly since the last fold: the buckets do not hold the interval. */
-    private boolean recordedDirectly;
 
-    // The interval taken last, as its buckets in value order with their counts.
-    private int[] foldedBuckets = new int[64];
-    private long[] foldedCounts = new long[64];
-    private int foldedCount;
-    private boolean foldedComplete;
+    // The interval closed last, as its buckets in value order with their counts.
+    private int[] closedBuckets = new int[64];
+    private long[] closedCounts = new long[64];
+    private int closedCount;
+    private long closedTotal;
 
-    // The run's total, bucket by bucket, for the run's percentiles (see addInterval).
+    // The run's total, bucket by bucket, and the buckets it has counted, in value order.
     private long[] totalCounts = new long[0];
     private int[] totalBuckets = new int[64];
     private int totalBucketCount;
-    private boolean totalComplete = true;
+    private long totalTotal;
     private long[] scratchCounts = new long[64];
+    /** The run's histogram as last built (null: not built since the last close). */
+    private Histogram totalHistogram;
 
     IntervalRecorder(int significantDigits) {
         this.significantDigits = significantDigits;
-        this.active = new Histogram(significantDigits);
         // As HdrHistogram sizes its sub-buckets (lowest discernible value 1): 2·10^digits, to a power of two.
         long largestWithUnitResolution = 2 * (long) Math.pow(10, significantDigits);
         this.subBucketBits = Math.max(1, 64 - Long.numberOfLeadingZeros(largestWithUnitResolution - 1));
@@ -69,13 +70,12 @@ final class IntervalRecorder {
         this.counts = new int[bucketOf(1L << 24) + 1]; // to ~16 ms; grows on a larger value
     }
 
+    /** Counts {@code value} (≥ 0; from 2^53 up as 2^53 - 1) in this interval. */
     void recordValue(long value) {
-        if (value < 0 || value >= LARGEST_EXACT_DOUBLE) {
-            active.recordValue(value); // out of the fast path's range (a negative value throws there, as before)
-            recordedDirectly = true;
-            return;
+        if (value < 0) {
+            throw new IllegalArgumentException("a negative value cannot be recorded: " + value);
         }
-        int bucket = bucketOf(value);
+        int bucket = bucketOf(Math.min(value, LARGEST_COUNTED));
         if (bucket >= counts.length) {
             counts = Arrays.copyOf(counts, Math.max(bucket + 1, counts.length * 2));
         }
@@ -118,83 +118,65 @@ final class IntervalRecorder {
         return 1L << (octave - octaveBits);
     }
 
-    private void foldInto(Histogram histogram) {
+    /**
+     * Ends the interval: the values counted since the last close become the closed interval (its figures, and
+     * {@link #intervalHistogram}) and are added to the run's. Nothing is walked but the buckets used.
+     */
+    void closeInterval() {
         Arrays.sort(used, 0, usedCount); // bucket numbers are in value order
-        if (foldedBuckets.length < usedCount) {
-            foldedBuckets = new int[used.length];
-            foldedCounts = new long[used.length];
+        if (closedBuckets.length < usedCount) {
+            closedBuckets = new int[used.length];
+            closedCounts = new long[used.length];
         }
+        long total = 0;
         for (int i = 0; i < usedCount; i++) {
             int bucket = used[i];
-            histogram.recordValueWithCount(lowestValueOf(bucket), counts[bucket]);
-            foldedBuckets[i] = bucket;
-            foldedCounts[i] = counts[bucket];
+            closedBuckets[i] = bucket;
+            closedCounts[i] = counts[bucket];
+            total += counts[bucket];
             counts[bucket] = 0;
         }
-        foldedCount = usedCount;
-        foldedComplete = !recordedDirectly;
+        closedCount = usedCount;
+        closedTotal = total;
         usedCount = 0;
-        recordedDirectly = false;
+        addClosedToTotal();
     }
 
-    /**
-     * The values recorded since the last call. {@code recycle} (the histogram this returned the time before,
-     * or null) is emptied and records from now on: as with Recorder, the caller must be done with it.
-     */
-    Histogram getIntervalHistogram(Histogram recycle) {
-        foldInto(active);
-        Histogram interval = active;
-        if (recycle == null || recycle == interval) {
-            recycle = new Histogram(significantDigits);
-        } else {
-            recycle.reset();
-        }
-        active = recycle;
-        return interval;
-    }
-
-    /**
-     * Adds the interval the last {@link #getIntervalHistogram} returned ({@code interval}) to {@code total},
-     * the run's histogram (always the same one, only added to here), keeping its buckets for
-     * {@link #totalPercentiles}.
-     */
-    void addInterval(Histogram interval, Histogram total) {
-        if (!foldedComplete || !totalComplete) {
-            total.add(interval);
-            totalComplete = false; // the run's buckets no longer hold it: its percentiles come from a walk
-            return;
-        }
+    private void addClosedToTotal() {
         int added = 0;
-        for (int i = 0; i < foldedCount; i++) {
-            int bucket = foldedBuckets[i];
-            total.recordValueWithCount(lowestValueOf(bucket), foldedCounts[i]); // a bucket each, not the whole array
+        for (int i = 0; i < closedCount; i++) {
+            int bucket = closedBuckets[i];
             if (bucket >= totalCounts.length) {
                 totalCounts = Arrays.copyOf(totalCounts, Math.max(bucket + 1, totalCounts.length * 2));
             }
             if (totalCounts[bucket] == 0) {
                 added++;
             }
-            totalCounts[bucket] += foldedCounts[i];
+            totalCounts[bucket] += closedCounts[i];
         }
+        totalTotal += closedTotal;
         if (added > 0) {
             mergeNewTotalBuckets(added);
         }
+        if (closedCount > 0) {
+            totalHistogram = null;
+        }
     }
 
-    /** Merges the folded buckets the run had not counted before into the run's (both in value order). */
+    /** Merges the closed buckets the run had not counted before into the run's (both in value order). */
     private void mergeNewTotalBuckets(int added) {
         int[] merged = new int[Math.max(totalBuckets.length, totalBucketCount + added)];
         int i = 0;
         int j = 0;
         int k = 0;
-        while (i < totalBucketCount || j < foldedCount) {
-            if (j == foldedCount || (i < totalBucketCount && totalBuckets[i] < foldedBuckets[j])) {
+        while (i < totalBucketCount || j < closedCount) {
+            if (j == closedCount || (i < totalBucketCount && totalBuckets[i] < closedBuckets[j])) {
                 merged[k++] = totalBuckets[i++];
-            } else if (i < totalBucketCount && totalBuckets[i] == foldedBuckets[j]) {
+            } else if (i < totalBucketCount && totalBuckets[i] == closedBuckets[j]) {
                 merged[k++] = totalBuckets[i++];
                 j++;
             } else {
-                merged[k++] = foldedBuckets[j++];
+                merged[k++] = closedBuckets[j++];
             }
         }
         totalBuckets = merged;
@@ -202,27 +184,85 @@ final class IntervalRecorder {
     }
 
     /**
-     * {@link Percentiles#valuesAndMean(Histogram, double...)} of {@code interval}, the histogram the last
-     * {@link #getIntervalHistogram} returned, from the buckets that call folded.
+     * {@link #closeInterval} and the interval's values as a histogram: {@code recycle} (the one this returned
+     * the time before, or null), emptied and filled, when given; the caller must be done with it.
      */
-    Percentiles.Pass intervalPercentiles(Histogram interval, double... percentiles) {
-        return foldedComplete
-                ? pass(interval.getTotalCount(), foldedBuckets, foldedCounts, foldedCount, percentiles)
-                : Percentiles.valuesAndMean(interval, percentiles);
+    Histogram getIntervalHistogram(Histogram recycle) {
+        closeInterval();
+        return intervalHistogram(recycle);
     }
 
-    /** The same of {@code total}, the run's histogram {@link #addInterval} adds to, from the run's buckets. */
-    Percentiles.Pass totalPercentiles(Histogram total, double... percentiles) {
-        if (!totalComplete) {
-            return Percentiles.valuesAndMean(total, percentiles);
+    /** The interval closed last as a histogram: {@code recycle} emptied and filled, or a new one if null. */
+    Histogram intervalHistogram(Histogram recycle) {
+        Histogram histogram = recycle == null ? new Histogram(significantDigits) : recycle;
+        histogram.reset();
+        for (int i = 0; i < closedCount; i++) {
+            histogram.recordValueWithCount(lowestValueOf(closedBuckets[i]), closedCounts[i]);
         }
+        return histogram;
+    }
+
+    /** The run's values (every closed interval) as a histogram, built when asked after a close added to it. */
+    Histogram totalHistogram() {
+        if (totalHistogram == null) {
+            Histogram histogram = new Histogram(significantDigits);
+            for (int i = 0; i < totalBucketCount; i++) {
+                int bucket = totalBuckets[i];
+                histogram.recordValueWithCount(lowestValueOf(bucket), totalCounts[bucket]);
+            }
+            totalHistogram = histogram;
+        }
+        return totalHistogram;
+    }
+
+    /** Values in the interval closed last. */
+    long intervalCount() {
+        return closedTotal;
+    }
+
+    /** Values in the run's closed intervals. */
+    long totalCount() {
+        return totalTotal;
+    }
+
+    /** The interval's min as HdrHistogram's getMinValue says it (0 if empty or a zero was counted). */
+    long intervalMin() {
+        return closedCount == 0 ? 0 : lowestValueOf(closedBuckets[0]);
+    }
+
+    /** The interval's max as HdrHistogram's getMaxValue says it: the highest value equivalent to it (0 if empty). */
+    long intervalMax() {
+        return closedCount == 0 ? 0 : highestValueOf(closedBuckets[closedCount - 1]);
+    }
+
+    /** The run's min, as {@link #intervalMin}. */
+    long totalMin() {
+        return totalBucketCount == 0 ? 0 : lowestValueOf(totalBuckets[0]);
+    }
+
+    /** The run's max, as {@link #intervalMax}. */
+    long totalMax() {
+        return totalBucketCount == 0 ? 0 : highestValueOf(totalBuckets[totalBucketCount - 1]);
+    }
+
+    private long highestValueOf(int bucket) {
+        return lowestValueOf(bucket) + widthOf(bucket) - 1;
+    }
+
+    /** {@link Percentiles#valuesAndMean(Histogram, double...)} of the interval closed last, from its buckets. */
+    Percentiles.Pass intervalPercentiles(double... percentiles) {
+        return pass(closedTotal, closedBuckets, closedCounts, closedCount, percentiles);
+    }
+
+    /** The same of the run's closed intervals, from the run's buckets. */
+    Percentiles.Pass totalPercentiles(double... percentiles) {
         if (scratchCounts.length < totalBucketCount) {
             scratchCounts = new long[totalBuckets.length];
         }
         for (int i = 0; i < totalBucketCount; i++) {
             scratchCounts[i] = totalCounts[totalBuckets[i]];
         }
-        return pass(total.getTotalCount(), totalBuckets, scratchCounts, totalBucketCount, percentiles);
+        return pass(totalTotal, totalBuckets, scratchCounts, totalBucketCount, percentiles);
     }
 
     /**
@@ -248,7 +288,7 @@ final class IntervalRecorder {
                 values[next++] = lowest + width - 1;
             }
         }
-        long highest = n == 0 ? 0 : lowestValueOf(buckets[n - 1]) + widthOf(buckets[n - 1]) - 1;
+        long highest = n == 0 ? 0 : highestValueOf(buckets[n - 1]);
         for (; next < targets.length; next++) {
             values[next] = highest;
         }

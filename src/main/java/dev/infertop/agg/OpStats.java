@@ -1,8 +1,9 @@
 package dev.infertop.agg;
 
-import org.HdrHistogram.Histogram;
-
-/** One op's (or tensor group's) figures: counters kept once ({@link Counts}) and wall-time histograms. */
+/**
+ * One op's (or tensor group's) figures: counters kept once ({@link Counts}) and its wall times per group,
+ * counted by {@link IntervalRecorder} (histograms built from it only for the readers that want one).
+ */
 final class OpStats {
     static final int GROUPS = 0;
     static final int NODES = 1;
@@ -14,13 +15,10 @@ final class OpStats {
     final Counts counts = new Counts(5);
     String lastShape = "";
     final IntervalRecorder recorder;
-    final Histogram total;
-    Histogram interval;
 
     OpStats(String name, int significantDigits) {
         this.name = name;
         this.recorder = new IntervalRecorder(significantDigits);
-        this.total = new Histogram(significantDigits);
     }
 
     void recordGroup(int nodes, long wallNs, String shape) {

@@ -11,6 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 
 class IntervalRecorderTest {
     @Test
@@ -28,14 +29,17 @@ class IntervalRecorderTest {
         assertNotSame(first, second);
         assertEquals(2, second.getTotalCount());
         assertEquals(1000, first.getTotalCount(), "an interval taken is not touched by later values");
-        // Recycling the first: it is emptied and records the next interval.
+        // Recycling the first: it is emptied and holds the next interval.
         recorder.recordValue(42);
         Histogram third = recorder.getIntervalHistogram(first);
+        assertSame(first, third, "the histogram given back is filled with the interval");
         assertEquals(1, third.getTotalCount());
         assertEquals(42, third.getMinValue());
         Histogram fourth = recorder.getIntervalHistogram(second);
+        assertSame(second, fourth);
         assertEquals(0, fourth.getTotalCount());
-        assertSame(first, fourth, "the histogram given back records the interval after the one it was given for");
+        assertEquals(1003, recorder.totalCount(), "the run holds every closed interval");
+        assertEquals(1003, recorder.totalHistogram().getTotalCount());
     }
 
     /**
@@ -61,6 +65,8 @@ class IntervalRecorderTest {
                 values.add(random.nextLong(1L << random.nextInt(1, 54)));
             }
             IntervalRecorder recorder = new IntervalRecorder(digits);
+            recorder.recordValue(12345); // an interval before: the run's figures hold both
+            recorder.closeInterval();
             Histogram direct = new Histogram(digits);
             for (long v : values) {
                 recorder.recordValue(v);
@@ -83,18 +89,24 @@ class IntervalRecorderTest {
             // Its percentiles from the folded buckets: those of a walk over the histogram.
             double[] plot = dev.infertop.model.LatencyDistribution.PLOT_PERCENTILES;
             dev.infertop.model.Percentiles.Pass walked = dev.infertop.model.Percentiles.valuesAndMean(folded, plot);
-            dev.infertop.model.Percentiles.Pass fromBuckets = recorder.intervalPercentiles(folded, plot);
+            dev.infertop.model.Percentiles.Pass fromBuckets = recorder.intervalPercentiles(plot);
             assertArrayEquals(walked.values(), fromBuckets.values(), digits + " digits");
             assertEquals(walked.mean(), fromBuckets.mean(), 0.0, "the same sum in the same order");
-            // Added to a run's total: as the histogram added.
-            Histogram total = new Histogram(digits);
-            total.recordValue(12345);
-            Histogram expectedTotal = total.copy();
-            expectedTotal.add(folded);
-            recorder.addInterval(folded, total);
+            assertEquals(direct.getTotalCount(), recorder.intervalCount());
+            assertEquals(direct.getMinValue(), recorder.intervalMin());
+            assertEquals(direct.getMaxValue(), recorder.intervalMax());
+            // The run's: the interval before and this one, as the histogram of both.
+            Histogram expectedTotal = new Histogram(digits);
+            expectedTotal.recordValue(12345);
+            expectedTotal.add(direct);
+            Histogram total = recorder.totalHistogram();
             assertEquals(expectedTotal, total);
-            assertEquals(expectedTotal.getMaxValue(), total.getMaxValue());
-            // The next interval starts empty: the fold cleared what it counted.
+            assertEquals(expectedTotal.getTotalCount(), recorder.totalCount());
+            assertEquals(expectedTotal.getMinValue(), recorder.totalMin());
+            assertEquals(expectedTotal.getMaxValue(), recorder.totalMax());
+            assertArrayEquals(dev.infertop.model.Percentiles.valuesAndMean(expectedTotal, plot).values(),
+                    recorder.totalPercentiles(plot).values(), digits + " digits");
+            // The next interval starts empty: the close cleared what it counted.
             recorder.recordValue(300);
             Histogram next = recorder.getIntervalHistogram(folded);
             assertEquals(1, next.getTotalCount());
@@ -120,37 +132,35 @@ class IntervalRecorderTest {
                 long ns = random.nextInt(10) == 0 ? random.nextLong(1_000, 50_000_000)
                         : 40_000 + random.nextLong(tick * 1_000L + 1);
                 recorder.recordValue(ns);
+                total.recordValue(ns);
             }
             interval = recorder.getIntervalHistogram(interval);
-            recorder.addInterval(interval, total);
             dev.infertop.model.Percentiles.Pass walked = dev.infertop.model.Percentiles.valuesAndMean(total, plot);
-            dev.infertop.model.Percentiles.Pass fromBuckets = recorder.totalPercentiles(total, plot);
+            dev.infertop.model.Percentiles.Pass fromBuckets = recorder.totalPercentiles(plot);
             assertArrayEquals(walked.values(), fromBuckets.values(), "tick " + tick);
             assertEquals(walked.mean(), fromBuckets.mean(), 0.0, "tick " + tick);
+            assertEquals(total.getMaxValue(), recorder.totalMax(), "tick " + tick);
+            assertEquals(total, recorder.totalHistogram(), "tick " + tick);
             assertArrayEquals(dev.infertop.model.Percentiles.valuesAndMean(interval, plot).values(),
-                    recorder.intervalPercentiles(interval, plot).values(), "tick " + tick);
+                    recorder.intervalPercentiles(plot).values(), "tick " + tick);
         }
-        // A value out of the fast path's range: from then on the run's percentiles come from a walk, still right.
-        recorder.recordValue(1L << 55);
-        interval = recorder.getIntervalHistogram(interval);
-        recorder.addInterval(interval, total);
-        assertArrayEquals(dev.infertop.model.Percentiles.valuesAndMean(total, plot).values(),
-                recorder.totalPercentiles(total, plot).values());
     }
 
-    /** Values from 2^53 up (not exact as doubles) go to the histogram directly; percentiles still count them. */
+    /** Values from 2^53 up (104 days in ns; not exact as doubles) are counted as 2^53 - 1; negatives refused. */
     @Test
-    void hugeValuesAreRecordedDirectlyAndStillCounted() {
+    void hugeValuesAreCountedAsTheLargestExactOneAndNegativesRefused() {
         IntervalRecorder recorder = new IntervalRecorder(2);
-        Histogram direct = new Histogram(2);
+        Histogram expected = new Histogram(2);
         for (long v : new long[] {5, 1_000, 1_000_000, 1L << 53, (1L << 60) + 12345}) {
             recorder.recordValue(v);
-            direct.recordValue(v);
+            expected.recordValue(Math.min(v, IntervalRecorder.LARGEST_COUNTED));
         }
         Histogram folded = recorder.getIntervalHistogram(null);
-        assertEquals(direct, folded);
+        assertEquals(expected, folded);
+        assertEquals(5, recorder.intervalCount());
         double[] plot = dev.infertop.model.LatencyDistribution.PLOT_PERCENTILES;
-        assertArrayEquals(dev.infertop.model.Percentiles.valuesAndMean(direct, plot).values(),
-                recorder.intervalPercentiles(folded, plot).values());
+        assertArrayEquals(dev.infertop.model.Percentiles.valuesAndMean(expected, plot).values(),
+                recorder.intervalPercentiles(plot).values());
+        assertThrows(IllegalArgumentException.class, () -> recorder.recordValue(-1));
     }
 }

@@ -42,6 +42,39 @@ class ControlCharacterFilterTest {
         assertEquals(text, through(text));
     }
 
+    /** Every byte value, alone and after each lead byte, in one array write: as written byte by byte. */
+    @Test
+    void anArrayWriteFiltersAsByteByByteWritesDo() throws Exception {
+        ByteArrayOutputStream text = new ByteArrayOutputStream();
+        for (int b = 0; b < 256; b++) {
+            text.write('a');
+            text.write(b);
+            for (int lead : new int[] {0xc2, 0xd8, 0xe2}) {
+                text.write(lead);
+                text.write(b);
+                if (lead == 0xe2) {
+                    text.write(0x80);
+                    text.write(b);
+                    text.write(0x81);
+                    text.write(b);
+                }
+            }
+        }
+        byte[] input = text.toByteArray();
+        ByteArrayOutputStream byteByByte = new ByteArrayOutputStream();
+        ControlCharacterFilter single = new ControlCharacterFilter(byteByByte);
+        for (byte b : input) {
+            single.write(b);
+        }
+        single.close();
+        ByteArrayOutputStream whole = new ByteArrayOutputStream();
+        ControlCharacterFilter bulk = new ControlCharacterFilter(whole);
+        bulk.write(input, 0, input.length);
+        bulk.close();
+        assertEquals(byteByByte.toString(StandardCharsets.ISO_8859_1), whole.toString(StandardCharsets.ISO_8859_1));
+        assertEquals(false, whole.toString(StandardCharsets.ISO_8859_1).contains("\u001b"), "sanity: ESC escaped");
+    }
+
     @Test
     void aCharacterSplitAcrossWritesIsStillSeen() throws Exception {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
