@@ -1,5 +1,6 @@
 package dev.infertop.agg;
 
+import dev.infertop.model.LatencySummary;
 import dev.infertop.model.Percentiles;
 import org.HdrHistogram.Histogram;
 
@@ -33,6 +34,8 @@ import java.util.Arrays;
 final class IntervalRecorder {
     /** Values from 2^53 up are not exact as doubles: counted as the largest below it. */
     static final long LARGEST_COUNTED = (1L << 53) - 1;
+    /** p50, p90, p99: a {@link LatencySummary}'s. */
+    private static final double[] SUMMARY_PERCENTILES = {50, 90, 99};
 
     private final int significantDigits;
 
@@ -163,24 +166,29 @@ final class IntervalRecorder {
         }
     }
 
-    /** Merges the closed buckets the run had not counted before into the run's (both in value order). */
+    /**
+     * Merges the closed buckets the run had not counted before into the run's (both in value order), in place
+     * from the back: the run's list grows by {@code added} and no entry moves before it is read.
+     */
     private void mergeNewTotalBuckets(int added) {
-        int[] merged = new int[Math.max(totalBuckets.length, totalBucketCount + added)];
-        int i = 0;
-        int j = 0;
-        int k = 0;
-        while (i < totalBucketCount || j < closedCount) {
-            if (j == closedCount || (i < totalBucketCount && totalBuckets[i] < closedBuckets[j])) {
-                merged[k++] = totalBuckets[i++];
-            } else if (i < totalBucketCount && totalBuckets[i] == closedBuckets[j]) {
-                merged[k++] = totalBuckets[i++];
-                j++;
+        int size = totalBucketCount + added;
+        if (totalBuckets.length < size) {
+            totalBuckets = Arrays.copyOf(totalBuckets, Math.max(size, totalBuckets.length * 2));
+        }
+        int i = totalBucketCount - 1;
+        int j = closedCount - 1;
+        int k = size - 1;
+        while (j >= 0) {
+            if (i >= 0 && totalBuckets[i] > closedBuckets[j]) {
+                totalBuckets[k--] = totalBuckets[i--];
+            } else if (i >= 0 && totalBuckets[i] == closedBuckets[j]) {
+                totalBuckets[k--] = totalBuckets[i--]; // counted before: once
+                j--;
             } else {
-                merged[k++] = closedBuckets[j++];
+                totalBuckets[k--] = closedBuckets[j--];
             }
         }
-        totalBuckets = merged;
-        totalBucketCount = k;
+        totalBucketCount = size;
     }
 
     /**
@@ -192,10 +200,15 @@ final class IntervalRecorder {
         return intervalHistogram(recycle);
     }
 
-    /** The interval closed last as a histogram: {@code recycle} emptied and filled, or a new one if null. */
+    /**
+     * The interval closed last as a histogram: {@code recycle} (of this recorder's digits) emptied and filled,
+     * or a new one if null.
+     */
     Histogram intervalHistogram(Histogram recycle) {
         Histogram histogram = recycle == null ? new Histogram(significantDigits) : recycle;
-        histogram.reset();
+        if (histogram.getTotalCount() > 0) {
+            histogram.reset(); // clears every bucket (~17 k for 3 digits up to 30 ms): not when already empty
+        }
         for (int i = 0; i < closedCount; i++) {
             histogram.recordValueWithCount(lowestValueOf(closedBuckets[i]), closedCounts[i]);
         }
@@ -213,6 +226,24 @@ final class IntervalRecorder {
             totalHistogram = histogram;
         }
         return totalHistogram;
+    }
+
+    /** The interval closed last, as {@link LatencySummary#ofNanos} says it of its histogram. */
+    LatencySummary intervalSummary() {
+        return summary(closedTotal, intervalMax(), intervalPercentiles(SUMMARY_PERCENTILES));
+    }
+
+    /** The run's closed intervals, as {@link LatencySummary#ofNanos} says it of their histogram. */
+    LatencySummary totalSummary() {
+        return summary(totalTotal, totalMax(), totalPercentiles(SUMMARY_PERCENTILES));
+    }
+
+    private static LatencySummary summary(long count, long maxNs, Percentiles.Pass pass) {
+        if (count == 0) {
+            return LatencySummary.EMPTY;
+        }
+        long[] ns = pass.values();
+        return new LatencySummary(count, ns[0] / 1e6, ns[1] / 1e6, ns[2] / 1e6, maxNs / 1e6, pass.mean() / 1e6);
     }
 
     /** Values in the interval closed last. */

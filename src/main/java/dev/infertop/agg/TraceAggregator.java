@@ -9,7 +9,6 @@ import dev.infertop.model.BackendNames;
 import dev.infertop.model.BackendTotals;
 import dev.infertop.model.CounterTotals;
 import dev.infertop.model.Figures;
-import dev.infertop.model.LatencySummary;
 import dev.infertop.model.LayerStatus;
 import dev.infertop.model.Limits;
 import dev.infertop.model.OperatorTotals;
@@ -43,8 +42,7 @@ public final class TraceAggregator implements TraceListener {
     private final TokenCounter tokensAtLastTick = new TokenCounter();
     private final IntervalRecorder ttftRecorder = new IntervalRecorder(SIGNIFICANT_DIGITS);
     private final IntervalRecorder tpotRecorder = new IntervalRecorder(SIGNIFICANT_DIGITS);
-    private final Histogram totalTtft = new Histogram(SIGNIFICANT_DIGITS);
-    private final Histogram totalTpot = new Histogram(SIGNIFICANT_DIGITS);
+    // Each interval's TTFT and TPOT as histograms for the log only, refilled per tick (figures come from the recorders).
     private Histogram intervalTtft;
     private Histogram intervalTpot;
     /** Per-sequence accounting of batches with per-token sequences and positions (llama-server, apps). */
@@ -130,8 +128,8 @@ public final class TraceAggregator implements TraceListener {
      * snapshot: they change with the next event, so a reader copies what it keeps.
      */
     public void forEachRunHistogram(java.util.function.BiConsumer<String, Histogram> reader) {
-        reader.accept("ttft", totalTtft);
-        reader.accept("tpot", totalTpot);
+        reader.accept("ttft", ttftRecorder.totalHistogram());
+        reader.accept("tpot", tpotRecorder.totalHistogram());
         if (operators != null) {
             operators.forEachRunHistogram(reader);
         }
@@ -410,15 +408,20 @@ public final class TraceAggregator implements TraceListener {
         // The requests panel's rows: sequences that decoded in the last 10 s (a slot waits between requests).
         List<dev.infertop.model.SequenceStatus> recentSequences = sequences.statuses(nowNs, 10_000_000_000L);
         lastTickNs = nowNs;
-        intervalTtft = ttftRecorder.getIntervalHistogram(intervalTtft);
-        intervalTpot = tpotRecorder.getIntervalHistogram(intervalTpot);
+        ttftRecorder.closeInterval();
+        tpotRecorder.closeInterval();
         if (histograms != null) {
+            // Built for the log only, and only when the interval holds values (most of a server's have no TTFT).
             histograms.beginInterval(epochOffsetMs + (nowNs - intervalNs) / 1_000_000, epochOffsetMs + nowNs / 1_000_000);
-            histograms.add("ttft", intervalTtft);
-            histograms.add("tpot", intervalTpot);
+            if (ttftRecorder.intervalCount() > 0) {
+                intervalTtft = ttftRecorder.intervalHistogram(intervalTtft);
+                histograms.add("ttft", intervalTtft);
+            }
+            if (tpotRecorder.intervalCount() > 0) {
+                intervalTpot = tpotRecorder.intervalHistogram(intervalTpot);
+                histograms.add("tpot", intervalTpot);
+            }
         }
-        totalTtft.add(intervalTtft);
-        totalTpot.add(intervalTpot);
 
         OperatorTotals intervalOperators = OperatorTotals.EMPTY;
         OperatorTotals totalOperators = OperatorTotals.EMPTY;
@@ -447,7 +450,7 @@ public final class TraceAggregator implements TraceListener {
         lastSpeculative = speculative;
         Figures interval = new Figures(intervalNs,
                 tokens.freezeSince(tokensAtLastTick, contextCount, active, recentSequences, intervalSpeculative),
-                LatencySummary.ofNanos(intervalTtft), LatencySummary.ofNanos(intervalTpot),
+                ttftRecorder.intervalSummary(), tpotRecorder.intervalSummary(),
                 intervalBackends, cpuGraphs.interval(), intervalOperators,
                 sched == null ? SchedTotals.EMPTY : sched.interval(),
                 counters == null ? CounterTotals.EMPTY : counters.interval(intervalNs, wallNsByOp(intervalOperators)),
@@ -455,7 +458,7 @@ public final class TraceAggregator implements TraceListener {
                 roofline == null ? dev.infertop.model.RooflineTotals.EMPTY : roofline.interval());
         Figures total = new Figures(runNs,
                 tokens.freezeSince(TokenCounter.ZERO, contextCount, active, recentSequences, speculative),
-                LatencySummary.ofNanos(totalTtft), LatencySummary.ofNanos(totalTpot),
+                ttftRecorder.totalSummary(), tpotRecorder.totalSummary(),
                 totalBackends, cpuGraphs.total(), totalOperators,
                 sched == null ? SchedTotals.EMPTY : sched.totals(),
                 counters == null ? CounterTotals.EMPTY : counters.totals(runNs, wallNsByOp(totalOperators)),

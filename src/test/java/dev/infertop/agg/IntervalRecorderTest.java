@@ -106,6 +106,9 @@ class IntervalRecorderTest {
             assertEquals(expectedTotal.getMaxValue(), recorder.totalMax());
             assertArrayEquals(dev.infertop.model.Percentiles.valuesAndMean(expectedTotal, plot).values(),
                     recorder.totalPercentiles(plot).values(), digits + " digits");
+            // The summaries (p50, p90, p99, max, mean in ms): what the histograms' say.
+            assertEquals(dev.infertop.model.LatencySummary.ofNanos(direct), recorder.intervalSummary());
+            assertEquals(dev.infertop.model.LatencySummary.ofNanos(expectedTotal), recorder.totalSummary());
             // The next interval starts empty: the close cleared what it counted.
             recorder.recordValue(300);
             Histogram next = recorder.getIntervalHistogram(folded);
@@ -141,6 +144,9 @@ class IntervalRecorderTest {
             assertEquals(walked.mean(), fromBuckets.mean(), 0.0, "tick " + tick);
             assertEquals(total.getMaxValue(), recorder.totalMax(), "tick " + tick);
             assertEquals(total, recorder.totalHistogram(), "tick " + tick);
+            assertEquals(dev.infertop.model.LatencySummary.ofNanos(total), recorder.totalSummary(), "tick " + tick);
+            assertEquals(dev.infertop.model.LatencySummary.ofNanos(interval), recorder.intervalSummary(),
+                    "tick " + tick);
             assertArrayEquals(dev.infertop.model.Percentiles.valuesAndMean(interval, plot).values(),
                     recorder.intervalPercentiles(plot).values(), "tick " + tick);
         }
