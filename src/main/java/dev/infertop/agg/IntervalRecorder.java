@@ -26,8 +26,9 @@ import java.util.Arrays;
  * <p>Figures from buckets: every tick the live view shows each op's and tensor group's percentiles for the
  * interval and for the run (~50 of each on a 16-layer model). Folding each interval into an HdrHistogram,
  * adding it to the run's, clearing the recycled one and walking them from min to max (~2,500 buckets over the
- * µs..ms range of op times, un-inlined calls each) was a third of infertop's CPU per tick; the buckets counted
- * are known here, in value order: the same answers from a few dozen (interval) or hundred (run) of them.
+ * µs..ms range of op times, un-inlined calls each) was 27 % of the collector thread's JFR samples with every
+ * graph traced; the buckets counted are known here, in value order: the same answers from a few dozen
+ * (interval) or hundred (run) of them.
  *
  * <p>Values from 2^53 ns (104 days) up are not exact as doubles: they are counted as 2^53 - 1.
  */
@@ -189,15 +190,6 @@ final class IntervalRecorder {
             }
         }
         totalBucketCount = size;
-    }
-
-    /**
-     * {@link #closeInterval} and the interval's values as a histogram: {@code recycle} (the one this returned
-     * the time before, or null), emptied and filled, when given; the caller must be done with it.
-     */
-    Histogram getIntervalHistogram(Histogram recycle) {
-        closeInterval();
-        return intervalHistogram(recycle);
     }
 
     /**

@@ -14,28 +14,34 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 class IntervalRecorderTest {
+    /** Closes the interval and builds it as a histogram in {@code recycle}, as the histogram log does. */
+    private static Histogram closeAndBuild(IntervalRecorder recorder, Histogram recycle) {
+        recorder.closeInterval();
+        return recorder.intervalHistogram(recycle);
+    }
+
     @Test
     void eachIntervalHoldsExactlyTheValuesRecordedSinceTheLastOne() {
         IntervalRecorder recorder = new IntervalRecorder(2);
         for (int i = 1; i <= 1000; i++) {
             recorder.recordValue(i);
         }
-        Histogram first = recorder.getIntervalHistogram(null);
+        Histogram first = closeAndBuild(recorder, null);
         assertEquals(1000, first.getTotalCount());
         assertEquals(1000, first.getMaxValue(), 1000 * 0.01);
         recorder.recordValue(5_000);
         recorder.recordValue(7_000);
-        Histogram second = recorder.getIntervalHistogram(null);
+        Histogram second = closeAndBuild(recorder, null);
         assertNotSame(first, second);
         assertEquals(2, second.getTotalCount());
         assertEquals(1000, first.getTotalCount(), "an interval taken is not touched by later values");
         // Recycling the first: it is emptied and holds the next interval.
         recorder.recordValue(42);
-        Histogram third = recorder.getIntervalHistogram(first);
+        Histogram third = closeAndBuild(recorder, first);
         assertSame(first, third, "the histogram given back is filled with the interval");
         assertEquals(1, third.getTotalCount());
         assertEquals(42, third.getMinValue());
-        Histogram fourth = recorder.getIntervalHistogram(second);
+        Histogram fourth = closeAndBuild(recorder, second);
         assertSame(second, fourth);
         assertEquals(0, fourth.getTotalCount());
         assertEquals(1003, recorder.totalCount(), "the run holds every closed interval");
@@ -72,7 +78,7 @@ class IntervalRecorderTest {
                 recorder.recordValue(v);
                 direct.recordValue(v);
             }
-            Histogram folded = recorder.getIntervalHistogram(null);
+            Histogram folded = closeAndBuild(recorder, null);
             assertEquals(direct, folded, digits + " digits");
             assertEquals(direct.getTotalCount(), folded.getTotalCount());
             assertEquals(direct.getMinNonZeroValue(), folded.getMinNonZeroValue());
@@ -111,7 +117,7 @@ class IntervalRecorderTest {
             assertEquals(dev.infertop.model.LatencySummary.ofNanos(expectedTotal), recorder.totalSummary());
             // The next interval starts empty: the close cleared what it counted.
             recorder.recordValue(300);
-            Histogram next = recorder.getIntervalHistogram(folded);
+            Histogram next = closeAndBuild(recorder, folded);
             assertEquals(1, next.getTotalCount());
             assertEquals(direct.lowestEquivalentValue(300), next.getMinValue());
         }
@@ -137,7 +143,7 @@ class IntervalRecorderTest {
                 recorder.recordValue(ns);
                 total.recordValue(ns);
             }
-            interval = recorder.getIntervalHistogram(interval);
+            interval = closeAndBuild(recorder, interval);
             dev.infertop.model.Percentiles.Pass walked = dev.infertop.model.Percentiles.valuesAndMean(total, plot);
             dev.infertop.model.Percentiles.Pass fromBuckets = recorder.totalPercentiles(plot);
             assertArrayEquals(walked.values(), fromBuckets.values(), "tick " + tick);
@@ -161,7 +167,7 @@ class IntervalRecorderTest {
             recorder.recordValue(v);
             expected.recordValue(Math.min(v, IntervalRecorder.LARGEST_COUNTED));
         }
-        Histogram folded = recorder.getIntervalHistogram(null);
+        Histogram folded = closeAndBuild(recorder, null);
         assertEquals(expected, folded);
         assertEquals(5, recorder.intervalCount());
         double[] plot = dev.infertop.model.LatencyDistribution.PLOT_PERCENTILES;
