@@ -101,7 +101,8 @@ static __always_inline __u32 counters_read(__u32 cpu, __u32 n_events, struct cou
 }
 
 /* A worker thread starts on a graph the operator layer traces (its arrivals slot is `a`): take a baseline. */
-static __always_inline void counters_thread_start(struct arrivals_event *a)
+/* Returns ARRIVAL_READ_COUNTERS when the counters are read at this thread's arrivals, else 0. */
+static __always_inline __u32 counters_thread_start(struct arrivals_event *a)
 {
 	struct counter_control *ctl = counters_on();
 	struct counter_reading *last;
@@ -110,14 +111,14 @@ static __always_inline void counters_thread_start(struct arrivals_event *a)
 	__u32 *slot;
 
 	if (!ctl)
-		return;
+		return 0;
 	slot = bpf_map_lookup_elem(&thread_slot, &tid);
 	if (!slot)
-		return;
+		return 0;
 	c = bpf_map_lookup_elem(&counters_by_slot, slot);
 	last = bpf_map_lookup_elem(&counter_last_by_slot, slot);
 	if (!c || !last)
-		return;
+		return 0;
 	c->header.kind = EVENT_COUNTERS;
 	c->header.tid = tid;
 	c->header.start_ns = a->header.start_ns;
@@ -133,6 +134,7 @@ static __always_inline void counters_thread_start(struct arrivals_event *a)
 	__builtin_memset(c->migrated_bits, 0, sizeof(c->migrated_bits));
 	c->failed = counters_read(bpf_get_smp_processor_id(), c->n_events, last);
 	last->active = 1;
+	return ARRIVAL_READ_COUNTERS;
 }
 
 /* The thread reached the barrier after node group `index` (0-based): the group's deltas. */

@@ -104,6 +104,14 @@ struct cpu_graph_event {
  * node group. Kept in a per-thread slot while the graph runs (one store per node, no ring-buffer record),
  * and sent as one record of (ts - offsetof) + count * 8 bytes when ggml_graph_compute returns.
  */
+/*
+ * arrivals_event.readers: the layers an arrival calls into on this graph, decided once at the thread's start so
+ * that a barrier hit with those layers off touches no map but the arrivals' own line (a hit is on the decode's
+ * critical path when its thread arrives last, and each cold map is a cache miss after the weights streamed by).
+ */
+#define ARRIVAL_READ_MOE 1u      /* the MoE layer planned ids to copy on this graph */
+#define ARRIVAL_READ_COUNTERS 2u /* the counters layer read this thread's counters at its start */
+
 struct arrivals_event {
 	struct event_header header; /* start_ns: thread start; end_ns: last arrival */
 	__u64 graph_seq;
@@ -112,7 +120,7 @@ struct arrivals_event {
 	__u32 cpu_last;    /* CPU at the last arrival */
 	__u32 migrated;    /* the thread changed CPU during the graph */
 	__u32 sampled;     /* internal: this graph is traced on this thread */
-	__u32 pad;
+	__u32 readers;     /* internal: ARRIVAL_READ_* layers that read each arrival, fixed at thread start */
 	__u64 ts[MAX_ARRIVALS];
 };
 

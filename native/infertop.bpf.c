@@ -508,7 +508,7 @@ static __always_inline struct arrivals_event *arrivals_of(__u32 tid, int assign)
 }
 
 /* Counters layer (native/counters.bpf.h, included at the end). */
-static __always_inline void counters_thread_start(struct arrivals_event *a);
+static __always_inline __u32 counters_thread_start(struct arrivals_event *a);
 static __always_inline void counters_node_done(__u32 tid, __u32 index);
 static __always_inline void counters_send(__u32 tid);
 
@@ -776,7 +776,7 @@ int BPF_KPROBE(handle_thread_start)
 	a->cpu_last = a->cpu_first;
 	a->migrated = 0;
 	a->sampled = 1;
-	counters_thread_start(a);
+	a->readers = moe_thread_start(graph_seq) | counters_thread_start(a);
 	return 0;
 }
 
@@ -798,13 +798,15 @@ int BPF_KPROBE(handle_node_done)
 		return 0;
 	a->ts[index & (MAX_ARRIVALS - 1)] = bpf_ktime_get_ns();
 	a->count = index + 1;
-	moe_on_arrival((__u32)pid_tgid, a->graph_seq, index);
+	if (a->readers & ARRIVAL_READ_MOE)
+		moe_on_arrival((__u32)pid_tgid, a->graph_seq, index);
 	cpu = bpf_get_smp_processor_id();
 	if (cpu != a->cpu_last) {
 		a->migrated = 1;
 		a->cpu_last = cpu;
 	}
-	counters_node_done((__u32)pid_tgid, index);
+	if (a->readers & ARRIVAL_READ_COUNTERS)
+		counters_node_done((__u32)pid_tgid, index);
 	return 0;
 }
 

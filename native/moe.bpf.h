@@ -302,6 +302,15 @@ static __always_inline void moe_on_fused(__u32 tid, __u64 graph_seq)
 	t->fused += 1;
 }
 
+/* Whether graph `graph_seq` has MoE ids to copy at its arrivals: ARRIVAL_READ_MOE, else 0 (at a thread's start). */
+static __always_inline __u32 moe_thread_start(__u64 graph_seq)
+{
+	__u32 zero = 0;
+	struct moe_current *cur = bpf_map_lookup_elem(&moe_current, &zero);
+
+	return cur && cur->planned && cur->graph_seq == graph_seq ? ARRIVAL_READ_MOE : 0;
+}
+
 /* A worker thread reached the barrier after node group `group` of graph `graph_seq`. */
 static __always_inline void moe_on_arrival(__u32 tid, __u64 graph_seq, __u32 group)
 {
