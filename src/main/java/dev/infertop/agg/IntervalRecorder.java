@@ -231,11 +231,8 @@ final class IntervalRecorder {
     }
 
     private static LatencySummary summary(long count, long maxNs, Percentiles.Pass pass) {
-        if (count == 0) {
-            return LatencySummary.EMPTY;
-        }
         long[] ns = pass.values();
-        return new LatencySummary(count, ns[0] / 1e6, ns[1] / 1e6, ns[2] / 1e6, maxNs / 1e6, pass.mean() / 1e6);
+        return LatencySummary.ofNanos(count, ns[0], ns[1], ns[2], maxNs, pass.mean());
     }
 
     /** Values in the interval closed last. */

@@ -51,11 +51,7 @@ final class OpFigures {
     }
 
     private static LatencySummary summary(long count, long maxNs, long[] plotValues, double meanNs) {
-        if (count == 0) {
-            return LatencySummary.EMPTY;
-        }
-        return new LatencySummary(count, plotValues[P50] / 1e6, plotValues[P90] / 1e6, plotValues[P99] / 1e6,
-                maxNs / 1e6, meanNs / 1e6);
+        return LatencySummary.ofNanos(count, plotValues[P50], plotValues[P90], plotValues[P99], maxNs, meanNs);
     }
 
     private static LatencyDistribution distribution(long count, long minNs, long maxNs, long[] plotValues) {

@@ -20,7 +20,14 @@ public record LatencySummary(long count, double p50Ms, double p90Ms, double p99M
         }
         Percentiles.Pass pass = Percentiles.valuesAndMean(histogram, 50, 90, 99);
         long[] ns = pass.values();
-        return new LatencySummary(histogram.getTotalCount(), ns[0] / 1e6, ns[1] / 1e6, ns[2] / 1e6,
-                histogram.getMaxValue() / 1e6, pass.mean() / 1e6);
+        return ofNanos(histogram.getTotalCount(), ns[0], ns[1], ns[2], histogram.getMaxValue(), pass.mean());
+    }
+
+    /** From figures in nanoseconds (a histogram's, or buckets' counted as HdrHistogram would); EMPTY if count is 0. */
+    public static LatencySummary ofNanos(long count, long p50Ns, long p90Ns, long p99Ns, long maxNs, double meanNs) {
+        if (count == 0) {
+            return EMPTY;
+        }
+        return new LatencySummary(count, p50Ns / 1e6, p90Ns / 1e6, p99Ns / 1e6, maxNs / 1e6, meanNs / 1e6);
     }
 }
