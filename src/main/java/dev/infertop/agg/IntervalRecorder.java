@@ -1,5 +1,7 @@
 package dev.infertop.agg;
 
+import dev.infertop.history.HdrBuckets;
+import dev.infertop.history.IntervalHistograms;
 import dev.infertop.model.LatencySummary;
 import dev.infertop.model.Percentiles;
 import org.HdrHistogram.Histogram;
@@ -9,8 +11,8 @@ import java.util.Arrays;
 /**
  * HdrHistogram's Recorder pattern (record values, take them per interval) for one collector thread, counting
  * each value in HdrHistogram's own bucket for it and keeping the interval's and the run's figures as those
- * buckets: an HdrHistogram is built only when one is asked for (a histogram log, a metrics scrape). Collector
- * thread only.
+ * buckets: an HdrHistogram is built only when one is asked for (a metrics scrape; the histogram log keeps the
+ * buckets, see {@link #logInterval}). Collector thread only.
  *
  * <p>No phaser: infertop's collector thread both records and takes the intervals (the phaser's two atomic
  * operations per value were ~8 % of infertop's CPU under the operator layer).
@@ -18,8 +20,8 @@ import java.util.Arrays;
  * <p>Cheaper record: the operator layer records two values per node group (~20 k/s on the bench model), and
  * HdrHistogram's recordValue under C1 (infertop runs C1 only) is a chain of un-inlined calls,
  * numberOfLeadingZeros among them, not intrinsified: ~20 % of infertop's CPU by perf. A value is counted here
- * in a plain int array, in HdrHistogram's own bucket for it, found from the bits of the value as a double (its
- * exponent is the octave, its top mantissa bits the sub-bucket). The lowest value of a bucket stands for the
+ * in a plain int array, in HdrHistogram's own bucket for it, found from the bits of the value as a double
+ * ({@link HdrBuckets}). The lowest value of a bucket stands for the
  * values counted in it, so a histogram built from the buckets answers every query (counts, percentiles, min,
  * max, mean) exactly as one the values were recorded into directly.
  *
@@ -27,8 +29,9 @@ import java.util.Arrays;
  * interval and for the run (~50 of each on a 16-layer model). Folding each interval into an HdrHistogram,
  * adding it to the run's, clearing the recycled one and walking them from min to max (~2,500 buckets over the
  * µs..ms range of op times, un-inlined calls each) was 27 % of the collector thread's JFR samples with every
- * graph traced; the buckets counted are known here, in value order: the same answers from a few dozen
- * (interval) or hundred (run) of them.
+ * graph traced; the buckets counted are known here, in value order: the same answers from a few dozen of
+ * them (the interval), or a few steps down a tree of the run's counts (the run, whose buckets number in the
+ * thousands after minutes).
  *
  * <p>Values from 2^53 ns (104 days) up are not exact as doubles: they are counted as 2^53 - 1.
  */
@@ -39,11 +42,7 @@ final class IntervalRecorder {
     private static final double[] SUMMARY_PERCENTILES = {50, 90, 99};
 
     private final int significantDigits;
-
-    /** log2 of HdrHistogram's sub-bucket count: values below 2^this are a bucket each. */
-    private final int subBucketBits;
-    /** Buckets per octave above that, as mantissa bits: log2 of the sub-bucket half count. */
-    private final int octaveBits;
+    private final HdrBuckets buckets;
 
     // This interval: counts by bucket, and the buckets counted (each once: closing does not scan the array).
     private int[] counts;
@@ -62,15 +61,25 @@ final class IntervalRecorder {
     private int totalBucketCount;
     private long totalTotal;
     private long[] scratchCounts = new long[64];
+    /**
+     * The run's counts as a Fenwick tree over bucket numbers (size a power of two): a percentile of the run is
+     * found in log2(buckets) steps, not by walking the run's hundreds to thousands of buckets every tick (that
+     * walk, for ~100 ops and tensor groups, was ~5 % of infertop's CPU with every graph traced).
+     */
+    private long[] totalTree = new long[0];
+    /**
+     * The sum of the run's median-equivalent values times their counts (HdrHistogram's mean numerator), kept
+     * while it is below 2^53: then every partial sum of the walk in value order is an exact double too, so
+     * the mean is the same to the last bit. From 2^53 up the run's figures come from the walk.
+     */
+    private long totalValueSum;
+    private boolean totalValueSumExact = true;
     /** The run's histogram as last built (null: not built since the last close). */
     private Histogram totalHistogram;
 
     IntervalRecorder(int significantDigits) {
         this.significantDigits = significantDigits;
-        // As HdrHistogram sizes its sub-buckets (lowest discernible value 1): 2·10^digits, to a power of two.
-        long largestWithUnitResolution = 2 * (long) Math.pow(10, significantDigits);
-        this.subBucketBits = Math.max(1, 64 - Long.numberOfLeadingZeros(largestWithUnitResolution - 1));
-        this.octaveBits = subBucketBits - 1;
+        this.buckets = new HdrBuckets(significantDigits);
         this.counts = new int[bucketOf(1L << 24) + 1]; // to ~16 ms; grows on a larger value
     }
 
@@ -91,40 +100,21 @@ final class IntervalRecorder {
         }
     }
 
-    /** HdrHistogram's bucket of {@code value} (0 ≤ value < 2^53), numbered in value order. */
     private int bucketOf(long value) {
-        if (value < 1L << subBucketBits) {
-            return (int) value;
-        }
-        long bits = Double.doubleToRawLongBits((double) value);
-        int octave = (int) (bits >>> 52) - 1023;
-        int step = (int) (bits >>> (52 - octaveBits)) & ((1 << octaveBits) - 1);
-        return (1 << subBucketBits) + ((octave - subBucketBits) << octaveBits) + step;
+        return buckets.bucketOf(value);
     }
 
-    /** The lowest value of {@code bucket}: every value counted in it is equivalent to this one. */
     private long lowestValueOf(int bucket) {
-        if (bucket < 1 << subBucketBits) {
-            return bucket;
-        }
-        int above = bucket - (1 << subBucketBits);
-        int octave = (above >>> octaveBits) + subBucketBits;
-        long step = above & ((1 << octaveBits) - 1);
-        return (1L << octave) | (step << (octave - octaveBits));
+        return buckets.lowestValueOf(bucket);
     }
 
-    /** How many values {@code bucket} spans (HdrHistogram's sizeOfEquivalentValueRange). */
     private long widthOf(int bucket) {
-        if (bucket < 1 << subBucketBits) {
-            return 1;
-        }
-        int octave = ((bucket - (1 << subBucketBits)) >>> octaveBits) + subBucketBits;
-        return 1L << (octave - octaveBits);
+        return buckets.widthOf(bucket);
     }
 
     /**
      * Ends the interval: the values counted since the last close become the closed interval (its figures, and
-     * {@link #intervalHistogram}) and are added to the run's. Nothing is walked but the buckets used.
+     * {@link #logInterval}) and are added to the run's. Nothing is walked but the buckets used.
      */
     void closeInterval() {
         Arrays.sort(used, 0, usedCount); // bucket numbers are in value order
@@ -157,6 +147,8 @@ final class IntervalRecorder {
                 added++;
             }
             totalCounts[bucket] += closedCounts[i];
+            addToTree(bucket, closedCounts[i]);
+            addToValueSum(bucket, closedCounts[i]);
         }
         totalTotal += closedTotal;
         if (added > 0) {
@@ -164,6 +156,59 @@ final class IntervalRecorder {
         }
         if (closedCount > 0) {
             totalHistogram = null;
+        }
+    }
+
+    private void addToTree(int bucket, long count) {
+        if (bucket >= totalTree.length) {
+            rebuildTree(bucket + 1);
+            return; // counted from totalCounts, which already holds it
+        }
+        for (int i = bucket + 1; i <= totalTree.length; i += i & -i) {
+            totalTree[i - 1] += count;
+        }
+    }
+
+    /** A tree of at least {@code buckets} (a power of two), built again from the run's counts. */
+    private void rebuildTree(int buckets) {
+        int wanted = Math.max(buckets, totalCounts.length);
+        int size = wanted <= 1 ? 1 : Integer.highestOneBit(wanted - 1) << 1;
+        long[] tree = new long[size];
+        for (int b = 0; b < Math.min(size, totalCounts.length); b++) {
+            tree[b] = totalCounts[b]; // 1-based node b + 1, stored at b
+        }
+        for (int i = 1; i <= size; i++) {
+            int parent = i + (i & -i);
+            if (parent <= size) {
+                tree[parent - 1] += tree[i - 1];
+            }
+        }
+        totalTree = tree;
+    }
+
+    /** The lowest bucket whose running count (from bucket 0 up) reaches {@code target} (1 ≤ target ≤ total). */
+    private int bucketReaching(long target) {
+        int position = 0;
+        long remaining = target;
+        for (int step = totalTree.length; step > 0; step >>= 1) {
+            int next = position + step;
+            if (next <= totalTree.length && totalTree[next - 1] < remaining) {
+                position = next;
+                remaining -= totalTree[next - 1];
+            }
+        }
+        return position; // node position + 1, bucket position
+    }
+
+    private void addToValueSum(int bucket, long count) {
+        if (!totalValueSumExact) {
+            return;
+        }
+        long median = lowestValueOf(bucket) + (widthOf(bucket) >> 1);
+        long term = median * count;
+        if (Math.multiplyHigh(median, count) != 0 || term < 0 || term >= 1L << 53
+                || (totalValueSum += term) >= 1L << 53) {
+            totalValueSumExact = false;
         }
     }
 
@@ -193,18 +238,11 @@ final class IntervalRecorder {
     }
 
     /**
-     * The interval closed last as a histogram: {@code recycle} (of this recorder's digits) emptied and filled,
-     * or a new one if null.
+     * Keeps the interval closed last in {@code log} under {@code tag}, as its buckets (nothing when it is
+     * empty): no histogram is built, cleared or encoded for it until a snapshot reads the log.
      */
-    Histogram intervalHistogram(Histogram recycle) {
-        Histogram histogram = recycle == null ? new Histogram(significantDigits) : recycle;
-        if (histogram.getTotalCount() > 0) {
-            histogram.reset(); // clears every bucket (~17 k for 3 digits up to 30 ms): not when already empty
-        }
-        for (int i = 0; i < closedCount; i++) {
-            histogram.recordValueWithCount(lowestValueOf(closedBuckets[i]), closedCounts[i]);
-        }
-        return histogram;
+    void logInterval(IntervalHistograms log, String tag) {
+        log.addBuckets(tag, buckets, closedBuckets, closedCounts, closedCount, intervalMax());
     }
 
     /** The run's values (every closed interval) as a histogram, built when asked after a close added to it. */
@@ -266,7 +304,7 @@ final class IntervalRecorder {
     }
 
     private long highestValueOf(int bucket) {
-        return lowestValueOf(bucket) + widthOf(bucket) - 1;
+        return buckets.highestValueOf(bucket);
     }
 
     /** {@link Percentiles#valuesAndMean(Histogram, double...)} of the interval closed last, from its buckets. */
@@ -274,8 +312,27 @@ final class IntervalRecorder {
         return pass(closedTotal, closedBuckets, closedCounts, closedCount, percentiles);
     }
 
-    /** The same of the run's closed intervals, from the run's buckets. */
+    /**
+     * The same of the run's closed intervals: the percentiles from the run's tree, the mean from its exact sum
+     * (the walk over the run's buckets once that sum has reached 2^53).
+     */
     Percentiles.Pass totalPercentiles(double... percentiles) {
+        if (!totalValueSumExact) {
+            return walkTotal(percentiles);
+        }
+        long[] values = new long[percentiles.length];
+        if (totalTotal == 0) {
+            return new Percentiles.Pass(values, 0.0);
+        }
+        long[] targets = Percentiles.targets(totalTotal, percentiles);
+        for (int i = 0; i < targets.length; i++) {
+            values[i] = highestValueOf(bucketReaching(targets[i]));
+        }
+        return new Percentiles.Pass(values, (double) totalValueSum / totalTotal);
+    }
+
+    /** {@link #totalPercentiles} by walking the run's buckets in value order. */
+    Percentiles.Pass walkTotal(double... percentiles) {
         if (scratchCounts.length < totalBucketCount) {
             scratchCounts = new long[totalBuckets.length];
         }

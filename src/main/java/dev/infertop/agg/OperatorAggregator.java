@@ -67,8 +67,6 @@ public final class OperatorAggregator implements CpuGraphListener {
     // Snapshots: op slices per thread for the timeline, op interval histograms for the log (null when not kept).
     private FlightRecorder flight;
     private IntervalHistograms histograms;
-    /** The histogram each op's interval is built in for the log, one op after the other. */
-    private Histogram intervalScratch;
 
     private static final class ThreadStats {
         static final int GROUPS = 0;
@@ -284,11 +282,7 @@ public final class OperatorAggregator implements CpuGraphListener {
         List<OpTotals> ops = OpFigures.of(opStats.values(), false);
         if (histograms != null) {
             for (OpStats stats : opStats.values()) {
-                if (stats.recorder.intervalCount() > 0) {
-                    // The log encodes it as added: one histogram serves every op in turn.
-                    intervalScratch = stats.recorder.intervalHistogram(intervalScratch);
-                    histograms.add("op:" + stats.name, intervalScratch);
-                }
+                stats.recorder.logInterval(histograms, "op:" + stats.name);
             }
         }
         OperatorTotals interval = new OperatorTotals(ops, threads(false), graphCounts.interval(ATTRIBUTED),

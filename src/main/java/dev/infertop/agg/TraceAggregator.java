@@ -42,9 +42,6 @@ public final class TraceAggregator implements TraceListener {
     private final TokenCounter tokensAtLastTick = new TokenCounter();
     private final IntervalRecorder ttftRecorder = new IntervalRecorder(SIGNIFICANT_DIGITS);
     private final IntervalRecorder tpotRecorder = new IntervalRecorder(SIGNIFICANT_DIGITS);
-    // Each interval's TTFT and TPOT as histograms for the log only, refilled per tick (figures come from the recorders).
-    private Histogram intervalTtft;
-    private Histogram intervalTpot;
     /** Per-sequence accounting of batches with per-token sequences and positions (llama-server, apps). */
     private final SequenceTracker sequences = new SequenceTracker(ttftRecorder, tpotRecorder);
     /** The speculative totals at the last tick: the interval's are the difference. */
@@ -411,16 +408,10 @@ public final class TraceAggregator implements TraceListener {
         ttftRecorder.closeInterval();
         tpotRecorder.closeInterval();
         if (histograms != null) {
-            // Built for the log only, and only when the interval holds values (most of a server's have no TTFT).
+            // Kept only when the interval holds values (most of a server's have no TTFT).
             histograms.beginInterval(epochOffsetMs + (nowNs - intervalNs) / 1_000_000, epochOffsetMs + nowNs / 1_000_000);
-            if (ttftRecorder.intervalCount() > 0) {
-                intervalTtft = ttftRecorder.intervalHistogram(intervalTtft);
-                histograms.add("ttft", intervalTtft);
-            }
-            if (tpotRecorder.intervalCount() > 0) {
-                intervalTpot = tpotRecorder.intervalHistogram(intervalTpot);
-                histograms.add("tpot", intervalTpot);
-            }
+            ttftRecorder.logInterval(histograms, "ttft");
+            tpotRecorder.logInterval(histograms, "tpot");
         }
 
         OperatorTotals intervalOperators = OperatorTotals.EMPTY;

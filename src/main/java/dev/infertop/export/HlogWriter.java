@@ -51,7 +51,7 @@ public final class HlogWriter {
         print.flush();
     }
 
-    /** The form an HdrHistogram log line holds (deflated), made here: kept intervals stay run-length encoded. */
+    /** The form an HdrHistogram log line holds (deflated), made here: kept intervals stay as their buckets. */
     static byte[] compressed(Encoded interval) {
         Histogram histogram = interval.decode();
         ByteBuffer buffer = ByteBuffer.allocate(histogram.getNeededByteBufferCapacity());

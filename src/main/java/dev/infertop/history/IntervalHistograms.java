@@ -1,8 +1,8 @@
 package dev.infertop.history;
 
 import org.HdrHistogram.Histogram;
+import org.HdrHistogram.HistogramIterationValue;
 
-import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -12,9 +12,11 @@ import java.util.Map;
 
 /**
  * Each tick's interval histograms, per tag (ttft, tpot, one per op type), kept for a snapshot's HdrHistogram
- * interval log. Kept in HdrHistogram's run-length encoding (zero runs folded: a few hundred bytes where the
- * histogram itself is ~20 KB), not deflated: this runs on every tick for every tag while the target runs,
- * and deflate was most of a tick's cost; the log's compressed form is made only when a snapshot is written.
+ * interval log. Kept as the buckets counted and their counts ({@link HdrBuckets}, varint-coded: a few hundred
+ * bytes where the histogram itself is ~20 KB), not as histograms: this runs on every tick for every tag while
+ * the target runs, and building, clearing and encoding a histogram per op per tick was ~4 % of infertop's CPU
+ * with every graph traced (deflating it, before that, most of a tick's cost); a histogram and the log's
+ * compressed form are made only when a snapshot is written.
  * Bounded: past {@code maxIntervals} per tag the oldest interval is folded
  * into a base histogram that the log writes first, so the log still adds up to the whole run (the same
  * percentiles as the totals) while memory stays flat. Collector thread writes; {@link #copy} is taken there
@@ -25,8 +27,6 @@ public final class IntervalHistograms {
 
     private final int maxIntervals;
     private final Map<String, Tagged> byTag = new LinkedHashMap<>();
-    /** Reused for every encoding: sized for the largest histogram seen (tens of KB), not allocated per tag per tick. */
-    private ByteBuffer scratch = ByteBuffer.allocate(0);
     private long intervalStartMs;
     private long intervalEndMs;
 
@@ -35,24 +35,28 @@ public final class IntervalHistograms {
     }
 
     /**
-     * One interval of one tag: its wall-clock span (epoch ms), its max, its histogram in HdrHistogram's
-     * uncompressed (run-length) encoding.
+     * One interval of one tag: its wall-clock span (epoch ms), its max, its buckets: the significant digits
+     * (one byte), then from bucket 0 up, as HdrHistogram encodes its counts (without its 40-byte header), a
+     * zig-zag LEB128 varint for each bucket counted (its count) or run of buckets not counted (minus its length).
      */
     public record Encoded(long startMs, long endMs, long maxValue, byte[] encoded) {
         public Encoded {
             encoded = encoded.clone();
         }
 
+        /** A histogram's interval (lowest discernible value 1, as every infertop histogram). */
         public static Encoded of(Histogram histogram) {
-            return of(histogram, ByteBuffer.allocate(histogram.getNeededByteBufferCapacity()));
-        }
-
-        /** Encodes into {@code scratch} (at least the histogram's needed capacity), then copies what was used. */
-        static Encoded of(Histogram histogram, ByteBuffer scratch) {
-            scratch.clear();
-            int length = histogram.encodeIntoByteBuffer(scratch);
+            if (histogram.getLowestDiscernibleValue() != 1) {
+                throw new IllegalArgumentException("a histogram with lowest discernible value "
+                        + histogram.getLowestDiscernibleValue() + ": only 1 is kept");
+            }
+            HdrBuckets buckets = new HdrBuckets(histogram.getNumberOfSignificantValueDigits());
+            BucketWriter writer = new BucketWriter(buckets.significantDigits());
+            for (HistogramIterationValue value : histogram.recordedValues()) {
+                writer.add(buckets.bucketOf(value.getValueIteratedTo()), value.getCountAtValueIteratedTo());
+            }
             return new Encoded(histogram.getStartTimeStamp(), histogram.getEndTimeStamp(), histogram.getMaxValue(),
-                    Arrays.copyOf(scratch.array(), length));
+                    writer.bytes());
         }
 
         @Override
@@ -60,12 +64,75 @@ public final class IntervalHistograms {
             return encoded.clone();
         }
 
-        /** The interval's histogram, decoded again (with its start and end time stamps). */
+        /** The interval's histogram (with its start and end time stamps). */
         public Histogram decode() {
-            Histogram histogram = Histogram.decodeFromByteBuffer(ByteBuffer.wrap(encoded), 0);
+            HdrBuckets buckets = new HdrBuckets(encoded[0]);
+            Histogram histogram = new Histogram(buckets.significantDigits());
+            int[] at = {1};
+            int bucket = 0;
+            while (at[0] < encoded.length) {
+                long zigZag = readVarint(encoded, at);
+                long value = (zigZag >>> 1) ^ -(zigZag & 1);
+                if (value < 0) {
+                    bucket += (int) -value; // a run of buckets not counted
+                } else {
+                    histogram.recordValueWithCount(buckets.lowestValueOf(bucket++), value);
+                }
+            }
             histogram.setStartTimeStamp(startMs);
             histogram.setEndTimeStamp(endMs);
             return histogram;
+        }
+
+        private static long readVarint(byte[] bytes, int[] at) {
+            long value = 0;
+            for (int shift = 0; ; shift += 7) {
+                byte b = bytes[at[0]++];
+                value |= (long) (b & 0x7f) << shift;
+                if (b >= 0) {
+                    return value;
+                }
+            }
+        }
+    }
+
+    /** Writes the bucket form of {@link Encoded}, growing one array. */
+    private static final class BucketWriter {
+        private byte[] bytes = new byte[64];
+        private int length;
+        /** The bucket the next one written follows on from. */
+        private int nextBucket;
+
+        BucketWriter(int significantDigits) {
+            bytes[length++] = (byte) significantDigits;
+        }
+
+        /** A bucket counted (count ≥ 1), after the last one added. */
+        void add(int bucket, long count) {
+            if (bucket > nextBucket) {
+                writeZigZag(-(long) (bucket - nextBucket));
+            }
+            writeZigZag(count);
+            nextBucket = bucket + 1;
+        }
+
+        private void writeZigZag(long value) {
+            writeVarint((value << 1) ^ (value >> 63));
+        }
+
+        private void writeVarint(long value) {
+            if (length + 10 > bytes.length) {
+                bytes = Arrays.copyOf(bytes, bytes.length * 2);
+            }
+            while ((value & ~0x7fL) != 0) {
+                bytes[length++] = (byte) ((value & 0x7f) | 0x80);
+                value >>>= 7;
+            }
+            bytes[length++] = (byte) value;
+        }
+
+        byte[] bytes() {
+            return Arrays.copyOf(bytes, length);
         }
     }
 
@@ -85,17 +152,26 @@ public final class IntervalHistograms {
         if (interval == null || interval.getTotalCount() == 0) {
             return;
         }
-        long start = interval.getStartTimeStamp();
-        long end = interval.getEndTimeStamp();
-        interval.setStartTimeStamp(intervalStartMs);
-        interval.setEndTimeStamp(intervalEndMs);
-        int needed = interval.getNeededByteBufferCapacity();
-        if (scratch.capacity() < needed) {
-            scratch = ByteBuffer.allocate(needed);
+        Encoded encoded = Encoded.of(interval);
+        keep(tag, new Encoded(intervalStartMs, intervalEndMs, encoded.maxValue(), encoded.encoded));
+    }
+
+    /**
+     * Keeps one tag's interval given as its first {@code n} buckets counted (in value order, as numbered by
+     * {@code buckets}) and their counts, with its max (the highest value equivalent to its last bucket).
+     */
+    public void addBuckets(String tag, HdrBuckets buckets, int[] bucketNumbers, long[] counts, int n, long maxValue) {
+        if (n == 0) {
+            return;
         }
-        Encoded encoded = Encoded.of(interval, scratch);
-        interval.setStartTimeStamp(start);
-        interval.setEndTimeStamp(end);
+        BucketWriter writer = new BucketWriter(buckets.significantDigits());
+        for (int i = 0; i < n; i++) {
+            writer.add(bucketNumbers[i], counts[i]);
+        }
+        keep(tag, new Encoded(intervalStartMs, intervalEndMs, maxValue, writer.bytes()));
+    }
+
+    private void keep(String tag, Encoded encoded) {
         Tagged tagged = byTag.computeIfAbsent(logTag(tag), t -> new Tagged());
         tagged.intervals.addLast(encoded);
         if (tagged.intervals.size() > maxIntervals) {
