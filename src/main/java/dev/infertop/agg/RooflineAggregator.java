@@ -143,6 +143,7 @@ public final class RooflineAggregator implements CpuGraphListener {
                 && memo.leafEpoch == shapes.epoch();
         if (!reuse) {
             memo.reset(graph, shapes.epoch());
+            shapes.beginCosting();
         }
         String[] opNames = graph.groupOpNames();
         long graphWeightBytes = 0;

@@ -177,6 +177,31 @@ class RooflineAggregatorTest {
         assertEquals(4, Collections.frequency(reads, KV_VIEW), "leaves still read again every 32 graphs: 1, 32, 64, 96");
     }
 
+    /**
+     * A leaf that changes shape in place (the KV cache's view as the context grows) is seen at the next refresh
+     * (graphs 32, 64, 96, ...): a reused graph's costs follow it from there, and stand where nothing changed.
+     */
+    @Test
+    void aReusedGraphIsCostedAgainWhenARefreshFindsALeafChanged() {
+        decodeGraph(1, 10_000_000, 1);
+        for (int seq = 2; seq <= 3 * RooflineAggregator.REFRESH_GRAPHS; seq++) {
+            if (seq == 40) {
+                memory.put(KV_VIEW, source(F16, false, 256, 64, 1)); // 32 more rows, read from graph 64 on
+            }
+            long startNs = seq * 10_000_000L;
+            fixture.same(seq, 1, startNs).arrivals(7, seq, startNs, startNs + 1_000_000, startNs + 2_000_000,
+                    startNs + 2_500_000, startNs + 2_600_000);
+        }
+        fixture.finish();
+        long graphs = 3L * RooflineAggregator.REFRESH_GRAPHS;
+        long newShapeGraphs = graphs - 2 * RooflineAggregator.REFRESH_GRAPHS + 1; // 64..96
+        long flopsPerGraph = 2 * (256L * 512 + 512L * 256 + 256L * 32);
+        assertEquals(graphs * flopsPerGraph + newShapeGraphs * 2 * 256L * 32, op(roofline.totals(), "MUL_MAT").flops(),
+                "the view's 32 more rows from the refresh that read them");
+        assertEquals(4, Collections.frequency(reads, KV_VIEW), "read at graphs 1, 32, 64 and 96");
+        assertEquals(1, Collections.frequency(reads, Q4_WEIGHT), "a weight is read once");
+    }
+
     /** A reused MoE graph: the fixed groups' costs are kept, the routed ones follow each graph's own routing. */
     @Test
     void aReusedGraphCostsItsExpertsByEachGraphsRouting() {
