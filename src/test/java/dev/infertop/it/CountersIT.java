@@ -85,6 +85,7 @@ class CountersIT {
         double steadyTaskClockMs = 0;
         double steadyWorkMs = 0;
         double steadyWorkAndWaitMs = 0;
+        long steadyGroups = 0;
         for (Iterator<Map.Entry<String, JsonNode>> it = total.get("ops").fields(); it.hasNext(); ) {
             Map.Entry<String, JsonNode> op = it.next();
             JsonNode counted = ops.get(op.getKey());
@@ -93,12 +94,22 @@ class CountersIT {
             double opWorkMs = op.getValue().get("work_ms").asDouble();
             // Per op, the task-clock its groups got equals the time between those groups' readings by timestamp.
             double opCountedMs = counted.get("counted_ms").asDouble();
-            assertEquals(opCountedMs, opTaskClockMs, 0.02 * opCountedMs + 0.05,
-                    op.getKey() + ": task-clock attributed to its groups vs their time by timestamps");
+            // Within 2 %, 50 µs and 1 µs a group (the probe's own time lies between a group's timestamp and its
+            // counter reading, and varies with the trap); a group switched out spent time off the CPU that its
+            // timestamps hold and its task-clock does not, so for such an op only the upper bound holds. (Runs
+            // here before the per-group term: GLU 0.814 ms of task-clock against 0.882 by timestamps.)
+            double opBandMs = 0.02 * opCountedMs + 0.05 + 0.001 * counted.get("groups").asLong();
+            assertTrue(opTaskClockMs <= opCountedMs + opBandMs, op.getKey() + ": task-clock " + opTaskClockMs
+                    + " ms attributed to its groups above their time by timestamps, " + opCountedMs + " ms");
+            if (counted.get("switched_groups").asLong() == 0) {
+                assertTrue(opTaskClockMs >= opCountedMs - opBandMs, op.getKey() + ": task-clock " + opTaskClockMs
+                        + " ms attributed to its groups below their time by timestamps, " + opCountedMs + " ms");
+            }
             if (counted.get("migrated_groups").asLong() == 0) {
                 assertTrue(opTaskClockMs >= 0.97 * opWorkMs - 0.05, op.getKey() + ": task-clock " + opTaskClockMs
                         + " ms < its threads' work " + opWorkMs + " ms");
                 steadyTaskClockMs += opTaskClockMs;
+                steadyGroups += counted.get("groups").asLong();
                 steadyWorkMs += opWorkMs;
                 steadyWorkAndWaitMs += opWorkMs + op.getValue().get("barrier_wait_ms").asDouble();
             }
@@ -114,8 +125,11 @@ class CountersIT {
         assertTrue(steadyWorkMs > 0, "an op without a migrated group (at most one group of 2,808 migrates here)");
         assertTrue(steadyTaskClockMs >= 0.97 * steadyWorkMs, "task-clock " + steadyTaskClockMs + " ms < work "
                 + steadyWorkMs + " ms");
-        assertTrue(steadyTaskClockMs <= 1.03 * steadyWorkAndWaitMs + 0.1,
-                "task-clock " + steadyTaskClockMs + " ms > work + wait " + steadyWorkAndWaitMs + " ms");
+        // Plus 1 µs a group: the probe's own time in each group's stretch (a CI run here: task-clock 34.37 ms
+        // against work + wait 32.81 over ~2,800 groups, 4.8 % above, where other runs stayed within 3 %).
+        assertTrue(steadyTaskClockMs <= 1.03 * steadyWorkAndWaitMs + 0.1 + 0.001 * steadyGroups,
+                "task-clock " + steadyTaskClockMs + " ms > work + wait " + steadyWorkAndWaitMs + " ms over "
+                        + steadyGroups + " groups");
         assertEquals(counters.get("counted_ms").asDouble(), taskClockMs, 0.01 * taskClockMs + 0.01,
                 "task-clock per group is the stretch between the thread's readings");
     }
