@@ -41,7 +41,6 @@ final class IntervalRecorder {
     /** p50, p90, p99: a {@link LatencySummary}'s. */
     private static final double[] SUMMARY_PERCENTILES = {50, 90, 99};
 
-    private final int significantDigits;
     private final HdrBuckets buckets;
 
     // This interval: counts by bucket, and the buckets counted (each once: closing does not scan the array).
@@ -78,9 +77,8 @@ final class IntervalRecorder {
     private Histogram totalHistogram;
 
     IntervalRecorder(int significantDigits) {
-        this.significantDigits = significantDigits;
         this.buckets = new HdrBuckets(significantDigits);
-        this.counts = new int[bucketOf(1L << 24) + 1]; // to ~16 ms; grows on a larger value
+        this.counts = new int[buckets.bucketOf(1L << 24) + 1]; // to ~16 ms; grows on a larger value
     }
 
     /** Counts {@code value} (≥ 0; from 2^53 up as 2^53 - 1) in this interval. */
@@ -88,7 +86,7 @@ final class IntervalRecorder {
         if (value < 0) {
             throw new IllegalArgumentException("a negative value cannot be recorded: " + value);
         }
-        int bucket = bucketOf(Math.min(value, LARGEST_COUNTED));
+        int bucket = buckets.bucketOf(Math.min(value, LARGEST_COUNTED));
         if (bucket >= counts.length) {
             counts = Arrays.copyOf(counts, Math.max(bucket + 1, counts.length * 2));
         }
@@ -98,18 +96,6 @@ final class IntervalRecorder {
             }
             used[usedCount++] = bucket;
         }
-    }
-
-    private int bucketOf(long value) {
-        return buckets.bucketOf(value);
-    }
-
-    private long lowestValueOf(int bucket) {
-        return buckets.lowestValueOf(bucket);
-    }
-
-    private long widthOf(int bucket) {
-        return buckets.widthOf(bucket);
     }
 
     /**
@@ -169,9 +155,9 @@ final class IntervalRecorder {
         }
     }
 
-    /** A tree of at least {@code buckets} (a power of two), built again from the run's counts. */
-    private void rebuildTree(int buckets) {
-        int wanted = Math.max(buckets, totalCounts.length);
+    /** A tree of at least {@code bucketCount} buckets (a power of two), built again from the run's counts. */
+    private void rebuildTree(int bucketCount) {
+        int wanted = Math.max(bucketCount, totalCounts.length);
         int size = wanted <= 1 ? 1 : Integer.highestOneBit(wanted - 1) << 1;
         long[] tree = new long[size];
         for (int b = 0; b < Math.min(size, totalCounts.length); b++) {
@@ -204,7 +190,7 @@ final class IntervalRecorder {
         if (!totalValueSumExact) {
             return;
         }
-        long median = lowestValueOf(bucket) + (widthOf(bucket) >> 1);
+        long median = buckets.lowestValueOf(bucket) + (buckets.widthOf(bucket) >> 1);
         long term = median * count;
         if (Math.multiplyHigh(median, count) != 0 || term < 0 || term >= 1L << 53
                 || (totalValueSum += term) >= 1L << 53) {
@@ -248,10 +234,10 @@ final class IntervalRecorder {
     /** The run's values (every closed interval) as a histogram, built when asked after a close added to it. */
     Histogram totalHistogram() {
         if (totalHistogram == null) {
-            Histogram histogram = new Histogram(significantDigits);
+            Histogram histogram = new Histogram(buckets.significantDigits());
             for (int i = 0; i < totalBucketCount; i++) {
                 int bucket = totalBuckets[i];
-                histogram.recordValueWithCount(lowestValueOf(bucket), totalCounts[bucket]);
+                histogram.recordValueWithCount(buckets.lowestValueOf(bucket), totalCounts[bucket]);
             }
             totalHistogram = histogram;
         }
@@ -285,26 +271,22 @@ final class IntervalRecorder {
 
     /** The interval's min as HdrHistogram's getMinValue says it (0 if empty or a zero was counted). */
     long intervalMin() {
-        return closedCount == 0 ? 0 : lowestValueOf(closedBuckets[0]);
+        return closedCount == 0 ? 0 : buckets.lowestValueOf(closedBuckets[0]);
     }
 
     /** The interval's max as HdrHistogram's getMaxValue says it: the highest value equivalent to it (0 if empty). */
     long intervalMax() {
-        return closedCount == 0 ? 0 : highestValueOf(closedBuckets[closedCount - 1]);
+        return closedCount == 0 ? 0 : buckets.highestValueOf(closedBuckets[closedCount - 1]);
     }
 
     /** The run's min, as {@link #intervalMin}. */
     long totalMin() {
-        return totalBucketCount == 0 ? 0 : lowestValueOf(totalBuckets[0]);
+        return totalBucketCount == 0 ? 0 : buckets.lowestValueOf(totalBuckets[0]);
     }
 
     /** The run's max, as {@link #intervalMax}. */
     long totalMax() {
-        return totalBucketCount == 0 ? 0 : highestValueOf(totalBuckets[totalBucketCount - 1]);
-    }
-
-    private long highestValueOf(int bucket) {
-        return buckets.highestValueOf(bucket);
+        return totalBucketCount == 0 ? 0 : buckets.highestValueOf(totalBuckets[totalBucketCount - 1]);
     }
 
     /** {@link Percentiles#valuesAndMean(Histogram, double...)} of the interval closed last, from its buckets. */
@@ -326,7 +308,7 @@ final class IntervalRecorder {
         }
         long[] targets = Percentiles.targets(totalTotal, percentiles);
         for (int i = 0; i < targets.length; i++) {
-            values[i] = highestValueOf(bucketReaching(targets[i]));
+            values[i] = buckets.highestValueOf(bucketReaching(targets[i]));
         }
         return new Percentiles.Pass(values, (double) totalValueSum / totalTotal);
     }
@@ -345,9 +327,9 @@ final class IntervalRecorder {
     /**
      * Percentile values (the highest value equivalent to the bucket reaching each target count) and the mean
      * (median-equivalent values times counts, summed in value order), as {@link Percentiles} works them out
-     * from the histogram, here from {@code n} buckets in value order holding all {@code total} values.
+     * from the histogram, here from the {@code n} bucket {@code numbers} in value order holding all {@code total} values.
      */
-    private Percentiles.Pass pass(long total, int[] buckets, long[] bucketCounts, int n, double[] percentiles) {
+    private Percentiles.Pass pass(long total, int[] numbers, long[] bucketCounts, int n, double[] percentiles) {
         long[] values = new long[percentiles.length];
         if (total == 0) {
             return new Percentiles.Pass(values, 0.0);
@@ -357,15 +339,15 @@ final class IntervalRecorder {
         long seen = 0;
         double sum = 0;
         for (int i = 0; i < n; i++) {
-            long lowest = lowestValueOf(buckets[i]);
-            long width = widthOf(buckets[i]);
+            long lowest = buckets.lowestValueOf(numbers[i]);
+            long width = buckets.widthOf(numbers[i]);
             seen += bucketCounts[i];
             sum += (lowest + (width >> 1)) * (double) bucketCounts[i];
             while (next < targets.length && seen >= targets[next]) {
                 values[next++] = lowest + width - 1;
             }
         }
-        long highest = n == 0 ? 0 : highestValueOf(buckets[n - 1]);
+        long highest = n == 0 ? 0 : buckets.highestValueOf(numbers[n - 1]);
         for (; next < targets.length; next++) {
             values[next] = highest;
         }

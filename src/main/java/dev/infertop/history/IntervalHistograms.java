@@ -147,15 +147,6 @@ public final class IntervalHistograms {
         intervalEndMs = endEpochMs;
     }
 
-    /** Keeps one tag's interval histogram, encoded (empty ones are skipped: they add nothing). */
-    public void add(String tag, Histogram interval) {
-        if (interval == null || interval.getTotalCount() == 0) {
-            return;
-        }
-        Encoded encoded = Encoded.of(interval);
-        keep(tag, new Encoded(intervalStartMs, intervalEndMs, encoded.maxValue(), encoded.encoded));
-    }
-
     /**
      * Keeps one tag's interval given as its first {@code n} buckets counted (in value order, as numbered by
      * {@code buckets}) and their counts, with its max (the highest value equivalent to its last bucket).

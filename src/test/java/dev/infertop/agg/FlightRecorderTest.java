@@ -164,13 +164,13 @@ class FlightRecorderTest {
     @Test
     void intervalsPastTheBoundFoldIntoABaseSoTheLogStillAddsUpToTheRun() {
         IntervalHistograms histograms = new IntervalHistograms(2);
+        dev.infertop.history.HdrBuckets buckets = new dev.infertop.history.HdrBuckets(2);
         for (int i = 1; i <= 5; i++) {
-            Histogram interval = new Histogram(2);
-            interval.recordValue(i * 100);
+            int bucket = buckets.bucketOf(i * 100);
             histograms.beginInterval(i * 1000, i * 1000 + 1000);
-            histograms.add("tpot", interval);
+            histograms.addBuckets("tpot", buckets, new int[] {bucket}, new long[] {1}, 1, buckets.highestValueOf(bucket));
         }
-        histograms.add("op:blk.1 attention,x", new Histogram(2)); // empty: skipped
+        histograms.addBuckets("op:blk.1 attention,x", buckets, new int[0], new long[0], 0, 0); // empty: skipped
         List<Histogram> kept = histograms.copy().get("tpot").stream().map(IntervalHistograms.Encoded::decode)
                 .toList();
         assertEquals(3, kept.size(), "base + the last 2");
