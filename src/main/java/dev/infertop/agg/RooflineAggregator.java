@@ -42,6 +42,16 @@ public final class RooflineAggregator implements CpuGraphListener {
     @FunctionalInterface
     public interface WeightSource {
         Source read(long address);
+
+        /**
+         * Reads {@code count} source tensors at once, {@code into[i]} the one at {@code addresses[i]} (null:
+         * unreadable): the refresh of every cached leaf. The target's memory reads them in one syscall.
+         */
+        default void readAll(long[] addresses, int count, Source[] into) {
+            for (int i = 0; i < count; i++) {
+                into[i] = read(addresses[i]);
+            }
+        }
     }
 
     private final OpNaming naming;

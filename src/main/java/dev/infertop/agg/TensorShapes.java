@@ -32,6 +32,10 @@ final class TensorShapes {
     /** The costing (see {@link #beginCosting}) that last resolved each entry. */
     private final long[] costingOf = new long[CACHE_SLOTS];
     private long costing;
+    // The leaves one refresh reads: their cache slots and addresses, and what was read.
+    private int[] refreshSlots = new int[64];
+    private long[] refreshAddresses = new long[64];
+    private RooflineAggregator.Source[] refreshed = new RooflineAggregator.Source[64];
     private long graphsSinceRefresh;
     /** Counts the refreshes: a cost computed in an earlier epoch may rest on a leaf's old shape. */
     private long epoch;
@@ -205,7 +209,7 @@ final class TensorShapes {
      * second read.
      */
     private boolean refreshNonWeights() {
-        boolean changed = false;
+        int count = 0;
         for (int i = 0; i < CACHE_SLOTS; i++) {
             RooflineAggregator.Source cached = cacheValues[i];
             if (cached == null) {
@@ -217,11 +221,24 @@ final class TensorShapes {
                 stale[i] = false;
             } else if (!cached.weight()) {
                 stale[i] = true;
-                RooflineAggregator.Source read = memory.read(cacheKeys[i]);
-                if (read != null && read.header() != null && !read.equals(cached)) {
-                    cacheValues[i] = read;
-                    changed = true;
+                if (count == refreshSlots.length) {
+                    refreshSlots = Arrays.copyOf(refreshSlots, count * 2);
+                    refreshAddresses = Arrays.copyOf(refreshAddresses, count * 2);
+                    refreshed = Arrays.copyOf(refreshed, count * 2);
                 }
+                refreshSlots[count] = i;
+                refreshAddresses[count++] = cacheKeys[i];
+            }
+        }
+        memory.readAll(refreshAddresses, count, refreshed); // one syscall for all, not two per leaf
+        boolean changed = false;
+        for (int k = 0; k < count; k++) {
+            RooflineAggregator.Source read = refreshed[k];
+            refreshed[k] = null;
+            int i = refreshSlots[k];
+            if (read != null && read.header() != null && !read.equals(cacheValues[i])) {
+                cacheValues[i] = read;
+                changed = true;
             }
         }
         return changed;

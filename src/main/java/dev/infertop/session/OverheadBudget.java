@@ -122,7 +122,7 @@ final class OverheadBudget implements AutoCloseable {
                         probes.pauseArrivals(GRACE_MS);
                         phaseMs = offMs;
                     } else {
-                        phaseMs = BudgetPlan.ON_MS;
+                        phaseMs = plan.windowMs();
                     }
                 } else {
                     plan.afterOffPhase(phase);

@@ -15,9 +15,7 @@ import dev.infertop.event.NameTable;
 import dev.infertop.machine.CeilingCache;
 import dev.infertop.machine.MachineCeilings;
 import dev.infertop.model.BackendNames;
-import dev.infertop.target.TargetMemory;
 import dev.infertop.target.layout.CalibratedLayout;
-import dev.infertop.target.layout.TensorHeaders;
 
 import java.util.function.LongFunction;
 import java.util.function.LongSupplier;
@@ -51,27 +49,10 @@ record Pipeline(NameTable names, TraceAggregator aggregator, EventDecoder decode
             aggregator.withDag(dag);
             if (targetPid > 0) {
                 // The MoE layer's ids tell the roofline which experts each MUL_MAT_ID read.
-                aggregator.withRoofline(new RooflineAggregator(naming, layout.types(), weightSource(layout, targetPid),
-                        moe, CeilingCache.defaultLocation().best().map(MachineCeilings::roofs).orElse(null)));
+                aggregator.withRoofline(new RooflineAggregator(naming, layout.types(),
+                        new TargetTensorSource(targetPid, layout.tensor(), layout.types()), moe, CeilingCache.defaultLocation().best().map(MachineCeilings::roofs).orElse(null)));
             }
         }
         return new Pipeline(names, aggregator, new EventDecoder(aggregator, names), counters, dag);
-    }
-
-    /**
-     * A node's source that is no node of its graph (a weight, an input, the KV cache) as the target holds it: type
-     * and shape at the calibrated offsets, and whether it is a model weight (llama.cpp names them "….weight"),
-     * read from its memory (the roofline caches it).
-     */
-    private static RooflineAggregator.WeightSource weightSource(CalibratedLayout layout, int pid) {
-        return address -> {
-            TensorHeaders.Header header = TensorHeaders.read(pid, address, layout.tensor(), layout.types());
-            if (header == null) {
-                return null;
-            }
-            String name = TargetMemory.cString(pid, address + layout.tensor().nameOffset(),
-                    layout.tensor().maxNameBytes());
-            return new RooflineAggregator.Source(header, name != null && name.endsWith(".weight"));
-        };
     }
 }

@@ -46,6 +46,59 @@ public final class TargetMemory {
         return read(pid, address, bytes) == length ? bytes : null;
     }
 
+    /** Remote ranges one process_vm_readv takes at most (IOV_MAX). */
+    static final int MAX_RANGES_PER_CALL = 1024;
+
+    /**
+     * {@code count} ranges of {@code bytesEach} bytes, range i at {@code addresses[i]}, into {@code into} from
+     * {@code i * bytesEach}: one syscall for all of them (up to {@link #MAX_RANGES_PER_CALL} a call) where the
+     * per-range reads were one each. {@code read[i]} says whether range i was read whole. The kernel copies the
+     * ranges in order and stops at the first it cannot read: the ones after it are read by the next call, so a
+     * range that is not mapped costs one call more, not the rest.
+     */
+    public static void bytesEach(int pid, long[] addresses, int count, int bytesEach, byte[] into, boolean[] read) {
+        if (count < 0 || count > addresses.length || count > read.length || bytesEach <= 0 || bytesEach > 1 << 16
+                || (long) count * bytesEach > into.length) {
+            throw new IllegalArgumentException("bad ranges: " + count + " of " + bytesEach + " bytes");
+        }
+        java.util.Arrays.fill(read, 0, count, false);
+        if (count == 0) {
+            return;
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            int most = Math.min(count, MAX_RANGES_PER_CALL);
+            MemorySegment buffer = arena.allocate((long) most * bytesEach);
+            MemorySegment local = arena.allocate(LibC.IOVEC_BYTES, 8);
+            MemorySegment remote = arena.allocate(LibC.IOVEC_BYTES * most, 8);
+            int next = 0;
+            while (next < count) {
+                int ranges = Math.min(count - next, MAX_RANGES_PER_CALL);
+                int sent = 0;
+                for (int i = 0; i < ranges; i++) {
+                    long address = addresses[next + i];
+                    if (address <= 0) {
+                        break; // never asked for: the ranges before it go, and it is skipped below
+                    }
+                    remote.set(ValueLayout.JAVA_LONG, LibC.IOVEC_BYTES * i, address);
+                    remote.set(ValueLayout.JAVA_LONG, LibC.IOVEC_BYTES * i + 8, bytesEach);
+                    sent++;
+                }
+                long got = -1;
+                if (sent > 0) {
+                    local.set(ValueLayout.ADDRESS, 0, buffer);
+                    local.set(ValueLayout.JAVA_LONG, 8, (long) sent * bytesEach);
+                    got = (long) LibC.process_vm_readv$handle().invokeExact(pid, local, 1L, remote, (long) sent, 0L);
+                }
+                int whole = got <= 0 ? 0 : (int) (got / bytesEach);
+                MemorySegment.copy(buffer, ValueLayout.JAVA_BYTE, 0, into, next * bytesEach, whole * bytesEach);
+                java.util.Arrays.fill(read, next, next + whole, true);
+                next += whole < ranges ? whole + 1 : ranges; // the range it stopped at: not readable, skipped
+            }
+        } catch (Throwable t) {
+            // what was read stays marked; the rest reads as unreadable
+        }
+    }
+
     /**
      * Fills {@code into} from {@code address} onwards; the bytes read (fewer where the mapping ends: a string near
      * the end of its page), or -1.

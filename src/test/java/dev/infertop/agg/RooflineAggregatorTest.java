@@ -61,13 +61,28 @@ class RooflineAggregatorTest {
             ROUTER, source(F16, true, 256, 8, 1), GATE_EXPS, source(F16, true, 256, 32, 8),
             DOWN_EXPS, source(F16, true, 32, 256, 8), IDS, source(I32, false, 2, 4, 1)));
     private final List<Long> reads = new ArrayList<>();
+    /** The leaves each refresh read together. */
+    private final List<List<Long>> batches = new ArrayList<>();
     /** The MoE layer's reads: graph seq → node group → rows per expert. */
     private final Map<Long, Map<Integer, long[]>> routing = new HashMap<>();
     private final RooflineAggregator roofline = new RooflineAggregator(
             GraphFixture.naming(List.of("NONE", "MUL_MAT", "ADD", "MUL_MAT_ID", "GET_ROWS", "SET_ROWS", "CPY",
-                    "RMS_NORM", "MUL", "VIEW"), 0, Set.of(0, VIEW)), types, address -> {
-                reads.add(address);
-                return memory.get(address);
+                    "RMS_NORM", "MUL", "VIEW"), 0, Set.of(0, VIEW)), types, new RooflineAggregator.WeightSource() {
+                @Override
+                public RooflineAggregator.Source read(long address) {
+                    reads.add(address);
+                    return memory.get(address);
+                }
+
+                @Override
+                public void readAll(long[] addresses, int count, RooflineAggregator.Source[] into) {
+                    List<Long> batch = new ArrayList<>();
+                    for (int i = 0; i < count; i++) {
+                        batch.add(addresses[i]);
+                        into[i] = read(addresses[i]);
+                    }
+                    batches.add(batch);
+                }
             }, (seq, group) -> routing.getOrDefault(seq, Map.of()).get(group), new Roofline.Ceilings(20e9, 80e9));
     private final CpuGraphAssembler graphs = new CpuGraphAssembler(GraphFixture.naming(List.of("NONE", "MUL_MAT",
             "ADD", "MUL_MAT_ID", "GET_ROWS", "SET_ROWS", "CPY", "RMS_NORM", "MUL", "VIEW"), 0, Set.of(0, VIEW)));
@@ -200,6 +215,11 @@ class RooflineAggregatorTest {
                 "the view's 32 more rows from the refresh that read them");
         assertEquals(4, Collections.frequency(reads, KV_VIEW), "read at graphs 1, 32, 64 and 96");
         assertEquals(1, Collections.frequency(reads, Q4_WEIGHT), "a weight is read once");
+        assertEquals(3, batches.size(), "each refresh reads its leaves at once: " + batches);
+        for (List<Long> batch : batches) {
+            assertEquals(Set.of(KV_VIEW, INPUT), Set.copyOf(batch), "the non-weights, each once: " + batch);
+            assertEquals(2, batch.size());
+        }
     }
 
     /** A reused MoE graph: the fixed groups' costs are kept, the routed ones follow each graph's own routing. */

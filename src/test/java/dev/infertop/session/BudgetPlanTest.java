@@ -55,6 +55,17 @@ class BudgetPlanTest {
         assertEquals(0, plan.afterOnPhase(window()));
         assertEquals("every graph", plan.status().sampling());
         assertTrue(plan.status().measured());
+        assertEquals(BudgetPlan.UNLIMITED_ON_MS, plan.windowMs(), "nothing to decide: the estimate is read seldom");
+        assertTrue(BudgetPlan.UNLIMITED_ON_MS > BudgetPlan.ON_MS);
+    }
+
+    @Test
+    void aBudgetDecidesAfterEveryOneSecondWindow() {
+        // Within the budget now, but a busier target must be sampled within a second of its getting busy.
+        BudgetPlan plan = new BudgetPlan(5, 1000, "");
+        assertEquals(0, plan.afterOnPhase(window()));
+        assertEquals(BudgetPlan.ON_MS, plan.windowMs());
+        assertEquals(1000, BudgetPlan.ON_MS);
     }
 
     @Test

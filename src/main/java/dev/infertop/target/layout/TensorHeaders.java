@@ -31,6 +31,42 @@ public final class TensorHeaders {
         return bytes == null ? null : parse(bytes, layout.typeOffset() - from, layout.neOffset() - from, types);
     }
 
+    /**
+     * Bytes from the start of a tensor's struct through its type, shape and name: one read of them gives all
+     * three ({@link #parseStruct}, {@link #nameEndsWith}).
+     */
+    public static int structSpanBytes(TensorLayout layout) {
+        return Math.max(Math.max(layout.typeOffset() + Integer.BYTES, layout.neOffset() + 4 * Long.BYTES),
+                layout.nameOffset() + layout.maxNameBytes());
+    }
+
+    /** The header of the tensor whose struct starts at {@code at} in {@code bytes}; null when implausible. */
+    public static Header parseStruct(byte[] bytes, int at, TensorLayout layout, TypeTable types) {
+        return parse(bytes, at + layout.typeOffset(), at + layout.neOffset(), types);
+    }
+
+    /**
+     * Whether the name of the tensor whose struct starts at {@code at} (NUL-terminated, or cut at its
+     * {@code maxNameBytes}) ends in the ASCII {@code suffix}: compared as bytes, no string made of the target's.
+     */
+    public static boolean nameEndsWith(byte[] bytes, int at, TensorLayout layout, String suffix) {
+        int from = at + layout.nameOffset();
+        int end = from;
+        while (end < from + layout.maxNameBytes() && bytes[end] != 0) {
+            end++;
+        }
+        int start = end - suffix.length();
+        if (start < from) {
+            return false;
+        }
+        for (int i = 0; i < suffix.length(); i++) {
+            if (bytes[start + i] != (byte) suffix.charAt(i)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     static Header parse(byte[] bytes, int typeAt, int neAt, TypeTable types) {
         ByteBuffer in = ByteBuffer.wrap(bytes).order(ByteOrder.nativeOrder());
         int type = in.getInt(typeAt);
