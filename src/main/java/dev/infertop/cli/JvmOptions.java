@@ -24,6 +24,9 @@ public final class JvmOptions {
             // to llama-bench on the tiny model, 36-48 k records lost in the first 3 s instead of 0.5-12 k, the
             // target slowed by half meanwhile; per-method thresholds for infertop's and HdrHistogram's code did
             // not help, the hot path runs through the JDK's memory-segment code.)
+            // (Not -XX:+UnlockDiagnosticVMOptions -XX:AsyncDeflationInterval=0, which stops the monitor-deflation
+            // thread's wake-ups every 250 ms, 2.0-2.5 ms of CPU a second on this VM: the collector's and the
+            // compiler's CPU rose by more, 15.2-17.8 ms a second in all against 14.8-15.9, README.)
             // No hsperfdata file in /tmp updated by the JVM every tick (and no jstat attach point).
             "-XX:-UsePerfData",
             // A bounded heap, sized to the collector's bounds (memory grows with what the target chooses only up
