@@ -35,10 +35,7 @@ class TargetMemoryTest {
     void nothingWhereNothingIsMappedAndAStringCutAtTheEndOfItsMapping() throws Throwable {
         int page = (int) LibC.getpagesize$handle().invokeExact();
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment state = Errno.allocate(arena);
-            MemorySegment two = (MemorySegment) LibC.mmap$handle().invokeExact(state, MemorySegment.NULL, 2L * page,
-                    LibC.PROT_READ | LibC.PROT_WRITE, 0x22 /* MAP_PRIVATE | MAP_ANONYMOUS */, -1, 0L);
-            assertEquals(0, (int) LibC.munmap$handle().invokeExact(MemorySegment.ofAddress(two.address() + page), (long) page));
+            MemorySegment two = pageBeforeAHole(arena, page);
             MemorySegment first = two.reinterpret(page);
             byte[] tail = "abc".getBytes(StandardCharsets.US_ASCII); // no NUL: the mapping ends first
             MemorySegment.copy(tail, 0, first, ValueLayout.JAVA_BYTE, page - 3, 3);
@@ -55,10 +52,7 @@ class TargetMemoryTest {
     void manyRangesAtOnceSkippingOnlyThoseThatCannotBeRead() throws Throwable {
         int page = (int) LibC.getpagesize$handle().invokeExact();
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment state = Errno.allocate(arena);
-            MemorySegment two = (MemorySegment) LibC.mmap$handle().invokeExact(state, MemorySegment.NULL, 2L * page,
-                    LibC.PROT_READ | LibC.PROT_WRITE, 0x22 /* MAP_PRIVATE | MAP_ANONYMOUS */, -1, 0L);
-            assertEquals(0, (int) LibC.munmap$handle().invokeExact(MemorySegment.ofAddress(two.address() + page), (long) page));
+            MemorySegment two = pageBeforeAHole(arena, page);
             MemorySegment words = arena.allocate(8 * 5, 8);
             for (int i = 0; i < 5; i++) {
                 words.set(ValueLayout.JAVA_LONG, 8L * i, 0x1111111111111111L * (i + 1));
@@ -101,6 +95,15 @@ class TargetMemoryTest {
                 assertEquals((count - 1 - i) * 7, got.getInt(4 * i), "range " + i);
             }
         }
+    }
+
+    /** A mapped page with nothing mapped after it (two mapped, the second unmapped); munmap the first when done. */
+    private static MemorySegment pageBeforeAHole(Arena arena, int page) throws Throwable {
+        MemorySegment state = Errno.allocate(arena);
+        MemorySegment two = (MemorySegment) LibC.mmap$handle().invokeExact(state, MemorySegment.NULL, 2L * page,
+                LibC.PROT_READ | LibC.PROT_WRITE, 0x22 /* MAP_PRIVATE | MAP_ANONYMOUS */, -1, 0L);
+        assertEquals(0, (int) LibC.munmap$handle().invokeExact(MemorySegment.ofAddress(two.address() + page), (long) page));
+        return two;
     }
 
     @Test
