@@ -39,7 +39,7 @@ public final class OwnPriority {
     /** The nice value of infertop's threads once the start is over (never below the one it was given). */
     public static final int OWN_NICE = 10;
 
-    private enum Level { GIVEN, START, YIELDED }
+    private enum Level { GIVEN, START, YIELDED, QUIT }
 
     private static Level level = Level.GIVEN;
     private static int given = Integer.MIN_VALUE; // read at the first change
@@ -60,8 +60,33 @@ public final class OwnPriority {
         }
     }
 
+    /**
+     * The user quit (q, a signal): the probes must come off at once, and the user waits for it. Yielded at nice
+     * {@link #OWN_NICE} beside an engine that fills every core, infertop got ~1/10 of a core (weight 110 against
+     * 1024 a thread), and starting the detach threads, joining the budget's and the kernel's serialised unregister
+     * took 1.4 s after q on a loaded 2-core CI machine (0.3-0.9 s unloaded). From here every thread runs boosted as
+     * at the start; only the threads' nice values, not the session's autogroup: a signal's shutdown hooks run in
+     * any order, and one that put the autogroup back before this raised it would leave the user's shell raised.
+     * A thread's nice value ends with the process.
+     */
+    public static synchronized void raiseForQuit() {
+        int nice = givenNice();
+        if (level == Level.QUIT || nice > 0) {
+            return; // asked to run in the background: stay there
+        }
+        if (setAll(Math.max(-20, nice - START_BOOST))) {
+            level = Level.QUIT;
+        } else {
+            setAll(level == Level.YIELDED ? Math.max(nice, OWN_NICE) : nice); // refused: no half-changed set
+        }
+    }
+
     /** Back to the nice value infertop was started with: the command is no attach, or a child is started. */
     public static synchronized void backToGiven() {
+        if (level == Level.QUIT) {
+            setAll(given); // a child started while quitting (none is today) must not inherit the boost
+            level = Level.GIVEN;
+        }
         if (level == Level.START) {
             setAll(given);
             restoreAutogroup();
@@ -86,7 +111,8 @@ public final class OwnPriority {
 
     private static void yieldWhenStarted() {
         // Without a start boost (a launched target was held while infertop started) there is no screen to wait for.
-        if (targetStarted && (firstScreenShown || level != Level.START) && level != Level.YIELDED) {
+        if (targetStarted && (firstScreenShown || level != Level.START) && level != Level.YIELDED
+                && level != Level.QUIT) {
             setAll(Math.max(givenNice(), OWN_NICE));
             restoreAutogroup(); // the session's other programs (the user's shell) keep theirs
             level = Level.YIELDED;

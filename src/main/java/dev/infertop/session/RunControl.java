@@ -44,6 +44,8 @@ final class RunControl {
     /** Stop everything: the collector, the live view, a wait for a process to follow. Any thread. */
     void stop() {
         stopping = true;
+        // The user waits for the detach: not at the nice value infertop yields to the engine with.
+        dev.infertop.ffi.OwnPriority.raiseForQuit();
         SessionResources resources = current;
         if (resources != null) {
             resources.stopCollector();

@@ -75,6 +75,52 @@ class OwnPriorityTest {
     }
 
     /**
+     * A quit (q, a signal) raises every thread, and a thread started after it (the detach's) inherits the raise:
+     * the detach must not run at the nice value infertop yields to the engine with. A child started then still
+     * runs at the given value, and nothing after the quit (the target's model mapped late) yields again.
+     */
+    @Test
+    void aQuitRaisesEveryThreadAndTheThreadsStartedAfterIt(@TempDir Path dir) throws Exception {
+        Path self = Path.of("/proc/thread-self/stat");
+        int given = OwnPriority.niceOf(self);
+        int[] idleThread = new int[1];
+        java.util.concurrent.CountDownLatch raised = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch read = new java.util.concurrent.CountDownLatch(1);
+        Thread before = Thread.ofPlatform().start(() -> { // started before the quit: raised from outside
+            try {
+                raised.await();
+                idleThread[0] = OwnPriority.niceOf(Path.of("/proc/thread-self/stat"));
+                read.countDown();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        OwnPriority.raiseForQuit();
+        try {
+            raised.countDown();
+            read.await();
+            before.join();
+            int[] newThread = new int[1];
+            Thread after = Thread.ofPlatform().start(() ->
+                    newThread[0] = OwnPriority.niceOf(Path.of("/proc/thread-self/stat")));
+            after.join();
+            OwnPriority.targetStarted(); // must not yield again
+            int expected = LibC.geteuid() == 0 && given <= 0 ? Math.max(-20, given - 10) : given;
+            assertEquals(expected, OwnPriority.niceOf(self), "the quitting thread");
+            assertEquals(expected, idleThread[0], "a thread that was already running");
+            assertEquals(expected, newThread[0], "a thread started after the quit");
+            Process child = OwnPriority.start(new ProcessBuilder("cat", "/proc/self/stat"));
+            Path childStat = dir.resolve("stat");
+            Files.write(childStat, child.getInputStream().readAllBytes());
+            assertEquals(0, child.waitFor());
+            assertEquals(given, OwnPriority.niceOf(childStat), "a child's nice value");
+        } finally {
+            OwnPriority.backToGiven();
+        }
+        assertEquals(given, OwnPriority.niceOf(self), "back at the given value");
+    }
+
+    /**
      * A child inherits the nice value of the thread that starts it: every process infertop starts goes through
      * OwnPriority.start, which ends the start boost first (the launched target and the sandbox that runs the
      * target's library must never run above the priority infertop was given).
