@@ -128,7 +128,11 @@ class LlamaBenchIT {
      * own tg figure, from the same traced run. On the 245 M-parameter model: on the 2.6 M one, llama-bench's
      * rep-to-rep spread on this machine is ±25 % and its mean of per-rep rates then differs from any
      * whole-run rate. A run whose reference is itself noisy (llama-bench's stddev above 10 % of its mean, e.g.
-     * another process took the CPU) is repeated, at most three times.
+     * another process took the CPU) is repeated, at most three times. llama-bench leaves its warm-up out (one
+     * step, the first on a fresh context); infertop counts every step it saw and cannot tell which one that was,
+     * so its rate over the steps llama-bench timed lies between its rate over every step and its rate without the
+     * slowest one: that range must meet llama-bench's figure ± 5 % (CI once saw 46.1 tok/s against 50.8 with
+     * every step counted, and no more was printed; the message now says what the steps took).
      */
     @Test
     void decodeSpeedIsWithinFivePercentOfLlamaBench() throws Exception {
@@ -140,14 +144,22 @@ class LlamaBenchIT {
             try (InfertopProcess infertop = InfertopProcess.start(args.toArray(String[]::new))) {
                 assertEquals(0, infertop.waitFor(300), infertop.stderrText());
                 double[] reference = infertop.llamaBenchMeanAndStddev("tg" + GENERATED_TOKENS);
-                double measured = infertop.finalObject().get("decode_tokens_per_s").asDouble();
-                last = String.format(java.util.Locale.ROOT, "attempt %d: infertop %.2f tok/s, llama-bench %.2f ± %.2f",
-                        attempt, measured, reference[0], reference[1]);
+                JsonNode total = infertop.finalObject();
+                double everyStep = total.get("decode_tokens_per_s").asDouble();
+                JsonNode steps = total.get("tpot_ms");
+                long count = steps.get("count").asLong();
+                assertEquals(EXPECTED_DECODE_STEPS, count, "one-token steps: " + steps);
+                // One token a step: the steps' time is their count times their mean.
+                double measured = (count - 1) * 1000.0
+                        / (count * steps.get("mean").asDouble() - steps.get("max").asDouble());
+                last = String.format(java.util.Locale.ROOT, "attempt %d: infertop %.2f tok/s without its slowest step "
+                        + "(%.2f with it; steps %s), llama-bench %.2f ± %.2f", attempt, measured, everyStep, steps,
+                        reference[0], reference[1]);
                 System.out.println("decode speed " + last);
                 if (reference[1] > 0.10 * reference[0]) {
                     continue; // the reference itself was disturbed: measure again
                 }
-                assertEquals(reference[0], measured, 0.05 * reference[0], last);
+                assertTrue(measured >= 0.95 * reference[0] && everyStep <= 1.05 * reference[0], last);
                 return;
             } finally {
                 LeakCheck.assertNothingLeft();
