@@ -12,11 +12,18 @@ import java.util.Locale;
  * @param fullTracingPercent the estimate with every graph traced; NaN until measured
  * @param arrivalShare       the share of the time the operator layer's per-thread probes are attached (1 = always)
  * @param sampling           what is sampled, in words ("every graph", "1.0 s of every 6.2 s", ...)
+ * @param windowS            how long one sample window keeps the per-thread probes attached
  */
 public record BudgetStatus(double budgetPercent, double estimatePercent, double fullTracingPercent,
-                           double arrivalShare, String sampling) {
+                           double arrivalShare, String sampling, double windowS) {
     /** No budget controller (a replayed snapshot, a test): nothing to show. */
     public static final BudgetStatus NONE = new BudgetStatus(0, Double.NaN, Double.NaN, 1, "");
+
+    /** A status whose windows are {@link #BUDGET_WINDOW_S} long. */
+    public BudgetStatus(double budgetPercent, double estimatePercent, double fullTracingPercent, double arrivalShare,
+                        String sampling) {
+        this(budgetPercent, estimatePercent, fullTracingPercent, arrivalShare, sampling, BUDGET_WINDOW_S);
+    }
 
     public boolean present() {
         return this != NONE && !sampling.isEmpty();
@@ -48,11 +55,11 @@ public record BudgetStatus(double budgetPercent, double estimatePercent, double 
         if (!present() || arrivalShare >= 1 || arrivalShare <= 0) {
             return "";
         }
-        double periodS = BUDGET_WINDOW_S / arrivalShare;
-        return String.format(Locale.ROOT, " %ss/%.1fs", trim(BUDGET_WINDOW_S), periodS);
+        double periodS = windowS / arrivalShare;
+        return String.format(Locale.ROOT, " %ss/%.1fs", trim(windowS), periodS);
     }
 
-    /** The length of one sample window (session.BudgetPlan.ON_MS). */
+    /** The length of a sample window unless the budget needs shorter ones (session.BudgetPlan.ON_MS). */
     public static final double BUDGET_WINDOW_S = 1.0;
 
     private static String trim(double value) {

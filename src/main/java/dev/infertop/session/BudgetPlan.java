@@ -30,6 +30,15 @@ final class BudgetPlan {
     /** How long a sample window keeps the per-thread probes attached (after their attach). */
     static final long ON_MS = Math.round(BudgetStatus.BUDGET_WINDOW_S * 1000);
     /**
+     * The shortest window, for a budget that one window of {@link #ON_MS} in every {@link #MAX_OFF_MS} would
+     * exceed: on a machine where a trap is dear (this VM: 5.5 µs a hit on an emulated call, ~38,500 arrivals a
+     * second on the bench model, ~17 % while a window lasts), 1 s of every 31 s alone cost the default 1 % budget
+     * 0.55 %. A quarter of a second still holds ~17 decode graphs of the bench model, and the op table gathers
+     * window after window; shorter, and the detach's own tail (the kernel unregisters a uprobe in ~100 ms, the
+     * probes firing meanwhile) would be most of the window.
+     */
+    static final long MIN_ON_MS = 250;
+    /**
      * A window with no limit ({@code --budget 0}): nothing to decide, only the estimate to show, so it is read
      * as seldom as with the operator layer off. At one reading a second the budget's thread was ~9 % of
      * infertop's CPU with every graph traced on the bench model (perf, 60–100 s after the attach: 137 of 1,595
@@ -69,6 +78,7 @@ final class BudgetPlan {
     private boolean baseMeasuredInGap;
     private double arrivalsPercent = Double.NaN;
     private double onShare = 1;
+    private long onMs = ON_MS;
     private long offMs;
     private String sampling = "measuring";
 
@@ -115,7 +125,7 @@ final class BudgetPlan {
 
     /** How long the next window lasts when {@link #afterOnPhase} keeps the per-thread probes (returns 0). */
     long windowMs() {
-        return budgetPercent > 0 ? ON_MS : UNLIMITED_ON_MS;
+        return budgetPercent > 0 ? onMs : UNLIMITED_ON_MS;
     }
 
     /** After a gap between windows: the cost without the per-thread probes. */
@@ -141,21 +151,33 @@ final class BudgetPlan {
     private void plan() {
         if (budgetPercent <= 0 || arrivalsPercent <= 0 || basePercent + arrivalsPercent <= budgetPercent) {
             onShare = 1;
+            onMs = ON_MS;
             offMs = 0;
             sampling = "every graph";
             return;
         }
-        double minShare = (double) ON_MS / (ON_MS + MAX_OFF_MS);
         double fitting = (budgetPercent - basePercent) / arrivalsPercent;
-        double share = Math.max(minShare, Math.min(1, fitting));
-        offMs = Math.min(baseMeasuredInGap ? MAX_OFF_MS : FIRST_OFF_MS,
-                (long) Math.ceil(ON_MS * (1 / share - 1))); // up: the share stays within
-        onShare = (double) ON_MS / (ON_MS + offMs);
-        // The fewest windows the op table allows (one every 30 s) still cost more than the budget: the estimate
-        // stays above it, and the header says why rather than leave a reader to think the budget was ignored.
-        boolean fewest = offMs == MAX_OFF_MS && fitting < minShare;
-        sampling = String.format(Locale.ROOT, "%.1f s of every %.1f s%s", ON_MS / 1e3, (ON_MS + offMs) / 1e3,
+        long longestOffMs = baseMeasuredInGap ? MAX_OFF_MS : FIRST_OFF_MS;
+        if (fitting >= (double) ON_MS / (ON_MS + longestOffMs)) {
+            onMs = ON_MS;
+            offMs = Math.min(longestOffMs, (long) Math.ceil(ON_MS * (1 / Math.min(1, fitting) - 1))); // up: within
+        } else {
+            // Gaps as long as the op table allows: shorter windows then, down to MIN_ON_MS (down: within).
+            offMs = longestOffMs;
+            onMs = Math.max(MIN_ON_MS, (long) Math.floor(Math.max(0, fitting) / (1 - fitting) * offMs));
+        }
+        onShare = (double) onMs / (onMs + offMs);
+        // The fewest windows the op table allows (the shortest, one every 30 s) still cost more than the budget:
+        // the estimate stays above it, and the header says why rather than leave a reader to think the budget
+        // was ignored.
+        boolean fewest = offMs == MAX_OFF_MS && fitting < onShare;
+        sampling = String.format(Locale.ROOT, "%s s of every %.1f s%s", seconds(onMs), (onMs + offMs) / 1e3,
                 fewest ? ", the fewest" : "");
+    }
+
+    /** "1.0", "0.25", "0.4": a window's length, as short as it is exact. */
+    private static String seconds(long ms) {
+        return ms % 100 == 0 ? String.format(Locale.ROOT, "%.1f", ms / 1e3) : String.format(Locale.ROOT, "%.2f", ms / 1e3);
     }
 
     /** The target's own work in the phase: its CPU time less what it spent in our traps; 0 when idle. */
@@ -172,6 +194,6 @@ final class BudgetPlan {
         double full = basePercent + (Double.isNaN(arrivalsPercent) ? 0 : arrivalsPercent);
         double estimate = basePercent + (Double.isNaN(arrivalsPercent) ? 0 : onShare * arrivalsPercent);
         String words = hitNote.isEmpty() ? sampling : sampling + "; " + hitNote;
-        return new BudgetStatus(budgetPercent, estimate, full, onShare, words);
+        return new BudgetStatus(budgetPercent, estimate, full, onShare, words, onMs / 1e3);
     }
 }

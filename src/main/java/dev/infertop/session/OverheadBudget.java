@@ -127,7 +127,7 @@ final class OverheadBudget implements AutoCloseable {
                 } else {
                     plan.afterOffPhase(phase);
                     probes.resumeArrivals();
-                    phaseMs = BudgetPlan.ON_MS;
+                    phaseMs = plan.windowMs();
                 }
                 status = plan.status();
             }

@@ -69,6 +69,7 @@ public final class JsonLinesView implements SnapshotView {
             node.put("full_tracing_percent", round(budget.fullTracingPercent(), 3));
         }
         node.put("arrival_share", round(budget.arrivalShare(), 4));
+        node.put("window_s", round(budget.windowS(), 3));
         node.put("sampling", budget.sampling());
     }
 

@@ -65,6 +65,7 @@ class BudgetPlanTest {
         BudgetPlan plan = new BudgetPlan(5, 1000, "");
         assertEquals(0, plan.afterOnPhase(window()));
         assertEquals(BudgetPlan.ON_MS, plan.windowMs());
+        assertEquals(1.0, plan.status().windowS(), 1e-9);
         assertEquals(1000, BudgetPlan.ON_MS);
     }
 
@@ -92,7 +93,35 @@ class BudgetPlanTest {
         long offMs = plan.afterOnPhase(window());
         assertEquals(BudgetPlan.MAX_OFF_MS, offMs);
         assertTrue(plan.status().estimatePercent() > 0.01, "the base alone is over: the status shows it, not hides it");
-        assertEquals("1.0 s of every 31.0 s, the fewest", plan.status().sampling(), "and says why it is over");
+        assertEquals("0.25 s of every 30.3 s, the fewest", plan.status().sampling(), "and says why it is over");
+        assertEquals(BudgetPlan.MIN_ON_MS, plan.windowMs(), "the shortest windows");
+        assertEquals(0.25, plan.status().windowS(), 1e-9);
+        assertEquals(0.25 / 30.25, plan.status().arrivalShare(), 1e-9);
+    }
+
+    /**
+     * One 1 s window in 31 s would cost more than the budget allows, but shorter ones fit: the gaps stay at
+     * their longest (the table's age) and the windows shrink until base + share × arrivals fits.
+     */
+    @Test
+    void whereOneSecondInThirtyIsTooMuchTheWindowsGetShorter() {
+        // Traps dear (8 µs a hit): the 7,400 arrivals of a window are ~3.0 % of the target's work, the rest
+        // (600 hits, 0.1 ms BPF, 2 ms of CPU) ~0.34 %. A budget of 0.4 % leaves ~0.06 % for windows: a share of
+        // ~2 %, under the 3.2 % of 1 s in 31 s.
+        BudgetPlan plan = new BudgetPlan(0.4, 8000, "");
+        plan.afterOnPhase(window());
+        plan.afterOffPhase(new BudgetPlan.Phase(SECOND, 600, 0, 100_000, 2 * SECOND, 2_000_000, IDLE_CORE));
+        assertEquals(BudgetPlan.MAX_OFF_MS, plan.afterOnPhase(window()), "gaps as long as the table allows");
+        long onMs = plan.windowMs();
+        assertTrue(onMs > BudgetPlan.MIN_ON_MS && onMs < BudgetPlan.ON_MS, "a window between: " + onMs);
+        BudgetStatus status = plan.status();
+        assertEquals(onMs / 1e3, status.windowS(), 1e-9);
+        assertTrue(status.estimatePercent() <= 0.4 + 1e-9, "within the budget: " + status);
+        assertTrue(status.estimatePercent() > 0.38, "and no shorter than it needs: " + status);
+        assertFalse(status.sampling().contains("fewest"), status.sampling());
+        assertTrue(status.sampling().matches("0\\.\\d+ s of every 30\\.\\d s"), status.sampling());
+        assertEquals(String.format(java.util.Locale.ROOT, " %.2fs/%.1fs", onMs / 1e3, (onMs + 30_000) / 1e3),
+                status.windowsText(), "the header's windows");
     }
 
     @Test
