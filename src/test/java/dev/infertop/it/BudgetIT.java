@@ -96,7 +96,9 @@ class BudgetIT {
                 + tiny.path("cpu_graph_computes").asLong() + " (full run: " + full.path("budget") + ")");
         assertEquals(0.05, budget.path("limit_percent").asDouble(), budget.toString());
         assertTrue(budget.path("arrival_share").asDouble() < 1, "the per-thread probes went away: " + budget);
-        assertTrue(budget.path("sampling").asText().contains("of every"), budget.toString());
+        // 0.05 % is below the rest's own cost: the windows are the shortest there are (BudgetPlan.MIN_ON_MS).
+        assertEquals(0.25, budget.path("window_s").asDouble(), 1e-9, budget.toString());
+        assertTrue(budget.path("sampling").asText().startsWith("0.25 s of every"), budget.toString());
         long traced = tiny.path("op_graphs").asLong();
         assertTrue(traced > 0, "the first window traced graphs: " + tiny);
         assertTrue(traced < tiny.path("cpu_graph_computes").asLong() * 3 / 4,
