@@ -12,7 +12,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
  * The few libc calls infertop needs (see the man page named beside each handle), each bound at its first use
- * through a holder class of its own name, as jextract generates them (see {@link LibBpf}): binding all thirteen
+ * through a holder class of its own name, as jextract generates them (see {@link LibBpf}): binding all of them
  * at class load cost ~100 ms of a start that needs two of them before the probes are attached.
  */
 public final class LibC {
@@ -177,6 +177,17 @@ public final class LibC {
     }
 
     public static final int PRIO_PROCESS = 0;
+
+    // signal(2): sighandler_t signal(int signum, sighandler_t handler); SIG_DFL is the address 0, SIG_IGN 1.
+    private static final class signal {
+        static final MethodHandle HANDLE = bind("signal", FunctionDescriptor.of(ADDRESS, JAVA_INT, ADDRESS));
+    }
+
+    public static MethodHandle signal$handle() {
+        return signal.HANDLE;
+    }
+
+    public static final int SIGINT = 2;
 
     // clock_gettime(2): int clock_gettime(clockid_t clockid, struct timespec *tp); struct timespec is two longs
     // on both 64-bit ABIs infertop builds for.

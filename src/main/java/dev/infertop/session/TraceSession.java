@@ -62,6 +62,7 @@ public final class TraceSession {
             control.closeLive(); // the terminal is restored even if the main thread is stuck
         }, "infertop-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
+        Signals.stopOnSigintEvenWhereIgnored();
         Signals.snapshotOnUsr1(control);
         MetricsServer metrics = null;
         try {

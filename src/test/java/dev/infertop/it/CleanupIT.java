@@ -58,9 +58,9 @@ class CleanupIT {
 
     /**
      * A shell runs background jobs with SIGINT ignored, the ignored disposition survives exec, and a JVM that
-     * starts with SIGINT (or SIGHUP) ignored keeps it ignored, like under nohup. So when this test JVM was
-     * started that way, infertop would be deaf to the signal for a reason that is not infertop's: give the
-     * signals their default disposition here, which the infertop JVM then inherits.
+     * starts with SIGHUP ignored keeps it ignored, as under nohup (SIGINT infertop takes back, a test below). So
+     * when this test JVM was started that way, the signal tests would not test what a user's terminal does:
+     * give the signals their default disposition here, which the infertop JVM then inherits.
      */
     static void restoreDefaultDispositions() throws Throwable {
         long ignored = signalMask(ProcessHandle.current().pid(), "SigIgn");
@@ -184,6 +184,39 @@ class CleanupIT {
             assertNoNewGateDirectories(gatesBefore);
         } finally {
             killIfAlive(target);
+        }
+    }
+
+    /**
+     * A script's background job ({@code infertop --json -p PID > log &}) starts with SIGINT ignored; a JVM keeps
+     * it so, and {@code kill -INT} left infertop tracing. It stops now; an ignored SIGHUP (nohup) stays ignored.
+     */
+    @Test
+    void sigintStopsInfertopStartedAsABackgroundJobWhileAnIgnoredSighupStaysIgnored() throws Exception {
+        Process target = new ProcessBuilder(longBench()).redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                .redirectError(ProcessBuilder.Redirect.DISCARD).start();
+        try {
+            LlamaBenchIT.awaitMapped(target.pid(), 10, "libllama.");
+            try (InfertopProcess infertop = InfertopProcess.startIgnoring(List.of("INT", "HUP"), "--json", "-d",
+                    "0.5", "-p", Long.toString(target.pid()))) {
+                awaitTracing(infertop);
+                long infertopPid = infertop.process.pid();
+                assertTrue((signalMask(infertopPid, "SigIgn") & (1L << (SIGHUP - 1))) != 0,
+                        "infertop started with SIGHUP ignored, as under nohup");
+                LlamaBenchIT.signal(infertopPid, "HUP");
+                int linesBefore = infertop.jsonLines().size();
+                assertFalse(infertop.process.waitFor(2, TimeUnit.SECONDS), "an ignored SIGHUP stopped infertop; "
+                        + "stderr:\n" + infertop.stderrText());
+                assertTrue(infertop.jsonLines().size() > linesBefore, "intervals go on after the ignored SIGHUP");
+                LlamaBenchIT.signal(infertopPid, "INT");
+                assertEquals(128 + SIGINT, infertop.waitFor(30), "stderr:\n" + infertop.stderrText());
+                assertTrue(infertop.finalObject().get("decode_calls").asLong() > 0, infertop.finalObject().toString());
+            }
+            LeakCheck.assertNothingLeft();
+            assertTrue(target.isAlive(), "the attached llama-bench did not survive infertop");
+        } finally {
+            target.destroyForcibly();
+            target.waitFor(10, TimeUnit.SECONDS);
         }
     }
 

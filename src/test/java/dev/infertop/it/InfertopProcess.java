@@ -51,6 +51,20 @@ final class InfertopProcess implements AutoCloseable {
         return start(Map.of(), args);
     }
 
+    /**
+     * infertop started as a script's background job is: with {@code signals} (INT, HUP) ignored, through a shell
+     * that sets them so and execs the JVM (an ignored disposition survives exec; the pid stays the JVM's).
+     */
+    static InfertopProcess startIgnoring(List<String> signals, String... args) throws IOException {
+        String java = ProcessHandle.current().info().command().orElse("java");
+        List<String> command = new ArrayList<>(List.of("/bin/sh", "-c",
+                "trap '' " + String.join(" ", signals) + "; exec \"$@\"", "sh", java));
+        command.addAll(dev.infertop.cli.JvmOptions.forLauncher());
+        command.addAll(List.of("-jar", Requirements.jar().toString()));
+        command.addAll(List.of(args));
+        return new InfertopProcess(new ProcessBuilder(command).start());
+    }
+
     private static Thread pump(BufferedReader reader, List<String> into) {
         return Thread.ofVirtual().start(() -> {
             try (reader) {
