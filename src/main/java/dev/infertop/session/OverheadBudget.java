@@ -12,6 +12,7 @@ import dev.infertop.target.ProcessCpuTime;
 
 import java.io.IOException;
 import java.util.Optional;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
 
 /**
@@ -45,6 +46,7 @@ final class OverheadBudget implements AutoCloseable {
     private final Consumer<String> notice;
     private volatile BudgetStatus status;
     private volatile boolean stopped;
+    private volatile boolean operatorSwitched;
     private Thread thread;
 
     private OverheadBudget(double budgetPercent, ProbeSet probes, ProbeRunStats stats, int pid, Consumer<String> notice) {
@@ -100,12 +102,24 @@ final class OverheadBudget implements AutoCloseable {
             // CPU, in the kernel) fall into the phase after, not between two.
             Reading before = read();
             while (!stopped) {
+                operatorSwitched = false; // before the state is read: a switch after it wakes this phase
+                boolean operatorOnBefore = probes.isEnabled(Layer.OPERATOR);
                 if (!sleep(phaseMs)) {
                     return;
                 }
                 Reading now = read();
                 BudgetPlan.Phase phase = now.since(before);
                 before = now;
+                boolean operatorOn = probes.isEnabled(Layer.OPERATOR);
+                if (operatorSwitched || operatorOn != operatorOnBefore) {
+                    // The layer went on or off meanwhile (a key, SIGUSR2, --op-when): the phase holds both states
+                    // and is not counted. Switched on, its probes trace every graph from now for a first window
+                    // as at the start (2 s: the op table fills at once, where a 0.25 s window after the layer's
+                    // probes came back could attribute no graph at all), not for whatever was left of a 5 s
+                    // phase without the layer (0-5 s, after each switch, whatever the budget).
+                    phaseMs = operatorOn && !probes.arrivalsPaused() ? BudgetPlan.FIRST_ON_MS : OPERATOR_OFF_PHASE_MS;
+                    continue;
+                }
                 if (DEBUG) {
                     System.err.printf(java.util.Locale.ROOT, "infertop budget: %s phase %d ms: %d hits (%d arrivals), "
                                     + "BPF %.2f ms, target CPU %.1f ms, own CPU %.1f ms (counted %.1f), machine idle "
@@ -148,13 +162,32 @@ final class OverheadBudget implements AutoCloseable {
                 MachineIdleTime.ns());
     }
 
-    private boolean sleep(long ms) {
-        try {
-            Thread.sleep(ms);
-            return !stopped;
-        } catch (InterruptedException e) {
-            return false;
+    /**
+     * The operator layer went on or off: the phase in progress ends now (the budget's thread wakes at once), so
+     * that a layer switched on is sampled under the budget from its first second.
+     */
+    void operatorSwitched() {
+        operatorSwitched = true;
+        Thread running = thread;
+        if (running != null) {
+            LockSupport.unpark(running);
         }
+    }
+
+    /** Sleeps {@code ms}, or less where the operator layer is switched; false when stopped. */
+    private boolean sleep(long ms) {
+        long deadlineNs = System.nanoTime() + ms * 1_000_000;
+        while (!stopped && !operatorSwitched) {
+            long leftNs = deadlineNs - System.nanoTime();
+            if (leftNs <= 0) {
+                break;
+            }
+            LockSupport.parkNanos(this, leftNs);
+            if (Thread.interrupted()) {
+                return false;
+            }
+        }
+        return !stopped;
     }
 
     @Override

@@ -194,6 +194,7 @@ final class TickPolicy implements Collector.Session {
     }
 
     private void applyLayerSwitches(Snapshot previous) {
+        boolean operatorWasOn = probes.isEnabled(Layer.OPERATOR);
         try {
             Layer toggle;
             while ((toggle = toggles.poll()) != null) {
@@ -228,6 +229,10 @@ final class TickPolicy implements Collector.Session {
             }
         } catch (BpfException e) {
             control.notice("infertop: " + e.getMessage());
+        }
+        OverheadBudget running = budget;
+        if (running != null && probes.isEnabled(Layer.OPERATOR) != operatorWasOn) {
+            running.operatorSwitched();
         }
     }
 

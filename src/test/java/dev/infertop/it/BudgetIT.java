@@ -108,6 +108,69 @@ class BudgetIT {
         assertEquals(opsAbove(jsonShares(full), 0.0), opsAbove(jsonShares(tiny), 0.0), "the same ops, sampled or not");
     }
 
+    /**
+     * The operator layer switched on live (SIGUSR2, as the {@code 3} key) is sampled from its first window: the
+     * budget's thread wakes at the switch for a first window as at the start (BudgetPlan.FIRST_ON_MS, 2 s), then
+     * the budget's windows, instead of finishing its 5 s phase without the layer, during which every graph was
+     * traced whatever the budget. The signal goes right after such a phase began (each phase ends with a line
+     * under INFERTOP_DEBUG), where the old behaviour traced every graph for 4-5 s.
+     */
+    @Test
+    void anOperatorLayerSwitchedOnLiveIsSampledFromItsFirstWindow() throws Exception {
+        Path model = Models.preset("bench");
+        // The test's own target, attached with -p: a failure here must not leave it decoding beside later tests.
+        Process target = new ProcessBuilder(llama.sourceBuildTool("llama-bench").toString(), "-m", model.toString(),
+                "-p", "0", "-n", "64", "-r", "1000", "-t", "2").redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                .redirectError(ProcessBuilder.Redirect.DISCARD).start();
+        try (InfertopProcess infertop = InfertopProcess.start(Map.of("INFERTOP_DEBUG", "1"), "--json", "-d", "1",
+                "--layers", "token,graph", "-p", Long.toString(target.pid()))) {
+            long deadline = System.nanoTime() + 120_000_000_000L;
+            while (infertop.jsonLines().stream().noneMatch(line -> line.path("cpu_graph_computes").asLong() >= 20)
+                    && System.nanoTime() < deadline) {
+                Thread.sleep(100); // the model loads, then llama-bench decodes
+            }
+            long phasesBefore = budgetPhases(infertop);
+            while (budgetPhases(infertop) == phasesBefore && System.nanoTime() < deadline) {
+                Thread.sleep(20); // until a phase without the operator layer just began
+            }
+            assertTrue(budgetPhases(infertop) > phasesBefore, "no budget phase ended; stderr:\n" + infertop.stderrText());
+            LlamaBenchIT.signal(infertop.process.pid(), "USR2");
+            infertop.awaitStderr("operator layer on", 10);
+            int switchedAt = infertop.jsonLines().size();
+            deadline = System.nanoTime() + 30_000_000_000L;
+            while (infertop.jsonLines().size() < switchedAt + SWITCH_INTERVALS && System.nanoTime() < deadline) {
+                Thread.sleep(100);
+            }
+            List<JsonNode> after = infertop.jsonLines().subList(switchedAt, switchedAt + SWITCH_INTERVALS);
+            List<Long> opGraphs = after.stream().map(line -> line.path("op_graphs").asLong()).toList();
+            double graphsPerS = after.stream().mapToLong(line -> line.path("cpu_graph_computes").asLong()).sum()
+                    / after.stream().mapToDouble(line -> line.path("span_s").asDouble()).sum();
+            double tracedS = opGraphs.stream().mapToLong(Long::longValue).sum() / graphsPerS;
+            System.out.printf("budget: op_graphs per interval after the switch %s (%.1f graphs/s: %.2f s of graphs "
+                    + "traced); %s%n", opGraphs, graphsPerS, tracedS, after.getLast().path("budget"));
+            assertTrue(tracedS >= 0.5, "the first window filled the op table: " + opGraphs);
+            assertTrue(tracedS <= 3, "every graph traced for " + tracedS + " s after the switch, more than the "
+                    + "2 s first window: " + opGraphs + "; stderr:\n" + infertop.stderrText());
+            assertTrue(after.getLast().path("budget").path("sampling").asText().contains(" of every "),
+                    after.getLast().path("budget").toString());
+            LlamaBenchIT.signal(infertop.process.pid(), "TERM");
+            assertEquals(143, infertop.waitFor(30), infertop.stderrText());
+        } finally {
+            target.destroyForcibly();
+            target.waitFor(10, java.util.concurrent.TimeUnit.SECONDS);
+        }
+        LeakCheck.assertNothingLeft();
+    }
+
+    private static long budgetPhases(InfertopProcess infertop) {
+        synchronized (infertop.stderr) {
+            return infertop.stderr.stream().filter(line -> line.startsWith("infertop budget:")).count();
+        }
+    }
+
+    /** Intervals of 1 s looked at after the switch: a 5 s phase and the window after it fit in them. */
+    private static final int SWITCH_INTERVALS = 8;
+
     private JsonNode trace(Path model, int tokens, String... options) throws Exception {
         List<String> args = new ArrayList<>(List.of("--json", "-d", "1"));
         Collections.addAll(args, options);
