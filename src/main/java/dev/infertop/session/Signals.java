@@ -3,7 +3,6 @@ package dev.infertop.session;
 import dev.infertop.ffi.LibC;
 import dev.infertop.model.Layer;
 
-import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -17,9 +16,9 @@ final class Signals {
      * starts its background jobs so, that a Ctrl-C meant for the foreground leaves them be, and a JVM keeps an
      * ignored shutdown signal ignored: {@code infertop --json -p PID > log &} in a script, then {@code kill -INT},
      * left infertop tracing, its probes in the target (our own bench-alternate.sh, started in the background, met
-     * it). bpftrace and BCC's tools stop on SIGINT however they were started; so does infertop. The JVM's own
-     * handler does what it does for SIGINT anyway: exit 130 through the shutdown hooks. An ignored SIGHUP stays
-     * ignored: that is nohup, asked for by the user.
+     * it). bpftrace and BCC's tools stop on SIGINT however they were started; so does infertop, as the JVM's own
+     * SIGINT handler would: exit 130 through the shutdown hooks. An ignored SIGHUP stays ignored: that is nohup,
+     * asked for by the user.
      */
     @SuppressWarnings("removal")
     static void stopOnSigintEvenWhereIgnored() {
@@ -27,7 +26,7 @@ final class Signals {
             if (!ignores(Files.readString(Path.of("/proc/self/status")), LibC.SIGINT)) {
                 return; // the JVM's handler is in place: leave it
             }
-            MemorySegment previous = (MemorySegment) LibC.signal$handle().invokeExact(LibC.SIGINT, MemorySegment.NULL);
+            MemorySegment ignoredBefore = (MemorySegment) LibC.signal$handle().invokeExact(LibC.SIGINT, MemorySegment.NULL);
             sun.misc.Signal.handle(new sun.misc.Signal("INT"), signal -> System.exit(128 + LibC.SIGINT));
         } catch (Throwable e) {
             // no /proc, no signal(2), or the JVM keeps SIGINT: SIGTERM still stops infertop
