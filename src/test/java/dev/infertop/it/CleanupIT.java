@@ -89,6 +89,19 @@ class CleanupIT {
                 "-r", "100000", "-t", "1");
     }
 
+    /** The long llama-bench on its own, for an attach with -p, its libraries mapped. */
+    private static Process startLongBench() throws Exception {
+        Process target = new ProcessBuilder(longBench()).redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                .redirectError(ProcessBuilder.Redirect.DISCARD).start();
+        try {
+            LlamaBenchIT.awaitMapped(target.pid(), 10, "libllama.");
+        } catch (Throwable e) {
+            target.destroyForcibly();
+            throw e;
+        }
+        return target;
+    }
+
     private static InfertopProcess launch(String... options) throws IOException {
         List<String> args = new ArrayList<>(List.of("--json", "-d", "0.5"));
         args.addAll(List.of(options));
@@ -193,10 +206,8 @@ class CleanupIT {
      */
     @Test
     void sigintStopsInfertopStartedAsABackgroundJobWhileAnIgnoredSighupStaysIgnored() throws Exception {
-        Process target = new ProcessBuilder(longBench()).redirectOutput(ProcessBuilder.Redirect.DISCARD)
-                .redirectError(ProcessBuilder.Redirect.DISCARD).start();
+        Process target = startLongBench();
         try {
-            LlamaBenchIT.awaitMapped(target.pid(), 10, "libllama.");
             try (InfertopProcess infertop = InfertopProcess.startIgnoring(List.of("INT", "HUP"), "--json", "-d",
                     "0.5", "-p", Long.toString(target.pid()))) {
                 awaitTracing(infertop);
@@ -222,10 +233,8 @@ class CleanupIT {
 
     @Test
     void attachedTargetSurvivesSigtermToInfertop() throws Exception {
-        Process target = new ProcessBuilder(longBench()).redirectOutput(ProcessBuilder.Redirect.DISCARD)
-                .redirectError(ProcessBuilder.Redirect.DISCARD).start();
+        Process target = startLongBench();
         try {
-            LlamaBenchIT.awaitMapped(target.pid(), 10, "libllama.");
             try (InfertopProcess infertop = InfertopProcess.start("--json", "-d", "0.5", "-p",
                     Long.toString(target.pid()))) {
                 awaitTracing(infertop);
