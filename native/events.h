@@ -25,6 +25,7 @@ enum event_kind {
 	EVENT_MOE = 9,        /* MoE layer: a graph's signature, or one MUL_MAT_ID node's selected expert ids */
 	EVENT_BATCH = 14,     /* one llama_decode() call's batch, token by token: token layer, sent before its decode */
 	EVENT_SEQ_RM = 15,    /* llama_memory_seq_rm() (or an older release's kv seq_rm) called: token layer */
+	EVENT_ENCODE = 16,    /* one llama_process(ENCODE) call, struct decode_event: token layer, counted apart */
 };
 
 struct event_header {
@@ -37,7 +38,7 @@ struct event_header {
 struct decode_event {
 	struct event_header header;
 	__u64 ctx;      /* struct llama_context *: one per context, so per-context TTFT/TPOT */
-	__s32 n_tokens; /* llama_batch.n_tokens: 1 is a decode step, more is prefill */
+	__s32 n_tokens; /* llama_batch.n_tokens (or tokens added to a llama_batch_ext): 1 is a decode step, more is prefill */
 	__s32 ret;      /* llama_decode's return value: 0 ok, 1 no KV slot, <0 error */
 };
 

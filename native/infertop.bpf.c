@@ -2,7 +2,7 @@
 /*
  * infertop's probes on an unmodified llama.cpp / GGML process.
  *
- * Token layer: llama_decode entry/exit.  Graph layer: ggml_backend_graph_compute_async (every backend) and
+ * Token layer: llama_decode entry/exit (llama_process and its batch builders: batch_ext.bpf.h).  Graph layer: ggml_backend_graph_compute_async (every backend) and
  * ggml_graph_compute (the CPU backend).  Each entry probe stores what it needs in a per-thread map; the
  * return probe completes one fixed-size record in the `events` ring buffer.  Records are written without a
  * wake-up: the reader drains on its own clock, so a busy engine pays no extra wake-ups.
@@ -862,3 +862,4 @@ int BPF_KPROBE(handle_fused_call, void *params, void *node, void *next)
 #include "sched.bpf.h"
 #include "counters.bpf.h"
 #include "backends.bpf.h"
+#include "batch_ext.bpf.h"

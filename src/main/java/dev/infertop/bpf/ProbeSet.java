@@ -410,6 +410,11 @@ public final class ProbeSet implements AutoCloseable {
         if (!missing.isEmpty() && state.description.allOrNothing()) {
             return;
         }
+        String noneOf = ProbeSites.noneOfFound(state.description.probes(), plan, state.attached.values());
+        if (noneOf != null) {
+            state.failures.add(noneOf);
+            return;
+        }
         for (Map.Entry<ProbeSpec, Map<Path, List<Site>>> entry : plan.entrySet()) {
             String key = ProbeSites.key(entry.getKey());
             for (Map.Entry<Path, List<Site>> library : entry.getValue().entrySet()) {

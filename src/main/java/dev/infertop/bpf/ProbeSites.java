@@ -64,6 +64,29 @@ final class ProbeSites {
         }
     }
 
+    /**
+     * Where a layer has a {@link ProbeSpec#ONE_OF} group and none of its functions was found (nor attached
+     * before), why: the layer then attaches nothing. Null when every group of the layer has a member.
+     */
+    static String noneOfFound(List<ProbeSpec> layerProbes, Map<ProbeSpec, ? extends Map<Path, ?>> plan,
+                              Collection<? extends List<String>> attachedKeys) {
+        for (List<String> group : ProbeSpec.ONE_OF) {
+            List<ProbeSpec.FunctionProbe> members = layerProbes.stream()
+                    .filter(ProbeSpec.FunctionProbe.class::isInstance).map(ProbeSpec.FunctionProbe.class::cast)
+                    .filter(f -> group.contains(f.symbol())).toList();
+            if (members.isEmpty()) {
+                continue;
+            }
+            boolean any = members.stream().anyMatch(f -> (plan.get(f) != null && !plan.get(f).isEmpty())
+                    || attachedKeys.stream().anyMatch(keys -> keys.contains(key(f))));
+            if (!any) {
+                return "no library exports " + String.join(" or ", group) + " (a llama.cpp library too old, too new or"
+                        + " stripped of its exports?)";
+            }
+        }
+        return null;
+    }
+
     /** A resolved probe address with the reason it was chosen. */
     record Site(String what, long fileOffset, String reason, String callee) {
         Site(String what, long fileOffset, String reason) {

@@ -36,7 +36,26 @@ public sealed interface ProbeSpec {
     String FUSED_CALL_PROGRAM = "handle_fused_call";
 
     List<ProbeSpec> ALL = List.of(
-            new FunctionProbe(Layer.TOKEN, "llama_decode", "handle_decode_enter", "handle_decode_exit", false, false),
+            // The token layer's two entry points: llama_decode(ctx, struct llama_batch) in every release, and
+            // llama_process(ctx, type, struct llama_batch_ext *) in newer ones, whose tools call only that. Each
+            // is optional; a library needs one of them (TOKEN_ENTRY_POINTS). A call goes through exactly one.
+            new FunctionProbe(Layer.TOKEN, "llama_decode", "handle_decode_enter", "handle_decode_exit", false, true),
+            new FunctionProbe(Layer.TOKEN, "llama_process", "handle_process_enter", "handle_process_exit", false,
+                    true),
+            // llama_process's batch is an opaque C++ object: its tokens are followed through the C builders.
+            new FunctionProbe(Layer.TOKEN, "llama_batch_ext_init", "handle_ext_init_enter", "handle_ext_init_exit",
+                    false, true),
+            new FunctionProbe(Layer.TOKEN, "llama_batch_ext_clear", "handle_ext_clear", null, false, true),
+            new FunctionProbe(Layer.TOKEN, "llama_batch_ext_free", "handle_ext_free", null, false, true),
+            new FunctionProbe(Layer.TOKEN, "llama_batch_ext_add", "handle_ext_add", null, false, true),
+            new FunctionProbe(Layer.TOKEN, "llama_batch_ext_add_token", "handle_ext_add", null, false, true),
+            new FunctionProbe(Layer.TOKEN, "llama_batch_ext_add_embd", "handle_ext_add", null, false, true),
+            new FunctionProbe(Layer.TOKEN, "llama_batch_ext_add_seq", "handle_ext_add_seq", null, false, true),
+            new FunctionProbe(Layer.TOKEN, "llama_batch_ext_set_pos", "handle_ext_set_pos", null, false, true),
+            new FunctionProbe(Layer.TOKEN, "llama_batch_ext_set_output_logits", "handle_ext_set_output", null,
+                    false, true),
+            new FunctionProbe(Layer.TOKEN, "llama_batch_ext_set_output_embd", "handle_ext_set_output", null, false,
+                    true),
             // A speculative verification's kept drafts: the server removes the rejected ones right after it. The
             // function's name changed twice; a release has one of the three.
             new FunctionProbe(Layer.TOKEN, "llama_memory_seq_rm", "handle_seq_rm", null, false, true),
@@ -64,6 +83,12 @@ public sealed interface ProbeSpec {
             // Sched layer: every context switch and wake-up on the machine, filtered to the target in the kernel.
             new TracepointProbe(Layer.SCHED, "sched_switch", "handle_sched_switch", false),
             new TracepointProbe(Layer.SCHED, "sched_wakeup", "handle_sched_wakeup", false));
+
+    /**
+     * Groups of optional function probes of which their layer needs at least one: without any of them the layer
+     * reports nothing (a libllama exporting neither llama_decode nor llama_process).
+     */
+    List<List<String>> ONE_OF = List.of(List.of("llama_decode", "llama_process"));
 
     static List<ProbeSpec> of(Layer layer) {
         return ALL.stream().filter(spec -> spec.layer() == layer).toList();

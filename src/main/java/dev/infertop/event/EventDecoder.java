@@ -38,6 +38,7 @@ public final class EventDecoder implements RecordHandler {
         long endNs = data.get(LONG, offset + HEADER_END_NS);
         switch (kind) {
             case EVENT_DECODE -> decode(data, offset, lengthBytes, tid, startNs, endNs);
+            case EVENT_ENCODE -> encode(data, offset, lengthBytes, tid, startNs, endNs);
             case EVENT_BATCH -> batch(data, offset, lengthBytes, tid, startNs, endNs);
             case EVENT_SEQ_RM -> sequenceRemove(data, offset, lengthBytes, tid, startNs, endNs);
             case EVENT_GRAPH -> graph(data, offset, lengthBytes, tid, startNs, endNs);
@@ -60,6 +61,15 @@ public final class EventDecoder implements RecordHandler {
             return;
         }
         listener.onDecode(tid, startNs, endNs, data.get(LONG, offset + DECODE_CTX),
+                data.get(INT, offset + DECODE_N_TOKENS), data.get(INT, offset + DECODE_RET));
+    }
+
+    private void encode(MemorySegment data, long offset, int lengthBytes, int tid, long startNs, long endNs) {
+        if (lengthBytes < DECODE_SIZE) {
+            malformedRecords++;
+            return;
+        }
+        listener.onEncode(tid, startNs, endNs, data.get(LONG, offset + DECODE_CTX),
                 data.get(INT, offset + DECODE_N_TOKENS), data.get(INT, offset + DECODE_RET));
     }
 

@@ -17,6 +17,8 @@ public final class EventLayout {
     public static final int EVENT_GRAPH_SAME = 8;
     public static final int EVENT_BATCH = 14;
     public static final int EVENT_SEQ_RM = 15;
+    /** One llama_process(ENCODE) call: a struct decode_event, counted apart from the decode calls. */
+    public static final int EVENT_ENCODE = 16;
 
     // struct event_header
     public static final int HEADER_KIND = 0;

@@ -9,6 +9,12 @@ public interface TraceListener {
     void onDecode(int tid, long startNs, long endNs, long contextAddress, int nTokens, int status);
 
     /**
+     * One llama_process(LLAMA_PROCESS_TYPE_ENCODE) call (an encoder-decoder model's encoder pass): not a decode
+     * call, so counted apart.
+     */
+    default void onEncode(int tid, long startNs, long endNs, long contextAddress, int nTokens, int status) {}
+
+    /**
      * The batch of the llama_decode call whose {@link #onDecode} comes next on this thread (same start and end):
      * {@code recorded} tokens at {@code tokensOffset} in {@code data}, each {@link EventLayout#BATCH_TOKEN_SIZE}
      * bytes (position, sequence id, logits flag, sequence count). Only for batches with per-token positions or

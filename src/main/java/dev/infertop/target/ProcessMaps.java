@@ -64,7 +64,82 @@ public final class ProcessMaps {
                 length--; // the last whole line
             }
         }
-        return parse(file.toString(), new String(bytes, 0, length, java.nio.charset.StandardCharsets.UTF_8), cut);
+        ProcessMaps maps = parse(file.toString(), new String(bytes, 0, length, java.nio.charset.StandardCharsets.UTF_8),
+                cut);
+        return maps.openableFrom(pid);
+    }
+
+    /**
+     * These maps with each file's path made one infertop can open: the kernel prints a path as the target sees
+     * it, and a target in another mount namespace (a container with an overlay root, a chroot in a private
+     * namespace) sees files the host cannot reach by that path, or reaches another file by it (the host's own
+     * libllama of the same name). A path is kept where it opens the mapped file (its device and inode);
+     * otherwise the same path under {@code /proc/PID/root}, which resolves in the target's root and mount
+     * namespace, where that opens the mapped file; otherwise it is kept, and every later open, held to the
+     * mapping's device and inode, refuses it. Nothing is opened here: only stat, never following a FIFO's open.
+     */
+    ProcessMaps openableFrom(long pid) {
+        Map<String, String> resolved = new java.util.HashMap<>();
+        List<MemoryMapping> out = new ArrayList<>(mappings.size());
+        boolean changed = false;
+        for (MemoryMapping m : mappings) {
+            if (!m.isFileBacked() || m.deleted()) {
+                out.add(m);
+                continue;
+            }
+            String key = m.device() + " " + m.inode() + " " + m.path();
+            MemoryMapping mapping = m;
+            String path = resolved.computeIfAbsent(key, k -> openablePath(pid, mapping));
+            if (!path.equals(m.path())) {
+                changed = true;
+                m = new MemoryMapping(m.start(), m.end(), m.permissions(), m.fileOffset(), m.device(), m.inode(), path,
+                        false);
+            }
+            out.add(m);
+        }
+        return changed ? new ProcessMaps(source, out, truncated) : this;
+    }
+
+    /**
+     * Where infertop opens the file {@code m} maps (see {@link #openableFrom}). Under {@code /proc/PID/root} the
+     * printed path is tried whole, then without its leading directories one by one: the kernel prints a file of a
+     * mount that only the target's namespace has from the mount point's path on the host's side, so a chroot into
+     * an overlay mounted at /tmp/x/merged prints /tmp/x/merged/usr/lib/..., which the target sees as /usr/lib/....
+     * Last, {@code /proc/PID/map_files/START-END}, which opens the very file mapped there (root only).
+     */
+    static String openablePath(long pid, MemoryMapping m) {
+        if (sameFile(m.path(), m)) {
+            return m.path();
+        }
+        TargetRoot root = TargetRoot.of(pid);
+        String suffix = m.path();
+        for (int components = 0; components < MAX_PATH_COMPONENTS_TRIED && suffix.startsWith("/"); components++) {
+            String inTargetRoot = root.hostPath(suffix);
+            if (sameFile(inTargetRoot, m)) {
+                return inTargetRoot;
+            }
+            int next = suffix.indexOf('/', 1);
+            if (next < 0) {
+                break;
+            }
+            suffix = suffix.substring(next);
+        }
+        String mapFile = "/proc/" + pid + "/map_files/" + Long.toHexString(m.start()) + "-" + Long.toHexString(m.end());
+        return sameFile(mapFile, m) ? mapFile : m.path();
+    }
+
+    /** Leading directories dropped at most when looking for a file in the target's root (a path's depth). */
+    private static final int MAX_PATH_COMPONENTS_TRIED = 64;
+
+    private static boolean sameFile(String file, MemoryMapping m) {
+        try {
+            Path path = Path.of(file);
+            long dev = ((Number) Files.getAttribute(path, "unix:dev")).longValue();
+            long inode = ((Number) Files.getAttribute(path, "unix:ino")).longValue();
+            return inode == m.inode() && RegularFile.mapsDevice(dev).equals(m.device());
+        } catch (IOException | UnsupportedOperationException | IllegalArgumentException | SecurityException e) {
+            return false;
+        }
     }
 
     /** Parses maps text; {@code source} names where it came from in error messages. */

@@ -63,7 +63,7 @@ class EventLayoutTest {
                     P(batch_token, pos); P(batch_token, seq); P(batch_token, logits); P(batch_token, n_seq); S(batch_token);
                     P(probe_config, batch_pos_offset); P(probe_config, batch_n_seq_id_offset);
                     P(probe_config, batch_seq_id_offset); P(probe_config, batch_logits_offset);
-                    printf("EVENT_SEQ_RM %d\\n", EVENT_SEQ_RM);
+                    printf("EVENT_SEQ_RM %d\\nEVENT_ENCODE %d\\n", EVENT_SEQ_RM, EVENT_ENCODE);
                     P(seq_rm_event, memory); P(seq_rm_event, seq); P(seq_rm_event, p0); P(seq_rm_event, p1); S(seq_rm_event);
                     return 0;
                 }
@@ -199,6 +199,7 @@ class EventLayoutTest {
         assertEquals(dev.infertop.bpf.ControlLayout.CONFIG_BATCH_SEQ_ID_OFFSET, c.get("probe_config.batch_seq_id_offset"));
         assertEquals(dev.infertop.bpf.ControlLayout.CONFIG_BATCH_LOGITS_OFFSET, c.get("probe_config.batch_logits_offset"));
         assertEquals(EventLayout.EVENT_SEQ_RM, c.get("EVENT_SEQ_RM"));
+        assertEquals(EventLayout.EVENT_ENCODE, c.get("EVENT_ENCODE"));
         assertEquals(EventLayout.SEQ_RM_MEMORY, c.get("seq_rm_event.memory"));
         assertEquals(EventLayout.SEQ_RM_SEQ, c.get("seq_rm_event.seq"));
         assertEquals(EventLayout.SEQ_RM_P0, c.get("seq_rm_event.p0"));

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Provisions the newest llama.cpp as a distribution ships it: Debian sid's llama.cpp-tools, libllama0 and
+# libggml0 (tools that call llama_process with a llama_batch_ext, CPU variants dlopen'ed from a backends
+# directory, OpenMP on, stripped libraries) and llama.cpp-services (the packaged llama-server unit), unpacked
+# into a root of their own with sid's libc, as a container image carries them. The host never runs them
+# directly: src/scripts/container-run.sh starts a tool from this root in its own namespaces.
+# The root is made with mmdebstrap's extract variant (unpack only, no maintainer script runs; ~15 s here), then
+# fixed by hand where a maintainer script would have: the /bin, /lib, /lib64 links, /proc, /models, the
+# service user. Idempotent: skipped when its stamp exists.
+# Usage: provision-distro-llama.sh [CACHE_DIR]    (default: $INFERTOP_CACHE or ~/.cache/infertop)
+# Prints the root on its last line of stdout; progress goes to stderr.
+set -euo pipefail
+
+cache="${1:-${INFERTOP_CACHE:-$HOME/.cache/infertop}}"
+dir="$cache/llama.cpp-debian-sid"
+root="$dir/root"
+suite="${INFERTOP_DISTRO_SUITE:-sid}"
+mirror="${INFERTOP_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
+packages=(llama.cpp-tools libllama0 libggml0 llama.cpp-services)
+
+say() { printf 'infertop: %s\n' "$*" >&2; }
+die() { printf 'infertop: %s\n' "$*" >&2; exit 1; }
+
+case "$(uname -m)" in
+  x86_64) arch=amd64 ;;
+  aarch64) arch=arm64 ;;
+  *) die "no Debian llama.cpp root for $(uname -m): only x86_64 and aarch64" ;;
+esac
+[ "$(id -u)" -eq 0 ] || die "run as root (mmdebstrap unpacks a root owned by root)"
+command -v mmdebstrap >/dev/null 2>&1 || die "mmdebstrap is missing: apt-get install -y mmdebstrap"
+
+if [ ! -f "$dir/root.stamp" ]; then
+  say "unpacking Debian $suite's ${packages[*]} into a root of their own (mmdebstrap, about 15 s and 80 MB)"
+  rm -rf "$root" "$dir/root.tmp"
+  mkdir -p "$dir"
+  # sid's Release file can be past its Valid-Until in a mirror that is not refreshed daily.
+  if ! mmdebstrap --variant=extract --architectures="$arch" --include="$(IFS=,; echo "${packages[*]}")" \
+       --aptopt='Acquire::Check-Valid-Until "false"' "$suite" "$dir/root.tmp" "$mirror" >"$dir/mmdebstrap.log" 2>&1; then
+    die "mmdebstrap failed: see $dir/mmdebstrap.log"
+  fi
+  cd "$dir/root.tmp"
+  # usrmerge's links (a maintainer script makes them in a full install)
+  for d in bin sbin lib lib64; do
+    [ -e "usr/$d" ] && [ ! -e "$d" ] && ln -s "usr/$d" "$d"
+  done
+  mkdir -p proc sys models tmp var/lib/llama-server var/cache/llama-server
+  chmod 1777 tmp
+  # The packaged unit's user (sysusers.d: u! _llama-server): the uid the service journey runs it as, the same
+  # number on the host (src/scripts/container-run.sh --user).
+  uid=$(awk -F: '$1=="_llama-server"{print $3}' /etc/passwd 2>/dev/null || true)
+  if [ -z "$uid" ]; then
+    useradd --system --no-create-home --home-dir /var/lib/llama-server --shell /usr/sbin/nologin _llama-server \
+      2>/dev/null || die "cannot add the service user _llama-server on this host (useradd)"
+    uid=$(awk -F: '$1=="_llama-server"{print $3}' /etc/passwd)
+  fi
+  gid=$(awk -F: '$1=="_llama-server"{print $4}' /etc/passwd)
+  grep -q '^root:' etc/passwd 2>/dev/null || echo 'root:x:0:0:root:/root:/bin/sh' >>etc/passwd
+  echo "_llama-server:x:$uid:$gid:llama.cpp server:/var/lib/llama-server:/usr/sbin/nologin" >>etc/passwd
+  echo "_llama-server:x:$gid:" >>etc/group
+  chown "$uid:$gid" var/lib/llama-server var/cache/llama-server
+  [ -x usr/bin/llama-bench ] && [ -x usr/bin/llama-server ] || die "the unpacked root has no llama-bench or llama-server: see $dir/mmdebstrap.log"
+  # What was installed, for the record (and the tests' messages).
+  # (the extract variant leaves no dpkg status: each package's changelog names its version)
+  for p in "${packages[@]}"; do
+    v=$(zcat "usr/share/doc/$p/changelog.Debian.gz" 2>/dev/null | sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' || true)
+    echo "$p ${v:-?}"
+  done >"$dir/versions.txt"
+  cd "$dir"
+  mv root.tmp root
+  touch root.stamp
+fi
+say "Debian $suite llama.cpp root ready in $root ($(tr '\n' ' ' <"$dir/versions.txt"))"
+echo "$root"
