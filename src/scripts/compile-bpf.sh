@@ -2,7 +2,7 @@
 # Compiles every native/*.bpf.c for x86_64 and arm64 (CO-RE: one object per architecture, relocated
 # against the running kernel's BTF at load time). Called by Maven in generate-resources.
 # Usage: compile-bpf.sh NATIVE_DIR OUT_DIR   → OUT_DIR/<x86_64|arm64>/<name>.bpf.o
-# Also native/tools/uprobe-cost.c, for this machine's architecture only (a user-space program needs a linker for its
+# Also native/tools/uprobe-cost.c and enter-target-root.c, for this machine's architecture only (a user-space program needs a linker for its
 # target): → OUT_DIR/../machine/<arch>/uprobe-cost, the loop `infertop machine` times a probe hit on.
 set -euo pipefail
 native="$1"; out="$2"
@@ -37,3 +37,7 @@ mkdir -p "$out/../machine/$host_arch"
 cc_bin="$(command -v cc || command -v gcc || echo "$clang_bin")"
 "$cc_bin" -O2 -Wall -Werror -o "$out/../machine/$host_arch/uprobe-cost" "$native/tools/uprobe-cost.c" \
   || die "the C compiler failed on $native/tools/uprobe-cost.c (see the messages above)"
+# The calibration child's way into a target's own root (a container): host side of infertop, this architecture.
+mkdir -p "$out/../target/layout/$host_arch"
+"$cc_bin" -O2 -Wall -Werror -o "$out/../target/layout/$host_arch/enter-target-root" "$native/tools/enter-target-root.c" \
+  || die "the C compiler failed on $native/tools/enter-target-root.c (see the messages above)"

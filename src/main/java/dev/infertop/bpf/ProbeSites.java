@@ -8,6 +8,8 @@ import dev.infertop.target.MemoryMapping;
 import dev.infertop.target.ProbePlacement;
 import dev.infertop.target.ProbeSite;
 import dev.infertop.target.ScanTimeLimit;
+import dev.infertop.target.StrippedFunctions;
+import dev.infertop.target.SymbolTable;
 import dev.infertop.target.TargetException;
 
 import java.nio.file.Path;
@@ -133,11 +135,14 @@ final class ProbeSites {
         return switch (spec) {
             case ProbeSpec.FunctionProbe f -> {
                 List<ElfSymbol> candidates = f.clones() ? elf.functionAndClones(f.symbol()) : elf.functionsNamed(f.symbol());
+                if (candidates.isEmpty()) {
+                    candidates = StrippedFunctions.recover(elf, f.symbol()).stream().toList();
+                }
                 List<Site> sites = new ArrayList<>();
                 for (ElfSymbol function : candidates) {
                     if (function.sizeBytes() > 0) {
                         ProbeSite site = ProbePlacement.place(elf, function);
-                        sites.add(new Site(function.name(), site.fileOffset(), site.reason()));
+                        sites.add(new Site(function.name(), site.fileOffset(), recovered(function) + site.reason()));
                         if (!f.clones()) {
                             break;
                         }
@@ -147,7 +152,11 @@ final class ProbeSites {
             }
             case ProbeSpec.CallSiteProbe c -> {
                 List<Site> sites = new ArrayList<>();
-                for (ElfSymbol caller : elf.functionAndClones(c.caller())) {
+                List<ElfSymbol> callers = elf.functionAndClones(c.caller());
+                if (callers.isEmpty()) {
+                    callers = StrippedFunctions.recover(elf, c.caller()).stream().toList();
+                }
+                for (ElfSymbol caller : callers) {
                     if (caller.sizeBytes() == 0) {
                         continue;
                     }
@@ -158,13 +167,20 @@ final class ProbeSites {
                     }
                     for (CallSite call : calls) {
                         sites.add(new Site(call.calleeName() + " call in " + caller.name(), call.fileOffset(),
-                                call.reason(), call.calleeName()));
+                                recovered(caller) + call.reason(), call.calleeName()));
                     }
                 }
                 yield sites;
             }
             case ProbeSpec.TracepointProbe t -> List.<Site>of();
         };
+    }
+
+    /** For a function named from a stripped library's code: how it was found (the placements list says so). */
+    private static String recovered(ElfSymbol function) {
+        return function.table() == SymbolTable.EH_FRAME ? "stripped library: " + function.name() + " is the function "
+                + "at 0x" + Long.toHexString(function.vaddr()) + " (" + function.sizeBytes() + " bytes, from .eh_frame)"
+                + " that ggml_graph_compute calls and that calls ggml_barrier; " : "";
     }
 
     private static String describe(Collection<Path> libraries) {

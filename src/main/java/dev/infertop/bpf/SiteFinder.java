@@ -52,8 +52,7 @@ public final class SiteFinder {
      */
     record Scanned(long device, long inode, boolean stripped, Map<String, List<Site>> sites, String failure) {
         boolean isFileOf(MemoryMapping mapping) {
-            return mapping == null || (mapping.inode() == inode
-                    && RegularFile.mapsDevice(device).equals(mapping.device()));
+            return mapping == null || mapping.isFile(device, inode);
         }
     }
 
@@ -152,8 +151,7 @@ public final class SiteFinder {
     /** The library's sites from the cache, else from its bytes; empty when it cannot be read here. */
     private Optional<Scanned> read(Path library, MemoryMapping mapping) {
         try (RegularFile file = RegularFile.open(library, MAX_COPIED_BYTES, true)) {
-            if (mapping != null && (file.inode() != mapping.inode()
-                    || !file.deviceAsMapsPrintsIt().equals(mapping.device()))) {
+            if (mapping != null && !mapping.isFile(file.device(), file.inode())) {
                 return Optional.empty(); // replaced: ProbeSet's reading says so
             }
             Optional<ContentHashCache.RootStat> stat = cache == null ? Optional.empty()

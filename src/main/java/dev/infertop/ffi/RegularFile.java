@@ -51,17 +51,6 @@ public record RegularFile(FileChannel channel, long sizeBytes, long device, long
         return Files.isRegularFile(path, LinkOption.NOFOLLOW_LINKS);
     }
 
-    /** The device as /proc/PID/maps prints it: "major:minor" in hex (glibc's major()/minor() split of st_dev). */
-    public String deviceAsMapsPrintsIt() {
-        return mapsDevice(device);
-    }
-
-    public static String mapsDevice(long dev) {
-        long major = ((dev >>> 8) & 0xfff) | ((dev >>> 32) & ~0xfffL);
-        long minor = (dev & 0xff) | ((dev >>> 12) & ~0xffL);
-        return String.format("%02x:%02x", major, minor);
-    }
-
     private static String kind(int mode) {
         return switch (mode & 0xf000) {
             case 0x1000 -> "a FIFO";

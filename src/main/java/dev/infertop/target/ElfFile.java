@@ -143,8 +143,7 @@ public final class ElfFile implements AutoCloseable {
     private static ElfFile open(Path path, MemoryMapping mappedAs, Symbols symbols) throws TargetException {
         Arena arena = Arena.ofShared();
         try (RegularFile opened = RegularFile.open(path, MAX_FILE_BYTES, true)) {
-            if (mappedAs != null && (opened.inode() != mappedAs.inode()
-                    || !opened.deviceAsMapsPrintsIt().equals(mappedAs.device()))) {
+            if (mappedAs != null && !mappedAs.isFile(opened.device(), opened.inode())) {
                 throw new TargetException(path + " is no longer the file the process mapped (device "
                         + mappedAs.device() + ", inode " + mappedAs.inode() + "): it was replaced");
             }

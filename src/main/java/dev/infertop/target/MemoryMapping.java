@@ -11,6 +11,18 @@ package dev.infertop.target;
 public record MemoryMapping(long start, long end, String permissions, long fileOffset, String device, long inode,
                             String path, boolean deleted) {
 
+    /** A device number (st_dev) as maps prints it: "major:minor" in hex (glibc's major()/minor() split). */
+    public static String deviceAsMapsPrintsIt(long dev) {
+        long major = ((dev >>> 8) & 0xfff) | ((dev >>> 32) & ~0xfffL);
+        long minor = (dev & 0xff) | ((dev >>> 12) & ~0xffL);
+        return String.format("%02x:%02x", major, minor);
+    }
+
+    /** Whether a file of this device number and inode is the one mapped here. */
+    public boolean isFile(long dev, long fileInode) {
+        return fileInode == inode && deviceAsMapsPrintsIt(dev).equals(device);
+    }
+
     public long sizeBytes() {
         return end - start;
     }

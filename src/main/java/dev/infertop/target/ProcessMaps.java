@@ -1,7 +1,5 @@
 package dev.infertop.target;
 
-import dev.infertop.ffi.RegularFile;
-
 import java.io.IOException;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
@@ -136,7 +134,7 @@ public final class ProcessMaps {
             Path path = Path.of(file);
             long dev = ((Number) Files.getAttribute(path, "unix:dev")).longValue();
             long inode = ((Number) Files.getAttribute(path, "unix:ino")).longValue();
-            return inode == m.inode() && RegularFile.mapsDevice(dev).equals(m.device());
+            return m.isFile(dev, inode);
         } catch (IOException | UnsupportedOperationException | IllegalArgumentException | SecurityException e) {
             return false;
         }
@@ -228,7 +226,7 @@ public final class ProcessMaps {
                 Path real = file.toRealPath();
                 long dev = ((Number) Files.getAttribute(real, "unix:dev")).longValue();
                 long inode = ((Number) Files.getAttribute(real, "unix:ino")).longValue();
-                return new FileIdentity(real.toString(), RegularFile.mapsDevice(dev), inode);
+                return new FileIdentity(real.toString(), MemoryMapping.deviceAsMapsPrintsIt(dev), inode);
             } catch (IOException | UnsupportedOperationException | IllegalArgumentException e) {
                 return null;
             }

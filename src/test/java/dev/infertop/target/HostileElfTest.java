@@ -142,7 +142,7 @@ class HostileElfTest {
     void aFileOtherThanTheMappedOneIsRefused() throws Exception {
         Path library = callsLibrary();
         long inode = (Long) Files.getAttribute(library, "unix:ino");
-        String device = dev.infertop.ffi.RegularFile.mapsDevice((Long) Files.getAttribute(library, "unix:dev"));
+        String device = MemoryMapping.deviceAsMapsPrintsIt((Long) Files.getAttribute(library, "unix:dev"));
         MemoryMapping same = new MemoryMapping(0x1000, 0x2000, "r-xp", 0, device, inode, library.toString(), false);
         try (ElfFile elf = ElfFile.open(library, same)) {
             assertTrue(elf.functions().size() > 0);

@@ -83,10 +83,13 @@ public final class BatchCalibrator {
             String answer;
             Path dependencies = null;
             try {
-                dependencies = Files.createTempDirectory("infertop-libraries-");
-                ChildLibraries.copyDependencies(file, targetPid, dependencies);
+                // A target in a root of its own: its loader finds the libraries there, nothing is copied.
+                if (targetPid.isEmpty() || !TargetRootEntry.isOtherRoot(targetPid.getAsInt())) {
+                    dependencies = Files.createTempDirectory("infertop-libraries-");
+                    ChildLibraries.copyDependencies(file, targetPid, dependencies);
+                }
                 answer = CalibrationSandbox.run(file, ChildCredentials.forTarget(targetPid), childTimeLimit,
-                        List.of(CalibrationChild.BATCH), dependencies);
+                        List.of(CalibrationChild.BATCH), dependencies, targetPid);
             } catch (IOException e) {
                 throw CalibrationException.of(libllama, "cannot make a directory for its libraries: " + e.getMessage());
             } finally {

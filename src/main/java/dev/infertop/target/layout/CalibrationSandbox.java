@@ -79,6 +79,17 @@ final class CalibrationSandbox {
      */
     static String run(LibraryFile library, ChildCredentials credentials, Duration limit, List<String> childArguments,
                       Path dependencies) throws CalibrationException {
+        return run(library, credentials, limit, childArguments, dependencies, java.util.OptionalInt.empty());
+    }
+
+    /**
+     * {@link #run(LibraryFile, ChildCredentials, Duration, List, Path)} for the library of process
+     * {@code targetPid}: where that process lives in a root of its own (a container), the child is started in
+     * it through {@link TargetRootEntry}, with the target's loader and libc, instead of through setpriv here.
+     */
+    static String run(LibraryFile library, ChildCredentials credentials, Duration limit, List<String> childArguments,
+                      Path dependencies, java.util.OptionalInt targetPid) throws CalibrationException {
+        boolean otherRoot = targetPid.isPresent() && TargetRootEntry.isOtherRoot(targetPid.getAsInt());
         Path setpriv = SETPRIV.stream().map(Path::of).filter(Files::isExecutable).findFirst()
                 .orElseThrow(() -> CalibrationException.of(library.shownAs(), "setpriv (util-linux) is missing, and "
                         + "infertop runs the target's library only in an unprivileged child: install util-linux"));
@@ -90,20 +101,29 @@ final class CalibrationSandbox {
             Files.setPosixFilePermissions(directory, DIRECTORY);
             Path classes = directory.resolve("classes");
             copyChildClasses(classes);
-            List<String> command = new ArrayList<>(List.of(setpriv.toString(),
-                    "--reuid=" + credentials.uid(), "--regid=" + credentials.gid(), "--clear-groups",
-                    "--no-new-privs", "--inh-caps=-all", "--ambient-caps=-all", "--bounding-set=-all",
-                    "--pdeathsig=KILL", "--", java.toString()));
-            command.addAll(JVM_OPTIONS);
-            command.addAll(List.of("-cp", classes.toString(), CalibrationChild.class.getName()));
-            command.addAll(childArguments);
+            List<String> command;
+            if (otherRoot) {
+                List<String> javaArguments = new ArrayList<>(JVM_OPTIONS);
+                javaArguments.addAll(List.of("-cp", TargetRootEntry.CLASSES_PLACEHOLDER, CalibrationChild.class.getName()));
+                javaArguments.addAll(childArguments);
+                command = TargetRootEntry.command(directory, targetPid.getAsInt(), credentials, classes,
+                        TargetRootEntry.searchPath(library.shownAs(), targetPid.getAsInt()), javaArguments);
+            } else {
+                command = new ArrayList<>(List.of(setpriv.toString(),
+                        "--reuid=" + credentials.uid(), "--regid=" + credentials.gid(), "--clear-groups",
+                        "--no-new-privs", "--inh-caps=-all", "--ambient-caps=-all", "--bounding-set=-all",
+                        "--pdeathsig=KILL", "--", java.toString()));
+                command.addAll(JVM_OPTIONS);
+                command.addAll(List.of("-cp", classes.toString(), CalibrationChild.class.getName()));
+                command.addAll(childArguments);
+            }
             ProcessBuilder builder = new ProcessBuilder(command)
                     .directory(directory.toFile())
                     .redirectInput(library.procPath().toFile());
             builder.environment().clear();
             String searchPath = dependencies == null ? originSearchPath(library)
                     : dependencies + (originSearchPath(library).isEmpty() ? "" : ":" + originSearchPath(library));
-            if (!searchPath.isEmpty()) {
+            if (!searchPath.isEmpty() && !otherRoot) {
                 builder.environment().put("LD_LIBRARY_PATH", searchPath);
             }
             child = dev.infertop.ffi.OwnPriority.start(builder); // the target's code: never at infertop's start boost
@@ -112,14 +132,14 @@ final class CalibrationSandbox {
             if (!child.waitFor(limit.toMillis(), TimeUnit.MILLISECONDS)) {
                 child.destroyForcibly();
                 throw CalibrationException.of(library.shownAs(), "the calibration child (as " + credentials.description()
-                        + ") ran past its " + limit.toSeconds() + " s limit and was killed");
+                        + where(otherRoot) + ") ran past its " + limit.toSeconds() + " s limit and was killed");
             }
             String answer = stdout.text();
             if (child.exitValue() == 0 || answer.startsWith(LayoutAnswer.ERROR)) {
                 return answer;
             }
             throw CalibrationException.of(library.shownAs(), "the calibration child (as " + credentials.description()
-                    + ") failed with exit status " + child.exitValue() + ": "
+                    + where(otherRoot) + ") failed with exit status " + child.exitValue() + ": "
                     + LayoutAnswer.printable(firstLine(stderr.text())));
         } catch (IOException | UncheckedIOException e) {
             throw CalibrationException.of(library.shownAs(), "cannot start the calibration child: " + e.getMessage());
@@ -161,6 +181,10 @@ final class CalibrationSandbox {
             }
         }
         return String.join(":", entries);
+    }
+
+    private static String where(boolean otherRoot) {
+        return otherRoot ? ", in the target's own root" : "";
     }
 
     private static String firstLine(String text) {

@@ -1,0 +1,128 @@
+package dev.infertop.target.layout;
+
+import dev.infertop.target.TargetRoot;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * How the calibration child reaches a target that lives in a root of its own (a container's image, a chroot
+ * with another distribution's libc): through {@code enter-target-root} (native/tools/enter-target-root.c),
+ * which infertop runs as root and which enters a private copy of the target's mount namespace, chroots into
+ * its root, attaches the host's JDK and the child's classes there, drops every privilege and starts the child.
+ * The target's libraries are then loaded by the target's own dynamic loader and libc: a library built against
+ * a newer glibc than the host's (Debian sid's, any container image) loads, and nothing of the target's is
+ * read by path on the host or copied. A target in infertop's own root needs none of this.
+ */
+final class TargetRootEntry {
+    private TargetRootEntry() {}
+
+    static final String CLASSES_PLACEHOLDER = "@CLASSES@";
+    private static final String PROGRAM = "enter-target-root";
+
+    /** Whether the process's root directory is not infertop's (device or inode differ); false when unknown. */
+    static boolean isOtherRoot(int pid) {
+        try {
+            Object theirs = Files.getAttribute(TargetRoot.of(pid).directory(), "unix:ino");
+            Object theirDevice = Files.getAttribute(TargetRoot.of(pid).directory(), "unix:dev");
+            Object ours = Files.getAttribute(Path.of("/"), "unix:ino");
+            Object ourDevice = Files.getAttribute(Path.of("/"), "unix:dev");
+            return !theirs.equals(ours) || !theirDevice.equals(ourDevice);
+        } catch (IOException | RuntimeException e) {
+            return false;
+        }
+    }
+
+    /**
+     * The command that starts the child in {@code pid}'s root: the helper (extracted into {@code directory}), then
+     * the JVM arguments, where {@link #CLASSES_PLACEHOLDER} stands for the classes directory as attached there.
+     */
+    static List<String> command(Path directory, int pid, ChildCredentials credentials, Path classes,
+                                List<String> searchPath, List<String> javaArguments) throws IOException {
+        Path helper = extract(directory);
+        List<String> command = new ArrayList<>(List.of(helper.toString(), Integer.toString(pid),
+                Integer.toString(credentials.uid()), Integer.toString(credentials.gid()),
+                System.getProperty("java.home"), classes.toString()));
+        if (!searchPath.isEmpty()) {
+            command.addAll(List.of("-e", "LD_LIBRARY_PATH=" + String.join(":", searchPath)));
+        }
+        command.add("--");
+        command.addAll(javaArguments);
+        return command;
+    }
+
+    /**
+     * Where the child's loader looks first, as the target sees its files: the library's own directory (the child
+     * loads it as /proc/self/fd/0, whose $ORIGIN is no directory of the target's) and the target's own
+     * LD_LIBRARY_PATH (Ollama's private lib directory), each entry absolute, printable and without ':'.
+     */
+    static List<String> searchPath(Path libraryAsMapped, int pid) {
+        List<String> entries = new ArrayList<>();
+        Path directory = Path.of(TargetRoot.targetPath(libraryAsMapped.toString())).getParent();
+        if (directory != null) {
+            addEntry(entries, directory.toString());
+        }
+        targetLibraryPath(pid).ifPresent(value -> {
+            for (String entry : value.split(":")) {
+                addEntry(entries, entry);
+            }
+        });
+        return entries;
+    }
+
+    private static void addEntry(List<String> entries, String entry) {
+        if (entries.size() < 32 && entry.startsWith("/") && entry.length() < 1024 && !entry.contains(":")
+                && entry.chars().allMatch(c -> c > 0x20 && c < 0x7f) && !entries.contains(entry)) {
+            entries.add(entry);
+        }
+    }
+
+    /** LD_LIBRARY_PATH from /proc/PID/environ (the environment the target started with), bounded. */
+    static Optional<String> targetLibraryPath(int pid) {
+        byte[] environ;
+        try (InputStream in = Files.newInputStream(Path.of("/proc", Integer.toString(pid), "environ"))) {
+            environ = in.readNBytes(1 << 20);
+        } catch (IOException e) {
+            return Optional.empty();
+        }
+        String prefix = "LD_LIBRARY_PATH=";
+        int start = 0;
+        for (int i = 0; i <= environ.length; i++) {
+            if (i == environ.length || environ[i] == 0) {
+                String entry = new String(environ, start, i - start, StandardCharsets.ISO_8859_1);
+                if (entry.startsWith(prefix)) {
+                    return Optional.of(entry.substring(prefix.length()));
+                }
+                start = i + 1;
+            }
+        }
+        return Optional.empty();
+    }
+
+    private static Path extract(Path directory) throws IOException {
+        String arch = switch (System.getProperty("os.arch")) {
+            case "amd64", "x86_64" -> "x86_64";
+            case "aarch64", "arm64" -> "arm64";
+            default -> throw new IOException("no " + PROGRAM + " for " + System.getProperty("os.arch"));
+        };
+        String resource = arch + "/" + PROGRAM;
+        Path program = directory.resolve(PROGRAM);
+        try (InputStream in = TargetRootEntry.class.getResourceAsStream(resource)) {
+            if (in == null) {
+                throw new IOException("this build of infertop has no " + resource + " (it is built for the build"
+                        + " machine's architecture only), so it cannot calibrate a target in another root");
+            }
+            Files.copy(in, program, StandardCopyOption.REPLACE_EXISTING);
+        }
+        Files.setPosixFilePermissions(program, PosixFilePermissions.fromString("rwx------"));
+        return program;
+    }
+}
