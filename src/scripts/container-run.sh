@@ -5,7 +5,8 @@
 # /models, an empty environment, optionally another user. The tests start the Debian llama.cpp root this way
 # (src/scripts/provision-distro-llama.sh); it is also a way to try infertop on a container by hand.
 # Usage: container-run.sh [--user UID[:GID]] [--models DIR] [--env NAME=VALUE]... ROOT -- COMMAND [ARG...]
-# The command runs as PID 1's child in the new PID namespace; killing this script (SIGTERM, SIGINT) kills it.
+# The command runs as PID 1 of a new PID namespace; SIGTERM, SIGINT or SIGHUP to this script stops it (SIGTERM to
+# the command, SIGKILL 5 s later).
 set -euo pipefail
 
 say() { printf 'container-run: %s\n' "$*" >&2; }
@@ -47,8 +48,7 @@ if [ -n "$user" ]; then
 fi
 
 # Inside the new namespaces (PID 1 there): mount the overlay, /models and /proc, then chroot and exec.
-# --kill-child: the command dies with this script.
-set +e
+# --kill-child: the command dies with unshare, which this script's SIGTERM, SIGINT or SIGHUP ends.
 unshare --mount --pid --fork --kill-child --propagation private -- /bin/sh -c '
   set -e
   root="$1"; work="$2"; models="$3"; shift 3
@@ -61,7 +61,22 @@ unshare --mount --pid --fork --kill-child --propagation private -- /bin/sh -c '
   mkdir -p "$work/merged/proc"
   mount -t proc proc "$work/merged/proc"
   exec "$@"
-' container-run "$root" "$work" "$models" /usr/bin/env -i "${envs[@]}" "$(command -v chroot)" "${userspec[@]}" "$work/merged" "$@"
-status=$?
-set -e
+' container-run "$root" "$work" "$models" /usr/bin/env -i "${envs[@]}" "$(command -v chroot)" "${userspec[@]}" "$work/merged" "$@" &
+child=$!
+# unshare ignores SIGTERM and SIGINT while it waits: the command (PID 1 in its namespace, which takes from outside
+# only the signals it handles, and SIGKILL) is asked first, then unshare is killed, and --kill-child ends the rest.
+stop() {
+  pkill -TERM -P "$child" 2>/dev/null || true
+  for _ in $(seq 50); do
+    kill -0 "$child" 2>/dev/null || return 0
+    sleep 0.1
+  done
+  kill -KILL "$child" 2>/dev/null || true
+}
+trap stop TERM INT HUP
+status=0
+while true; do
+  wait "$child" && status=0 || status=$?
+  kill -0 "$child" 2>/dev/null || break # wait returned for a signal: the command may still be stopping
+done
 exit "$status"

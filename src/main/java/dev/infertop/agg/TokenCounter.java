@@ -8,8 +8,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * llama_decode calls and their tokens, counted once for the run; an interval is the difference from the
- * counter copied at the previous tick ({@link #freezeSince}).
+ * llama_decode calls and their tokens, and apart from them llama_process(ENCODE) calls and theirs, counted once
+ * for the run; an interval is the difference from the counter copied at the previous tick ({@link #freezeSince}).
  */
 final class TokenCounter {
     static final TokenCounter ZERO = new TokenCounter();
@@ -24,6 +24,8 @@ final class TokenCounter {
     long decodeBusyNs;
     long requests;
     long batchesUnread;
+    long encodeCalls;
+    long encodeTokens;
     final long[] batchSizes = new long[TokenTotals.BATCH_SIZE_BUCKETS];
 
     /** A call counted by its size alone: one token is a decode step, more a prefill. */
@@ -56,6 +58,17 @@ final class TokenCounter {
         requests += firstOutputs;
     }
 
+    /**
+     * An encoder pass: none of the decode figures (its tokens are the encoder's input, neither prompt nor generated
+     * tokens of the decoder). {@code nTokens} -1 is a batch whose size the probe could not tell: a call, no tokens.
+     */
+    void recordEncode(int nTokens) {
+        encodeCalls++;
+        if (nTokens > 0) {
+            encodeTokens += nTokens;
+        }
+    }
+
     /** The counts since {@code earlier} ({@link #ZERO} for the run), with the rest of the tick's figures. */
     TokenTotals freezeSince(TokenCounter earlier, int contexts, int activeRequests, List<SequenceStatus> sequences,
                             SpeculativeTotals speculative) {
@@ -68,7 +81,7 @@ final class TokenCounter {
                 tokensPrefill - earlier.tokensPrefill, tokensDecode - earlier.tokensDecode,
                 prefillBusyNs - earlier.prefillBusyNs, decodeBusyNs - earlier.decodeBusyNs, contexts,
                 requests - earlier.requests, activeRequests, batchesUnread - earlier.batchesUnread, sizes, sequences,
-                speculative);
+                speculative, encodeCalls - earlier.encodeCalls, encodeTokens - earlier.encodeTokens);
     }
 
     /** Takes the sample the next interval is counted from. */
@@ -83,6 +96,8 @@ final class TokenCounter {
         decodeBusyNs = from.decodeBusyNs;
         requests = from.requests;
         batchesUnread = from.batchesUnread;
+        encodeCalls = from.encodeCalls;
+        encodeTokens = from.encodeTokens;
         System.arraycopy(from.batchSizes, 0, batchSizes, 0, batchSizes.length);
     }
 }

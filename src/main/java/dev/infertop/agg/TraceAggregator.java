@@ -303,6 +303,16 @@ public final class TraceAggregator implements TraceListener {
         if (dag != null) dag.onDecode(nTokens, graphs == null ? 0 : graphs.latestSeq());
     }
 
+    /**
+     * An encoder pass is counted apart: no TTFT or TPOT sample, no flight-recorder token span, nothing for the
+     * DAG, so every decode figure stays the decoder's. Its context is one the target uses, so it is noted.
+     */
+    @Override
+    public void onEncode(int tid, long startNs, long endNs, long contextAddress, int nTokens, int status) {
+        noteContext(contextAddress);
+        tokens.recordEncode(nTokens);
+    }
+
     @Override
     public void onGraphCompute(int tid, long startNs, long endNs, long backendAddress, long guidHigh, long guidLow,
                                int nNodes, int status) {

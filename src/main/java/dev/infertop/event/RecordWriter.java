@@ -42,6 +42,15 @@ public final class RecordWriter implements AutoCloseable {
         handler.onRecord(record, 0, DECODE_SIZE);
     }
 
+    /** One llama_process(ENCODE) call of {@code nTokens} tokens: a decode_event of its own kind. */
+    public void encode(int tid, long startNs, long endNs, long context, int nTokens, int status) {
+        header(EVENT_ENCODE, tid, startNs, endNs);
+        record.set(LONG, DECODE_CTX, context);
+        record.set(INT, DECODE_N_TOKENS, nTokens);
+        record.set(INT, DECODE_RET, status);
+        handler.onRecord(record, 0, DECODE_SIZE);
+    }
+
     /** One backend graph compute; the GUID as two big-endian halves, as the probe copies its 16 bytes. */
     public void graph(int tid, long startNs, long endNs, long backend, long guidHigh, long guidLow, int nNodes) {
         header(EVENT_GRAPH, tid, startNs, endNs);

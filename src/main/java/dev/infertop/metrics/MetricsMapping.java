@@ -62,6 +62,11 @@ public final class MetricsMapping {
                 created, Map.of(Labels.EMPTY, (double) s.total().tokens().tokensDecode())));
         out.metricSnapshot(counter("infertop_decode_calls", null, "llama_decode calls, prefill and decode",
                 created, Map.of(Labels.EMPTY, (double) s.total().tokens().decodeCalls())));
+        out.metricSnapshot(counter("infertop_encode_calls", null,
+                "llama_process(ENCODE) calls: an encoder-decoder model's encoder passes, not in the decode figures",
+                created, Map.of(Labels.EMPTY, (double) s.total().tokens().encodeCalls())));
+        out.metricSnapshot(counter("infertop_encode_tokens", null, "Tokens of the encoder passes (encoder input)",
+                created, Map.of(Labels.EMPTY, (double) s.total().tokens().encodeTokens())));
 
         Map<Labels, Double> computes = new LinkedHashMap<>();
         Map<Labels, Double> busy = new LinkedHashMap<>();
@@ -187,6 +192,7 @@ public final class MetricsMapping {
     /** The metric names this mapping can produce (OpenMetrics family names), for the docs' check. */
     static final List<String> NAMES = List.of("infertop_target_info", "infertop_target_running",
             "infertop_prefill_tokens_total", "infertop_decode_tokens_total", "infertop_decode_calls_total",
+            "infertop_encode_calls_total", "infertop_encode_tokens_total",
             "infertop_graph_computes_total", "infertop_graph_busy_seconds_total", "infertop_barrier_wait_seconds_total",
             "infertop_thread_work_seconds_total", "infertop_moe_expert_selections_total", "infertop_lost_events_total",
             "infertop_probe_cost_ratio", "infertop_overhead_estimate_ratio", "infertop_overhead_budget_ratio",

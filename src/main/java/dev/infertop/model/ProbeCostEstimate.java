@@ -26,7 +26,8 @@ public final class ProbeCostEstimate {
     /** Estimated probe time in the target over the interval, in nanoseconds. */
     public static double probeNs(Snapshot s) {
         double ns = 0;
-        ns += s.interval().tokens().decodeCalls() * ENTRY_RETURN_NS;
+        // An encoder pass hits llama_process's entry and return probes as a decode call does.
+        ns += (s.interval().tokens().decodeCalls() + s.interval().tokens().encodeCalls()) * ENTRY_RETURN_NS;
         for (BackendTotals backend : s.interval().backends()) {
             ns += backend.computes() * ENTRY_RETURN_NS;
         }

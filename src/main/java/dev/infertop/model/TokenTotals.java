@@ -14,6 +14,9 @@ import java.util.List;
  * @param batchSizes     llama_decode calls by tokens per call, in {@link #BATCH_SIZE_BUCKETS} (1, 2, 3-4, ...)
  * @param sequences      the sequences that decoded lately (per-sequence accounting only)
  * @param speculative    speculative decoding: draft and verification figures (target tokens only above)
+ * @param encodeCalls    llama_process(ENCODE) calls, an encoder-decoder model's encoder passes: apart from every
+ *                       figure above, which are the decoder's
+ * @param encodeTokens   the tokens of those calls whose count was known (the probe sends -1 when it is not)
  */
 public record TokenTotals(
         long decodeCalls,
@@ -30,7 +33,9 @@ public record TokenTotals(
         long batchesUnread,
         List<Long> batchSizes,
         List<SequenceStatus> sequences,
-        SpeculativeTotals speculative) {
+        SpeculativeTotals speculative,
+        long encodeCalls,
+        long encodeTokens) {
 
     /** Bucket upper bounds of {@link #batchSizes}: 1, 2, 4, ..., 1024 tokens, then more. */
     public static final int BATCH_SIZE_BUCKETS = 12;
@@ -43,13 +48,23 @@ public record TokenTotals(
         speculative = speculative == null ? SpeculativeTotals.EMPTY : speculative;
     }
 
-    /** Without speculative decoding. */
+    /** Without encoder passes (a decoder-only model, or a release without llama_process). */
+    public TokenTotals(long decodeCalls, long prefillCalls, long decodeStepCalls, long failedCalls, long tokensPrefill,
+                       long tokensDecode, long prefillBusyNs, long decodeBusyNs, int contexts, long requests,
+                       int activeRequests, long batchesUnread, List<Long> batchSizes, List<SequenceStatus> sequences,
+                       SpeculativeTotals speculative) {
+        this(decodeCalls, prefillCalls, decodeStepCalls, failedCalls, tokensPrefill, tokensDecode, prefillBusyNs,
+                decodeBusyNs, contexts, requests, activeRequests, batchesUnread, batchSizes, sequences, speculative,
+                0, 0);
+    }
+
+    /** Without speculative decoding or encoder passes. */
     public TokenTotals(long decodeCalls, long prefillCalls, long decodeStepCalls, long failedCalls, long tokensPrefill,
                        long tokensDecode, long prefillBusyNs, long decodeBusyNs, int contexts, long requests,
                        int activeRequests, long batchesUnread, List<Long> batchSizes, List<SequenceStatus> sequences) {
         this(decodeCalls, prefillCalls, decodeStepCalls, failedCalls, tokensPrefill, tokensDecode, prefillBusyNs,
                 decodeBusyNs, contexts, requests, activeRequests, batchesUnread, batchSizes, sequences,
-                SpeculativeTotals.EMPTY);
+                SpeculativeTotals.EMPTY, 0, 0);
     }
 
     /** The bucket of a call of {@code tokens} tokens: 0 for one, then powers of two (3-4 is 2), the last open. */

@@ -41,6 +41,9 @@ public final class SnapshotReport {
         tokens.put("tokens_decode", s.path("tokens_decode").asLong());
         tokens.put("prefill_tokens_per_s", s.path("prefill_tokens_per_s").asDouble());
         tokens.put("decode_tokens_per_s", s.path("decode_tokens_per_s").asDouble());
+        // Encoder passes (0 in a summary from before they were counted), apart from the decode figures above.
+        tokens.put("encode_calls", s.path("encode_calls").asLong(0));
+        tokens.put("encode_tokens", s.path("encode_tokens").asLong(0));
         latency(tokens.putObject("ttft_ms"), directory.totalsByTag().get("ttft"));
         latency(tokens.putObject("tpot_ms"), directory.totalsByTag().get("tpot"));
         ObjectNode ops = root.putObject("ops");
@@ -82,6 +85,10 @@ public final class SnapshotReport {
                 tokens.path("prefill_tokens_per_s").asDouble(), latencyText(tokens.path("ttft_ms")));
         out.printf(Locale.ROOT, "  decode  %8d tokens %10.2f tok/s   TPOT ms %s%n", tokens.path("tokens_decode").asLong(),
                 tokens.path("decode_tokens_per_s").asDouble(), latencyText(tokens.path("tpot_ms")));
+        if (tokens.path("encode_calls").asLong() > 0) {
+            out.printf(Locale.ROOT, "  encode  %8d tokens in %d encoder passes (not in the figures above)%n",
+                    tokens.path("encode_tokens").asLong(), tokens.path("encode_calls").asLong());
+        }
         out.println();
         out.println("Per op type (wall time per op group)");
         List<Map.Entry<String, JsonNode>> ops = new ArrayList<>();

@@ -13,6 +13,7 @@ import dev.infertop.model.OpTotals;
 import dev.infertop.model.OperatorTotals;
 import dev.infertop.model.RunState;
 import dev.infertop.model.Snapshot;
+import dev.infertop.model.SpeculativeTotals;
 import dev.infertop.model.TargetInfo;
 import dev.infertop.model.ThreadTotals;
 import dev.infertop.model.TokenTotals;
@@ -50,7 +51,9 @@ public final class SummarySnapshot {
                 s.path("tokens_prefill").asLong(), s.path("tokens_decode").asLong(),
                 busyNs(s.path("tokens_prefill").asLong(), s.path("prefill_tokens_per_s").asDouble()),
                 busyNs(s.path("tokens_decode").asLong(), s.path("decode_tokens_per_s").asDouble()),
-                s.path("contexts").asInt());
+                s.path("contexts").asInt(), 0, 0, 0, List.of(), List.of(), SpeculativeTotals.EMPTY,
+                // A summary from before encoder passes were counted has neither key: none, as the run had.
+                s.path("encode_calls").asLong(0), s.path("encode_tokens").asLong(0));
         LatencySummary ttft = latency(s.path("ttft_ms"));
         LatencySummary tpot = latency(s.path("tpot_ms"));
         List<BackendTotals> backends = new ArrayList<>();

@@ -82,7 +82,12 @@ public final class EhFrameIndex {
         for (int i = 0; i + 8 <= table.length; i += 8) {
             long start = hdr + PltResolver.word(table, i);
             long fde = hdr + PltResolver.word(table, i + 4);
-            byte[] entry = elf.readBytesAtVaddr(fde, 16);
+            byte[] entry;
+            try {
+                entry = elf.readBytesAtVaddr(fde, 16);
+            } catch (TargetException e) {
+                break; // an FDE pointer outside the file's segments: the table is not to be trusted past here
+            }
             if (entry.length < 16 || PltResolver.word(entry, 0) == -1 || start < previous) {
                 break; // the 64-bit FDE form, or a table out of order: not what a toolchain writes
             }

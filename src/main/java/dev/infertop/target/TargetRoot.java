@@ -35,7 +35,7 @@ public record TargetRoot(long pid) {
             return hostPath;
         }
         String pid = hostPath.substring("/proc/".length(), root);
-        return pid.chars().allMatch(Character::isDigit) && !pid.isEmpty() ? hostPath.substring(root + "/root".length())
+        return pid.chars().allMatch(c -> c >= '0' && c <= '9') && !pid.isEmpty() ? hostPath.substring(root + "/root".length())
                 : hostPath;
     }
 

@@ -93,6 +93,9 @@ public final class JsonLinesView implements SnapshotView {
         root.put("prefill_calls", tokens.prefillCalls());
         root.put("decode_step_calls", tokens.decodeStepCalls());
         root.put("failed_calls", tokens.failedCalls());
+        // An encoder-decoder model's encoder passes: apart from the decode calls and the token figures.
+        root.put("encode_calls", tokens.encodeCalls());
+        root.put("encode_tokens", tokens.encodeTokens());
         root.put("tokens_prefill", tokens.tokensPrefill());
         root.put("tokens_decode", tokens.tokensDecode());
         root.put("prefill_tokens_per_s", round(tokens.prefillTokensPerSecond(), 2));

@@ -66,6 +66,67 @@ class TraceAggregatorTest {
         assertEquals(7, second.lostEvents());
     }
 
+    /** Encoder passes (llama_process ENCODE) are counted apart: the decode figures are those of the decode calls alone. */
+    @Test
+    void encodeCallsAreCountedApartFromDecodeCalls() {
+        aggregator.start(0);
+        // Interval 1: a 12-token encoder pass, a 3-token prompt, two decode steps, an encode of unknown size.
+        aggregator.onEncode(1, 0, 4 * MS, 0xc0, 12, 0);
+        aggregator.onDecode(1, 5 * MS, 7 * MS, 0xc0, 3, 0);
+        aggregator.onDecode(1, 8 * MS, 9 * MS, 0xc0, 1, 0);
+        aggregator.onDecode(1, 10 * MS, 11 * MS, 0xc0, 1, 0);
+        aggregator.onEncode(1, 12 * MS, 13 * MS, 0xc0, -1, 0);
+        Snapshot first = aggregator.snapshot(1000 * MS, RunState.RUNNING, TARGET, 0, List.of());
+        // Interval 2: a failed 5-token encode, one decode step.
+        aggregator.onEncode(1, 1000 * MS, 1001 * MS, 0xc0, 5, -1);
+        aggregator.onDecode(1, 1002 * MS, 1003 * MS, 0xc0, 1, 0);
+        Snapshot second = aggregator.snapshot(2000 * MS, RunState.RUNNING, TARGET, 0, List.of());
+
+        var one = first.interval().tokens();
+        assertEquals(2, one.encodeCalls());
+        assertEquals(12, one.encodeTokens(), "-1 (size unknown) adds a call, no tokens");
+        assertEquals(3, one.decodeCalls());
+        assertEquals(1, one.prefillCalls());
+        assertEquals(2, one.decodeStepCalls());
+        assertEquals(0, one.failedCalls());
+        assertEquals(3, one.tokensPrefill());
+        assertEquals(2, one.tokensDecode());
+        assertEquals(1500.0, one.prefillTokensPerSecond(), 1e-9); // 3 tokens / 2 ms: the encode's 4 ms not in it
+        assertEquals(1000.0, one.decodeTokensPerSecond(), 1e-9);  // 2 tokens / 2 ms
+        assertEquals(List.of(2L, 0L, 1L), one.batchSizes().subList(0, 3));
+        assertEquals(1, one.contexts());
+        assertEquals(1, first.interval().ttft().count());
+        assertEquals(2, first.interval().tpot().count());
+
+        var two = second.interval().tokens();
+        assertEquals(1, two.encodeCalls());
+        assertEquals(5, two.encodeTokens());
+        assertEquals(1, two.decodeCalls());
+        assertEquals(0, two.failedCalls(), "a failed encode is not a failed decode call");
+        assertEquals(0, two.tokensPrefill());
+        assertEquals(1, two.tokensDecode());
+
+        var run = second.total().tokens();
+        assertEquals(3, run.encodeCalls());
+        assertEquals(17, run.encodeTokens());
+        assertEquals(4, run.decodeCalls());
+        assertEquals(3, run.tokensPrefill());
+        assertEquals(3, run.tokensDecode());
+        assertEquals(0, run.failedCalls());
+        assertEquals(3, second.total().tpot().count());
+        assertEquals(1, second.total().ttft().count());
+    }
+
+    @Test
+    void withoutEncodeCallsTheEncodeFiguresAreZero() {
+        aggregator.start(0);
+        aggregator.onDecode(1, 0, MS, 0xc0, 8, 0);
+        Snapshot snapshot = aggregator.snapshot(1000 * MS, RunState.RUNNING, TARGET, 0, List.of());
+        assertEquals(0, snapshot.total().tokens().encodeCalls());
+        assertEquals(0, snapshot.total().tokens().encodeTokens());
+        assertEquals(1, snapshot.total().tokens().decodeCalls());
+    }
+
     @Test
     void graphComputesAreCountedPerNamedBackend() {
         aggregator.start(0);

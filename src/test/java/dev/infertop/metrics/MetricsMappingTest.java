@@ -73,6 +73,35 @@ class MetricsMappingTest {
         assertFalse(text.contains("infertop_moe_expert_selections"), "no MoE metric while the moe layer is off");
     }
 
+    /** The fixture's figures with {@code calls} encoder passes of {@code tokens} tokens (interval and run alike). */
+    private static Snapshot withEncodes(Snapshot s, long calls, long tokens) {
+        return s.withFigures(f -> {
+            dev.infertop.model.TokenTotals t = f.tokens();
+            return f.withTokens(new dev.infertop.model.TokenTotals(t.decodeCalls(), t.prefillCalls(),
+                    t.decodeStepCalls(), t.failedCalls(), t.tokensPrefill(), t.tokensDecode(), t.prefillBusyNs(),
+                    t.decodeBusyNs(), t.contexts(), t.requests(), t.activeRequests(), t.batchesUnread(),
+                    t.batchSizes(), t.sequences(), t.speculative(), calls, tokens));
+        });
+    }
+
+    @Test
+    void encodeCallsAndTokensAreCountersApartFromTheDecodeCalls() throws IOException {
+        String text = openMetrics(frame(withEncodes(Fixtures.snapshot(LayerStatus.State.ON), 4, 96)));
+        assertLine(text, "# TYPE infertop_encode_calls counter");
+        assertLine(text, "infertop_encode_calls_total 4.0");
+        assertLine(text, "# TYPE infertop_encode_tokens counter");
+        assertLine(text, "infertop_encode_tokens_total 96.0");
+        assertLine(text, "infertop_encode_calls_created 1700000000.000");
+        assertLine(text, "infertop_decode_calls_total 70.0");
+        assertLine(text, "infertop_prefill_tokens_total 64.0");
+        assertLine(text, "infertop_decode_tokens_total 69.0");
+        // An encoder pass costs an entry + return pair like a decode call: 13 680 600 + 4 × 1500 ns of 1 s.
+        assertLine(text, "infertop_probe_cost_ratio 0.0136866");
+        String none = openMetrics(frame(Fixtures.snapshot(LayerStatus.State.ON)));
+        assertLine(none, "infertop_encode_calls_total 0.0");
+        assertLine(none, "infertop_encode_tokens_total 0.0");
+    }
+
     @Test
     void probeCostIsTheEstimateOverTheLastInterval() throws IOException {
         // 70 decode calls + 70 backend computes + 70 CPU graph computes, entry + return at 1.5 µs each;

@@ -91,4 +91,53 @@ class JsonLinesViewTest {
         assertEquals(2, json.get("op_graphs").asLong());
         assertEquals(1, json.get("op_graphs_unattributed").asLong());
     }
+
+    /** {@code snapshot(isFinal)} after 2 encoder passes of 24 tokens in its interval, 7 of 90 in the run. */
+    private static Snapshot withEncodes(boolean isFinal) {
+        Snapshot s = snapshot(isFinal);
+        return new Snapshot(s.sequence(), s.state(), s.target(), s.interval().withTokens(encodes(s.interval(), 2, 24)),
+                s.total().withTokens(encodes(s.total(), 7, 90)), s.lostEvents(), s.layers(), s.moe(), s.limits());
+    }
+
+    private static TokenTotals encodes(Figures f, long calls, long tokens) {
+        TokenTotals t = f.tokens();
+        return new TokenTotals(t.decodeCalls(), t.prefillCalls(), t.decodeStepCalls(), t.failedCalls(),
+                t.tokensPrefill(), t.tokensDecode(), t.prefillBusyNs(), t.decodeBusyNs(), t.contexts(), t.requests(),
+                t.activeRequests(), t.batchesUnread(), t.batchSizes(), t.sequences(), t.speculative(), calls, tokens);
+    }
+
+    @Test
+    void encodeCallsAndTokensAreWrittenApartFromTheDecodeCalls() throws Exception {
+        JsonNode interval = new ObjectMapper().readTree(JsonLinesView.toJson(withEncodes(false)));
+        assertEquals(2, interval.get("encode_calls").asLong());
+        assertEquals(24, interval.get("encode_tokens").asLong());
+        assertEquals(3, interval.get("decode_calls").asLong());
+        assertEquals(64, interval.get("tokens_prefill").asLong());
+        assertEquals(2, interval.get("tokens_decode").asLong());
+        JsonNode total = new ObjectMapper().readTree(JsonLinesView.toJson(withEncodes(true)));
+        assertEquals(7, total.get("encode_calls").asLong());
+        assertEquals(90, total.get("encode_tokens").asLong());
+        assertEquals(30, total.get("decode_calls").asLong());
+        // Next to the decode call counts in the line.
+        List<String> keys = new java.util.ArrayList<>();
+        total.fieldNames().forEachRemaining(keys::add);
+        assertEquals(List.of("decode_calls", "prefill_calls", "decode_step_calls", "failed_calls", "encode_calls",
+                "encode_tokens", "tokens_prefill"), keys.subList(keys.indexOf("decode_calls"),
+                keys.indexOf("decode_calls") + 7));
+    }
+
+    @Test
+    void aRunWithoutEncodeCallsWritesZeros() throws Exception {
+        JsonNode json = new ObjectMapper().readTree(JsonLinesView.toJson(snapshot(true)));
+        assertEquals(0, json.get("encode_calls").asLong());
+        assertTrue(json.get("encode_calls").isIntegralNumber());
+        assertEquals(0, json.get("encode_tokens").asLong());
+    }
+
+    @Test
+    void theManPageDocumentsTheEncodeFields() throws Exception {
+        String man = java.nio.file.Files.readString(java.nio.file.Path.of("man/infertop.1"));
+        String jsonFields = man.substring(man.indexOf(".SH JSON FIELDS"), man.indexOf(".SH SNAPSHOTS"));
+        assertTrue(jsonFields.contains("\n.B encode_calls, encode_tokens\n"), "JSON FIELDS documents them");
+    }
 }

@@ -123,7 +123,8 @@ class RequestsPanelTest {
         TokenTotals withDrafts = new TokenTotals(t.decodeCalls(), t.prefillCalls(), t.decodeStepCalls(),
                 t.failedCalls(), t.tokensPrefill(), t.tokensDecode(), t.prefillBusyNs(), t.decodeBusyNs(),
                 t.contexts(), t.requests(), t.activeRequests(), t.batchesUnread(), t.batchSizes(), t.sequences(),
-                new dev.infertop.model.SpeculativeTotals(10, 40, 30, 0, 55, 120, List.of(10L, 9L, 7L, 4L)));
+                new dev.infertop.model.SpeculativeTotals(10, 40, 30, 0, 55, 120, List.of(10L, 9L, 7L, 4L)),
+                t.encodeCalls(), t.encodeTokens());
         // 120 columns: the header's latency row ends with the drafts kept, after the requests.
         render(withTokens(s, withDrafts, withDrafts), 120);
         int line = find(terminal, "speculative:");
