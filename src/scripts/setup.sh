@@ -15,7 +15,7 @@ case "${1:-}" in
 esac
 
 [ "$(id -u)" -eq 0 ] || die "run as root (it installs packages and infertop loads BPF probes): sudo $0"
-command -v apt-get >/dev/null || die "this script installs with apt-get (Debian/Ubuntu); install by hand: maven clang llvm libbpf-dev bpftool npm git cmake g++ tmux chromium"
+command -v apt-get >/dev/null || die "this script installs with apt-get (Debian/Ubuntu); install by hand: maven clang llvm libbpf-dev bpftool npm git cmake g++ tmux chromium mmdebstrap"
 
 # package → a file that shows it is installed
 declare -A packages=(
@@ -30,6 +30,7 @@ if ! $demo; then
   packages+=([chromium]=/usr/bin/chromium [pkg-config]=/usr/bin/pkg-config [graphviz]=/usr/bin/dot
              [prometheus]=/usr/bin/prometheus
              [patchelf]=/usr/bin/patchelf # HostileLibraryIT: a DT_NEEDED library with a constructor
+             [mmdebstrap]=/usr/bin/mmdebstrap # DistroContainerIT: Debian sid's llama.cpp in a root of its own
              [libopenblas-dev]=/usr/include/"$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)"/openblas-pthread/cblas.h)
 fi
 missing=()
@@ -74,6 +75,9 @@ else
   for old in 3.3.0 3.2.0; do
     bash "$here/provision-old-llama.sh" --build llama-bench "$old" >/dev/null
   done
+  # The newest llama.cpp as a distribution ships it (llama_process, stripped CPU variants, sid's libc), run as a
+  # container by the tests (DistroContainerIT): unpacked into a root of its own, about 15 s.
+  bash "$here/provision-distro-llama.sh" >/dev/null
 fi
 
 # The jar is rebuilt only when a source is newer than it: the journey tests run this script (through demo.sh)

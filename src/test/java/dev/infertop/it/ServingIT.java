@@ -38,8 +38,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class ServingIT {
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final int REQUESTS = 8;
-    private static final int PREDICT = 32;
+    static final int REQUESTS = 8;
+    static final int PREDICT = 32;
     private static final Pattern DECODING = Pattern.compile("decode +[1-9][0-9.]* tok/s");
 
     static Path server;
@@ -313,7 +313,7 @@ class ServingIT {
     }
 
     /** {@link #REQUESTS} concurrent completions of different prompt lengths; each response's timings. */
-    private static List<JsonNode> completions(int port) throws Exception {
+    static List<JsonNode> completions(int port) throws Exception {
         HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
         List<CompletableFuture<HttpResponse<String>>> pending = new ArrayList<>();
         for (int i = 0; i < REQUESTS; i++) {
@@ -336,7 +336,7 @@ class ServingIT {
     }
 
     /** The server's own counters (llamacpp:NAME value lines of /metrics). */
-    private static Map<String, Double> metrics(int port) throws Exception {
+    static Map<String, Double> metrics(int port) throws Exception {
         HttpResponse<String> response = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
                 URI.create("http://127.0.0.1:" + port + "/metrics")).timeout(Duration.ofSeconds(10)).build(),
                 HttpResponse.BodyHandlers.ofString());
