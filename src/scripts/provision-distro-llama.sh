@@ -7,6 +7,10 @@
 # The root is made with mmdebstrap's extract variant (unpack only, no maintainer script runs; ~15 s here), then
 # fixed by hand where a maintainer script would have: the /bin, /lib, /lib64 links, /proc, /models, the
 # service user. Idempotent: skipped when its stamp exists.
+# Beside it, sid's libggml0 for the other architecture (arm64 on x86_64, amd64 on aarch64), fetched with plain
+# apt-get download through a private sources list and state (the host's apt configuration is not touched) and
+# unpacked with dpkg -x into foreign-arch/<arch>/: never run, only read, so the stripped-library recovery is
+# tested on both instruction sets. Skipped when foreign-arch/<arch>.stamp exists (it holds the version).
 # Usage: provision-distro-llama.sh [CACHE_DIR]    (default: $INFERTOP_CACHE or ~/.cache/infertop)
 # Prints the root on its last line of stdout; progress goes to stderr.
 set -euo pipefail
@@ -22,8 +26,8 @@ say() { printf 'infertop: %s\n' "$*" >&2; }
 die() { printf 'infertop: %s\n' "$*" >&2; exit 1; }
 
 case "$(uname -m)" in
-  x86_64) arch=amd64 ;;
-  aarch64) arch=arm64 ;;
+  x86_64) arch=amd64 foreign=arm64 ;;
+  aarch64) arch=arm64 foreign=amd64 ;;
   *) die "no Debian llama.cpp root for $(uname -m): only x86_64 and aarch64" ;;
 esac
 [ "$(id -u)" -eq 0 ] || die "run as root (mmdebstrap unpacks a root owned by root)"
@@ -70,4 +74,32 @@ if [ ! -f "$dir/root.stamp" ]; then
   touch root.stamp
 fi
 say "Debian $suite llama.cpp root ready in $root ($(tr '\n' ' ' <"$dir/versions.txt"))"
+
+foreign_dir="$dir/foreign-arch"
+if [ ! -f "$foreign_dir/$foreign.stamp" ]; then
+  say "fetching Debian $suite's libggml0:$foreign into $foreign_dir/$foreign (apt-get download, about 11 MB of index)"
+  work="$foreign_dir/$foreign.apt"
+  rm -rf "$work" "$foreign_dir/$foreign" "$foreign_dir/$foreign.tmp"
+  mkdir -p "$work/lists/partial" "$work/cache/archives/partial" "$work/deb"
+  echo "deb [trusted=yes] $mirror $suite main" >"$work/sources.list"
+  # Only this list, these lists and cache, this architecture: the host's sources, package lists and dpkg
+  # architectures are neither used nor changed. Check-Valid-Until as for the root above.
+  apt_opts=(-o Dir::Etc::sourcelist="$work/sources.list" -o Dir::Etc::sourceparts=/dev/null
+            -o Dir::State::Lists="$work/lists" -o Dir::Cache="$work/cache"
+            -o APT::Architecture="$foreign" -o APT::Architectures="$foreign" -o Acquire::Check-Valid-Until=false)
+  # apt fetches as _apt where that user exists: it must be able to write the download directory.
+  id _apt >/dev/null 2>&1 && chown _apt "$work/deb"
+  apt-get -q --error-on=any "${apt_opts[@]}" update >"$work/apt.log" 2>&1 \
+    || die "apt-get update for $foreign from $mirror $suite failed: see $work/apt.log"
+  (cd "$work/deb" && apt-get -q "${apt_opts[@]}" download "libggml0:$foreign") >>"$work/apt.log" 2>&1 \
+    || die "apt-get download libggml0:$foreign from $mirror $suite failed: see $work/apt.log"
+  deb=$(find "$work/deb" -maxdepth 1 -name "libggml0_*_$foreign.deb" -print -quit)
+  [ -n "$deb" ] || die "apt-get download left no libggml0_*_$foreign.deb in $work/deb: see $work/apt.log"
+  version=$(dpkg-deb -f "$deb" Version) || die "$deb is not a Debian package (dpkg-deb -f)"
+  dpkg -x "$deb" "$foreign_dir/$foreign.tmp" || die "dpkg -x $deb failed"
+  mv "$foreign_dir/$foreign.tmp" "$foreign_dir/$foreign"
+  rm -rf "$work"
+  echo "libggml0 $version" >"$foreign_dir/$foreign.stamp"
+fi
+say "Debian $suite's $(cat "$foreign_dir/$foreign.stamp") for $foreign ready in $foreign_dir/$foreign"
 echo "$root"

@@ -9,7 +9,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -19,12 +18,18 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class StrippedFunctionsTest {
     private static final String NODE_LOOP = StrippedFunctions.NODE_LOOP;
-    /** Debian's libggml-cpu-*.so as its package installs them: stripped, with no debug symbols to compare. */
-    private static final List<Path> DEBIAN_ROOTS = List.of(
-            Path.of(System.getProperty("user.home"), ".cache/infertop/llama.cpp-debian-sid/root"),
-            Path.of("/root/.cache/infertop/llama.cpp-debian-sid/root"),
-            Path.of("/tmp/cachetest/llama.cpp-debian-sid/root"));
-    private static final String DEBIAN_BACKENDS = "usr/lib/x86_64-linux-gnu/ggml/backends0";
+    /**
+     * Where src/scripts/provision-distro-llama.sh puts Debian sid's llama.cpp: a root of the host's architecture
+     * and libggml0 of the other one under foreign-arch/ (arm64 on x86_64, amd64 on aarch64); $INFERTOP_CACHE first,
+     * as the script reads it.
+     */
+    private static final List<Path> DEBIAN_DIRS = Stream.of(
+                    Optional.ofNullable(System.getenv("INFERTOP_CACHE")).filter(c -> !c.isBlank())
+                            .map(c -> Path.of(c, "llama.cpp-debian-sid")).stream(),
+                    Stream.of(Path.of(System.getProperty("user.home"), ".cache/infertop/llama.cpp-debian-sid"),
+                            Path.of("/root/.cache/infertop/llama.cpp-debian-sid"),
+                            Path.of("/tmp/cachetest/llama.cpp-debian-sid")))
+            .flatMap(s -> s).distinct().toList();
 
     /**
      * ggml's shape in miniature: the exported ggml_graph_compute calls a static decoy and the static node loop
@@ -152,33 +157,70 @@ class StrippedFunctionsTest {
         assertTrue(libraries.size() >= 2, "source build and at least one prebuilt variant: " + libraries);
     }
 
-    @Test
-    void debianStrippedVariantsAreRecoveredAndTheirLoopCallsGgmlBarrier() throws Exception {
-        Path backends = DEBIAN_ROOTS.stream().map(r -> r.resolve(DEBIAN_BACKENDS)).filter(Files::isDirectory)
-                .findFirst().orElse(null);
-        Assumptions.assumeTrue(backends != null, "no Debian llama.cpp root with " + DEBIAN_BACKENDS + " under "
-                + DEBIAN_ROOTS + " (optional: made by the Debian container tests)");
-        List<Path> variants;
-        try (Stream<Path> files = Files.list(backends)) {
-            variants = files.filter(p -> p.getFileName().toString().matches("libggml-cpu-.*\\.so")).sorted().toList();
+    /**
+     * Debian's libggml-cpu-*.so for {@code machine}, as its package installs them (stripped, no debug symbols to
+     * compare): from the root when it is the host's architecture, from foreign-arch/ when it is the other one.
+     * Skips locally, fails under CI=true (setup.sh provisions both).
+     */
+    private static List<Path> debianVariants(Machine machine) throws Exception {
+        String debianArch = machine == Machine.AARCH64 ? "arm64" : "amd64";
+        String backends = "usr/lib/" + machine.debianMultiarch() + "/ggml/backends0";
+        List<Path> candidates = new ArrayList<>();
+        for (Path dir : DEBIAN_DIRS) {
+            candidates.add(dir.resolve("root").resolve(backends));
+            candidates.add(dir.resolve("foreign-arch").resolve(debianArch).resolve(backends));
         }
-        assertTrue(!variants.isEmpty(), "no libggml-cpu-*.so in " + backends);
+        Path found = candidates.stream().filter(Files::isDirectory).findFirst().orElse(null);
+        TestTools.requireOrSkip(found != null, "Debian sid's libggml0:" + debianArch + " absent: run"
+                + " src/scripts/provision-distro-llama.sh (setup.sh does); looked in " + candidates);
+        try (Stream<Path> files = Files.list(found)) {
+            List<Path> variants = files.filter(p -> p.getFileName().toString().matches("libggml-cpu-.*\\.so"))
+                    .sorted().toList();
+            assertTrue(!variants.isEmpty(), "no libggml-cpu-*.so in " + found);
+            return variants;
+        }
+    }
+
+    /**
+     * Each variant's node loop recovered: an unwind-table function that ggml_graph_compute calls directly and
+     * that calls ggml_barrier at least twice (after each node, after the loop). Failures are listed together.
+     */
+    private static void assertDebianVariantsRecovered(Machine machine) throws Exception {
+        List<Path> variants = debianVariants(machine);
         List<String> failures = new ArrayList<>();
         for (Path variant : variants) {
             try (ElfFile elf = ElfFile.open(variant)) {
+                assertEquals(machine, elf.machine(), variant.toString());
                 assertTrue(elf.isStripped(), variant + " has a .symtab: not the stripped case this covers");
                 Optional<ElfSymbol> loop = StrippedFunctions.recover(elf, NODE_LOOP);
                 if (loop.isEmpty()) {
                     failures.add(variant.getFileName() + ": not recovered");
                     continue;
                 }
-                int barriers = CallSiteScanner.findCalls(elf, loop.get(), "ggml_barrier").size();
-                if (barriers < 2 || loop.get().table() != SymbolTable.EH_FRAME
-                        || EhFrameIndex.of(elf).startingAt(loop.get().vaddr()).isEmpty()) {
-                    failures.add(variant.getFileName() + ": " + loop.get() + " with " + barriers + " ggml_barrier calls");
+                long vaddr = loop.get().vaddr();
+                Optional<EhFrameIndex.Range> range = EhFrameIndex.of(elf).startingAt(vaddr);
+                int barriers = CallSiteScanner.findCallsMatching(elf, loop.get(), "ggml_barrier"::equals).size();
+                ElfSymbol compute = elf.function("ggml_graph_compute").orElseThrow();
+                long callsToLoop = CallSiteScanner.directCalls(elf, compute).stream()
+                        .filter(c -> c.targetVaddr() == vaddr).count();
+                if (barriers < 2 || callsToLoop < 1 || loop.get().table() != SymbolTable.EH_FRAME
+                        || !range.equals(Optional.of(new EhFrameIndex.Range(vaddr, loop.get().sizeBytes())))) {
+                    failures.add(variant.getFileName() + ": " + loop.get() + " (unwind range " + range + ") with "
+                            + barriers + " ggml_barrier calls, called " + callsToLoop + "x by ggml_graph_compute");
                 }
             }
         }
-        assertEquals(List.of(), failures, "of " + variants.size() + " variants in " + backends);
+        assertEquals(List.of(), failures, "of " + variants.size() + " " + machine + " variants");
+    }
+
+    @Test
+    void debianAmd64StrippedVariantsAreRecoveredAndTheirLoopCallsGgmlBarrier() throws Exception {
+        assertDebianVariantsRecovered(Machine.X86_64);
+    }
+
+    /** The same on aarch64, whose loop is reached by {@code bl} (decoded by {@link CallSiteScanner}). */
+    @Test
+    void debianArm64StrippedVariantsAreRecoveredAndTheirLoopCallsGgmlBarrier() throws Exception {
+        assertDebianVariantsRecovered(Machine.AARCH64);
     }
 }
