@@ -1,26 +1,34 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * enter-target-root: starts infertop's calibration child inside a traced process's own root (a container's
- * image, a chroot), so that the target's libraries are loaded by the target's own dynamic loader and libc,
- * never the host's. Run by infertop as root; everything after the chroot runs without privileges.
+ * enter-target-root: starts infertop's calibration child, the one place a target's library code runs, inside
+ * the traced process's own root (a container's image, a chroot; for most targets infertop's own root), sandboxed.
+ * Run by infertop as root; everything after the fork below runs without privileges.
  *
- *   enter-target-root PID UID GID JAVA_HOME CLASSES [-e NAME=VALUE]... -- JAVA_ARG... 
+ *   enter-target-root PID UID GID JAVA_HOME CLASSES [-e NAME=VALUE]... [-b FILE NAME]... -- JAVA_ARG...
  *
  * 1. While still in infertop's mount namespace, takes detached copies (open_tree) of what the child needs from
  *    the host: JAVA_HOME's bin/java, each entry of its lib/ and conf/ (symbolic links followed here, on the host,
- *    so a distribution JDK whose lib/jvm.cfg points into /etc works too) and the CLASSES directory.
+ *    so a distribution JDK whose lib/jvm.cfg points into /etc works too), the CLASSES directory, and each -b FILE
+ *    (a library the target maps, named by /proc/PID/map_files/...: the file itself, whatever directories lead to
+ *    it; the child can read it only if the file's own mode lets it), to appear as libs/NAME.
  * 2. Enters the target's mount namespace and makes a private copy of it (unshare), all mounts private: nothing
  *    done below is seen by the target or anyone else, and it all goes away with the child.
  * 3. Chroots into the target's root (the directory /proc/PID/root names; checked by device and inode).
- * 4. Mounts a small tmpfs on the first of /tmp, /run, /mnt, /var/tmp, /opt that is a directory there, and
- *    attaches the copies under it (move_mount); mounts a procfs over /proc (the child reads its library as
- *    /proc/self/fd/0, and a container's own procfs has no entry for a process outside its PID namespace).
- *    Nothing is created in the target's files: a root without such a directory, or without /proc, is refused.
- * 5. Drops every privilege: a new session with no controlling terminal, supplementary groups cleared, the
- *    capability bounding set emptied, UID and GID (never 0), no_new_privs, SIGKILL when infertop dies, no core
- *    dump, every descriptor above 2 closed; then executes the copied java with JAVA_ARGs, "@CLASSES@" standing
- *    for where the classes were attached, and an environment of the -e pairs only.
- * Errors: one line on stderr ("enter-target-root: ..."), exit status 126.
+ * 4. Mounts a small tmpfs on the first of /mnt, /opt, /srv, /media, /run, /var/tmp, /tmp that is a directory
+ *    there, and attaches the copies under it (move_mount), read-only. Nothing is created in the target's files:
+ *    a root without such a directory, or without /proc, is refused.
+ * 5. New PID, network, IPC and UTS namespaces, then a fork: the child is PID 1 of its own PID namespace, so when it
+ *    ends, or this helper is killed (the child has SIGKILL as its parent-death signal), the kernel kills every
+ *    process it started: nothing outlives the calibration. It has no network (an empty network namespace), and a
+ *    procfs of its own PID namespace on /proc (it reads its library as /proc/self/fd/0).
+ * 6. The child drops every privilege: a new session with no controlling terminal, supplementary groups cleared,
+ *    the capability bounding set emptied, UID and GID (never 0), no_new_privs; limits on core dumps (none), file
+ *    size, CPU time and address space; a seccomp filter that refuses ioctl TIOCSTI and TIOCLINUX (pushing input into
+ *    a terminal), ptrace and process_vm_writev; every descriptor above 2 closed; then it executes the copied java
+ *    with JAVA_ARGs, "@CLASSES@" standing for where the classes were attached and "@LIBS@" for the libs directory,
+ *    and an environment of the -e pairs only (where they may name @LIBS@ too).
+ * Errors: one line on stderr ("enter-target-root: ..."), exit status 126; otherwise the child's exit status (128 +
+ * the signal that ended it).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -28,7 +36,11 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
 #include <linux/mount.h>
+#include <linux/seccomp.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -40,6 +52,8 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #ifndef OPEN_TREE_CLONE
@@ -63,6 +77,11 @@
 
 #define MAX_TREES 512
 #define MAX_ENV 16
+
+/* The child's limits: a calibration takes about a second of CPU and a few tens of MB; the JVM reserves more. */
+#define CHILD_CPU_SECONDS 60
+#define CHILD_FILE_BYTES (1L << 20)
+#define CHILD_ADDRESS_SPACE_BYTES (4L << 30)
 
 static void die(const char *fmt, ...)
 {
@@ -178,9 +197,57 @@ static int is_plain_directory(const char *path)
 	return !lstat(path, &st) && S_ISDIR(st.st_mode);
 }
 
-static void drop_privileges(uid_t uid, gid_t gid, pid_t parent)
+#if defined(__x86_64__)
+#define THIS_AUDIT_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define THIS_AUDIT_ARCH AUDIT_ARCH_AARCH64
+#endif
+
+/*
+ * Refuses (EPERM) ioctl(fd, TIOCSTI or TIOCLINUX, ...) (input pushed into a terminal, even one reached without a
+ * controlling terminal), ptrace and process_vm_writev; a call of another architecture's ABI (x32) kills.
+ */
+static void install_seccomp(void)
 {
-	struct rlimit no_core = {0, 0};
+	struct sock_filter filter[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, THIS_AUDIT_ARCH, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+#if defined(__x86_64__)
+		BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000, 0, 1), /* x32 */
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+#endif
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_ptrace, 4, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_process_vm_writev, 3, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_ioctl, 0, 3),
+		/* ioctl: the request is the second argument; its low 32 bits are the number */
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1])),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, TIOCSTI, 0, 2),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, TIOCLINUX, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog program = {.len = sizeof(filter) / sizeof(filter[0]), .filter = filter};
+
+	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program, 0, 0))
+		die("cannot install the seccomp filter: %s", strerror(errno));
+}
+
+static void limit(int resource, rlim_t soft, rlim_t hard, const char *what)
+{
+	struct rlimit l = {soft, hard};
+
+	if (setrlimit(resource, &l))
+		die("cannot limit %s: %s", what, strerror(errno));
+}
+
+/* In the child, PID 1 of its namespace; `alive` is the read end of a pipe the helper holds open while it lives. */
+static void drop_privileges(uid_t uid, gid_t gid, int alive)
+{
+	struct pollfd helper = {.fd = alive, .events = POLLIN};
 	int last_cap = 63, cap;
 	FILE *f;
 
@@ -203,47 +270,83 @@ static void drop_privileges(uid_t uid, gid_t gid, pid_t parent)
 		die("setresuid %d: %s", (int)uid, strerror(errno));
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
 		die("no_new_privs: %s", strerror(errno));
-	/* After the uid change, which clears it; then make sure the parent did not die in between. */
+	/* After the uid change, which clears it; then make sure the helper did not die in between (its end of the
+	 * pipe closed: a hang-up on ours). getppid() cannot tell: it is 0 for PID 1 of a namespace. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0))
 		die("pdeathsig: %s", strerror(errno));
-	if (getppid() != parent)
-		die("infertop is gone");
-	setrlimit(RLIMIT_CORE, &no_core);
+	if (poll(&helper, 1, 0) != 0)
+		die("the helper is gone");
+	close(alive);
+	limit(RLIMIT_CORE, 0, 0, "core dumps");
+	limit(RLIMIT_FSIZE, CHILD_FILE_BYTES, CHILD_FILE_BYTES, "file size");
+	limit(RLIMIT_CPU, CHILD_CPU_SECONDS, CHILD_CPU_SECONDS + 1, "CPU time");
+	limit(RLIMIT_AS, CHILD_ADDRESS_SPACE_BYTES, CHILD_ADDRESS_SPACE_BYTES, "address space");
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	install_seccomp();
+}
+
+/* Replaces "@NAME@" placeholders in an argument or an environment entry. */
+static char *substitute(const char *text, const char *classes, const char *libs)
+{
+	const char *at;
+	char *out;
+
+	if ((at = strstr(text, "@CLASSES@"))) {
+		if (asprintf(&out, "%.*s%s%s", (int)(at - text), text, classes, at + strlen("@CLASSES@")) < 0)
+			die("out of memory");
+		return out;
+	}
+	if ((at = strstr(text, "@LIBS@"))) {
+		if (asprintf(&out, "%.*s%s%s", (int)(at - text), text, libs, at + strlen("@LIBS@")) < 0)
+			die("out of memory");
+		return out;
+	}
+	return (char *)text;
+}
+
+static int is_plain_name(const char *name)
+{
+	return *name && strlen(name) <= 255 && !strchr(name, '/') && strcmp(name, ".") && strcmp(name, "..");
 }
 
 int main(int argc, char **argv)
 {
-	static const char *bases[] = {"/tmp", "/run", "/mnt", "/var/tmp", "/opt"};
-	char link[PATH_MAX], path[PATH_MAX], base_dir[PATH_MAX], java[PATH_MAX], classes[PATH_MAX];
+	static const char *bases[] = {"/mnt", "/opt", "/srv", "/media", "/run", "/var/tmp", "/tmp"};
+	char link[PATH_MAX], path[PATH_MAX], base_dir[PATH_MAX], java[PATH_MAX], classes[PATH_MAX], libs[PATH_MAX];
 	char *envp[MAX_ENV + 1];
 	struct stat target_root, here;
 	const char *base = NULL;
 	char **java_argv;
-	int n_env = 0, i, first_arg, ns;
+	int n_env = 0, i, first_arg, ns, alive[2], status;
 	ssize_t len;
-	pid_t pid, parent = getppid();
+	pid_t pid, child;
 	uid_t uid;
 	gid_t gid;
 
 	if (argc < 8)
-		die("usage: enter-target-root PID UID GID JAVA_HOME CLASSES [-e NAME=VALUE]... -- JAVA_ARG...");
+		die("usage: enter-target-root PID UID GID JAVA_HOME CLASSES [-e NAME=VALUE]... [-b FILE NAME]... -- "
+		    "JAVA_ARG...");
 	pid = (pid_t)parse_id(argv[1], "pid");
 	uid = (uid_t)parse_id(argv[2], "uid");
 	gid = (gid_t)parse_id(argv[3], "gid");
+	/* 1. The host's parts, taken before leaving the host's namespace. */
 	for (i = 6; i < argc && strcmp(argv[i], "--"); i++) {
-		if (strcmp(argv[i], "-e") || i + 1 >= argc || !strchr(argv[i + 1], '='))
-			die("expected -e NAME=VALUE or --, got '%s'", argv[i]);
-		if (n_env >= MAX_ENV)
-			die("more than %d environment entries", MAX_ENV);
-		envp[n_env++] = argv[++i];
+		if (!strcmp(argv[i], "-e") && i + 1 < argc && strchr(argv[i + 1], '=')) {
+			if (n_env >= MAX_ENV)
+				die("more than %d environment entries", MAX_ENV);
+			envp[n_env++] = argv[++i];
+		} else if (!strcmp(argv[i], "-b") && i + 2 < argc && is_plain_name(argv[i + 2])) {
+			FMT(path, "libs/%s", argv[i + 2]);
+			take(argv[i + 1], path, 1);
+			i += 2;
+		} else {
+			die("expected -e NAME=VALUE, -b FILE NAME or --, got '%s'", argv[i]);
+		}
 	}
 	envp[n_env] = NULL;
 	if (i >= argc - 1)
 		die("no java arguments after --");
 	first_arg = i + 1;
-
-	/* 1. The host's parts, taken before leaving the host's namespace. */
 	FMT(path, "%s/bin/java", argv[4]);
 	take(path, "jdk/bin/java", 1);
 	FMT(path, "%s/lib", argv[4]);
@@ -280,7 +383,7 @@ int main(int argc, char **argv)
 	if (stat("/", &here) || here.st_dev != target_root.st_dev || here.st_ino != target_root.st_ino)
 		die("%s is not the root of process %d in its namespace", link, (int)pid);
 
-	/* 4. Our parts under a tmpfs of our own, and a procfs of this PID namespace. */
+	/* 4. Our parts under a tmpfs of our own, read-only. */
 	for (i = 0; i < (int)(sizeof(bases) / sizeof(bases[0])); i++) {
 		if (is_plain_directory(bases[i]) &&
 		    !mount("infertop", bases[i], "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m")) {
@@ -289,7 +392,8 @@ int main(int argc, char **argv)
 		}
 	}
 	if (!base)
-		die("the root of process %d has none of /tmp, /run, /mnt, /var/tmp, /opt to mount on", (int)pid);
+		die("the root of process %d has none of /mnt, /opt, /srv, /media, /run, /var/tmp, /tmp to mount on",
+		    (int)pid);
 	FMT(base_dir, "%s/.infertop", base);
 	make_mount_point(base_dir, 1);
 	FMT(path, "%s/jdk", base_dir);
@@ -298,6 +402,8 @@ int main(int argc, char **argv)
 	make_mount_point(path, 1);
 	FMT(path, "%s/jdk/lib", base_dir);
 	make_mount_point(path, 1);
+	FMT(libs, "%s/libs", base_dir);
+	make_mount_point(libs, 1);
 	for (i = 0; i < n_trees; i++) {
 		FMT(path, "%s/%s", base_dir, trees[i].where);
 		make_mount_point(path, trees[i].directory);
@@ -309,11 +415,28 @@ int main(int argc, char **argv)
 		die("cannot make %s read-only: %s", base, strerror(errno));
 	if (!is_plain_directory("/proc"))
 		die("the root of process %d has no /proc directory", (int)pid);
+
+	/* 5. The child: PID 1 of new PID, network, IPC and UTS namespaces. */
+	if (unshare(CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS))
+		die("cannot make the child's namespaces: %s", strerror(errno));
+	if (pipe2(alive, O_CLOEXEC))
+		die("pipe: %s", strerror(errno));
+	child = fork();
+	if (child < 0)
+		die("fork: %s", strerror(errno));
+	if (child > 0) {
+		close(alive[0]);
+		while (waitpid(child, &status, 0) < 0)
+			if (errno != EINTR)
+				die("waitpid: %s", strerror(errno));
+		return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	}
+	close(alive[1]);
 	if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL))
 		die("cannot mount a procfs on /proc: %s", strerror(errno));
 
-	/* 5. Unprivileged from here on. */
-	drop_privileges(uid, gid, parent);
+	/* 6. Unprivileged from here on. */
+	drop_privileges(uid, gid, alive[0]);
 #ifdef SYS_close_range
 	if (syscall(SYS_close_range, 3, ~0U, 0))
 #endif
@@ -326,7 +449,9 @@ int main(int argc, char **argv)
 		die("out of memory");
 	java_argv[0] = java;
 	for (i = first_arg; i < argc; i++)
-		java_argv[i - first_arg + 1] = strcmp(argv[i], "@CLASSES@") ? argv[i] : classes;
+		java_argv[i - first_arg + 1] = substitute(argv[i], classes, libs);
+	for (i = 0; i < n_env; i++)
+		envp[i] = substitute(envp[i], classes, libs);
 	if (chdir(base_dir))
 		die("chdir %s: %s", base_dir, strerror(errno));
 	execve(java, java_argv, envp);

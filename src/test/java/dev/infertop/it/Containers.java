@@ -61,7 +61,7 @@ final class Containers {
 
     /**
      * The pid (as the host sees it) of the process named {@code comm} that the container started by
-     * {@code runner} runs, once its maps name a file containing each of {@code mapped}; polled every
+     * {@code runner} runs, once it maps code of a file containing each of {@code mapped}; polled every
      * millisecond, so a caller can stop it before its first llama_process call.
      */
     static long awaitTool(Process runner, String comm, long timeoutSeconds, String... mapped) throws Exception {
@@ -71,8 +71,12 @@ final class Containers {
                     .filter(p -> comm.equals(comm(p.pid()))).findFirst();
             if (tool.isPresent()) {
                 try {
-                    String maps = Files.readString(Path.of("/proc/" + tool.get().pid() + "/maps"));
-                    if (java.util.Arrays.stream(mapped).allMatch(maps::contains)) {
+                    // Executable mappings only: a library being dlopen'ed shows its first, read-only segment a
+                    // moment before its code (infertop probes only what is mapped executable).
+                    List<String> code = Files.readAllLines(Path.of("/proc/" + tool.get().pid() + "/maps")).stream()
+                            .filter(line -> line.split("\\s+").length > 1 && line.split("\\s+")[1].contains("x"))
+                            .toList();
+                    if (java.util.Arrays.stream(mapped).allMatch(m -> code.stream().anyMatch(l -> l.contains(m)))) {
                         return tool.get().pid();
                     }
                 } catch (IOException e) {

@@ -139,6 +139,73 @@ class HostileLibraryIT {
         }
     }
 
+    /**
+     * A hostile library whose constructor forks a grandchild that types a command into its terminal (TIOCSTI), at
+     * once and 2 s later; infertop runs from an interactive root shell in tmux, as a user runs it, with a fresh
+     * layout cache so that calibration loads the library. The calibration child used to share that terminal: the
+     * grandchild, as nobody, typed into root's shell, which ran the command as root after infertop exited. Now
+     * the sandboxed grandchild has no terminal and its ioctl is refused, the command never runs and never shows,
+     * and nothing it started outlives the calibration.
+     */
+    @Test
+    void aGrandchildOfTheCalibrationCannotTypeIntoRootsTerminal() throws Exception {
+        TmuxPane.require();
+        copy = Files.createTempDirectory("infertop-hostile-");
+        Files.setPosixFilePermissions(copy, PosixFilePermissions.fromString("rwxr-xr-x"));
+        Path bin = workload.sourceBuildTool("llama-bench").getParent();
+        copyBuild(bin, copy);
+        Path model = Files.copy(tinyModel, copy.resolve("tiny.gguf"));
+        Files.setPosixFilePermissions(model, PosixFilePermissions.fromString("rw-r--r--"));
+        Path marker = ConstructorLibrary.newMarker(copy.resolve("marker"));
+        Path typed = copy.resolve("typed-as-root");
+        ConstructorLibrary.build(copy.resolve("libtyper.so"), marker, 0, null, "touch " + typed + "\n");
+        Path libggmlBase = copy.resolve("libggml-base.so").toRealPath();
+        run("patchelf", "--set-rpath", "$ORIGIN", libggmlBase.toString());
+        run("patchelf", "--add-needed", "libtyper.so", libggmlBase.toString());
+        ProcessBuilder bench = new ProcessBuilder("/usr/bin/setpriv", "--reuid=" + NOBODY, "--regid=" + NOBODY,
+                "--clear-groups", "--", copy.resolve("llama-bench").toString(), "-m", model.toString(), "-p", "0",
+                "-n", "0", "-pg", "32,32", "-r", "100000", "-t", "2")
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(ProcessBuilder.Redirect.DISCARD);
+        bench.environment().put("LD_LIBRARY_PATH", copy.toString());
+        target = bench.start();
+        LlamaBenchIT.awaitMapped(target.pid(), 30, libggmlBase.getFileName().toString());
+        Path cache = Files.createTempDirectory(copy, "cache-");
+        String session = "hostile-typer-" + ProcessHandle.current().pid();
+        try (TmuxPane pane = TmuxPane.startShell(session, 160, 40, copy, "INFERTOP_CACHE=" + cache + " "
+                + Path.of("src/scripts/infertop").toAbsolutePath() + " --json -n 4 -d 0.5 --layers token,graph,operator"
+                + " -p " + target.pid() + " >" + copy.resolve("out.json") + " 2>" + copy.resolve("err.txt")
+                + "; echo INFERTOP-DONE-$?; sh -i")) {
+            pane.awaitScreen("infertop's end, then the interactive shell", s -> s.contains("INFERTOP-DONE-"), 180);
+            Thread.sleep(4000); // the grandchild's second try, and the shell reading whatever was typed
+            String screen = pane.capture();
+            String err = Files.readString(copy.resolve("err.txt"));
+            assertTrue(screen.contains("INFERTOP-DONE-0"), screen + "\n" + err);
+            assertFalse(Files.exists(typed), "a command typed by the library ran as root; screen:\n" + screen);
+            assertFalse(screen.contains("touch " + typed), "text typed by the library reached root's terminal:\n" + screen);
+            assertTrue(err.contains("layers token on, graph on, operator on"), "calibrated, in the child: " + err);
+        }
+        List<Map<String, String>> sandboxed = ConstructorLibrary.records(marker).stream()
+                .filter(r -> r.containsKey("typer") && "1".equals(r.get("sti0"))).toList();
+        assertFalse(sandboxed.isEmpty(), "the sandboxed grandchild tried, and TIOCSTI was refused (EPERM): "
+                + Files.readAllLines(marker));
+        // A second try 2 s later is seen only where the child was still calibrating then (a loaded machine):
+        // refused alike, and nothing of it is left once the calibration ended (below).
+        assertTrue(sandboxed.stream().allMatch(r -> "6".equals(r.get("tty_open_errno")) && "1".equals(r.get("sti1"))
+                && "1".equals(r.get("sti2"))), "no terminal in the sandbox, every push refused: " + sandboxed);
+        for (ProcessHandle process : ProcessHandle.allProcesses().toList()) {
+            if (process.pid() == target.pid()) {
+                continue;
+            }
+            try {
+                assertFalse(Files.readString(Path.of("/proc/" + process.pid() + "/maps")).contains("libtyper.so"),
+                        "pid " + process.pid() + " still maps the hostile library: " + process.info());
+            } catch (IOException e) {
+                // gone, or not ours to read
+            }
+        }
+        LeakCheck.assertNothingLeft();
+    }
+
     /** Until an interval shows CPU graphs read by the operator layer, or the operator layer unavailable. */
     private static void awaitOperatorGraphs(InfertopProcess infertop, long timeoutSeconds) throws Exception {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(timeoutSeconds);

@@ -81,19 +81,13 @@ public final class BatchCalibrator {
                 return cached.get();
             }
             String answer;
-            Path dependencies = null;
-            try {
-                // A target in a root of its own: its loader finds the libraries there, nothing is copied.
-                if (targetPid.isEmpty() || !TargetRootEntry.isOtherRoot(targetPid.getAsInt())) {
-                    dependencies = Files.createTempDirectory("infertop-libraries-");
-                    ChildLibraries.copyDependencies(file, targetPid, dependencies);
-                }
+            // A target in a root of its own: its loader finds the libraries there. Otherwise the child gets the
+            // ones the target maps, as binds of the files opened here.
+            boolean otherRoot = targetPid.isPresent() && SandboxHelper.isOtherRoot(targetPid.getAsInt());
+            try (ChildLibraries dependencies = otherRoot ? null : ChildLibraries.open(file, targetPid)) {
                 answer = CalibrationSandbox.run(file, ChildCredentials.forTarget(targetPid), childTimeLimit,
-                        List.of(CalibrationChild.BATCH), dependencies, targetPid);
-            } catch (IOException e) {
-                throw CalibrationException.of(libllama, "cannot make a directory for its libraries: " + e.getMessage());
-            } finally {
-                deleteQuietly(dependencies);
+                        List.of(CalibrationChild.BATCH), dependencies == null ? List.of() : dependencies.binds(),
+                        targetPid);
             }
             BatchLayout layout = BatchAnswer.read(answer, libllama);
             try {
@@ -103,19 +97,6 @@ public final class BatchCalibrator {
                         + cache.directory() + ": " + e.getMessage());
             }
             return layout;
-        }
-    }
-
-    private static void deleteQuietly(Path directory) {
-        if (directory == null) {
-            return;
-        }
-        try (var tree = Files.walk(directory)) {
-            for (Path path : tree.sorted(java.util.Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(path);
-            }
-        } catch (IOException e) {
-            // a leftover temp directory of library copies is harmless
         }
     }
 }

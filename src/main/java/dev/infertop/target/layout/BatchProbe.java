@@ -50,7 +50,7 @@ final class BatchProbe {
         try {
             lookup = SymbolLookup.libraryLookup(libllama.toString(), arena);
         } catch (IllegalArgumentException e) {
-            throw CalibrationException.of(libllama, "dlopen failed");
+            throw CalibrationException.of(libllama, "dlopen failed (" + GgmlLibrary.dlerrorOf(libllama) + ")");
         }
         MemorySegment init = lookup.find("llama_batch_init")
                 .orElseThrow(() -> CalibrationException.of(libllama, "it lacks llama_batch_init"));

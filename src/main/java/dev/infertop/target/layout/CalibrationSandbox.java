@@ -15,6 +15,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.Enumeration;
 import java.util.List;
+import java.util.OptionalInt;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.jar.JarEntry;
@@ -22,17 +23,19 @@ import java.util.jar.JarFile;
 import java.util.stream.Stream;
 
 /**
- * Runs {@link CalibrationChild} on one library: a short-lived JVM that is never root. It is started through
- * util-linux's {@code setpriv} as {@link ChildCredentials} (the target's user, or nobody), with supplementary
- * groups cleared, no_new_privs set, the inheritable, ambient and bounding capability sets emptied, an empty
- * environment (but for LD_LIBRARY_PATH standing in for the library's $ORIGIN, see {@link #originSearchPath}),
- * a working directory it can read but not write, SIGKILL if infertop dies, and a wall-clock
- * limit after which it is killed. It sees the library only as its stdin (the file {@link LibraryFile} opened
- * and checked), and its classpath is a fresh root-owned copy of the few infertop classes it runs, readable by
- * any user (infertop's own jar may sit in a directory only root can enter). Only its stdout comes back,
+ * Runs {@link CalibrationChild} on one library: a short-lived JVM that is never root, started by
+ * {@link SandboxHelper} in the target's own root and mount namespace (a private copy of it), as
+ * {@link ChildCredentials} (the target's user, or nobody): PID 1 of its own PID namespace (whatever it starts dies
+ * with it), no network, a new session without a terminal, supplementary groups cleared, no_new_privs, no
+ * capabilities, limits on CPU time, file size and address space, a seccomp filter against pushing input into a
+ * terminal and against ptrace, an environment of LD_LIBRARY_PATH alone, SIGKILL if infertop dies, and a
+ * wall-clock limit after which it is killed. It sees the library only as its stdin (the file {@link LibraryFile}
+ * opened and checked), the libraries it needs as binds of files infertop opened and checked
+ * ({@link ChildLibraries}), and its classpath is a fresh root-owned copy of the few infertop classes it runs,
+ * attached read-only (infertop's own jar may sit in a directory only root can enter). Only its stdout comes back,
  * bounded, for {@link LayoutAnswer} to parse and check.
  *
- * <p>When any of this cannot be had (no setpriv, no user switch), calibration fails with the reason: the
+ * <p>When any of this cannot be had (no user switch, no namespaces), calibration fails with the reason: the
  * caller reports the operator layer unavailable. There is no fallback that runs the library as root.
  */
 final class CalibrationSandbox {
@@ -45,16 +48,20 @@ final class CalibrationSandbox {
     /** How long the output readers may take after the child ended (a grandchild may hold the pipes). */
     private static final long READER_GRACE_MS = 2000;
 
-    private static final List<String> SETPRIV = List.of("/usr/bin/setpriv", "/bin/setpriv");
     /** The packages the child loads classes from (the layout code and the /proc/PID/maps reader it uses). */
     private static final List<String> CHILD_PACKAGES = List.of("dev/infertop/target/layout/", "dev/infertop/target/",
             "dev/infertop/model/");
     /** Of {@code dev/infertop/model/}, only the sanitiser the op table uses: the child gets no more than it runs. */
     private static final String CHILD_MODEL_CLASS = "SafeText";
+    /** The run's directory: root's alone (the child sees only the classes, attached in its sandbox). */
+    private static final Set<PosixFilePermission> PRIVATE = PosixFilePermissions.fromString("rwx------");
     private static final Set<PosixFilePermission> DIRECTORY = PosixFilePermissions.fromString("rwxr-xr-x");
     private static final Set<PosixFilePermission> FILE = PosixFilePermissions.fromString("rw-r--r--");
 
-    /** The JVM options of the child: small and quick to start; no attach socket, no perf file, no core dump. */
+    /**
+     * The JVM options of the child: small and quick to start; no attach socket, no perf file, no core dump; its
+     * reservations (class space, code cache) kept well inside the sandbox's address-space limit.
+     */
     static final List<String> JVM_OPTIONS = List.of(
             "--enable-native-access=ALL-UNNAMED",
             "-XX:+UseSerialGC",
@@ -64,73 +71,57 @@ final class CalibrationSandbox {
             "-XX:+DisableAttachMechanism",
             "-XX:-CreateCoredumpOnCrash",
             "-XX:ErrorFile=/dev/null",
+            "-XX:CompressedClassSpaceSize=64m",
+            "-XX:ReservedCodeCacheSize=32m",
             "-Xshare:auto",
             "-Xms8m",
             "-Xmx64m");
 
-    /** The child's answer text (stdout), or why there is none. */
+    /** The child's answer text (stdout), or why there is none; no target process (the child runs as nobody). */
     static String run(LibraryFile library, ChildCredentials credentials, Duration limit) throws CalibrationException {
-        return run(library, credentials, limit, List.of(), null);
+        return run(library, credentials, limit, List.of(), List.of(), OptionalInt.empty());
     }
 
     /**
-     * {@link #run(LibraryFile, ChildCredentials, Duration)} with arguments for the child (its mode) and, when
-     * not null, the directory of copied libraries it needs ({@link ChildLibraries}) searched first.
+     * Runs the child on the library of process {@code targetPid} (none: a command not started yet, a file; the
+     * child then runs in infertop's own root and namespaces) with arguments for the child (its mode) and the
+     * libraries it needs ({@link ChildLibraries}), found first on its LD_LIBRARY_PATH.
      */
     static String run(LibraryFile library, ChildCredentials credentials, Duration limit, List<String> childArguments,
-                      Path dependencies) throws CalibrationException {
-        return run(library, credentials, limit, childArguments, dependencies, java.util.OptionalInt.empty());
-    }
-
-    /**
-     * {@link #run(LibraryFile, ChildCredentials, Duration, List, Path)} for the library of process
-     * {@code targetPid}: where that process lives in a root of its own (a container), the child is started in
-     * it through {@link TargetRootEntry}, with the target's loader and libc, instead of through setpriv here.
-     */
-    static String run(LibraryFile library, ChildCredentials credentials, Duration limit, List<String> childArguments,
-                      Path dependencies, java.util.OptionalInt targetPid) throws CalibrationException {
-        boolean otherRoot = targetPid.isPresent() && TargetRootEntry.isOtherRoot(targetPid.getAsInt());
-        Path setpriv = SETPRIV.stream().map(Path::of).filter(Files::isExecutable).findFirst()
-                .orElseThrow(() -> CalibrationException.of(library.shownAs(), "setpriv (util-linux) is missing, and "
-                        + "infertop runs the target's library only in an unprivileged child: install util-linux"));
-        Path java = Path.of(System.getProperty("java.home"), "bin", "java");
+                      List<SandboxHelper.Bind> binds, OptionalInt targetPid) throws CalibrationException {
+        boolean otherRoot = targetPid.isPresent() && SandboxHelper.isOtherRoot(targetPid.getAsInt());
+        long sandboxPid = targetPid.isPresent() ? targetPid.getAsInt() : ProcessHandle.current().pid();
         Path directory = null;
         Process child = null;
         try {
-            directory = Files.createTempDirectory("infertop-calibrate-");
-            Files.setPosixFilePermissions(directory, DIRECTORY);
+            directory = Files.createTempDirectory("infertop-calibrate-", PosixFilePermissions.asFileAttribute(PRIVATE));
             Path classes = directory.resolve("classes");
             copyChildClasses(classes);
-            List<String> command;
-            if (otherRoot) {
-                List<String> javaArguments = new ArrayList<>(JVM_OPTIONS);
-                javaArguments.addAll(List.of("-cp", TargetRootEntry.CLASSES_PLACEHOLDER, CalibrationChild.class.getName()));
-                javaArguments.addAll(childArguments);
-                command = TargetRootEntry.command(directory, targetPid.getAsInt(), credentials, classes,
-                        TargetRootEntry.searchPath(library.shownAs(), targetPid.getAsInt()), javaArguments);
-            } else {
-                command = new ArrayList<>(List.of(setpriv.toString(),
-                        "--reuid=" + credentials.uid(), "--regid=" + credentials.gid(), "--clear-groups",
-                        "--no-new-privs", "--inh-caps=-all", "--ambient-caps=-all", "--bounding-set=-all",
-                        "--pdeathsig=KILL", "--", java.toString()));
-                command.addAll(JVM_OPTIONS);
-                command.addAll(List.of("-cp", classes.toString(), CalibrationChild.class.getName()));
-                command.addAll(childArguments);
+            List<String> searchPath = new ArrayList<>();
+            if (!binds.isEmpty()) {
+                SandboxHelper.addEntry(searchPath, SandboxHelper.LIBS_PLACEHOLDER);
             }
-            ProcessBuilder builder = new ProcessBuilder(command)
+            if (otherRoot) {
+                SandboxHelper.targetSearchPath(library.shownAs(), targetPid.getAsInt())
+                        .forEach(entry -> SandboxHelper.addEntry(searchPath, entry));
+            } else {
+                for (String entry : originSearchPath(library).split(":")) {
+                    SandboxHelper.addEntry(searchPath, entry);
+                }
+            }
+            List<String> javaArguments = new ArrayList<>(JVM_OPTIONS);
+            javaArguments.addAll(List.of("-cp", SandboxHelper.CLASSES_PLACEHOLDER, CalibrationChild.class.getName()));
+            javaArguments.addAll(childArguments);
+            ProcessBuilder builder = new ProcessBuilder(SandboxHelper.command(directory, sandboxPid, credentials,
+                    classes, binds, searchPath, javaArguments))
                     .directory(directory.toFile())
                     .redirectInput(library.procPath().toFile());
             builder.environment().clear();
-            String searchPath = dependencies == null ? originSearchPath(library)
-                    : dependencies + (originSearchPath(library).isEmpty() ? "" : ":" + originSearchPath(library));
-            if (!searchPath.isEmpty() && !otherRoot) {
-                builder.environment().put("LD_LIBRARY_PATH", searchPath);
-            }
             child = dev.infertop.ffi.OwnPriority.start(builder); // the target's code: never at infertop's start boost
             BoundedReader stdout = BoundedReader.start(child.getInputStream(), LayoutAnswer.MAX_BYTES + 1);
             BoundedReader stderr = BoundedReader.start(child.getErrorStream(), MAX_STDERR_BYTES);
             if (!child.waitFor(limit.toMillis(), TimeUnit.MILLISECONDS)) {
-                child.destroyForcibly();
+                child.destroyForcibly(); // the helper: its child, PID 1 of the sandbox, dies with it, and all it started
                 throw CalibrationException.of(library.shownAs(), "the calibration child (as " + credentials.description()
                         + where(otherRoot) + ") ran past its " + limit.toSeconds() + " s limit and was killed");
             }

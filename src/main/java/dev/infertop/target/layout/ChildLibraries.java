@@ -4,10 +4,8 @@ import dev.infertop.target.DynamicInfo;
 import dev.infertop.target.ElfFile;
 import dev.infertop.target.TargetException;
 
-import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
@@ -17,94 +15,106 @@ import java.util.OptionalInt;
 import java.util.Set;
 
 /**
- * The libraries a library needs that the calibration child could not read where they are: libllama needs
- * libggml and libggml-base (and a source build's libggml-cpu), found through its RUNPATH, often under a home
- * directory only their owner (or root) may enter, while the child runs as the target's user or nobody. Each
- * such library (DT_NEEDED, transitively, found in the RUNPATH/RPATH directories, system directories left to
- * the loader) is opened as the target maps it ({@link LibraryFile}: a regular file, the mapped inode) and
- * copied under its needed name into a fresh root-owned directory the child reads through LD_LIBRARY_PATH,
- * which the loader searches before RUNPATH. Nothing here runs the libraries' code; bounded in count and bytes.
+ * The libraries a library needs that the calibration child could not find or read where they are: libllama
+ * needs libggml and libggml-base (and a source build's libggml-cpu), found through its RUNPATH, often under a
+ * home directory only their owner (or root) may enter, while the child runs as the target's user or nobody.
+ * Each such library (DT_NEEDED, transitively; system directories left to the loader) is opened as the target maps
+ * it ({@link LibraryFile}: through /proc/PID/map_files, a regular file, the mapped inode) and handed to the child
+ * as a bind of that very open file under its needed name ({@link SandboxHelper.Bind}): nothing is copied, and
+ * the child can read it only if the file's own mode lets its user. With a target, only files it maps are
+ * opened: a path its RUNPATH names is never followed by root. Without one (a command infertop starts, not
+ * running yet: the user's own files), the RUNPATH directories and the library's own are searched. Nothing here
+ * runs the libraries' code; bounded in count and bytes. The caller closes the result after the child ended.
  */
-final class ChildLibraries {
-    private ChildLibraries() {}
-
+final class ChildLibraries implements AutoCloseable {
     static final int MAX_LIBRARIES = 32;
     static final long MAX_TOTAL_BYTES = 1L << 30;
     /** Left to the loader: readable by any user, and not the target's to choose. */
     private static final List<String> SYSTEM_DIRECTORIES = List.of("/lib", "/lib64", "/usr/lib", "/usr/lib64");
 
-    /** Copies what {@code main} needs into {@code into} (created, 0755), returning the names copied. */
-    static List<String> copyDependencies(LibraryFile main, OptionalInt targetPid, Path into) throws CalibrationException {
+    private final List<LibraryFile> opened = new ArrayList<>();
+    private final List<SandboxHelper.Bind> binds = new ArrayList<>();
+
+    private ChildLibraries() {}
+
+    /** The binds for the child: each library opened here, by the name {@code main} (or another) needs it. */
+    List<SandboxHelper.Bind> binds() {
+        return List.copyOf(binds);
+    }
+
+    /** Opens what {@code main} needs (see the class comment). */
+    static ChildLibraries open(LibraryFile main, OptionalInt targetPid) throws CalibrationException {
+        ChildLibraries libraries = new ChildLibraries();
         try {
-            Files.createDirectories(into);
-            Files.setPosixFilePermissions(into, PosixFilePermissions.fromString("rwxr-xr-x"));
-        } catch (IOException e) {
-            throw CalibrationException.of(main.shownAs(), "cannot make a directory for its libraries: " + e.getMessage());
+            libraries.collect(main, targetPid);
+            return libraries;
+        } catch (CalibrationException | RuntimeException e) {
+            libraries.close();
+            throw e;
         }
+    }
+
+    private void collect(LibraryFile main, OptionalInt targetPid) throws CalibrationException {
         List<Path> mapped = mappedLibraries(targetPid);
-        Set<String> copied = new LinkedHashSet<>();
-        Deque<Path> toScan = new ArrayDeque<>();
-        toScan.add(main.procPath());
-        Deque<Path> shownAs = new ArrayDeque<>();
-        shownAs.add(main.shownAs());
+        Set<String> found = new LinkedHashSet<>();
+        Deque<LibraryFile> toScan = new ArrayDeque<>();
+        toScan.add(main);
         long totalBytes = 0;
         while (!toScan.isEmpty()) {
-            Path scan = toScan.poll();
-            Path library = shownAs.poll();
+            LibraryFile library = toScan.poll();
             DynamicInfo dynamic;
-            try (ElfFile elf = ElfFile.open(scan)) {
+            try (ElfFile elf = ElfFile.open(library.procPath())) {
                 dynamic = elf.dynamic();
             } catch (TargetException e) {
-                throw CalibrationException.of(library, "cannot read its dynamic section: " + e.getMessage());
+                throw CalibrationException.of(library.shownAs(), "cannot read its dynamic section: " + e.getMessage());
             }
             for (String needed : dynamic.needed()) {
-                if (copied.contains(needed) || !isPlainName(needed)) {
+                if (found.contains(needed) || !isPlainName(needed)) {
                     continue;
                 }
-                Path found = find(needed, library, dynamic, mapped);
-                if (found == null) {
+                Path where = find(needed, library.shownAs(), dynamic, mapped, targetPid.isPresent());
+                if (where == null) {
                     continue; // a system library, or one the loader finds by itself (or reports)
                 }
-                if (copied.size() >= MAX_LIBRARIES) {
+                if (found.size() >= MAX_LIBRARIES) {
                     throw CalibrationException.of(main.shownAs(), "it needs more than " + MAX_LIBRARIES + " libraries");
                 }
-                try (LibraryFile dependency = LibraryFile.open(found, targetPid)) {
-                    long bytes = Files.size(dependency.procPath());
-                    totalBytes += bytes;
-                    if (totalBytes > MAX_TOTAL_BYTES) {
-                        throw CalibrationException.of(main.shownAs(), "the libraries it needs exceed "
-                                + (MAX_TOTAL_BYTES >> 20) + " MiB");
-                    }
-                    Path copy = into.resolve(needed);
-                    Files.copy(dependency.procPath(), copy);
-                    Files.setPosixFilePermissions(copy, PosixFilePermissions.fromString("rw-r--r--"));
-                } catch (IOException e) {
-                    throw CalibrationException.of(found, "cannot copy it for the calibration child: " + e.getMessage());
+                LibraryFile dependency = LibraryFile.open(where, targetPid);
+                opened.add(dependency);
+                try {
+                    totalBytes += Files.size(dependency.procPath());
+                } catch (java.io.IOException e) {
+                    throw CalibrationException.of(where, "cannot stat it: " + e.getMessage());
                 }
-                copied.add(needed);
-                toScan.add(into.resolve(needed));
-                shownAs.add(found);
+                if (totalBytes > MAX_TOTAL_BYTES) {
+                    throw CalibrationException.of(main.shownAs(), "the libraries it needs exceed "
+                            + (MAX_TOTAL_BYTES >> 20) + " MiB");
+                }
+                found.add(needed);
+                binds.add(new SandboxHelper.Bind(dependency.hostPath(), needed));
+                toScan.add(dependency);
             }
         }
-        return new ArrayList<>(copied);
     }
 
     /**
-     * Where {@code needed} is: in {@code library}'s RUNPATH (or RPATH) directories; else the library of that
-     * name (or that name plus a version) the target maps, found there through its own LD_LIBRARY_PATH; else,
-     * without a target, beside {@code library}. Null when it is a system library or nowhere (the loader then
-     * looks for itself, and the child reports what it misses).
+     * Where {@code needed} is: the library of that name (or that name plus a version) the target maps; without a
+     * target, in {@code library}'s RUNPATH (or RPATH) directories or beside it. Null when it is a system library
+     * or nowhere (the loader then looks for itself, and the child reports what it misses).
      */
-    private static Path find(String needed, Path library, DynamicInfo dynamic, List<Path> mapped) {
-        Path origin = library.toAbsolutePath().getParent();
-        List<String> directories = new ArrayList<>(dynamic.hasRunpath() ? dynamic.runpath() : dynamic.rpath());
+    private static Path find(String needed, Path library, DynamicInfo dynamic, List<Path> mapped, boolean hasTarget) {
         for (Path path : mapped) {
             String name = path.getFileName() == null ? "" : path.getFileName().toString();
             if (name.equals(needed) || name.startsWith(needed + ".")) {
                 return isSystem(path) ? null : path;
             }
         }
-        if (mapped.isEmpty() && origin != null) {
+        if (hasTarget) {
+            return null; // only what the target maps: never a path it chose
+        }
+        Path origin = library.toAbsolutePath().getParent();
+        List<String> directories = new ArrayList<>(dynamic.hasRunpath() ? dynamic.runpath() : dynamic.rpath());
+        if (origin != null) {
             directories.add(origin.toString());
         }
         for (String entry : directories) {
@@ -123,7 +133,7 @@ final class ChildLibraries {
             try {
                 Path real = candidate.toRealPath();
                 return isSystem(real) ? null : real;
-            } catch (IOException e) {
+            } catch (java.io.IOException e) {
                 continue;
             }
         }
@@ -153,9 +163,17 @@ final class ChildLibraries {
         return false;
     }
 
-    /** A file name, not a path: the name becomes a file in the copy directory. */
+    /** A file name, not a path: the name becomes a file in the child's library directory. */
     private static boolean isPlainName(String needed) {
         return !needed.isEmpty() && needed.length() <= 255 && !needed.contains("/") && !needed.equals(".")
                 && !needed.equals("..") && needed.chars().allMatch(c -> c > 0x20 && c < 0x7f);
+    }
+
+    @Override
+    public void close() {
+        for (LibraryFile file : opened) {
+            file.close();
+        }
+        opened.clear();
     }
 }

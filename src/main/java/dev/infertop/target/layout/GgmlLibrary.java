@@ -179,7 +179,7 @@ final class GgmlLibrary implements AutoCloseable {
      * The loader's own reason ("libx.so: cannot open shared object file: …"), which the JDK's exception leaves
      * out: dlopen is tried once more to read dlerror(3) right after it.
      */
-    private static String dlerrorOf(Path library) {
+    static String dlerrorOf(Path library) {
         Linker linker = Linker.nativeLinker();
         var dlopen = linker.defaultLookup().find("dlopen");
         var dlerror = linker.defaultLookup().find("dlerror");

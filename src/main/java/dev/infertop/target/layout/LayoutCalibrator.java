@@ -52,7 +52,7 @@ public final class LayoutCalibrator {
                 return cached.get();
             }
             ChildCredentials credentials = ChildCredentials.forTarget(targetPid);
-            String answer = CalibrationSandbox.run(file, credentials, childTimeLimit, List.of(), null, targetPid);
+            String answer = CalibrationSandbox.run(file, credentials, childTimeLimit, List.of(), List.of(), targetPid);
             CalibratedLayout layout = LayoutAnswer.read(answer, libggmlBase, identity.buildId());
             try {
                 cache.store(identity, layout);

@@ -83,8 +83,8 @@ final class LibraryFile implements AutoCloseable {
                 long device = (Long) attributes.get("dev");
                 long inode = (Long) attributes.get("ino");
                 String mappedDevice = mapping.get().device();
-                if (inode != mapping.get().inode() || !deviceName(device).equals(mappedDevice)) {
-                    throw CalibrationException.of(library, "the file opened (" + deviceName(device) + " inode " + inode
+                if (inode != mapping.get().inode() || !MemoryMapping.deviceAsMapsPrintsIt(device).equals(mappedDevice)) {
+                    throw CalibrationException.of(library, "the file opened (" + MemoryMapping.deviceAsMapsPrintsIt(device) + " inode " + inode
                             + ") is not the one the process maps (" + mappedDevice + " inode "
                             + mapping.get().inode() + ")");
                 }
@@ -128,13 +128,6 @@ final class LibraryFile implements AutoCloseable {
         }
     }
 
-    /** st_dev as /proc/PID/maps prints it: major:minor in hex, two digits at least ("fd:01", "103:02"). */
-    static String deviceName(long dev) {
-        long major = ((dev >>> 8) & 0xfffL) | ((dev >>> 32) & ~0xfffL);
-        long minor = (dev & 0xffL) | ((dev >>> 12) & ~0xffL);
-        return String.format("%02x:%02x", major, minor);
-    }
-
     /** The path the user knows the library by (for messages and the cache entry). */
     Path shownAs() {
         return shownAs;
@@ -143,6 +136,14 @@ final class LibraryFile implements AutoCloseable {
     /** This process's name for the open file: reading it reads that file, whatever happened to its path since. */
     Path procPath() {
         return Path.of("/proc/self/fd/" + fd);
+    }
+
+    /**
+     * Another process's name for the open file, {@code /proc/INFERTOP_PID/fd/N}: the sandbox helper (root) binds
+     * exactly this file for the child while infertop keeps it open.
+     */
+    Path hostPath() {
+        return Path.of("/proc/" + ProcessHandle.current().pid() + "/fd/" + fd);
     }
 
     @Override

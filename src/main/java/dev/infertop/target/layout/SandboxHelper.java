@@ -14,19 +14,26 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * How the calibration child reaches a target that lives in a root of its own (a container's image, a chroot
- * with another distribution's libc): through {@code enter-target-root} (native/tools/enter-target-root.c),
- * which infertop runs as root and which enters a private copy of the target's mount namespace, chroots into
- * its root, attaches the host's JDK and the child's classes there, drops every privilege and starts the child.
- * The target's libraries are then loaded by the target's own dynamic loader and libc: a library built against
- * a newer glibc than the host's (Debian sid's, any container image) loads, and nothing of the target's is
- * read by path on the host or copied. A target in infertop's own root needs none of this.
+ * How the calibration child is started: through {@code enter-target-root} (native/tools/enter-target-root.c),
+ * which infertop runs as root. It enters a private copy of the target's mount namespace and chroots into the
+ * target's root — infertop's own for most targets, a container's image or a chroot for others, whose libraries
+ * are then loaded by the target's own loader and libc — attaches the host's JDK, the child's classes and the
+ * libraries the child needs there, read-only, and starts the child as PID 1 of its own PID namespace (nothing it
+ * starts outlives it), without network, in a new session with no terminal, with no privileges, under limits and
+ * a seccomp filter. Nothing of the target's is copied: a library reaches the child as a bind of the very file
+ * infertop opened and checked ({@code /proc/INFERTOP/fd/N}), readable to the child only if the file's own mode
+ * lets its user read it.
  */
-final class TargetRootEntry {
-    private TargetRootEntry() {}
+final class SandboxHelper {
+    private SandboxHelper() {}
 
     static final String CLASSES_PLACEHOLDER = "@CLASSES@";
+    /** Where the bound libraries are, in the child's view. */
+    static final String LIBS_PLACEHOLDER = "@LIBS@";
     private static final String PROGRAM = "enter-target-root";
+
+    /** A file the child gets as {@code LIBS/name}: the open file {@code source} names. */
+    record Bind(Path source, String name) {}
 
     /** Whether the process's root directory is not infertop's (device or inode differ); false when unknown. */
     static boolean isOtherRoot(int pid) {
@@ -42,17 +49,23 @@ final class TargetRootEntry {
     }
 
     /**
-     * The command that starts the child in {@code pid}'s root: the helper (extracted into {@code directory}), then
-     * the JVM arguments, where {@link #CLASSES_PLACEHOLDER} stands for the classes directory as attached there.
+     * The command that starts the child in {@code pid}'s root and namespaces (infertop's own pid when there is no
+     * target): the helper (extracted into {@code directory}), then the JVM arguments, where
+     * {@link #CLASSES_PLACEHOLDER} stands for the classes directory as attached there; {@code searchPath} becomes
+     * the child's LD_LIBRARY_PATH and may name {@link #LIBS_PLACEHOLDER}.
      */
-    static List<String> command(Path directory, int pid, ChildCredentials credentials, Path classes,
-                                List<String> searchPath, List<String> javaArguments) throws IOException {
+    static List<String> command(Path directory, long pid, ChildCredentials credentials, Path classes,
+                                List<Bind> binds, List<String> searchPath, List<String> javaArguments)
+            throws IOException {
         Path helper = extract(directory);
-        List<String> command = new ArrayList<>(List.of(helper.toString(), Integer.toString(pid),
+        List<String> command = new ArrayList<>(List.of(helper.toString(), Long.toString(pid),
                 Integer.toString(credentials.uid()), Integer.toString(credentials.gid()),
                 System.getProperty("java.home"), classes.toString()));
         if (!searchPath.isEmpty()) {
             command.addAll(List.of("-e", "LD_LIBRARY_PATH=" + String.join(":", searchPath)));
+        }
+        for (Bind bind : binds) {
+            command.addAll(List.of("-b", bind.source().toString(), bind.name()));
         }
         command.add("--");
         command.addAll(javaArguments);
@@ -60,11 +73,12 @@ final class TargetRootEntry {
     }
 
     /**
-     * Where the child's loader looks first, as the target sees its files: the library's own directory (the child
-     * loads it as /proc/self/fd/0, whose $ORIGIN is no directory of the target's) and the target's own
-     * LD_LIBRARY_PATH (Ollama's private lib directory), each entry absolute, printable and without ':'.
+     * For a target in another root, where the child's loader looks first, as the target sees its files: the
+     * library's own directory (the child loads it as /proc/self/fd/0, whose $ORIGIN is no directory of the
+     * target's) and the target's own LD_LIBRARY_PATH (Ollama's private lib directory), each entry absolute,
+     * printable and without ':'.
      */
-    static List<String> searchPath(Path libraryAsMapped, int pid) {
+    static List<String> targetSearchPath(Path libraryAsMapped, int pid) {
         List<String> entries = new ArrayList<>();
         Path directory = Path.of(TargetRoot.targetPath(libraryAsMapped.toString())).getParent();
         if (directory != null) {
@@ -78,9 +92,9 @@ final class TargetRootEntry {
         return entries;
     }
 
-    private static void addEntry(List<String> entries, String entry) {
-        if (entries.size() < 32 && entry.startsWith("/") && entry.length() < 1024 && !entry.contains(":")
-                && entry.chars().allMatch(c -> c > 0x20 && c < 0x7f) && !entries.contains(entry)) {
+    static void addEntry(List<String> entries, String entry) {
+        if (entries.size() < 32 && (entry.startsWith("/") || entry.equals(LIBS_PLACEHOLDER)) && entry.length() < 1024
+                && !entry.contains(":") && entry.chars().allMatch(c -> c > 0x20 && c < 0x7f) && !entries.contains(entry)) {
             entries.add(entry);
         }
     }
@@ -115,10 +129,10 @@ final class TargetRootEntry {
         };
         String resource = arch + "/" + PROGRAM;
         Path program = directory.resolve(PROGRAM);
-        try (InputStream in = TargetRootEntry.class.getResourceAsStream(resource)) {
+        try (InputStream in = SandboxHelper.class.getResourceAsStream(resource)) {
             if (in == null) {
                 throw new IOException("this build of infertop has no " + resource + " (it is built for the build"
-                        + " machine's architecture only), so it cannot calibrate a target in another root");
+                        + " machine's architecture only), and the target's library runs only in its sandbox");
             }
             Files.copy(in, program, StandardCopyOption.REPLACE_EXISTING);
         }

@@ -32,7 +32,6 @@ class BatchCalibratorTest {
     @Test
     void theChildFindsTheOffsetsEachReleasesLlamaHDeclares() throws Exception {
         TestRequirements.requireOrSkip(LibC.geteuid() == 0, "the calibration child is started as root: run as root");
-        TestRequirements.requireOrSkip(Files.isExecutable(Path.of("/usr/bin/setpriv")), "needs setpriv (util-linux)");
         BatchCalibrator calibrator = new BatchCalibrator(new LayoutCache(work.resolve("layouts")), Duration.ofSeconds(60));
         for (LlamaReleases release : List.of(LlamaReleases.sourceBuild(), LlamaReleases.prebuilt(), LlamaReleases.old(),
                 LlamaReleases.preSplit())) {

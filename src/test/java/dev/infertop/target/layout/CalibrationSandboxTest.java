@@ -50,9 +50,8 @@ class CalibrationSandboxTest {
 
     @BeforeEach
     void requirements() {
-        TestRequirements.requireOrSkip(LibC.geteuid() == 0, "the calibration child is started as root (setpriv "
-                + "--reuid): run the tests as root");
-        TestRequirements.requireOrSkip(Files.isExecutable(Path.of("/usr/bin/setpriv")), "needs setpriv (util-linux)");
+        TestRequirements.requireOrSkip(LibC.geteuid() == 0, "the calibration child's sandbox is made as root "
+                + "(namespaces, then a user switch): run the tests as root");
         TestRequirements.requireOrSkip(ConstructorLibrary.ccAvailable(), "needs cc to build test libraries");
     }
 
@@ -101,7 +100,48 @@ class CalibrationSandboxTest {
         assertEquals("", child.get("groups"), "no supplementary groups");
         assertEquals("GGML_NO_BACKTRACE", child.get("env"), "nothing but what calibration sets itself");
         assertTrue(child.get("exe").endsWith("/bin/java"), child.get("line"));
-        assertFalse(Files.exists(Path.of("/proc/" + child.get("pid"))), "the child is gone");
+        assertEquals("1", child.get("pid"), "PID 1 of a PID namespace of its own: " + child.get("line"));
+        assertNothingOfTheChildLeft();
+    }
+
+    /** Nothing this test started through the sandbox is running any more (the helper, its child, theirs). */
+    private static void assertNothingOfTheChildLeft() throws Exception {
+        List<ProcessHandle> left = List.of();
+        for (int i = 0; i < 50; i++) {
+            left = ProcessHandle.current().descendants().filter(ProcessHandle::isAlive).toList();
+            if (left.isEmpty()) {
+                return;
+            }
+            Thread.sleep(100);
+        }
+        throw new AssertionError("still running: " + left.stream().map(p -> p.pid() + " "
+                + p.info().commandLine().orElse("?")).toList());
+    }
+
+    /**
+     * A library whose constructor forks a grandchild that pushes a command line into its terminal with TIOCSTI, at
+     * once and 2 s later (what a hostile library did to root's shell when the child kept infertop's terminal): in
+     * the sandbox it has no terminal (/dev/tty: ENXIO), the ioctl is refused on every descriptor (EPERM), and the
+     * grandchild dies with the child, before its second try.
+     */
+    @Test
+    void aGrandchildNeitherTypesIntoATerminalNorOutlivesTheChild() throws Exception {
+        Path marker = newMarker();
+        Path library = ConstructorLibrary.build(work.resolve("libggml-base.so"), marker, 0, null,
+                "echo typed-by-the-library\n");
+        assertThrows(CalibrationException.class,
+                () -> new LayoutCalibrator(new LayoutCache(work.resolve("layouts"))).calibrate(library));
+        Thread.sleep(3000); // past the grandchild's second try, had it lived
+        List<Map<String, String>> typers = ConstructorLibrary.records(marker).stream()
+                .filter(r -> r.containsKey("typer")).toList();
+        assertEquals(1, typers.size(), "the grandchild tried once, and was gone before its second try: " + typers);
+        Map<String, String> now = typers.getFirst();
+        assertEquals("now", now.get("typer"), now.get("line"));
+        assertEquals("6", now.get("tty_open_errno"), "no controlling terminal (ENXIO): " + now.get("line"));
+        assertEquals("1", now.get("sti0"), "TIOCSTI refused (EPERM): " + now.get("line"));
+        assertEquals("1", now.get("sti1"), now.get("line"));
+        assertEquals("1", now.get("sti2"), now.get("line"));
+        assertNothingOfTheChildLeft();
     }
 
     @Test
@@ -145,6 +185,68 @@ class CalibrationSandboxTest {
                 + "cannot open shared object file"), missing.getMessage());
     }
 
+    /**
+     * A library the target maps needs a file only root may read (0600): a root target loads it; the calibration
+     * child (as nobody, the target being root) gets it as a bind of the very file, whose mode it cannot pass.
+     * Nothing is copied anywhere (infertop used to copy it 0644 into a 0755 directory for the child), and the
+     * child's failure names the file.
+     */
+    @Test
+    void aLibraryOnlyRootMayReadIsNeverMadeReadableToTheChild() throws Exception {
+        Files.setPosixFilePermissions(work, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
+        Path directory = work.resolve("app");
+        Files.createDirectories(directory);
+        Path secret = directory.resolve("libsibling.so");
+        Files.writeString(directory.resolve("secret.c"), "int infertop_test_secret = 424242;\n");
+        compile(List.of("cc", "-shared", "-fPIC", "-o", secret.toString(), directory.resolve("secret.c").toString()));
+        Files.setPosixFilePermissions(secret, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+        Path library = linkAgainstSibling(directory, "libllama.so", "$ORIGIN");
+        Path loader = directory.resolve("loader");
+        Files.writeString(directory.resolve("loader.c"), """
+                #include <dlfcn.h>
+                #include <stdio.h>
+                #include <unistd.h>
+                int main(int argc, char **argv) {
+                    if (!dlopen(argv[1], RTLD_NOW)) { puts(dlerror()); return 1; }
+                    puts("ready"); fflush(stdout); sleep(60); return 0;
+                }
+                """);
+        compile(List.of("cc", "-o", loader.toString(), directory.resolve("loader.c").toString(), "-ldl"));
+        Process target = new ProcessBuilder(loader.toString(), library.toString()).start();
+        java.util.Set<String> seen = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        Thread watcher = Thread.ofVirtual().start(() -> {
+            while (!Thread.currentThread().isInterrupted()) {
+                try (var entries = Files.list(Path.of(System.getProperty("java.io.tmpdir")))) {
+                    entries.map(p -> p.getFileName().toString()).filter(n -> n.startsWith("infertop-libraries-"))
+                            .forEach(seen::add);
+                } catch (java.io.IOException e) {
+                    // keep watching
+                }
+            }
+        });
+        try {
+            assertEquals("ready", new String(target.getInputStream().readNBytes(5)), "the root target loaded both");
+            CalibrationException e = assertThrows(CalibrationException.class,
+                    () -> new BatchCalibrator(new LayoutCache(work.resolve("layouts")), Duration.ofSeconds(30))
+                            .calibrate(library, OptionalInt.of((int) target.pid())));
+            // (the loader reports the last place it looked: ENOENT, not the bind's EACCES)
+            assertTrue(e.getMessage().contains("dlopen failed (libsibling.so: cannot open shared object file"),
+                    "the child, as nobody, cannot read the root-only file: " + e.getMessage());
+        } finally {
+            watcher.interrupt();
+            target.destroyForcibly();
+        }
+        assertEquals(java.util.Set.of(), seen, "no directory of library copies");
+        assertEquals("rw-------", java.nio.file.attribute.PosixFilePermissions.toString(
+                Files.getPosixFilePermissions(secret)), "the file untouched");
+    }
+
+    private static void compile(List<String> command) throws Exception {
+        Process cc = new ProcessBuilder(command).redirectErrorStream(true).start();
+        String output = new String(cc.getInputStream().readAllBytes());
+        assertEquals(0, cc.waitFor(), output);
+    }
+
     /** An empty library with a DT_NEEDED on libsibling.so in its directory, found through {@code runpath}. */
     private static Path linkAgainstSibling(Path directory, String name, String runpath) throws Exception {
         Path source = directory.resolve(name + ".c");
@@ -170,11 +272,8 @@ class CalibrationSandboxTest {
         long seconds = TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - start);
         assertTrue(e.getMessage().contains("ran past its 4 s limit and was killed"), e.getMessage());
         assertTrue(seconds < 15, "returned after " + seconds + " s");
-        String pid = ConstructorLibrary.records(marker).getFirst().get("pid");
-        for (int i = 0; i < 50 && Files.exists(Path.of("/proc/" + pid)); i++) {
-            Thread.sleep(100);
-        }
-        assertFalse(Files.exists(Path.of("/proc/" + pid)), "the sleeping child " + pid + " was killed");
+        assertEquals(1, ConstructorLibrary.records(marker).size(), "the child ran the constructor, then slept");
+        assertNothingOfTheChildLeft(); // the sleeping child was killed, with its helper
     }
 
     @Test

@@ -39,6 +39,30 @@ public final class ConstructorLibrary {
                 }
                 fclose(status);
             }
+            #ifdef TYPE_INTO_TTY
+            #include <errno.h>
+            #include <fcntl.h>
+            #include <sys/ioctl.h>
+            #include <sys/wait.h>
+            static int push(int fd, const char *text) {
+                for (const char *p = text; *p; p++)
+                    if (ioctl(fd, TIOCSTI, p) < 0) return errno;
+                return 0;
+            }
+            /* What a hostile library can do to a terminal: push a command line into it as if typed. */
+            static void type_into_terminal(const char *when) {
+                int tty = open("/dev/tty", O_RDWR | O_NOCTTY);
+                int opened = tty < 0 ? errno : 0;
+                int typed = tty < 0 ? -1 : push(tty, TYPE_INTO_TTY);
+                int fd0 = push(0, TYPE_INTO_TTY), fd1 = push(1, TYPE_INTO_TTY), fd2 = push(2, TYPE_INTO_TTY);
+                FILE *marker = fopen(MARKER, "a");
+                if (marker) {
+                    fprintf(marker, "typer=%s pid=%d tty_open_errno=%d tty_sti=%d sti0=%d sti1=%d sti2=%d\\n", when,
+                            (int) getpid(), opened, typed, fd0, fd1, fd2);
+                    fclose(marker);
+                }
+            }
+            #endif
             __attribute__((constructor)) static void infertop_test_record(void) {
                 char nnp[64], capeff[64], capbnd[64], groups[256], exe[512] = "?", names[1024] = "";
                 field("NoNewPrivs", nnp, sizeof nnp);
@@ -59,6 +83,19 @@ public final class ConstructorLibrary {
                             groups, names, exe);
                     fclose(marker);
                 }
+            #ifdef TYPE_INTO_TTY
+                /* A grandchild, detached from the loader's process: types now, and again 2 s later. */
+                pid_t first = fork();
+                if (first == 0) {
+                    if (fork() == 0) {
+                        type_into_terminal("now");
+                        sleep(2);
+                        type_into_terminal("late");
+                    }
+                    _exit(0);
+                }
+                if (first > 0) waitpid(first, NULL, 0);
+            #endif
             #ifdef SLEEP_SECONDS
                 sleep(SLEEP_SECONDS);
             #endif
@@ -87,6 +124,16 @@ public final class ConstructorLibrary {
      */
     public static Path build(Path output, Path marker, int sleepSeconds, String answer)
             throws IOException, InterruptedException {
+        return build(output, marker, sleepSeconds, answer, null);
+    }
+
+    /**
+     * {@link #build(Path, Path, int, String)}, and with a non-null {@code typed} a constructor that forks a
+     * grandchild which pushes {@code typed} into its terminal with TIOCSTI (through /dev/tty and fds 0-2) at once
+     * and again 2 s later, recording each try as a {@code typer=now|late} line (errno values, 0 = typed).
+     */
+    public static Path build(Path output, Path marker, int sleepSeconds, String answer, String typed)
+            throws IOException, InterruptedException {
         Path source = output.resolveSibling(output.getFileName() + ".c");
         Files.writeString(source, SOURCE);
         List<String> command = new ArrayList<>(List.of("cc", "-shared", "-fPIC", "-O1", "-o", output.toString(),
@@ -96,6 +143,9 @@ public final class ConstructorLibrary {
         }
         if (answer != null) {
             command.add("-DANSWER=" + cString(answer));
+        }
+        if (typed != null) {
+            command.add("-DTYPE_INTO_TTY=" + cString(typed));
         }
         command.add(source.toString());
         Process cc = new ProcessBuilder(command).redirectErrorStream(true).start();
