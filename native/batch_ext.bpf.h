@@ -282,7 +282,6 @@ int BPF_KRETPROBE(handle_process_exit, long ret)
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)pid_tgid;
 	struct process_start *start;
-	struct decode_event *e;
 
 	if (!is_target(pid_tgid))
 		return 0;
@@ -292,20 +291,8 @@ int BPF_KRETPROBE(handle_process_exit, long ret)
 	__u64 end_ns = bpf_ktime_get_ns();
 	if (start->type == 1)
 		send_ext_batch(start, pid_tgid, end_ns);
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-	if (!e) {
-		count_lost();
-		bpf_map_delete_elem(&process_start_by_tid, &tid);
-		return 0;
-	}
-	e->header.kind = start->type == 1 ? EVENT_DECODE : EVENT_ENCODE;
-	e->header.tid = tid;
-	e->header.start_ns = start->start_ns;
-	e->header.end_ns = end_ns;
-	e->ctx = start->ctx;
-	e->n_tokens = start->n_tokens;
-	e->ret = (__s32)ret;
+	send_call(start->type == 1 ? EVENT_DECODE : EVENT_ENCODE, tid, start->start_ns, end_ns, start->ctx,
+		  start->n_tokens, ret);
 	bpf_map_delete_elem(&process_start_by_tid, &tid);
-	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
 	return 0;
 }

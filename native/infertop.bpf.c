@@ -209,13 +209,32 @@ static __always_inline void send_batch(const struct decode_start *start, __u32 t
 		count_lost();
 }
 
+/* One llama_decode or llama_process call's record (EVENT_DECODE, or EVENT_ENCODE for an encoder pass). */
+static __always_inline void send_call(__u32 kind, __u32 tid, __u64 start_ns, __u64 end_ns, __u64 llama_ctx,
+				      __s32 n_tokens, long ret)
+{
+	struct decode_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+
+	if (!e) {
+		count_lost();
+		return;
+	}
+	e->header.kind = kind;
+	e->header.tid = tid;
+	e->header.start_ns = start_ns;
+	e->header.end_ns = end_ns;
+	e->ctx = llama_ctx;
+	e->n_tokens = n_tokens;
+	e->ret = (__s32)ret;
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+}
+
 SEC("uretprobe")
 int BPF_KRETPROBE(handle_decode_exit, long ret)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)pid_tgid;
 	struct decode_start *start;
-	struct decode_event *e;
 
 	if (!is_target(pid_tgid))
 		return 0;
@@ -224,21 +243,8 @@ int BPF_KRETPROBE(handle_decode_exit, long ret)
 		return 0; /* attached mid-call */
 	__u64 end_ns = bpf_ktime_get_ns();
 	send_batch(start, tid, end_ns);
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-	if (!e) {
-		count_lost();
-		bpf_map_delete_elem(&decode_start_by_tid, &tid);
-		return 0;
-	}
-	e->header.kind = EVENT_DECODE;
-	e->header.tid = tid;
-	e->header.start_ns = start->start_ns;
-	e->header.end_ns = end_ns;
-	e->ctx = start->ctx;
-	e->n_tokens = start->n_tokens;
-	e->ret = (__s32)ret;
+	send_call(EVENT_DECODE, tid, start->start_ns, end_ns, start->ctx, start->n_tokens, ret);
 	bpf_map_delete_elem(&decode_start_by_tid, &tid);
-	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
 	return 0;
 }
 

@@ -37,8 +37,7 @@ public final class EventDecoder implements RecordHandler {
         long startNs = data.get(LONG, offset + HEADER_START_NS);
         long endNs = data.get(LONG, offset + HEADER_END_NS);
         switch (kind) {
-            case EVENT_DECODE -> decode(data, offset, lengthBytes, tid, startNs, endNs);
-            case EVENT_ENCODE -> encode(data, offset, lengthBytes, tid, startNs, endNs);
+            case EVENT_DECODE, EVENT_ENCODE -> call(kind, data, offset, lengthBytes, tid, startNs, endNs);
             case EVENT_BATCH -> batch(data, offset, lengthBytes, tid, startNs, endNs);
             case EVENT_SEQ_RM -> sequenceRemove(data, offset, lengthBytes, tid, startNs, endNs);
             case EVENT_GRAPH -> graph(data, offset, lengthBytes, tid, startNs, endNs);
@@ -55,22 +54,20 @@ public final class EventDecoder implements RecordHandler {
         }
     }
 
-    private void decode(MemorySegment data, long offset, int lengthBytes, int tid, long startNs, long endNs) {
+    /** A llama_decode or llama_process call: decode_event's layout for both kinds. */
+    private void call(int kind, MemorySegment data, long offset, int lengthBytes, int tid, long startNs, long endNs) {
         if (lengthBytes < DECODE_SIZE) {
             malformedRecords++;
             return;
         }
-        listener.onDecode(tid, startNs, endNs, data.get(LONG, offset + DECODE_CTX),
-                data.get(INT, offset + DECODE_N_TOKENS), data.get(INT, offset + DECODE_RET));
-    }
-
-    private void encode(MemorySegment data, long offset, int lengthBytes, int tid, long startNs, long endNs) {
-        if (lengthBytes < DECODE_SIZE) {
-            malformedRecords++;
-            return;
+        long context = data.get(LONG, offset + DECODE_CTX);
+        int nTokens = data.get(INT, offset + DECODE_N_TOKENS);
+        int status = data.get(INT, offset + DECODE_RET);
+        if (kind == EVENT_ENCODE) {
+            listener.onEncode(tid, startNs, endNs, context, nTokens, status);
+        } else {
+            listener.onDecode(tid, startNs, endNs, context, nTokens, status);
         }
-        listener.onEncode(tid, startNs, endNs, data.get(LONG, offset + DECODE_CTX),
-                data.get(INT, offset + DECODE_N_TOKENS), data.get(INT, offset + DECODE_RET));
     }
 
     private void batch(MemorySegment data, long offset, int lengthBytes, int tid, long startNs, long endNs) {

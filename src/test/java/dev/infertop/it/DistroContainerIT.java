@@ -230,48 +230,14 @@ class DistroContainerIT {
             infertop.awaitStderr("probes attached", 120);
             Thread.sleep(1500);
             int requests = 3;
-            for (int i = 0; i < requests; i++) {
-                var client = java.net.http.HttpClient.newHttpClient();
-                String body = "{\"prompt\":\"" + "Once upon a time ".repeat(1 + i) + "\",\"n_predict\":24,"
-                        + "\"cache_prompt\":false,\"ignore_eos\":true,\"temperature\":0}";
-                var response = client.send(java.net.http.HttpRequest.newBuilder(
-                                java.net.URI.create("http://127.0.0.1:" + port + "/completion"))
-                        .timeout(java.time.Duration.ofSeconds(120)).header("Content-Type", "application/json")
-                        .POST(java.net.http.HttpRequest.BodyPublishers.ofString(body)).build(),
-                        java.net.http.HttpResponse.BodyHandlers.ofString());
-                assertEquals(200, response.statusCode(), response.body());
-            }
+            ServingIT.greedyCompletions(port, requests);
             Map<String, Double> metrics = ServingIT.metrics(port);
             Thread.sleep(2500);
             LlamaBenchIT.signal(infertop.process.pid(), "TERM");
             assertEquals(128 + 15, infertop.waitFor(30), infertop.stderrText());
             JsonNode total = infertop.finalObject();
-            JsonNode spec = total.path("speculative");
-            String context = "infertop: " + total + "\nserver: " + metrics + "\n(" + Containers.debianVersions() + ")";
-            long drafted = metrics.get("llamacpp:spec_decode_num_draft_tokens_total").longValue();
-            long kept = metrics.get("llamacpp:spec_decode_num_accepted_tokens_total").longValue();
-            System.out.printf("distro: speculative (target %s, draft %s): drafts %d / server %d, kept %d / server %d, "
-                            + "prompt %d / server %d, calls %d / server %d%n", target, draft,
-                    spec.path("draft_tokens").asLong(), drafted, spec.path("accepted_tokens").asLong(), kept,
-                    total.path("tokens_prefill").asLong(), metrics.get("llamacpp:prompt_tokens_total").longValue(),
-                    total.path("decode_calls").asLong(), metrics.get("llamacpp:n_decode_total").longValue());
-            assertEquals(0, total.path("lost_events").asLong(), context);
-            assertTrue(drafted > 0, "the server drafted nothing: " + context);
-            assertEquals(drafted, spec.path("draft_tokens").asLong(), "drafted tokens: " + context);
-            assertEquals(kept, spec.path("accepted_tokens").asLong(), "kept drafts: " + context);
-            assertTrue(spec.path("draft_calls").asLong() > 0, "the draft context's calls: " + context);
-            if (target.equals(draft)) {
-                assertEquals(drafted, kept, "a model drafting for itself, greedy: every draft kept: " + context);
-            } else {
-                assertTrue(kept < drafted, "another model's drafts: " + context);
-            }
-            assertEquals(metrics.get("llamacpp:prompt_tokens_total").longValue(), total.path("tokens_prefill").asLong(),
-                    "the target's prompt tokens only: " + context);
-            assertEquals(metrics.get("llamacpp:n_decode_total").longValue(), total.path("decode_calls").asLong(),
-                    "the target's calls only: " + context);
-            assertEquals(metrics.get("llamacpp:tokens_predicted_total").longValue(),
-                    total.path("requests").path("generated_tokens").asLong(), "generated tokens: " + context);
-            assertEquals(requests, total.path("requests").path("count").asLong(), context);
+            ServingIT.assertSpeculativeAsTheServerCounts("distro", total, metrics, target, draft, requests,
+                    "\n(" + Containers.debianVersions() + ")");
         }
     }
 

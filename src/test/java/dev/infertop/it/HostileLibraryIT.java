@@ -67,30 +67,9 @@ class HostileLibraryIT {
 
     @Test
     void aConstructorInTheTargetsLibraryNeverRunsAsRootInInfertop() throws Exception {
-        copy = Files.createTempDirectory("infertop-hostile-");
-        Files.setPosixFilePermissions(copy, PosixFilePermissions.fromString("rwxr-xr-x"));
-        Path bin = workload.sourceBuildTool("llama-bench").getParent();
-        copyBuild(bin, copy);
-        Path model = Files.copy(tinyModel, copy.resolve("tiny.gguf"));
-        Files.setPosixFilePermissions(model, PosixFilePermissions.fromString("rw-r--r--"));
-        Path marker = ConstructorLibrary.newMarker(copy.resolve("marker"));
+        Path marker = ConstructorLibrary.newMarker(copyWithHostileLibrary("libhostile.so").resolve("marker"));
         ConstructorLibrary.build(copy.resolve("libhostile.so"), marker, 0, null);
-        Path libggmlBase = copy.resolve("libggml-base.so").toRealPath();
-        // Two runs: patchelf 0.14 given both options at once writes a RUNPATH pointing at the new NEEDED string.
-        run("patchelf", "--set-rpath", "$ORIGIN", libggmlBase.toString());
-        run("patchelf", "--add-needed", "libhostile.so", libggmlBase.toString());
-        String dynamic = run("readelf", "-d", libggmlBase.toString());
-        assertTrue(dynamic.contains("Shared library: [libhostile.so]") && dynamic.contains("runpath: [$ORIGIN]"),
-                "DT_NEEDED and RUNPATH $ORIGIN added:\n" + dynamic);
-
-        ProcessBuilder bench = new ProcessBuilder("/usr/bin/setpriv", "--reuid=" + NOBODY, "--regid=" + NOBODY,
-                "--clear-groups", "--", copy.resolve("llama-bench").toString(), "-m", model.toString(), "-p", "0",
-                "-n", "0", "-pg", "32,32", "-r", "100000", "-t", "2")
-                .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(ProcessBuilder.Redirect.DISCARD);
-        // The build's RUNPATH points into root's home, which nobody cannot enter: the copy's own directory first.
-        bench.environment().put("LD_LIBRARY_PATH", copy.toString());
-        target = bench.start();
-        LlamaBenchIT.awaitMapped(target.pid(), 30, libggmlBase.getFileName().toString());
+        Path libggmlBase = startBenchAsNobody();
         List<Map<String, String>> targetOnly = ConstructorLibrary.records(marker);
         for (int i = 0; i < 100 && targetOnly.isEmpty(); i++) { // constructors run once every object is mapped
             Thread.sleep(50);
@@ -150,25 +129,10 @@ class HostileLibraryIT {
     @Test
     void aGrandchildOfTheCalibrationCannotTypeIntoRootsTerminal() throws Exception {
         TmuxPane.require();
-        copy = Files.createTempDirectory("infertop-hostile-");
-        Files.setPosixFilePermissions(copy, PosixFilePermissions.fromString("rwxr-xr-x"));
-        Path bin = workload.sourceBuildTool("llama-bench").getParent();
-        copyBuild(bin, copy);
-        Path model = Files.copy(tinyModel, copy.resolve("tiny.gguf"));
-        Files.setPosixFilePermissions(model, PosixFilePermissions.fromString("rw-r--r--"));
-        Path marker = ConstructorLibrary.newMarker(copy.resolve("marker"));
+        Path marker = ConstructorLibrary.newMarker(copyWithHostileLibrary("libtyper.so").resolve("marker"));
         Path typed = copy.resolve("typed-as-root");
         ConstructorLibrary.build(copy.resolve("libtyper.so"), marker, 0, null, "touch " + typed + "\n");
-        Path libggmlBase = copy.resolve("libggml-base.so").toRealPath();
-        run("patchelf", "--set-rpath", "$ORIGIN", libggmlBase.toString());
-        run("patchelf", "--add-needed", "libtyper.so", libggmlBase.toString());
-        ProcessBuilder bench = new ProcessBuilder("/usr/bin/setpriv", "--reuid=" + NOBODY, "--regid=" + NOBODY,
-                "--clear-groups", "--", copy.resolve("llama-bench").toString(), "-m", model.toString(), "-p", "0",
-                "-n", "0", "-pg", "32,32", "-r", "100000", "-t", "2")
-                .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(ProcessBuilder.Redirect.DISCARD);
-        bench.environment().put("LD_LIBRARY_PATH", copy.toString());
-        target = bench.start();
-        LlamaBenchIT.awaitMapped(target.pid(), 30, libggmlBase.getFileName().toString());
+        Path libggmlBase = startBenchAsNobody();
         Path cache = Files.createTempDirectory(copy, "cache-");
         String session = "hostile-typer-" + ProcessHandle.current().pid();
         try (TmuxPane pane = TmuxPane.startShell(session, 160, 40, copy, "INFERTOP_CACHE=" + cache + " "
@@ -204,6 +168,40 @@ class HostileLibraryIT {
             }
         }
         LeakCheck.assertNothingLeft();
+    }
+
+    /**
+     * A copy of the source build (in {@link #copy}) whose libggml-base needs {@code library} (to be built there by
+     * the caller), found through RUNPATH $ORIGIN; returns the copy's directory.
+     */
+    private Path copyWithHostileLibrary(String library) throws Exception {
+        copy = Files.createTempDirectory("infertop-hostile-");
+        Files.setPosixFilePermissions(copy, PosixFilePermissions.fromString("rwxr-xr-x"));
+        copyBuild(workload.sourceBuildTool("llama-bench").getParent(), copy);
+        Path model = Files.copy(tinyModel, copy.resolve("tiny.gguf"));
+        Files.setPosixFilePermissions(model, PosixFilePermissions.fromString("rw-r--r--"));
+        Path libggmlBase = copy.resolve("libggml-base.so").toRealPath();
+        // Two runs: patchelf 0.14 given both options at once writes a RUNPATH pointing at the new NEEDED string.
+        run("patchelf", "--set-rpath", "$ORIGIN", libggmlBase.toString());
+        run("patchelf", "--add-needed", library, libggmlBase.toString());
+        String dynamic = run("readelf", "-d", libggmlBase.toString());
+        assertTrue(dynamic.contains("Shared library: [" + library + "]") && dynamic.contains("runpath: [$ORIGIN]"),
+                "DT_NEEDED and RUNPATH $ORIGIN added:\n" + dynamic);
+        return copy;
+    }
+
+    /** The copy's llama-bench started as nobody (a long run), once its libggml-base is mapped; that library. */
+    private Path startBenchAsNobody() throws Exception {
+        Path libggmlBase = copy.resolve("libggml-base.so").toRealPath();
+        ProcessBuilder bench = new ProcessBuilder("/usr/bin/setpriv", "--reuid=" + NOBODY, "--regid=" + NOBODY,
+                "--clear-groups", "--", copy.resolve("llama-bench").toString(), "-m", copy.resolve("tiny.gguf").toString(),
+                "-p", "0", "-n", "0", "-pg", "32,32", "-r", "100000", "-t", "2")
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(ProcessBuilder.Redirect.DISCARD);
+        // The build's RUNPATH points into root's home, which nobody cannot enter: the copy's own directory first.
+        bench.environment().put("LD_LIBRARY_PATH", copy.toString());
+        target = bench.start();
+        LlamaBenchIT.awaitMapped(target.pid(), 30, libggmlBase.getFileName().toString());
+        return libggmlBase;
     }
 
     /** Until an interval shows CPU graphs read by the operator layer, or the operator layer unavailable. */

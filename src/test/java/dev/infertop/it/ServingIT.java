@@ -237,57 +237,58 @@ class ServingIT {
                 Long.toString(llamaServer.pid()))) {
             infertop.awaitStderr("probes attached", 60);
             Thread.sleep(1500);
-            HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
             int requests = 3;
-            for (int i = 0; i < requests; i++) {
-                String body = JSON.writeValueAsString(Map.of("prompt", "Once upon a time ".repeat(1 + i),
-                        "n_predict", 24, "cache_prompt", false, "ignore_eos", true, "temperature", 0));
-                HttpResponse<String> done = client.send(HttpRequest.newBuilder(
-                                URI.create("http://127.0.0.1:" + port + "/completion")).timeout(Duration.ofSeconds(120))
-                        .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body))
-                        .build(), HttpResponse.BodyHandlers.ofString());
-                assertEquals(200, done.statusCode(), done.body());
-            }
+            greedyCompletions(port, requests);
             Map<String, Double> metrics = metrics(port);
             Thread.sleep(2500);
             LlamaBenchIT.signal(infertop.process.pid(), "TERM");
             assertEquals(128 + 15, infertop.waitFor(30), infertop.stderrText());
             JsonNode total = infertop.finalObject();
-            JsonNode spec = total.path("speculative");
-            String context = "infertop: " + total + "\nserver: " + metrics;
-            long drafted = metrics.get("llamacpp:spec_decode_num_draft_tokens_total").longValue();
-            long kept = metrics.get("llamacpp:spec_decode_num_accepted_tokens_total").longValue();
-            System.out.printf("serving: speculative (target %s, draft %s): drafts %d / server %d, kept %d / server %d, "
-                    + "verifications %d, draft calls %d; prompt %d / server %d, calls %d / server %d%n", target, draft,
-                    spec.path("draft_tokens").asLong(), drafted, spec.path("accepted_tokens").asLong(), kept,
-                    spec.path("verify_steps").asLong(), spec.path("draft_calls").asLong(),
-                    total.path("tokens_prefill").asLong(), metrics.get("llamacpp:prompt_tokens_total").longValue(),
-                    total.path("decode_calls").asLong(), metrics.get("llamacpp:n_decode_total").longValue());
-            assertEquals(0, total.path("lost_events").asLong(), "records lost: the counts cannot agree: " + context);
             assertTrue(!infertop.stderrText().contains("llama.h's layout"),
                     "llama_batch's layout calibrated from the server's own libllama: " + infertop.stderrText());
-            assertTrue(drafted > 0, "the server drafted nothing: " + context);
-            assertEquals(drafted, spec.path("draft_tokens").asLong(), "drafted tokens: " + context);
-            assertEquals(kept, spec.path("accepted_tokens").asLong(), "kept drafts: " + context);
-            assertEquals(0, spec.path("unresolved_steps").asLong(), context);
-            assertTrue(spec.path("draft_calls").asLong() > 0, "the draft context's calls: " + context);
-            if (target.equals(draft)) {
-                assertEquals(drafted, kept, "a model drafting for itself, greedy: every draft kept: " + context);
-            } else {
-                assertTrue(kept < drafted, "another model's drafts: " + context);
-            }
-            assertEquals(metrics.get("llamacpp:prompt_tokens_total").longValue(), total.path("tokens_prefill").asLong(),
-                    "the target's prompt tokens only: " + context);
-            assertEquals(metrics.get("llamacpp:n_decode_total").longValue(), total.path("decode_calls").asLong(),
-                    "the target's llama_decode calls only: " + context);
-            assertEquals(metrics.get("llamacpp:tokens_predicted_total").longValue(),
-                    total.path("requests").path("generated_tokens").asLong(), "generated tokens: " + context);
-            assertEquals(metrics.get("llamacpp:tokens_predicted_total").longValue() - requests,
-                    total.path("tokens_decode").asLong(), "kept tokens decoded (the last sampled is not): " + context);
-            assertEquals(requests, total.path("requests").path("count").asLong(), context);
-            assertEquals(requests, total.path("requests").path("ttft_ms").path("count").asLong(),
-                    "one TTFT per request, none from the draft context: " + context);
+            assertSpeculativeAsTheServerCounts("serving", total, metrics, target, draft, requests, "");
         }
+    }
+
+    /**
+     * Speculative decoding's figures in infertop's final object against the server's counters: drafts and kept
+     * drafts, the target's prompt tokens, calls and generated tokens, one TTFT per request; every draft kept when
+     * the target drafts for itself, fewer with another draft model. {@code note} ends the messages.
+     */
+    static void assertSpeculativeAsTheServerCounts(String label, JsonNode total, Map<String, Double> metrics,
+                                                   String target, String draft, int requests, String note) {
+        JsonNode spec = total.path("speculative");
+        String context = "infertop: " + total + "\nserver: " + metrics + note;
+        long drafted = metrics.get("llamacpp:spec_decode_num_draft_tokens_total").longValue();
+        long kept = metrics.get("llamacpp:spec_decode_num_accepted_tokens_total").longValue();
+        System.out.printf("%s: speculative (target %s, draft %s): drafts %d / server %d, kept %d / server %d, "
+                + "verifications %d, draft calls %d; prompt %d / server %d, calls %d / server %d%n", label, target, draft,
+                spec.path("draft_tokens").asLong(), drafted, spec.path("accepted_tokens").asLong(), kept,
+                spec.path("verify_steps").asLong(), spec.path("draft_calls").asLong(),
+                total.path("tokens_prefill").asLong(), metrics.get("llamacpp:prompt_tokens_total").longValue(),
+                total.path("decode_calls").asLong(), metrics.get("llamacpp:n_decode_total").longValue());
+        assertEquals(0, total.path("lost_events").asLong(), "records lost: the counts cannot agree: " + context);
+        assertTrue(drafted > 0, "the server drafted nothing: " + context);
+        assertEquals(drafted, spec.path("draft_tokens").asLong(), "drafted tokens: " + context);
+        assertEquals(kept, spec.path("accepted_tokens").asLong(), "kept drafts: " + context);
+        assertEquals(0, spec.path("unresolved_steps").asLong(), context);
+        assertTrue(spec.path("draft_calls").asLong() > 0, "the draft context's calls: " + context);
+        if (target.equals(draft)) {
+            assertEquals(drafted, kept, "a model drafting for itself, greedy: every draft kept: " + context);
+        } else {
+            assertTrue(kept < drafted, "another model's drafts: " + context);
+        }
+        assertEquals(metrics.get("llamacpp:prompt_tokens_total").longValue(), total.path("tokens_prefill").asLong(),
+                "the target's prompt tokens only: " + context);
+        assertEquals(metrics.get("llamacpp:n_decode_total").longValue(), total.path("decode_calls").asLong(),
+                "the target's calls only: " + context);
+        assertEquals(metrics.get("llamacpp:tokens_predicted_total").longValue(),
+                total.path("requests").path("generated_tokens").asLong(), "generated tokens: " + context);
+        assertEquals(metrics.get("llamacpp:tokens_predicted_total").longValue() - requests,
+                total.path("tokens_decode").asLong(), "kept tokens decoded (the last sampled is not): " + context);
+        assertEquals(requests, total.path("requests").path("count").asLong(), context);
+        assertEquals(requests, total.path("requests").path("ttft_ms").path("count").asLong(),
+                "one TTFT per request, none from the draft context: " + context);
     }
 
     /** Starts llama-server (4 slots, metrics on) on a free loopback port; returns the port once it is ready. */
@@ -333,6 +334,20 @@ class ServingIT {
             timings.add(answer.path("timings"));
         }
         return timings;
+    }
+
+    /** {@code requests} greedy completions one after another, prompts of growing length, 24 tokens each. */
+    static void greedyCompletions(int port, int requests) throws Exception {
+        HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+        for (int i = 0; i < requests; i++) {
+            String body = JSON.writeValueAsString(Map.of("prompt", "Once upon a time ".repeat(1 + i),
+                    "n_predict", 24, "cache_prompt", false, "ignore_eos", true, "temperature", 0));
+            HttpResponse<String> done = client.send(HttpRequest.newBuilder(
+                            URI.create("http://127.0.0.1:" + port + "/completion")).timeout(Duration.ofSeconds(120))
+                    .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body))
+                    .build(), HttpResponse.BodyHandlers.ofString());
+            assertEquals(200, done.statusCode(), done.body());
+        }
     }
 
     /** The server's own counters (llamacpp:NAME value lines of /metrics). */
