@@ -65,6 +65,16 @@ final class Containers {
      * millisecond, so a caller can stop it before its first llama_process call.
      */
     static long awaitTool(Process runner, String comm, long timeoutSeconds, String... mapped) throws Exception {
+        return awaitTool(runner, comm, timeoutSeconds, List.of(mapped), List.of());
+    }
+
+    /**
+     * {@link #awaitTool(Process, String, long, String...)}, once it also maps (any way) a file containing each of
+     * {@code files}: the model file, mapped after ggml has loaded every CPU variant to score it and kept the best
+     * (the first variant mapped is often one about to be unloaded).
+     */
+    static long awaitTool(Process runner, String comm, long timeoutSeconds, List<String> mapped, List<String> files)
+            throws Exception {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(timeoutSeconds);
         while (System.nanoTime() < deadline) {
             Optional<ProcessHandle> tool = runner.toHandle().descendants()
@@ -73,10 +83,12 @@ final class Containers {
                 try {
                     // Executable mappings only: a library being dlopen'ed shows its first, read-only segment a
                     // moment before its code (infertop probes only what is mapped executable).
-                    List<String> code = Files.readAllLines(Path.of("/proc/" + tool.get().pid() + "/maps")).stream()
+                    List<String> lines = Files.readAllLines(Path.of("/proc/" + tool.get().pid() + "/maps"));
+                    List<String> code = lines.stream()
                             .filter(line -> line.split("\\s+").length > 1 && line.split("\\s+")[1].contains("x"))
                             .toList();
-                    if (java.util.Arrays.stream(mapped).allMatch(m -> code.stream().anyMatch(l -> l.contains(m)))) {
+                    if (mapped.stream().allMatch(m -> code.stream().anyMatch(l -> l.contains(m)))
+                            && files.stream().allMatch(f -> lines.stream().anyMatch(l -> l.contains(f)))) {
                         return tool.get().pid();
                     }
                 } catch (IOException e) {
@@ -86,10 +98,54 @@ final class Containers {
             if (!runner.isAlive()) {
                 throw new AssertionError("the container exited (" + runner.exitValue() + ") before " + comm + " ran");
             }
-            Thread.sleep(1);
+            Thread.onSpinWait(); // no sleep: a loaded machine's timer slack would let the tool run past its start
         }
         throw new AssertionError("no " + comm + " in the container within " + timeoutSeconds + " s");
     }
+
+    private static String cpuVariant;
+
+    /**
+     * The CPU variant ggml loads from the root's backends directory on this machine ("libggml-cpu-haswell.so"):
+     * ggml maps every variant to score it and keeps the best, so a tool is stopped once that one is mapped (the
+     * first variant mapped is often one about to be unloaded). Read from the tool's own start-up line.
+     */
+    static synchronized String cpuVariant(Path root, Path models) throws Exception {
+        if (cpuVariant == null) {
+            List<String> argv = List.of("bash", RUNNER.toString(), "--models", models.toString(), root.toString(), "--",
+                    "/usr/bin/llama-bench", "--help");
+            Process help = new ProcessBuilder(argv).redirectErrorStream(true).start();
+            String output = new String(help.getInputStream().readAllBytes());
+            help.waitFor(60, TimeUnit.SECONDS);
+            java.util.regex.Matcher loaded = java.util.regex.Pattern
+                    .compile("loaded CPU backend from \\S*/(libggml-cpu-[^/\\s]+\\.so)").matcher(output);
+            if (!loaded.find()) {
+                throw new AssertionError("llama-bench --help in the container named no CPU backend:\n" + output);
+            }
+            cpuVariant = loaded.group(1);
+        }
+        return cpuVariant;
+    }
+
+    private static final java.lang.invoke.MethodHandle KILL = java.lang.foreign.Linker.nativeLinker().downcallHandle(
+            java.lang.foreign.Linker.nativeLinker().defaultLookup().find("kill").orElseThrow(),
+            java.lang.foreign.FunctionDescriptor.of(java.lang.foreign.ValueLayout.JAVA_INT,
+                    java.lang.foreign.ValueLayout.JAVA_INT, java.lang.foreign.ValueLayout.JAVA_INT));
+
+    /** kill(2) at once (a `kill` command takes tens of milliseconds to start on a loaded machine). */
+    static void signal(long pid, int signal) {
+        try {
+            int rc = (int) KILL.invokeExact((int) pid, signal);
+            if (rc != 0) {
+                throw new AssertionError("kill(" + pid + ", " + signal + ") failed");
+            }
+        } catch (Throwable t) {
+            throw new AssertionError("kill(" + pid + ", " + signal + "): " + t, t);
+        }
+    }
+
+    static final int SIGSTOP = 19;
+    static final int SIGCONT = 18;
 
     static String comm(long pid) {
         try {

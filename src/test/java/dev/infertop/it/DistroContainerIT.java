@@ -42,13 +42,16 @@ class DistroContainerIT {
 
     private static Path root;
     private static Path models;
+    /** The CPU variant ggml keeps here: a tool is stopped once it is mapped, before its first call. */
+    private static String cpuVariant;
     private final List<Process> containers = new ArrayList<>();
 
     @BeforeAll
-    static void requirements() {
+    static void requirements() throws Exception {
         Requirements.canTrace();
         root = Containers.debianRoot();
         models = Models.preset("tiny").getParent();
+        cpuVariant = Containers.cpuVariant(root, models);
     }
 
     @AfterEach
@@ -72,14 +75,15 @@ class DistroContainerIT {
 
     /** Attaches to the container's llama-bench before its first call (stopped meanwhile); its final object. */
     private static JsonNode traceBench(Process container, String... extraArguments) throws Exception {
-        long pid = Containers.awaitTool(container, "llama-bench", 60, "/libllama.so", "/libggml-cpu-");
-        LlamaBenchIT.signal(pid, "STOP");
+        long pid = Containers.awaitTool(container, "llama-bench", 60, "/libllama.so",
+                "/" + cpuVariant);
+        Containers.signal(pid, Containers.SIGSTOP);
         List<String> args = new ArrayList<>(List.of("--json", "-d", "0.5"));
         args.addAll(List.of(extraArguments));
         args.addAll(List.of("-p", Long.toString(pid)));
         try (InfertopProcess infertop = InfertopProcess.start(args.toArray(String[]::new))) {
             infertop.awaitStderr("probes attached", 120);
-            LlamaBenchIT.signal(pid, "CONT");
+            Containers.signal(pid, Containers.SIGCONT);
             assertTrue(container.waitFor(240, TimeUnit.SECONDS), "llama-bench finished in its container");
             assertEquals(0, container.exitValue(), "llama-bench's exit status");
             assertEquals(0, infertop.waitFor(60), infertop.stderrText());
@@ -152,7 +156,7 @@ class DistroContainerIT {
     void twoContainersFromOneRootCountOnlyTheChosenOne() throws Exception {
         Process other = container(List.of(), "/usr/bin/llama-bench", "-m",
                 "/models/" + Models.preset("tiny").getFileName(), "-p", "0", "-n", "32", "-r", "1000", "-t", "1");
-        Containers.awaitTool(other, "llama-bench", 60, "/libllama.so", "/libggml-cpu-");
+        Containers.awaitTool(other, "llama-bench", 60, "/libllama.so", "/" + cpuVariant);
         JsonNode total = traceBench(bench());
         assertBenchCounts(total);
         assertTrue(other.isAlive(), "the other container kept running beside");
