@@ -161,7 +161,8 @@ final class TracedSession {
         boolean stoppedByUs = process.isAlive(); // -n reached, q: close() stops it, not the command's status
         resources.close();
         if (options.dagFile() != null) {
-            control.notice("infertop: " + DagExport.write(resources.dag, options.dagFile()));
+            control.notice("infertop: " + DagExport.write(resources.dag, options.dagFile(),
+                    options.snapshot().access()));
         }
         if (!taker.finish(SNAPSHOT_GRACE_MS)) {
             taker.abandon(); // the snapshots still being written get a grace, then are given up
