@@ -212,7 +212,9 @@ final class TickPolicy implements Collector.Session {
                         + "; " + probes.attachedProbeCount() + " probes attached");
             }
             OperatorRule rule = control.options.operatorRule();
-            if (rule != null && previous != null && ++ruleDwell >= OperatorRule.MIN_DWELL_INTERVALS) {
+            OverheadBudget watching = budget;
+            if (rule != null && previous != null && ++ruleDwell >= OperatorRule.MIN_DWELL_INTERVALS
+                    && (watching == null || !watching.failed())) { // a failed budget keeps the layer off
                 boolean holds = rule.holds(previous);
                 if (holds != probes.isEnabled(Layer.OPERATOR)) {
                     ruleDwell = 0;
