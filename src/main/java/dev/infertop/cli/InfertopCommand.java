@@ -77,7 +77,8 @@ import java.util.concurrent.Callable;
                 "read them with infertop report DIR or infertop replay DIR. Only their owner",
                 "(root) may read them and the DAG files unless --snapshot-mode shared.",
                 "Exit status: 0 ok; with -- COMMAND, the command's own status when it fails;",
-                "1 error; 2 usage error. See infertop(1) for the JSON fields."})
+                "1 error; 2 usage error; 70 internal error (out of memory too: probes are",
+                "detached first). See infertop(1) for the JSON fields."})
 public final class InfertopCommand implements Callable<Integer> {
 
     @Option(names = {"-p", "--pid"}, paramLabel = "PID", description = "Attach to this running process.")

@@ -99,6 +99,9 @@ public final class SnapshotDirectoryWriter {
         } catch (IOException | RuntimeException e) {
             deleteTree(temp);
             throw new SnapshotWriteException("cannot write snapshot " + absolute + ": " + describe(e), e);
+        } catch (Error e) {
+            deleteTree(temp); // infertop ends (see session.FatalErrors): no half directory stays behind
+            throw e;
         }
     }
 
@@ -193,6 +196,9 @@ public final class SnapshotDirectoryWriter {
             task.cancel(true);
             return "rendering took over " + (timeoutMs % 1000 == 0 ? timeoutMs / 1000 + " s" : timeoutMs + " ms");
         } catch (java.util.concurrent.ExecutionException e) {
+            if (e.getCause() instanceof Error error) {
+                throw error; // out of memory, say: infertop ends (session.FatalErrors), not only the picture
+            }
             return "rendering failed: " + describe(e.getCause());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

@@ -122,8 +122,12 @@ final class TickPolicy implements Collector.Session {
 
     private final NativeHeapTrim trim = new NativeHeapTrim(System.nanoTime());
 
+    /** Nothing, unless a test set INFERTOP_TEST_INJECT. */
+    private final InjectedFault injected = InjectedFault.fromEnvironment();
+
     @Override
     public void onTick(Snapshot previous) {
+        injected.onTick();
         applyLayerSwitches(previous);
         noteLostRecords(previous);
         trim.onTick(System.nanoTime());

@@ -83,6 +83,9 @@ final class TracedSession {
             throw new UserError(e.getMessage());
         } catch (IOException e) {
             throw new UserError(e.getMessage());
+        } catch (Error e) {
+            FatalErrors.releaseReserve(); // room for the clean-up below where the heap ran out
+            throw e;
         } finally {
             resources.close();
             control.currentPolicy = null;
