@@ -74,9 +74,11 @@ import java.util.concurrent.Callable;
                 "SIGUSR2 switches the operator layer off and on, live.",
                 "Snapshots (s, SIGUSR1, --snapshot-every, --snapshot-on-exit) are directories:",
                 "summary.json, latency.hlog, trace.json (Perfetto), report.html;",
-                "read them with infertop report DIR or infertop replay DIR.",
+                "read them with infertop report DIR or infertop replay DIR. Only their owner",
+                "(root) may read them and the DAG files unless --snapshot-mode shared.",
                 "Exit status: 0 ok; with -- COMMAND, the command's own status when it fails;",
-                "1 error; 2 usage error. See infertop(1) for the JSON fields."})
+                "1 error; 2 usage error; 70 internal error (out of memory too: probes are",
+                "detached first). See infertop(1) for the JSON fields."})
 public final class InfertopCommand implements Callable<Integer> {
 
     @Option(names = {"-p", "--pid"}, paramLabel = "PID", description = "Attach to this running process.")
@@ -180,6 +182,12 @@ public final class InfertopCommand implements Callable<Integer> {
             description = "How far back a snapshot's timeline (trace.json) reaches; 0 keeps none (default: ${DEFAULT-VALUE}).")
     double flightSeconds;
 
+    @Option(names = "--snapshot-mode", paramLabel = "MODE", defaultValue = "private",
+            description = "Who may read snapshot directories and DAG files (d, --dag), which hold the model path, "
+                    + "prompt lengths and process names: private (directories 0700, files 0600, whatever the umask) "
+                    + "or shared (0755, 0644) (default: ${DEFAULT-VALUE}).")
+    String snapshotMode;
+
     @Option(names = "--dag", paramLabel = "FILE",
             description = "At exit, write the operator DAG of the last decode graph (critical path in red) to FILE: "
                     + "Graphviz DOT for .dot, SVG for .svg (drawn by infertop: repeated blocks folded). Needs the operator layer.")
@@ -214,7 +222,15 @@ public final class InfertopCommand implements Callable<Integer> {
                 delaySeconds, iterations, parsed, btf, ringKib, environment, targetLog, operatorEvery,
                 budgetPercent, operatorWhen == null ? null : OperatorRule.parse(operatorWhen), operatorThreads, follow, counters,
                 new dev.infertop.snapshot.SnapshotOptions(snapshotDir, snapshotEverySeconds, snapshotOnExit,
-                        flightSeconds), dagFile, ListenOption.parse(listen), user, anyUser);
+                        flightSeconds, snapshotAccess()), dagFile, ListenOption.parse(listen), user, anyUser);
+    }
+
+    private dev.infertop.io.FileAccess snapshotAccess() {
+        try {
+            return dev.infertop.io.FileAccess.parse(snapshotMode);
+        } catch (IllegalArgumentException e) {
+            throw new UserError("--snapshot-mode: " + e.getMessage(), 2);
+        }
     }
 
     /** Both stdin and stdout are a terminal: the live view can draw and read keys. */

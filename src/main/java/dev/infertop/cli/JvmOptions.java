@@ -42,6 +42,10 @@ public final class JvmOptions {
             // its launch: peak RSS 100.4 MiB instead of 103.0-103.4, for 19 minor collections in 12 s instead of 11
             // (their pauses 108-169 ms in all against 146-164).
             "-Xmn6m",
+            // (Not -XX:+ExitOnOutOfMemoryError: the JVM would exit without its shutdown hooks, leaving a launched
+            // command running and the live view's terminal raw. An OutOfMemoryError, like any Error, ends infertop
+            // through its own exit path instead: probes detached, terminal restored, one line, status 70;
+            // session.FatalErrors.)
             // The JVM's own warnings (an AOT cache refused, say) on stderr, never on stdout where JSON goes.
             // (-Xshare:auto, the default, is not spelled out: the JVM refuses it beside -XX:AOTCache.)
             "-Xlog:disable",

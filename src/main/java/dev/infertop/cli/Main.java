@@ -2,6 +2,7 @@ package dev.infertop.cli;
 
 import dev.infertop.ffi.NativeLibraryMissing;
 import dev.infertop.ffi.OwnPriority;
+import dev.infertop.session.FatalErrors;
 import dev.infertop.session.UserError;
 import picocli.CommandLine;
 
@@ -15,8 +16,8 @@ import java.util.stream.Collectors;
 public final class Main {
     private Main() {}
 
-    /** Exit code for an unexpected failure (sysexits EX_SOFTWARE). */
-    static final int EXIT_INTERNAL = 70;
+    /** Exit code for an unexpected failure (sysexits EX_SOFTWARE), an Error included. */
+    static final int EXIT_INTERNAL = FatalErrors.EXIT_STATUS;
 
     /** Exit code for a system library or symbol infertop needs that is missing (sysexits EX_UNAVAILABLE). */
     static final int EXIT_UNAVAILABLE = 69;
@@ -28,10 +29,30 @@ public final class Main {
         // Names the target chose reach stdout and stderr in messages and outputs: the last guard before the
         // terminal (the live view draws through its own stream and guards its cells).
         ControlCharacterFilter.install();
-        System.exit(run(args));
+        // An Error, or a failure that ends one of infertop's other threads: one line, the run's exit path, 70.
+        FatalErrors.install(System.err);
+        int status = run(args);
+        System.exit(FatalErrors.happened() ? FatalErrors.EXIT_STATUS : status);
     }
 
+    /**
+     * Runs the command line; its exit status. An Error (picocli passes only Exceptions to its handler) ends as
+     * one line too, once the session's finally blocks have detached the probes and restored the terminal.
+     */
     public static int run(String... args) {
+        try {
+            return execute(args);
+        } catch (Error e) {
+            Optional<NativeLibraryMissing> missing = missingLibraryIn(e); // an ExceptionInInitializerError
+            if (missing.isPresent()) {
+                System.err.println("infertop: " + missing.get().getMessage());
+                return EXIT_UNAVAILABLE;
+            }
+            return FatalErrors.report(e);
+        }
+    }
+
+    private static int execute(String... args) {
         CommandLine commandLine = commandLine(args);
         commandLine.setParameterExceptionHandler((exception, arguments) -> {
             PrintWriter err = exception.getCommandLine().getErr();

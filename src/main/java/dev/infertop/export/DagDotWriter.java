@@ -1,5 +1,6 @@
 package dev.infertop.export;
 
+import dev.infertop.io.FileAccess;
 import dev.infertop.io.OutputFiles;
 import dev.infertop.model.GraphNode;
 import dev.infertop.model.SafeText;
@@ -28,13 +29,21 @@ public final class DagDotWriter {
      *                     extension is neither
      */
     public static void write(OperatorDag dag, Path file) throws IOException {
+        write(dag, file, FileAccess.PRIVATE);
+    }
+
+    /**
+     * As {@link #write(OperatorDag, Path)}, the file's mode {@code access}'s exactly: the graph names the
+     * target's tensors and times its ops.
+     */
+    public static void write(OperatorDag dag, Path file, FileAccess access) throws IOException {
         String text = switch (format(file)) {
             case "dot" -> toDot(dag);
             case "svg" -> DagSvgWriter.svg(dag);
             default -> throw new IOException(file + ": write a .dot or a .svg file");
         };
         // A predictable name in the working directory, written as root: never through a link planted there.
-        OutputFiles.replace(file, out -> out.write(text.getBytes(StandardCharsets.UTF_8)));
+        OutputFiles.replace(file, access, out -> out.write(text.getBytes(StandardCharsets.UTF_8)));
     }
 
     /** "dot", "svg", or "" for a name with neither extension. */

@@ -1,5 +1,7 @@
 package dev.infertop.export;
 
+import dev.infertop.io.FileAccess;
+import dev.infertop.io.OutputFiles;
 import dev.infertop.view.SafeJson;
 
 import java.io.IOException;
@@ -23,7 +25,9 @@ import java.util.stream.Stream;
  * half directory under the target's name; the temporary one is deleted on failure). The files:
  * summary.json, latency.hlog, trace.json, report.html and, when the operator layer traced a decode graph,
  * operator-dag.dot (required) and operator-dag.svg (optional: left out with a note in summary.json when its
- * rendering fails or runs too long).
+ * rendering fails or runs too long). The directory and its files get {@link FileAccess}'s modes exactly, and
+ * only once complete (the temporary directory is 0700 while written): private by default, since they hold the
+ * model path, prompt lengths and the names of the target's and other processes' threads.
  */
 public final class SnapshotDirectoryWriter {
     public static final String SUMMARY = "summary.json";
@@ -71,28 +75,68 @@ public final class SnapshotDirectoryWriter {
      * directory written.
      */
     public static Path write(Path target, SnapshotContent content) throws SnapshotWriteException {
-        return writeDirectory(target, content).directory();
+        return writeDirectory(target, content, FileAccess.PRIVATE).directory();
     }
 
     /** A snapshot directory as written, with the optional files left out of it. */
     public record Written(Path directory, List<LeftOut> leftOut) {}
 
-    /** As {@link #write}, also saying which optional files were left out (and why). */
-    public static Written writeDirectory(Path target, SnapshotContent content) throws SnapshotWriteException {
+    /**
+     * As {@link #write}, also saying which optional files were left out (and why); the directory, its files and
+     * the directories made for it (a pattern's missing parents) get {@code access}'s modes.
+     */
+    public static Written writeDirectory(Path target, SnapshotContent content, FileAccess access)
+            throws SnapshotWriteException {
         Path absolute = target.toAbsolutePath().normalize();
         Path parent = absolute.getParent();
         Path temp = null;
         try {
-            Files.createDirectories(parent);
-            temp = Files.createTempDirectory(parent, "." + absolute.getFileName() + ".tmp-");
-            // A temporary directory is private (0700); the snapshot is an ordinary directory like the files in it.
-            Files.setPosixFilePermissions(temp, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
+            createParents(parent, access);
+            temp = Files.createTempDirectory(parent, "." + absolute.getFileName() + ".tmp-"); // 0700
             List<LeftOut> leftOut = writeFiles(temp, content);
+            setModes(temp, access);
             return new Written(moveIntoPlace(temp, absolute), leftOut);
         } catch (IOException | RuntimeException e) {
             deleteTree(temp);
             throw new SnapshotWriteException("cannot write snapshot " + absolute + ": " + describe(e), e);
+        } catch (Error e) {
+            deleteTree(temp); // infertop ends (see session.FatalErrors): no half directory stays behind
+            throw e;
         }
+    }
+
+    /**
+     * Creates the missing directories down to {@code directory}, each with {@code access}'s directory mode
+     * (one made for a %p in the middle of a pattern holds snapshots too); those that exist are left as they are.
+     */
+    static void createParents(Path directory, FileAccess access) throws IOException {
+        if (Files.isDirectory(directory)) {
+            return;
+        }
+        Path above = directory.getParent();
+        if (above != null) {
+            createParents(above, access);
+        }
+        try {
+            Files.createDirectory(directory, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
+                    FileAccess.PRIVATE.directoryPermissions()));
+        } catch (java.nio.file.FileAlreadyExistsException raced) {
+            if (!Files.isDirectory(directory, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+                throw raced;
+            }
+            return; // another writer made it meanwhile: its mode is its own
+        }
+        OutputFiles.setPermissions(directory, access.directoryPermissions());
+    }
+
+    /** The finished directory's modes, set exactly (the umask is not asked): its files', then its own. */
+    private static void setModes(Path directory, FileAccess access) throws IOException {
+        try (Stream<Path> files = Files.list(directory)) {
+            for (Path file : files.toList()) {
+                OutputFiles.setPermissions(file, access.filePermissions());
+            }
+        }
+        OutputFiles.setPermissions(directory, access.directoryPermissions());
     }
 
     static List<LeftOut> writeFiles(Path directory, SnapshotContent content) throws IOException {
@@ -111,7 +155,7 @@ public final class SnapshotDirectoryWriter {
         // The operator DAG of the last decode graph, when the operator layer traced one: the DOT text is
         // required, the SVG picture optional (bounded in time; a failure is a note, never a lost snapshot).
         if (content.dag() != null) {
-            DagDotWriter.write(content.dag(), directory.resolve(DAG_DOT));
+            DagDotWriter.write(content.dag(), directory.resolve(DAG_DOT), FileAccess.PRIVATE); // see setModes
             files.add(DAG_DOT);
             String problem = renderOptional(directory.resolve(DAG_SVG),
                     () -> DagSvgWriter.svg(content.dag()), OPTIONAL_RENDER_TIMEOUT_MS);
@@ -152,6 +196,9 @@ public final class SnapshotDirectoryWriter {
             task.cancel(true);
             return "rendering took over " + (timeoutMs % 1000 == 0 ? timeoutMs / 1000 + " s" : timeoutMs + " ms");
         } catch (java.util.concurrent.ExecutionException e) {
+            if (e.getCause() instanceof Error error) {
+                throw error; // out of memory, say: infertop ends (session.FatalErrors), not only the picture
+            }
             return "rendering failed: " + describe(e.getCause());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

@@ -9,8 +9,10 @@ import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.security.SecureRandom;
 import java.util.HexFormat;
+import java.util.Set;
 
 /**
  * Files infertop writes at names someone else can predict (the DAG of key d, --dag, the model writer's
@@ -18,7 +20,7 @@ import java.util.HexFormat;
  * root write into a write of any file: a name that is a symbolic link is refused with one line; content goes
  * to a fresh file created with {@code O_CREAT|O_EXCL|O_NOFOLLOW} (CREATE_NEW + NOFOLLOW_LINKS) under an
  * unguessable name next to it, then renamed over the name (rename replaces a link that appears meanwhile,
- * it never writes through it).
+ * it never writes through it). What carries the target's data is written with {@link FileAccess}'s exact mode.
  */
 public final class OutputFiles {
     private OutputFiles() {}
@@ -51,6 +53,14 @@ public final class OutputFiles {
      * following links: nobody could have prepared it.
      */
     public static Path freshSibling(Path file) throws IOException {
+        return freshSibling(file, false);
+    }
+
+    /**
+     * As {@link #freshSibling(Path)}, created 0600 (the umask can only take from that): readable by nobody
+     * else while its content is written, whatever mode it gets once complete.
+     */
+    private static Path freshSibling(Path file, boolean ownerOnly) throws IOException {
         Path absolute = file.toAbsolutePath();
         for (int attempt = 0; ; attempt++) {
             byte[] random = new byte[8];
@@ -58,8 +68,13 @@ public final class OutputFiles {
             Path temporary = absolute.resolveSibling("." + absolute.getFileName() + "."
                     + HexFormat.of().formatHex(random) + ".tmp");
             try {
-                Files.newOutputStream(temporary, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE,
-                        LinkOption.NOFOLLOW_LINKS).close();
+                if (ownerOnly) {
+                    Files.newByteChannel(temporary, Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE,
+                            LinkOption.NOFOLLOW_LINKS), OWNER_ONLY).close();
+                } else {
+                    Files.newOutputStream(temporary, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE,
+                            LinkOption.NOFOLLOW_LINKS).close();
+                }
                 return temporary;
             } catch (FileAlreadyExistsException e) {
                 if (attempt >= 3) {
@@ -69,15 +84,32 @@ public final class OutputFiles {
         }
     }
 
-    /** Writes {@code content} to a fresh sibling and renames it over {@code file}; a link there is refused. */
+    private static final java.nio.file.attribute.FileAttribute<?> OWNER_ONLY =
+            PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------"));
+
+    /**
+     * Writes {@code content} to a fresh sibling and renames it over {@code file}; a link there is refused. The
+     * file gets the mode the umask gives (for infertop's own caches and the model writer's output).
+     */
     public static void replace(Path file, Content content) throws IOException {
+        replace(file, null, content);
+    }
+
+    /**
+     * As {@link #replace(Path, Content)}, for a file that carries the target's data: private while it is
+     * written, then {@code access}'s file mode exactly (0600 or 0644), whatever the umask.
+     */
+    public static void replace(Path file, FileAccess access, Content content) throws IOException {
         refuseLink(file);
-        Path temporary = freshSibling(file);
+        Path temporary = freshSibling(file, access != null);
         boolean moved = false;
         try {
             try (OutputStream out = Files.newOutputStream(temporary, StandardOpenOption.WRITE,
                     StandardOpenOption.TRUNCATE_EXISTING, LinkOption.NOFOLLOW_LINKS)) {
                 content.writeTo(out);
+            }
+            if (access != null) {
+                setPermissions(temporary, access.filePermissions());
             }
             moveOver(temporary, file);
             moved = true;
@@ -86,6 +118,16 @@ public final class OutputFiles {
                 Files.deleteIfExists(temporary);
             }
         }
+    }
+
+    /**
+     * Sets {@code path}'s mode exactly, never through a link (a link put in its place meanwhile fails the call
+     * instead of lending its target the mode).
+     */
+    public static void setPermissions(Path path, Set<java.nio.file.attribute.PosixFilePermission> permissions)
+            throws IOException {
+        Files.getFileAttributeView(path, java.nio.file.attribute.PosixFileAttributeView.class,
+                LinkOption.NOFOLLOW_LINKS).setPermissions(permissions);
     }
 
     /** Renames {@code temporary} to {@code file}, replacing what is there (a link itself, never its target). */

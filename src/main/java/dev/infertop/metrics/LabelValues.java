@@ -7,7 +7,9 @@ import dev.infertop.model.SafeText;
  * untrusted, so bounded and made visible before they reach a scraper, a dashboard or an alert, by the one
  * sanitiser {@link SafeText} (control characters as {@code \xNN}, invisible format characters as
  * {@code \\uNNNN}); past {@link #MAX_CHARS} characters (counted before escaping) the middle gives way to "...", keeping the
- * start and the end (a model path's file name).
+ * start and the end (a model path's file name). A backslash is kept, as SafeText keeps it everywhere: the exposition
+ * format's writer escapes it as {@code \\} (as it does quotes and line feeds), and Prometheus reads one backslash
+ * back; escaping it here too would make a scraper store {@code \x5c} where every other output shows {@code \}.
  */
 public final class LabelValues {
     private LabelValues() {}

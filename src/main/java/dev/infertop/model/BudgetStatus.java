@@ -13,11 +13,24 @@ import java.util.Locale;
  * @param arrivalShare       the share of the time the operator layer's per-thread probes are attached (1 = always)
  * @param sampling           what is sampled, in words ("every graph", "1.0 s of every 6.2 s", ...)
  * @param windowS            how long one sample window keeps the per-thread probes attached
+ * @param failed             the budget gave up mid-run (a reading or a switch failed) and switched the operator
+ *                           layer off: nothing is estimated any more; {@code sampling} says why
  */
 public record BudgetStatus(double budgetPercent, double estimatePercent, double fullTracingPercent,
-                           double arrivalShare, String sampling, double windowS) {
+                           double arrivalShare, String sampling, double windowS, boolean failed) {
     /** No budget controller (a replayed snapshot, a test): nothing to show. */
     public static final BudgetStatus NONE = new BudgetStatus(0, Double.NaN, Double.NaN, 1, "");
+
+    /** A budget at work (not failed). */
+    public BudgetStatus(double budgetPercent, double estimatePercent, double fullTracingPercent, double arrivalShare,
+                        String sampling, double windowS) {
+        this(budgetPercent, estimatePercent, fullTracingPercent, arrivalShare, sampling, windowS, false);
+    }
+
+    /** The budget failed closed: "failed: WHY; operator layer switched off" (JSON budget.sampling). */
+    public static BudgetStatus failed(double budgetPercent, String why) {
+        return new BudgetStatus(budgetPercent, Double.NaN, Double.NaN, 0, "failed: " + why, BUDGET_WINDOW_S, true);
+    }
 
     /** A status whose windows are {@link #BUDGET_WINDOW_S} long. */
     public BudgetStatus(double budgetPercent, double estimatePercent, double fullTracingPercent, double arrivalShare,
@@ -45,6 +58,9 @@ public record BudgetStatus(double budgetPercent, double estimatePercent, double 
 
     /** The header's cost cell: "cost ~0.7% / 1% budget" (its estimate against the limit). */
     public String costText() {
+        if (failed) {
+            return "cost: unknown, budget failed";
+        }
         String limit = budgetPercent > 0 ? trim(budgetPercent) + "% budget" : "no budget";
         return measured() ? String.format(Locale.ROOT, "cost ~%.1f%% / %s", estimatePercent, limit)
                 : "cost: measuring / " + limit;

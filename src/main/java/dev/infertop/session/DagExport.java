@@ -3,6 +3,7 @@ package dev.infertop.session;
 import dev.infertop.agg.DagRecorder;
 import dev.infertop.export.DagDotWriter;
 import dev.infertop.export.OperatorDag;
+import dev.infertop.io.FileAccess;
 
 import java.io.IOException;
 import java.nio.file.Path;
@@ -21,8 +22,8 @@ final class DagExport {
                 LocalTime.now().format(DateTimeFormatter.ofPattern("HHmmss"))));
     }
 
-    /** Writes it; the one-line outcome, for the status line or stderr. Never throws. */
-    static String write(DagRecorder recorder, Path file) {
+    /** Writes it with {@code access}'s mode; the one-line outcome, for the status line or stderr. Never throws. */
+    static String write(DagRecorder recorder, Path file, FileAccess access) {
         if (recorder == null) {
             return "no DAG: the operator layer is unavailable for this target";
         }
@@ -31,7 +32,7 @@ final class DagExport {
             return "no DAG yet: no decode step traced with the operator layer on";
         }
         try {
-            DagDotWriter.write(dag.get(), file);
+            DagDotWriter.write(dag.get(), file, access);
         } catch (IOException | RuntimeException e) {
             return "DAG not written: " + e.getMessage();
         }

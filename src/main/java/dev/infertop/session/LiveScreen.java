@@ -122,7 +122,8 @@ final class LiveScreen {
                 if (resources == null) {
                     return "no DAG: no target traced";
                 }
-                return DagExport.write(resources.dag, DagExport.defaultFile(resources.process.pid()));
+                return DagExport.write(resources.dag, DagExport.defaultFile(resources.process.pid()),
+                        control.options.snapshot().access());
             }
 
             @Override

@@ -23,6 +23,11 @@ import java.util.function.Consumer;
  * cost of one uprobe hit measured on this machine ({@link dev.infertop.machine.UprobeCostProbe}, cached), and
  * CPU times from /proc ({@link ProcessCpuTime}, and {@link MachineIdleTime} for whether infertop's own CPU took a
  * core from the target). With budget 0 it only estimates.
+ * <p>
+ * It fails closed: where a reading or a switch fails mid-run, the cost is no longer known, so the operator layer
+ * goes off (its probes detached; where even that fails, its per-thread probes stay away) rather than trace every
+ * graph with nothing watching the cost; one line says so, and the status (header, JSON {@code budget.sampling})
+ * reads "failed". The user may switch the layer on again (3, SIGUSR2); --op-when no longer does.
  */
 final class OverheadBudget implements AutoCloseable {
     /** After a window ends, the graph in flight finishes with its arrivals before the probes go. */
@@ -39,21 +44,78 @@ final class OverheadBudget implements AutoCloseable {
     /** Each phase's figures on stderr (INFERTOP_DEBUG, as the start's timeline). */
     private static final boolean DEBUG = System.getenv("INFERTOP_DEBUG") != null;
 
+    /** What a phase is measured with: the probes' run counts and three clocks. */
+    interface Readings extends AutoCloseable {
+        /** The counts and clocks now; IOException when the target is gone (or /proc is not as expected). */
+        Reading read() throws IOException;
+
+        /** Whether the target is still there (an IOException from a gone target is no failure). */
+        boolean targetAlive();
+
+        /** The plan for {@code budgetPercent} with what one uprobe hit costs here (measured once, cached). */
+        BudgetPlan plan(double budgetPercent);
+
+        @Override
+        void close();
+    }
+
+    /** What the budget switches: the operator layer's per-thread probes ({@link ProbeSet}'s). */
+    interface OperatorProbes {
+        boolean operatorOn();
+
+        boolean arrivalsPaused();
+
+        void pauseArrivals(long graceMs) throws BpfException;
+
+        void resumeArrivals() throws BpfException;
+
+        /** The whole layer off, {@code why} its reason. */
+        void operatorOff(String why) throws BpfException;
+
+        static OperatorProbes of(ProbeSet probes) {
+            return new OperatorProbes() {
+                @Override
+                public boolean operatorOn() {
+                    return probes.isEnabled(Layer.OPERATOR);
+                }
+
+                @Override
+                public boolean arrivalsPaused() {
+                    return probes.arrivalsPaused();
+                }
+
+                @Override
+                public void pauseArrivals(long graceMs) throws BpfException {
+                    probes.pauseArrivals(graceMs);
+                }
+
+                @Override
+                public void resumeArrivals() throws BpfException {
+                    probes.resumeArrivals();
+                }
+
+                @Override
+                public void operatorOff(String why) throws BpfException {
+                    probes.disable(Layer.OPERATOR, why);
+                }
+            };
+        }
+    }
+
     private final double budgetPercent;
-    private final ProbeSet probes;
-    private final ProbeRunStats stats;
-    private final int pid;
+    private final OperatorProbes probes;
+    private final Readings readings;
     private final Consumer<String> notice;
     private volatile BudgetStatus status;
     private volatile boolean stopped;
     private volatile boolean operatorSwitched;
+    private volatile boolean failed;
     private Thread thread;
 
-    private OverheadBudget(double budgetPercent, ProbeSet probes, ProbeRunStats stats, int pid, Consumer<String> notice) {
+    private OverheadBudget(double budgetPercent, OperatorProbes probes, Readings readings, Consumer<String> notice) {
         this.budgetPercent = budgetPercent;
         this.probes = probes;
-        this.stats = stats;
-        this.pid = pid;
+        this.readings = readings;
         this.notice = notice;
         this.status = new BudgetStatus(budgetPercent, Double.NaN, Double.NaN, 1, "measuring");
     }
@@ -68,22 +130,58 @@ final class OverheadBudget implements AutoCloseable {
         try {
             stats = ProbeRunStats.open(object);
         } catch (BpfException e) {
-            OverheadBudget none = new OverheadBudget(budgetPercent, probes, null, pid, notice);
+            OverheadBudget none = new OverheadBudget(budgetPercent, OperatorProbes.of(probes), null, notice);
             none.status = new BudgetStatus(budgetPercent, Double.NaN, Double.NaN, 1, "no estimate: " + e.getMessage());
             notice.accept("infertop: the overhead budget traces everything: " + e.getMessage());
             return none;
         }
-        OverheadBudget budget = new OverheadBudget(budgetPercent, probes, stats, pid, notice);
+        return start(budgetPercent, OperatorProbes.of(probes), machineReadings(stats, pid, notice), notice);
+    }
+
+    /** Starts the budget's thread on {@code readings} (a test's, or {@link #machineReadings}). */
+    static OverheadBudget start(double budgetPercent, OperatorProbes probes, Readings readings,
+                                Consumer<String> notice) {
+        OverheadBudget budget = new OverheadBudget(budgetPercent, probes, readings, notice);
         budget.thread = Thread.ofPlatform().name("infertop-budget").daemon().start(budget::run);
         return budget;
+    }
+
+    /** The kernel's run stats of {@code stats}' programs, the target's and infertop's CPU, the machine's idle time. */
+    private static Readings machineReadings(ProbeRunStats stats, int pid, Consumer<String> notice) {
+        return new Readings() {
+            @Override
+            public Reading read() throws IOException {
+                return new Reading(System.nanoTime(), stats.sample(), ProcessCpuTime.ns(pid), ProcessCpuTime.selfNs(),
+                        MachineIdleTime.ns());
+            }
+
+            @Override
+            public boolean targetAlive() {
+                return java.nio.file.Files.isDirectory(java.nio.file.Path.of("/proc", Integer.toString(pid)));
+            }
+
+            @Override
+            public BudgetPlan plan(double budgetPercent) {
+                Optional<UprobeHitCost> measured = CeilingCache.defaultLocation()
+                        .uprobeCostMeasuredIfMissing(line -> notice.accept("infertop: " + line));
+                return new BudgetPlan(budgetPercent, measured.map(UprobeHitCost::nsPerHit).orElse(ASSUMED_HIT_NS),
+                        measured.isPresent() ? "" : "hit cost assumed " + (long) ASSUMED_HIT_NS + " ns");
+            }
+
+            @Override
+            public void close() {
+                stats.close();
+            }
+        };
     }
 
     BudgetStatus status() {
         return status;
     }
 
-    private record Reading(long nowNs, ProbeRunStats.Sample probes, long targetCpuNs, long ownCpuNs,
-                           long machineIdleNs) {
+    /** One reading: cumulative counts and clocks. */
+    record Reading(long nowNs, ProbeRunStats.Sample probes, long targetCpuNs, long ownCpuNs,
+                   long machineIdleNs) {
         BudgetPlan.Phase since(Reading earlier) {
             ProbeRunStats.Sample d = probes.minus(earlier.probes);
             return new BudgetPlan.Phase(nowNs - earlier.nowNs, d.uprobeHits(), d.arrivalHits(), d.bpfRunNs(),
@@ -92,25 +190,22 @@ final class OverheadBudget implements AutoCloseable {
     }
 
     private void run() {
-        Optional<UprobeHitCost> measured = CeilingCache.defaultLocation()
-                .uprobeCostMeasuredIfMissing(line -> notice.accept("infertop: " + line));
-        BudgetPlan plan = new BudgetPlan(budgetPercent, measured.map(UprobeHitCost::nsPerHit).orElse(ASSUMED_HIT_NS),
-                measured.isPresent() ? "" : "hit cost assumed " + (long) ASSUMED_HIT_NS + " ns");
-        long phaseMs = BudgetPlan.FIRST_ON_MS;
         try {
+            BudgetPlan plan = readings.plan(budgetPercent);
+            long phaseMs = BudgetPlan.FIRST_ON_MS;
             // One reading ends a phase and starts the next: the attaches and detaches between them (infertop's
             // CPU, in the kernel) fall into the phase after, not between two.
-            Reading before = read();
+            Reading before = readings.read();
             while (!stopped) {
                 operatorSwitched = false; // before the state is read: a switch after it wakes this phase
-                boolean operatorOnBefore = probes.isEnabled(Layer.OPERATOR);
+                boolean operatorOnBefore = probes.operatorOn();
                 if (!sleep(phaseMs)) {
                     return;
                 }
-                Reading now = read();
+                Reading now = readings.read();
                 BudgetPlan.Phase phase = now.since(before);
                 before = now;
-                boolean operatorOn = probes.isEnabled(Layer.OPERATOR);
+                boolean operatorOn = probes.operatorOn();
                 if (operatorSwitched || operatorOn != operatorOnBefore) {
                     // The layer went on or off meanwhile (a key, SIGUSR2, --op-when): the phase holds both states
                     // and is not counted. Switched on, its probes trace every graph from now for a first window
@@ -127,7 +222,7 @@ final class OverheadBudget implements AutoCloseable {
                             phase.uprobeHits(), phase.arrivalHits(), phase.bpfRunNs() / 1e6, phase.targetCpuNs() / 1e6,
                             phase.ownCpuNs() / 1e6, phase.ownCostNs() / 1e6, phase.machineIdleNs() / 1e6);
                 }
-                if (!probes.isEnabled(Layer.OPERATOR)) {
+                if (!probes.operatorOn()) {
                     plan.operatorOff(phase);
                     phaseMs = OPERATOR_OFF_PHASE_MS;
                 } else if (!probes.arrivalsPaused()) {
@@ -146,20 +241,45 @@ final class OverheadBudget implements AutoCloseable {
                 status = plan.status();
             }
         } catch (IOException e) {
-            // the target is gone: the session ends too
+            if (!stopped && readings.targetAlive()) {
+                failClosed(e);
+            }
+            // else the target is gone: the session ends too
         } catch (BpfException | RuntimeException e) {
-            notice.accept("infertop: the overhead budget stopped sampling: " + e.getMessage());
-            try {
-                probes.resumeArrivals();
-            } catch (BpfException ignored) {
-                // the layer's status says what is attached
+            if (!stopped) {
+                failClosed(e);
             }
         }
     }
 
-    private Reading read() throws IOException {
-        return new Reading(System.nanoTime(), stats.sample(), ProcessCpuTime.ns(pid), ProcessCpuTime.selfNs(),
-                MachineIdleTime.ns());
+    /**
+     * The cost is no longer known: the operator layer's cheapest state (off; where that fails too, its
+     * per-thread probes away), said once and kept in the status.
+     */
+    private void failClosed(Exception e) {
+        failed = true;
+        String why = e.getMessage() == null || e.getMessage().isBlank() ? e.getClass().getSimpleName() : e.getMessage();
+        String outcome;
+        try {
+            probes.operatorOff("the overhead budget failed");
+            outcome = "operator layer switched off";
+        } catch (BpfException | RuntimeException off) {
+            outcome = "operator layer left on, cannot switch it off: " + off.getMessage();
+            try {
+                probes.pauseArrivals(GRACE_MS);
+                outcome = "operator layer's per-thread probes detached, cannot switch it off: " + off.getMessage();
+            } catch (BpfException | RuntimeException ignored) {
+                // the layer's status says what is attached
+            }
+        }
+        status = BudgetStatus.failed(budgetPercent, why + "; " + outcome);
+        notice.accept("infertop: the overhead budget failed (" + why + "): " + outcome + "; 3 or SIGUSR2 switches"
+                + " it on again, unsampled");
+    }
+
+    /** Whether the budget gave up (see {@link #failClosed}): --op-when must not switch the layer on then. */
+    boolean failed() {
+        return failed;
     }
 
     /**
@@ -202,8 +322,8 @@ final class OverheadBudget implements AutoCloseable {
                 Thread.currentThread().interrupt();
             }
         }
-        if (stats != null) {
-            stats.close();
+        if (readings != null) {
+            readings.close();
         }
     }
 }

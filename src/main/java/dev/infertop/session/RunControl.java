@@ -72,6 +72,9 @@ final class RunControl {
         Throwable failure = view == null ? null : view.monitor.failure();
         if (failure != null) {
             closeLive();
+            if (failure instanceof Error error) {
+                throw error; // as on any other thread: FatalErrors' one line and exit status
+            }
             throw new IllegalStateException("live view failed: " + failure, failure);
         }
     }

@@ -122,8 +122,12 @@ final class TickPolicy implements Collector.Session {
 
     private final NativeHeapTrim trim = new NativeHeapTrim(System.nanoTime());
 
+    /** Nothing, unless a test set INFERTOP_TEST_INJECT. */
+    private final InjectedFault injected = InjectedFault.fromEnvironment();
+
     @Override
     public void onTick(Snapshot previous) {
+        injected.onTick();
         applyLayerSwitches(previous);
         noteLostRecords(previous);
         trim.onTick(System.nanoTime());
@@ -212,7 +216,9 @@ final class TickPolicy implements Collector.Session {
                         + "; " + probes.attachedProbeCount() + " probes attached");
             }
             OperatorRule rule = control.options.operatorRule();
-            if (rule != null && previous != null && ++ruleDwell >= OperatorRule.MIN_DWELL_INTERVALS) {
+            OverheadBudget watching = budget;
+            if (rule != null && previous != null && ++ruleDwell >= OperatorRule.MIN_DWELL_INTERVALS
+                    && (watching == null || !watching.failed())) { // a failed budget keeps the layer off
                 boolean holds = rule.holds(previous);
                 if (holds != probes.isEnabled(Layer.OPERATOR)) {
                     ruleDwell = 0;

@@ -60,8 +60,10 @@ public final class TraceSession {
                 Thread.currentThread().interrupt();
             }
             control.closeLive(); // the terminal is restored even if the main thread is stuck
+            FatalErrors.printPending(control.err); // an exit for a failure on another thread: its one line
         }, "infertop-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
+        FatalErrors.defer(true);
         Signals.stopOnSigintEvenWhereIgnored();
         Signals.snapshotOnUsr1(control);
         MetricsServer metrics = null;
@@ -74,6 +76,8 @@ public final class TraceSession {
                     new ProcessFollower(control, invoking));
         } finally {
             control.closeLive();
+            FatalErrors.printPending(control.err);
+            FatalErrors.defer(false);
             if (metrics != null) {
                 metrics.close();
             }

@@ -83,6 +83,9 @@ final class TracedSession {
             throw new UserError(e.getMessage());
         } catch (IOException e) {
             throw new UserError(e.getMessage());
+        } catch (Error e) {
+            FatalErrors.releaseReserve(); // room for the clean-up below where the heap ran out
+            throw e;
         } finally {
             resources.close();
             control.currentPolicy = null;
@@ -161,7 +164,8 @@ final class TracedSession {
         boolean stoppedByUs = process.isAlive(); // -n reached, q: close() stops it, not the command's status
         resources.close();
         if (options.dagFile() != null) {
-            control.notice("infertop: " + DagExport.write(resources.dag, options.dagFile()));
+            control.notice("infertop: " + DagExport.write(resources.dag, options.dagFile(),
+                    options.snapshot().access()));
         }
         if (!taker.finish(SNAPSHOT_GRACE_MS)) {
             taker.abandon(); // the snapshots still being written get a grace, then are given up

@@ -1,6 +1,7 @@
 package dev.infertop.snapshot;
 
 import dev.infertop.export.SnapshotDirectoryWriter;
+import dev.infertop.io.FileAccess;
 
 import java.time.LocalDateTime;
 
@@ -11,12 +12,24 @@ import java.time.LocalDateTime;
  * @param everySeconds  write one every this many seconds (0: never on a timer)
  * @param onExit        write one with the final totals when tracing ends
  * @param flightSeconds how far back the timeline (trace.json) reaches (0: no flight recorder)
+ * @param access        who may read the directories, and the DAG files of --dag and the live view's d
+ *                      (--snapshot-mode)
  */
-public record SnapshotOptions(String pathPattern, double everySeconds, boolean onExit, double flightSeconds) {
+public record SnapshotOptions(String pathPattern, double everySeconds, boolean onExit, double flightSeconds,
+                              FileAccess access) {
     public static final String DEFAULT_PATTERN = "infertop-%p-%t";
     public static final double DEFAULT_FLIGHT_SECONDS = 10;
     public static final SnapshotOptions DEFAULTS = new SnapshotOptions(DEFAULT_PATTERN, 0, false,
             DEFAULT_FLIGHT_SECONDS);
+
+    /** Private snapshots (0700 directories, 0600 files), the default. */
+    public SnapshotOptions(String pathPattern, double everySeconds, boolean onExit, double flightSeconds) {
+        this(pathPattern, everySeconds, onExit, flightSeconds, FileAccess.PRIVATE);
+    }
+
+    public SnapshotOptions {
+        java.util.Objects.requireNonNull(access, "access");
+    }
 
     /** The problem with these options as one line, or null when they are fine. */
     public String problem() {

@@ -131,7 +131,8 @@ public final class SnapshotTaker implements SnapshotView {
             if (abandoned) {
                 return;
             }
-            SnapshotDirectoryWriter.Written written = SnapshotDirectoryWriter.writeDirectory(target, content);
+            SnapshotDirectoryWriter.Written written = SnapshotDirectoryWriter.writeDirectory(target, content,
+                    options.access());
             lastWritten = written.directory();
             StringBuilder line = new StringBuilder("infertop: snapshot (" + content.trigger() + ") written to "
                     + written.directory());

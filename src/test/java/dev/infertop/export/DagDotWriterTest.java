@@ -97,4 +97,20 @@ class DagDotWriterTest {
                 () -> DagDotWriter.write(OperatorDag.of(OperatorDagTest.graph()), dir.resolve("dag.png")));
         assertTrue(e.getMessage().contains("write a .dot or a .svg file"), e.getMessage());
     }
+
+    /** The DAG names the target's tensors and times its ops: 0600 unless shared, whatever the umask. */
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.CsvSource({"000, dag.dot", "022, dag.svg", "077, dag.dot"})
+    void theDagFileIsPrivateUnlessShared(String umask, String name) throws Exception {
+        OperatorDag dag = OperatorDag.of(OperatorDagTest.graph());
+        dev.infertop.io.Umask.with(Integer.parseInt(umask, 8), () -> {
+            Path file = dir.resolve(name);
+            DagDotWriter.write(dag, file);
+            assertEquals("rw-------", dev.infertop.io.Umask.mode(file));
+            DagDotWriter.write(dag, file, dev.infertop.io.FileAccess.SHARED); // replaces it, mode and all
+            assertEquals("rw-r--r--", dev.infertop.io.Umask.mode(file));
+            DagDotWriter.write(dag, file, dev.infertop.io.FileAccess.PRIVATE);
+            assertEquals("rw-------", dev.infertop.io.Umask.mode(file));
+        });
+    }
 }

@@ -37,6 +37,29 @@ class OutputFilesTest {
     }
 
     @Test
+    void aFileWithTargetDataGetsItsModeExactlyAndIsNeverReadableByOthersWhileWritten() throws Exception {
+        Path file = dir.resolve("dag.dot");
+        Umask.with(0, () -> {
+            OutputFiles.replace(file, FileAccess.PRIVATE, out -> {
+                try (Stream<Path> files = Files.list(dir)) {
+                    Path temporary = files.filter(p -> p.getFileName().toString().endsWith(".tmp")).findFirst()
+                            .orElseThrow();
+                    assertEquals("rw-------", Umask.mode(temporary), "private while written, even under umask 0");
+                }
+                out.write(1);
+            });
+            assertEquals("rw-------", Umask.mode(file));
+            OutputFiles.replace(file, FileAccess.SHARED, out -> out.write(2));
+            assertEquals("rw-r--r--", Umask.mode(file));
+        });
+        Umask.with(0077, () -> {
+            OutputFiles.replace(file, FileAccess.SHARED, out -> out.write(3));
+            assertEquals("rw-r--r--", Umask.mode(file), "shared whatever the umask");
+        });
+        assertEquals(List.of("dag.dot"), names());
+    }
+
+    @Test
     void aLinkAtTheNameIsRefusedAndItsTargetUntouched() throws IOException {
         Path victim = dir.resolve("victim");
         Files.writeString(victim, "precious");

@@ -103,11 +103,16 @@ class CleanupIT {
     }
 
     private static InfertopProcess launch(String... options) throws IOException {
+        return launch(java.util.Map.of(), options);
+    }
+
+    private static InfertopProcess launch(java.util.Map<String, String> environment, String... options)
+            throws IOException {
         List<String> args = new ArrayList<>(List.of("--json", "-d", "0.5"));
         args.addAll(List.of(options));
         args.add("--");
         args.addAll(longBench());
-        return InfertopProcess.start(args.toArray(String[]::new));
+        return InfertopProcess.start(environment, args.toArray(String[]::new));
     }
 
     /** Waits for the probes and one interval line: the session is fully up and the target is decoding. */
@@ -149,6 +154,40 @@ class CleanupIT {
             JsonNode total = infertop.finalObject();
             assertEquals(3, infertop.jsonLines().size(), "2 intervals, then the final object");
             assertTrue(total.get("decode_calls").asLong() > 0, total.toString());
+            assertGone(target);
+            LeakCheck.assertNothingLeft();
+            assertNoNewGateDirectories(gatesBefore);
+        } finally {
+            killIfAlive(target);
+        }
+    }
+
+    /**
+     * An Error ends infertop like any other end: INFERTOP_TEST_INJECT (session.InjectedFault) throws one at the
+     * third interval, on the collector's thread (the main thread: it unwinds through the session's clean-up) or on
+     * a thread of its own (the default handler: the shutdown hook cleans up). Either way: exit status 70, exactly
+     * one line on stderr about it and no stack trace, the launched llama-bench stopped, nothing in the kernel.
+     */
+    @ParameterizedTest(name = "{0}")
+    @CsvSource({"oom-after-ticks:3, fatal error: java.lang.OutOfMemoryError: injected",
+            "stack-overflow-after-ticks:3, fatal error: java.lang.StackOverflowError",
+            "oom-in-thread-after-ticks:3, fatal error in thread infertop-injected: java.lang.OutOfMemoryError: injected"})
+    void anErrorEndsTheSessionWithOneLineAndLeavesNothing(String inject, String line) throws Exception {
+        Set<Path> gatesBefore = gateDirectories();
+        long target = -1;
+        try (InfertopProcess infertop = launch(java.util.Map.of("INFERTOP_TEST_INJECT", inject))) {
+            infertop.awaitStderr("probes attached", 60);
+            target = tracedPid(infertop);
+            assertEquals(70, infertop.waitFor(60), "stderr:\n" + infertop.stderrText());
+            String stderr = infertop.stderrText();
+            List<String> about = infertop.stderr.stream().filter(l -> l.contains("Error")).toList();
+            assertEquals(1, about.size(), "one line about it; stderr:\n" + stderr);
+            assertTrue(about.getFirst().startsWith("infertop: " + line), about.getFirst());
+            assertTrue(about.getFirst().endsWith("(run with INFERTOP_DEBUG=1 for details, and please report it)"),
+                    about.getFirst());
+            assertFalse(stderr.contains("at dev.infertop") || stderr.contains("\tat ")
+                    || stderr.contains("Exception in thread"), "a stack trace:\n" + stderr);
+            assertTrue(infertop.jsonLines().size() >= 2, "it traced until the error: " + infertop.stdout);
             assertGone(target);
             LeakCheck.assertNothingLeft();
             assertNoNewGateDirectories(gatesBefore);

@@ -56,9 +56,19 @@ final class InfertopProcess implements AutoCloseable {
      * that sets them so and execs the JVM (an ignored disposition survives exec; the pid stays the JVM's).
      */
     static InfertopProcess startIgnoring(List<String> signals, String... args) throws IOException {
+        return startThroughShell("trap '' " + String.join(" ", signals), args);
+    }
+
+    /** infertop started from a shell whose umask is {@code umask} (e.g. "022", a login shell's usual one). */
+    static InfertopProcess startWithUmask(String umask, String... args) throws IOException {
+        return startThroughShell("umask " + umask, args);
+    }
+
+    /** infertop started by a shell that runs {@code setup} and then execs the JVM (the pid stays the JVM's). */
+    private static InfertopProcess startThroughShell(String setup, String... args) throws IOException {
         String java = ProcessHandle.current().info().command().orElse("java");
         List<String> command = new ArrayList<>(List.of("/bin/sh", "-c",
-                "trap '' " + String.join(" ", signals) + "; exec \"$@\"", "sh", java));
+                setup + "; exec \"$@\"", "sh", java));
         command.addAll(dev.infertop.cli.JvmOptions.forLauncher());
         command.addAll(List.of("-jar", Requirements.jar().toString()));
         command.addAll(List.of(args));

@@ -228,6 +228,32 @@ class LiveMonitorIT extends LiveViewFixture {
     }
 
     /**
+     * An Error in the live view's session (INFERTOP_TEST_INJECT, session.InjectedFault: on the collector's thread
+     * at the third interval) restores the terminal as q does: the alternate screen left, the tty cooked again
+     * (icanon, echo), the one line about it readable on the shell's screen, exit status 70, nothing left behind.
+     */
+    @Test
+    void anErrorRestoresTheTerminalAndLeavesOneLine() throws Exception {
+        String launcher = Path.of("src/scripts/infertop").toAbsolutePath().toString();
+        String command = "INFERTOP_TEST_INJECT=oom-after-ticks:3 " + launcher + " -- " + bench + " -m " + tinyModel
+                + " -p 0 -n 0 -pg 32,32 -r 100000 -t 2; s=$?; stty -a | tr \" \" \"\\n\""
+                + " | grep -x -e icanon -e -icanon -e echo -e -echo | tr \"\\n\" \" \"; (exit $s)";
+        pane = TmuxPane.startShell("infertop-it-err-" + ProcessHandle.current().pid(), 100, 30,
+                Path.of("").toAbsolutePath(), command);
+        pane.keepSize();
+        ProcessHandle infertop = awaitInfertop();
+        String screen = pane.awaitScreen("the shell again", s -> s.contains("EXITED-"), 90);
+        assertTrue(screen.contains("icanon echo EXITED-70"), "cooked tty, status 70:\n" + screen);
+        assertEquals("0", pane.paneFormat("#{alternate_on}"), "still on the alternate screen:\n" + screen);
+        assertEquals("1", pane.paneFormat("#{cursor_flag}"), "the cursor is hidden:\n" + screen);
+        assertEquals(1, lines(screen).stream().filter(l -> l.startsWith(
+                "infertop: fatal error: java.lang.OutOfMemoryError: injected by INFERTOP_TEST_INJECT")).count(), screen);
+        assertFalse(screen.contains("at dev.infertop"), screen);
+        assertFalse(screen.contains("1:token"), "the live view is still on screen:\n" + screen);
+        assertCleanExit(infertop);
+    }
+
+    /**
      * This test's infertop has exited, and nothing of any infertop is left in the kernel. The message names
      * this test's pid, so that leftovers of another infertop on a shared machine are told apart.
      */

@@ -59,11 +59,17 @@ class SnapshotIT {
                 Integer.toString(repetitions), "-t", "2");
     }
 
+    /**
+     * A run with --snapshot-on-exit and --dag, started from a shell with umask 022 (which would make them 0755 and
+     * 0644): the snapshot directory is 0700 and its files and the DAG file 0600, since they name the model,
+     * prompt lengths and processes.
+     */
     private Path snapshotOnExit() throws Exception {
+        Path dag = temp.resolve("dag.dot");
         List<String> args = new ArrayList<>(List.of("--json", "-d", "0.5", "--snapshot-on-exit", "--snapshot-dir",
-                temp.resolve("snap-%p").toString(), "--"));
+                temp.resolve("snap-%p").toString(), "--dag", dag.toString(), "--"));
         args.addAll(benchCommand(2));
-        try (InfertopProcess infertop = InfertopProcess.start(args.toArray(String[]::new))) {
+        try (InfertopProcess infertop = InfertopProcess.startWithUmask("022", args.toArray(String[]::new))) {
             assertEquals(0, infertop.waitFor(240), infertop.stderrText());
             JsonNode total = infertop.finalObject();
             String written = infertop.stderr.stream().filter(l -> l.contains("snapshot (exit) written to "))
@@ -73,10 +79,22 @@ class SnapshotIT {
             ObjectNode summary = (ObjectNode) JSON.readTree(dir.resolve("summary.json").toFile());
             summary.remove("snapshot");
             assertEquals(total, summary, "summary.json holds the --json output's final object");
+            assertEquals("rwx------", mode(dir));
+            try (java.util.stream.Stream<Path> files = Files.list(dir)) {
+                for (Path file : files.toList()) {
+                    assertEquals("rw-------", mode(file), file.toString());
+                }
+            }
+            assertEquals("rw-------", mode(dag));
             return dir;
         } finally {
             LeakCheck.assertNothingLeft();
         }
+    }
+
+    private static String mode(Path path) throws IOException {
+        return java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(path,
+                java.nio.file.LinkOption.NOFOLLOW_LINKS));
     }
 
     @Test

@@ -119,6 +119,11 @@ final class TmuxPane implements AutoCloseable {
         return screen;
     }
 
+    /** A tmux format variable of the pane, e.g. {@code #{alternate_on}} (1 while the alternate screen is on). */
+    String paneFormat(String format) throws Exception {
+        return tmux("display-message", "-p", "-t", session, format).strip();
+    }
+
     /** The infertop JVM in the pane: the launcher script execs java in place of the shell's child. */
     ProcessHandle infertop() throws Exception {
         long shell = Long.parseLong(tmux("display-message", "-p", "-t", session, "#{pane_pid}").strip());

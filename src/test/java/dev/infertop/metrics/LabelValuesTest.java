@@ -19,6 +19,13 @@ class LabelValuesTest {
     }
 
     @Test
+    void aBackslashIsKeptAsInEveryOtherOutput() {
+        // Not \x5c: the exposition format escapes it itself (MetricsMappingTest), and Prometheus stores one.
+        assertEquals("C:\\models\\llama.gguf", LabelValues.sanitize("C:\\models\\llama.gguf"));
+        assertEquals(1, LabelValues.sanitize("a\\b").chars().filter(c -> c == '\\').count());
+    }
+
+    @Test
     void invisibleFormatCharactersAreShownToo() {
         // A right-to-left override would make "fdp.exe" read as "exe.pdf" on a dashboard.
         assertEquals("model-\\u202efdp.gguf\\u2028", LabelValues.sanitize("model-\u202efdp.gguf\u2028"));

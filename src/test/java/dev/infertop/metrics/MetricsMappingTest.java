@@ -152,6 +152,26 @@ class MetricsMappingTest {
         assertLine(text, "infertop_lost_events_total 3.0");
     }
 
+    /**
+     * A backslash in a label value is kept by the sanitiser and escaped once, as {@code \\}, by the exposition
+     * format (both of them), which Prometheus reads back as one backslash; the man page says the same.
+     */
+    @Test
+    void aBackslashIsEscapedOnceByTheExpositionFormatAndTheManPageSaysSo() throws IOException {
+        Snapshot snapshot = Fixtures.snapshot(LayerStatus.State.ON);
+        Snapshot windows = new Snapshot(snapshot.sequence(), RunState.RUNNING,
+                new TargetInfo(4242, "llama-server", "D:\\models\\q4.gguf", List.of()), snapshot.interval(),
+                snapshot.total(), 0, snapshot.layers(), snapshot.moe());
+        String model = "model=\"D:\\\\models\\\\q4.gguf\"";
+        assertTrue(openMetrics(frame(windows)).contains(model), openMetrics(frame(windows)));
+        assertTrue(prometheusText(frame(windows)).contains(model), prometheusText(frame(windows)));
+        String manPage = java.nio.file.Files.readString(java.nio.file.Path.of("man/infertop.1"));
+        String labels = manPage.substring(manPage.indexOf("Label values that come from the target"));
+        labels = labels.substring(0, labels.indexOf(".TP"));
+        assertFalse(labels.contains("x5c"), labels);
+        assertTrue(labels.contains("a backslash is kept as it is"), labels);
+    }
+
     @Test
     void moeSelectionsPerLayerAndExpertWhileTheLayerIsOn() throws IOException {
         long[][] prefill = {{3, 1}, {0, 4}};

@@ -205,6 +205,17 @@ class SnapshotDirectoryTest {
     }
 
     @Test
+    void theTakerWritesPrivateDirectoriesUnlessTheOptionsShareThem() throws Exception {
+        Path dir = written();
+        assertEquals("rwx------", dev.infertop.io.Umask.mode(dir));
+        assertEquals("rw-------", dev.infertop.io.Umask.mode(dir.resolve("summary.json")));
+        SnapshotFixtures.run(new SnapshotOptions(temp.resolve("shared-%n").toString(), 0, true, 10,
+                dev.infertop.io.FileAccess.SHARED));
+        assertEquals("rwxr-xr-x", dev.infertop.io.Umask.mode(temp.resolve("shared-1")));
+        assertEquals("rw-r--r--", dev.infertop.io.Umask.mode(temp.resolve("shared-1/trace.json")));
+    }
+
+    @Test
     void aSecondSnapshotOfTheSameNameGetsASuffix() throws Exception {
         var content = SnapshotFixtures.content();
         Path first = SnapshotDirectoryWriter.write(temp.resolve("same"), content);

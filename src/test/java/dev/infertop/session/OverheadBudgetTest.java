@@ -1,0 +1,188 @@
+package dev.infertop.session;
+
+import dev.infertop.bpf.BpfException;
+import dev.infertop.bpf.ProbeRunStats;
+import dev.infertop.model.BudgetStatus;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The budget fails closed: when its estimate source or a switch fails mid-run, the operator layer goes off (or, where
+ * that fails too, its per-thread probes stay away), never back to tracing every graph; one notice says so and the
+ * status (header, JSON budget.sampling) reads "failed".
+ */
+class OverheadBudgetTest {
+    private static final long SECOND = 1_000_000_000L;
+
+    /** What the budget did to the probes, in order. */
+    static final class Probes implements OverheadBudget.OperatorProbes {
+        final List<String> calls = Collections.synchronizedList(new ArrayList<>());
+        volatile boolean on = true;
+        volatile boolean paused;
+        volatile boolean offFails;
+
+        @Override
+        public boolean operatorOn() {
+            return on;
+        }
+
+        @Override
+        public boolean arrivalsPaused() {
+            return paused;
+        }
+
+        @Override
+        public void pauseArrivals(long graceMs) {
+            calls.add("pause");
+            paused = true;
+        }
+
+        @Override
+        public void resumeArrivals() {
+            calls.add("resume");
+            paused = false;
+        }
+
+        @Override
+        public void operatorOff(String why) throws BpfException {
+            calls.add("off: " + why);
+            if (offFails) {
+                throw new BpfException("detach failed");
+            }
+            on = false;
+        }
+    }
+
+    /**
+     * Readings of a 2-thread target over a 0.6 % budget (BudgetPlanTest's window: 8,000 hits a second, 7,400 of
+     * them arrivals, 1 µs each): the first phase costs more than the budget, so the per-thread probes go away.
+     * The reading numbered {@code failAt} (0: the first) throws {@code failure}.
+     */
+    static final class Readings implements OverheadBudget.Readings {
+        private final int failAt;
+        private final Exception failure;
+        volatile boolean targetAlive = true;
+        private int read;
+
+        Readings(int failAt, Exception failure) {
+            this.failAt = failAt;
+            this.failure = failure;
+        }
+
+        @Override
+        public OverheadBudget.Reading read() throws IOException {
+            int n = read++;
+            if (n == failAt) {
+                if (failure instanceof IOException io) {
+                    throw io;
+                }
+                throw (RuntimeException) failure;
+            }
+            return new OverheadBudget.Reading(n * SECOND, new ProbeRunStats.Sample(n * 8_000L, n * 7_400L,
+                    n * 2_000_000L), n * 2 * SECOND, n * 10_000_000L, n * SECOND);
+        }
+
+        @Override
+        public boolean targetAlive() {
+            return targetAlive;
+        }
+
+        @Override
+        public BudgetPlan plan(double budgetPercent) {
+            return new BudgetPlan(budgetPercent, 1000, "");
+        }
+
+        @Override
+        public void close() {}
+    }
+
+    private final BlockingQueue<String> notices = new LinkedBlockingQueue<>();
+
+    private OverheadBudget start(Probes probes, Readings readings) {
+        return OverheadBudget.start(0.6, probes, readings, notices::add);
+    }
+
+    @Test
+    void aFailingEstimateMidRunSwitchesTheOperatorLayerOffInsteadOfTracingEveryGraph() throws Exception {
+        Probes probes = new Probes();
+        // Reading 0 starts the first window, 1 ends it (over the budget: the probes go away), 2 ends the gap.
+        try (OverheadBudget budget = start(probes, new Readings(2, new IllegalStateException("run stats unreadable")))) {
+            String notice = notices.poll(10, TimeUnit.SECONDS);
+            assertEquals("infertop: the overhead budget failed (run stats unreadable): operator layer switched off;"
+                    + " 3 or SIGUSR2 switches it on again, unsampled", notice);
+            assertEquals(List.of("pause", "off: the overhead budget failed"), probes.calls,
+                    "the gap is not ended by a resume: the layer goes off");
+            assertFalse(probes.on);
+            assertTrue(budget.failed(), "--op-when must not switch the layer back on");
+            BudgetStatus status = budget.status();
+            assertTrue(status.failed());
+            assertEquals("failed: run stats unreadable; operator layer switched off", status.sampling());
+            assertEquals(0, status.arrivalShare());
+            assertFalse(status.measured(), "no estimate is shown for a cost nobody measures any more");
+            assertEquals("budget 0.60% · failed: run stats unreadable; operator layer switched off", status.headerText());
+            assertEquals("cost: unknown, budget failed", status.costText());
+            assertNull(notices.poll(200, TimeUnit.MILLISECONDS), "said once");
+        }
+    }
+
+    @Test
+    void aFailureBeforeTheFirstReadingFailsClosedAtOnce() throws Exception {
+        Probes probes = new Probes();
+        try (OverheadBudget budget = start(probes, new Readings(0, new ArithmeticException()))) {
+            String notice = notices.poll(10, TimeUnit.SECONDS);
+            assertNotNull(notice);
+            assertTrue(notice.startsWith("infertop: the overhead budget failed (ArithmeticException): operator layer"
+                    + " switched off"), notice);
+            assertEquals(List.of("off: the overhead budget failed"), probes.calls);
+            assertEquals("failed: ArithmeticException; operator layer switched off", budget.status().sampling());
+        }
+    }
+
+    @Test
+    void whereTheLayerCannotBeSwitchedOffItsPerThreadProbesStayAway() throws Exception {
+        Probes probes = new Probes();
+        probes.offFails = true;
+        try (OverheadBudget budget = start(probes, new Readings(0, new IllegalStateException("gone")))) {
+            assertNotNull(notices.poll(10, TimeUnit.SECONDS));
+            assertEquals(List.of("off: the overhead budget failed", "pause"), probes.calls);
+            assertTrue(probes.paused);
+            assertEquals("failed: gone; operator layer's per-thread probes detached, cannot switch it off: detach"
+                    + " failed", budget.status().sampling());
+        }
+    }
+
+    @Test
+    void aReadingThatFailsBecauseTheTargetIsGoneIsNoFailure() throws Exception {
+        Probes probes = new Probes();
+        Readings readings = new Readings(0, new IOException("/proc/4242/stat: no such file"));
+        readings.targetAlive = false;
+        try (OverheadBudget budget = start(probes, readings)) {
+            assertNull(notices.poll(500, TimeUnit.MILLISECONDS));
+            assertEquals(List.of(), probes.calls);
+            assertFalse(budget.failed());
+        }
+    }
+
+    @Test
+    void aReadingThatFailsWhileTheTargetRunsFailsClosed() throws Exception {
+        Probes probes = new Probes();
+        try (OverheadBudget budget = start(probes, new Readings(0, new IOException("unexpected /proc/stat: cpu")))) {
+            assertNotNull(notices.poll(10, TimeUnit.SECONDS));
+            assertEquals(List.of("off: the overhead budget failed"), probes.calls);
+            assertTrue(budget.failed());
+        }
+    }
+}
