@@ -115,7 +115,11 @@ final class ScrapeEndpoint implements AutoCloseable {
                 pause(); // out of file descriptors, say: try again shortly rather than spin
                 continue;
             }
-            admit(socket);
+            try {
+                admit(socket);
+            } catch (RuntimeException e) {
+                closeQuietly(socket); // closed meanwhile (the timer refuses new deadlines): nothing to serve
+            }
         }
     }
 

@@ -51,6 +51,8 @@ public final class WebConfig {
     private static final Set<String> TLS_KEYS = Set.of("cert_file", "key_file");
     private static final Pattern PEM = Pattern.compile(
             "-----BEGIN ([A-Z0-9 ]+)-----([A-Za-z0-9+/=\\s]*)-----END \\1-----");
+    private static final int SESSION_CACHE_SIZE = 64;
+    private static final int SESSION_TIMEOUT_S = 3600;
     /** Throwaway: the in-memory key store's key needs one. */
     private static final char[] STORE_PASSWORD = "infertop".toCharArray();
 
@@ -186,6 +188,10 @@ public final class WebConfig {
             keys.init(store, STORE_PASSWORD);
             SSLContext context = SSLContext.getInstance("TLS");
             context.init(keys.getKeyManagers(), null, null);
+            // TLS 1.2 session ids are kept server-side (20480 for a day, by default): a client making handshakes
+            // must not grow that. Prometheus opens one connection per scrape (every answer closes) and resumes.
+            context.getServerSessionContext().setSessionCacheSize(SESSION_CACHE_SIZE);
+            context.getServerSessionContext().setSessionTimeout(SESSION_TIMEOUT_S);
             return context;
         } catch (GeneralSecurityException | IOException e) {
             throw new IllegalArgumentException("cannot make a TLS context of " + certFile + " and " + keyFile + ": "

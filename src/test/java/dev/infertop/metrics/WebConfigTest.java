@@ -80,6 +80,20 @@ class WebConfigTest {
                 refusal("basic_auth_users:\n  \"a:b\": " + BCrypt.withDefaults().hashToString(4, "x".toCharArray()) + "\n"));
     }
 
+    /** config/web-config.yml names only keys infertop reads, and starts nothing until its hash is filled in. */
+    @Test
+    void theShippedExampleWantsItsHash() throws Exception {
+        String example = Files.readString(Path.of("config/web-config.yml"));
+        TestTls.Pair rsa = TestTls.selfSigned(directory, "RSA");
+        Files.copy(rsa.certFile(), directory.resolve("cert.pem"));
+        Files.copy(rsa.keyFile(), directory.resolve("key.pem"));
+        assertEquals("basic_auth_users: prometheus's password is not a bcrypt hash ($2y$10$ and 53 characters, as "
+                + "htpasswd -nBC 10 USER writes it)", refusal(example));
+        WebConfig filled = WebConfig.read(write(example.replace("PUT-THE-HASH-FROM-htpasswd-HERE",
+                BCrypt.with(BCrypt.Version.VERSION_2Y).hashToString(4, "pw".toCharArray()))));
+        assertTrue(filled.tls() && filled.basicAuth());
+    }
+
     @Test
     void certificateAndKeyProblemsAreOneLine() throws Exception {
         TestTls.Pair rsa = TestTls.selfSigned(directory, "RSA");
