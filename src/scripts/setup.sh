@@ -29,6 +29,7 @@ if ! $demo; then
   # real Prometheus (PrometheusIT starts its own process; the package's service plays no part).
   packages+=([chromium]=/usr/bin/chromium [pkg-config]=/usr/bin/pkg-config [graphviz]=/usr/bin/dot
              [prometheus]=/usr/bin/prometheus
+             [openssl]=/usr/bin/openssl # PrometheusIT: a certificate for --web-config, made as a user makes one
              [patchelf]=/usr/bin/patchelf # HostileLibraryIT: a DT_NEEDED library with a constructor
              [mmdebstrap]=/usr/bin/mmdebstrap # DistroContainerIT: Debian sid's llama.cpp in a root of its own
              [libopenblas-dev]=/usr/include/"$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)"/openblas-pthread/cblas.h)

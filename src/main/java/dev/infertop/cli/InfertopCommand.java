@@ -119,6 +119,12 @@ public final class InfertopCommand implements Callable<Integer> {
                     + "when named (0.0.0.0:PORT). E.g. 127.0.0.1:9464.")
     String listen;
 
+    @Option(names = "--web-config", paramLabel = "FILE",
+            description = "TLS and basic auth for --listen, from a Prometheus exporter-toolkit web config: "
+                    + "tls_server_config (cert_file, key_file: PEM, PKCS#8 key) and basic_auth_users (user: bcrypt "
+                    + "hash). Read at start; an unknown key is an error.")
+    Path webConfig;
+
     @Option(names = {"-d", "--delay"}, paramLabel = "SECONDS", defaultValue = "1",
             description = "Seconds between intervals (default: ${DEFAULT-VALUE}; the live view's first is 0.25 s).")
     double delaySeconds;
@@ -215,6 +221,7 @@ public final class InfertopCommand implements Callable<Integer> {
                 throw new UserError("--layers: " + e.getMessage(), 2);
             }
         }
+        var listenAddress = ListenOption.parse(listen);
         TraceOptions.OutputMode mode = json ? TraceOptions.OutputMode.JSON
                 : quiet ? TraceOptions.OutputMode.QUIET
                 : batch || !onTerminal() ? TraceOptions.OutputMode.BATCH : TraceOptions.OutputMode.LIVE;
@@ -222,7 +229,8 @@ public final class InfertopCommand implements Callable<Integer> {
                 delaySeconds, iterations, parsed, btf, ringKib, environment, targetLog, operatorEvery,
                 budgetPercent, operatorWhen == null ? null : OperatorRule.parse(operatorWhen), operatorThreads, follow, counters,
                 new dev.infertop.snapshot.SnapshotOptions(snapshotDir, snapshotEverySeconds, snapshotOnExit,
-                        flightSeconds, snapshotAccess()), dagFile, ListenOption.parse(listen), user, anyUser);
+                        flightSeconds, snapshotAccess()), dagFile, listenAddress,
+                ListenOption.webConfig(webConfig, listenAddress), user, anyUser);
     }
 
     private dev.infertop.io.FileAccess snapshotAccess() {

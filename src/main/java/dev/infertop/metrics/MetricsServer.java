@@ -1,7 +1,6 @@
 package dev.infertop.metrics;
 
-import com.sun.net.httpserver.HttpExchange;
-import com.sun.net.httpserver.HttpServer;
+import dev.infertop.model.SafeText;
 import io.prometheus.metrics.expositionformats.ExpositionFormatWriter;
 import io.prometheus.metrics.expositionformats.OpenMetricsTextFormatWriter;
 import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
@@ -11,28 +10,27 @@ import io.prometheus.metrics.model.snapshots.MetricSnapshots;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.net.BindException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.Locale;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 
 /**
  * {@code --listen}: serves {@code /metrics} from the last frame the collector handed over (a volatile
- * reference), on one thread of its own, with the JDK's HTTP server. A scrape never touches the collector or
- * waits for it: it reads that frame, builds the client library's snapshots over it (a {@link MultiCollector}
+ * reference), on {@link ScrapeEndpoint} (deadlines, a connection cap, daemon threads: no client slows another's
+ * scrape), with TLS and basic auth when a {@link WebConfig} asks for them. A scrape never touches the collector
+ * or waits for it: it reads that frame, builds the client library's snapshots over it (a {@link MultiCollector}
  * in a registry of its own) and writes them with the library's writers, OpenMetrics text unless the scrape's
  * {@code Accept} prefers the Prometheus text format. The rendered bytes are kept per frame and format: a
  * second scrape of the same tick costs a copy. Lives across the targets of {@code --follow}.
  */
 public final class MetricsServer implements AutoCloseable, Consumer<MetricsFrame> {
-    private static final int BACKLOG = 16;
-
     /** The exposition formats, with the library's writers. */
     enum Format {
         OPENMETRICS(OpenMetricsTextFormatWriter.builder().setCreatedTimestampsEnabled(true).build()),
@@ -81,29 +79,58 @@ public final class MetricsServer implements AutoCloseable, Consumer<MetricsFrame
 
     private record Rendered(MetricsFrame frame, byte[] body) {}
 
-    private final HttpServer http;
-    private final ExecutorService executor;
+    /** What a failed render answers: the reason goes to infertop's standard error, never to a client. */
+    static final String RENDER_FAILED = "infertop could not render its metrics; the reason is on its standard error\n";
+
+    /** What / answers: a link to the metrics. */
+    private static final byte[] INDEX = """
+            <!DOCTYPE html>
+            <html><head><title>infertop</title></head>
+            <body><h1>infertop</h1><p><a href="/metrics">Metrics</a></p></body></html>
+            """.getBytes(StandardCharsets.UTF_8);
+
+    private final ScrapeEndpoint endpoint;
+    private final BasicAuth auth;
+    private final Consumer<String> notices;
+    private final AtomicBoolean renderFailureSaid = new AtomicBoolean();
     private final PrometheusRegistry registry = new PrometheusRegistry();
     private volatile MetricsFrame latest;
-    /** The frame the scrape being rendered reads (server thread): one frame per exposition, even mid-tick. */
+    /** One scrape renders at a time (the rest wait a few milliseconds, then reuse its bytes). */
+    private final ReentrantLock renderLock = new ReentrantLock();
+    /** The frame the scrape being rendered reads (under renderLock): one frame per exposition, even mid-tick. */
     private MetricsFrame rendering;
-    /** Only the server's thread touches these. */
+    /** Guarded by renderLock. */
     private final Rendered[] rendered = new Rendered[Format.values().length];
     private final String address;
+    private final String url;
 
-    private MetricsServer(HttpServer http, ExecutorService executor, String address) {
-        this.http = http;
-        this.executor = executor;
-        this.address = address;
+    private MetricsServer(ScrapeEndpoint.Limits limits, InetAddress host, int port, WebConfig webConfig,
+                          Consumer<String> notices) throws IOException {
+        this.notices = notices;
+        this.auth = webConfig == null ? null : webConfig.auth();
         registry.register((MultiCollector) () -> MetricsMapping.snapshots(rendering));
+        endpoint = ScrapeEndpoint.start(new InetSocketAddress(host, port),
+                webConfig == null ? null : webConfig.socketFactory(), this::handle, limits);
+        address = (host.getAddress().length == 16 ? "[" + host.getHostAddress() + "]" : host.getHostAddress())
+                + ":" + endpoint.port();
+        url = (webConfig != null && webConfig.tls() ? "https://" : "http://") + address + "/metrics";
     }
 
     /**
-     * Binds {@code address} and starts serving (an empty exposition until the first frame).
+     * Binds {@code address} and starts serving (an empty exposition until the first frame). A wildcard address
+     * (every interface) without both TLS and basic auth is said in one line on {@code notices}.
      *
+     * @param webConfig TLS and basic auth, or null for neither
+     * @param notices   where the wildcard warning and a render failure (once) are said: infertop's stderr
      * @throws ListenException what is wrong and what to do, in one line
      */
-    public static MetricsServer start(ListenAddress address) throws ListenException {
+    public static MetricsServer start(ListenAddress address, WebConfig webConfig, Consumer<String> notices)
+            throws ListenException {
+        return start(address, webConfig, notices, ScrapeEndpoint.Limits.DEFAULT);
+    }
+
+    static MetricsServer start(ListenAddress address, WebConfig webConfig, Consumer<String> notices,
+                               ScrapeEndpoint.Limits limits) throws ListenException {
         InetAddress host;
         try {
             host = address.resolve();
@@ -111,9 +138,9 @@ public final class MetricsServer implements AutoCloseable, Consumer<MetricsFrame
             throw new ListenException("cannot resolve '" + address.host() + "': give an IP address (127.0.0.1, [::1], "
                     + "or 0.0.0.0 for every interface) or a name this machine resolves");
         }
-        HttpServer http;
+        MetricsServer server;
         try {
-            http = HttpServer.create(new InetSocketAddress(host, address.port()), BACKLOG);
+            server = new MetricsServer(limits, host, address.port(), webConfig, notices);
         } catch (BindException e) {
             String why = String.valueOf(e.getMessage()).toLowerCase(Locale.ROOT);
             if (why.contains("in use")) {
@@ -134,14 +161,12 @@ public final class MetricsServer implements AutoCloseable, Consumer<MetricsFrame
             throw new ListenException("cannot listen on " + host.getHostAddress() + " port " + address.port() + ": "
                     + e.getMessage());
         }
-        ExecutorService executor = Executors.newSingleThreadExecutor(runnable ->
-                Thread.ofPlatform().name("infertop-metrics").daemon().unstarted(runnable));
-        MetricsServer server = new MetricsServer(http, executor,
-                (host.getAddress().length == 16 ? "[" + host.getHostAddress() + "]" : host.getHostAddress())
-                        + ":" + http.getAddress().getPort());
-        http.createContext("/", server::handle);
-        http.setExecutor(executor);
-        http.start();
+        if (host.isAnyLocalAddress() && (webConfig == null || !webConfig.tls() || !webConfig.basicAuth())) {
+            notices.accept("infertop: --listen " + address.text() + " serves the metrics on every network interface"
+                    + (webConfig == null ? ", in clear and to anyone" : webConfig.tls() ? ", to anyone" : ", in clear")
+                    + ": use 127.0.0.1:" + address.port() + " for this machine only, or --web-config FILE for "
+                    + "TLS and basic auth");
+        }
         return server;
     }
 
@@ -150,75 +175,74 @@ public final class MetricsServer implements AutoCloseable, Consumer<MetricsFrame
         return address;
     }
 
+    /** The metrics' URL: http:// or, with TLS, https://HOST:PORT/metrics. */
+    public String url() {
+        return url;
+    }
+
     /** The collector's hand-over: the latest frame replaces the one before. Any thread; never blocks. */
     @Override
     public void accept(MetricsFrame frame) {
         latest = frame;
     }
 
-    /** The exposition of the latest frame in {@code format} (what a scrape gets). Server thread, or tests. */
+    /** The exposition of the latest frame in {@code format} (what a scrape gets). Any thread. */
     byte[] render(Format format) throws IOException {
-        MetricsFrame frame = latest;
-        Rendered last = rendered[format.ordinal()];
-        if (last != null && last.frame() == frame) {
-            return last.body();
-        }
-        rendering = frame;
-        MetricSnapshots snapshots = registry.scrape();
-        ByteArrayOutputStream body = new ByteArrayOutputStream(16 * 1024);
-        format.writer.write(body, snapshots);
-        byte[] bytes = body.toByteArray();
-        rendered[format.ordinal()] = new Rendered(frame, bytes);
-        return bytes;
-    }
-
-    private void handle(HttpExchange exchange) {
-        try (exchange) {
-            String method = exchange.getRequestMethod();
-            if (!exchange.getRequestURI().getPath().equals("/metrics")) {
-                reply(exchange, 404, "text/plain; charset=utf-8",
-                        "infertop serves its metrics at /metrics\n".getBytes(StandardCharsets.UTF_8), method);
-                return;
+        renderLock.lock();
+        try {
+            MetricsFrame frame = latest;
+            Rendered last = rendered[format.ordinal()];
+            if (last != null && last.frame() == frame) {
+                return last.body();
             }
-            if (!method.equals("GET") && !method.equals("HEAD")) {
-                exchange.getResponseHeaders().set("Allow", "GET, HEAD");
-                reply(exchange, 405, "text/plain; charset=utf-8",
-                        "GET /metrics\n".getBytes(StandardCharsets.UTF_8), method);
-                return;
-            }
-            Format format = Format.forAccept(exchange.getRequestHeaders().getFirst("Accept"));
-            byte[] body;
-            try {
-                body = render(format);
-            } catch (RuntimeException e) {
-                reply(exchange, 500, "text/plain; charset=utf-8",
-                        ("infertop: cannot render metrics: " + e + "\n").getBytes(StandardCharsets.UTF_8), method);
-                return;
-            }
-            reply(exchange, 200, format.writer.getContentType(), body, method);
-        } catch (IOException e) {
-            // the scraper went away mid-reply: nothing to do, the next scrape starts afresh
+            rendering = frame;
+            MetricSnapshots snapshots = registry.scrape();
+            ByteArrayOutputStream body = new ByteArrayOutputStream(16 * 1024);
+            format.writer.write(body, snapshots);
+            byte[] bytes = body.toByteArray();
+            rendered[format.ordinal()] = new Rendered(frame, bytes);
+            return bytes;
+        } finally {
+            renderLock.unlock();
         }
     }
 
-    private static void reply(HttpExchange exchange, int status, String contentType, byte[] body, String method)
-            throws IOException {
-        exchange.getResponseHeaders().set("Content-Type", contentType);
-        if (method.equals("HEAD")) {
-            exchange.sendResponseHeaders(status, -1);
-            return;
+    /** One request, on its connection's thread. */
+    private ScrapeEndpoint.Response handle(RequestHead request) {
+        if (auth != null && !auth.allows(request.header("authorization"))) {
+            return new ScrapeEndpoint.Response(401, "text/plain; charset=utf-8",
+                    "infertop: give the user and password of --web-config's basic_auth_users\n"
+                            .getBytes(StandardCharsets.UTF_8),
+                    List.of("WWW-Authenticate: " + BasicAuth.CHALLENGE));
         }
-        exchange.sendResponseHeaders(status, body.length);
-        try (OutputStream out = exchange.getResponseBody()) {
-            out.write(body);
+        String method = request.method();
+        boolean metrics = request.path().equals("/metrics");
+        if (!metrics && !request.path().equals("/")) {
+            return new ScrapeEndpoint.Response(404, "infertop serves its metrics at /metrics\n");
+        }
+        if (!method.equals("GET") && !method.equals("HEAD")) {
+            return new ScrapeEndpoint.Response(405, "text/plain; charset=utf-8",
+                    "GET /metrics\n".getBytes(StandardCharsets.UTF_8), List.of("Allow: GET, HEAD"));
+        }
+        if (!metrics) {
+            return new ScrapeEndpoint.Response(200, "text/html; charset=utf-8", INDEX, List.of());
+        }
+        Format format = Format.forAccept(request.header("accept"));
+        try {
+            return new ScrapeEndpoint.Response(200, format.writer.getContentType(), render(format), List.of());
+        } catch (IOException | RuntimeException e) {
+            if (renderFailureSaid.compareAndSet(false, true)) {
+                notices.accept("infertop: metrics: cannot render them (scrapes get 500 while this lasts): "
+                        + SafeText.of(e.toString()));
+            }
+            return new ScrapeEndpoint.Response(500, RENDER_FAILED);
         }
     }
 
-    /** Stops listening at once (a scrape in progress is cut off). Idempotent. */
+    /** Stops listening and drops every connection at once (a scrape in progress is cut off). Idempotent. */
     @Override
     public void close() {
-        http.stop(0);
-        executor.shutdownNow();
+        endpoint.close();
     }
 
     /** Why {@code --listen} cannot be served: one line, what is wrong and what to do. */

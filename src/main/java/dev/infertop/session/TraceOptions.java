@@ -30,6 +30,7 @@ public record TraceOptions(
         dev.infertop.snapshot.SnapshotOptions snapshot,
         Path dagFile,
         dev.infertop.metrics.ListenAddress listen,
+        dev.infertop.metrics.WebConfig webConfig,
         String user,
         boolean anyUser) {
 

@@ -68,9 +68,10 @@ public final class TraceSession {
         Signals.snapshotOnUsr1(control);
         MetricsServer metrics = null;
         try {
-            metrics = ListenOption.start(options.listen()); // a taken port: one line, exit 2, no probe attached
+            // a taken port: one line, exit 2, no probe attached
+            metrics = ListenOption.start(options.listen(), options.webConfig(), control.err::println);
             if (metrics != null) {
-                control.err.println("infertop: serving metrics at http://" + metrics.address() + "/metrics");
+                control.err.println("infertop: serving metrics at " + metrics.url());
             }
             return traceEach(new TracedSession(control, opener, btf, counterSet, metrics),
                     new ProcessFollower(control, invoking));

@@ -1,5 +1,6 @@
 package dev.infertop.it;
 
+import at.favre.lib.crypto.bcrypt.BCrypt;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.infertop.metrics.LatencyBuckets;
@@ -11,6 +12,7 @@ import org.junit.jupiter.api.io.TempDir;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
+import java.net.Socket;
 import java.net.URI;
 import java.net.URLEncoder;
 import java.net.http.HttpClient;
@@ -20,6 +22,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -36,11 +39,16 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * the same totals: the value Prometheus scraped last must equal the final object's {@code tokens_decode}
  * to the token (and the TPOT histogram's count its {@code tpot_ms.count}). The test waits until infertop's
  * JSON shows two idle intervals and Prometheus has scraped twice more, then queries, then stops infertop.
+ *
+ * <p>The endpoint against hostile clients and with --web-config is checked the same way, with infertop waiting
+ * for a process that never comes ({@code --follow}): a stalled client beside Prometheus's scrapes, and https
+ * with basic auth.
  */
 class PrometheusIT {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final Path PROMETHEUS = Path.of("/usr/bin/prometheus");
     private static final Path PROMTOOL = Path.of("/usr/bin/promtool");
+    private static final Path OPENSSL = Path.of("/usr/bin/openssl");
     private static final long SCRAPE_SECONDS = 20;
 
     private static LlamaCppWorkload workload;
@@ -136,12 +144,7 @@ class PrometheusIT {
             throw failure;
         } finally {
             Processes.killIfAlive(benchPid);
-            if (prometheus != null) {
-                prometheus.destroy();
-                if (!prometheus.waitFor(10, TimeUnit.SECONDS)) {
-                    prometheus.destroyForcibly();
-                }
-            }
+            stop(prometheus);
             assertNothingLeft(primary);
         }
     }
@@ -158,6 +161,162 @@ class PrometheusIT {
             assertEquals(List.of(), infertop.stdout);
         }
         LeakCheck.assertNothingLeft();
+    }
+
+    /**
+     * A client that sent "G" and stalls, and one that announced a 100-byte body and sent none (both renewed every
+     * half second: infertop closes each at its 2 s head deadline), beside a real Prometheus scraping every second
+     * with a 1 s timeout: every scrape of the 10 s window succeeded ({@code up} is 1 at each, none took 1 s). With
+     * the JDK's server the first "G" held its only thread, and every scrape after it timed out.
+     */
+    @Test
+    void aStalledClientFailsNoScrape(@TempDir Path directory) throws Exception {
+        int infertopPort = freePort();
+        int prometheusPort = freePort();
+        Process prometheus = null;
+        Throwable primary = null;
+        List<Socket> stalled = new ArrayList<>();
+        try (InfertopProcess infertop = InfertopProcess.start("--quiet", "--listen", "127.0.0.1:" + infertopPort,
+                "--follow", "infertop-none")) {
+            infertop.awaitStderr("serving metrics at http://127.0.0.1:" + infertopPort + "/metrics", 30);
+            prometheus = startPrometheus(directory, prometheusPort, infertopPort);
+            awaitQuery(prometheusPort, "up{job=\"infertop\"} == 1", 30);
+
+            long windowSeconds = 10;
+            long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(windowSeconds);
+            while (System.nanoTime() < end) {
+                stalled.add(stall(infertopPort, "G"));
+                stalled.add(stall(infertopPort, "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n"));
+                Thread.sleep(500);
+            }
+            String window = "[" + windowSeconds + "s]";
+            double scrapes = queryValue(prometheusPort, "count_over_time(up{job=\"infertop\"}" + window + ")");
+            double worstUp = queryValue(prometheusPort, "min_over_time(up{job=\"infertop\"}" + window + ")");
+            double slowestSeconds = queryValue(prometheusPort,
+                    "max_over_time(scrape_duration_seconds{job=\"infertop\"}" + window + ")");
+            System.out.printf("PrometheusIT: %d stalled clients over %d s; %.0f scrapes, min up %.0f, slowest %.4f s%n",
+                    stalled.size(), windowSeconds, scrapes, worstUp, slowestSeconds);
+            assertTrue(scrapes >= windowSeconds - 2, scrapes + " scrapes in " + windowSeconds + " s");
+            assertEquals(1, worstUp, "a scrape failed beside the stalled clients");
+            assertTrue(slowestSeconds < 1, "slowest scrape " + slowestSeconds + " s");
+            LlamaBenchIT.signal(infertop.process.pid(), "TERM");
+            infertop.waitFor(30); // with clients still connected: the exporter keeps nothing alive
+        } catch (Throwable failure) {
+            primary = failure;
+            throw failure;
+        } finally {
+            for (Socket socket : stalled) {
+                socket.close();
+            }
+            stop(prometheus);
+            assertNothingLeft(primary);
+        }
+    }
+
+    /**
+     * --web-config with TLS (a certificate and key made by openssl req, as a user would) and basic auth (a
+     * bcrypt hash): a real Prometheus scraping over https, checking the certificate against it as its CA, with
+     * the right password gets {@code up} 1; with a wrong one {@code up} 0, and infertop's 401 is the target's
+     * last error.
+     */
+    @Test
+    void prometheusScrapesOverTlsWithBasicAuth(@TempDir Path directory) throws Exception {
+        Requirements.require(Files.isExecutable(OPENSSL), "needs openssl (apt-get install -y openssl)");
+        Path cert = directory.resolve("cert.pem");
+        Path key = directory.resolve("key.pem");
+        Process openssl = new ProcessBuilder(OPENSSL.toString(), "req", "-x509", "-newkey", "rsa:2048", "-nodes",
+                "-keyout", key.toString(), "-out", cert.toString(), "-days", "2", "-subj", "/CN=127.0.0.1",
+                "-addext", "subjectAltName=IP:127.0.0.1").redirectErrorStream(true).start();
+        String opensslSaid = new String(openssl.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(openssl.waitFor(60, TimeUnit.SECONDS));
+        assertEquals(0, openssl.exitValue(), opensslSaid);
+        Path webConfig = directory.resolve("web.yml");
+        Files.writeString(webConfig, """
+                tls_server_config:
+                  cert_file: cert.pem
+                  key_file: key.pem
+                basic_auth_users:
+                  prometheus: %s
+                """.formatted(BCrypt.withDefaults().hashToString(10, "s3cret".toCharArray())));
+
+        int infertopPort = freePort();
+        int prometheusPort = freePort();
+        Process prometheus = null;
+        Throwable primary = null;
+        try (InfertopProcess infertop = InfertopProcess.start("--quiet", "--listen", "127.0.0.1:" + infertopPort,
+                "--web-config", webConfig.toString(), "--follow", "infertop-none")) {
+            infertop.awaitStderr("serving metrics at https://127.0.0.1:" + infertopPort + "/metrics", 30);
+            String job = """
+                  - job_name: %s
+                    scheme: https
+                    tls_config:
+                      ca_file: %s
+                    basic_auth:
+                      username: prometheus
+                      password: %s
+                    static_configs:
+                      - targets: ['127.0.0.1:%d']
+                """;
+            prometheus = startPrometheus(directory, prometheusPort, job.formatted("right", cert, "s3cret", infertopPort)
+                    + job.formatted("wrong", cert, "guess", infertopPort));
+            for (String name : List.of("right", "wrong")) {
+                awaitQuery(prometheusPort, "count_over_time(up{job=\"" + name + "\"}[1m]) >= 3", 30);
+            }
+            double right = queryValue(prometheusPort, "min_over_time(up{job=\"right\"}[1m])");
+            double wrong = queryValue(prometheusPort, "max_over_time(up{job=\"wrong\"}[1m])");
+            String wrongError = targetError(prometheusPort, "wrong");
+            System.out.printf("PrometheusIT: https with basic auth: up %.0f with the password, %.0f with a wrong one "
+                    + "(%s)%n", right, wrong, wrongError);
+            assertEquals(1, right, "every scrape with the right password: " + targetError(prometheusPort, "right"));
+            assertEquals(0, wrong);
+            assertTrue(wrongError.contains("401"), wrongError);
+        } catch (Throwable failure) {
+            primary = failure;
+            throw failure;
+        } finally {
+            stop(prometheus);
+            assertNothingLeft(primary);
+        }
+    }
+
+    private static Socket stall(int port, String bytes) throws IOException {
+        Socket socket = new Socket(InetAddress.getLoopbackAddress(), port);
+        socket.getOutputStream().write(bytes.getBytes(StandardCharsets.US_ASCII));
+        socket.getOutputStream().flush();
+        return socket;
+    }
+
+    private static void stop(Process prometheus) throws InterruptedException {
+        if (prometheus != null) {
+            prometheus.destroy();
+            if (!prometheus.waitFor(10, TimeUnit.SECONDS)) {
+                prometheus.destroyForcibly();
+            }
+        }
+    }
+
+    /** Waits until {@code promql} gives a series. */
+    private void awaitQuery(int port, String promql, long timeoutSeconds) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(timeoutSeconds);
+        while (System.nanoTime() < deadline) {
+            if (query(port, promql).size() > 0) {
+                return;
+            }
+            Thread.sleep(250);
+        }
+        throw new AssertionError(promql + " gave nothing within " + timeoutSeconds + " s");
+    }
+
+    /** The last scrape error of job {@code job}'s target (/api/v1/targets), "" when its last scrape succeeded. */
+    private String targetError(int port, String job) throws Exception {
+        HttpResponse<String> response = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port
+                + "/api/v1/targets")).timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
+        for (JsonNode target : JSON.readTree(response.body()).get("data").get("activeTargets")) {
+            if (target.get("labels").get("job").asText().equals(job)) {
+                return target.get("lastError").asText();
+            }
+        }
+        throw new AssertionError("no target of job " + job + ": " + response.body());
     }
 
     /**
@@ -192,16 +351,22 @@ class PrometheusIT {
     }
 
     private static Process startPrometheus(Path directory, int port, int infertopPort) throws Exception {
+        return startPrometheus(directory, port, """
+                  - job_name: infertop
+                    static_configs:
+                      - targets: ['127.0.0.1:%d']
+                """.formatted(infertopPort));
+    }
+
+    /** Prometheus scraping every second (1 s timeout) with {@code scrapeConfigs} (the list, indented by 2). */
+    private static Process startPrometheus(Path directory, int port, String scrapeConfigs) throws Exception {
         Path config = directory.resolve("prometheus.yml");
         Files.writeString(config, """
                 global:
                   scrape_interval: 1s
                   scrape_timeout: 1s
                 scrape_configs:
-                  - job_name: infertop
-                    static_configs:
-                      - targets: ['127.0.0.1:%d']
-                """.formatted(infertopPort));
+                """ + scrapeConfigs);
         Process process = new ProcessBuilder(PROMETHEUS.toString(), "--config.file=" + config,
                 "--storage.tsdb.path=" + directory.resolve("data"), "--web.listen-address=127.0.0.1:" + port,
                 "--log.level=warn")
