@@ -21,9 +21,10 @@ import java.util.Set;
  * Each such library (DT_NEEDED, transitively; system directories left to the loader) is opened as the target maps
  * it ({@link LibraryFile}: through /proc/PID/map_files, a regular file, the mapped inode) and handed to the child
  * as a bind of that very open file under its needed name ({@link SandboxHelper.Bind}): nothing is copied, and
- * the child can read it only if the file's own mode lets its user. With a target, only files it maps are
- * opened: a path its RUNPATH names is never followed by root. Without one (a command infertop starts, not
- * running yet: the user's own files), the RUNPATH directories and the library's own are searched. Nothing here
+ * the child can read it only if the file's own mode lets its user. For a running target that maps the library,
+ * only files it maps are opened: a path its RUNPATH names is never followed by root. Otherwise (no target, or a
+ * command infertop starts, at its gate before ld.so ran: the user's own files), the RUNPATH directories and the
+ * library's own are searched. Nothing here
  * runs the libraries' code; bounded in count and bytes. The caller closes the result after the child ended.
  */
 final class ChildLibraries implements AutoCloseable {
@@ -56,6 +57,9 @@ final class ChildLibraries implements AutoCloseable {
 
     private void collect(LibraryFile main, OptionalInt targetPid) throws CalibrationException {
         List<Path> mapped = mappedLibraries(targetPid);
+        // A running target that maps the library: only what it maps. A command infertop starts, waiting at its gate
+        // before ld.so ran (it maps nothing yet), is the user's own: its libraries are found as ld.so will.
+        boolean targetMapsIt = mapped.contains(main.shownAs());
         Set<String> found = new LinkedHashSet<>();
         Deque<LibraryFile> toScan = new ArrayDeque<>();
         toScan.add(main);
@@ -72,7 +76,7 @@ final class ChildLibraries implements AutoCloseable {
                 if (found.contains(needed) || !isPlainName(needed)) {
                     continue;
                 }
-                Path where = find(needed, library.shownAs(), dynamic, mapped, targetPid.isPresent());
+                Path where = find(needed, library.shownAs(), dynamic, mapped, targetMapsIt);
                 if (where == null) {
                     continue; // a system library, or one the loader finds by itself (or reports)
                 }
@@ -102,14 +106,14 @@ final class ChildLibraries implements AutoCloseable {
      * target, in {@code library}'s RUNPATH (or RPATH) directories or beside it. Null when it is a system library
      * or nowhere (the loader then looks for itself, and the child reports what it misses).
      */
-    private static Path find(String needed, Path library, DynamicInfo dynamic, List<Path> mapped, boolean hasTarget) {
+    private static Path find(String needed, Path library, DynamicInfo dynamic, List<Path> mapped, boolean onlyMapped) {
         for (Path path : mapped) {
             String name = path.getFileName() == null ? "" : path.getFileName().toString();
             if (name.equals(needed) || name.startsWith(needed + ".")) {
                 return isSystem(path) ? null : path;
             }
         }
-        if (hasTarget) {
+        if (onlyMapped) {
             return null; // only what the target maps: never a path it chose
         }
         Path origin = library.toAbsolutePath().getParent();
