@@ -21,7 +21,7 @@ public final class BackendOpsAggregator {
     public static final int OP_SLOTS = 128;
     private static final int MAX_THREADS = 256;
 
-    private final BackendNames backendNames;
+    private final BackendKeys backendKeys;
     private final OpNaming naming;
 
     // Counts of the graph each thread started, until its compute returns.
@@ -32,7 +32,8 @@ public final class BackendOpsAggregator {
     private final boolean[] pendingValid = new boolean[MAX_THREADS];
     private int pendingThreads;
 
-    private final List<Slot> slots = new ArrayList<>();
+    /** Per {@link BackendKeys} index, the last being "other"; null until a graph ran there. */
+    private final Slot[] slots = new Slot[BackendKeys.MAX_BACKENDS + 1];
     private static final int NODES = 0;
     private static final int TIME_NS = 1;
     private static final int UNTIMED_NODES = 2;
@@ -40,24 +41,31 @@ public final class BackendOpsAggregator {
     private static final int BUSY_NS = OP_SLOTS * 3 + 1;
 
     private static final class Slot {
-        final long guidHigh;
-        final long guidLow;
         final String name;
         // Per op: NODES, TIME_NS, UNTIMED_NODES at [op * 3 + k]; then graphs and busy time. Kept once.
         final Counts counts = new Counts(OP_SLOTS * 3 + 2);
 
-        Slot(long guidHigh, long guidLow, String name) {
-            this.guidHigh = guidHigh;
-            this.guidLow = guidLow;
+        Slot(String name) {
             this.name = name;
         }
     }
 
     /**
+     * With backends keyed on their own (tests).
+     *
      * @param naming op names and which ops compute nothing (views); null names ops by number
      */
     public BackendOpsAggregator(BackendNames backendNames, OpNaming naming) {
-        this.backendNames = backendNames;
+        this(new BackendKeys(backendNames), naming);
+    }
+
+    /**
+     * @param backendKeys the backends as the graph layer keys them ({@link TraceAggregator#backendKeys()}), so that
+     *                    both keep the same GUIDs and fold the same ones into "other"
+     * @param naming      op names and which ops compute nothing (views); null names ops by number
+     */
+    public BackendOpsAggregator(BackendKeys backendKeys, OpNaming naming) {
+        this.backendKeys = backendKeys;
         this.naming = naming;
     }
 
@@ -148,6 +156,13 @@ public final class BackendOpsAggregator {
             }
         }
         if (pendingThreads == MAX_THREADS) {
+            // A thread per request: a thread with no graph in flight gives its entry to the new one.
+            for (int i = 0; i < pendingThreads; i++) {
+                if (!pendingValid[i]) {
+                    pendingTid[i] = tid;
+                    return i;
+                }
+            }
             return -1;
         }
         pendingTid[pendingThreads] = tid;
@@ -156,13 +171,11 @@ public final class BackendOpsAggregator {
     }
 
     private Slot slot(long guidHigh, long guidLow) {
-        for (Slot slot : slots) {
-            if (slot.guidHigh == guidHigh && slot.guidLow == guidLow) {
-                return slot;
-            }
+        int index = backendKeys.indexOf(guidHigh, guidLow);
+        Slot slot = slots[index];
+        if (slot == null) {
+            slot = slots[index] = new Slot(backendKeys.name(index));
         }
-        Slot slot = new Slot(guidHigh, guidLow, backendNames.name(guidHigh, guidLow));
-        slots.add(slot);
         return slot;
     }
 
@@ -177,7 +190,9 @@ public final class BackendOpsAggregator {
     public List<BackendOps> interval() {
         List<BackendOps> result = snapshot(false);
         for (Slot slot : slots) {
-            slot.counts.sample();
+            if (slot != null) {
+                slot.counts.sample();
+            }
         }
         return result;
     }
@@ -190,6 +205,9 @@ public final class BackendOpsAggregator {
     private List<BackendOps> snapshot(boolean totals) {
         List<BackendOps> result = new ArrayList<>();
         for (Slot slot : slots) {
+            if (slot == null) {
+                continue;
+            }
             Counts c = slot.counts;
             List<BackendOps.Op> ops = new ArrayList<>();
             for (int op = 0; op < OP_SLOTS; op++) {

@@ -8,16 +8,16 @@ final class BackendSlot {
     private static final int NODES = 1;
     private static final int BUSY_NS = 2;
 
-    final long guidHigh;
-    final long guidLow;
     final String name;
     int flightLabel = -1;
     private final Counts counts = new Counts(3);
 
-    BackendSlot(long guidHigh, long guidLow, String name) {
-        this.guidHigh = guidHigh;
-        this.guidLow = guidLow;
+    BackendSlot(String name) {
         this.name = name;
+    }
+
+    long totalComputes() {
+        return counts.total(COMPUTES);
     }
 
     void record(long durationNs, int nNodes) {

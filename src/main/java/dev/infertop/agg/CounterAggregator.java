@@ -142,7 +142,17 @@ public final class CounterAggregator implements CpuGraphListener {
             }
         }
         if (pendingCount == pending.length) {
-            return null;
+            // A thread per request: the entry whose record is oldest (none waiting, or one of a graph long
+            // gone) is given to the new thread.
+            Pending oldest = pending[0];
+            for (int i = 1; i < pendingCount; i++) {
+                if (pending[i].graphSeq < oldest.graphSeq) {
+                    oldest = pending[i];
+                }
+            }
+            oldest.tid = tid;
+            oldest.graphSeq = -1;
+            return oldest;
         }
         Pending p = new Pending();
         p.tid = tid;

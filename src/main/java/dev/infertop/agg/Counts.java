@@ -32,6 +32,17 @@ final class Counts {
         return totals ? total(counter) : interval(counter);
     }
 
+    /**
+     * Adds {@code from}'s run and sample into this one's (a key folded into "other"): this one's interval
+     * grows by exactly {@code from}'s.
+     */
+    void addAll(Counts from) {
+        for (int i = 0; i < run.length; i++) {
+            run[i] += from.run[i];
+            previous[i] += from.previous[i];
+        }
+    }
+
     /** Ends the interval: the next one counts from here. */
     void sample() {
         System.arraycopy(run, 0, previous, 0, run.length);

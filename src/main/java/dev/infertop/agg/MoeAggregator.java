@@ -55,7 +55,15 @@ public final class MoeAggregator implements CpuGraphListener, ExpertRouting {
     private long readsOverLayerCap;
 
     /** llama.cpp's LLAMA_MAX_EXPERTS: an id at or above it is not an expert id (counted, not used). */
-    static final int MAX_EXPERTS = 1024;
+    public static final int MAX_EXPERTS = 1024;
+    /**
+     * Graph plans kept, by the graph's node-pointer signature (the target chooses it: a graph built anew per
+     * compute has a new one): as many as BPF's moe_graph_plans holds (native/moe.bpf.h). A graph of a new
+     * signature once they are all kept is not planned, counted in {@link #graphsUnplanned()}: its ids are not
+     * read, its MoE rows counted as unread (a plan is made for it to find them, then dropped).
+     */
+    public static final int MAX_PLANS = 64;
+    private long graphsUnplanned;
     private static final int PREFILL = 0;
     private static final int DECODE = 1;
 
@@ -122,7 +130,8 @@ public final class MoeAggregator implements CpuGraphListener, ExpertRouting {
         if (subtype == EventLayout.MOE_GRAPH) {
             // A graph of a shape not planned yet: its plan is made when it ends, and every graph of that shape
             // until the plan reaches BPF goes unread, so the collector should drain promptly meanwhile.
-            planPending = value == 0 && !failed && graphSignature != 0 && !plans.containsKey(graphSignature);
+            planPending = value == 0 && !failed && graphSignature != 0 && !plans.containsKey(graphSignature)
+                    && plans.size() < MAX_PLANS; // past the cap no plan is coming
             finishGraph(null); // the CPU graph's own finish came first (when its nodes or arrivals came at all)
             graphSeq = seq;
             readsSeq = seq;
@@ -270,7 +279,9 @@ public final class MoeAggregator implements CpuGraphListener, ExpertRouting {
         Plan plan = signature != 0 ? plans.get(signature) : null;
         if (plan == null && nodesKnown) {
             plan = makePlan(graph);
-            if (plan != null && signature != 0) {
+            if (plan != null && signature != 0 && plans.size() >= MAX_PLANS) {
+                graphsUnplanned++; // neither kept nor written: used below for this graph's unread rows only
+            } else if (plan != null && signature != 0) {
                 plans.put(signature, plan);
                 // BPF plans graphs itself while they are walked; when it did not (no reads came), write it.
                 if (plan.hasMoe() && readCount == 0
@@ -428,6 +439,32 @@ public final class MoeAggregator implements CpuGraphListener, ExpertRouting {
     /** Ids reads (and unread rows' graphs) of a layer at or past {@link #MAX_LAYERS}: dropped, not allocated. */
     public long readsOverLayerCap() {
         return readsOverLayerCap;
+    }
+
+    /** Graphs of a new signature while {@link #MAX_PLANS} plans were kept: not planned. */
+    public long graphsUnplanned() {
+        return graphsUnplanned;
+    }
+
+    /**
+     * This layer's bounded tables in the snapshot's limits: layers (from tensor names), experts (from the ids
+     * read), graph plans (by signature), and the exported series of {@code totals} (per layer × expert).
+     */
+    public static java.util.List<dev.infertop.model.Limits.Bound> bounds(MoeAggregator moe, MoeTotals totals) {
+        long readsOverLayerCap = moe == null ? 0 : moe.readsOverLayerCap;
+        long idsOutOfRange = moe == null ? 0 : moe.idsOutOfRange;
+        long graphsUnplanned = moe == null ? 0 : moe.graphsUnplanned;
+        int plans = moe == null ? 0 : moe.plans.size();
+        return java.util.List.of(
+                dev.infertop.model.Limits.Bound.of(null, 0, "moe_layers_cap", MAX_LAYERS,
+                        dev.infertop.model.Limits.Past.capped("moe_reads_dropped", readsOverLayerCap)),
+                dev.infertop.model.Limits.Bound.of(null, 0, "moe_experts_cap", MAX_EXPERTS,
+                        dev.infertop.model.Limits.Past.capped("moe_ids_dropped", idsOutOfRange)),
+                dev.infertop.model.Limits.Bound.of("moe_plans", plans, "moe_plans_cap", MAX_PLANS,
+                        dev.infertop.model.Limits.Past.capped("moe_graphs_unplanned", graphsUnplanned)),
+                dev.infertop.model.Limits.Bound.of("moe_series", totals.seriesKept(), "moe_series_cap",
+                        MoeTotals.SERIES_CAP, dev.infertop.model.Limits.Past.capped("moe_series_folded",
+                                totals.seriesFolded())));
     }
 
     /**

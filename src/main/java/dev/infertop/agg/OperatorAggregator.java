@@ -9,6 +9,7 @@ import dev.infertop.history.IntervalHistograms;
 import dev.infertop.model.OpClass;
 import dev.infertop.model.OpTotals;
 import dev.infertop.model.OperatorTotals;
+import dev.infertop.model.Other;
 import dev.infertop.model.TensorGroup;
 import dev.infertop.model.ThreadLane;
 import dev.infertop.model.ThreadTotals;
@@ -31,7 +32,7 @@ import java.util.function.BiConsumer;
  * thread's activity strip, and the flight recorder when one is kept. Unattributed graphs are counted.
  * Single writer: the collector thread.
  */
-public final class OperatorAggregator implements CpuGraphListener {
+public final class OperatorAggregator implements CpuGraphListener, ThreadSlots.Listener {
     /** 2 digits (1 %): each snapshot reads every op's histograms, and a 1 % percentile is all views show. */
     private static final int SIGNIFICANT_DIGITS = 2;
     /**
@@ -59,7 +60,9 @@ public final class OperatorAggregator implements CpuGraphListener {
     private long tensorNamesFolded;
     /** Tensor group per interned tensor name id, so a group is named once per name, not once per node. */
     private String[] tensorGroupOfName = new String[1024];
-    private final Map<Integer, ThreadStats> threadStats = new LinkedHashMap<>();
+    /** Per thread slot ({@link ThreadSlots}: the target chooses how many threads it starts); the last is "other". */
+    private final ThreadSlots threadSlots;
+    private final ThreadStats[] threadStats = new ThreadStats[ThreadSlots.MAX_THREADS + 1];
     private final ThreadStats[] threadStatsOf = new ThreadStats[CpuGraph.MAX_THREADS];
     private final Counts graphCounts = new Counts(2);
     private OpPlan cachedPlan;
@@ -74,7 +77,8 @@ public final class OperatorAggregator implements CpuGraphListener {
         static final int WAIT_NS = 2;
 
         final int tid;
-        final ActivityRing activity = new ActivityRing();
+        /** Null for the "other" row: a strip of many threads would show none of them. */
+        final ActivityRing activity;
         final Counts counts = new Counts(3);
         String currentOp = "";
         int lastCpu;
@@ -82,14 +86,52 @@ public final class OperatorAggregator implements CpuGraphListener {
 
         ThreadStats(int tid) {
             this.tid = tid;
+            this.activity = tid == Other.TID ? null : new ActivityRing();
         }
     }
 
     public OperatorAggregator(OpNaming naming, NameTable names) {
+        this(naming, names, new ThreadSlots());
+    }
+
+    /** @param threadSlots the target's threads, shared with the other layers that keep figures per thread */
+    public OperatorAggregator(OpNaming naming, NameTable names, ThreadSlots threadSlots) {
         this.naming = naming;
         this.names = names;
+        this.threadSlots = threadSlots;
         this.graphs = new CpuGraphAssembler(naming);
         graphs.addListener(this);
+        threadSlots.addListener(this);
+    }
+
+    /** The thread slots this layer keys its per-thread figures by. */
+    public ThreadSlots threadSlots() {
+        return threadSlots;
+    }
+
+    private ThreadStats threadStats(int tid) {
+        int slot = threadSlots.slotOf(tid);
+        ThreadStats stats = threadStats[slot];
+        if (stats == null) {
+            stats = threadStats[slot] = new ThreadStats(threadSlots.tid(slot));
+        }
+        return stats;
+    }
+
+    /** A thread exited: its counts go to the "other" row (the run's totals stay whole), its slot is freed. */
+    @Override
+    public void foldIntoOther(int slot) {
+        ThreadStats gone = threadStats[slot];
+        if (gone == null) {
+            return;
+        }
+        ThreadStats other = threadStats[ThreadSlots.OTHER];
+        if (other == null) {
+            other = threadStats[ThreadSlots.OTHER] = new ThreadStats(Other.TID);
+        }
+        other.counts.addAll(gone.counts);
+        other.migrations += gone.migrations;
+        threadStats[slot] = null;
     }
 
     /** The CPU graph walk: feed it the operator layer's records; other layers listen to it. */
@@ -138,7 +180,7 @@ public final class OperatorAggregator implements CpuGraphListener {
         String[] opNames = graph.groupOpNames();
         int threads = graph.threadCount();
         for (int t = 0; t < threads; t++) {
-            threadStatsOf[t] = threadStats.computeIfAbsent(graph.tid(t), ThreadStats::new);
+            threadStatsOf[t] = threadStats(graph.tid(t));
         }
         for (int k = 0; k < graph.groupCount(); k++) {
             long release = graph.releaseNs(k);
@@ -165,8 +207,10 @@ public final class OperatorAggregator implements CpuGraphListener {
                     }
                 }
                 ThreadStats thread = threadStatsOf[t];
-                thread.activity.add(begin, arrival, plan.opClasses[k].ordinal());
-                thread.activity.add(arrival, release, ActivityRing.WAIT_SLOT);
+                if (thread.activity != null) {
+                    thread.activity.add(begin, arrival, plan.opClasses[k].ordinal());
+                    thread.activity.add(arrival, release, ActivityRing.WAIT_SLOT);
+                }
                 thread.currentOp = opNames[k];
                 thread.counts.add(ThreadStats.GROUPS, 1);
                 thread.counts.add(ThreadStats.WORK_NS, workNs);
@@ -289,7 +333,11 @@ public final class OperatorAggregator implements CpuGraphListener {
                 graphCounts.interval(UNATTRIBUTED), OpFigures.of(tensorGroupStats.values(), false), lanes);
         opStats.values().forEach(stats -> stats.counts.sample());
         tensorGroupStats.values().forEach(stats -> stats.counts.sample());
-        threadStats.values().forEach(stats -> stats.counts.sample());
+        for (ThreadStats stats : threadStats) {
+            if (stats != null) {
+                stats.counts.sample();
+            }
+        }
         graphCounts.sample();
         return interval;
     }
@@ -312,8 +360,8 @@ public final class OperatorAggregator implements CpuGraphListener {
     /** Each thread's recent activity up to {@code nowNs}, in cells of {@link ActivityRing#CELL_NS}. */
     public List<ThreadLane> lanes(long nowNs) {
         List<ThreadLane> result = new ArrayList<>();
-        for (ThreadStats stats : threadStats.values()) {
-            if (stats.activity.lastNs < nowNs - ActivityRing.SPAN_NS) {
+        for (ThreadStats stats : threadStats) {
+            if (stats == null || stats.activity == null || stats.activity.lastNs < nowNs - ActivityRing.SPAN_NS) {
                 continue; // a thread that ran no graph for the whole strip is gone (pool resized, target restarted)
             }
             result.add(new ThreadLane(stats.tid, stats.currentOp, ActivityRing.CELL_NS,
@@ -324,10 +372,13 @@ public final class OperatorAggregator implements CpuGraphListener {
 
     private List<ThreadTotals> threads(boolean totals) {
         List<ThreadTotals> result = new ArrayList<>();
-        for (ThreadStats stats : threadStats.values()) {
+        for (ThreadStats stats : threadStats) { // slots in order, "other" last
+            if (stats == null) {
+                continue;
+            }
             Counts c = stats.counts;
             result.add(new ThreadTotals(stats.tid, c.of(ThreadStats.GROUPS, totals), c.of(ThreadStats.WORK_NS, totals),
-                    c.of(ThreadStats.WAIT_NS, totals), stats.lastCpu, stats.migrations));
+                    c.of(ThreadStats.WAIT_NS, totals), stats.tid == Other.TID ? -1 : stats.lastCpu, stats.migrations));
         }
         return result;
     }

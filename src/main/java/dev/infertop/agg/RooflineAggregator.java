@@ -403,9 +403,16 @@ public final class RooflineAggregator implements CpuGraphListener {
         return rows;
     }
 
+    /** Op ids whose rule is kept in a table; a larger one (not a ggml op: the target chose it) is looked up each time. */
+    private static final int MAX_OP_ID = 1024;
+
     private CostRule rule(int op) {
         if (op < 0) {
             return CostRule.MOVE;
+        }
+        if (op >= MAX_OP_ID) {
+            // The target chose the op id: no table grows to it (ggml has about a hundred ops).
+            return CostRule.of(naming.opName(op, 0));
         }
         if (op >= rules.length) {
             rules = Arrays.copyOf(rules, Math.max(op + 1, rules.length * 2));

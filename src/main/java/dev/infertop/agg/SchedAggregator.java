@@ -32,20 +32,32 @@ import java.util.function.LongSupplier;
  * graph ends, so every stretch inside them has arrived by then (a thread must be back on a CPU to reach the
  * barrier). Single writer: the collector thread.
  */
-public final class SchedAggregator implements CpuGraphListener {
+public final class SchedAggregator implements CpuGraphListener, ThreadSlots.Listener {
     /** Off-CPU stretches kept per thread for the per-op join (a graph of a tiny model spans a few). */
     static final int RECENT_STRETCHES = 512;
-    /** Interferers listed per span. */
+    /** Interferers listed per span; the rest are summed as "other" ({@link SchedTotals#otherInterferersNs}). */
     public static final int TOP_INTERFERERS = 10;
+    /**
+     * Interferers kept, by pid: other processes choose their pids (a build forks thousands), so the one that ran
+     * least so far gives its place to a new one, its time summed under "other" (a pid that came back starts
+     * again). Many more than are listed, so that the listed ones' times are whole in any ordinary run.
+     */
+    public static final int MAX_INTERFERERS = 64;
 
     private final int targetPid;
     private final NameTable names;
     private final LongSupplier kernelHits;
-    private final Map<Integer, ThreadState> threads = new LinkedHashMap<>();
+    /** Per thread slot ({@link ThreadSlots}); the last is "other" (no stretches: it joins no op). */
+    private final ThreadSlots threadSlots;
+    private final ThreadState[] threads = new ThreadState[ThreadSlots.MAX_THREADS + 1];
+    private boolean anyThread;
     // Counters kept once, for the run; an interval is the difference from the sample its start took.
     /** Per op: {runnable, sleeping} for the run, then the same at the interval's start. */
     private final Map<String, long[]> opTotals = new LinkedHashMap<>();
     private final Map<Integer, Culprit> culprits = new HashMap<>();
+    /** The interferers' time that is not under a pid of {@link #culprits}: those that gave their place. */
+    private final Counts otherCulprits = new Counts(1);
+    private long interferersFolded;
     private static final int OFF_RECORDS = 0;
     private static final int CULPRIT_RECORDS = 1;
     private final Counts records = new Counts(2);
@@ -57,9 +69,40 @@ public final class SchedAggregator implements CpuGraphListener {
      * @param kernelHits the handlers' run count so far, machine-wide (0 when unknown)
      */
     public SchedAggregator(int targetPid, NameTable names, LongSupplier kernelHits) {
+        this(targetPid, names, kernelHits, new ThreadSlots());
+    }
+
+    /** @param threadSlots the target's threads, shared with the other layers that keep figures per thread */
+    public SchedAggregator(int targetPid, NameTable names, LongSupplier kernelHits, ThreadSlots threadSlots) {
         this.targetPid = targetPid;
         this.names = names;
         this.kernelHits = kernelHits;
+        this.threadSlots = threadSlots;
+        threadSlots.addListener(this);
+    }
+
+    /** The thread slots this layer keys its per-thread figures by. */
+    public ThreadSlots threadSlots() {
+        return threadSlots;
+    }
+
+    /** A thread exited: its counts go to the "other" row, its stretches are dropped, its slot is freed. */
+    @Override
+    public void foldIntoOther(int slot) {
+        ThreadState gone = threads[slot];
+        if (gone == null) {
+            return;
+        }
+        otherThread().counts.addAll(gone.counts);
+        threads[slot] = null;
+    }
+
+    private ThreadState otherThread() {
+        ThreadState other = threads[ThreadSlots.OTHER];
+        if (other == null) {
+            other = threads[ThreadSlots.OTHER] = new ThreadState(dev.infertop.model.Other.TID, 0);
+        }
+        return other;
     }
 
     private static final class ThreadState {
@@ -67,14 +110,17 @@ public final class SchedAggregator implements CpuGraphListener {
         final int tid;
         final Counts counts = new Counts(5);
         // Recent stretches, oldest first from `first`: [off, wake or off, on] with wake = off when preempted.
-        final long[] off = new long[RECENT_STRETCHES];
-        final long[] wake = new long[RECENT_STRETCHES];
-        final long[] on = new long[RECENT_STRETCHES];
+        final long[] off;
+        final long[] wake;
+        final long[] on;
         long first;
         long next;
 
-        ThreadState(int tid) {
+        ThreadState(int tid, int stretches) {
             this.tid = tid;
+            off = new long[stretches];
+            wake = new long[stretches];
+            on = new long[stretches];
         }
     }
 
@@ -90,7 +136,13 @@ public final class SchedAggregator implements CpuGraphListener {
     }
 
     public void onSchedOff(int tid, long offNs, long onNs, long wakeNs, long ranNs, boolean preempted) {
-        ThreadState thread = threads.computeIfAbsent(tid, ThreadState::new);
+        int threadSlot = threadSlots.slotOf(tid);
+        ThreadState thread = threads[threadSlot];
+        if (thread == null) {
+            thread = threadSlot == ThreadSlots.OTHER ? otherThread()
+                    : (threads[threadSlot] = new ThreadState(tid, RECENT_STRETCHES));
+            anyThread = true;
+        }
         long wakeAt = wakeAt(offNs, onNs, wakeNs, preempted);
         long sleepingNs = wakeAt - offNs;
         long runnableNs = Math.max(0, onNs - wakeAt);
@@ -101,13 +153,15 @@ public final class SchedAggregator implements CpuGraphListener {
         if (preempted) {
             thread.counts.add(ThreadState.PREEMPTIONS, 1);
         }
-        int slot = (int) (thread.next % RECENT_STRETCHES);
-        thread.off[slot] = offNs;
-        thread.wake[slot] = wakeAt;
-        thread.on[slot] = onNs;
-        thread.next++;
-        if (thread.next - thread.first > RECENT_STRETCHES) {
-            thread.first = thread.next - RECENT_STRETCHES;
+        if (thread.off.length > 0) {
+            int slot = (int) (thread.next % RECENT_STRETCHES);
+            thread.off[slot] = offNs;
+            thread.wake[slot] = wakeAt;
+            thread.on[slot] = onNs;
+            thread.next++;
+            if (thread.next - thread.first > RECENT_STRETCHES) {
+                thread.first = thread.next - RECENT_STRETCHES;
+            }
         }
         records.add(OFF_RECORDS, 1);
         if (timeline != null) {
@@ -131,6 +185,9 @@ public final class SchedAggregator implements CpuGraphListener {
         Culprit culprit = culprits.get(tgid);
         String comm = names.name(commId);
         if (culprit == null) {
+            if (culprits.size() >= MAX_INTERFERERS) {
+                foldLeastInterferer();
+            }
             culprit = new Culprit(tgid, comm);
             culprits.put(tgid, culprit);
         } else {
@@ -143,10 +200,40 @@ public final class SchedAggregator implements CpuGraphListener {
         records.add(CULPRIT_RECORDS, 1);
     }
 
+    /**
+     * Makes room for a new interferer: the one that ran least over the run (not the target itself) gives its
+     * place, its time summed under "other". A scan of {@link #MAX_INTERFERERS}, only when a new pid comes.
+     */
+    private void foldLeastInterferer() {
+        Culprit least = null;
+        for (Culprit c : culprits.values()) {
+            if (c.pid != targetPid && (least == null || c.ns.total(0) < least.ns.total(0))) {
+                least = c;
+            }
+        }
+        if (least == null) {
+            return;
+        }
+        otherCulprits.addAll(least.ns);
+        culprits.remove(least.pid);
+        interferersFolded++;
+    }
+
+    /** Pids that gave their place among the interferers, their time summed under "other" (each time one did). */
+    public long interferersFolded() {
+        return interferersFolded;
+    }
+
+    /** This layer's bounded tables in the snapshot's limits (its threads are {@link ThreadSlots}'). */
+    public dev.infertop.model.Limits.Bound interferersBound() {
+        return dev.infertop.model.Limits.Bound.of("interferers", culprits.size(), "interferers_cap", MAX_INTERFERERS,
+                dev.infertop.model.Limits.Past.capped("interferers_folded", interferersFolded));
+    }
+
     /** Each attributed graph's groups, per thread: a thread's off-CPU time within a group goes to its op. */
     @Override
     public void onGraph(CpuGraph graph) {
-        if (!graph.attributed() || threads.isEmpty()) {
+        if (!graph.attributed() || !anyThread) {
             return; // sched layer off (or no switch seen yet): skip the boxed lookups, ~550 a token
         }
         String[] opNames = graph.groupOpNames();
@@ -160,11 +247,12 @@ public final class SchedAggregator implements CpuGraphListener {
 
     /** One node group of thread {@code tid}, [beginNs, endNs]: its off-CPU time goes to {@code op}. */
     void onGroup(int tid, String op, long beginNs, long endNs) {
-        if (threads.isEmpty()) {
-            return; // sched layer off (or no switch seen yet): skip the boxed lookup, ~550 a token
+        if (!anyThread) {
+            return; // sched layer off (or no switch seen yet): skip the lookup, ~550 a token
         }
-        ThreadState thread = threads.get(tid);
-        if (thread == null || endNs <= beginNs) {
+        int threadSlot = threadSlots.find(tid);
+        ThreadState thread = threadSlot < 0 ? null : threads[threadSlot];
+        if (thread == null || thread.off.length == 0 || endNs <= beginNs) {
             return;
         }
         // Groups of a thread come in time order: stretches over before this one starts are not needed again.
@@ -196,8 +284,10 @@ public final class SchedAggregator implements CpuGraphListener {
     /** The interval since the previous call, which it closes (call it before {@link #totals} of the tick). */
     public SchedTotals interval() {
         SchedTotals interval = snapshot(false);
-        for (ThreadState t : threads.values()) {
-            t.counts.sample();
+        for (ThreadState t : threads) {
+            if (t != null) {
+                t.counts.sample();
+            }
         }
         for (long[] op : opTotals.values()) {
             op[2] = op[0];
@@ -206,6 +296,7 @@ public final class SchedAggregator implements CpuGraphListener {
         for (Culprit c : culprits.values()) {
             c.ns.sample();
         }
+        otherCulprits.sample();
         records.sample();
         hitsAtIntervalStart = kernelHits.getAsLong();
         return interval;
@@ -218,7 +309,10 @@ public final class SchedAggregator implements CpuGraphListener {
 
     private SchedTotals snapshot(boolean totals) {
         List<SchedThreadTotals> threadList = new ArrayList<>();
-        for (ThreadState t : threads.values()) {
+        for (ThreadState t : threads) { // slots in order, "other" last
+            if (t == null) {
+                continue;
+            }
             Counts c = t.counts;
             SchedThreadTotals row = new SchedThreadTotals(t.tid, c.of(ThreadState.RUNNING_NS, totals),
                     c.of(ThreadState.RUNNABLE_NS, totals), c.of(ThreadState.SLEEPING_NS, totals),
@@ -245,11 +339,15 @@ public final class SchedAggregator implements CpuGraphListener {
             }
         }
         interferers.sort(Comparator.comparingLong(Interferer::ns).reversed().thenComparingInt(Interferer::pid));
+        long otherNs = otherCulprits.of(0, totals);
         if (interferers.size() > TOP_INTERFERERS) {
+            for (Interferer rest : interferers.subList(TOP_INTERFERERS, interferers.size())) {
+                otherNs += rest.ns();
+            }
             interferers = interferers.subList(0, TOP_INTERFERERS);
         }
         long hits = kernelHits.getAsLong();
-        return new SchedTotals(threadList, ops, interferers, records.of(OFF_RECORDS, totals),
+        return new SchedTotals(threadList, ops, interferers, otherNs, records.of(OFF_RECORDS, totals),
                 records.of(CULPRIT_RECORDS, totals), totals ? hits : hits - hitsAtIntervalStart);
     }
 }

@@ -36,6 +36,12 @@ import java.util.Map;
 final class SequenceTracker {
     /** Sequence ids accepted (llama.cpp's n_seq_max is at most 256 by default builds' LLAMA_MAX_SEQ). */
     static final int MAX_SEQUENCES = 256;
+    /**
+     * llama_contexts followed (each holds its sequences' state, ~2 KB and more): the target chooses how many
+     * it makes. A batch of a context past the cap is left to the caller's size-only accounting, counted in
+     * {@link #contextBatchesUnfollowed}. A process has one or two (a server and its draft model).
+     */
+    static final int MAX_CONTEXTS = 256;
     private static final int MAX_POSITION = 1 << 24;
 
     /** One sequence of one llama_context. */
@@ -126,6 +132,12 @@ final class SequenceTracker {
             return false;
         }
         Context owner = contextOf(context);
+        if (owner == null) {
+            contextBatchesUnfollowed++;
+            clearGroups();
+            lastBatchTid = -1;
+            return false;
+        }
         long firstToken = tokenKey(data, offset);
         long lastToken = tokenKey(data, offset + (long) (recorded - 1) * EventLayout.BATCH_TOKEN_SIZE);
         if (!owner.draft && tid == lastBatchTid && context != lastBatchContext && recorded == lastBatchTokens
@@ -213,12 +225,30 @@ final class SequenceTracker {
     private long lastContext;
     private Context lastContextState;
 
+    /** The context's state, made now if it is new; null when it is new and {@link #MAX_CONTEXTS} are kept. */
     private Context contextOf(long context) {
         if (lastContextState == null || context != lastContext) {
-            lastContextState = contexts.computeIfAbsent(context, c -> new Context());
+            Context state = contexts.get(context);
+            if (state == null) {
+                if (contexts.size() >= MAX_CONTEXTS) {
+                    return null;
+                }
+                state = new Context();
+                contexts.put(context, state);
+            }
+            lastContextState = state;
             lastContext = context;
         }
         return lastContextState;
+    }
+
+    /** Batches of a context past {@link #MAX_CONTEXTS}: counted by their size, not per sequence. */
+    long contextBatchesUnfollowed;
+
+    /** This table in the snapshot's limits. */
+    dev.infertop.model.Limits.Bound bound() {
+        return dev.infertop.model.Limits.Bound.of("contexts", contexts.size(), "contexts_cap", MAX_CONTEXTS,
+                dev.infertop.model.Limits.Past.capped("context_batches_unfollowed", contextBatchesUnfollowed));
     }
 
     /** A token's position and sequence in one long, to compare batches. */

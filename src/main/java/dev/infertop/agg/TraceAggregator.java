@@ -33,9 +33,8 @@ import java.util.List;
  */
 public final class TraceAggregator implements TraceListener {
     private static final int SIGNIFICANT_DIGITS = 3;
-    private static final int MAX_CONTEXTS = 256;
+    private static final int MAX_CONTEXTS = SequenceTracker.MAX_CONTEXTS;
 
-    private final BackendNames backendNames;
     private final OperatorAggregator operators;
     /** Token counters, kept once for the run; the interval's are the difference from the last tick's sample. */
     private final TokenCounter tokens = new TokenCounter();
@@ -53,8 +52,11 @@ public final class TraceAggregator implements TraceListener {
     private final long[] contexts = new long[MAX_CONTEXTS];
     private int contextCount;
 
-    private final List<BackendSlot> backends = new ArrayList<>();
-    private final BackendSlot cpuGraphs = new BackendSlot(0, 0, "CPU");
+    /** The backends by GUID, capped: the target chooses them. */
+    private final BackendKeys backendKeys;
+    /** Per {@link BackendKeys} index, the last being "other"; null until a graph ran there. */
+    private final BackendSlot[] backends = new BackendSlot[BackendKeys.MAX_BACKENDS + 1];
+    private final BackendSlot cpuGraphs = new BackendSlot("CPU");
 
     private long sequence;
     private long firstTickNs = -1;
@@ -71,7 +73,7 @@ public final class TraceAggregator implements TraceListener {
 
     /** @param sched the sched layer's aggregator, or null (its records are then ignored) */
     public TraceAggregator(BackendNames backendNames, OperatorAggregator operators, SchedAggregator sched) {
-        this.backendNames = backendNames;
+        this.backendKeys = new BackendKeys(backendNames);
         this.operators = operators;
         this.graphs = operators == null ? null : operators.graphs();
         this.sched = sched;
@@ -214,12 +216,39 @@ public final class TraceAggregator implements TraceListener {
         return this;
     }
 
-    /** What was kept and dropped within the collector's bounds, run so far. */
-    private Limits limits() {
-        return new Limits(names == null ? 0 : names.size(), dev.infertop.event.NameTable.MAX_NAMES,
-                names == null ? 0 : names.lookupsDropped(), operators == null ? 0 : operators.tensorGroups(),
-                OperatorAggregator.MAX_TENSOR_GROUPS, operators == null ? 0 : operators.tensorNamesFolded(),
-                MoeAggregator.MAX_LAYERS, moe == null ? 0 : moe.readsOverLayerCap());
+    /**
+     * What was kept and what went past the collector's bounds, run so far: every table keyed by something the
+     * target (or another process) chooses, each bound named where its table is.
+     */
+    private Limits limits(dev.infertop.model.MoeTotals moeTotals) {
+        List<Limits.Bound> bounds = new ArrayList<>();
+        bounds.add(Limits.Bound.of("tensor_names", names == null ? 0 : names.size(), "tensor_names_cap",
+                dev.infertop.event.NameTable.MAX_NAMES,
+                Limits.Past.capped("name_records_dropped", names == null ? 0 : names.lookupsDropped())));
+        bounds.add(Limits.Bound.of("tensor_groups", operators == null ? 0 : operators.tensorGroups(),
+                "tensor_groups_cap", OperatorAggregator.MAX_TENSOR_GROUPS,
+                Limits.Past.capped("tensor_names_folded", operators == null ? 0 : operators.tensorNamesFolded())));
+        List<Limits.Bound> moeBounds = MoeAggregator.bounds(moe, moeTotals);
+        bounds.add(moeBounds.getFirst()); // its layers: where they always were in the JSON
+        BackendSlot otherBackend = backends[BackendKeys.OTHER];
+        bounds.add(backendKeys.bound(otherBackend == null ? 0 : otherBackend.totalComputes()));
+        bounds.add(Limits.Bound.of("op_names", graphs == null ? 0 : graphs.opNames(), "op_names_cap",
+                CpuGraphAssembler.MAX_OP_NAMES,
+                Limits.Past.capped("op_groups_folded", graphs == null ? 0 : graphs.opGroupsFolded())));
+        bounds.add(threadSlots().bound());
+        bounds.add(sched != null ? sched.interferersBound()
+                : Limits.Bound.of("interferers", 0, "interferers_cap", SchedAggregator.MAX_INTERFERERS,
+                        Limits.Past.capped("interferers_folded", 0)));
+        bounds.add(sequences.bound());
+        bounds.addAll(moeBounds.subList(1, moeBounds.size()));
+        return new Limits(bounds);
+    }
+
+    private final ThreadSlots noThreads = new ThreadSlots();
+
+    /** The target's threads as the per-thread layers key them (one table, shared by operator and sched). */
+    private ThreadSlots threadSlots() {
+        return operators != null ? operators.threadSlots() : sched != null ? sched.threadSlots() : noThreads;
     }
 
     /** Adds the MoE layer's aggregator (it follows the operator layer's graphs). */
@@ -385,15 +414,17 @@ public final class TraceAggregator implements TraceListener {
     }
 
     private BackendSlot backendSlot(long guidHigh, long guidLow) {
-        for (int i = 0; i < backends.size(); i++) {
-            BackendSlot slot = backends.get(i);
-            if (slot.guidHigh == guidHigh && slot.guidLow == guidLow) {
-                return slot;
-            }
+        int index = backendKeys.indexOf(guidHigh, guidLow);
+        BackendSlot slot = backends[index];
+        if (slot == null) {
+            slot = backends[index] = new BackendSlot(backendKeys.name(index));
         }
-        BackendSlot slot = new BackendSlot(guidHigh, guidLow, backendNames.name(guidHigh, guidLow));
-        backends.add(slot);
         return slot;
+    }
+
+    /** The backends by GUID as every layer keys them (the backends' op counts share them). */
+    public BackendKeys backendKeys() {
+        return backendKeys;
     }
 
     /**
@@ -443,8 +474,10 @@ public final class TraceAggregator implements TraceListener {
         List<BackendTotals> intervalBackends = new ArrayList<>();
         List<BackendTotals> totalBackends = new ArrayList<>();
         for (BackendSlot slot : backends) {
-            intervalBackends.add(slot.interval());
-            totalBackends.add(slot.total());
+            if (slot != null) {
+                intervalBackends.add(slot.interval());
+                totalBackends.add(slot.total());
+            }
         }
         dev.infertop.model.SpeculativeTotals speculative = sequences.speculativeTotals();
         dev.infertop.model.SpeculativeTotals intervalSpeculative = speculative.since(lastSpeculative);
@@ -465,13 +498,23 @@ public final class TraceAggregator implements TraceListener {
                 counters == null ? CounterTotals.EMPTY : counters.totals(runNs, wallNsByOp(totalOperators)),
                 backendOps == null ? List.of() : backendOps.totals(),
                 roofline == null ? dev.infertop.model.RooflineTotals.EMPTY : roofline.totals());
-        Snapshot snapshot = new Snapshot(++sequence, state, target, interval, total, lostEvents, layers,
-                moe != null ? moe.snapshot(moeLayerOn(layers)) : dev.infertop.model.MoeTotals.EMPTY, limits());
+        dev.infertop.model.MoeTotals moeTotals = moe != null ? moe.snapshot(moeLayerOn(layers))
+                : dev.infertop.model.MoeTotals.EMPTY;
+        Snapshot snapshot = new Snapshot(++sequence, state, target, interval, total, lostEvents, layers, moeTotals,
+                limits(moeTotals));
         tokensAtLastTick.copyFrom(tokens);
         for (BackendSlot slot : backends) {
-            slot.sample();
+            if (slot != null) {
+                slot.sample();
+            }
         }
         cpuGraphs.sample();
+        // Threads that exited give their slots back between ticks: their figures go to "other", which the
+        // next interval's sample then starts from (an interval never sees a fold).
+        threadSlots().endTick();
+        if (sched != null && sched.threadSlots() != threadSlots()) {
+            sched.threadSlots().endTick();
+        }
         return snapshot;
     }
 

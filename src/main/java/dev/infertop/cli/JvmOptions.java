@@ -33,7 +33,10 @@ public final class JvmOptions {
             // to them; JSON "limits"): the flight recorder up to ~20 MB (grown by chunks, as its window needs); tensor names at
             // most NameTable.MAX_NAMES (32 Ki, ~10 MB); tensor groups at most OperatorAggregator.
             // MAX_TENSOR_GROUPS (320 x ~80 KB of histograms, ~26 MB); MoE tables at most MoeAggregator.MAX_LAYERS
-            // (128) x 1024 experts (~30 MB with a snapshot's copies); op histograms and node tables the rest.
+            // (128) x 1024 experts (~30 MB with a snapshot's copies); op names at most OpNames.MAX_OP_NAMES (128,
+            // each with its histograms); threads at most ThreadSlots.MAX_THREADS (256 x ~25 KB: activity strip and
+            // sched stretches, ~6 MB); backends, interferers, contexts and MoE plans a few hundred KB at their
+            // caps; node tables the rest.
             // 96 MB made the collector spend its time in GC at a few thousand graphs a second.
             "-Xms32m",
             "-Xmx160m",

@@ -94,6 +94,9 @@ final class DeepLayerSections {
     }
 
     private static String label(SnapshotContent content, int tid) {
+        if (tid == dev.infertop.model.Other.TID) {
+            return "other threads";
+        }
         String comm = content.threadNames().get(tid);
         return comm == null ? "thread " + tid : comm + " " + tid;
     }
@@ -109,6 +112,10 @@ final class DeepLayerSections {
             table.append(String.format(Locale.ROOT, "<tr><td>%d</td><td>%s%s</td><td>%.3f</td><td>%.1f%%</td></tr>\n",
                     c.pid(), escape(c.comm()), c.sameProcess() ? " (target)" : "", c.ns() / 1e6,
                     100 * sched.waitShare(c)));
+        }
+        if (sched.otherInterferersNs() > 0) {
+            table.append(String.format(Locale.ROOT, "<tr><td>%s</td><td>(the rest)</td><td>%.3f</td><td></td></tr>\n",
+                    dev.infertop.model.Other.NAME, sched.otherInterferersNs() / 1e6));
         }
         return table.append("</table>\n").toString();
     }

@@ -241,8 +241,8 @@ public final class HtmlReportWriter {
             double base = MARGIN_TOP + plotH;
             svg.append(rect(x, base - workH, barW, workH, COLORS[1]));
             svg.append(rect(x, base - workH - waitH, barW, waitH, COLORS[3]));
-            svg.append(String.format(Locale.ROOT, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%d</text>",
-                    x + barW / 2, HEIGHT - MARGIN_BOTTOM + 14, t.tid()));
+            svg.append(String.format(Locale.ROOT, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>",
+                    x + barW / 2, HEIGHT - MARGIN_BOTTOM + 14, dev.infertop.model.Other.tid(t.tid())));
         }
         legend(svg, List.of("work", "barrier wait"), List.of(COLORS[1], COLORS[3]));
         return svg.append("</g></svg>\n").toString();

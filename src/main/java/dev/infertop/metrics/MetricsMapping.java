@@ -3,6 +3,7 @@ package dev.infertop.metrics;
 import dev.infertop.model.BackendTotals;
 import dev.infertop.model.MoeTotals;
 import dev.infertop.model.OpTotals;
+import dev.infertop.model.Other;
 import dev.infertop.model.ProbeCostEstimate;
 import dev.infertop.model.RunState;
 import dev.infertop.model.Snapshot;
@@ -27,8 +28,9 @@ import java.util.Map;
  * A frame as Prometheus metrics (man/infertop.1, PROMETHEUS METRICS, lists each one). Counters are the run's
  * cumulative totals (the snapshot's {@code total*} fields), histograms the run's HdrHistograms counted into
  * fixed buckets; both start when infertop attached to the target ({@code _created}). Labels are few and
- * bounded (op type, backend, thread id, MoE layer and expert); tensor names are never labels. Every label value
- * that comes from the target is sanitised ({@link LabelValues}).
+ * bounded (op type, backend, thread id, MoE layer and expert: each by the collector's caps, JSON {@code limits},
+ * with what is past a cap under the label value {@code other}); tensor names are never labels. Every label
+ * value that comes from the target is sanitised ({@link LabelValues}).
  */
 public final class MetricsMapping {
     private MetricsMapping() {}
@@ -82,7 +84,7 @@ public final class MetricsMapping {
         Map<Labels, Double> wait = new LinkedHashMap<>();
         Map<Labels, Double> work = new LinkedHashMap<>();
         for (ThreadTotals thread : s.total().operators().threads()) {
-            Labels labels = Labels.of("thread", Integer.toString(thread.tid()));
+            Labels labels = Labels.of("thread", Other.tid(thread.tid()));
             wait.merge(labels, thread.barrierWaitNs() / 1e9, Double::sum);
             work.merge(labels, thread.workNs() / 1e9, Double::sum);
         }
@@ -94,11 +96,20 @@ public final class MetricsMapping {
         MoeTotals moe = s.moe();
         if (moe != null && moe.active()) {
             Map<Labels, Double> selections = new LinkedHashMap<>();
+            int ownSeries = moe.seriesExperts(); // past MoeTotals.SERIES_CAP pairs, a layer's rest is one series
             for (int layer = 0; layer < moe.layerCount(); layer++) {
                 long[] counts = moe.runCounts(layer);
+                long rest = 0;
                 for (int expert = 0; expert < counts.length; expert++) {
-                    selections.put(Labels.of("layer", Integer.toString(layer), "expert", Integer.toString(expert)),
-                            (double) counts[expert]);
+                    if (expert < ownSeries) {
+                        selections.put(Labels.of("layer", Integer.toString(layer), "expert", Integer.toString(expert)),
+                                (double) counts[expert]);
+                    } else {
+                        rest += counts[expert];
+                    }
+                }
+                if (counts.length > ownSeries) {
+                    selections.put(Labels.of("layer", Integer.toString(layer), "expert", Other.NAME), (double) rest);
                 }
             }
             out.metricSnapshot(counter("infertop_moe_expert_selections", null,

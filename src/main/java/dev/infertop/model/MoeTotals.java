@@ -74,6 +74,34 @@ public record MoeTotals(
     public record ExpertStats(int expert, long activeNodes, double nodeP50Ms, double nodeP99Ms, double rowShareMs,
                               double meanReuseTokens, long tokensSinceLast) {}
 
+    /**
+     * Layer × expert series exported at most (Prometheus, one per pair): layers (from tensor names, up to 128)
+     * and experts (from the ids, up to 1024) are the target's, and 128 × 1024 series would swamp a scrape.
+     * 32768 holds every released MoE model whole (61 layers × 384 experts, 48 × 512).
+     */
+    public static final int SERIES_CAP = 32768;
+
+    /**
+     * Experts of each layer exported as series of their own: all of them while layers × experts fit
+     * {@link #SERIES_CAP}, else the first {@code SERIES_CAP / layers}; each layer's others are summed in one
+     * series labelled {@link Other#NAME}.
+     */
+    public int seriesExperts() {
+        int layers = layerCount();
+        int experts = expertCount();
+        return layers == 0 ? experts : Math.min(experts, SERIES_CAP / layers);
+    }
+
+    /** Layer × expert pairs exported as series of their own. */
+    public long seriesKept() {
+        return (long) layerCount() * seriesExperts();
+    }
+
+    /** Layer × expert pairs summed into their layer's "other" series instead. */
+    public long seriesFolded() {
+        return (long) layerCount() * (expertCount() - seriesExperts());
+    }
+
     public int layerCount() {
         return Math.max(totalPrefill.length, totalDecode.length);
     }

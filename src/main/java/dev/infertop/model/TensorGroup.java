@@ -9,7 +9,7 @@ public final class TensorGroup {
     private TensorGroup() {}
 
     public static final String MODEL_IO = "in/out";
-    public static final String OTHER = "other";
+    public static final String OTHER = Other.NAME;
 
     /** "blk.N attention", "blk.N ffn", "in/out" (embeddings, output head), or "other". */
     public static String of(String tensorName) {

@@ -9,12 +9,14 @@ import dev.infertop.agg.OpNaming;
 import dev.infertop.agg.OperatorAggregator;
 import dev.infertop.agg.RooflineAggregator;
 import dev.infertop.agg.SchedAggregator;
+import dev.infertop.agg.ThreadSlots;
 import dev.infertop.agg.TraceAggregator;
 import dev.infertop.event.EventDecoder;
 import dev.infertop.event.NameTable;
 import dev.infertop.machine.CeilingCache;
 import dev.infertop.machine.MachineCeilings;
 import dev.infertop.model.BackendNames;
+import dev.infertop.target.TracedProcess;
 import dev.infertop.target.layout.CalibratedLayout;
 
 import java.util.function.LongFunction;
@@ -35,12 +37,16 @@ record Pipeline(NameTable names, TraceAggregator aggregator, EventDecoder decode
                           MoeAggregator.PlanWriter moePlans, LongFunction<String> leafNames) {
         NameTable names = new NameTable();
         OpNaming naming = layout != null ? new CalibratedOpNaming(layout) : null;
+        // One table of the target's threads for every per-thread layer; a thread gone from the target gives
+        // its slot back (the warm-up has no target: nothing is pruned there).
+        ThreadSlots threads = new ThreadSlots(targetPid > 0 ? tid -> TracedProcess.threadGone(targetPid, tid)
+                : tid -> false);
         TraceAggregator aggregator = new TraceAggregator(backendNames,
-                naming == null ? null : new OperatorAggregator(naming, names),
-                new SchedAggregator(targetPid, names, schedHits)).withNames(names);
+                naming == null ? null : new OperatorAggregator(naming, names, threads),
+                new SchedAggregator(targetPid, names, schedHits, threads)).withNames(names);
         CounterAggregator counters = new CounterAggregator();
         aggregator.counters(counters);
-        aggregator.withBackendOps(new BackendOpsAggregator(backendNames, naming));
+        aggregator.withBackendOps(new BackendOpsAggregator(aggregator.backendKeys(), naming));
         DagRecorder dag = null;
         if (naming != null) {
             MoeAggregator moe = new MoeAggregator(naming, names, moePlans);

@@ -63,6 +63,7 @@ final class DeepLayerReport {
             thread.put("preemptions", t.path("preemptions").asLong());
         }
         node.set("interferers", sched.path("interferers").deepCopy());
+        node.put("interferers_other_ns", sched.path("interferers_other_ns").asLong());
     }
 
     static void putCounters(ObjectNode root, JsonNode summary) {
@@ -125,6 +126,11 @@ final class DeepLayerReport {
             out.printf(Locale.ROOT, "  %-8d %-16s %10.3f ms %6.1f%% of the wait%s%n", c.path("pid").asInt(),
                     c.path("comm").asText(), c.path("ns").asLong() / 1e6, 100 * c.path("wait_share").asDouble(),
                     c.path("same_process").asBoolean() ? " (the target's own thread)" : "");
+        }
+        long otherNs = sched.path("interferers_other_ns").asLong();
+        if (otherNs > 0) {
+            out.printf(Locale.ROOT, "  %-8s %-16s %10.3f ms (every other task)%n", dev.infertop.model.Other.NAME, "",
+                    otherNs / 1e6);
         }
     }
 

@@ -32,7 +32,7 @@ final class DeepLayerSummary {
         for (Iterator<Map.Entry<String, JsonNode>> it = sched.path("threads").fields(); it.hasNext(); ) {
             Map.Entry<String, JsonNode> entry = it.next();
             JsonNode t = entry.getValue();
-            OptionalInt tid = NumberKeys.of(entry.getKey());
+            OptionalInt tid = NumberKeys.tid(entry.getKey());
             if (tid.isEmpty()) {
                 continue;
             }
@@ -51,8 +51,8 @@ final class DeepLayerSummary {
             interferers.add(new Interferer(c.path("pid").asInt(), c.path("comm").asText(), c.path("ns").asLong(),
                     c.path("same_process").asBoolean()));
         }
-        return new SchedTotals(threads, ops, interferers, sched.path("records").asLong(), 0,
-                sched.path("kernel_hits").asLong());
+        return new SchedTotals(threads, ops, interferers, sched.path("interferers_other_ns").asLong(),
+                sched.path("records").asLong(), 0, sched.path("kernel_hits").asLong());
     }
 
     static CounterTotals counters(JsonNode summary) {

@@ -11,6 +11,11 @@ import java.util.OptionalInt;
 final class NumberKeys {
     private NumberKeys() {}
 
+    /** A thread's key: its id, or {@link dev.infertop.model.Other#TID} for the "other" row; else empty. */
+    static OptionalInt tid(String key) {
+        return dev.infertop.model.Other.NAME.equals(key) ? OptionalInt.of(dev.infertop.model.Other.TID) : of(key);
+    }
+
     /** {@code key} as a non-negative int, or empty. */
     static OptionalInt of(String key) {
         if (key.isEmpty() || key.length() > 10) {

@@ -211,14 +211,30 @@ public final class SnapshotTaker implements SnapshotView {
                 System.currentTimeMillis(), version, threadNames, dag);
     }
 
+    /** Threads whose name was read or tried, now (tests: bounded by the threads a snapshot lists). */
+    int threadsRemembered() {
+        return namingTried.size();
+    }
+
     /** Thread names read while the threads live: a snapshot at exit still names them. */
     private final Map<Integer, String> knownThreadNames = new HashMap<>();
     private final java.util.Set<Integer> namingTried = new java.util.HashSet<>();
 
-    /** Reads the comm of threads seen for the first time (once each: a few small /proc files per run). */
+    /**
+     * Reads the comm of threads seen for the first time (once each: a few small /proc files per run), and
+     * forgets the threads no longer listed (the collector folded them into "other"): a target that starts a
+     * thread per request would otherwise grow these without bound.
+     */
     private void nameNewThreads(Snapshot snapshot) {
-        for (dev.infertop.model.ThreadTotals thread : snapshot.total().operators().threads()) {
-            if (namingTried.add(thread.tid())) {
+        java.util.List<dev.infertop.model.ThreadTotals> listed = snapshot.total().operators().threads();
+        if (!namingTried.isEmpty()) { // once a tick, at most 257 rows
+            java.util.Set<Integer> tids = new java.util.HashSet<>();
+            listed.forEach(thread -> tids.add(thread.tid()));
+            namingTried.retainAll(tids);
+            knownThreadNames.keySet().retainAll(tids);
+        }
+        for (dev.infertop.model.ThreadTotals thread : listed) {
+            if (thread.tid() != dev.infertop.model.Other.TID && namingTried.add(thread.tid())) {
                 String name = comm(snapshot.target().pid(), thread.tid());
                 if (name != null) {
                     knownThreadNames.put(thread.tid(), name);

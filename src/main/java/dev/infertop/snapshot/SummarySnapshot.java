@@ -81,7 +81,7 @@ public final class SummarySnapshot {
         for (Iterator<Map.Entry<String, JsonNode>> it = s.path("threads").fields(); it.hasNext(); ) {
             Map.Entry<String, JsonNode> entry = it.next();
             JsonNode thread = entry.getValue();
-            OptionalInt tid = NumberKeys.of(entry.getKey());
+            OptionalInt tid = NumberKeys.tid(entry.getKey());
             if (tid.isEmpty()) {
                 continue;
             }

@@ -29,6 +29,14 @@ public sealed interface TracedProcess extends AutoCloseable permits AttachedProc
     @Override
     void close();
 
+    /**
+     * Whether thread {@code tid} is no longer one of process {@code pid}'s (/proc/PID/task/TID is gone): the
+     * collector then forgets it. A thread of another process is gone from this one too.
+     */
+    static boolean threadGone(int pid, int tid) {
+        return tid <= 0 || !Files.exists(Path.of("/proc", Integer.toString(pid), "task", Integer.toString(tid)));
+    }
+
     /** /proc/PID/comm made visible (the process chose it: {@link SafeText}), or "?" once the process is gone. */
     static String commandName(int pid) {
         try {

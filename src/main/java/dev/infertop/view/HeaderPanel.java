@@ -106,7 +106,8 @@ public final class HeaderPanel implements Panel {
                 OperatorColumn.ms(ttft.p50Ms()), OperatorColumn.ms(ttft.p99Ms()), OperatorColumn.ms(tpot.p50Ms()),
                 OperatorColumn.ms(tpot.p99Ms()), s.lostEvents());
         if (s.limits().droppedTotal() > 0) {
-            // The target's names outgrew the collector's bounds (see the JSON's "limits"): beside "lost".
+            // What the target chose (names, GUIDs, op ids, threads, ...) outgrew a collector bound (the JSON's
+            // "limits": what was folded into "other" or dropped, run so far): beside "lost".
             latency += String.format(Locale.ROOT, " capped %d", s.limits().droppedTotal());
         }
         if (s.total().tokens().requests() > 0) {

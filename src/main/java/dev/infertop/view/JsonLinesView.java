@@ -51,14 +51,15 @@ public final class JsonLinesView implements SnapshotView {
     /** The JSON object of {@code s}, of the run's totals when {@code total} (a snapshot's summary.json). */
     /** The collector's bounds, what it kept and what it dropped (run so far; man page: limits). */
     private static void putLimits(ObjectNode node, dev.infertop.model.Limits limits) {
-        node.put("tensor_names", limits.tensorNames());
-        node.put("tensor_names_cap", limits.tensorNamesCap());
-        node.put("name_records_dropped", limits.nameRecordsDropped());
-        node.put("tensor_groups", limits.tensorGroups());
-        node.put("tensor_groups_cap", limits.tensorGroupsCap());
-        node.put("tensor_names_folded", limits.tensorNamesFolded());
-        node.put("moe_layers_cap", limits.moeLayersCap());
-        node.put("moe_reads_dropped", limits.moeReadsDropped());
+        for (dev.infertop.model.Limits.Bound bound : limits.bounds()) {
+            if (bound.keptField() != null) {
+                node.put(bound.keptField(), bound.kept());
+            }
+            node.put(bound.capField(), bound.cap());
+            for (dev.infertop.model.Limits.Past past : bound.past()) {
+                node.put(past.field(), past.count());
+            }
+        }
     }
 
     /** The overhead budget (man page: budget): the limit, the estimates, what is sampled. */
@@ -153,7 +154,7 @@ public final class JsonLinesView implements SnapshotView {
         }
         ObjectNode threads = root.putObject("threads");
         for (ThreadTotals thread : operators.threads()) {
-            ObjectNode node = threads.putObject(Integer.toString(thread.tid()));
+            ObjectNode node = threads.putObject(dev.infertop.model.Other.tid(thread.tid()));
             node.put("groups", thread.groups());
             node.put("work_ms", round(thread.workNs() / 1e6, 3));
             node.put("barrier_wait_ms", round(thread.barrierWaitNs() / 1e6, 3));

@@ -25,7 +25,7 @@ final class SchedJson {
         node.put("sleeping_ns", sched.sleepingNs());
         ObjectNode threads = node.putObject("threads");
         for (SchedThreadTotals thread : sched.threads()) {
-            ObjectNode t = threads.putObject(Integer.toString(thread.tid()));
+            ObjectNode t = threads.putObject(dev.infertop.model.Other.tid(thread.tid()));
             t.put("running_ns", thread.runningNs());
             t.put("runnable_ns", thread.runnableNs());
             t.put("sleeping_ns", thread.sleepingNs());
@@ -47,5 +47,7 @@ final class SchedJson {
             c.put("wait_share", Math.round(sched.waitShare(culprit) * 1e4) / 1e4);
             c.put("same_process", culprit.sameProcess());
         }
+        // Every other task's time (past the listed ones, or past the table's cap): the listed and this add up.
+        node.put("interferers_other_ns", sched.otherInterferersNs());
     }
 }

@@ -4,6 +4,7 @@ import com.googlecode.lanterna.graphics.TextGraphics;
 import dev.infertop.model.Interferer;
 import dev.infertop.model.Layer;
 import dev.infertop.model.LayerStatus;
+import dev.infertop.model.Other;
 import dev.infertop.model.ProbeCostEstimate;
 import dev.infertop.model.SchedOpTotals;
 import dev.infertop.model.SchedThreadTotals;
@@ -46,7 +47,7 @@ public final class SchedPanel implements Panel {
             for (SchedThreadTotals t : sched.threads()) {
                 double total = Math.max(1, t.totalNs());
                 lines.add(new Line(t.runnableFraction() >= 0.25 ? Theme.Role.WARN : Theme.Role.NORMAL,
-                        String.format(Locale.ROOT, "  %-8d %6.1f %6.1f %6.1f %9d %9d", t.tid(),
+                        String.format(Locale.ROOT, "  %-8s %6.1f %6.1f %6.1f %9d %9d", Other.tid(t.tid()),
                                 100 * t.runningNs() / total, 100 * t.runnableNs() / total,
                                 100 * t.sleepingNs() / total, t.switches(), t.preemptions())));
             }
@@ -61,7 +62,11 @@ public final class SchedPanel implements Panel {
                                 culprit.comm() + (culprit.sameProcess() ? " (self)" : ""), culprit.ns() / 1e6,
                                 100 * sched.waitShare(culprit))));
             }
-            if (sched.interferers().isEmpty()) {
+            if (sched.otherInterferersNs() > 0) {
+                lines.add(new Line(Theme.Role.NORMAL, String.format(Locale.ROOT, "  %-8s %-22s %10.1f", Other.NAME,
+                        "(the rest)", sched.otherInterferersNs() / 1e6)));
+            }
+            if (sched.interferers().isEmpty() && sched.otherInterferersNs() == 0) {
                 lines.add(new Line(Theme.Role.DIM, "  nothing ran on a CPU a target thread was waiting for"));
             }
             if (!sched.ops().isEmpty()) {

@@ -122,6 +122,39 @@ class MoeAggregatorTest {
     }
 
     @Test
+    void aNewGraphSignaturePerComputeKeepsAsManyPlansAsBpfHoldsAndCountsTheRest() {
+        // The signature is the graph's node pointers: a target that builds its graph anew each time has a new one.
+        int graphs = 200;
+        for (long seq = 1; seq <= graphs; seq++) {
+            fixture.graphs().onGraphStart(seq, 0);
+            moe.onMoe(seq, 0x5000_0000L + seq, EventLayout.MOE_GRAPH, 0, 0, -1, 0, 0, 0, false, MemorySegment.NULL, 0);
+            nodes(seq, 1);
+            arrivals(seq, 1100, 1300, 1600, 2000, 2100);
+        }
+        MoeTotals totals = finalSnapshot();
+        assertEquals(MoeAggregator.MAX_PLANS, written.size(), "one plan written per signature kept");
+        assertEquals(graphs - MoeAggregator.MAX_PLANS, moe.graphsUnplanned());
+        var bounds = MoeAggregator.bounds(moe, totals);
+        var limits = new dev.infertop.model.Limits(bounds);
+        assertEquals(MoeAggregator.MAX_PLANS, limits.value("moe_plans"));
+        assertEquals(graphs - MoeAggregator.MAX_PLANS, limits.value("moe_graphs_unplanned"));
+        // Every graph's MoE rows are counted, planned or not: none was read (no ids record came), so all are unread.
+        assertArrayEquals(new long[] {graphs, graphs}, totals.rowsUnreadByLayer());
+        assertEquals(graphs, totals.graphsWithoutIds());
+    }
+
+    @Test
+    void expertIdsPastLlamasMaximumAreDroppedAndCounted() {
+        graph(1, true);
+        ids(1, 1, 0, new int[][] {{0, MoeAggregator.MAX_EXPERTS}, {-1, 5}, {Integer.MAX_VALUE, 2}}, 2 * 32 + 8);
+        graph(2, true);
+        MoeTotals totals = moe.snapshot(true);
+        assertEquals(3, moe.idsOutOfRange());
+        assertEquals(3, new dev.infertop.model.Limits(MoeAggregator.bounds(moe, totals)).value("moe_ids_dropped"));
+        assertEquals(8, totals.expertCount(), "the bad ids sized no table: nb1 / 4 = 8 experts");
+    }
+
+    @Test
     void plansTheFirstMulMatIdOfEachLayerAndCountsRoutedTokens() {
         graph(1, false);
         nodes(1, 3);

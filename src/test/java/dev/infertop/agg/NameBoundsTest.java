@@ -77,13 +77,13 @@ class NameBoundsTest {
         Limits limits = snapshot.limits();
         int total = GRAPHS * NODES_PER_GRAPH;
         assertEquals(NameTable.MAX_NAMES, names.size(), "names kept");
-        assertEquals(NameTable.MAX_NAMES, limits.tensorNames());
-        assertEquals(total - NameTable.MAX_NAMES, limits.nameRecordsDropped(), "every record past the cap counted");
-        assertTrue(limits.tensorGroups() <= OperatorAggregator.MAX_TENSOR_GROUPS + 1, limits.tensorGroups() + " groups");
+        assertEquals(NameTable.MAX_NAMES, limits.value("tensor_names"));
+        assertEquals(total - NameTable.MAX_NAMES, limits.value("name_records_dropped"), "every record past the cap counted");
+        assertTrue(limits.value("tensor_groups") <= OperatorAggregator.MAX_TENSOR_GROUPS + 1, limits.value("tensor_groups") + " groups");
         assertEquals(OperatorAggregator.MAX_TENSOR_GROUPS, operators.totals(List.of()).tensorGroups().stream()
                 .filter(g -> !g.op().equals(TensorGroup.OTHER)).count());
         // Names kept whose group was past the cap; the dropped names' nodes (id -1) go to "other" uncounted here.
-        assertEquals(NameTable.MAX_NAMES - OperatorAggregator.MAX_TENSOR_GROUPS, limits.tensorNamesFolded());
+        assertEquals(NameTable.MAX_NAMES - OperatorAggregator.MAX_TENSOR_GROUPS, limits.value("tensor_names_folded"));
         assertTrue(limits.droppedTotal() > 0);
         // Every node was still attributed: time is kept, only names are not.
         assertEquals(total, operators.totals(List.of()).ops().stream().mapToLong(o -> o.nodes()).sum());

@@ -51,7 +51,8 @@ class SnapshotTest {
 
     @Test
     void aChangeToBothFiguresLeavesTheRestAsItWas() {
-        Snapshot s = snapshot(RunState.RUNNING).withLimits(new Limits(1, 2, 3, 4, 5, 6, 7, 8));
+        Snapshot s = snapshot(RunState.RUNNING).withLimits(new Limits(List.of(
+                Limits.Bound.of("tensor_names", 1, "tensor_names_cap", 2, Limits.Past.capped("name_records_dropped", 3)))));
         SchedTotals sched = new SchedTotals(List.of(), List.of(), List.of(), 1, 2, 3);
         Snapshot changed = s.withFigures(f -> f.withSched(sched));
         assertSame(sched, changed.interval().sched());

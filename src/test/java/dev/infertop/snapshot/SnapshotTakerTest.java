@@ -38,6 +38,24 @@ class SnapshotTakerTest {
     }
 
     @Test
+    void aThreadPerRequestDoesNotGrowTheThreadNamesKept() {
+        SnapshotTaker taker = taker(0, false);
+        aggregator.start(System.nanoTime());
+        Snapshot base = tick(false);
+        for (int t = 0; t < 1000; t++) { // each tick lists three new threads (the collector folded the old ones)
+            List<dev.infertop.model.ThreadTotals> threads = List.of(
+                    new dev.infertop.model.ThreadTotals(1_000_000 + 3 * t, 1, 1, 1, 0, 0),
+                    new dev.infertop.model.ThreadTotals(1_000_001 + 3 * t, 1, 1, 1, 0, 0),
+                    new dev.infertop.model.ThreadTotals(dev.infertop.model.Other.TID, 3L * t, 1, 1, -1, 0));
+            dev.infertop.model.OperatorTotals operators = new dev.infertop.model.OperatorTotals(List.of(), threads, t, 0);
+            taker.show(base.withFigures(f -> f.withOperatorFiguresOf(new dev.infertop.model.Figures(0,
+                    f.tokens(), f.ttft(), f.tpot(), List.of(), f.cpuGraphs(), operators, f.sched(), f.counters(),
+                    List.of()))));
+            assertTrue(taker.threadsRemembered() <= 2, t + ": " + taker.threadsRemembered());
+        }
+    }
+
+    @Test
     void aRequestIsWrittenAtTheNextTickByTheWriterThread() throws Exception {
         SnapshotTaker taker = taker(0, false);
         aggregator.start(System.nanoTime());

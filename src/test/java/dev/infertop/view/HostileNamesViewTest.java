@@ -5,6 +5,7 @@ import com.googlecode.lanterna.screen.Screen;
 import com.googlecode.lanterna.screen.TerminalScreen;
 import com.googlecode.lanterna.terminal.virtual.DefaultVirtualTerminal;
 import dev.infertop.model.LayerStatus;
+import dev.infertop.model.Limits;
 import dev.infertop.model.Snapshot;
 import dev.infertop.model.TargetInfo;
 import org.junit.jupiter.api.Test;
@@ -86,8 +87,15 @@ class HostileNamesViewTest {
 
     @Test
     void whatTheCollectorDroppedShowsInTheHeaderAndTheJson() throws Exception {
-        Snapshot capped = Fixtures.snapshot(LayerStatus.State.ON).withLimits(
-                new dev.infertop.model.Limits(32768, 32768, 5, 321, 320, 7, 128, 2));
+        Snapshot capped = Fixtures.snapshot(LayerStatus.State.ON).withLimits(new Limits(List.of(
+                Limits.Bound.of("tensor_names", 32768, "tensor_names_cap", 32768,
+                        Limits.Past.capped("name_records_dropped", 5)),
+                Limits.Bound.of("tensor_groups", 321, "tensor_groups_cap", 320,
+                        Limits.Past.capped("tensor_names_folded", 7)),
+                Limits.Bound.of(null, 0, "moe_layers_cap", 128, Limits.Past.capped("moe_reads_dropped", 2)),
+                // Housekeeping (threads that exited) is no cap: not in "capped N".
+                Limits.Bound.of("threads", 3, "threads_cap", 256, Limits.Past.capped("thread_records_folded", 0),
+                        Limits.Past.housekeeping("threads_pruned", 40)))));
         DefaultVirtualTerminal terminal = new DefaultVirtualTerminal(new TerminalSize(100, 24));
         TerminalScreen screen = new TerminalScreen(terminal);
         screen.startScreen();
@@ -104,6 +112,7 @@ class HostileNamesViewTest {
         String json = JsonLinesView.toJson(capped);
         assertTrue(json.contains("\"limits\":{\"tensor_names\":32768,\"tensor_names_cap\":32768,"
                 + "\"name_records_dropped\":5,\"tensor_groups\":321,\"tensor_groups_cap\":320,"
-                + "\"tensor_names_folded\":7,\"moe_layers_cap\":128,\"moe_reads_dropped\":2}"), json);
+                + "\"tensor_names_folded\":7,\"moe_layers_cap\":128,\"moe_reads_dropped\":2,\"threads\":3,"
+                + "\"threads_cap\":256,\"thread_records_folded\":0,\"threads_pruned\":40}"), json);
     }
 }

@@ -60,6 +60,11 @@ public final class CpuGraphAssembler {
 
     private boolean inFlightAtEnd;
 
+    /** The op names groups are known by, capped (the target chooses op ids and fusions). */
+    private final OpNames opNames = new OpNames();
+    /** Node groups of attributed graphs named "other" because their op name was past the cap. */
+    private long opGroupsFolded;
+
     public CpuGraphAssembler(NodeNaming naming) {
         this.naming = naming;
     }
@@ -72,6 +77,19 @@ public final class CpuGraphAssembler {
     public NodeNaming naming() {
         return naming;
     }
+
+    /** Distinct op names groups are known by now (at most {@link #MAX_OP_NAMES}, "other" among them). */
+    public int opNames() {
+        return opNames.size();
+    }
+
+    /** Node groups of attributed graphs whose op name was past {@link #MAX_OP_NAMES}: counted under "other". */
+    public long opGroupsFolded() {
+        return opGroupsFolded;
+    }
+
+    /** Op names kept: see {@link OpNames}. */
+    public static final int MAX_OP_NAMES = OpNames.MAX_OP_NAMES;
 
     /** The highest graph_seq seen in any record so far. */
     public long latestSeq() {
@@ -241,6 +259,8 @@ public final class CpuGraphAssembler {
         graph.status = status();
         if (graph.status != CpuGraph.Status.ATTRIBUTED) {
             graph.layout = null;
+        } else {
+            opGroupsFolded += graph.layout.foldedGroups;
         }
         for (int i = 0; i < listeners.size(); i++) {
             listeners.get(i).onGraph(graph);
@@ -353,7 +373,7 @@ public final class CpuGraphAssembler {
         GroupLayout layout = new GroupLayout(graph, fusedSignature, everyNode, everyNode
                 ? NodeGroups.everyNode(graph.nodeCount)
                 : NodeGroups.groups(graph.nodeCount, graph.tensors, graph.ops, graph.flags, naming, fusedGroups),
-                naming);
+                naming, opNames);
         if (everyNode) {
             everyNodeLayout = layout;
         } else {

@@ -17,6 +17,8 @@ final class GroupLayout {
     final int[] firstNode;
     final int[] lastNode;
     final String[] opNames;
+    /** Groups whose op name was past the cap of {@link OpNames}: named "other". */
+    final int foldedGroups;
     // Copies of the node fields it was worked out from (see sameNodes).
     private final long[] tensors;
     private final long[] sources;
@@ -27,7 +29,8 @@ final class GroupLayout {
     private final int[] types;
     private final int[] nameIds;
 
-    GroupLayout(CpuGraph graph, long fusedSignature, boolean everyNode, List<int[]> groups, NodeNaming naming) {
+    GroupLayout(CpuGraph graph, long fusedSignature, boolean everyNode, List<int[]> groups, NodeNaming naming,
+                OpNames names) {
         this.nodesReadSeq = graph.nodesReadSeq;
         this.fusedSignature = fusedSignature;
         this.everyNode = everyNode;
@@ -35,11 +38,17 @@ final class GroupLayout {
         firstNode = new int[n];
         lastNode = new int[n];
         opNames = new String[n];
+        int folded = 0;
         for (int k = 0; k < n; k++) {
             firstNode[k] = groups.get(k)[0];
             lastNode[k] = groups.get(k)[1];
-            opNames[k] = name(graph, naming, firstNode[k], lastNode[k]);
+            opNames[k] = names.intern(name(graph, naming, firstNode[k], lastNode[k]));
+            if (opNames[k] == null) {
+                opNames[k] = dev.infertop.model.Other.NAME;
+                folded++;
+            }
         }
+        foldedGroups = folded;
         int count = graph.nodeCount();
         tensors = Arrays.copyOf(graph.tensors, count);
         sources = Arrays.copyOf(graph.sources, count * 3);
