@@ -174,8 +174,11 @@ public final class MetricsMapping {
             builder.unit(unit);
         }
         for (Map.Entry<Labels, Double> value : values.entrySet()) {
-            builder.dataPoint(CounterDataPointSnapshot.builder().labels(value.getKey()).value(value.getValue())
-                    .createdTimestampMillis(createdMs).build());
+            // A run sum of durations taken from corrupt records can wrap past Long.MAX_VALUE to a negative value,
+            // and the client refuses a negative counter: that would fail the whole frame and leave every metric
+            // at its last frame for the rest of the run. The wrapped series reads 0 (a reset) instead.
+            builder.dataPoint(CounterDataPointSnapshot.builder().labels(value.getKey())
+                    .value(Math.max(0.0, value.getValue())).createdTimestampMillis(createdMs).build());
         }
         return builder.build();
     }

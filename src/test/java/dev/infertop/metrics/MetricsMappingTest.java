@@ -194,6 +194,21 @@ class MetricsMappingTest {
         assertLine(text, "infertop_decode_tokens_total 69.0");
     }
 
+    /**
+     * Found by RecordStreamFuzzTest: a thread's work summed from corrupt arrival times wrapped negative, the client
+     * refused the counter, and no frame was built again for the rest of the run. The wrapped series reads 0, every
+     * other series its value.
+     */
+    @Test
+    void aCounterThatWrappedNegativeReadsZeroAndTheFrameIsStillBuilt() throws IOException {
+        Snapshot wrapped = Fixtures.snapshot(LayerStatus.State.ON).withFigures(f -> f.withBackends(
+                List.of(new dev.infertop.model.BackendTotals("CPU", 490, 301_000, Long.MIN_VALUE + 7)), List.of()));
+        String text = openMetrics(frame(wrapped));
+        assertLine(text, "infertop_graph_busy_seconds_total{backend=\"CPU\"} 0.0");
+        assertLine(text, "infertop_graph_computes_total{backend=\"CPU\"} 490.0");
+        assertLine(text, "infertop_decode_tokens_total 69.0");
+    }
+
     /** Every family the mapping can produce is in the man page, and the mapping produces no other. */
     @Test
     void theManPageDocumentsEveryMetric() throws IOException {
