@@ -149,9 +149,9 @@ class HostileElfIT {
             // Swapped under their paths, these two are read as the process maps them, through /proc/PID/map_files
             // (the file the kernel mapped, whatever the path names now): neither the FIFO nor the other file is
             // opened, so nothing blocks and nothing is skipped.
-            for (Path swapped : List.of(fifoLibrary, swappedLibrary)) {
-                assertTrue(stderr.stream().noneMatch(l -> l.contains(swapped.getFileName().toString())),
-                        swapped + " read as mapped, through map_files" + shown);
+            for (Path replaced : List.of(fifoLibrary, swappedLibrary)) {
+                assertTrue(stderr.stream().noneMatch(l -> l.contains(replaced.getFileName().toString())),
+                        replaced + " read as mapped, through map_files" + shown);
             }
             assertTrue(stderr.stream().noneMatch(l -> l.contains("skipped a library") && l.contains(llama.toString())),
                     "the clean library is traced" + shown);
