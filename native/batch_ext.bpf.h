@@ -117,7 +117,8 @@ int BPF_KPROBE(handle_ext_add, void *batch, int seq)
 	return 0;
 }
 
-static __always_inline struct batch_token *ext_token(__u64 pid_tgid, void *batch, int idx)
+/* Token idx of the batch, if known; *batch_out the batch (one lookup per builder call: they run per token). */
+static __always_inline struct batch_token *ext_token(__u64 pid_tgid, void *batch, int idx, struct ext_batch **batch_out)
 {
 	struct ext_batch *b;
 
@@ -126,13 +127,15 @@ static __always_inline struct batch_token *ext_token(__u64 pid_tgid, void *batch
 	b = ext_batch_of(pid_tgid, batch, 0, 0);
 	if (!b || idx < 0 || idx >= MAX_BATCH_TOKENS || idx >= b->n_tokens)
 		return 0;
+	if (batch_out)
+		*batch_out = b;
 	return &b->tokens[idx];
 }
 
 SEC("uprobe")
 int BPF_KPROBE(handle_ext_add_seq, void *batch, int idx, int seq)
 {
-	struct batch_token *t = ext_token(bpf_get_current_pid_tgid(), batch, idx);
+	struct batch_token *t = ext_token(bpf_get_current_pid_tgid(), batch, idx, 0);
 
 	if (t && t->n_seq < 127)
 		t->n_seq++;
@@ -142,24 +145,21 @@ int BPF_KPROBE(handle_ext_add_seq, void *batch, int idx, int seq)
 SEC("uprobe")
 int BPF_KPROBE(handle_ext_set_pos, void *batch, int idx, const void *pos)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	struct batch_token *t = ext_token(pid_tgid, batch, idx);
-	struct ext_batch *b;
+	struct ext_batch *b = 0;
+	struct batch_token *t = ext_token(bpf_get_current_pid_tgid(), batch, idx, &b);
 	__s32 p = -1;
 
-	if (!t || !pos || bpf_probe_read_user(&p, sizeof(p), pos))
+	if (!t || !b || !pos || bpf_probe_read_user(&p, sizeof(p), pos))
 		return 0;
 	t->pos = p;
-	b = ext_batch_of(pid_tgid, batch, 0, 0);
-	if (b)
-		b->has_pos = 1;
+	b->has_pos = 1;
 	return 0;
 }
 
 SEC("uprobe")
 int BPF_KPROBE(handle_ext_set_output, void *batch, int idx, long value)
 {
-	struct batch_token *t = ext_token(bpf_get_current_pid_tgid(), batch, idx);
+	struct batch_token *t = ext_token(bpf_get_current_pid_tgid(), batch, idx, 0);
 
 	if (t)
 		t->logits = (value & 0xff) ? 1 : 0;
