@@ -32,8 +32,11 @@ if ! $demo; then
              [openssl]=/usr/bin/openssl # PrometheusIT: a certificate for --web-config, made as a user makes one
              [patchelf]=/usr/bin/patchelf # HostileLibraryIT: a DT_NEEDED library with a constructor
              [mmdebstrap]=/usr/bin/mmdebstrap # DistroContainerIT: Debian sid's llama.cpp in a root of its own
-             # the jar's native helpers for arm64 (compile-bpf.sh), which the release tarball carries (ReleaseTarballIT)
-             [gcc-aarch64-linux-gnu]=/usr/bin/aarch64-linux-gnu-gcc
+             # the jar's native helpers for arm64 (compile-bpf.sh), which the release tarball carries (ReleaseTarballIT),
+             # and the emulated arm64 stage (Arm64EmulatedIT): llama-bench cross-compiled, a Debian 13 arm64 guest
+             # booted under QEMU from an initramfs
+             [gcc-aarch64-linux-gnu]=/usr/bin/aarch64-linux-gnu-gcc [g++-aarch64-linux-gnu]=/usr/bin/aarch64-linux-gnu-g++
+             [qemu-system-arm]=/usr/bin/qemu-system-aarch64 [cpio]=/usr/bin/cpio [kmod]=/sbin/depmod
              [libopenblas-dev]=/usr/include/"$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)"/openblas-pthread/cblas.h)
 fi
 missing=()
@@ -81,6 +84,9 @@ else
   # The newest llama.cpp as a distribution ships it (llama_process, stripped CPU variants, sid's libc), run as a
   # container by the tests (DistroContainerIT): unpacked into a root of its own, about 15 s.
   bash "$here/provision-distro-llama.sh" >/dev/null
+  # The emulated arm64 stage (Arm64EmulatedIT): llama-bench cross-compiled for arm64 and a Debian 13 arm64 guest
+  # root packed as an initramfs.
+  bash "$here/provision-arm64.sh" >/dev/null
 fi
 
 # The jar is rebuilt only when a source is newer than it: the journey tests run this script (through demo.sh)

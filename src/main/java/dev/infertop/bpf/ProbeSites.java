@@ -5,6 +5,7 @@ import dev.infertop.target.CallSiteScanner;
 import dev.infertop.target.ElfFile;
 import dev.infertop.target.ElfSymbol;
 import dev.infertop.target.MemoryMapping;
+import dev.infertop.target.NodeLoopBarriers;
 import dev.infertop.target.ProbePlacement;
 import dev.infertop.target.ProbeSite;
 import dev.infertop.target.ScanTimeLimit;
@@ -56,7 +57,7 @@ final class ProbeSites {
 
     private static boolean isStripped(Path library, Map<Path, MemoryMapping> mappedAs) {
         try {
-            return ScanTimeLimit.run(library.toString(), ScanTimeLimit.DEFAULT_LIMIT_MS, () -> {
+            return ScanTimeLimit.run(library.toString(), ScanTimeLimit.limitMs(), () -> {
                 try (ElfFile elf = ElfFile.open(library, mappedAs.get(library))) {
                     return elf.isStripped();
                 }
@@ -115,7 +116,7 @@ final class ProbeSites {
     /** The probe's sites in {@code library}; none (and the reason in {@code failures}) when it cannot be read. */
     static List<Site> find(Path library, MemoryMapping mapping, ProbeSpec spec, List<String> failures) {
         try {
-            return ScanTimeLimit.run(library.toString(), ScanTimeLimit.DEFAULT_LIMIT_MS,
+            return ScanTimeLimit.run(library.toString(), ScanTimeLimit.limitMs(),
                     () -> findSitesNow(library, mapping, spec));
         } catch (TargetException e) {
             failures.add(e.getMessage());
@@ -162,12 +163,16 @@ final class ProbeSites {
                     }
                     List<CallSite> calls = new ArrayList<>(CallSiteScanner.findCallsMatching(elf, caller, c.callee()));
                     calls.sort(java.util.Comparator.comparingLong(CallSite::vaddr));
-                    if (c.firstSites() > 0 && calls.size() > c.firstSites()) {
-                        calls = calls.subList(0, c.firstSites());
+                    String chosenBy = "";
+                    if (c.nodeLoopOnly()) {
+                        NodeLoopBarriers.Choice choice = NodeLoopBarriers.choose(elf, caller, calls);
+                        chosenBy = " (node loop's " + choice.sites().size() + " of " + calls.size() + " calls, by "
+                                + choice.rule().description() + ")";
+                        calls = choice.sites();
                     }
                     for (CallSite call : calls) {
                         sites.add(new Site(call.calleeName() + " call in " + caller.name(), call.fileOffset(),
-                                recovered(caller) + call.reason(), call.calleeName()));
+                                recovered(caller) + call.reason() + chosenBy, call.calleeName()));
                     }
                 }
                 yield sites;

@@ -17,11 +17,11 @@ public sealed interface ProbeSpec {
                          boolean optional) implements ProbeSpec {}
 
     /**
-     * Call instructions inside {@code caller} (and its clones) whose callee's name matches: all of them, or
-     * only the first {@code firstSites} in address order (0 = all).
+     * Call instructions inside {@code caller} (and its clones) whose callee's name matches: all of them, or,
+     * with {@code nodeLoopOnly}, those the graph node loop itself makes ({@link dev.infertop.target.NodeLoopBarriers}).
      */
     record CallSiteProbe(Layer layer, String caller, String calleeDescription, Predicate<String> callee,
-                         int firstSites, String program, boolean optional) implements ProbeSpec {}
+                         boolean nodeLoopOnly, String program, boolean optional) implements ProbeSpec {}
 
     /**
      * A kernel tracepoint program (tp_btf/...): attached once, machine-wide, by its section name; it filters
@@ -69,16 +69,16 @@ public sealed interface ProbeSpec {
             new FunctionProbe(Layer.OPERATOR, "ggml_graph_compute", "handle_graph_walk", "handle_graph_done", false,
                     false),
             new FunctionProbe(Layer.OPERATOR, "ggml_graph_compute_thread", "handle_thread_start", null, true, false),
-            // The node loop calls ggml_barrier after each node and once after the loop: the first two call sites
-            // in address order in every build seen. Later ones belong to op code inlined into the loop (MoE's
-            // mul_mat_id) and are left alone; were the guess ever wrong, graphs show up as unattributed.
+            // The node loop calls ggml_barrier after each node and once after the loop; other call sites belong
+            // to op code inlined into the loop (MoE's mul_mat_id) and are left alone. Which are which is read from
+            // the code's shape (NodeLoopBarriers); were that ever wrong, graphs show up as unattributed.
             // Before ggml's backend split (b3995) ggml_barrier was static: an OpenMP build inlines it, and the
             // loop then calls libgomp's GOMP_barrier (`#pragma omp barrier`) itself, skipped with one thread.
             new CallSiteProbe(Layer.OPERATOR, "ggml_graph_compute_thread", "ggml_barrier",
-                    name -> name.equals("ggml_barrier") || name.equals("GOMP_barrier"), 2, "handle_node_done",
+                    name -> name.equals("ggml_barrier") || name.equals("GOMP_barrier"), true, "handle_node_done",
                     false),
             new CallSiteProbe(Layer.OPERATOR, "ggml_graph_compute_thread", "fused ops",
-                    name -> name.startsWith("ggml_compute_forward_") && name.contains("_fused"), 0,
+                    name -> name.startsWith("ggml_compute_forward_") && name.contains("_fused"), false,
                     FUSED_CALL_PROGRAM, true),
             // Sched layer: every context switch and wake-up on the machine, filtered to the target in the kernel.
             new TracepointProbe(Layer.SCHED, "sched_switch", "handle_sched_switch", false),

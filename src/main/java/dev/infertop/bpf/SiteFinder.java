@@ -123,7 +123,7 @@ public final class SiteFinder {
             throw new TargetException(read.get().failure());
         }
         if (read.isEmpty()) {
-            ScanTimeLimit.run(library.toString(), ScanTimeLimit.DEFAULT_LIMIT_MS, () -> {
+            ScanTimeLimit.run(library.toString(), ScanTimeLimit.limitMs(), () -> {
                 try (ElfFile elf = ElfFile.open(library, mapping)) {
                     PltResolver.of(elf); // the library-wide tables call-site probes read
                     return null;
@@ -197,7 +197,7 @@ public final class SiteFinder {
             }
             String sha = cache == null ? "" : sha256(buffer.flip());
             Map<String, List<Site>> sites = new LinkedHashMap<>();
-            boolean stripped = ScanTimeLimit.run(library.toString(), ScanTimeLimit.DEFAULT_LIMIT_MS, () -> {
+            boolean stripped = ScanTimeLimit.run(library.toString(), ScanTimeLimit.limitMs(), () -> {
                 try (ElfFile elf = ElfFile.parse(library, arena, copy.asSlice(0, size))) {
                     PltResolver.of(elf); // what ProbeSet checks a library with before it probes it
                     for (ProbeSpec spec : ProbeSpec.ALL) {

@@ -149,6 +149,12 @@ public final class InfertopCommand implements Callable<Integer> {
                     + "per-thread probes in windows; 0: no limit, trace every graph (default: ${DEFAULT-VALUE}).")
     double budgetPercent;
 
+    @Option(names = "--patience", paramLabel = "N", defaultValue = "1",
+            description = "Wait N times longer for attach-time work: reading each of the target's libraries (10 s) "
+                    + "and the calibration child (30 s). For emulated machines and slow boards (default: "
+                    + "${DEFAULT-VALUE}, at most " + dev.infertop.target.AttachPatience.MAX_FACTOR + ").")
+    int patience;
+
     @Option(names = "--op-when", paramLabel = "RULE",
             description = "Operator layer only while RULE holds over the last interval: tps<N (decode tokens/s), "
                     + "tpot>MS or ttft>MS (p50), with <, <=, >, >=. E.g. 'tps<5'.")
@@ -220,6 +226,12 @@ public final class InfertopCommand implements Callable<Integer> {
             } catch (IllegalArgumentException e) {
                 throw new UserError("--layers: " + e.getMessage(), 2);
             }
+        }
+        try {
+            // process-wide: the limits are read where the libraries are scanned, long after the options
+            dev.infertop.target.AttachPatience.set(patience);
+        } catch (IllegalArgumentException e) {
+            throw new UserError("--patience: " + e.getMessage(), 2);
         }
         var listenAddress = ListenOption.parse(listen);
         TraceOptions.OutputMode mode = json ? TraceOptions.OutputMode.JSON

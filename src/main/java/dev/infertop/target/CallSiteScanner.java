@@ -139,7 +139,7 @@ public final class CallSiteScanner {
         }
     }
 
-    private static byte[] codeOf(ElfFile elf, ElfSymbol function) throws TargetException {
+    static byte[] codeOf(ElfFile elf, ElfSymbol function) throws TargetException {
         if (function.sizeBytes() <= 0) {
             throw new TargetException("function " + function.name() + " has no known size in " + elf.path()
                     + ": its instructions cannot be scanned");

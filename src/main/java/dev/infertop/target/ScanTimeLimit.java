@@ -17,6 +17,11 @@ public final class ScanTimeLimit {
 
     private ScanTimeLimit() {}
 
+    /** The limit for one library: the default times the user's {@link AttachPatience}. */
+    public static long limitMs() {
+        return AttachPatience.scaledMs(DEFAULT_LIMIT_MS);
+    }
+
     /** One piece of reading that may fail with a {@link TargetException}. */
     @FunctionalInterface
     public interface Scan<T> {
@@ -34,7 +39,8 @@ public final class ScanTimeLimit {
             return task.get(limitMs, TimeUnit.MILLISECONDS);
         } catch (TimeoutException e) {
             thread.interrupt();
-            throw new TargetException(what + ": still reading it after " + limitMs / 1000.0 + " s: given up");
+            throw new TargetException(what + ": still reading it after " + limitMs / 1000.0 + " s: given up"
+                    + AttachPatience.HINT);
         } catch (InterruptedException e) {
             thread.interrupt();
             Thread.currentThread().interrupt();

@@ -113,12 +113,25 @@ class ProbePlacementTest {
     }
 
     @Test
-    void aarch64IsProbedAtEntryAndAssumedStepped() {
+    void aarch64IsProbedAtEntryAndItsInstructionNamed() {
         byte[] pacThenStp = HexFormat.ofDelimiter(" ").parseHex("3f 23 03 d5 fd 7b bf a9");
         ProbePlacement.Decision decision = ProbePlacement.decide(Machine.AARCH64, pacThenStp, 64);
         assertEquals(0, decision.offsetFromEntry());
         assertEquals(4, decision.instructionLengthBytes());
         assertEquals(CostClass.SINGLE_STEPPED, decision.costClass());
+        assertEquals("at entry, on paciasp: stepped out of line by the arm64 uprobe code", decision.reason());
+        byte[] stp = HexFormat.ofDelimiter(" ").parseHex("fd 7b bf a9");
+        assertEquals("at entry, on stp x29, x30, [sp, #-16]!: stepped out of line by the arm64 uprobe code",
+                ProbePlacement.decide(Machine.AARCH64, stp, 64).reason());
+        byte[] sub = HexFormat.ofDelimiter(" ").parseHex("ff 83 0b d1"); // sub sp, sp, #0x2e0
+        assertEquals("at entry, on sub sp, sp, #736: stepped out of line by the arm64 uprobe code",
+                ProbePlacement.decide(Machine.AARCH64, sub, 64).reason());
+        byte[] adrp = HexFormat.ofDelimiter(" ").parseHex("10 00 00 90"); // adrp x16, . (a PLT stub's first)
+        ProbePlacement.Decision simulated = ProbePlacement.decide(Machine.AARCH64, adrp, 64);
+        assertEquals(CostClass.EMULATED, simulated.costClass());
+        assertEquals("at entry, on adrp: simulated by the arm64 uprobe code", simulated.reason());
+        byte[] b = HexFormat.ofDelimiter(" ").parseHex("02 00 00 14"); // b .+8
+        assertEquals(CostClass.EMULATED, ProbePlacement.decide(Machine.AARCH64, b, 64).costClass());
     }
 
     @Test

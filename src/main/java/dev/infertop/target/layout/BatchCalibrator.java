@@ -1,5 +1,6 @@
 package dev.infertop.target.layout;
 
+import dev.infertop.target.AttachPatience;
 import dev.infertop.target.BatchLayout;
 import dev.infertop.target.ContentHashCache;
 import dev.infertop.target.ElfFile;
@@ -31,7 +32,7 @@ public final class BatchCalibrator {
     }
 
     public static BatchCalibrator withDefaultCache() {
-        return new BatchCalibrator(LayoutCache.defaultLocation(), CalibrationSandbox.TIME_LIMIT);
+        return new BatchCalibrator(LayoutCache.defaultLocation(), AttachPatience.scaled(CalibrationSandbox.TIME_LIMIT));
     }
 
     /** The layout and, when it is llama.h's rather than the target's own, one line saying why. */

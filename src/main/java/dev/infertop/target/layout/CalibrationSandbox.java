@@ -1,5 +1,7 @@
 package dev.infertop.target.layout;
 
+import dev.infertop.target.AttachPatience;
+
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -123,7 +125,8 @@ final class CalibrationSandbox {
             if (!child.waitFor(limit.toMillis(), TimeUnit.MILLISECONDS)) {
                 child.destroyForcibly(); // the helper: its child, PID 1 of the sandbox, dies with it, and all it started
                 throw CalibrationException.of(library.shownAs(), "the calibration child (as " + credentials.description()
-                        + where(otherRoot) + ") ran past its " + limit.toSeconds() + " s limit and was killed");
+                        + where(otherRoot) + ") ran past its " + limit.toSeconds() + " s limit and was killed"
+                        + AttachPatience.HINT);
             }
             String answer = stdout.text();
             if (child.exitValue() == 0 || answer.startsWith(LayoutAnswer.ERROR)) {

@@ -1,5 +1,6 @@
 package dev.infertop.target.layout;
 
+import dev.infertop.target.AttachPatience;
 import dev.infertop.target.ContentHashCache;
 
 import java.io.IOException;
@@ -27,7 +28,7 @@ public final class LayoutCalibrator {
 
     /** Calibrates through {@code cache}. */
     public LayoutCalibrator(LayoutCache cache) {
-        this(cache, CalibrationSandbox.TIME_LIMIT);
+        this(cache, AttachPatience.scaled(CalibrationSandbox.TIME_LIMIT));
     }
 
     LayoutCalibrator(LayoutCache cache, Duration childTimeLimit) {

@@ -1,0 +1,182 @@
+package dev.infertop.it;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.infertop.workload.SyntheticModel;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * infertop on arm64, end to end, under emulation: src/scripts/arm64-stage.sh boots a Debian 13 arm64 guest with
+ * QEMU's TCG (no KVM), which installs infertop from the release tarball as a board would (its JRE 25 and libbpf1
+ * only) and traces a cross-compiled llama-bench on a Q8_0 synthetic model. Counts only: TCG timing swings 2x with
+ * the host's load.
+ *
+ * <p>A JUnit IT rather than a separate CI stage: it runs in the same {@code mvn verify} as the x86-64 oracles
+ * (LlamaBenchIT), on the jar that run just packaged, and fails in CI like every other IT when it cannot run.
+ *
+ * <p>{@code llama-bench -p 16 -n 8 -r 1}: pp16 = 1 warm-up + 1 call of 16 tokens; tg8 = 1 warm-up call of 1
+ * token + 8 calls of 1 token: 2 prompt calls, 9 decode steps, one CPU graph each.
+ */
+class Arm64EmulatedIT {
+    private static final int PROMPT_TOKENS = 16;
+    private static final int GENERATED_TOKENS = 8;
+    private static final int REPETITIONS = 1;
+    private static final long EXPECTED_PREFILL_CALLS = REPETITIONS + 1;
+    private static final long EXPECTED_DECODE_STEPS = (long) REPETITIONS * GENERATED_TOKENS + 1;
+    private static final long EXPECTED_CALLS = EXPECTED_PREFILL_CALLS + EXPECTED_DECODE_STEPS;
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private static Path share;
+
+    @BeforeAll
+    static void bootGuest() throws Exception {
+        Requirements.requireRoot();
+        for (String tool : new String[] {"/usr/bin/qemu-system-aarch64", "/usr/bin/aarch64-linux-gnu-g++",
+                "/usr/bin/mmdebstrap", "/usr/bin/cpio", "/sbin/depmod"}) {
+            Requirements.require(Files.isExecutable(Path.of(tool)), "needs " + tool + " (src/scripts/setup.sh installs it)");
+        }
+        share = Path.of("target/arm64-stage").toAbsolutePath();
+        Path log = Path.of("target/arm64-stage.log");
+        Process stage = new ProcessBuilder("bash", "src/scripts/arm64-stage.sh", "--timeout", "1500", share.toString())
+                .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        if (!stage.waitFor(45, TimeUnit.MINUTES)) {
+            stage.destroyForcibly();
+            throw new AssertionError("the arm64 stage did not end in 45 minutes:\n" + Files.readString(log));
+        }
+        String text = Files.readString(log);
+        System.out.print(text);
+        assertEquals(0, stage.exitValue(), "arm64-stage.sh:\n" + text + guestLog());
+    }
+
+    private static String guestLog() throws Exception {
+        StringBuilder s = new StringBuilder();
+        for (String name : new String[] {"guest.log", "infertop.stderr", "moe.stderr"}) {
+            Path file = share.resolve(name);
+            s.append("\n--- ").append(name).append(":\n").append(Files.exists(file) ? Files.readString(file) : "(none)");
+        }
+        return s.toString();
+    }
+
+    private static JsonNode finalObject() throws Exception {
+        return finalObject("infertop.json");
+    }
+
+    private static JsonNode finalObject(String file) throws Exception {
+        List<String> lines = Files.readAllLines(share.resolve(file));
+        assertFalse(lines.isEmpty(), "no JSON from infertop in the guest" + guestLog());
+        JsonNode last = JSON.readTree(lines.getLast());
+        assertTrue(last.path("final").asBoolean(), "no final JSON object" + guestLog());
+        return last;
+    }
+
+    @Test
+    void tarballInstallsOnTheBoard() throws Exception {
+        assertEquals("0", Files.readString(share.resolve("version.rc")).strip(), Files.readString(share.resolve("version.txt")));
+        assertTrue(Files.readString(share.resolve("version.txt")).matches("(?s)infertop \\d+\\.\\d+.*"),
+                Files.readString(share.resolve("version.txt")));
+    }
+
+    @Test
+    void tokenGraphAndOperatorCountsEqualLlamaBench() throws Exception {
+        assertEquals("0", Files.readString(share.resolve("infertop.rc")).strip(), guestLog());
+        // llama-bench's own record of what it ran (-o jsonl, on infertop's stderr with --json): the oracle's inputs.
+        List<JsonNode> records = new ArrayList<>();
+        for (String line : Files.readAllLines(share.resolve("infertop.stderr"))) {
+            if (line.startsWith("{")) {
+                records.add(JSON.readTree(line));
+            }
+        }
+        assertEquals(2, records.size(), "pp and tg records from llama-bench");
+        assertEquals(PROMPT_TOKENS, records.get(0).path("n_prompt").asInt());
+        assertEquals(GENERATED_TOKENS, records.get(1).path("n_gen").asInt());
+        JsonNode total = finalObject();
+        System.out.printf("arm64 guest: llama_decode %d (prompt %d, decode steps %d), tokens %d + %d, CPU graphs %d,"
+                        + " op graphs %d (%d unattributed), lost %d%n", total.get("decode_calls").asLong(),
+                total.get("prefill_calls").asLong(), total.get("decode_step_calls").asLong(),
+                total.get("tokens_prefill").asLong(), total.get("tokens_decode").asLong(),
+                total.get("cpu_graph_computes").asLong(), total.get("op_graphs").asLong(),
+                total.get("op_graphs_unattributed").asLong(), total.get("lost_events").asLong());
+        total.get("layers").fields().forEachRemaining(e -> System.out.println("arm64 guest layer " + e.getKey() + ": "
+                + e.getValue().toString()));
+        assertEquals("exited", total.get("target_state").asText());
+        assertEquals(EXPECTED_CALLS, total.get("decode_calls").asLong(), total.toString());
+        assertEquals(EXPECTED_PREFILL_CALLS, total.get("prefill_calls").asLong());
+        assertEquals(EXPECTED_DECODE_STEPS, total.get("decode_step_calls").asLong());
+        assertEquals(EXPECTED_PREFILL_CALLS * PROMPT_TOKENS, total.get("tokens_prefill").asLong());
+        assertEquals(EXPECTED_DECODE_STEPS, total.get("tokens_decode").asLong());
+        assertEquals(0, total.get("failed_calls").asLong());
+        assertEquals(EXPECTED_CALLS, total.get("cpu_graph_computes").asLong(), "one CPU graph per call");
+        assertEquals(0, total.get("lost_events").asLong());
+        for (String layer : new String[] {"token", "graph", "operator"}) {
+            JsonNode status = total.get("layers").get(layer);
+            assertEquals("on", status.get("state").asText(), layer + ": " + status);
+            assertFalse(status.get("probes").isEmpty(), layer + " lists its probe sites: " + status);
+        }
+        assertEquals(EXPECTED_CALLS, total.get("op_graphs").asLong(), "every graph walked by the operator layer");
+        assertEquals(0, total.get("op_graphs_unattributed").asLong());
+        // arm64 probe sites: each names the instruction it sits on and whether the kernel simulates or steps it.
+        String tokenProbe = total.get("layers").get("token").get("probes").get(0).asText();
+        assertTrue(tokenProbe.contains("libllama.so"), tokenProbe);
+        assertTrue(total.get("layers").get("operator").get("probes").toString().contains("libggml-cpu.so"),
+                total.get("layers").get("operator").toString());
+        // The node loop's barrier calls on arm64 (GCC duplicates the after-loop one) are read from the code's shape.
+        String operatorProbes = total.get("layers").get("operator").get("probes").toString();
+        assertTrue(operatorProbes.contains("by the node loop's shape"), operatorProbes);
+        assertTrue(tokenProbe.contains("by the arm64 uprobe code") && !tokenProbe.contains("not classified"),
+                "the entry probe names its instruction: " + tokenProbe);
+        assertEquals("", Files.readString(share.resolve("uprobe_events.after")).strip(), "no probe left behind");
+    }
+
+    /**
+     * tiny-moe (8 experts, 2 used per token) quantized to Q8_0, {@code llama-bench -p 8 -n 4 -r 1}: 2 prompt calls
+     * of 8 tokens, 5 decode steps. Every token row of every MoE layer is read and selects exactly k experts; the
+     * last layer's FFN runs only for the rows whose logits are wanted, one per call.
+     */
+    @Test
+    void moeSelectionsAreTokenRowsTimesExpertsUsed() throws Exception {
+        assertEquals("0", Files.readString(share.resolve("moe.rc")).strip(), Files.readString(share.resolve("moe.stderr")));
+        JsonNode total = finalObject("moe.json");
+        SyntheticModel spec = SyntheticModel.preset("tiny-moe");
+        long prefillCalls = 2;
+        long decodeSteps = 5;
+        long promptTokens = 8;
+        assertEquals(prefillCalls + decodeSteps, total.get("decode_calls").asLong(), total.toString());
+        JsonNode moe = total.get("moe");
+        assertEquals(spec.expertsUsedPerToken(), moe.get("experts_used").asInt(), moe.toString());
+        assertEquals(spec.expertCount(), moe.get("experts").asInt());
+        int lastLayer = spec.layerCount() - 1;
+        for (int layer = 0; layer < spec.layerCount(); layer++) {
+            JsonNode l = moe.get("layers").get(Integer.toString(layer));
+            long rows = l.get("tokens_prefill").asLong() + l.get("tokens_decode").asLong();
+            long ran = layer == lastLayer ? prefillCalls + decodeSteps : prefillCalls * promptTokens + decodeSteps;
+            assertEquals(ran, rows, "token rows read, layer " + layer + ": " + l);
+            assertEquals(0, l.get("tokens_unread").asLong(), "layer " + layer + ": " + l);
+            long selections = 0;
+            for (int e = 0; e < spec.expertCount(); e++) {
+                selections += l.get("decode").get(e).asLong() + l.get("prefill").get(e).asLong();
+            }
+            System.out.printf("arm64 guest MoE layer %d: %d token rows, %d selections (k = %d)%n", layer, rows,
+                    selections, spec.expertsUsedPerToken());
+            assertEquals(rows * spec.expertsUsedPerToken(), selections, "k selections per row, layer " + layer);
+        }
+    }
+
+    @Test
+    void liveViewDrawsInTheGuestsTerminalAndQuitsWithQ() throws Exception {
+        // The guest's test typed q once llama-bench had exited: the view was up, kept its last screen, and quit.
+        String screen = Files.readString(share.resolve("live.typescript"));
+        assertTrue(screen.contains("TARGET EXITED"), "the last screen stays, marked TARGET EXITED");
+        assertEquals("0", Files.readString(share.resolve("live.rc")).strip(), "infertop's exit status after q");
+    }
+}
