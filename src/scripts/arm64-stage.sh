@@ -26,7 +26,8 @@ quantized() { # PRESET: the synthetic preset quantized to Q8_0, made once; print
   if [ ! -f "$out" ]; then
     local quantize="$llama/build/bin/llama-quantize"
     [ -x "$quantize" ] || die "no $quantize: run src/scripts/provision-llama.sh"
-    "$here/infertop" model "$1" "$guest/$1-f16.gguf" >/dev/null
+    "$here/infertop" model "$1" "$guest/$1-f16.gguf" >/dev/null 2>"$guest/model-$1.log" \
+      || die "infertop model $1 failed: see $guest/model-$1.log"
     "$quantize" "$guest/$1-f16.gguf" "$out.part" Q8_0 >"$guest/quantize-$1.log" 2>&1 \
       || die "llama-quantize failed: see $guest/quantize-$1.log"
     mv "$out.part" "$out"

@@ -92,8 +92,13 @@ public final class PerfCounters implements Switchable {
             opened.add(event);
             fds.add(eventFds);
         }
+        boolean someHardwareCounts = opened.stream().anyMatch(CounterEvent::needsPmu);
         if (refused.isEmpty()) {
             problem = "";
+        } else if (pmuMissing && someHardwareCounts) {
+            // A PMU that lacks some events: QEMU's emulated one has cycles but no instructions without -icount.
+            problem = "this machine's PMU refuses " + String.join(", ", refused) + " (" + firstError + "): it does"
+                    + " not implement " + (refused.size() == 1 ? "that event" : "those events") + "; the others count";
         } else if (pmuMissing) {
             problem = "no hardware PMU: the kernel refuses " + String.join(", ", refused) + " (" + firstError
                     + "), so this machine (a VM?) has no hardware counters; software events still work: "

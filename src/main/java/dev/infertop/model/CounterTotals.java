@@ -26,6 +26,43 @@ public record CounterTotals(String setName, List<String> events, int lineBytes, 
         return events.isEmpty();
     }
 
+    /** Node groups counted before an event that stays at 0 is called silent: far more than a real one needs. */
+    public static final long SILENT_AFTER_GROUPS = 10;
+    /** Kernel software events, which may rightly stay at 0 (no page fault, no migration). */
+    private static final java.util.Set<String> SOFTWARE_EVENTS = java.util.Set.of("task-clock", "cpu-clock",
+            "page-faults", "minor-faults", "major-faults", "context-switches", "cpu-migrations", "alignment-faults",
+            "emulation-faults");
+
+    /**
+     * Hardware events that counted nothing over at least {@link #SILENT_AFTER_GROUPS} node groups while another
+     * event counted: the PMU accepted them but does not implement them (QEMU's emulated PMU counts cycles and
+     * leaves cache refills at 0). Their figures (refill bandwidth, verdicts) would read as "no traffic".
+     */
+    public List<String> silentEvents() {
+        if (countedGroups < SILENT_AFTER_GROUPS || values.stream().allMatch(v -> v == 0)) {
+            return List.of();
+        }
+        List<String> silent = new java.util.ArrayList<>();
+        for (int i = 0; i < events.size() && i < values.size(); i++) {
+            if (values.get(i) == 0 && !SOFTWARE_EVENTS.contains(events.get(i))) {
+                silent.add(events.get(i));
+            }
+        }
+        return silent;
+    }
+
+    /** One line on the silent events, or "" when there are none. */
+    public String silentNotice() {
+        List<String> silent = silentEvents();
+        if (silent.isEmpty()) {
+            return "";
+        }
+        boolean refills = refillsIndex >= 0 && silent.contains(events.get(refillsIndex));
+        return String.join(", ", silent) + " counted nothing over " + countedGroups + " node groups while the other"
+                + " events counted: this PMU does not implement " + (silent.size() == 1 ? "it" : "them")
+                + " (an emulated one?)" + (refills ? "; refill bandwidth and the verdicts are unknown here" : "");
+    }
+
     public long value(int index) {
         return index < 0 || index >= values.size() ? 0 : values.get(index);
     }
