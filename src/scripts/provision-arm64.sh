@@ -22,13 +22,7 @@ guest="$cache/arm64-guest"
 jobs="$(nproc)"
 say() { printf 'infertop arm64: %s\n' "$*" >&2; }
 die() { printf 'infertop arm64: %s\n' "$*" >&2; exit 1; }
-progress() {
-  local line last=""
-  while IFS= read -r line; do
-    [ "$line" = "$last" ] || say "build $line"
-    last="$line"
-  done
-}
+source "$(dirname "$(readlink -f "$0")")/cmake-progress.sh"
 for tool in aarch64-linux-gnu-gcc aarch64-linux-gnu-g++ cmake mmdebstrap cpio qemu-system-aarch64 /sbin/depmod; do
   command -v "$tool" >/dev/null 2>&1 \
     || die "'$tool' is missing: apt-get install -y gcc-aarch64-linux-gnu g++-aarch64-linux-gnu cmake mmdebstrap cpio qemu-system-arm kmod"
@@ -57,7 +51,7 @@ TOOLCHAIN
         -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF $arm_flags >"$llama/build-arm64-configure.log" 2>&1 \
     || die "cmake configure (arm64) failed: see $llama/build-arm64-configure.log"
   cmake --build "$llama/build-arm64" -j "$jobs" --target llama-bench 2>"$llama/build-arm64.log" \
-    | grep --line-buffered -o '^\[ *[0-9]*%\]' | progress || :
+    | cmake_progress || :
   [ -x "$llama/build-arm64/bin/llama-bench" ] || die "the arm64 build did not produce llama-bench: see $llama/build-arm64.log"
   echo "flags: $arm_flags" >"$llama/build-arm64.stamp"
 fi

@@ -24,15 +24,7 @@ jobs="$(nproc)"
 
 say() { printf 'infertop: %s\n' "$*" >&2; }
 die() { printf 'infertop: %s\n' "$*" >&2; exit 1; }
-# Each new "[ NN%]" line of cmake's build output, as it comes. (Not awk: Debian's mawk reads its input in
-# blocks, so nothing would show until the build ends.)
-progress() {
-  local line last=""
-  while IFS= read -r line; do
-    [ "$line" = "$last" ] || say "build $line"
-    last="$line"
-  done
-}
+source "$(dirname "$(readlink -f "$0")")/cmake-progress.sh"
 
 case "$(uname -m)" in
   x86_64) npm_arch=x64 ;;
@@ -69,7 +61,7 @@ if ! llama_stamp_current build.stamp; then
     || die "cmake configure failed: see $root/build-configure.log"
   # cmake prints [ NN%] lines; pass them through as progress.
   if ! cmake --build build -j "$jobs" --target "${targets[@]}" 2>build.log \
-       | grep --line-buffered -o '^\[ *[0-9]*%\]' | progress; then
+       | cmake_progress; then
     :
   fi
   for t in "${targets[@]}"; do
@@ -143,7 +135,7 @@ if [ "$blas" = 1 ] && ! llama_stamp_current build-blas.stamp; then
         >build-blas-configure.log 2>&1 \
     || die "cmake configure (BLAS) failed: see $root/build-blas-configure.log"
   if ! cmake --build build-blas -j "$jobs" --target llama-bench 2>build-blas.log \
-       | grep --line-buffered -o '^\[ *[0-9]*%\]' | progress; then
+       | cmake_progress; then
     :
   fi
   [ -x build-blas/bin/llama-bench ] || die "BLAS build did not produce llama-bench: see $root/build-blas.log"

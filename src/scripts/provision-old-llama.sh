@@ -18,15 +18,7 @@ set -euo pipefail
 
 say() { printf 'infertop: %s\n' "$*" >&2; }
 die() { printf 'infertop: %s\n' "$*" >&2; exit 1; }
-# Each new "[ NN%]" line of cmake's build output, as it comes. (Not awk: Debian's mawk reads its input in
-# blocks, so nothing would show until the build ends.)
-progress() {
-  local line last=""
-  while IFS= read -r line; do
-    [ "$line" = "$last" ] || say "build $line"
-    last="$line"
-  done
-}
+source "$(dirname "$(readlink -f "$0")")/cmake-progress.sh"
 
 usage="usage: provision-old-llama.sh [--build llama-bench] VERSION [CACHE_DIR]"
 build_target=""
@@ -104,7 +96,7 @@ if [ -n "$build_target" ] && ! llama_stamp_current build.stamp; then
     || die "cmake configure of llama.cpp failed: see $dir/build-configure.log"
   # cmake prints [ NN%] lines; pass them through as progress.
   cmake --build build -j "$(nproc)" --target "$build_target" 2>build.log \
-    | grep --line-buffered -o '^\[ *[0-9]*%\]' | progress || true
+    | cmake_progress || true
   [ -x "build/bin/$build_target" ] || die "llama.cpp build did not produce $build_target: see $dir/build.log"
   llama_stamp_write build.stamp
 fi

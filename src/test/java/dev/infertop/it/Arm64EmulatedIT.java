@@ -29,12 +29,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * token + 8 calls of 1 token: 2 prompt calls, 9 decode steps, one CPU graph each.
  */
 class Arm64EmulatedIT {
-    private static final int PROMPT_TOKENS = 16;
-    private static final int GENERATED_TOKENS = 8;
-    private static final int REPETITIONS = 1;
-    private static final long EXPECTED_PREFILL_CALLS = REPETITIONS + 1;
-    private static final long EXPECTED_DECODE_STEPS = (long) REPETITIONS * GENERATED_TOKENS + 1;
-    private static final long EXPECTED_CALLS = EXPECTED_PREFILL_CALLS + EXPECTED_DECODE_STEPS;
+    /** The guest's run (arm64-stage.sh's BENCH_ARGS): -p 16 -n 8 -r 1. */
+    private static final LlamaBenchRun BENCH = new LlamaBenchRun(16, 8, 1);
+    /** The MoE run (MOE_BENCH_ARGS): -p 8 -n 4 -r 1. */
+    private static final LlamaBenchRun MOE_BENCH = new LlamaBenchRun(8, 4, 1);
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private static Path share;
@@ -98,8 +96,8 @@ class Arm64EmulatedIT {
             }
         }
         assertEquals(2, records.size(), "pp and tg records from llama-bench");
-        assertEquals(PROMPT_TOKENS, records.get(0).path("n_prompt").asInt());
-        assertEquals(GENERATED_TOKENS, records.get(1).path("n_gen").asInt());
+        assertEquals(BENCH.promptTokens(), records.get(0).path("n_prompt").asInt());
+        assertEquals(BENCH.generatedTokens(), records.get(1).path("n_gen").asInt());
         JsonNode total = finalObject();
         System.out.printf("arm64 guest: llama_decode %d (prompt %d, decode steps %d), tokens %d + %d, CPU graphs %d,"
                         + " op graphs %d (%d unattributed), lost %d%n", total.get("decode_calls").asLong(),
@@ -110,20 +108,20 @@ class Arm64EmulatedIT {
         total.get("layers").fields().forEachRemaining(e -> System.out.println("arm64 guest layer " + e.getKey() + ": "
                 + e.getValue().toString()));
         assertEquals("exited", total.get("target_state").asText());
-        assertEquals(EXPECTED_CALLS, total.get("decode_calls").asLong(), total.toString());
-        assertEquals(EXPECTED_PREFILL_CALLS, total.get("prefill_calls").asLong());
-        assertEquals(EXPECTED_DECODE_STEPS, total.get("decode_step_calls").asLong());
-        assertEquals(EXPECTED_PREFILL_CALLS * PROMPT_TOKENS, total.get("tokens_prefill").asLong());
-        assertEquals(EXPECTED_DECODE_STEPS, total.get("tokens_decode").asLong());
+        assertEquals(BENCH.calls(), total.get("decode_calls").asLong(), total.toString());
+        assertEquals(BENCH.prefillCalls(), total.get("prefill_calls").asLong());
+        assertEquals(BENCH.decodeSteps(), total.get("decode_step_calls").asLong());
+        assertEquals(BENCH.prefillTokens(), total.get("tokens_prefill").asLong());
+        assertEquals(BENCH.decodeSteps(), total.get("tokens_decode").asLong());
         assertEquals(0, total.get("failed_calls").asLong());
-        assertEquals(EXPECTED_CALLS, total.get("cpu_graph_computes").asLong(), "one CPU graph per call");
+        assertEquals(BENCH.calls(), total.get("cpu_graph_computes").asLong(), "one CPU graph per call");
         assertEquals(0, total.get("lost_events").asLong());
         for (String layer : new String[] {"token", "graph", "operator"}) {
             JsonNode status = total.get("layers").get(layer);
             assertEquals("on", status.get("state").asText(), layer + ": " + status);
             assertFalse(status.get("probes").isEmpty(), layer + " lists its probe sites: " + status);
         }
-        assertEquals(EXPECTED_CALLS, total.get("op_graphs").asLong(), "every graph walked by the operator layer");
+        assertEquals(BENCH.calls(), total.get("op_graphs").asLong(), "every graph walked by the operator layer");
         assertEquals(0, total.get("op_graphs_unattributed").asLong());
         // arm64 probe sites: each names the instruction it sits on and whether the kernel simulates or steps it.
         String tokenProbe = total.get("layers").get("token").get("probes").get(0).asText();
@@ -148,9 +146,9 @@ class Arm64EmulatedIT {
         assertEquals("0", Files.readString(share.resolve("moe.rc")).strip(), Files.readString(share.resolve("moe.stderr")));
         JsonNode total = finalObject("moe.json");
         SyntheticModel spec = SyntheticModel.preset("tiny-moe");
-        long prefillCalls = 2;
-        long decodeSteps = 5;
-        long promptTokens = 8;
+        long prefillCalls = MOE_BENCH.prefillCalls();
+        long decodeSteps = MOE_BENCH.decodeSteps();
+        long promptTokens = MOE_BENCH.promptTokens();
         assertEquals(prefillCalls + decodeSteps, total.get("decode_calls").asLong(), total.toString());
         JsonNode moe = total.get("moe");
         assertEquals(spec.expertsUsedPerToken(), moe.get("experts_used").asInt(), moe.toString());

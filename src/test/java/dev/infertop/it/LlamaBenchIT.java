@@ -24,12 +24,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * Every call fits one ubatch, so each computes exactly one graph, on the CPU backend.
  */
 class LlamaBenchIT {
-    private static final int PROMPT_TOKENS = 64;
-    private static final int GENERATED_TOKENS = 32;
-    private static final int REPETITIONS = 3;
-    private static final long EXPECTED_PREFILL_CALLS = REPETITIONS + 1;
-    private static final long EXPECTED_DECODE_STEPS = (long) REPETITIONS * GENERATED_TOKENS + 1;
-    private static final long EXPECTED_CALLS = EXPECTED_PREFILL_CALLS + EXPECTED_DECODE_STEPS;
+    private static final LlamaBenchRun BENCH = new LlamaBenchRun(64, 32, 3);
 
     private static LlamaCppWorkload workload;
     private static Path tinyModel;
@@ -41,8 +36,8 @@ class LlamaBenchIT {
     }
 
     private static List<String> benchArguments(Path bench, Path model) {
-        return List.of(bench.toString(), "-m", model.toString(), "-p", Integer.toString(PROMPT_TOKENS),
-                "-n", Integer.toString(GENERATED_TOKENS), "-r", Integer.toString(REPETITIONS), "-t", "2");
+        return List.of(bench.toString(), "-m", model.toString(), "-p", Integer.toString(BENCH.promptTokens()),
+                "-n", Integer.toString(BENCH.generatedTokens()), "-r", Integer.toString(BENCH.repetitions()), "-t", "2");
     }
 
     private static JsonNode traceLaunched(Map<String, String> environment, Path bench, Path model) throws Exception {
@@ -60,17 +55,17 @@ class LlamaBenchIT {
     }
 
     private static void assertCountsMatchLlamaBench(JsonNode total) {
-        assertEquals(EXPECTED_CALLS, total.get("decode_calls").asLong(), total.toString());
-        assertEquals(EXPECTED_PREFILL_CALLS, total.get("prefill_calls").asLong());
-        assertEquals(EXPECTED_DECODE_STEPS, total.get("decode_step_calls").asLong());
-        assertEquals(EXPECTED_PREFILL_CALLS * PROMPT_TOKENS, total.get("tokens_prefill").asLong());
-        assertEquals(EXPECTED_DECODE_STEPS, total.get("tokens_decode").asLong());
+        assertEquals(BENCH.calls(), total.get("decode_calls").asLong(), total.toString());
+        assertEquals(BENCH.prefillCalls(), total.get("prefill_calls").asLong());
+        assertEquals(BENCH.decodeSteps(), total.get("decode_step_calls").asLong());
+        assertEquals(BENCH.prefillTokens(), total.get("tokens_prefill").asLong());
+        assertEquals(BENCH.decodeSteps(), total.get("tokens_decode").asLong());
         assertEquals(0, total.get("failed_calls").asLong());
-        assertEquals(EXPECTED_PREFILL_CALLS, total.get("ttft_ms").get("count").asLong());
-        assertEquals(EXPECTED_DECODE_STEPS, total.get("tpot_ms").get("count").asLong());
-        assertEquals(EXPECTED_CALLS, total.get("graph_computes").get("CPU").asLong(), "one CPU graph per call");
-        assertEquals(EXPECTED_CALLS, total.get("cpu_graph_computes").asLong());
-        assertTrue(total.get("graph_nodes").get("CPU").asLong() > EXPECTED_CALLS * 10, "graphs have nodes");
+        assertEquals(BENCH.prefillCalls(), total.get("ttft_ms").get("count").asLong());
+        assertEquals(BENCH.decodeSteps(), total.get("tpot_ms").get("count").asLong());
+        assertEquals(BENCH.calls(), total.get("graph_computes").get("CPU").asLong(), "one CPU graph per call");
+        assertEquals(BENCH.calls(), total.get("cpu_graph_computes").asLong());
+        assertTrue(total.get("graph_nodes").get("CPU").asLong() > BENCH.calls() * 10, "graphs have nodes");
         assertEquals(0, total.get("lost_events").asLong());
         assertEquals("on", total.get("layers").get("token").get("state").asText());
         assertEquals("on", total.get("layers").get("graph").get("state").asText());
@@ -143,12 +138,12 @@ class LlamaBenchIT {
         for (int attempt = 1; attempt <= 3; attempt++) {
             try (InfertopProcess infertop = InfertopProcess.start(args.toArray(String[]::new))) {
                 assertEquals(0, infertop.waitFor(300), infertop.stderrText());
-                double[] reference = infertop.llamaBenchMeanAndStddev("tg" + GENERATED_TOKENS);
+                double[] reference = infertop.llamaBenchMeanAndStddev("tg" + BENCH.generatedTokens());
                 JsonNode total = infertop.finalObject();
                 double everyStep = total.get("decode_tokens_per_s").asDouble();
                 JsonNode steps = total.get("tpot_ms");
                 long count = steps.get("count").asLong();
-                assertEquals(EXPECTED_DECODE_STEPS, count, "one-token steps: " + steps);
+                assertEquals(BENCH.decodeSteps(), count, "one-token steps: " + steps);
                 // One token a step: the steps' time is their count times their mean.
                 double measured = (count - 1) * 1000.0
                         / (count * steps.get("mean").asDouble() - steps.get("max").asDouble());

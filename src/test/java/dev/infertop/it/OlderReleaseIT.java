@@ -37,12 +37,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class OlderReleaseIT {
     static final String NODE_LLAMA_CPP_VERSION = "3.3.0"; // llama.cpp b4234
     static final String PRE_SPLIT_NODE_LLAMA_CPP_VERSION = "3.2.0"; // llama.cpp b3995
-    private static final int PROMPT_TOKENS = 16;
-    private static final int GENERATED_TOKENS = 8;
-    private static final int REPETITIONS = 1;
-    private static final long EXPECTED_PREFILL_CALLS = REPETITIONS + 1;
-    private static final long EXPECTED_DECODE_STEPS = (long) REPETITIONS * GENERATED_TOKENS + 1;
-    private static final long EXPECTED_CALLS = EXPECTED_PREFILL_CALLS + EXPECTED_DECODE_STEPS;
+    private static final LlamaBenchRun BENCH = new LlamaBenchRun(16, 8, 1);
     private static final int TINY_LAYERS = 2;
     private static final long MUL_MATS_PER_GRAPH = 9L * TINY_LAYERS + 1;
 
@@ -65,8 +60,8 @@ class OlderReleaseIT {
 
     static JsonNode trace(Path bench) throws Exception {
         List<String> args = new ArrayList<>(List.of("--json", "-d", "0.5", "--", bench.toString(),
-                "-m", tinyModel.toString(), "-p", Integer.toString(PROMPT_TOKENS), "-n",
-                Integer.toString(GENERATED_TOKENS), "-r", Integer.toString(REPETITIONS), "-t", "2"));
+                "-m", tinyModel.toString(), "-p", Integer.toString(BENCH.promptTokens()), "-n",
+                Integer.toString(BENCH.generatedTokens()), "-r", Integer.toString(BENCH.repetitions()), "-t", "2"));
         try (InfertopProcess infertop = InfertopProcess.start(args.toArray(String[]::new))) {
             int status = infertop.waitFor(240);
             assertEquals(0, status, "infertop exit status (llama-bench's own); stderr:\n" + infertop.stderrText());
@@ -98,14 +93,14 @@ class OlderReleaseIT {
     }
 
     private static void assertCountsAndOperatorLayer(JsonNode total, String nodeLoopLibrary, String barrier) {
-        assertEquals(EXPECTED_CALLS, total.get("decode_calls").asLong(), total.toString());
-        assertEquals(EXPECTED_PREFILL_CALLS, total.get("prefill_calls").asLong());
-        assertEquals(EXPECTED_DECODE_STEPS, total.get("decode_step_calls").asLong());
-        assertEquals(EXPECTED_PREFILL_CALLS * PROMPT_TOKENS, total.get("tokens_prefill").asLong());
-        assertEquals(EXPECTED_DECODE_STEPS, total.get("tokens_decode").asLong());
+        assertEquals(BENCH.calls(), total.get("decode_calls").asLong(), total.toString());
+        assertEquals(BENCH.prefillCalls(), total.get("prefill_calls").asLong());
+        assertEquals(BENCH.decodeSteps(), total.get("decode_step_calls").asLong());
+        assertEquals(BENCH.prefillTokens(), total.get("tokens_prefill").asLong());
+        assertEquals(BENCH.decodeSteps(), total.get("tokens_decode").asLong());
         assertEquals(0, total.get("failed_calls").asLong());
-        assertEquals(EXPECTED_CALLS, total.get("graph_computes").get("CPU").asLong(), "one CPU graph per call");
-        assertEquals(EXPECTED_CALLS, total.get("cpu_graph_computes").asLong());
+        assertEquals(BENCH.calls(), total.get("graph_computes").get("CPU").asLong(), "one CPU graph per call");
+        assertEquals(BENCH.calls(), total.get("cpu_graph_computes").asLong());
         assertEquals(0, total.get("lost_events").asLong());
         JsonNode layers = total.get("layers");
         assertEquals("on", layers.get("token").get("state").asText());
@@ -117,11 +112,11 @@ class OlderReleaseIT {
         assertTrue(probes.contains(barrier + " call in ggml_graph_compute_thread")
                 && probes.contains("@ " + nodeLoopLibrary + "+"), "the node loop's barrier is probed in "
                 + nodeLoopLibrary + ": " + probes);
-        assertEquals(EXPECTED_CALLS, total.get("op_graphs").asLong(), "every graph attributed: " + total);
+        assertEquals(BENCH.calls(), total.get("op_graphs").asLong(), "every graph attributed: " + total);
         assertEquals(0, total.get("op_graphs_unattributed").asLong());
         JsonNode mulMat = total.get("ops").get("MUL_MAT");
-        assertEquals(EXPECTED_CALLS * MUL_MATS_PER_GRAPH, mulMat.get("nodes").asLong(), mulMat.toString());
-        assertEquals(EXPECTED_CALLS * MUL_MATS_PER_GRAPH, mulMat.get("groups").asLong(), "no fusion here");
+        assertEquals(BENCH.calls() * MUL_MATS_PER_GRAPH, mulMat.get("nodes").asLong(), mulMat.toString());
+        assertEquals(BENCH.calls() * MUL_MATS_PER_GRAPH, mulMat.get("groups").asLong(), "no fusion here");
         // The loop computes every node, so each of a graph's nodes is a group: the groups add up to its nodes.
         long groups = 0;
         for (JsonNode op : total.get("ops")) {
