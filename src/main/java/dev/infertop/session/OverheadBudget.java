@@ -32,13 +32,12 @@ import java.util.function.Consumer;
 final class OverheadBudget implements AutoCloseable {
     /** After a window ends, the graph in flight finishes with its arrivals before the probes go. */
     static final long GRACE_MS = 100;
-    /** Where a hit's cost cannot be measured: this VM's figure for a probe on an emulated call (FACTS.md). */
+    /** Where a hit's cost cannot be measured: a probe on an emulated call on a VM of 2026-11-21 (measurements.md). */
     static final double ASSUMED_HIT_NS = 800;
     /**
      * With the operator layer off there are no windows to decide: the estimate is only shown, and read this
-     * seldom: a reading (every program's run stats, three clocks, /proc/stat) cost this thread ~1 ms of CPU in
-     * the minutes it runs interpreted (1.03 ms/s of CPU at one phase a second on the bench model, 0.27 at one
-     * every 5 s).
+     * seldom: a reading (every program's run stats, three clocks, /proc/stat) is dear in the minutes this thread
+     * runs interpreted (measurements.md, "Where every graph's cost goes").
      */
     static final long OPERATOR_OFF_PHASE_MS = 5000;
     /** Each phase's figures on stderr (INFERTOP_DEBUG, as the start's timeline). */
