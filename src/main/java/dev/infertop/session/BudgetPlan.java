@@ -188,10 +188,16 @@ final class BudgetPlan {
         return hits * hitNs + bpfNs;
     }
 
+    /** The hit cost this plan multiplies hits by, and whether it was measured. */
+    dev.infertop.model.HitCost hitCost() {
+        return new dev.infertop.model.HitCost(hitNs, hitNote.isEmpty());
+    }
+
     BudgetStatus status() {
         double full = basePercent + (Double.isNaN(arrivalsPercent) ? 0 : arrivalsPercent);
         double estimate = basePercent + (Double.isNaN(arrivalsPercent) ? 0 : onShare * arrivalsPercent);
         String words = hitNote.isEmpty() ? sampling : sampling + "; " + hitNote;
-        return new BudgetStatus(budgetPercent, estimate, full, onShare, words, onMs / 1e3);
+        return new BudgetStatus(budgetPercent, estimate, full, onShare, words, onMs / 1e3,
+                hitCost());
     }
 }

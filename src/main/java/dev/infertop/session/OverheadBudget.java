@@ -32,8 +32,8 @@ import java.util.function.Consumer;
 final class OverheadBudget implements AutoCloseable {
     /** After a window ends, the graph in flight finishes with its arrivals before the probes go. */
     static final long GRACE_MS = 100;
-    /** Where a hit's cost cannot be measured: a probe on an emulated call on a VM of 2026-11-21 (measurements.md). */
-    static final double ASSUMED_HIT_NS = 800;
+    /** Where a hit's cost cannot be measured: the documented default ({@link dev.infertop.model.HitCost#DEFAULT}). */
+    static final double ASSUMED_HIT_NS = dev.infertop.model.HitCost.DEFAULT.nsPerHit();
     /**
      * With the operator layer off there are no windows to decide: the estimate is only shown, and read this
      * seldom: a reading (every program's run stats, three clocks, /proc/stat) is dear in the minutes this thread
@@ -191,6 +191,9 @@ final class OverheadBudget implements AutoCloseable {
     private void run() {
         try {
             BudgetPlan plan = readings.plan(budgetPercent);
+            // Until the first phase ends, the displayed estimate (records × hit cost) rests on this plan's hit cost.
+            status = new BudgetStatus(budgetPercent, Double.NaN, Double.NaN, 1, status.sampling(),
+                    BudgetStatus.BUDGET_WINDOW_S, plan.hitCost());
             long phaseMs = BudgetPlan.FIRST_ON_MS;
             // One reading ends a phase and starts the next: the attaches and detaches between them (infertop's
             // CPU, in the kernel) fall into the phase after, not between two.
