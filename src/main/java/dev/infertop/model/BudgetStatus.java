@@ -99,4 +99,10 @@ public record BudgetStatus(double budgetPercent, double estimatePercent, double 
     private static String trim(double value) {
         return value == Math.rint(value) ? Long.toString((long) value) : String.format(Locale.ROOT, "%.2f", value);
     }
+
+    /** This status with {@code newHitCost}. */
+    public BudgetStatus withHitCost(HitCost newHitCost) {
+        return new BudgetStatus(budgetPercent, estimatePercent, fullTracingPercent, arrivalShare, sampling, windowS,
+                failed, newHitCost);
+    }
 }

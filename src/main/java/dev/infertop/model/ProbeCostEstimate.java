@@ -3,16 +3,10 @@ package dev.infertop.model;
 /**
  * Probe time implied by an interval's records: the hits its records stand for × the {@link HitCost} of one hit.
  * Only {@link OverheadEstimate} uses it for the cost of watching, where the overhead budget has no estimate of
- * its own; the sched and counters panels use its per-run figures for those layers' programs, which take no trap.
+ * its own; the sched layer's JSON and panel use {@link #schedNs} with the same {@link HitCost}.
  */
 public final class ProbeCostEstimate {
     private ProbeCostEstimate() {}
-
-    /**
-     * One run of a sched-layer tracepoint program (tp_btf: no trap, a few map lookups). Assumed, not measured:
-     * the order of magnitude of a short tp_btf program; the man page says so beside each figure that uses it.
-     */
-    public static final double SCHED_HIT_NS = 300;
 
     /**
      * One bpf_perf_event_read_value in a probe: an assumed figure, not measured, for a software or PMU counter
@@ -20,9 +14,12 @@ public final class ProbeCostEstimate {
      */
     public static final double COUNTER_READ_NS = 150;
 
-    /** Estimated sched-layer time over the interval, machine-wide: it runs on every context switch. */
-    public static double schedNs(SchedTotals sched) {
-        return sched.kernelHits() * SCHED_HIT_NS;
+    /**
+     * Estimated sched-layer time over the interval, machine-wide (it runs on every context switch): its runs ×
+     * a tracepoint run's cost ({@link HitCost#tracepointNs}: measured by the kernel, else the default).
+     */
+    public static double schedNs(SchedTotals sched, HitCost hit) {
+        return sched.kernelHits() * hit.tracepointNs();
     }
 
     /** Uprobe hits the interval's records stand for: each is one run of a uprobe program, one trap. */
@@ -44,7 +41,7 @@ public final class ProbeCostEstimate {
     /** Estimated probe time over the interval, in nanoseconds, with {@code hit} for each uprobe hit. */
     public static double probeNs(Snapshot s, HitCost hit) {
         double ns = uprobeHits(s) * hit.nsPerHit();
-        ns += schedNs(s.interval().sched());
+        ns += schedNs(s.interval().sched(), hit);
         ns += s.interval().counters() == null ? 0 : counterReadsNs(s.interval().counters());
         return ns;
     }

@@ -109,6 +109,8 @@ final class OverheadBudget implements AutoCloseable {
     private volatile boolean stopped;
     private volatile boolean operatorSwitched;
     private volatile boolean failed;
+    /** The tracepoint programs' mean run time in the latest phase they ran (budget thread only); NaN before. */
+    private double tracepointNsPerRun = Double.NaN;
     private Thread thread;
 
     private OverheadBudget(double budgetPercent, OperatorProbes probes, Readings readings, Consumer<String> notice) {
@@ -206,6 +208,10 @@ final class OverheadBudget implements AutoCloseable {
                 }
                 Reading now = readings.read();
                 BudgetPlan.Phase phase = now.since(before);
+                double tracepointNs = now.probes().minus(before.probes()).tracepointNsPerRun();
+                if (Double.isFinite(tracepointNs)) {
+                    tracepointNsPerRun = tracepointNs; // the sched layer ran: its latest measured run time
+                }
                 before = now;
                 boolean operatorOn = probes.operatorOn();
                 if (operatorSwitched || operatorOn != operatorOnBefore) {
@@ -240,7 +246,7 @@ final class OverheadBudget implements AutoCloseable {
                     probes.resumeArrivals();
                     phaseMs = plan.windowMs();
                 }
-                status = plan.status();
+                status = plan.status().withHitCost(plan.hitCost().withTracepointNsPerRun(tracepointNsPerRun));
             }
         } catch (IOException e) {
             if (!stopped && readings.targetAlive()) {
