@@ -462,8 +462,8 @@ struct {
 } arrivals_by_slot SEC(".maps");
 
 /*
- * The last tid -> slot looked up on this CPU. A worker thread stays on its CPU for many barrier hits (554 a
- * token on the bench model), and a slot, once given, is never taken back, so this per-CPU entry answers most
+ * The last tid -> slot looked up on this CPU. A worker thread stays on its CPU for many barrier hits (hundreds
+ * a token), and a slot, once given, is never taken back, so this per-CPU entry answers most
  * hits without the hash lookup (the verifier inlines a per-CPU array lookup).
  */
 struct slot_cache {

@@ -17,7 +17,7 @@ import java.util.function.Consumer;
 
 /**
  * Keeps infertop's estimated cost under {@code --budget}: a thread of its own (attaching and detaching probes
- * takes the kernel ~0.1 s each, which must not hold up the collector) that alternates sample windows, with the
+ * is slow in the kernel, which must not hold up the collector) that alternates sample windows, with the
  * operator layer's per-thread probes attached, and gaps without them, each as long as {@link BudgetPlan} says.
  * What it costs comes from the kernel's count of each program's runs and run time ({@link ProbeRunStats}), the
  * cost of one uprobe hit measured on this machine ({@link dev.infertop.machine.UprobeCostProbe}, cached), and
