@@ -390,11 +390,11 @@ int BPF_KRETPROBE(handle_cpu_graph_exit, long ret)
 /* ----------------------------------------------------------------------------------------------------
  * Operator layer.
  *
- * Costs are what matter here: ~600 node executions per token, each a trap if probed.  So:
+ * Costs are what matter here: hundreds of node executions per token, each a trap if probed.  So:
  *  - the graph is read once per compute, by one thread, at ggml_graph_compute entry (handle_graph_walk),
  *    one record per node: which tensor, op, shape, sources, name;
  *  - each worker thread reports only when it reaches the barrier after a node, from a probe on the
- *    `call ggml_barrier` instruction in the node loop (a call the kernel emulates: ~0.8 us);
+ *    `call ggml_barrier` instruction in the node loop (a call the kernel emulates: no single-step);
  *  - user space rebuilds, per thread, node k = the k-th executed node group, and splits each thread's
  *    time into work (until it reaches the barrier) and barrier wait (until the last thread arrives).
  * ---------------------------------------------------------------------------------------------------- */
@@ -462,8 +462,8 @@ struct {
 } arrivals_by_slot SEC(".maps");
 
 /*
- * The last tid -> slot looked up on this CPU. A worker thread stays on its CPU for many barrier hits (554 a
- * token on the bench model), and a slot, once given, is never taken back, so this per-CPU entry answers most
+ * The last tid -> slot looked up on this CPU. A worker thread stays on its CPU for many barrier hits (hundreds
+ * a token), and a slot, once given, is never taken back, so this per-CPU entry answers most
  * hits without the hash lookup (the verifier inlines a per-CPU array lookup).
  */
 struct slot_cache {

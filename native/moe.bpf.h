@@ -203,8 +203,8 @@ struct {
 /*
  * "ffn_moe_gate-12" → 12 (llama.cpp names nodes "name-il"); -1 when the name does not end in -digits.
  * A global (not inlined) function: the verifier checks it once, on its own, and its caller sees only "some
- * int". Inlined into the walk, its 64-step loop multiplied the paths through the rest of moe_on_node: 170 of
- * the 200 ms the kernel took to verify the whole object, at every start (strace -T of BPF_PROG_LOAD).
+ * int". Inlined into the walk, its 64-step loop multiplied the paths through the rest of moe_on_node: most of
+ * the time the kernel took to verify the whole object, at every start (measurements.md; strace -T of BPF_PROG_LOAD).
  */
 __noinline int moe_layer_of(const struct node_name_bytes *name)
 {

@@ -44,6 +44,7 @@ done
   || die "-S SETTLE must be 1 to BLOCK-1 ($((block - 1))), got '$settle'"
 [[ "$reps" =~ ^[0-9]+$ && "$reps" -ge $((3 * block)) ]] || die "-r REPS must be at least 3 blocks ($((3 * block))), got '$reps'"
 [ "$(id -u)" = 0 ] || die "needs root (BPF probes): run it with sudo"
+bench="" model="" # bench-workload.sh: the cache's
 source "$here/bench-workload.sh"
 bench_workload
 
@@ -52,9 +53,10 @@ flock 9
 for mode in "${modes[@]}"; do
   python3 - "$bench" "$model" "$infertop" "$mode" "$reps" "$block" "$settle" <<'PY' | tee -a "$out"
 import json, re, signal, statistics, subprocess, sys, tempfile, time
+from benchlib import decode_workload, neighbour_ratios, samples_ts, spread
 bench, model, infertop, mode = sys.argv[1:5]
 reps, block, settle = (int(a) for a in sys.argv[5:8])
-workload = [bench, "-m", model, "-p", "0", "-n", "64", "-r", str(reps), "-t", "2", "--progress", "-o", "jsonl"]
+workload = decode_workload(bench, model, reps, "--progress", "-o", "jsonl")
 target = subprocess.Popen(workload, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 run = re.compile(r"generation run (\d+)/(\d+)")
 tracer = None
@@ -96,14 +98,10 @@ for line in target.stderr:
     started.append(k)
 if tracer is not None:
     detach(tracer)
-result = None
-for line in target.stdout.read().splitlines():
-    if line.startswith("{"):
-        result = json.loads(line)
+samples = samples_ts(target.stdout.read())
 target.wait()
-if result is None or "samples_ts" not in result:
+if not samples:
     sys.exit("bench-alternate: llama-bench printed no result")
-samples = result["samples_ts"]
 
 def ratios(skip_traced):
     """Each traced block's mean over the untraced blocks' either side, leaving out its first skip_traced reps."""
@@ -114,16 +112,14 @@ def ratios(skip_traced):
             continue
         blocks.setdefault(b, []).append(ts)
     means = {b: statistics.mean(v) for b, v in blocks.items() if v}
-    found = [mean / ((means[b - 1] + means[b + 1]) / 2)
-             for b, mean in means.items() if b % 2 == 1 and b - 1 in means and b + 1 in means]
-    return found, means
+    return neighbour_ratios(means, lambda b: b % 2 == 1), means
 
 whole, means = ratios(1)
 steady, _ = ratios(settle)
 if not whole or not steady:
     sys.exit("bench-alternate: no traced block with untraced blocks either side")
 def figure(found):
-    return f"{statistics.median(found):.3f} ({min(found):.3f}-{max(found):.3f}) [{' '.join(f'{r:.3f}' for r in found)}]"
+    return f"{spread(found)} [{' '.join(f'{r:.3f}' for r in found)}]"
 print(f"{mode:8s} steady (from repetition {settle + 1} of a block) {figure(steady)}; with the start (from repetition 2) "
       f"{figure(whole)}; {len(whole)} traced blocks of {block} repetitions; untraced "
       f"{statistics.median([m for b, m in means.items() if b % 2 == 0]):.1f} tok/s")

@@ -28,9 +28,7 @@ die() { printf 'bench-overhead: %s\n' "$*" >&2; exit 1; }
 pairs=7
 reps=5
 out="bench-overhead-$(date +%Y%m%d-%H%M%S).txt"
-cache="${INFERTOP_CACHE:-$HOME/.cache/infertop}"
-model="$(ls -1 "$cache"/models/bench-s*-*.gguf 2>/dev/null | head -1 || true)" # the one the tests write
-[ -n "$model" ] || model="$cache/models/bench.gguf"
+model=""
 bench=""
 layer_sets="token,graph token,graph,operator"
 cost_only=0
@@ -57,19 +55,9 @@ done
 [[ "$long_reps" =~ ^[0-9]+$ && "$long_reps" -ge 10 ]] || die "-R LONG_REPS must be a number of at least 10, got '$long_reps'"
 [ "$(id -u)" = 0 ] || die "needs root (BPF probes, kernel.bpf_stats_enabled): run it with sudo"
 command -v bpftool >/dev/null || die "bpftool is missing: apt-get install -y bpftool"
-command -v python3 >/dev/null || die "python3 is missing (it parses bpftool's JSON): apt-get install -y python3"
-infertop="${INFERTOP:-$here/infertop}"
-if [ -z "$bench" ]; then
-  bench="$cache/llama.cpp-node-3.22.1/build/bin/llama-bench" # the source build (LlamaCppWorkload's version)
-fi
-[ -n "$bench" ] && [ -x "$bench" ] || die "llama-bench not found: run src/scripts/setup.sh, or give -b PATH"
-if [ ! -f "$model" ]; then
-  echo "bench-overhead: writing the synthetic bench model to $model" >&2
-  mkdir -p "$(dirname "$model")"
-  "$infertop" model bench "$model" >&2
-fi
-
-workload=("$bench" -m "$model" -p 0 -n 64 -r "$reps" -t 2)
+source "$here/bench-workload.sh"
+bench_workload # bench, model (-b, -m, else the cache's), infertop, PYTHONPATH for benchlib
+decode_workload "$reps"
 stats_before="$(sysctl -n kernel.bpf_stats_enabled)"
 restore() { sysctl -q -w kernel.bpf_stats_enabled="$stats_before" || true; }
 trap restore EXIT
@@ -175,7 +163,7 @@ for name, (cnt, ns) in sorted(seen_progs.items()):
     total_ns += ns
     print(f"{name:<18}{cnt:>10}{(ns / cnt if cnt else 0):>9.0f}{cnt / tokens:>12.1f}{ns / 1000 / tokens:>10.2f}")
 print(f"BPF run time per generated token: {total_ns / 1000 / tokens:.1f} µs (handlers only; each hit also costs"
-      f" the uprobe trap, ~0.8 µs for an emulated instruction on this kind of VM)")
+      f" the uprobe trap: `infertop machine` measures one here)")
 hits = sum(cnt for cnt, _ in seen_progs.values())
 print(f"probe hits per generated token: {hits / tokens:.1f}")
 by_name = {}
@@ -202,7 +190,8 @@ PY
   "$infertop" overhead --pairs "$pairs" --warmup 1 --layers "$layers" -- "${workload[@]}" 2>>"$out.log" | tee -a "$out"
 done
 if [ "$toggle_period" -gt 0 ]; then
-  long=("$bench" -m "$model" -p 0 -n 64 -r "$long_reps" -t 2)
+  decode_workload "$long_reps"
+  long=("${workload[@]}")
   echo | tee -a "$out"
   echo "== operator layer's own cost within one run: ${long[*]}, switched every $toggle_period s ==" | tee -a "$out"
   json="$(mktemp)"
@@ -210,6 +199,7 @@ if [ "$toggle_period" -gt 0 ]; then
   jvm=$!
   python3 - "$jvm" "$json" "$toggle_period" <<'PY' | tee -a "$out"
 import json, os, signal, statistics, sys, time
+from benchlib import quartiles, spread
 
 jvm, json_path, period = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 
@@ -272,10 +262,10 @@ else:
     med = statistics.median(ratios)
     on_ms = [b[1] / b[2] for b in blocks if b[0] == "on"]
     off_ms = [b[1] / b[2] for b in blocks if b[0] == "off"]
-    print(f"  {len(ratios)} neighbouring on/off blocks; decode time per token on/off: median {med:.4f}"
-          f" (operator layer costs {100 * (med - 1):+.2f} %), range {min(ratios):.4f} to {max(ratios):.4f}")
-    q = statistics.quantiles(ratios, n=4) if len(ratios) >= 4 else [min(ratios), med, max(ratios)]
-    print(f"  quartiles {q[0]:.4f} / {q[-1]:.4f}; mean TPOT on {statistics.median(on_ms):.3f} ms,"
+    print(f"  {len(ratios)} neighbouring on/off blocks; decode time per token on/off: {spread(ratios, 4)}"
+          f" (median: the operator layer costs {100 * (med - 1):+.2f} %)")
+    q = quartiles(ratios)
+    print(f"  quartiles {q[0]:.4f} / {q[1]:.4f}; mean TPOT on {statistics.median(on_ms):.3f} ms,"
           f" off {statistics.median(off_ms):.3f} ms (medians of blocks); lost events {lost}")
 PY
   wait "$jvm" || echo "(infertop exited with status $?)" | tee -a "$out"

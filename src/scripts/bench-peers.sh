@@ -70,17 +70,19 @@ fi
 command -v bpftrace >/dev/null || die "bpftrace is missing: run with --install"
 /usr/bin/python3 -c 'import bcc' 2>/dev/null || die "BCC (python3-bpfcc) is missing: run with --install"
 
+bench="" model="" # bench-workload.sh: the cache's
 source "$here/bench-workload.sh"
 bench_workload
 libllama="$(readlink -f "$bench_bin/libllama.so")"
 libbase="$(readlink -f "$bench_bin/libggml-base.so")"
 libcpu="$(readlink -f "$bench_bin/libggml-cpu.so")"
-workload=("$bench" -m "$model" -p 0 -n 64 -r "$reps" -t 2 -o jsonl)
+decode_workload "$reps" -o jsonl
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
-# llama-bench's tokens/s of each repetition (its JSON line's samples_ts), comma-separated.
-tg() { grep -o '"samples_ts": *\[[^]]*\]' "$1" | tail -1 | sed -E 's/.*\[ *//; s/ *\]//; s/ //g'; }
+# llama-bench's tokens/s of each repetition (its JSON line's samples_ts), comma-separated (after the run: a
+# python3 start while a tracer is measured would cost the machine it is measured on).
+tg() { python3 "$BENCHLIB" samples "$1"; }
 
 # One run of the workload under tracer $1; prints "tokens/s-of-each-rep [first-line-ms rss-kib]".
 run_one() {
@@ -142,6 +144,7 @@ for round in $(seq 1 "$rounds"); do
 done
 python3 - "$out" "$skip" <<'PY' | tee -a "$out"
 import statistics, sys
+from benchlib import ratio, spread
 rows = [l.split() for l in open(sys.argv[1]) if l.startswith("round ")]
 by_round = {}
 for r in rows:
@@ -153,26 +156,26 @@ def ratio_stats(tracer, first):
     ratios = []
     for values in by_round.values():
         try:
-            mine, base = samples(values[tracer])[first:], samples(values["none"])[first:]
-            ratios.append(statistics.mean(mine) / statistics.mean(base))
-        except (KeyError, ValueError, ZeroDivisionError, IndexError, statistics.StatisticsError):
-            pass
+            found = ratio(samples(values[tracer])[first:], samples(values["none"])[first:])
+        except (KeyError, ValueError, IndexError):
+            found = None
+        if found is not None:
+            ratios.append(found)
     return ratios
 print("decode tokens/s relative to the same round's run without a tracer (median, range over rounds):")
 print(f"  {'':9s} {'whole run':24s} after the first {skip} repetitions")
 for tracer in ["default", "full", "bpftrace", "bcc"]:
     whole, steady = ratio_stats(tracer, 0), ratio_stats(tracer, skip)
-    if whole:
-        print(f"  {tracer:9s} {statistics.median(whole):.3f} ({min(whole):.3f}-{max(whole):.3f})     "
-              f"{statistics.median(steady):.3f} ({min(steady):.3f}-{max(steady):.3f}), {len(whole)} rounds")
+    if whole and steady:
+        print(f"  {tracer:9s} {spread(whole):24s} {spread(steady)}, {len(whole)} rounds")
 base = [statistics.mean(samples(v["none"])) for v in by_round.values() if "none" in v and v["none"]]
 if base:
-    print(f"  none      {statistics.median(base):.1f} tok/s ({min(base):.1f}-{max(base):.1f})")
+    print(f"  none      {spread(base, 1)} tok/s")
 for tracer in ["default", "full"]:
     first = [int(v[tracer][1]) for v in by_round.values() if tracer in v and len(v[tracer]) > 2 and v[tracer][1] != "NA"]
     rss = [int(v[tracer][2]) for v in by_round.values() if tracer in v and len(v[tracer]) > 2 and v[tracer][2] != "NA"]
     if first:
-        print(f"infertop {tracer}: first interval line {statistics.median(first)/1000:.2f} s after exec "
-              f"({min(first)/1000:.2f}-{max(first)/1000:.2f}; includes llama-bench loading the model); "
-              f"peak RSS {statistics.median(rss)/1024:.0f} MB ({min(rss)/1024:.0f}-{max(rss)/1024:.0f})")
+        print(f"infertop {tracer}: first interval line {spread([x / 1000 for x in first], 2)} s after exec "
+              f"(includes llama-bench loading the model)"
+              + (f"; peak RSS {spread([x / 1024 for x in rss], 0)} MB" if rss else ""))
 PY

@@ -30,10 +30,8 @@ die() { printf 'bench-start: %s\n' "$*" >&2; exit 1; }
 
 runs=7
 out="bench-start-$(date +%Y%m%d-%H%M%S).txt"
-cache="${INFERTOP_CACHE:-$HOME/.cache/infertop}"
-model="$(ls -1 "$cache"/models/bench-s*-*.gguf 2>/dev/null | head -1 || true)" # the one the tests write
-[ -n "$model" ] || model="$cache/models/bench.gguf"
-bench="$cache/llama.cpp-node-3.22.1/build/bin/llama-bench" # the source build (LlamaCppWorkload's version)
+model=""
+bench=""
 layers=""
 view=live
 target_kind=decode
@@ -55,18 +53,14 @@ shift $((OPTIND - 1))
 [[ "$view" = live || "$view" = json ]] || die "-V VIEW must be live or json, got '$view'"
 [[ "$target_kind" = decode || "$target_kind" = idle ]] || die "-T TARGET must be decode or idle, got '$target_kind'"
 [ "$(id -u)" = 0 ] || die "needs root (BPF probes): run it with sudo"
-command -v python3 >/dev/null || die "python3 is missing: apt-get install -y python3"
-[ -x "$bench" ] || die "llama-bench not found at $bench: run src/scripts/setup.sh, or give -b PATH"
 commands=("$@")
 [ "${#commands[@]}" -gt 0 ] || commands=("this=$here/infertop")
-if [ ! -f "$model" ]; then
-  echo "bench-start: writing the synthetic bench model to $model" >&2
-  mkdir -p "$(dirname "$model")"
-  "${commands[0]#*=}" model bench "$model" >&2
-fi
+source "$here/bench-workload.sh"
+bench_workload # bench, model (-b, -m, else the cache's), PYTHONPATH for benchlib
 
 if [ "$target_kind" = decode ]; then
-  "$bench" -m "$model" -p 0 -n 64 -r 100000 -t 2 >/dev/null 2>&1 &
+  decode_workload 100000
+  "${workload[@]}" >/dev/null 2>&1 &
 else
   server="$(dirname "$bench")/llama-server"
   [ -x "$server" ] || die "llama-server not found at $server (beside llama-bench): run src/scripts/setup.sh"
@@ -79,6 +73,7 @@ kill -0 "$target" 2>/dev/null || die "the target exited at once: try it by hand:
 
 python3 - "$target" "$runs" "$layers" "$view" "$target_kind" "${commands[@]}" <<'PY' | tee "$out"
 import fcntl, os, pty, select, shlex, statistics, struct, subprocess, sys, termios, time
+from benchlib import spread_brackets
 
 target, runs, layers, view, target_kind = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
 commands = []
@@ -182,8 +177,7 @@ for label, values in results.items():
         continue
     cells = []
     for column, digits in ((0, 2), (1, 2), (2, 1)):
-        v = [r[column] for r in values]
-        cells.append(f"{statistics.median(v):.{digits}f} [{min(v):.{digits}f}..{max(v):.{digits}f}]")
+        cells.append(spread_brackets([r[column] for r in values], digits))
     print(f"{label:<12}{cells[0]:>22}{cells[1]:>22}{cells[2]:>24}")
 print(f"load at the end: {' '.join(open('/proc/loadavg').read().split()[:3])}")
 PY

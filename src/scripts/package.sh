@@ -33,7 +33,7 @@ trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/$name/bin" "$stage/$name/man/man1"
 cp "$jar" "$stage/$name/bin/infertop.jar"
 cp src/scripts/infertop src/scripts/jdk25.sh "$stage/$name/bin/"
-cp man/infertop.1 "$stage/$name/man/man1/"
+cp man/infertop*.1 "$stage/$name/man/man1/" # infertop.1 and a page per command
 cp -r config "$stage/$name/config"
 cat >"$stage/$name/INSTALL" <<NOTE
 infertop $version — install on a board (x86_64 or arm64, Linux with BTF: /sys/kernel/btf/vmlinux)

@@ -21,11 +21,10 @@ public final class Collector {
 
     /**
      * How often the ring buffer is drained between ticks: each drain is a wake-up of infertop on the target's
-     * cores (~130 µs of CPU each here, most of it the wake-up itself), so as rarely as the buffer allows: at
+     * cores (dear on a VM, most of it the wake-up itself), so as rarely as the buffer allows: at
      * most every 500 ms, sooner when at the rate it filled since the last drain it would be an eighth full
      * by then, every 10 ms while it is over a quarter full. With the token and graph layers (a few records per
-     * token) that is twice a second instead of ten times: infertop's CPU in steady state 0.37 → 0.24 % of a
-     * core. A stop wakes the wait at once ({@link RecordSource#wakeUp}).
+     * token) that is twice a second instead of ten times (measurements.md, "Earlier figures"). A stop wakes the wait at once ({@link RecordSource#wakeUp}).
      */
     private static final int QUIET_DRAIN_PERIOD_MS = 500;
     private static final int BUSY_DRAIN_PERIOD_MS = 10;

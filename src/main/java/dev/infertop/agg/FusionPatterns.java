@@ -16,8 +16,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * understood, and its fused calls are then probed.
  *
  * <p>Why: the fused calls are the only way the probes learn which nodes ran as one group, and probing them
- * costs a trap per fused call per thread (66 per token on the bench model, ~10 % of the operator layer's
- * probe hits). With the patterns known, the operator layer works the groups out from the graph it read and
+ * costs a trap per fused call per thread (about a tenth of the operator layer's probe hits on a llama-style
+ * model; measurements.md). With the patterns known, the operator layer works the groups out from the graph it read and
  * checks them against each thread's barrier count, which must then match exactly
  * ({@link dev.infertop.agg.graph.CpuGraphAssembler}).
  * Thread-safe: libraries (and their fused functions) can be found while the collector reads.

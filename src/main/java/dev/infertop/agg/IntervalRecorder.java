@@ -15,21 +15,21 @@ import java.util.Arrays;
  * buckets, see {@link #logInterval}). Collector thread only.
  *
  * <p>No phaser: infertop's collector thread both records and takes the intervals (the phaser's two atomic
- * operations per value were ~8 % of infertop's CPU under the operator layer).
+ * operations per value were a visible share of infertop's CPU under the operator layer).
  *
- * <p>Cheaper record: the operator layer records two values per node group (~20 k/s on the bench model), and
+ * <p>Cheaper record: the operator layer records two values per node group (tens of thousands a second), and
  * HdrHistogram's recordValue under C1 (infertop runs C1 only) is a chain of un-inlined calls,
- * numberOfLeadingZeros among them, not intrinsified: ~20 % of infertop's CPU by perf. A value is counted here
+ * numberOfLeadingZeros among them, not intrinsified: a large share of infertop's CPU by perf (measurements.md). A value is counted here
  * in a plain int array, in HdrHistogram's own bucket for it, found from the bits of the value as a double
  * ({@link HdrBuckets}). The lowest value of a bucket stands for the
  * values counted in it, so a histogram built from the buckets answers every query (counts, percentiles, min,
  * max, mean) exactly as one the values were recorded into directly.
  *
  * <p>Figures from buckets: every tick the live view shows each op's and tensor group's percentiles for the
- * interval and for the run (~50 of each on a 16-layer model). Folding each interval into an HdrHistogram,
- * adding it to the run's, clearing the recycled one and walking them from min to max (~2,500 buckets over the
- * µs..ms range of op times, un-inlined calls each) was 27 % of the collector thread's JFR samples with every
- * graph traced; the buckets counted are known here, in value order: the same answers from a few dozen of
+ * interval and for the run (dozens of each). Folding each interval into an HdrHistogram,
+ * adding it to the run's, clearing the recycled one and walking them from min to max (thousands of buckets over
+ * the µs..ms range of op times, un-inlined calls each) was a large share of the collector thread's JFR samples
+ * with every graph traced (measurements.md); the buckets counted are known here, in value order: the same answers from a few dozen of
  * them (the interval), or a few steps down a tree of the run's counts (the run, whose buckets number in the
  * thousands after minutes).
  *
@@ -63,7 +63,7 @@ final class IntervalRecorder {
     /**
      * The run's counts as a Fenwick tree over bucket numbers (size a power of two): a percentile of the run is
      * found in log2(buckets) steps, not by walking the run's hundreds to thousands of buckets every tick (that
-     * walk, for ~100 ops and tensor groups, was ~5 % of infertop's CPU with every graph traced).
+     * walk, for every op and tensor group, was a visible share of infertop's CPU with every graph traced).
      */
     private long[] totalTree = new long[0];
     /**

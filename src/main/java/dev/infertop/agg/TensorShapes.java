@@ -202,7 +202,7 @@ final class TensorShapes {
      * model never moves or reshapes; true when a leaf read again has another type or shape, so that costs worked
      * out before may rest on its old one. Read here, all at once, not at a leaf's next use: a refresh that changes
      * nothing, as nearly all do, then leaves a reused graph's costs standing instead of having every node costed
-     * again (that was ~2 % of infertop's CPU with every graph traced on the bench model). A read that fails keeps
+     * again (a visible share of infertop's CPU with every graph traced; measurements.md). A read that fails keeps
      * the shape read last (the target exited before the collector drained its last graphs). What could not be
      * read, or is in use no more (not resolved since the last refresh, nor by the graph whose costs are reused: a
      * graph's leaves after its context was freed), is forgotten; an emptied slot inside a probe run only costs a

@@ -5,9 +5,9 @@ import java.util.List;
 
 /**
  * Detaches many probes at once. Closing a uprobe's perf event makes the kernel unregister it and wait for a
- * grace period before it returns: ~100-130 ms per uprobe on this VM's kernel (6.18), 11 links of the default
- * layers 1.4 s one after another. The kernel serialises most of it (trace events' event_mutex), so threads
- * only overlap the rest: 1.4 s → 1.1 s measured here.
+ * grace period before it returns, so the default layers' links closed one after another take a long time.
+ * The kernel serialises most of it (trace events' event_mutex), so threads only overlap the rest
+ * (measurements.md, "Quit").
  */
 final class LinkCloser {
     /** Threads for one detach: the waits are in the kernel, not on a CPU, so more threads than cores. */

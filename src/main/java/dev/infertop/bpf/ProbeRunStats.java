@@ -20,11 +20,26 @@ import java.util.Set;
  * when the fd is closed.
  */
 public final class ProbeRunStats implements AutoCloseable {
-    /** Cumulative counts since load: uprobe runs (traps), the part of them that the duty cycle switches, BPF time. */
-    public record Sample(long uprobeHits, long arrivalHits, long bpfRunNs) {
+    /**
+     * Cumulative counts since load: uprobe runs (traps), the part of them that the duty cycle switches, BPF time
+     * (every program's), and the tracepoint programs' runs and their part of that time (no trap: their whole cost).
+     */
+    public record Sample(long uprobeHits, long arrivalHits, long bpfRunNs, long tracepointRuns,
+                         long tracepointRunNs) {
+        /** Counts without tracepoint programs. */
+        public Sample(long uprobeHits, long arrivalHits, long bpfRunNs) {
+            this(uprobeHits, arrivalHits, bpfRunNs, 0, 0);
+        }
+
         public Sample minus(Sample earlier) {
             return new Sample(uprobeHits - earlier.uprobeHits, arrivalHits - earlier.arrivalHits,
-                    bpfRunNs - earlier.bpfRunNs);
+                    bpfRunNs - earlier.bpfRunNs, tracepointRuns - earlier.tracepointRuns,
+                    tracepointRunNs - earlier.tracepointRunNs);
+        }
+
+        /** The tracepoint programs' mean run time over these counts; NaN where none ran. */
+        public double tracepointNsPerRun() {
+            return tracepointRuns <= 0 ? Double.NaN : (double) tracepointRunNs / tracepointRuns;
         }
     }
 
@@ -89,6 +104,8 @@ public final class ProbeRunStats implements AutoCloseable {
         long hits = 0;
         long arrivals = 0;
         long runNs = 0;
+        long tracepointRuns = 0;
+        long tracepointRunNs = 0;
         for (Program program : programs) {
             info.fill((byte) 0);
             infoLength.set(ValueLayout.JAVA_INT, 0, LibBpf.ProgInfo.SIZE);
@@ -102,15 +119,19 @@ public final class ProbeRunStats implements AutoCloseable {
                 continue;
             }
             long runs = info.get(ValueLayout.JAVA_LONG, LibBpf.ProgInfo.RUN_CNT);
-            runNs += info.get(ValueLayout.JAVA_LONG, LibBpf.ProgInfo.RUN_TIME_NS);
+            long programNs = info.get(ValueLayout.JAVA_LONG, LibBpf.ProgInfo.RUN_TIME_NS);
+            runNs += programNs;
             if (program.uprobe()) {
                 hits += runs;
                 if (program.arrivals()) {
                     arrivals += runs;
                 }
+            } else {
+                tracepointRuns += runs;
+                tracepointRunNs += programNs;
             }
         }
-        return new Sample(hits, arrivals, runNs);
+        return new Sample(hits, arrivals, runNs, tracepointRuns, tracepointRunNs);
     }
 
     @Override

@@ -36,7 +36,7 @@ final class SiteCache {
     /** The infertop build that places probes: its version and its jar's size and time (each build its own). */
     static final String TOOL = toolIdentity();
 
-    /** Writing only: reads go through RecordJson (Jackson's first use costs a start ~100 ms; see there). */
+    /** Writing only: reads go through RecordJson (Jackson's first use is dear at start; see there). */
     private static final class Writer {
         static final ObjectMapper JSON = new ObjectMapper();
     }

@@ -19,14 +19,13 @@ public final class JvmOptions {
             "-XX:TieredStopAtLevel=1",
             // One compiler thread: compilation happens at start-up, it need not compete for both cores.
             "-XX:CICompilerCount=1",
-            // (Not -XX:CompileThresholdScaling=10: it cut C1's CPU before the first screen from ~500 to ~200 ms,
-            // but the collector then ran interpreted for seconds where events come fast: attached with --budget 0
-            // to llama-bench on the tiny model, 36-48 k records lost in the first 3 s instead of 0.5-12 k, the
-            // target slowed by half meanwhile; per-method thresholds for infertop's and HdrHistogram's code did
+            // (Not -XX:CompileThresholdScaling=10: it cut C1's CPU before the first screen, but the collector then
+            // ran interpreted for seconds where events come fast and lost many more records (measurements.md,
+            // "JVM options tried and not adopted"); per-method thresholds for infertop's and HdrHistogram's code did
             // not help, the hot path runs through the JDK's memory-segment code.)
             // (Not -XX:+UnlockDiagnosticVMOptions -XX:AsyncDeflationInterval=0, which stops the monitor-deflation
-            // thread's wake-ups every 250 ms, 2.0-2.5 ms of CPU a second on this VM: the collector's and the
-            // compiler's CPU rose by more, 15.2-17.8 ms a second in all against 14.8-15.9, README.)
+            // thread's wake-ups every 250 ms: the collector's and the compiler's CPU rose by more than it saved;
+            // measurements.md.)
             // No hsperfdata file in /tmp updated by the JVM every tick (and no jstat attach point).
             "-XX:-UsePerfData",
             // A bounded heap, sized to the collector's bounds (memory grows with what the target chooses only up
@@ -37,13 +36,12 @@ public final class JvmOptions {
             // each with its histograms); threads at most ThreadSlots.MAX_THREADS (256 x ~25 KB: activity strip and
             // sched stretches, ~6 MB); backends, interferers, contexts and MoE plans a few hundred KB at their
             // caps; node tables the rest.
-            // 96 MB made the collector spend its time in GC at a few thousand graphs a second.
+            // A heap much nearer the live set made the collector spend its time in GC at a few thousand graphs a second.
             "-Xms32m",
             "-Xmx160m",
             // A 6 MB young generation (the default third of -Xms is 10.7 MB): every page of it is resident after
-            // the first collection, and the collector's garbage dies young. Measured tracing the bench model from
-            // its launch: peak RSS 100.4 MiB instead of 103.0-103.4, for 19 minor collections in 12 s instead of 11
-            // (their pauses 108-169 ms in all against 146-164).
+            // the first collection, and the collector's garbage dies young: a lower peak RSS for a few more minor
+            // collections (measurements.md, "Resident memory").
             "-Xmn6m",
             // (Not -XX:+ExitOnOutOfMemoryError: the JVM would exit without its shutdown hooks, leaving a launched
             // command running and the live view's terminal raw. An OutOfMemoryError, like any Error, ends infertop

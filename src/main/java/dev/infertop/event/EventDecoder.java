@@ -23,8 +23,8 @@ public final class EventDecoder implements RecordHandler {
 
     /**
      * Reads the header and hands the record to its kind's method. One method per kind, not one switch reading every
-     * field: each field read inlines the memory-access chain, and C1 compiling all of them as one method took 26 MB
-     * of native memory (glibc keeps it resident after), more than the rest of infertop's compilations together.
+     * field: each field read inlines the memory-access chain, and C1 compiling all of them as one method took more
+     * native memory (glibc keeps it resident after) than the rest of infertop's compilations together.
      */
     @Override
     public void onRecord(MemorySegment data, long offset, int lengthBytes) {

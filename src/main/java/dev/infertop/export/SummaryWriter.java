@@ -2,7 +2,7 @@ package dev.infertop.export;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.infertop.model.ProbeCostEstimate;
+import dev.infertop.model.OverheadEstimate;
 import dev.infertop.model.Snapshot;
 import dev.infertop.view.JsonLinesView;
 
@@ -50,7 +50,7 @@ public final class SummaryWriter {
         }
         ArrayNode layers = meta.putArray("layers_on");
         s.layers().stream().filter(l -> l.state().label().equals("on")).forEach(l -> layers.add(l.layer().id()));
-        meta.put("probe_overhead_cpu_fraction_est", Math.round(ProbeCostEstimate.cpuFraction(s) * 1e4) / 1e4);
+        meta.put("probe_overhead_cpu_fraction_est", OverheadEstimate.of(s).roundedFraction());
         meta.put("lost_events", s.lostEvents());
         ObjectNode flight = meta.putObject("flight_recorder");
         flight.put("window_s", content.window().windowNs() / 1e9);

@@ -13,7 +13,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 /**
  * The few libc calls infertop needs (see the man page named beside each handle), each bound at its first use
  * through a holder class of its own name, as jextract generates them (see {@link LibBpf}): binding all of them
- * at class load cost ~100 ms of a start that needs two of them before the probes are attached.
+ * at class load was a noticeable part of a start that needs two of them before the probes are attached.
  */
 public final class LibC {
     private LibC() {}
@@ -229,7 +229,7 @@ public final class LibC {
 
     /**
      * Gives memory that native code freed back to the system: glibc keeps freed pages of its arenas resident
-     * (libbpf's parse of the kernel's BTF, ~25 MB here, stays in infertop's RSS after the load frees it).
+     * (libbpf's parse of the kernel's BTF, megabytes, stays in infertop's RSS after the load frees it).
      */
     public static void trimNativeHeap() {
         MethodHandle trim = malloc_trim.HANDLE;

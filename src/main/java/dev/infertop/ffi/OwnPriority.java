@@ -11,8 +11,8 @@ import java.nio.file.Path;
  * The nice value of infertop's own threads, one owner for it. Attaching to a running engine ({@code -p PID},
  * {@code --follow}), infertop starts at a higher priority ({@link #START_BOOST} below the nice it was started
  * with, as atop runs at nice -20 to keep sampling under heavy load): the engine typically spins every core, and
- * at equal weight the ~1.4 s of CPU a start needs took 1.5-1.9 s of wall time on a 2-core box instead of 1.0
- * (issue 15). Once the first interval is on the screen and the target has mapped its model, every thread yields
+ * at equal weight the CPU a start needs took longer in wall time beside it than on an idle machine (issue 15;
+ * measurements.md, "Time to the first screen"). Once the first interval is on the screen and the target has mapped its model, every thread yields
  * to the workload at nice {@link #OWN_NICE} for the rest of the run (the ring buffer absorbs the delay; where
  * the kernel groups the CPU by session, below, that weighs only against infertop's own session, whose
  * autogroup also holds the user's shell and is not lowered). The CPU a start takes from the target is the same
@@ -26,7 +26,7 @@ import java.nio.file.Path;
  * another terminal or by a service manager is in another), the boost also takes the session's autogroup from
  * the default nice 0 to -10, and puts it back when the boost ends or infertop exits (unless it was changed
  * since). A session not at 0, such as one another starting infertop raised, is left alone. This is done here,
- * not by the launcher before the JVM starts (which would save ~100 ms beside a busy engine): a JVM that failed
+ * not by the launcher before the JVM starts (which would be a little sooner beside a busy engine): a JVM that failed
  * before its main, or a Ctrl-C then, would leave the user's session raised. Nothing happens where the kernel
  * refuses (lowering a nice value needs CAP_SYS_NICE): infertop then runs at the priority it was given, and a
  * user who started it at a positive nice ({@code nice -n 5 infertop ...}) gets no boost at all.
@@ -62,9 +62,9 @@ public final class OwnPriority {
 
     /**
      * The user quit (q, a signal): the probes must come off at once, and the user waits for it. Yielded at nice
-     * {@link #OWN_NICE} beside an engine that fills every core, infertop got ~1/10 of a core (weight 110 against
-     * 1024 a thread), and starting the detach threads, joining the budget's and the kernel's serialised unregister
-     * took 1.4 s after q on a loaded 2-core CI machine (0.3-0.9 s unloaded). From here every thread runs boosted as
+     * {@link #OWN_NICE} beside an engine that fills every core, infertop gets about a tenth of a core (weight 110
+     * against 1024 a thread), and starting the detach threads, joining the budget's and the kernel's serialised
+     * unregister took over a second after q on a loaded CI machine (measurements.md, "Quit"). From here every thread runs boosted as
      * at the start; only the threads' nice values, not the session's autogroup: a signal's shutdown hooks run in
      * any order, and one that put the autogroup back before this raised it would leave the user's shell raised.
      * A thread's nice value ends with the process.

@@ -14,7 +14,7 @@ import static dev.infertop.event.EventLayout.MAX_COUNTER_EVENTS;
  * Single writer: the collector thread.
  */
 public final class CounterTimeline {
-    /** A sample per 10 ms at most: a 245 M model's decode token takes ~15 ms, 5 s of window hold ~500. */
+    /** A sample per 10 ms at most: about one per decode token of a mid-sized model on a small CPU. */
     static final long BIN_NS = 10_000_000L;
     public static final String REFILL_TRACK = "L3 refill MB/s";
 

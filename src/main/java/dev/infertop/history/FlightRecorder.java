@@ -12,8 +12,8 @@ import java.util.Map;
  * kinds and the trace writer draws each kind as its own track type.
  *
  * <p>Two bounds: {@code capacity} records (the oldest is dropped) and, at copy time, a window of {@code windowNs}
- * back from the copy's time. A 245 M model on 2 threads makes ~1250 op slices per token, ~90 k per second: the
- * default 512 Ki records (37 B each, 18.5 MiB) hold ~5 s of it. The ring is held in chunks of
+ * back from the copy's time. A mid-sized model traced whole makes tens of thousands of op slices a second: the
+ * default 512 Ki records (37 B each, 18.5 MiB) hold a few seconds of it (measurements.md). The ring is held in chunks of
  * {@link #CHUNK_RECORDS}, allocated as records come and reused once every record in them ended before the window:
  * it takes the memory the window needs (a sampled operator layer, a small model or an idle server need a few
  * chunks, not 18.5 MiB), and the capacity only where the rate outruns it.

@@ -14,8 +14,8 @@ import java.util.Map;
  * Each tick's interval histograms, per tag (ttft, tpot, one per op type), kept for a snapshot's HdrHistogram
  * interval log. Kept as the buckets counted and their counts ({@link HdrBuckets}, varint-coded: a few hundred
  * bytes where the histogram itself is ~20 KB), not as histograms: this runs on every tick for every tag while
- * the target runs, and building, clearing and encoding a histogram per op per tick was ~4 % of infertop's CPU
- * with every graph traced (deflating it, before that, most of a tick's cost); a histogram and the log's
+ * the target runs, and building, clearing and encoding a histogram per op per tick was a visible share of
+ * infertop's CPU with every graph traced (deflating it, before that, most of a tick's cost; measurements.md); a histogram and the log's
  * compressed form are made only when a snapshot is written.
  * Bounded: past {@code maxIntervals} per tag the oldest interval is folded
  * into a base histogram that the log writes first, so the log still adds up to the whole run (the same

@@ -18,7 +18,7 @@ import java.util.Optional;
  * (that would load the machine the target runs on).
  */
 public final class CeilingCache {
-    /** Writing only: reads go through RecordJson (Jackson's first use costs a start ~100 ms; see there). */
+    /** Writing only: reads go through RecordJson (Jackson's first use is dear at start; see there). */
     private static final class Writer {
         static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
     }

@@ -4,7 +4,7 @@ import dev.infertop.model.BackendTotals;
 import dev.infertop.model.MoeTotals;
 import dev.infertop.model.OpTotals;
 import dev.infertop.model.Other;
-import dev.infertop.model.ProbeCostEstimate;
+import dev.infertop.model.OverheadEstimate;
 import dev.infertop.model.RunState;
 import dev.infertop.model.Snapshot;
 import dev.infertop.model.ThreadTotals;
@@ -120,9 +120,11 @@ public final class MetricsMapping {
         out.metricSnapshot(counter("infertop_lost_events", null,
                 "Probe records lost (ring buffer full) or malformed", created,
                 Map.of(Labels.EMPTY, (double) s.lostEvents())));
+        OverheadEstimate estimate = OverheadEstimate.of(s);
         out.metricSnapshot(gauge("infertop_probe_cost_ratio", Unit.RATIO,
-                "Estimated share of one CPU the probes cost the target over the last interval (hits x measured "
-                        + "per-hit cost: an estimate)", ProbeCostEstimate.cpuFraction(s)));
+                "Estimated cost of watching, as the live view's header shows it: the overhead budget's estimate "
+                        + "(share of the target's CPU), else the interval's probe hits as a share of one CPU; "
+                        + "per-hit cost measured by infertop machine, else a default", estimate.fraction()));
 
         if (s.budget().present() && s.budget().measured()) {
             // The overhead budget's own estimate (% of the target's CPU) and the share it traces, as ratios.

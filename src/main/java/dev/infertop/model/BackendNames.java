@@ -13,9 +13,10 @@ public final class BackendNames {
     private final List<long[]> guids = new ArrayList<>();
     private final List<String> names = new ArrayList<>();
 
-    public static BackendNames load() {
+    /** The names {@code source}'s lines give (io.ConfigFiles.backendNames(): the shipped file, then the user's). */
+    public static BackendNames from(ConfigFile.Source source) {
         BackendNames names = new BackendNames();
-        ConfigFile.readShippedThenUser("backends.conf", names::line);
+        source.read(names::line);
         return names;
     }
 

@@ -15,16 +15,34 @@ import java.util.Locale;
  * @param windowS            how long one sample window keeps the per-thread probes attached
  * @param failed             the budget gave up mid-run (a reading or a switch failed) and switched the operator
  *                           layer off: nothing is estimated any more; {@code sampling} says why
+ * @param hitCost            what one uprobe hit costs in the estimate: measured, or {@link HitCost#DEFAULT}
  */
 public record BudgetStatus(double budgetPercent, double estimatePercent, double fullTracingPercent,
-                           double arrivalShare, String sampling, double windowS, boolean failed) {
+                           double arrivalShare, String sampling, double windowS, boolean failed, HitCost hitCost) {
     /** No budget controller (a replayed snapshot, a test): nothing to show. */
     public static final BudgetStatus NONE = new BudgetStatus(0, Double.NaN, Double.NaN, 1, "");
+
+    public BudgetStatus {
+        java.util.Objects.requireNonNull(hitCost, "hitCost");
+    }
+
+    /** A status on the default hit cost (nothing measured). */
+    public BudgetStatus(double budgetPercent, double estimatePercent, double fullTracingPercent, double arrivalShare,
+                        String sampling, double windowS, boolean failed) {
+        this(budgetPercent, estimatePercent, fullTracingPercent, arrivalShare, sampling, windowS, failed,
+                HitCost.DEFAULT);
+    }
 
     /** A budget at work (not failed). */
     public BudgetStatus(double budgetPercent, double estimatePercent, double fullTracingPercent, double arrivalShare,
                         String sampling, double windowS) {
         this(budgetPercent, estimatePercent, fullTracingPercent, arrivalShare, sampling, windowS, false);
+    }
+
+    /** A budget at work on {@code hitCost}. */
+    public BudgetStatus(double budgetPercent, double estimatePercent, double fullTracingPercent, double arrivalShare,
+                        String sampling, double windowS, HitCost hitCost) {
+        this(budgetPercent, estimatePercent, fullTracingPercent, arrivalShare, sampling, windowS, false, hitCost);
     }
 
     /** The budget failed closed: "failed: WHY; operator layer switched off" (JSON budget.sampling). */
@@ -80,5 +98,11 @@ public record BudgetStatus(double budgetPercent, double estimatePercent, double 
 
     private static String trim(double value) {
         return value == Math.rint(value) ? Long.toString((long) value) : String.format(Locale.ROOT, "%.2f", value);
+    }
+
+    /** This status with {@code newHitCost}. */
+    public BudgetStatus withHitCost(HitCost newHitCost) {
+        return new BudgetStatus(budgetPercent, estimatePercent, fullTracingPercent, arrivalShare, sampling, windowS,
+                failed, newHitCost);
     }
 }

@@ -14,9 +14,10 @@ import java.util.Map;
 public final class CounterSets {
     private final Map<String, CounterSet> sets = new LinkedHashMap<>();
 
-    public static CounterSets load() {
+    /** The sets {@code source}'s lines define (io.ConfigFiles.counterSets(): the shipped file, then the user's). */
+    public static CounterSets from(ConfigFile.Source source) {
         CounterSets result = new CounterSets();
-        ConfigFile.readShippedThenUser("counters.conf", result::add);
+        source.read(result::add);
         return result;
     }
 

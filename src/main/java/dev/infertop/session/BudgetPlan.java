@@ -16,8 +16,7 @@ import java.util.Locale;
  * the others spin there until that one catches up. Each such nanosecond costs as many nanoseconds of the target's
  * work as it keeps threads busy (its CPU time over the wall time); on an idle core, one. Where every core is busy,
  * the machine's idle time during the phase is below infertop's own CPU, and the part above it is what displaced.
- * (With --budget 0 on the bench model, 2 decoding threads on a 2-core VM, the estimate so counted came to 3.3–5.1 %
- * beside a measured slowdown of 4.3 %, bench-alternate; README "What tracing costs here".)
+ * (So counted, the estimate agreed with a measured slowdown: measurements.md, "Every graph against the defaults".)
  * <p>
  * The per-thread
  * probes' part of it (their hits and their share of the BPF time) is what sampling scales: attached a share d of
@@ -31,18 +30,17 @@ final class BudgetPlan {
     static final long ON_MS = Math.round(BudgetStatus.BUDGET_WINDOW_S * 1000);
     /**
      * The shortest window, for a budget that one window of {@link #ON_MS} in every {@link #MAX_OFF_MS} would
-     * exceed: on a machine where a trap is dear (this VM: 5.5 µs a hit on an emulated call, ~38,500 arrivals a
-     * second on the bench model, ~17 % while a window lasts), 1 s of every 31 s alone cost the default 1 % budget
-     * 0.55 %. A quarter of a second still holds ~17 decode graphs of the bench model, and the op table gathers
-     * window after window; shorter, and the detach's own tail (the kernel unregisters a uprobe in ~100 ms, the
-     * probes firing meanwhile) would be most of the window.
+     * exceed: on a machine where a trap is dear, one full window per longest gap alone took half of the default
+     * budget (measurements.md, "A machine where a trap is dear"). A quarter of a second still holds several
+     * decode graphs of a mid-sized model, and the op table gathers window after window; shorter, and the detach's
+     * own tail (the kernel unregisters a uprobe slowly, the probes firing meanwhile) would be most of the window.
      */
     static final long MIN_ON_MS = 250;
     /**
      * A window with no limit ({@code --budget 0}): nothing to decide, only the estimate to show, so it is read
-     * as seldom as with the operator layer off. At one reading a second the budget's thread was ~9 % of
-     * infertop's CPU with every graph traced on the bench model (perf, 60–100 s after the attach: 137 of 1,595
-     * samples, nearly all interpreted: code run once a second stays below the JIT's thresholds for minutes).
+     * as seldom as with the operator layer off. At one reading a second the budget's thread was a visible share of
+     * infertop's CPU with every graph traced (measurements.md), nearly all interpreted: code run once a second
+     * stays below the JIT's thresholds for minutes.
      */
     static final long UNLIMITED_ON_MS = 5000;
     /** The first window, measured before anything is decided: long enough for a steady figure. */
@@ -190,10 +188,16 @@ final class BudgetPlan {
         return hits * hitNs + bpfNs;
     }
 
+    /** The hit cost this plan multiplies hits by, and whether it was measured. */
+    dev.infertop.model.HitCost hitCost() {
+        return new dev.infertop.model.HitCost(hitNs, hitNote.isEmpty());
+    }
+
     BudgetStatus status() {
         double full = basePercent + (Double.isNaN(arrivalsPercent) ? 0 : arrivalsPercent);
         double estimate = basePercent + (Double.isNaN(arrivalsPercent) ? 0 : onShare * arrivalsPercent);
         String words = hitNote.isEmpty() ? sampling : sampling + "; " + hitNote;
-        return new BudgetStatus(budgetPercent, estimate, full, onShare, words, onMs / 1e3);
+        return new BudgetStatus(budgetPercent, estimate, full, onShare, words, onMs / 1e3,
+                hitCost());
     }
 }

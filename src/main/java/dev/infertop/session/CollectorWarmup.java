@@ -25,8 +25,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@link SyntheticDecodeStream} while the launched target is still held at its gate, on a throw-away pipeline
  * built like the real one, so the JIT compiles that code before the target runs instead of while it does.
  * Without this, infertop's first seconds of tracing (interpreted code, C1 compiling the per-event and
- * per-tick paths) cost the target about 4 % of a core on a 2-core machine, most of infertop's whole cost
- * under the token and graph layers.
+ * per-tick paths) cost the target most of infertop's whole cost under the token and graph layers
+ * (measurements.md, "Earlier figures").
  * <p>
  * It is the collector's {@link Collector.Session}: each drain of the real (still empty) ring is followed by
  * a few synthetic calls handed to the decoder, and ticks come every {@link #TICK_NS}, so per-tick code runs

@@ -8,8 +8,8 @@ import java.util.Locale;
  * a count grow and does not know why or what to change.
  *
  * <p>Records are lost when the ring buffer fills before the collector reads it: a fast target traced whole
- * (the tiny MoE model at ~2,500 graphs a second with {@code --budget 0} lost 4–12 k records in 3 s with the
- * default 4 MiB ring, none with 64 MiB), or infertop kept off the CPU (it runs at nice 10 once the target has
+ * (a tiny model at thousands of graphs a second with {@code --budget 0} can overrun the default ring in its
+ * first seconds, where a larger {@code --ring-kib} does not), or infertop kept off the CPU (it runs at nice 10 once the target has
  * started, so a target on every core is served first). What was lost is missing from the counts and
  * histograms, never guessed: a graph without its arrivals is not attributed, one without its expert ids is
  * unrouted. The count is the snapshot's {@code lost_events}, which also holds records that did not decode

@@ -5,9 +5,9 @@ import dev.infertop.ffi.LibC;
 /**
  * Hands the native memory freed since start back to the system on a schedule: after libbpf's load (done by
  * {@link ProbeLoader}), the JIT compiles the collector's code in the first seconds and glibc keeps the freed
- * compiler arenas resident (~10 MB); later, what a snapshot or a layer switch freed. Trims at 2, 5, 15 and 60 s
- * after start, then every 5 minutes: malloc_trim walks the arenas (well under a millisecond here), so it stays
- * off the per-event path and out of every tick.
+ * compiler arenas resident; later, what a snapshot or a layer switch freed. Trims at 2, 5, 15 and 60 s
+ * after start, then every 5 minutes: malloc_trim walks the arenas, so it stays off the per-event path and out
+ * of every tick.
  */
 final class NativeHeapTrim {
     private static final long[] FIRST_TRIMS_NS = {2_000_000_000L, 5_000_000_000L, 15_000_000_000L, 60_000_000_000L};

@@ -17,7 +17,7 @@ import java.util.function.Consumer;
 
 /**
  * Keeps infertop's estimated cost under {@code --budget}: a thread of its own (attaching and detaching probes
- * takes the kernel ~0.1 s each, which must not hold up the collector) that alternates sample windows, with the
+ * is slow in the kernel, which must not hold up the collector) that alternates sample windows, with the
  * operator layer's per-thread probes attached, and gaps without them, each as long as {@link BudgetPlan} says.
  * What it costs comes from the kernel's count of each program's runs and run time ({@link ProbeRunStats}), the
  * cost of one uprobe hit measured on this machine ({@link dev.infertop.machine.UprobeCostProbe}, cached), and
@@ -32,13 +32,12 @@ import java.util.function.Consumer;
 final class OverheadBudget implements AutoCloseable {
     /** After a window ends, the graph in flight finishes with its arrivals before the probes go. */
     static final long GRACE_MS = 100;
-    /** Where a hit's cost cannot be measured: this VM's figure for a probe on an emulated call (FACTS.md). */
-    static final double ASSUMED_HIT_NS = 800;
+    /** Where a hit's cost cannot be measured: the documented default ({@link dev.infertop.model.HitCost#DEFAULT}). */
+    static final double ASSUMED_HIT_NS = dev.infertop.model.HitCost.DEFAULT.nsPerHit();
     /**
      * With the operator layer off there are no windows to decide: the estimate is only shown, and read this
-     * seldom: a reading (every program's run stats, three clocks, /proc/stat) cost this thread ~1 ms of CPU in
-     * the minutes it runs interpreted (1.03 ms/s of CPU at one phase a second on the bench model, 0.27 at one
-     * every 5 s).
+     * seldom: a reading (every program's run stats, three clocks, /proc/stat) is dear in the minutes this thread
+     * runs interpreted (measurements.md, "Where every graph's cost goes").
      */
     static final long OPERATOR_OFF_PHASE_MS = 5000;
     /** Each phase's figures on stderr (INFERTOP_DEBUG, as the start's timeline). */
@@ -110,6 +109,8 @@ final class OverheadBudget implements AutoCloseable {
     private volatile boolean stopped;
     private volatile boolean operatorSwitched;
     private volatile boolean failed;
+    /** The tracepoint programs' mean run time in the latest phase they ran (budget thread only); NaN before. */
+    private double tracepointNsPerRun = Double.NaN;
     private Thread thread;
 
     private OverheadBudget(double budgetPercent, OperatorProbes probes, Readings readings, Consumer<String> notice) {
@@ -192,6 +193,9 @@ final class OverheadBudget implements AutoCloseable {
     private void run() {
         try {
             BudgetPlan plan = readings.plan(budgetPercent);
+            // Until the first phase ends, the displayed estimate (records × hit cost) rests on this plan's hit cost.
+            status = new BudgetStatus(budgetPercent, Double.NaN, Double.NaN, 1, status.sampling(),
+                    BudgetStatus.BUDGET_WINDOW_S, plan.hitCost());
             long phaseMs = BudgetPlan.FIRST_ON_MS;
             // One reading ends a phase and starts the next: the attaches and detaches between them (infertop's
             // CPU, in the kernel) fall into the phase after, not between two.
@@ -204,6 +208,10 @@ final class OverheadBudget implements AutoCloseable {
                 }
                 Reading now = readings.read();
                 BudgetPlan.Phase phase = now.since(before);
+                double tracepointNs = now.probes().minus(before.probes()).tracepointNsPerRun();
+                if (Double.isFinite(tracepointNs)) {
+                    tracepointNsPerRun = tracepointNs; // the sched layer ran: its latest measured run time
+                }
                 before = now;
                 boolean operatorOn = probes.operatorOn();
                 if (operatorSwitched || operatorOn != operatorOnBefore) {
@@ -238,7 +246,7 @@ final class OverheadBudget implements AutoCloseable {
                     probes.resumeArrivals();
                     phaseMs = plan.windowMs();
                 }
-                status = plan.status();
+                status = plan.status().withHitCost(plan.hitCost().withTracepointNsPerRun(tracepointNsPerRun));
             }
         } catch (IOException e) {
             if (!stopped && readings.targetAlive()) {

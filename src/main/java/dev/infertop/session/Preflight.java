@@ -69,8 +69,8 @@ public final class Preflight {
             parseBtf(kernelBtf, "kernel BTF " + kernelBtf);
             return kernelBtf;
         }
-        // The kernel's own BTF: libbpf parses its ~5 MB when the object loads; parsing it here as well cost
-        // ~100 ms of every start (issue 15). Its header is checked, so a kernel without usable BTF still ends
+        // The kernel's own BTF: libbpf parses its megabytes when the object loads; parsing it here as well was a
+        // noticeable part of every start (issue 15). Its header is checked, so a kernel without usable BTF still ends
         // in this line, not in a libbpf message.
         requireBtfMagic(kernelBtf);
         return null;

@@ -30,7 +30,7 @@ final class ProbeLoader {
         resources.object = InfertopProbes.load(resources.process.pid(), options.ringKib() * 1024,
                 calibration.offsets(), btf, calibration.moeConfig(), calibration.batch());
         dev.infertop.ffi.LibC.trimNativeHeap(); // libbpf freed its copy of the kernel's BTF: out of the RSS too
-        BackendNames backendNames = BackendNames.load();
+        BackendNames backendNames = dev.infertop.io.ConfigFiles.backendNames();
         BackendOpsFilter.skipCpu(resources.object, backendNames);
         resources.probes = new ProbeSet(resources.object, resources.process.pid(), sites);
         PerfCounters perfCounters = new PerfCounters(resources.object, counterSet);

@@ -49,7 +49,7 @@ final class RunControl {
         SessionResources resources = current;
         if (resources != null) {
             resources.stopCollector();
-            // The kernel takes ~100 ms per uprobe to unregister: start now, while the collector drains what is
+            // The kernel is slow to unregister a uprobe: start now, while the collector drains what is
             // in the ring and freezes its final snapshot.
             resources.detachInBackground();
         }

@@ -51,7 +51,7 @@ final class SessionResources {
         }
         closed = true;
         // A launched command's shutdown (llama-server finishing its slots, up to 3 s) and the kernel's uprobe
-        // detach (~0.1-0.2 s per probe here) are both slow: let them overlap.
+        // detach (slow per probe) are both slow: let them overlap.
         process.beginStop();
         detach();
         if (probes != null) {

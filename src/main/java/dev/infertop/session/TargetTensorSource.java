@@ -11,7 +11,7 @@ import dev.infertop.target.layout.TypeTable;
  * and shape at the calibrated offsets, and whether it is a model weight (llama.cpp names them "….weight"), read
  * from its memory for the roofline, which caches it. One read of the struct's first bytes gives all three (it
  * was one for the header and one for the name), and the roofline's refresh of its cached leaves reads all of
- * them in one syscall (it was two each: with every graph traced, ~5 % of infertop's CPU on the bench model).
+ * them in one syscall (it was two each: a visible share of infertop's CPU with every graph traced; measurements.md).
  * What is read is the target's: a header outside the type table or the dimensions' bounds is no answer.
  */
 final class TargetTensorSource implements RooflineAggregator.WeightSource {

@@ -54,7 +54,7 @@ final class TickPolicy implements Collector.Session {
     /**
      * Until the model file shows up in the target's maps, look as soon as probes report (the model is
      * loaded before the first llama_decode) and every 50 ms in the first seconds, not once per interval: a
-     * short run (llama-bench on a tiny model takes ~70 ms) may end before the first interval. See
+     * short run (llama-bench on a tiny model) may end before the first interval. See
      * {@link MapsDrainScans}.
      */
     @Override

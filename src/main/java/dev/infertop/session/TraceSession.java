@@ -134,7 +134,7 @@ public final class TraceSession {
     /** The counters layer's events (read whether or not the layer is on, so a bad --counters fails early). */
     private static CounterSet chooseCounterSet(TraceOptions options) {
         try {
-            return CounterSets.load().choose(options.counters(), InfertopProbes.architecture());
+            return dev.infertop.io.ConfigFiles.counterSets().choose(options.counters(), InfertopProbes.architecture());
         } catch (IllegalArgumentException e) {
             throw new UserError((options.counters() == null ? "" : "--counters " + options.counters() + ": ")
                     + e.getMessage(), 2);

@@ -1,9 +1,13 @@
 package dev.infertop.snapshot;
 
+import dev.infertop.model.BudgetStatus;
+import dev.infertop.model.SafeText;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.infertop.model.BackendBreakdown;
 import dev.infertop.model.BackendOps;
 import dev.infertop.model.BackendTotals;
+import dev.infertop.model.BudgetStatus;
 import dev.infertop.model.Figures;
 import dev.infertop.model.LatencyDistribution;
 import dev.infertop.model.LatencySummary;
@@ -12,6 +16,7 @@ import dev.infertop.model.LayerStatus;
 import dev.infertop.model.OpTotals;
 import dev.infertop.model.OperatorTotals;
 import dev.infertop.model.RunState;
+import dev.infertop.model.SafeText;
 import dev.infertop.model.Snapshot;
 import dev.infertop.model.SpeculativeTotals;
 import dev.infertop.model.TargetInfo;
@@ -113,7 +118,33 @@ public final class SummarySnapshot {
         Figures run = new Figures(spanNs, tokens, ttft, tpot, backends, cpu, operators, DeepLayerSummary.sched(s),
                 DeepLayerSummary.counters(s), backendOps(s), RooflineSummary.totals(s));
         return new Snapshot(s.path("seq").asLong(), RunState.REPLAY, target, run, run, s.path("lost_events").asLong(),
-                layers, MoeSummary.totals(s));
+                layers, MoeSummary.totals(s)).withBudget(budget(s));
+    }
+
+    /**
+     * The overhead budget as the run last saw it (summary.json's {@code budget}), so that a replay's header shows
+     * the estimate the summary's {@code probe_overhead_cpu_fraction_est} holds; {@link BudgetStatus#NONE} where
+     * the summary has none. The file is someone else's: a figure that is not a finite, non-negative number is
+     * left out (the estimate then counts as not measured), the words are sanitised.
+     */
+    static BudgetStatus budget(JsonNode s) {
+        JsonNode b = s.path("budget");
+        String sampling = b.path("sampling").isTextual() ? SafeText.of(b.path("sampling").asText()) : "";
+        if (!b.isObject() || sampling.isEmpty()) {
+            return BudgetStatus.NONE;
+        }
+        double limit = nonNegativeOrNaN(b.path("limit_percent"));
+        double share = nonNegativeOrNaN(b.path("arrival_share"));
+        double windowS = nonNegativeOrNaN(b.path("window_s"));
+        return new BudgetStatus(Double.isNaN(limit) ? 0 : limit, nonNegativeOrNaN(b.path("estimate_percent")),
+                nonNegativeOrNaN(b.path("full_tracing_percent")), Double.isNaN(share) ? 1 : Math.min(1, share), sampling,
+                Double.isNaN(windowS) || windowS <= 0 ? BudgetStatus.BUDGET_WINDOW_S : windowS);
+    }
+
+    /** A finite, non-negative number, else NaN. */
+    private static double nonNegativeOrNaN(JsonNode value) {
+        double d = value.isNumber() ? value.asDouble() : Double.NaN;
+        return Double.isFinite(d) && d >= 0 ? d : Double.NaN;
     }
 
     /**

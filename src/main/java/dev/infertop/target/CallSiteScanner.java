@@ -14,8 +14,8 @@ import java.util.stream.Collectors;
  * PLT stub, so that a uprobe can sit on the call itself.
  *
  * <p>Why the call and not the callee: a uprobe on x86 {@code call rel32} (or aarch64 {@code bl}) is emulated by
- * the kernel's uprobe code, about 0.8 µs per hit, whereas most first instructions of a callee ({@code mov},
- * endbr64) are single-stepped, about 9.5 µs. And a call site belongs to one caller: probing the calls of
+ * the kernel's uprobe code, whereas most first instructions of a callee ({@code mov}, endbr64) are
+ * single-stepped, several times dearer ({@link CostClass}). And a call site belongs to one caller: probing the calls of
  * ggml_barrier inside the graph node loop ignores the barriers operators take internally.
  *
  * <p>x86_64 code is walked instruction by instruction from the function entry with {@link X86Decoder}, so a

@@ -18,7 +18,7 @@ import java.util.function.Consumer;
 /**
  * The SHA-256 of library files only root can change, remembered by their stat in
  * {@code <dir>/stat-<device>-<inode>.json}: both caches keyed by a library's bytes (probe sites, struct layouts)
- * need its hash at every attach, and hashing libllama (several MB) cost ~100 ms of each start. A file is
+ * need its hash at every attach, and hashing libllama (several MB) was a noticeable part of each start. A file is
  * treated as hostile, like the caches' entries: bounded, checked, ignored (with a note) when anything is off.
  */
 public final class ContentHashCache {
@@ -27,7 +27,7 @@ public final class ContentHashCache {
     /** Far above an entry (a few hundred bytes): a bigger file is not read. */
     private static final int MAX_FILE_BYTES = 64 * 1024;
 
-    /** Writing only: reads go through RecordJson (Jackson's first use costs a start ~100 ms; see there). */
+    /** Writing only: reads go through RecordJson (Jackson's first use is dear at start; see there). */
     private static final class Writer {
         static final ObjectMapper JSON = new ObjectMapper();
     }

@@ -481,8 +481,8 @@ public final class ElfFile implements AutoCloseable {
     /**
      * Whether .dynsym defines a function named each of {@code names} (an import, an object or a local does not
      * count). Works on any opening, {@link #openHeaders}'s too: the names are compared in place, no symbol is
-     * decoded. Telling libllama among a target's libraries by decoding its ~6,000 exports (316 KB of C++ names)
-     * took ~45 ms of every start (issue 15); this scan takes well under one.
+     * decoded. Telling libllama among a target's libraries by decoding its thousands of C++ exports was a
+     * noticeable part of every start (issue 15; measurements.md, "Where a start's time goes").
      */
     public boolean exportsFunctions(Set<String> names) throws TargetException {
         List<byte[]> wanted = names.stream().map(name -> name.getBytes(StandardCharsets.UTF_8)).toList();

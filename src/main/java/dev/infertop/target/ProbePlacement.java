@@ -7,9 +7,9 @@ import java.util.HexFormat;
  * Chooses the cheapest safe uprobe address for a function entry.
  *
  * <p>On x86_64 the kernel emulates {@code push reg} (0x50–0x57, or REX.B 0x41 + 0x50–0x57) and relative
- * jmp/call in place, but single-steps everything else, endbr64 included — about 0.8 µs against 9.5 µs per hit
- * on this machine. Libraries built with {@code -fcf-protection} (every prebuilt llama.cpp) begin each function
- * with endbr64, usually followed by the prologue's first push, so probing entry + 4 makes the probe ten times
+ * jmp/call in place, but single-steps everything else, endbr64 included, at several times the cost
+ * ({@link CostClass}). Libraries built with {@code -fcf-protection} (every prebuilt llama.cpp) begin each function
+ * with endbr64, usually followed by the prologue's first push, so probing entry + 4 makes the probe much
  * cheaper. That is safe because endbr64 is a 4-byte no-op outside indirect-branch tracking: every call that
  * executes the entry falls through to entry + 4 exactly once, with registers and stack untouched, and
  * nothing jumps to entry + 4 directly (it is the prologue, not a loop head).

@@ -25,7 +25,7 @@ public final class KeyTable {
 
     public static KeyTable load() {
         KeyTable table = new KeyTable();
-        ConfigFile.readShippedThenUser("keys.conf", table::line);
+        dev.infertop.io.ConfigFiles.readShippedThenUser("keys.conf", table::line);
         return table;
     }
 

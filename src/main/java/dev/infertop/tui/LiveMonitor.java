@@ -28,8 +28,8 @@ import java.util.Map;
  * the session through {@link Controls}; the collector never reads this state.
  *
  * <p>Keys are read by a thread of their own that blocks on the terminal and wakes this loop, so the loop
- * sleeps until something happens: it used to poll for keys 20 times a second, ~0.7 % of a core on this VM
- * (each wake-up ~170 µs), more than the token and graph layers' whole budget.
+ * sleeps until something happens: polling for keys many times a second cost more CPU than the token and graph
+ * layers' whole budget (a timer wake-up is dear on a VM; measurements.md).
  */
 public final class LiveMonitor implements Runnable {
     /** Longest sleep with nothing happening: what needs no event (a status line expiring) waits that long. */

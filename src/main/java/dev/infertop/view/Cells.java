@@ -69,8 +69,8 @@ final class Cells {
 
     /**
      * {@code g.putString(col, row, text)}, reusing one cell per character and style: putString makes and
-     * validates a TextCharacter per cell (a Unicode block lookup, emoji and grapheme checks), which was ~60 %
-     * of the live view's CPU, and a frame's few styles and characters repeat frame after frame. Text with a
+     * validates a TextCharacter per cell (a Unicode block lookup, emoji and grapheme checks), which was most of
+     * the live view's CPU, and a frame's few styles and characters repeat frame after frame. Text with a
      * control, surrogate or double-width character goes to putString, which lays those out.
      */
     private static void putCells(TextGraphics g, int col, int row, String text) {

@@ -4,7 +4,7 @@ import com.googlecode.lanterna.graphics.TextGraphics;
 import dev.infertop.model.BackendTotals;
 import dev.infertop.model.LatencySummary;
 import dev.infertop.model.LayerStatus;
-import dev.infertop.model.ProbeCostEstimate;
+import dev.infertop.model.OverheadEstimate;
 import dev.infertop.model.RunState;
 import dev.infertop.model.SafeText;
 import dev.infertop.model.Snapshot;
@@ -85,10 +85,10 @@ public final class HeaderPanel implements Panel {
             Cells.put(g, col, 1, "", width - col);
         }
 
-        // Cost of watching, on the right of the speed rows: the probes' estimate, infertop's own measurement.
-        // With a budget running, its own estimate (measured hit cost, the kernel's run counts, infertop's CPU).
-        String probes = s.budget().present() ? " " + s.budget().costText()
-                : String.format(Locale.ROOT, " probes ~%.1f%% cpu (est.)", 100 * ProbeCostEstimate.cpuFraction(s));
+        // Cost of watching, on the right of the speed rows: the one estimate every output shows, infertop's own
+        // measurement. The budget's own words where it has an estimate; else the records' hits, and "(guess)"
+        // where no hit cost was measured either.
+        String probes = costText(s);
         String self = ui.selfCpuFraction < 0 ? "" : String.format(Locale.ROOT, " infertop %.1f%% cpu %d MB",
                 100 * ui.selfCpuFraction, ui.selfRssBytes >> 20);
         int costWidth = width >= 80 ? 26 : 0;
@@ -146,5 +146,15 @@ public final class HeaderPanel implements Panel {
             case FOLLOWING -> "TARGET EXITED, waiting for " + followName;
             case RUNNING, STOPPED, REPLAY -> endState.text();
         };
+    }
+
+    /** The header's cost cell for {@code s}: the {@link OverheadEstimate}, in its source's words. */
+    static String costText(Snapshot s) {
+        OverheadEstimate estimate = OverheadEstimate.of(s);
+        if (estimate.source() == OverheadEstimate.Source.BUDGET) {
+            return " " + s.budget().costText();
+        }
+        return String.format(Locale.ROOT, " probes ~%.1f%% cpu (%s)", 100 * estimate.fraction(),
+                estimate.hitCost().measured() ? "est." : "guess");
     }
 }

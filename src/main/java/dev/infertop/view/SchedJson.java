@@ -19,7 +19,7 @@ final class SchedJson {
         node.put("records_per_s", spanNs <= 0 ? 0.0 : Math.round(records * 1e9 / spanNs * 10) / 10.0);
         node.put("kernel_hits", sched.kernelHits());
         node.put("est_cost_core_fraction", spanNs <= 0 ? 0.0
-                : Math.round(ProbeCostEstimate.schedNs(sched) / spanNs * 1e5) / 1e5);
+                : Math.round(ProbeCostEstimate.schedNs(sched, s.budget().hitCost()) / spanNs * 1e5) / 1e5);
         node.put("running_ns", sched.runningNs());
         node.put("runnable_ns", sched.runnableNs());
         node.put("sleeping_ns", sched.sleepingNs());

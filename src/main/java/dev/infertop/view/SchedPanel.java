@@ -37,7 +37,7 @@ public final class SchedPanel implements Panel {
         SchedTotals sched = s.shown().sched();
         long spanNs = OperatorRows.spanNs(s);
         List<Line> lines = new ArrayList<>();
-        lines.add(new Line(Theme.Role.HEADING, heading(sched, spanNs)));
+        lines.add(new Line(Theme.Role.HEADING, heading(sched, spanNs, s.budget().hitCost())));
         String off = offReason(s);
         if (off != null) {
             lines.add(new Line(Theme.Role.DIM, "  sched layer " + off));
@@ -87,13 +87,14 @@ public final class SchedPanel implements Panel {
 
     private record Line(Theme.Role role, String text) {}
 
-    static String heading(SchedTotals sched, long spanNs) {
+    /** The panel's first line: the layer's records and runs, and its cost ("(guess)" where no run was measured). */
+    static String heading(SchedTotals sched, long spanNs, dev.infertop.model.HitCost hit) {
         double seconds = spanNs / 1e9;
         double recordsPerSecond = seconds <= 0 ? 0 : (sched.offRecords() + sched.culpritRecords()) / seconds;
-        double cost = spanNs <= 0 ? 0 : ProbeCostEstimate.schedNs(sched) / spanNs;
+        double cost = spanNs <= 0 ? 0 : ProbeCostEstimate.schedNs(sched, hit) / spanNs;
         return String.format(Locale.ROOT, "THREAD STATES (runnable = waiting for a CPU)  sched %.0f rec/s, "
-                + "%.0f hits/s, ~%.2f%% cpu (est.)", recordsPerSecond,
-                seconds <= 0 ? 0 : sched.kernelHits() / seconds, 100 * cost);
+                + "%.0f hits/s, ~%.2f%% cpu (%s)", recordsPerSecond,
+                seconds <= 0 ? 0 : sched.kernelHits() / seconds, 100 * cost, hit.tracepointMeasured() ? "est." : "guess");
     }
 
     /** Why the panel has nothing to show ("off: switched off live"), or null when the layer runs. */

@@ -52,8 +52,8 @@ public final class DemoClient implements AutoCloseable {
     private void loop(int worker) {
         SplitMix64 random = new SplitMix64(0x5eed + worker);
         while (!closed) {
-            // A byte-level vocabulary: a token per byte. Prompts of 17 to 136 tokens (under half a second of
-            // prefill on the bench model, so every interval shows decoding too), answers of 16 to 96.
+            // A byte-level vocabulary: a token per byte. Prompts of 17 to 136 tokens (short prefills, so every
+            // interval shows decoding too), answers of 16 to 96.
             int repeats = 1 + (int) Long.remainderUnsigned(random.nextLong(), 8);
             int predict = 16 + 8 * (int) Long.remainderUnsigned(random.nextLong(), 11);
             String body = "{\"prompt\":\"" + PROMPT.repeat(repeats) + "\",\"n_predict\":" + predict

@@ -22,7 +22,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  */
 class SequenceTrackerTest {
     private static final long CTX = 0x5000;
-    private final TraceAggregator aggregator = new TraceAggregator(BackendNames.load(), null);
+    private final TraceAggregator aggregator = new TraceAggregator(dev.infertop.io.ConfigFiles.backendNames(), null);
     private final Arena arena = Arena.ofAuto();
     private long clockNs = 1_000_000_000L;
 

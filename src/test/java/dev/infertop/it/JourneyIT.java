@@ -396,12 +396,18 @@ class JourneyIT {
     }
 
     @Test
-    void helpAndTheManPageListEveryOptionWithoutWarnings() throws Exception {
-        String manPage = Files.readString(ROOT.resolve("man/infertop.1"));
+    void helpAndTheManPagesListEveryOptionWithoutWarnings() throws Exception {
         CommandLine root = new CommandLine(new InfertopCommand());
         List<CommandLine> commands = new ArrayList<>(List.of(root));
         commands.addAll(root.getSubcommands().values());
+        List<Path> pages = new ArrayList<>();
         for (CommandLine command : commands) {
+            // As git and perf: infertop.1 for tracing, a page of its own for each command (infertop-report.1, ...).
+            Path page = ROOT.resolve(command == root ? "man/infertop.1"
+                    : "man/infertop-" + command.getCommandName() + ".1");
+            assertTrue(Files.isRegularFile(page), "no man page " + page);
+            pages.add(page);
+            String manPage = Files.readString(page);
             List<String> args = new ArrayList<>(List.of(LAUNCHER.toString()));
             if (command != root) {
                 args.add(command.getCommandName());
@@ -417,17 +423,24 @@ class JourneyIT {
                 assertTrue(text.contains(name), String.join(" ", args) + " does not list " + name);
                 if (!option.usageHelp() && !option.versionHelp()) {
                     assertTrue(manPage.contains(name.replace("-", "\\-")),
-                            "man/infertop.1 does not document " + command.getCommandName() + " " + name);
+                            page.getFileName() + " does not document " + command.getCommandName() + " " + name);
                 }
             }
+            if (command != root) {
+                assertTrue(Files.readString(ROOT.resolve("man/infertop.1"))
+                        .contains("\\fBinfertop\\-" + command.getCommandName() + "\\fR(1)"),
+                        "infertop.1 does not point to " + page.getFileName());
+            }
         }
-        Process man = new ProcessBuilder("man", "--warnings", "-l", ROOT.resolve("man/infertop.1").toString())
-                .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(ProcessBuilder.Redirect.PIPE)
-                .start();
-        String manErrors = new String(man.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertTrue(man.waitFor(60, TimeUnit.SECONDS));
-        assertEquals(0, man.exitValue(), manErrors);
-        assertEquals("", manErrors.strip(), "man infertop warns");
+        for (Path page : pages) {
+            Process man = new ProcessBuilder("man", "--warnings", "-l", page.toString())
+                    .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(ProcessBuilder.Redirect.PIPE)
+                    .start();
+            String manErrors = new String(man.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertTrue(man.waitFor(60, TimeUnit.SECONDS));
+            assertEquals(0, man.exitValue(), manErrors);
+            assertEquals("", manErrors.strip(), "man " + page.getFileName() + " warns");
+        }
     }
 
     /** llama-bench on the tiny model, prompt and decode rounds for as long as a test needs it (killed after). */

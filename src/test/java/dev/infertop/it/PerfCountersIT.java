@@ -65,7 +65,7 @@ class PerfCountersIT {
     @Test
     void softwareEventsOpenPerCpuAndCloseWhenSwitchedOffOrClosed() throws Exception {
         long before = perfFds();
-        CounterSet software = CounterSets.load().choose("software", InfertopProbes.architecture());
+        CounterSet software = dev.infertop.io.ConfigFiles.counterSets().choose("software", InfertopProbes.architecture());
         try (BpfObject object = InfertopProbes.load(0, 64 * 1024, ANY_OFFSETS, null)) {
             PerfCounters counters = new PerfCounters(object, software);
             counters.on();
@@ -96,7 +96,7 @@ class PerfCountersIT {
             PerfEvent.closeFd(probe);
         }
         long before = perfFds();
-        CounterSet hardware = CounterSets.load().choose("x86_64", InfertopProbes.architecture());
+        CounterSet hardware = dev.infertop.io.ConfigFiles.counterSets().choose("x86_64", InfertopProbes.architecture());
         try (BpfObject object = InfertopProbes.load(0, 64 * 1024, ANY_OFFSETS, null)) {
             PerfCounters counters = new PerfCounters(object, hardware);
             counters.on();

@@ -34,7 +34,7 @@ class ReleaseTarballIT {
         run(List.of("tar", "xzf", file.toString(), "-C", unpacked.toString()));
         Path home = unpacked.resolve(name);
         for (String entry : List.of("bin/infertop", "bin/jdk25.sh", "bin/infertop.jar", "man/man1/infertop.1",
-                "config/keys.conf", "INSTALL")) {
+                "man/man1/infertop-report.1", "config/keys.conf", "INSTALL")) {
             assertTrue(Files.exists(home.resolve(entry)), "the tarball holds " + entry);
         }
         String version = name.substring("infertop-".length());

@@ -95,8 +95,8 @@ class MetricsMappingTest {
         assertLine(text, "infertop_decode_calls_total 70.0");
         assertLine(text, "infertop_prefill_tokens_total 64.0");
         assertLine(text, "infertop_decode_tokens_total 69.0");
-        // An encoder pass costs an entry + return pair like a decode call: 13 680 600 + 4 × 1500 ns of 1 s.
-        assertLine(text, "infertop_probe_cost_ratio 0.0136866");
+        // An encoder pass costs an entry + return pair like a decode call: 13 701 600 + 4 × 2 × 800 ns of 1 s.
+        assertLine(text, "infertop_probe_cost_ratio 0.013708");
         String none = openMetrics(frame(Fixtures.snapshot(LayerStatus.State.ON)));
         assertLine(none, "infertop_encode_calls_total 0.0");
         assertLine(none, "infertop_encode_tokens_total 0.0");
@@ -104,9 +104,10 @@ class MetricsMappingTest {
 
     @Test
     void probeCostIsTheEstimateOverTheLastInterval() throws IOException {
-        // 70 decode calls + 70 backend computes + 70 CPU graph computes, entry + return at 1.5 µs each;
-        // 3 threads × 5500 node groups and 69 graphs × 3 threads at 0.8 µs: 13 680 600 ns of a 1 s interval.
-        assertLine(openMetrics(frame(Fixtures.snapshot(LayerStatus.State.ON))), "infertop_probe_cost_ratio 0.0136806");
+        // No budget estimate, no measured hit cost: the records' hits at HitCost.DEFAULT (800 ns). 70 decode calls
+        // + 70 backend computes + 70 CPU graph computes, entry + return: 420 hits; 3 threads × 5500 node groups and
+        // 69 graphs × 3 threads: 16 707 hits; 17 127 × 800 = 13 701 600 ns of a 1 s interval.
+        assertLine(openMetrics(frame(Fixtures.snapshot(LayerStatus.State.ON))), "infertop_probe_cost_ratio 0.0137016");
     }
 
     @Test

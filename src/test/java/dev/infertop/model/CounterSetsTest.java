@@ -35,7 +35,7 @@ class CounterSetsTest {
 
     @Test
     void theShippedFileHasASetPerFamilyAndSoftware() {
-        CounterSets sets = CounterSets.load();
+        CounterSets sets = dev.infertop.io.ConfigFiles.counterSets();
         CounterSet x86 = sets.defaultFor("x86_64");
         assertEquals("x86_64", x86.name());
         assertEquals(64, x86.lineBytes());

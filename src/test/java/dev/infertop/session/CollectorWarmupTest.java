@@ -53,7 +53,7 @@ class CollectorWarmupTest {
     @Test
     void everyTickReachesTheViewAndEveryCallHandedOverIsCounted() {
         CalibratedLayout layout = SyntheticDecodeStreamTest.layout(SyntheticDecodeStreamTest.OPS);
-        BackendNames backends = BackendNames.load();
+        BackendNames backends = dev.infertop.io.ConfigFiles.backendNames();
         Pipeline pipeline = Pipeline.build(layout, backends, 0, () -> 0,
                 (signature, groups, ids, layers) -> false, address -> "");
         List<Snapshot> shown = new ArrayList<>();
@@ -101,7 +101,7 @@ class CollectorWarmupTest {
             }
         };
         Collector.Session session = session(true, last -> {});
-        Pipeline pipeline = Pipeline.build(null, BackendNames.load(), 0, () -> 0,
+        Pipeline pipeline = Pipeline.build(null, dev.infertop.io.ConfigFiles.backendNames(), 0, () -> 0,
                 (signature, groups, ids, layers) -> false, address -> "");
         List<Snapshot> shown = new java.util.concurrent.CopyOnWriteArrayList<>();
         Collector collector = new Collector(ring, pipeline.aggregator(), pipeline.decoder(), () -> 0, shown::add,
@@ -128,7 +128,7 @@ class CollectorWarmupTest {
             finals.add(last);
             shownWhenFinal.set(shown.size());
         });
-        Pipeline pipeline = Pipeline.build(null, BackendNames.load(), 0, () -> 0,
+        Pipeline pipeline = Pipeline.build(null, dev.infertop.io.ConfigFiles.backendNames(), 0, () -> 0,
                 (signature, groups, ids, layers) -> false, address -> "");
         Collector collector = new Collector(new EmptyRing(), pipeline.aggregator(), pipeline.decoder(), () -> 7,
                 shown::add, session);

@@ -5,7 +5,7 @@ import com.code_intelligence.jazzer.junit.FuzzTest;
 
 /**
  * {@code --op-when} text: parsed into a rule with a finite threshold, or refused with one UserError line; no
- * other exception. Seeds in OperatorRuleFuzzTestInputs/parse; see FUZZING in the README for fuzzing mode.
+ * other exception. Seeds in OperatorRuleFuzzTestInputs/parse; see "Build and test" in the README for fuzzing mode.
  */
 class OperatorRuleFuzzTest {
     @FuzzTest(maxDuration = "10s")

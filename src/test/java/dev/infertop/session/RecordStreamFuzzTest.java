@@ -56,7 +56,7 @@ class RecordStreamFuzzTest {
     static final TypeTable TYPES = types();
     static final CalibratedLayout LAYOUT = layout();
 
-    private static final BackendNames BACKENDS = BackendNames.load();
+    private static final BackendNames BACKENDS = dev.infertop.io.ConfigFiles.backendNames();
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final TargetInfo TARGET = new TargetInfo(4242, "llama-server", "/m/model.gguf", List.of());
     private static final List<LayerStatus> LAYERS = Arrays.stream(Layer.values())

@@ -42,7 +42,7 @@ class SyntheticDecodeStreamTest {
 
     /** The stream through a pipeline built as a traced session builds it, a snapshot every CALLS_PER_TICK calls. */
     private static Run run(CalibratedLayout layout) {
-        BackendNames backends = BackendNames.load();
+        BackendNames backends = dev.infertop.io.ConfigFiles.backendNames();
         Pipeline pipeline = Pipeline.build(layout, backends, 0, () -> 0,
                 (signature, groups, ids, layers) -> false, address -> "");
         List<Snapshot> shown = new ArrayList<>();

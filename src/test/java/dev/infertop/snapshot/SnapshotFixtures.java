@@ -62,7 +62,7 @@ public final class SnapshotFixtures {
 
     public static Run run(SnapshotOptions options) {
         NameTable names = new NameTable();
-        TraceAggregator aggregator = new TraceAggregator(BackendNames.load(), new OperatorAggregator(NAMING, names));
+        TraceAggregator aggregator = new TraceAggregator(dev.infertop.io.ConfigFiles.backendNames(), new OperatorAggregator(NAMING, names));
         List<Snapshot> shown = new ArrayList<>();
         List<String> notices = new ArrayList<>();
         SnapshotView view = shown::add;

@@ -24,7 +24,7 @@ class SnapshotTakerTest {
 
     private final List<String> notices = new CopyOnWriteArrayList<>();
     private final List<Snapshot> shown = new CopyOnWriteArrayList<>();
-    private final TraceAggregator aggregator = new TraceAggregator(BackendNames.load(), null);
+    private final TraceAggregator aggregator = new TraceAggregator(dev.infertop.io.ConfigFiles.backendNames(), null);
 
     private SnapshotTaker taker(double everySeconds, boolean onExit) {
         return new SnapshotTaker(shown::add, aggregator, new NameTable(),

@@ -16,12 +16,22 @@ class SchedJsonTest {
     }
 
     @Test
+    void theSchedCostUsesTheTracepointRunTimeTheKernelMeasured() throws Exception {
+        Snapshot measured = withSched(Fixtures.sched()).withBudget(new dev.infertop.model.BudgetStatus(1, 1.0, 1.0, 1,
+                "every graph", 1.0, new dev.infertop.model.HitCost(5_500, true, 450)));
+        JsonNode sched = new ObjectMapper().readTree(JsonLinesView.toJson(measured)).get("sched");
+        assertEquals(0.009, sched.get("est_cost_core_fraction").asDouble(), 1e-12); // 20 000 x 450 ns in 1 s
+        org.junit.jupiter.api.Assertions.assertTrue(SchedPanel.heading(measured.interval().sched(),
+                1_000_000_000L, measured.budget().hitCost()).endsWith("~0.90% cpu (est.)"));
+    }
+
+    @Test
     void schedFieldsCarryThreadStatesOpsAndInterferers() throws Exception {
         JsonNode sched = new ObjectMapper().readTree(JsonLinesView.toJson(withSched(Fixtures.sched()))).get("sched");
         assertEquals(1300, sched.get("records").asLong());
         assertEquals(1300.0, sched.get("records_per_s").asDouble());
         assertEquals(20_000, sched.get("kernel_hits").asLong());
-        assertEquals(0.006, sched.get("est_cost_core_fraction").asDouble(), 1e-12); // 20 000 x 300 ns in 1 s
+        assertEquals(0.006, sched.get("est_cost_core_fraction").asDouble(), 1e-12); // 20 000 x 300 ns (nothing measured) in 1 s
         assertEquals(1_400_000_000L, sched.get("running_ns").asLong());
         assertEquals(400_000_000L, sched.get("runnable_ns").asLong());
         assertEquals(200_000_000L, sched.get("sleeping_ns").asLong());

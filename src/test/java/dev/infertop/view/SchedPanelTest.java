@@ -63,7 +63,7 @@ class SchedPanelTest {
         render(withSched(LayerStatus.State.ON, ""));
         // Span 1 s: 1300 records, 20 000 hits, 20 000 x 300 ns = 0.6 % of a core.
         int heading = rowStartingWith("THREAD STATES");
-        assertTrue(row(terminal, heading).contains("sched 1300 rec/s, 20000 hits/s, ~0.60% cpu (est.)"),
+        assertTrue(row(terminal, heading).contains("sched 1300 rec/s, 20000 hits/s, ~0.60% cpu (guess)"),
                 row(terminal, heading));
         assertEquals("  TID        RUN%  WAIT% SLEEP%  SWITCHES PREEMPTED", row(terminal, heading + 1).stripTrailing());
         // 101: 600/300/100 ms of 1000 ms.

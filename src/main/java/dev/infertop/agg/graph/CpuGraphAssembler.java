@@ -40,8 +40,8 @@ public final class CpuGraphAssembler {
     private int fusedFromTid = -1;
     /**
      * The fused groups of the graph whose nodes were read last. A reused graph runs the same fusion, so the
-     * probes stop reporting fused calls for it (a ring-buffer record per fused call per thread saved, ~66 per
-     * token on the bench model) and it inherits these; a different fusion would not match its barrier count.
+     * probes stop reporting fused calls for it (a ring-buffer record per fused call per thread saved: dozens a
+     * token on a llama-style model) and it inherits these; a different fusion would not match its barrier count.
      */
     private final List<long[]> readGraphFusedGroups = new ArrayList<>();
     /** Patterns to infer fused groups with while the fused calls are not probed (null: every group reported). */

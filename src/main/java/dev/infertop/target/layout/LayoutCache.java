@@ -22,7 +22,7 @@ public final class LayoutCache {
     /** Bumped when the JSON shape or the calibration method changes: older entries are then recalibrated. */
     static final int FORMAT_VERSION = 3;
 
-    /** Writing only: reads go through RecordJson (Jackson's first use costs a start ~100 ms; see there). */
+    /** Writing only: reads go through RecordJson (Jackson's first use is dear at start; see there). */
     private static final class Writer {
         static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
     }

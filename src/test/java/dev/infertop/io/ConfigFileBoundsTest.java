@@ -1,4 +1,4 @@
-package dev.infertop.model;
+package dev.infertop.io;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -24,7 +24,7 @@ class ConfigFileBoundsTest {
         System.setProperty("user.home", home.toString());
         try {
             return assertTimeoutPreemptively(Duration.ofSeconds(10), () -> assertThrows(IllegalArgumentException.class,
-                    () -> ConfigFile.readShippedThenUser(name, (line, where) -> { })).getMessage());
+                    () -> ConfigFiles.readShippedThenUser(name, (line, where) -> { })).getMessage());
         } finally {
             System.setProperty("user.home", saved);
         }
@@ -41,7 +41,7 @@ class ConfigFileBoundsTest {
     void aHugeUsersConfigIsRefusedUnread() throws Exception {
         Path config = Files.createDirectories(home.resolve(".config/infertop")).resolve("backends.conf");
         try (RandomAccessFile file = new RandomAccessFile(config.toFile(), "rw")) {
-            file.setLength(ConfigFile.MAX_USER_FILE_BYTES + 1);
+            file.setLength(ConfigFiles.MAX_USER_FILE_BYTES + 1);
         }
         assertEquals(config + ": too large (1048577 bytes, at most 1048576 read)", refusal("backends.conf"));
     }
