@@ -3,7 +3,7 @@
 # /init runs it and powers off): installs infertop from the release tarball as a board would, and traces the
 # cross-built llama-bench. Everything it writes goes to /share, which the host reads afterwards.
 # Parameters come from /share/params (shell assignments written by arm64-stage.sh): BENCH_ARGS, MOE_BENCH_ARGS,
-# LLAMA_DIR, PATIENCE.
+# LIVE_BENCH_ARGS, LLAMA_DIR, PATIENCE.
 set -u
 cd /tmp
 share=/share
@@ -57,7 +57,7 @@ for attempt in 1 2; do
   rm -f /tmp/keys && mkfifo /tmp/keys
   feeder >/tmp/keys &
   feeder_pid=$!
-  TERM=xterm-256color script -q -e -c "stty rows 30 cols 110; exec $infertop --patience $PATIENCE -- $LLAMA_DIR/llama-bench -m /tmp/model.gguf $BENCH_ARGS" "$share/live.typescript" </tmp/keys >/dev/null 2>&1
+  TERM=xterm-256color script -q -e -c "stty rows 30 cols 110; exec $infertop --patience $PATIENCE -- $LLAMA_DIR/llama-bench -m /tmp/model.gguf $LIVE_BENCH_ARGS" "$share/live.typescript" </tmp/keys >/dev/null 2>&1
   echo $? >"$share/live.rc"
   kill "$feeder_pid" 2>/dev/null
   pkill -x llama-bench 2>/dev/null
