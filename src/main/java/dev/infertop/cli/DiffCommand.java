@@ -28,9 +28,9 @@ import java.util.concurrent.Callable;
  * that have nothing to compare.
  */
 @Command(name = "diff", mixinStandardHelpOptions = true, sortOptions = false,
-        description = {"Compare two runs (snapshot directories or --json logs) per generated token: tokens/s, TTFT and",
-                "TPOT, and per op type time per token with a Mann-Whitney rank test over the runs' intervals.",
-                "Exit 1 with --fail-on PCT on a significant regression beyond PCT %; 2 on unreadable input."})
+        description = {"Compare two runs (snapshot directories or --json logs) per generated token: tokens/s, TTFT,",
+                "TPOT, and per op type time per token, with a Mann-Whitney rank test over the runs' intervals.",
+                "Exit 1 with --fail-on PCT on a significant regression beyond PCT %%; 2 on unreadable input."})
 final class DiffCommand implements Callable<Integer> {
     /** Input that cannot be read, or two runs with nothing to compare. */
     static final int EXIT_BAD_INPUT = 2;

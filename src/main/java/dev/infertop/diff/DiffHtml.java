@@ -48,10 +48,10 @@ public final class DiffHtml {
             page.append("<p>note: ").append(escape(note)).append("</p>\n");
         }
         section(page, "Time per generated token by op type: A (blue) beside B (red)", opBars(diff));
+        // B before A in the line plots: the plots' first colour is red, B's in the bars.
         section(page, "Decode time per generated token, interval by interval (what the rank test compares)",
-                intervals(List.of(diff.a().decodeSamples().length > 0 ? diff.a().series("tpot",
-                        stepsPerToken(diff.a())) : List.of(), diff.b().series("tpot", stepsPerToken(diff.b()))),
-                        List.of("A decode", "B decode")));
+                intervals(List.of(diff.b().series("tpot", stepsPerToken(diff.b())),
+                        diff.a().series("tpot", stepsPerToken(diff.a()))), List.of("B decode", "A decode")));
         section(page, "The biggest movers' time per generated token, interval by interval", movers(diff));
         section(page, "TPOT percentiles of A and B (latency.hlog)", tpotPercentiles(diff));
         page.append("<h2>Tokens</h2>\n<table><tr><th></th><th>A</th><th>B</th><th>change</th><th>p (adjusted)</th>"
@@ -69,8 +69,7 @@ public final class DiffHtml {
                             op.b() == null ? Double.NaN : op.b().callsPerToken(), "%.1f")).append("</td><td>")
                     .append(DiffText.pair(op.a() == null ? Double.NaN : op.a().gbPerS(),
                             op.b() == null ? Double.NaN : op.b().gbPerS(), "%.2f")).append("</td><td>")
-                    .append(escape((op.a() == null ? "-" : op.a().verdict()) + " > "
-                            + (op.b() == null ? "-" : op.b().verdict()))).append("</td></tr>\n");
+                    .append(escape(DiffText.verdict(op.a()) + " > " + DiffText.verdict(op.b()))).append("</td></tr>\n");
         }
         row(page, diff.outside().name(), diff.outside());
         row(page, "total", diff.total());
@@ -167,7 +166,7 @@ public final class DiffHtml {
         Histogram b = diff.b().run().histograms().get("tpot");
         List<double[][]> series = new ArrayList<>();
         List<String> names = new ArrayList<>();
-        for (Object[] side : new Object[][] {{"A TPOT", a}, {"B TPOT", b}}) {
+        for (Object[] side : new Object[][] {{"B TPOT", b}, {"A TPOT", a}}) {
             Histogram histogram = (Histogram) side[1];
             if (histogram == null || histogram.getTotalCount() == 0) {
                 continue;

@@ -107,7 +107,7 @@ public final class DiffText {
         };
     }
 
-    private static String verdict(RunMetrics.Op op) {
+    static String verdict(RunMetrics.Op op) {
         return op == null || op.verdict().isEmpty() ? "-" : op.verdict().split(":")[0];
     }
 
