@@ -17,7 +17,8 @@ public final class DiffText {
                 diff.b().run().path(), diff.b().run().source());
         Identity.Comparison identity = diff.identity();
         if (identity.differs().isEmpty()) {
-            out.println("what differs: nothing recorded (same command, model, build, threads, layers, shapes)");
+            out.println("what differs: nothing recorded (same " + String.join(", ", identity.same().stream()
+                    .map(Identity.Property::name).toList()) + ", op shapes)");
         } else {
             out.println("what differs:");
             for (Identity.Property property : identity.differs()) {
@@ -37,7 +38,7 @@ public final class DiffText {
         out.println();
         if (diff.ops().isEmpty()) {
             out.println("per op type: no op figures in " + (diff.a().ops().isEmpty() ? "A" : "B")
-                    + " (operator layer off, or no graph traced)");
+                    + " (operator layer off, or no graph traced): compare the token figures only");
         } else {
             printOps(diff, out);
         }

@@ -16,6 +16,9 @@ import java.util.Objects;
  * lists what differs at its top, so a change in time can be read against a change in what ran.
  */
 public final class Identity {
+    /** A property a run does not record (a --json log has no library identity). */
+    static final String NOT_RECORDED = "not recorded";
+
     private Identity() {}
 
     /** One property of both runs. */
@@ -44,7 +47,8 @@ public final class Identity {
             all.add(new Property("shape " + shape.getKey(), shape.getValue()[0], shape.getValue()[1]));
         }
         List<Property> differs = all.stream().filter(Property::differs).toList();
-        List<Property> same = all.stream().filter(p -> !p.differs() && !p.name().startsWith("shape ")).toList();
+        List<Property> same = all.stream().filter(p -> !p.differs() && !p.name().startsWith("shape ")
+                && !p.a().equals(NOT_RECORDED)).toList();
         List<String> notes = new ArrayList<>();
         note(notes, "A", a);
         note(notes, "B", b);
@@ -88,7 +92,7 @@ public final class Identity {
     static String build(RunRecord run) {
         JsonNode libraries = run.meta().path("target").path("libraries");
         if (!libraries.isArray() || libraries.isEmpty()) {
-            return "not recorded";
+            return NOT_RECORDED;
         }
         List<String> parts = new ArrayList<>();
         for (JsonNode library : libraries) {

@@ -41,8 +41,13 @@ public record RunDiff(RunMetrics a, RunMetrics b, Identity.Comparison identity, 
         rates.add(Change.tested("prefill time per prompt token", "ms", msPer(a.prefillBusyMs(), a.tokensPrefill()),
                 msPer(b.prefillBusyMs(), b.tokensPrefill()), a.prefillSamples(), b.prefillSamples(), true));
         tested.addAll(rates);
-        Set<String> names = new LinkedHashSet<>(a.ops().keySet());
-        names.addAll(b.ops().keySet());
+        // Ops in both runs' tables; none when either run has no op figures (its operator layer off): a missing
+        // side is then unknown, not zero.
+        Set<String> names = new LinkedHashSet<>();
+        if (!a.ops().isEmpty() && !b.ops().isEmpty()) {
+            names.addAll(a.ops().keySet());
+            names.addAll(b.ops().keySet());
+        }
         List<OpChange> ops = new ArrayList<>();
         for (String op : names) {
             RunMetrics.Op opA = a.ops().get(op);

@@ -139,6 +139,18 @@ class RunDiffTest {
     }
 
     @Test
+    void aRunWithoutOpFiguresGivesNoOpRowsRatherThanZeros() throws DiffInputException {
+        var b = DiffFixtures.run("b", 80, 8, 0.003);
+        ((com.fasterxml.jackson.databind.node.ObjectNode) b.totals()).put("op_graphs", 0);
+        RunDiff diff = DiffFixtures.diff(DiffFixtures.run("a", 100, 6, 0), b);
+        assertEquals(List.of(), diff.ops());
+        assertEquals(1, diff.testedCount(), "decode only");
+        assertTrue(diff.identity().notes().contains("B: no graph traced by the operator layer: no op figures"),
+                diff.identity().notes().toString());
+        assertEquals(12.5, diff.outside().b(), 1e-9, "all of B's time is outside traced ops");
+    }
+
+    @Test
     void runsWithNothingInCommonAreRefused() {
         var a = DiffFixtures.run("a", 100, 6, 0);
         var empty = DiffFixtures.run("b", 100, 6, 0);
