@@ -38,7 +38,7 @@ public final class RunMetrics {
         for (Iterator<Map.Entry<String, JsonNode>> it = t.path("ops").fields(); it.hasNext(); ) {
             Map.Entry<String, JsonNode> entry = it.next();
             JsonNode op = entry.getValue();
-            if (op.path("groups").asLong() == 0 || tokens == 0) {
+            if (op.path("groups").asLong() == 0 || tokens == 0 || scale == 0) {
                 continue;
             }
             JsonNode roof = t.path("roofline").path("ops").path(entry.getKey());
