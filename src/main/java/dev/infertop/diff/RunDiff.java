@@ -98,9 +98,10 @@ public record RunDiff(RunMetrics a, RunMetrics b, Identity.Comparison identity, 
         List<Change> regressed = new ArrayList<>();
         Change decodeTime = rate(DECODE_TIME);
         Change decodeRate = rate(DECODE_RATE);
-        // The rate's fall, with the significance of the time per token it is the inverse of.
+        // The rate's fall, with the test of the time per token it is the inverse of.
         if (decodeTime.significant() && decodeRate.deltaPercent() < -percent) {
-            regressed.add(decodeRate);
+            regressed.add(new Change(decodeRate.name(), decodeRate.unit(), decodeRate.a(), decodeRate.b(),
+                    decodeTime.p(), decodeTime.pAdjusted(), decodeTime.samplesA(), decodeTime.samplesB(), false));
         }
         for (OpChange op : ops) {
             if (op.time().regressedBeyond(percent)) {

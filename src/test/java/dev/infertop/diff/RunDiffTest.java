@@ -69,6 +69,7 @@ class RunDiffTest {
         // decode 100 → 80 tok/s is −20 %: not beyond 20; MUL_MAT +33 % is
         assertEquals(List.of("MUL_MAT"), diff.regressions(20).stream().map(Change::name).toList());
         assertEquals(List.of("decode tokens/s", "MUL_MAT"), diff.regressions(10).stream().map(Change::name).toList());
+        assertEquals(3 * SEPARATED_P, diff.regressions(10).getFirst().pAdjusted(), 1e-15, "the decode time's test");
         assertEquals(List.of(), diff.regressions(40).stream().map(Change::name).toList());
         RunDiff faster = DiffFixtures.diff(DiffFixtures.run("b", 80, 8, 0.003), DiffFixtures.run("a", 100, 6, 0));
         assertEquals(List.of(), faster.regressions(0), "an improvement never fails");

@@ -64,28 +64,10 @@ final class InfertopProcess implements AutoCloseable {
         return startThroughShell("umask " + umask, args);
     }
 
-    /**
-     * infertop, and the command it launches, at nice -10 in a session of their own whose autogroup is at -10 too
-     * (sched(7): with autogroups a nice value weighs only within its session): timing tests on a machine that other
-     * jobs keep busy, as a benchmark is run at a raised priority. setsid execs (the pid stays the JVM's).
-     */
-    static InfertopProcess startRaised(String... args) throws IOException {
-        return startThroughShell("/usr/bin/setsid", "echo -10 > /proc/self/autogroup; renice -n -10 -p $$ >/dev/null",
-                args);
-    }
-
     /** infertop started by a shell that runs {@code setup} and then execs the JVM (the pid stays the JVM's). */
     private static InfertopProcess startThroughShell(String setup, String... args) throws IOException {
-        return startThroughShell(null, setup, args);
-    }
-
-    private static InfertopProcess startThroughShell(String wrapper, String setup, String... args) throws IOException {
         String java = ProcessHandle.current().info().command().orElse("java");
-        List<String> command = new ArrayList<>();
-        if (wrapper != null) {
-            command.add(wrapper);
-        }
-        command.addAll(List.of("/bin/sh", "-c",
+        List<String> command = new ArrayList<>(List.of("/bin/sh", "-c",
                 setup + "; exec \"$@\"", "sh", java));
         command.addAll(dev.infertop.cli.JvmOptions.forLauncher());
         command.addAll(List.of("-jar", Requirements.jar().toString()));
