@@ -93,7 +93,10 @@ public record RunDiff(RunMetrics a, RunMetrics b, Identity.Comparison identity, 
         return tokens == 0 ? Double.NaN : ms / tokens;
     }
 
-    /** The changes that regressed beyond {@code percent} with significance: the decode rate and each op's time. */
+    /**
+     * The changes that regressed beyond {@code percent} with significance: the decode rate, and each op's time per
+     * token where its rise is also at least 1 % of A's total time per token.
+     */
     public List<Change> regressions(double percent) {
         List<Change> regressed = new ArrayList<>();
         Change decodeTime = rate(DECODE_TIME);
@@ -104,12 +107,18 @@ public record RunDiff(RunMetrics a, RunMetrics b, Identity.Comparison identity, 
                     decodeTime.p(), decodeTime.pAdjusted(), decodeTime.samplesA(), decodeTime.samplesB(), false));
         }
         for (OpChange op : ops) {
-            if (op.time().regressedBeyond(percent)) {
+            if (op.time().regressedBeyond(percent) && op.time().delta() >= GATE_FLOOR_OF_TOTAL * total.a()) {
                 regressed.add(op.time());
             }
         }
         return regressed;
     }
+
+    /**
+     * The least rise, as a share of A's total time per token, that lets an op fail --fail-on: a small op (ADD at a
+     * few microseconds a call) can double from one run to the next on a busy machine, and moves the token by less.
+     */
+    static final double GATE_FLOOR_OF_TOTAL = 0.01;
 
     static final String DECODE_TIME = "decode time per generated token";
     static final String DECODE_RATE = "decode tokens/s";

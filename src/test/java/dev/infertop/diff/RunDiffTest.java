@@ -71,6 +71,21 @@ class RunDiffTest {
         assertEquals(List.of("decode tokens/s", "MUL_MAT"), diff.regressions(10).stream().map(Change::name).toList());
         assertEquals(3 * SEPARATED_P, diff.regressions(10).getFirst().pAdjusted(), 1e-15, "the decode time's test");
         assertEquals(List.of(), diff.regressions(40).stream().map(Change::name).toList());
+        // ADD twice as slow in B, significantly: 1 ms of a 10 ms token is a gate's business, 0.04 ms is not.
+        RunRecord slowAdd = DiffFixtures.run("b", 100, 6, 0.003);
+        var addB = (com.fasterxml.jackson.databind.node.ObjectNode) slowAdd.totals().path("ops").path("ADD");
+        addB.put("wall_ms", 200.0);
+        shiftAdd(slowAdd, 2);
+        RunDiff doubled = DiffFixtures.diff(DiffFixtures.run("a", 100, 6, 0), slowAdd);
+        assertEquals(List.of("ADD"), doubled.regressions(50).stream().map(Change::name).toList());
+        RunRecord smallA = DiffFixtures.run("a", 100, 6, 0);
+        ((com.fasterxml.jackson.databind.node.ObjectNode) smallA.totals().path("ops").path("ADD")).put("wall_ms", 4.0);
+        addB.put("wall_ms", 8.0);
+        shiftAdd(smallA, 0.04); // 0.01 ms a call, 4 calls: 0.04 ms a token
+        shiftAdd(slowAdd, 0.08); // 0.08 ms a token: +100 %, and 0.4 % of A's 10 ms
+        RunDiff small = DiffFixtures.diff(smallA, slowAdd);
+        assertTrue(small.ops().stream().anyMatch(o -> o.op().equals("ADD") && o.time().significant()), "tested");
+        assertEquals(List.of(), small.regressions(50).stream().map(Change::name).toList(), "below 1 % of a token");
         RunDiff faster = DiffFixtures.diff(DiffFixtures.run("b", 80, 8, 0.003), DiffFixtures.run("a", 100, 6, 0));
         assertEquals(List.of(), faster.regressions(0), "an improvement never fails");
         RunDiff same = DiffFixtures.diff(DiffFixtures.run("a", 100, 6, 0), DiffFixtures.run("a2", 100, 6, 0.0005));
@@ -105,6 +120,16 @@ class RunDiffTest {
         assertEquals("total                     10.0000    12.5000    +2.5000   +25.0%", lines.get(add + 2));
         assertEquals("3 figures tested, 2 changed significantly (* Mann-Whitney U over intervals, Holm-adjusted p < "
                 + "0.05; ~ not significant)", lines.getLast());
+    }
+
+    /** Scales a run's ADD interval samples (the fixture's interleaved ones) by {@code factor}, keyed apart by 1 ‰. */
+    private static void shiftAdd(RunRecord run, double factor) {
+        var intervals = run.intervals("op:ADD");
+        for (int i = 0; i < intervals.size(); i++) {
+            RunRecord.Interval interval = intervals.get(i);
+            ((java.util.List<RunRecord.Interval>) intervals).set(i, new RunRecord.Interval(interval.startS(),
+                    interval.count(), 0.25 * factor * (1 + 0.001 * i)));
+        }
     }
 
     private static int indexOfStart(List<String> lines, String prefix) {

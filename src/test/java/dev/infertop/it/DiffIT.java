@@ -20,8 +20,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * {@code infertop diff} on snapshots of real traced llama-bench runs of a small dense model (26 M parameters, two
- * layers of n_embd 1024, so that its matmuls dominate a token): two runs of the same thing show no significant
- * change; the model against its Q4_0 copy (llama.cpp's llama-quantize) shows MUL_MAT's time and bytes per token
+ * layers of n_embd 1024, so that its matmuls dominate a token): runs of the same thing show the same graph and pass
+ * the gate, and one run's intervals dealt into two halves show no significant change; the model against its Q4_0 copy (llama.cpp's llama-quantize) shows MUL_MAT's time and bytes per token
  * falling, with a total per token that is the runs' own decode rate; one thread against two shows the barrier wait
  * the second thread brings; {@code --fail-on} exits 0 and 1 on those, and a missing or damaged snapshot is one line
  * and exit status 2. The same runs' --json logs diff as their snapshots do, and report still reads the snapshots.
@@ -75,6 +75,27 @@ class DiffIT {
         return dir;
     }
 
+    /**
+     * The --json log {@code log} with every other interval object (from the {@code first}th) and its final object:
+     * half of one run's samples, with the whole run's totals.
+     */
+    private static Path halves(Path log, int first) throws Exception {
+        List<String> lines = Files.readAllLines(log);
+        List<String> half = new ArrayList<>();
+        int interval = 0;
+        for (String line : lines) {
+            JsonNode node = JSON.readTree(line);
+            if (node.path("final").asBoolean()) {
+                half.add(line);
+            } else if (interval++ % 2 == first) {
+                half.add(line);
+            }
+        }
+        Path out = work.resolve(log.getFileName() + ".half" + first);
+        Files.write(out, half);
+        return out;
+    }
+
     private record Result(int exit, List<String> stdout, List<String> stderr) {
         JsonNode json() throws Exception {
             return JSON.readTree(String.join("\n", stdout));
@@ -121,16 +142,34 @@ class DiffIT {
         Path quant = run("q4_0", q4, 1, 48, 40);
         Path twoThreads = run("f16-t2", f16, 2, 48, 12);
 
-        // The same model, build and flags, three runs: no significant change in any pair, and --fail-on passes.
+        // The same model, build and flags, three runs one after the other: the same graph (calls and bytes per
+        // token), nothing differs, and the gate passes. Whether the rank test calls their difference significant
+        // depends on the machine: two runs of this on the shared 2-core VM differed by up to 2x in decode rate
+        // (man infertop, DIFF: what the test cannot see), so that is printed, not asserted, here.
         for (Path[] pair : new Path[][] {{first, second}, {second, third}}) {
-            Result text = diff(pair[0].toString(), pair[1].toString(), "--fail-on", "10");
+            Result text = diff(pair[0].toString(), pair[1].toString(), "--fail-on", "50");
             System.out.println("diff: identical pair\n" + text.text());
             assertEquals(0, text.exit(), text.text() + "\n" + String.join("\n", text.stderr()));
             assertTrue(text.text().contains("what differs: nothing recorded"), text.text());
             JsonNode same = diff(pair[0].toString(), pair[1].toString(), "--json").json();
-            assertEquals(0, same.path("significant").asInt(), "identical runs: " + same);
             assertTrue(same.path("tested").asInt() >= 5, same.toString());
+            for (JsonNode op : same.path("ops")) {
+                assertEquals(op.path("a_figures").path("calls_per_token").asDouble(),
+                        op.path("b_figures").path("calls_per_token").asDouble(), 0.01, op.toString());
+                assertEquals(op.path("a_figures").path("bytes_per_token").asDouble(),
+                        op.path("b_figures").path("bytes_per_token").asDouble(),
+                        0.01 * op.path("a_figures").path("bytes_per_token").asDouble(), op.toString());
+            }
+            System.out.println("diff: identical pair: " + same.path("significant").asInt() + " of "
+                    + same.path("tested").asInt() + " figures significant");
         }
+        // Samples of the same conditions: one run's intervals dealt alternately into two logs (each with the run's
+        // totals): nothing may be significant. This is the test's own false-positive guard, free of run-to-run drift.
+        JsonNode halves = diff(halves(work.resolve("f16-1.jsonl"), 0).toString(),
+                halves(work.resolve("f16-1.jsonl"), 1).toString(), "--json").json();
+        assertTrue(halves.path("tested").asInt() >= 5 && tokens(halves, "decode time per generated token")
+                .path("intervals_a").asInt() >= 4, halves.toString());
+        assertEquals(0, halves.path("significant").asInt(), "alternate intervals of one run: " + halves);
 
         // F16 against its Q4_0 copy (the quantized run four times as long: compared per generated token).
         Result quantText = diff(first.toString(), quant.toString(), "--html", work.resolve("q.html").toString());
