@@ -177,6 +177,36 @@ class RunDiffTest {
     }
 
     @Test
+    void expertSharesAreComparedWhenBothRunsHaveThem() throws DiffInputException {
+        var a = DiffFixtures.run("a", 100, 6, 0);
+        var b = DiffFixtures.run("b", 100, 6, 0.003);
+        // A: expert 0 takes 3 of 4 selections; B: the two share them evenly (two layers, prompt and generation)
+        moe(a, "[2,1]", "[1,0]", "[0,0]", "[0,0]");
+        moe(b, "[1,1]", "[0,0]", "[1,1]", "[0,0]");
+        List<Change> experts = DiffFixtures.diff(a, b).experts();
+        assertEquals(List.of("expert 0", "expert 1"), experts.stream().map(Change::name).toList());
+        assertEquals(75, experts.get(0).a(), 1e-9);
+        assertEquals(50, experts.get(0).b(), 1e-9);
+        assertEquals(25, experts.get(1).a(), 1e-9);
+        assertEquals(List.of(), DiffFixtures.diff(a, DiffFixtures.run("c", 100, 6, 0)).experts(), "one run only");
+    }
+
+    private static void moe(RunRecord run, String prefill0, String decode0, String prefill1, String decode1) {
+        try {
+            var mapper = new com.fasterxml.jackson.databind.ObjectMapper();
+            var moe = ((com.fasterxml.jackson.databind.node.ObjectNode) run.totals()).putObject("moe");
+            moe.put("experts", 2);
+            var layers = moe.putObject("layers");
+            layers.putObject("0").set("prefill", mapper.readTree(prefill0));
+            ((com.fasterxml.jackson.databind.node.ObjectNode) layers.path("0")).set("decode", mapper.readTree(decode0));
+            layers.putObject("1").set("prefill", mapper.readTree(prefill1));
+            ((com.fasterxml.jackson.databind.node.ObjectNode) layers.path("1")).set("decode", mapper.readTree(decode1));
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    @Test
     void runsWithNothingInCommonAreRefused() {
         var a = DiffFixtures.run("a", 100, 6, 0);
         var empty = DiffFixtures.run("b", 100, 6, 0);
