@@ -21,7 +21,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * {@code infertop diff} on snapshots of real traced llama-bench runs of a small dense model (26 M parameters, two
  * layers of n_embd 1024, so that its matmuls dominate a token): runs of the same thing show the same graph and pass
- * the gate, and one run's intervals dealt into two halves show no significant change; the model against its Q4_0 copy (llama.cpp's llama-quantize) shows MUL_MAT's time and bytes per token
+ * the gate, and a run's intervals dealt into two halves show no significant change (in at least two of three runs); the model against its Q4_0 copy (llama.cpp's llama-quantize) shows MUL_MAT's time and bytes per token
  * falling, with a total per token that is the runs' own decode rate; one thread against two shows the barrier wait
  * the second thread brings; {@code --fail-on} exits 0 and 1 on those, and a missing or damaged snapshot is one line
  * and exit status 2. The same runs' --json logs diff as their snapshots do, and report still reads the snapshots.
@@ -163,13 +163,24 @@ class DiffIT {
             System.out.println("diff: identical pair: " + same.path("significant").asInt() + " of "
                     + same.path("tested").asInt() + " figures significant");
         }
-        // Samples of the same conditions: one run's intervals dealt alternately into two logs (each with the run's
-        // totals): nothing may be significant. This is the test's own false-positive guard, free of run-to-run drift.
-        JsonNode halves = diff(halves(work.resolve("f16-1.jsonl"), 0).toString(),
-                halves(work.resolve("f16-1.jsonl"), 1).toString(), "--json").json();
-        assertTrue(halves.path("tested").asInt() >= 5 && tokens(halves, "decode time per generated token")
-                .path("intervals_a").asInt() >= 4, halves.toString());
-        assertEquals(0, halves.path("significant").asInt(), "alternate intervals of one run: " + halves);
+        // Samples of the same conditions: each run's intervals dealt alternately into two logs (each with the run's
+        // totals), free of run-to-run drift. Holm keeps a false positive below 5 % a diff: two or more of three
+        // would happen less than once in a hundred (3 × 0.05²), so at most one may show anything significant.
+        List<String> flagged = new ArrayList<>();
+        for (String name : List.of("f16-1", "f16-2", "f16-3")) {
+            JsonNode halves = diff(halves(work.resolve(name + ".jsonl"), 0).toString(),
+                    halves(work.resolve(name + ".jsonl"), 1).toString(), "--json").json();
+            assertTrue(halves.path("tested").asInt() >= 5, halves.toString());
+            System.out.println("diff: alternate intervals of " + name + ": " + halves.path("significant").asInt()
+                    + " of " + halves.path("tested").asInt() + " figures significant, intervals "
+                    + tokens(halves, "decode time per generated token").path("intervals_a").asInt() + "/"
+                    + tokens(halves, "decode time per generated token").path("intervals_b").asInt());
+            if (halves.path("significant").asInt() > 0) {
+                flagged.add(name + ": " + halves);
+            }
+        }
+        assertTrue(flagged.size() <= 1, "alternate intervals of one run called significant:\n"
+                + String.join("\n", flagged));
 
         // F16 against its Q4_0 copy (the quantized run four times as long: compared per generated token).
         Result quantText = diff(first.toString(), quant.toString(), "--html", work.resolve("q.html").toString());
