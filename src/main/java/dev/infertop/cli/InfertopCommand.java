@@ -35,7 +35,8 @@ import java.util.concurrent.Callable;
                 "       infertop model PRESET FILE",
                 "       infertop overhead [--pairs N] [--layers LIST] -- COMMAND [ARGS...]",
                 "       infertop report DIR [--json]",
-                "       infertop replay DIR"},
+                "       infertop replay DIR",
+                "       infertop diff A B [--json] [--html FILE] [--fail-on PCT]"},
         description = {
                 "",
                 "Shows what a llama.cpp (GGML) inference engine does inside, live: tokens/s,",
@@ -74,8 +75,9 @@ import java.util.concurrent.Callable;
                 "SIGUSR2 switches the operator layer off and on, live.",
                 "Snapshots (s, SIGUSR1, --snapshot-every, --snapshot-on-exit) are directories:",
                 "summary.json, latency.hlog, trace.json (Perfetto), report.html;",
-                "read them with infertop report DIR or infertop replay DIR. Only their owner",
-                "(root) may read them and the DAG files unless --snapshot-mode shared.",
+                "read them with infertop report DIR or infertop replay DIR; compare two runs",
+                "with infertop diff A B. Only their owner (root) may read them and the DAG",
+                "files unless --snapshot-mode shared.",
                 "Exit status: 0 ok; with -- COMMAND, the command's own status when it fails;",
                 "1 error; 2 usage error; 70 internal error (out of memory too: probes are",
                 "detached first). See infertop(1) for the JSON fields."})

@@ -95,7 +95,7 @@ public final class Main {
 
     /** The subcommands, in --help's order; each one's name is its @Command's. */
     private static final List<Class<?>> SUBCOMMANDS = List.of(DemoCommand.class, MachineCommand.class,
-            ModelCommand.class, OverheadCommand.class, ReportCommand.class, ReplayCommand.class);
+            ModelCommand.class, OverheadCommand.class, ReportCommand.class, ReplayCommand.class, DiffCommand.class);
 
     private static final Set<String> SUBCOMMAND_NAMES = SUBCOMMANDS.stream()
             .map(command -> command.getAnnotation(CommandLine.Command.class).name())

@@ -25,7 +25,7 @@ public final class HtmlReportWriter {
     static final int MARGIN_TOP = 10;
     static final int MARGIN_RIGHT = 150;
     /** Line colours, saturated so a screenshot tells data pixels from text and axes. */
-    static final String[] COLORS = {"#d62728", "#1f77b4", "#2ca02c", "#ff7f0e", "#9467bd", "#17becf"};
+    public static final String[] COLORS = {"#d62728", "#1f77b4", "#2ca02c", "#ff7f0e", "#9467bd", "#17becf"};
     static final int MAX_SERIES = COLORS.length;
 
     /** One plot of the report: its title, and its SVG, or null when the run holds no data for it. */
@@ -75,18 +75,25 @@ public final class HtmlReportWriter {
         return html(content, sections());
     }
 
+    /** The page's head up to its body, with the report's style: shared with infertop diff's side-by-side report. */
+    public static String head(String title) {
+        return "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>" + escape(title)
+                + "</title>\n" + STYLE;
+    }
+
+    private static final String STYLE = new StringBuilder()
+            .append("<style>body{font:14px sans-serif;margin:16px;background:#fff;color:#222}")
+            .append("section{display:inline-block;vertical-align:top;margin:0 16px 16px 0;width:").append(WIDTH)
+            .append("px}")
+            .append("h2{font-size:15px;margin:4px 0}.absent{width:").append(WIDTH).append("px;height:40px;")
+            .append("color:#777;font-style:italic}svg text{font:11px sans-serif;fill:#333}"
+                    + "table{border-collapse:collapse;font-size:12px}td,th{padding:1px 6px;text-align:right}"
+                    + "td:first-child,th:first-child{text-align:left}</style>\n</head><body>\n").toString();
+
     public static String html(SnapshotContent content, List<Section> sections) {
         Snapshot s = content.last();
         StringBuilder page = new StringBuilder();
-        page.append("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>infertop report: ")
-                .append(escape(s.target().command())).append(" (pid ").append(s.target().pid()).append(")</title>\n")
-                .append("<style>body{font:14px sans-serif;margin:16px;background:#fff;color:#222}")
-                .append("section{display:inline-block;vertical-align:top;margin:0 16px 16px 0;width:").append(WIDTH)
-                .append("px}")
-                .append("h2{font-size:15px;margin:4px 0}.absent{width:").append(WIDTH).append("px;height:40px;")
-                .append("color:#777;font-style:italic}svg text{font:11px sans-serif;fill:#333}"
-                        + "table{border-collapse:collapse;font-size:12px}td,th{padding:1px 6px;text-align:right}"
-                        + "td:first-child,th:first-child{text-align:left}</style>\n</head><body>\n")
+        page.append(head("infertop report: " + s.target().command() + " (pid " + s.target().pid() + ")"))
                 .append("<h1 style=\"font-size:18px\">infertop report: ").append(escape(s.target().command()))
                 .append(" pid ").append(s.target().pid()).append("</h1>\n<p>")
                 .append(escape(s.target().modelFile() == null ? "model not seen" : s.target().modelFile()))
@@ -261,7 +268,7 @@ public final class HtmlReportWriter {
      * Lines through (x, y) points, one per series. With {@code logY} the y axis is logarithmic (latencies
      * span orders of magnitude: a linear axis flattens every op but the slowest onto the bottom).
      */
-    static String linePlot(List<double[][]> series, List<String> names, String xLabel, String yLabel,
+    public static String linePlot(List<double[][]> series, List<String> names, String xLabel, String yLabel,
                            boolean logY, boolean dotsOnly) {
         if (logY) {
             List<double[][]> logged = new ArrayList<>();
@@ -365,7 +372,7 @@ public final class HtmlReportWriter {
     }
 
     /** Text for an HTML text node or attribute: controls made visible ({@link SafeText}), then markup escaped. */
-    static String escape(String raw) {
+    public static String escape(String raw) {
         String text = SafeText.of(raw);
         return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("\"", "&quot;");
     }

@@ -37,14 +37,28 @@ public final class SnapshotDirectory {
     private final JsonNode summary;
     private final Map<String, Histogram> totalsByTag;
     private final List<ThreadLane> lanes;
+    private final Map<String, List<HlogInterval>> intervalsByTag;
 
-    private SnapshotDirectory(Path directory, JsonNode summary, Map<String, Histogram> totalsByTag,
-                              List<ThreadLane> lanes) {
+    private SnapshotDirectory(Path directory, JsonNode summary, HlogContents hlog, List<ThreadLane> lanes) {
         this.directory = directory;
         this.summary = summary;
-        this.totalsByTag = totalsByTag;
+        this.totalsByTag = hlog.totals();
+        this.intervalsByTag = hlog.intervals();
         this.lanes = List.copyOf(lanes);
     }
+
+    /**
+     * One interval of one tag in latency.hlog: its start (seconds after the log's base time), its length, how many
+     * values it counted and their mean, in nanoseconds (HdrHistogram's, to its significant digits).
+     */
+    public record HlogInterval(double startS, double lengthS, long count, double meanNs) {}
+
+    /** Each tag's intervals as latency.hlog holds them, in the log's order (at most {@link #MAX_INTERVALS_KEPT}). */
+    public Map<String, List<HlogInterval>> intervalsByTag() {
+        return intervalsByTag;
+    }
+
+    private record HlogContents(Map<String, Histogram> totals, Map<String, List<HlogInterval>> intervals) {}
 
     /** Each thread's activity strip over the end of the timeline, rebuilt from trace.json. */
     public List<ThreadLane> lanes() {
@@ -80,6 +94,8 @@ public final class SnapshotDirectory {
     static final long MAX_HLOG_FOOTPRINT_BYTES = 64L << 20;
     /** infertop records with 2 or 3 significant digits; more would let one line allocate tens of MiB. */
     static final int MAX_SIGNIFICANT_DIGITS = 3;
+    /** Interval figures kept for {@code infertop diff}: a long run's log (600 intervals per tag) is far below. */
+    public static final int MAX_INTERVALS_KEPT = 1 << 20;
 
     /**
      * Opens one file of the directory: a regular file itself (not a link, FIFO or device: a FIFO named
@@ -112,12 +128,12 @@ public final class SnapshotDirectory {
         }
         JsonNode summary = readSummary(summaryFile);
         MoeSummary.check(summaryFile, summary);
-        Map<String, Histogram> totals = readHlog(directory.resolve(SnapshotDirectoryWriter.HLOG));
-        checkCounts(directory.resolve(SnapshotDirectoryWriter.HLOG), summary, totals);
+        HlogContents hlog = readHlog(directory.resolve(SnapshotDirectoryWriter.HLOG));
+        checkCounts(directory.resolve(SnapshotDirectoryWriter.HLOG), summary, hlog.totals());
         TraceLanes lanes = new TraceLanes();
         readTrace(directory.resolve(SnapshotDirectoryWriter.TRACE), lanes);
         checkReport(directory.resolve(SnapshotDirectoryWriter.REPORT));
-        return new SnapshotDirectory(directory, summary, totals, lanes.lanes());
+        return new SnapshotDirectory(directory, summary, hlog, lanes.lanes());
     }
 
     private static JsonNode readSummary(Path file) throws SnapshotReadException {
@@ -146,8 +162,9 @@ public final class SnapshotDirectory {
         return summary;
     }
 
-    private static Map<String, Histogram> readHlog(Path file) throws SnapshotReadException {
+    private static HlogContents readHlog(Path file) throws SnapshotReadException {
         Map<String, Histogram> totals = new LinkedHashMap<>();
+        Map<String, List<HlogInterval>> kept = new LinkedHashMap<>();
         int intervals = 0;
         long footprint = 0;
         try (RegularFile opened = openFile(file, MAX_HLOG_BYTES); InputStream in = stream(opened)) {
@@ -164,6 +181,12 @@ public final class SnapshotDirectory {
                             + " at most " + MAX_SIGNIFICANT_DIGITS + "): not an infertop log");
                 }
                 String tag = histogram.getTag() == null ? "" : histogram.getTag();
+                if (intervals <= MAX_INTERVALS_KEPT) { // before the total below adds to it (the first is the total)
+                    kept.computeIfAbsent(tag, t -> new java.util.ArrayList<>()).add(new HlogInterval(
+                            histogram.getStartTimeStamp() / 1000.0 - reader.getStartTimeSec(),
+                            (histogram.getEndTimeStamp() - histogram.getStartTimeStamp()) / 1000.0,
+                            histogram.getTotalCount(), histogram.getTotalCount() == 0 ? 0 : histogram.getMean()));
+                }
                 Histogram total = totals.get(tag);
                 if (total == null) {
                     if (totals.size() >= MAX_HLOG_TAGS) {
@@ -185,7 +208,8 @@ public final class SnapshotDirectory {
             throw new SnapshotReadException(file + ": truncated or corrupt after " + intervals + " intervals ("
                     + e.getClass().getSimpleName() + (e.getMessage() == null ? "" : ": " + e.getMessage()) + ")");
         }
-        return totals;
+        kept.replaceAll((tag, list) -> List.copyOf(list));
+        return new HlogContents(totals, java.util.Collections.unmodifiableMap(kept));
     }
 
     /** A log cut at a line boundary still parses: its counts then fall short of the summary's. */

@@ -30,7 +30,7 @@ class MainTest {
     void subcommandsAreAddedWhereTheArgumentsMayNameOne() {
         for (String[] args : new String[][] {{}, {"demo"}, {"model", "tiny", "x.gguf"}, {"dmeo"}, {"--help"},
                 {"-p", "1", "-h"}, {"--version"}, {"--json", "demo"}}) {
-            assertEquals(List.of("demo", "machine", "model", "overhead", "report", "replay"),
+            assertEquals(List.of("demo", "machine", "model", "overhead", "report", "replay", "diff"),
                     List.copyOf(Main.commandLine(args).getSubcommands().keySet()), String.join(" ", args));
         }
         for (String[] args : new String[][] {{"-p", "42"}, {"--json", "-n", "3", "-p", "42"},
@@ -58,7 +58,7 @@ class MainTest {
         CommandLine commandLine = Main.commandLine("--help");
         commandLine.setOut(new PrintWriter(out));
         assertEquals(0, commandLine.execute("--help"));
-        for (String name : List.of("demo", "machine", "model", "overhead", "report", "replay")) {
+        for (String name : List.of("demo", "machine", "model", "overhead", "report", "replay", "diff")) {
             assertTrue(out.toString().contains("\n  " + name + " "), name + " in:\n" + out);
         }
     }

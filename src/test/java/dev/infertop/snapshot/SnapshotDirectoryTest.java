@@ -89,6 +89,20 @@ class SnapshotDirectoryTest {
     }
 
     @Test
+    void intervalsOfEachTagAddUpToItsTotal() throws Exception {
+        SnapshotDirectory snapshot = SnapshotDirectory.open(written());
+        for (var entry : snapshot.totalsByTag().entrySet()) {
+            List<SnapshotDirectory.HlogInterval> intervals = snapshot.intervalsByTag().get(entry.getKey());
+            long count = intervals.stream().mapToLong(SnapshotDirectory.HlogInterval::count).sum();
+            double sumNs = intervals.stream().mapToDouble(i -> i.count() * i.meanNs()).sum();
+            assertEquals(entry.getValue().getTotalCount(), count, entry.getKey());
+            assertEquals(entry.getValue().getMean() * count, sumNs, 1e-6 * sumNs + 1e-9, entry.getKey());
+            assertTrue(intervals.stream().allMatch(i -> i.startS() >= 0 && i.lengthS() >= 0), intervals.toString());
+        }
+        assertTrue(snapshot.intervalsByTag().containsKey("op:MUL_MAT"), snapshot.intervalsByTag().keySet().toString());
+    }
+
+    @Test
     void textReportShowsEachView() throws Exception {
         var bytes = new java.io.ByteArrayOutputStream();
         SnapshotReport.printText(SnapshotDirectory.open(written()), new java.io.PrintStream(bytes, true));
