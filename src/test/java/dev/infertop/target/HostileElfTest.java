@@ -180,7 +180,8 @@ class HostileElfTest {
             return null;
         }));
         assertTrue(System.nanoTime() - started < 5_000_000_000L);
-        assertEquals("libslow.so: still reading it after 0.2 s: given up", e.getMessage());
+        assertEquals("libslow.so: still reading it after 0.2 s: given up (--patience N multiplies this limit)",
+                e.getMessage());
         assertTrue(interrupted.await(5, java.util.concurrent.TimeUnit.SECONDS), "the scan's thread was interrupted");
         TargetException bug = assertThrows(TargetException.class, () -> ScanTimeLimit.run("libbug.so", 1000,
                 () -> { throw new ArrayIndexOutOfBoundsException("Index 9 out of bounds for length 4"); }));
