@@ -59,6 +59,11 @@ public final class TraceAggregator implements TraceListener {
     private final BackendSlot cpuGraphs = new BackendSlot("CPU");
 
     private long sequence;
+    /**
+     * A graph begun longer ago than this at a tick is not counted in flight: its thread left it without a return
+     * (gone mid-graph, the probes detached meanwhile), and the start map kept its entry.
+     */
+    static final long MAX_IN_FLIGHT_NS = 120_000_000_000L;
     private long firstTickNs = -1;
     private long lastTickNs = -1;
 
@@ -346,7 +351,7 @@ public final class TraceAggregator implements TraceListener {
     public void onGraphCompute(int tid, long startNs, long endNs, long backendAddress, long guidHigh, long guidLow,
                                int nNodes, int status) {
         BackendSlot slot = backendSlot(guidHigh, guidLow);
-        slot.record(Math.max(0, endNs - startNs), nNodes);
+        slot.record(tid, startNs, endNs, nNodes, lastTickNs);
         if (flight != null) {
             if (slot.flightLabel < 0) {
                 slot.flightLabel = flight.label(slot.name + " graph");
@@ -377,6 +382,16 @@ public final class TraceAggregator implements TraceListener {
     }
 
     private RooflineAggregator roofline;
+    private GraphsInFlight graphsInFlight = GraphsInFlight.NONE;
+
+    /**
+     * Reads the graphs still running at each tick, whose time up to the tick goes to the interval ending there
+     * ({@link BackendSlot}). Before the first event.
+     */
+    public TraceAggregator withGraphsInFlight(GraphsInFlight source) {
+        this.graphsInFlight = source;
+        return this;
+    }
 
     /** Also sums each graph's bytes and FLOPs per op for the roofline (needs the operator aggregator). */
     public TraceAggregator withRoofline(RooflineAggregator aggregator) {
@@ -396,7 +411,7 @@ public final class TraceAggregator implements TraceListener {
 
     @Override
     public void onCpuGraphCompute(int tid, long startNs, long endNs, long cgraphAddress, int nNodes, int status) {
-        cpuGraphs.record(Math.max(0, endNs - startNs), nNodes);
+        cpuGraphs.record(tid, startNs, endNs, nNodes, lastTickNs);
         if (flight != null) {
             flight.record(FlightRecorder.Kind.GRAPH, tid, startNs, endNs, cpuGraphLabel, status, nNodes);
         }
@@ -442,6 +457,14 @@ public final class TraceAggregator implements TraceListener {
         }
         long intervalNs = nowNs - lastTickNs;
         long runNs = nowNs - firstTickNs;
+        long intervalStartNs = lastTickNs;
+        graphsInFlight.forEach((cpuPath, tid, startNs, guidHigh, guidLow) -> {
+            // A start after the tick is a graph of the next interval; one from before the run began is counted
+            // from the run's start (its record adds the rest).
+            if (startNs < nowNs && nowNs - startNs < MAX_IN_FLIGHT_NS) {
+                (cpuPath ? cpuGraphs : backendSlot(guidHigh, guidLow)).inFlight(tid, startNs, nowNs, intervalStartNs);
+            }
+        });
         int active = sequences.activeSince(lastTickNs);
         // The requests panel's rows: sequences that decoded in the last 10 s (a slot waits between requests).
         List<dev.infertop.model.SequenceStatus> recentSequences = sequences.statuses(nowNs, 10_000_000_000L);

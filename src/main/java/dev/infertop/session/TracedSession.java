@@ -112,6 +112,8 @@ final class TracedSession {
         Pipeline pipeline = Pipeline.build(calibration.layout(), loaded.backendNames(), targetPid, schedHits::sum,
                 resources.probes.moePlans()::write, address ->
                         TargetMemory.cString(targetPid, address + nameOffset, 64));
+        resources.graphStarts = new dev.infertop.bpf.GraphStartMaps(resources.object);
+        pipeline.aggregator().withGraphsInFlight(resources.graphStarts);
         policy.followFusion(pipeline.aggregator().operators(), loaded.fusion());
         CounterSet chosen = counterSet;
         loaded.perfCounters().listener(opened -> pipeline.counters().configure(chosen, opened));
