@@ -383,6 +383,7 @@ public final class TraceAggregator implements TraceListener {
 
     private RooflineAggregator roofline;
     private GraphsInFlight graphsInFlight = GraphsInFlight.NONE;
+    private final OpEstimator opEstimator = new OpEstimator();
 
     /**
      * Reads the graphs still running at each tick, whose time up to the tick goes to the interval ending there
@@ -492,6 +493,9 @@ public final class TraceAggregator implements TraceListener {
             var lanes = operators.lanes(nowNs);
             intervalOperators = operators.interval(lanes);
             totalOperators = operators.totals(lanes);
+            OperatorTotals[] estimated = opEstimator.estimate(intervalOperators, totalOperators, cpuGraphs.interval());
+            intervalOperators = estimated[0];
+            totalOperators = estimated[1];
         }
         if (dag != null) dag.publish();
         List<BackendTotals> intervalBackends = new ArrayList<>();

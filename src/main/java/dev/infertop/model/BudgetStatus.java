@@ -15,9 +15,28 @@ import java.util.Locale;
  * @param windowS            how long one sample window keeps the per-thread probes attached
  * @param failed             the budget gave up mid-run (a reading or a switch failed) and switched the operator
  *                           layer off: nothing is estimated any more; {@code sampling} says why
+ * @param heldWindowAgeS     how old the operator figures shown are, where the live view holds the last window's
+ *                           between windows (view.SampledWindowHold); NaN where they are this interval's
  */
 public record BudgetStatus(double budgetPercent, double estimatePercent, double fullTracingPercent,
-                           double arrivalShare, String sampling, double windowS, boolean failed) {
+                           double arrivalShare, String sampling, double windowS, boolean failed,
+                           double heldWindowAgeS) {
+    public BudgetStatus(double budgetPercent, double estimatePercent, double fullTracingPercent, double arrivalShare,
+                        String sampling, double windowS, boolean failed) {
+        this(budgetPercent, estimatePercent, fullTracingPercent, arrivalShare, sampling, windowS, failed, Double.NaN);
+    }
+
+    /** The same status, the operator figures shown held from a window {@code ageS} seconds old. */
+    public BudgetStatus withHeldWindowAge(double ageS) {
+        return new BudgetStatus(budgetPercent, estimatePercent, fullTracingPercent, arrivalShare, sampling, windowS,
+                failed, ageS);
+    }
+
+    /** "window 12 s ago" while the operator figures shown are held from the last window, else "". */
+    public String heldWindowText() {
+        return Double.isNaN(heldWindowAgeS) ? "" : SampledFigures.ageText(heldWindowAgeS);
+    }
+
     /** No budget controller (a replayed snapshot, a test): nothing to show. */
     public static final BudgetStatus NONE = new BudgetStatus(0, Double.NaN, Double.NaN, 1, "");
 
@@ -72,7 +91,8 @@ public record BudgetStatus(double budgetPercent, double estimatePercent, double 
             return "";
         }
         double periodS = windowS / arrivalShare;
-        return String.format(Locale.ROOT, " %ss/%.1fs", trim(windowS), periodS);
+        String held = heldWindowText();
+        return String.format(Locale.ROOT, " %ss/%.1fs", trim(windowS), periodS) + (held.isEmpty() ? "" : ", " + held);
     }
 
     /** The length of a sample window unless the budget needs shorter ones (session.BudgetPlan.ON_MS). */

@@ -74,6 +74,16 @@ public final class JsonLinesView implements SnapshotView {
         node.put("sampling", budget.sampling());
     }
 
+    /**
+     * Which figures come from the operator layer's sample windows, and the share of the time they cover (1:
+     * every graph; 0: the layer off).
+     */
+    private static void putSampled(ObjectNode node, Snapshot s) {
+        node.put("operator_sampled_ratio", round(dev.infertop.model.SampledFigures.operatorSampledRatio(s), 4));
+        var figures = node.putArray("window_figures");
+        dev.infertop.model.SampledFigures.WINDOW_FIGURES.forEach(figures::add);
+    }
+
     public static ObjectNode toJsonNode(Snapshot s, boolean total) {
         ObjectNode root = MAPPER.createObjectNode();
         Figures f = s.figures(total);
@@ -152,6 +162,15 @@ public final class JsonLinesView implements SnapshotView {
             node.put("max_ms", round(op.wall().maxMs(), 4));
             node.put("last_shape", op.lastShape());
         }
+        // Every graph's, where windows traced some (man page: sampled figures): traced plus the untraced graphs'
+        // share, scaled from the run's windows; the same as "ops" with every graph traced.
+        ObjectNode estimated = root.putObject("ops_estimated");
+        for (dev.infertop.model.OpEstimate op : operators.estimated()) {
+            ObjectNode node = estimated.putObject(op.op());
+            node.put("groups", round(op.groups(), 1));
+            node.put("wall_ms", round(op.wallNs() / 1e6, 3));
+        }
+        putSampled(root.putObject("sampled"), s);
         ObjectNode threads = root.putObject("threads");
         for (ThreadTotals thread : operators.threads()) {
             ObjectNode node = threads.putObject(dev.infertop.model.Other.tid(thread.tid()));

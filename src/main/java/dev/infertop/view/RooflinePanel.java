@@ -56,7 +56,8 @@ public final class RooflinePanel implements Panel {
         Cells.put(g, 0, row++, " ROOFLINE" + (ceilings == null ? ""
                 : String.format(Locale.ROOT, "  memory %.1f GB/s  compute %.1f GFLOP/s  ridge %.2f FLOP/B",
                 ceilings.memoryBytesPerSecond() / 1e9, ceilings.flopsPerSecond() / 1e9, ceilings.ridgeFlopsPerByte()))
-                + (s.isFinal() ? "  run" : "  interval"), width);
+                + (s.isFinal() ? "  run" : s.budget().heldWindowText().isEmpty() ? "  interval"
+                : "  " + s.budget().heldWindowText()), width);
         if (ceilings == null) {
             theme.apply(g, Theme.Role.WARN);
             Cells.put(g, 0, row++, " " + MEASURE_HINT, width);
