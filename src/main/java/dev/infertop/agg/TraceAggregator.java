@@ -43,6 +43,11 @@ public final class TraceAggregator implements TraceListener {
     private final IntervalRecorder tpotRecorder = new IntervalRecorder(SIGNIFICANT_DIGITS);
     /** Per-sequence accounting of batches with per-token sequences and positions (llama-server, apps). */
     private final SequenceTracker sequences = new SequenceTracker(ttftRecorder, tpotRecorder);
+
+    /** The per-sequence accounting of batches (tests read what the last batch held). */
+    SequenceTracker sequences() {
+        return sequences;
+    }
     /** The speculative totals at the last tick: the interval's are the difference. */
     private dev.infertop.model.SpeculativeTotals lastSpeculative = dev.infertop.model.SpeculativeTotals.EMPTY;
     /** The batch record just read, for the decode record of the same call that follows it. */
@@ -322,8 +327,17 @@ public final class TraceAggregator implements TraceListener {
             // The batch said which tokens were prompt and which generated; TTFT and TPOT came per request.
             tokens.record(sequences.promptTokens, sequences.generatedTokens, sequences.firstOutputs, durationNs,
                     status);
+            if (roofline != null && status == 0) {
+                roofline.onPositionedTokens(sequences.positionedTokens, sequences.positionedContextPositions);
+            }
+            if (roofline != null && status == 0 && sequences.decodeStep) {
+                roofline.onDecodeStep(graphs.latestSeq(), sequences.generatedTokens, sequences.stepContextPositions);
+            }
         } else {
             tokens.record(nTokens, durationNs, status);
+            if (roofline != null && status == 0 && nTokens == 1) {
+                roofline.onDecodeStep(graphs.latestSeq(), 1, -1); // positions not read: weights and FLOPs only
+            }
             if (nTokens == 1) {
                 tpotRecorder.recordValue(durationNs);
             } else if (nTokens > 1) {
