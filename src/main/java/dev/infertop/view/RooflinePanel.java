@@ -117,7 +117,7 @@ public final class RooflinePanel implements Panel {
     static String decodeLine(RooflineTotals roofline, double measuredTokensPerSecond) {
         String measured = String.format(Locale.ROOT, "measured %.1f tok/s", measuredTokensPerSecond);
         if (roofline.weightBytesPerDecodeToken() <= 0) {
-            return "decode: " + measured + "  (weights per token not seen yet: no one-token decode graph read)";
+            return "decode: " + measured + "  (weights per token not seen yet: no decode step read)";
         }
         String weights = "weights " + megabytes(roofline.weightBytesPerDecodeToken()) + " per token";
         if (roofline.ceilings() == null) {

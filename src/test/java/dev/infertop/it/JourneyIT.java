@@ -90,6 +90,11 @@ class JourneyIT {
         assertTrue(last.path("requests").path("count").asLong() > 0, "no request answered: " + lines.getLast());
         assertTrue(last.path("batch_sizes").path("2").asLong() + last.path("batch_sizes").path("3-4").asLong() > 0,
                 "no step decoded several sequences at once: " + last.path("batch_sizes"));
+        List<JsonNode> objects = new ArrayList<>();
+        for (String line : lines) {
+            objects.add(JSON.readTree(line));
+        }
+        ServingIT.assertBusyAtMostTheInterval(objects); // no backend busier than the interval is long
         // The quick start also wrote the JVM's start-up cache for this jar, which the launcher then uses
         // without the JVM refusing it (a refused cache says so on stderr at every start).
         Path jar = ROOT.resolve("target/infertop.jar");

@@ -156,7 +156,7 @@ public class RooflinePanelTest {
     void withNothingCostedItSaysWhatItNeeds() throws IOException {
         render(with(Fixtures.snapshot(LayerStatus.State.ON), new RooflineTotals(List.of(), 0, 0, CEILINGS)));
         int top = rowStarting(" ROOFLINE");
-        assertEquals(" decode: measured 69.0 tok/s  (weights per token not seen yet: no one-token decode graph read)",
+        assertEquals(" decode: measured 69.0 tok/s  (weights per token not seen yet: no decode step read)",
                 row(terminal, top + 1).stripTrailing());
         assertTrue(row(terminal, rowStarting("OP ") + 1).startsWith(" (no costed node in this span"),
                 Fixtures.screen(terminal));
