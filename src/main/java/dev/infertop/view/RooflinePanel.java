@@ -63,10 +63,13 @@ public final class RooflinePanel implements Panel {
             Cells.put(g, 0, row++, " " + MEASURE_HINT, width);
         }
         theme.apply(g, Theme.Role.NORMAL);
-        if (roofline.decodeSteps().isEmpty()) {
+        // Decode steps over the run: the budget's windows each catch a few, and the curve by busy slots wants
+        // every batch size seen so far.
+        RooflineTotals runRoofline = s.total().roofline();
+        if (runRoofline.decodeSteps().isEmpty()) {
             Cells.put(g, 0, row++, " " + decodeLine(roofline, f.tokens().decodeTokensPerSecond()), width);
         } else {
-            for (String line : decodeStepLines(roofline)) {
+            for (String line : decodeStepLines(runRoofline)) {
                 if (row < rows) {
                     Cells.put(g, 0, row++, " " + line, width);
                 }
@@ -143,7 +146,7 @@ public final class RooflinePanel implements Panel {
         dev.infertop.model.DecodeSteps all = roofline.allDecodeSteps();
         List<String> lines = new java.util.ArrayList<>();
         long overtakes = roofline.kvOvertakesWeightsAtPositions();
-        lines.add(String.format(Locale.ROOT, "decode steps: weights %s/step, KV %s per context position%s",
+        lines.add(String.format(Locale.ROOT, "decode steps (run): weights %s/step, KV %s per context position%s",
                 megabytes(Math.round(all.weightBytesPerStep())), megabytes(roofline.kvBytesPerPosition()),
                 overtakes > 0 ? String.format(Locale.ROOT, "; KV reads pass the weights past %d positions/step",
                         overtakes) : ""));
