@@ -732,7 +732,25 @@ int BPF_KPROBE(handle_graph_walk, void *cgraph)
 
 	bpf_loop(chunks < 1024 ? chunks : 1024, hash_chunk, &sig, 0);
 	moe_on_graph(walk.tid, walk.graph_seq, sig.hash, sig.failed);
-	if (memo && !sig.failed && memo->full_seq && memo->signature == sig.hash &&
+	/*
+	 * A server's graphs keep their node pointers from batch to batch while the batch's size changes the
+	 * shapes (a prompt, then decode steps of 1 to n_seq tokens): the first node's ne[1] (the batch's tokens)
+	 * and the last's (the outputs) join the signature, so a graph of another batch size is read again.
+	 */
+	__u64 shaped = sig.hash;
+	void *edge_node = 0;
+	__s64 edge_ne1 = 0;
+
+	if (!bpf_probe_read_user(&edge_node, sizeof(edge_node), walk.nodes) && edge_node &&
+	    !bpf_probe_read_user(&edge_ne1, sizeof(edge_ne1), edge_node + config.tensor_ne_offset + 8))
+		shaped = (shaped ^ (__u64)edge_ne1) * 0x100000001b3ULL;
+	edge_node = 0;
+	edge_ne1 = 0;
+	if (!bpf_probe_read_user(&edge_node, sizeof(edge_node),
+				 walk.nodes + ((__u64)(walk.n_nodes - 1) & 0xffffff) * sizeof(__u64)) && edge_node &&
+	    !bpf_probe_read_user(&edge_ne1, sizeof(edge_ne1), edge_node + config.tensor_ne_offset + 8))
+		shaped = (shaped ^ (__u64)edge_ne1) * 0x100000001b3ULL;
+	if (memo && !sig.failed && memo->full_seq && memo->signature == shaped &&
 	    memo->reuses < config.graph_refresh) {
 		memo->reuses += 1;
 		emit_thread_event(EVENT_GRAPH_SAME, walk.tid, walk.graph_seq, 0, memo->full_seq, 0);
@@ -740,7 +758,7 @@ int BPF_KPROBE(handle_graph_walk, void *cgraph)
 	}
 	bpf_loop(walk.n_nodes < config.max_graph_nodes ? walk.n_nodes : config.max_graph_nodes, walk_node, &walk, 0);
 	if (memo) {
-		memo->signature = sig.failed ? 0 : sig.hash;
+		memo->signature = sig.failed ? 0 : shaped;
 		memo->full_seq = walk.graph_seq;
 		memo->reuses = 0;
 	}

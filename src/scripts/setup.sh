@@ -108,6 +108,15 @@ else
   say "writing the JVM's start-up cache target/infertop.aot (a ~20 s training run)"
   "$here/aot-cache.sh" 2>/dev/null || say "warning: no start-up cache written (infertop starts slower; run src/scripts/aot-cache.sh to see why)"
 fi
+# This machine's roofline ceilings (memory read bandwidth, FMA throughput), measured once now while the machine is
+# idle (no workload runs yet) and cached, so the live view's roofline (R) has a verdict from its first screen;
+# a later run finds them cached and only prints them.
+if ! ceilings="$("$here/infertop" machine)"; then
+  say "warning: could not measure this machine's ceilings: the roofline gives no verdict until infertop machine does"
+else
+  say "this machine's ceilings (infertop machine):"
+  printf '%s\n' "$ceilings" | sed 's/^/  /' >&2
+fi
 # `infertop` on PATH, pointing at this checkout.
 ln -sf "$here/infertop" /usr/local/bin/infertop
 say "done: infertop --help (or man $(readlink -f "$here/../../man/infertop.1"))"

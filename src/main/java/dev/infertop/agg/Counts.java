@@ -18,6 +18,15 @@ final class Counts {
         run[counter] += value;
     }
 
+    /**
+     * Adds to the run but to no interval: time that belongs before the current interval, which was already
+     * shown (a record read after the tick it preceded).
+     */
+    void addBeforeInterval(int counter, long value) {
+        run[counter] += value;
+        previous[counter] += value;
+    }
+
     /** The run so far. */
     long total(int counter) {
         return run[counter];

@@ -66,6 +66,7 @@ public final class RooflineAggregator implements CpuGraphListener {
     private long costExpertBytes;
     private long costFlops;
     private long costTokens;
+    private long costKvBytesPerPosition;
     private boolean costUnrouted;
 
     // This graph's routing by ids tensor (the MoE layer's arrays, used during the graph only).
@@ -97,6 +98,7 @@ public final class RooflineAggregator implements CpuGraphListener {
         long[] flops = new long[0];
         long[] unrouted = new long[0];
         long[] tokens = new long[0];
+        long[] kvBytesPerPosition = new long[0];
         long[][] op = new long[0][];
 
         void reset(CpuGraph graph, long epoch) {
@@ -115,6 +117,7 @@ public final class RooflineAggregator implements CpuGraphListener {
                 flops = new long[capacity];
                 unrouted = new long[capacity];
                 tokens = new long[capacity];
+                kvBytesPerPosition = new long[capacity];
                 op = new long[capacity][];
             } else {
                 Arrays.fill(op, null); // another layout may name group k another op
@@ -131,6 +134,25 @@ public final class RooflineAggregator implements CpuGraphListener {
     private final long[] countsAtLastTick = new long[3]; // decodeGraphs, uncostedNodes, unroutedNodes
     private long weightBytesPerDecodeToken;
     private long expertWeightBytesPerDecodeToken;
+    private long kvBytesPerPosition;
+
+    /** Per batch size: {steps, tokens, weightBytes, kvBytes, contextPositions, flops, wallNs}, over the run. */
+    private final Map<Integer, long[]> steps = new java.util.TreeMap<>();
+    private final Map<Integer, long[]> stepsAtLastTick = new java.util.TreeMap<>();
+    /** Batch sizes kept apart; a larger step is counted under this one. */
+    static final int MAX_STEP_TOKENS = 256;
+
+    // The graph costed last, until a decode step claims it (the token layer tells a step at its call's end).
+    private long lastGraphSeq = -1;
+    private boolean lastGraphClaimed = true;
+    private long lastGraphTokens;
+    private long lastGraphWeightBytes;
+    private long lastGraphFlops;
+    private long lastGraphWallNs;
+    // A decode step told before its graph was finished (the graph is finished when the next one starts).
+    private long pendingStepSeq = -1;
+    private int pendingStepTokens;
+    private long pendingStepContextPositions;
 
     public RooflineAggregator(OpNaming naming, TypeTable types, WeightSource source, ExpertRouting routing,
                               Roofline.Ceilings ceilings) {
@@ -158,6 +180,9 @@ public final class RooflineAggregator implements CpuGraphListener {
         String[] opNames = graph.groupOpNames();
         long graphWeightBytes = 0;
         long graphExpertBytes = 0;
+        long graphFlops = 0;
+        long graphWallNs = 0;
+        long graphKvBytesPerPosition = 0;
         long tokens = -1;
         boolean complete = true;
         for (int group = 0; group < graph.groupCount(); group++) {
@@ -183,6 +208,9 @@ public final class RooflineAggregator implements CpuGraphListener {
                 op[4] += graph.groupWallNs(group);
                 graphWeightBytes += memo.weightBytes[group];
                 graphExpertBytes += memo.expertBytes[group];
+                graphFlops += memo.flops[group];
+                graphWallNs += graph.groupWallNs(group);
+                graphKvBytesPerPosition += memo.kvBytesPerPosition[group];
             } else {
                 complete = false;
                 uncostedNodes += memo.nodes[group];
@@ -196,6 +224,64 @@ public final class RooflineAggregator implements CpuGraphListener {
                 expertWeightBytesPerDecodeToken = graphExpertBytes;
             }
         }
+        if (complete && graphKvBytesPerPosition > 0) {
+            kvBytesPerPosition = graphKvBytesPerPosition;
+        }
+        lastGraphSeq = graph.seq();
+        lastGraphClaimed = !complete; // a graph costed in part is no step's figures
+        lastGraphTokens = tokens;
+        lastGraphWeightBytes = graphWeightBytes;
+        lastGraphFlops = graphFlops;
+        lastGraphWallNs = graphWallNs;
+        if (pendingStepSeq == graph.seq()) {
+            pendingStepSeq = -1;
+            claim(pendingStepTokens, pendingStepContextPositions);
+        }
+    }
+
+    /**
+     * The token layer read a decode step: {@code tokens} generated, one per sequence, whose context lengths sum to
+     * {@code contextPositions} (-1: not read), computed by graph {@code graphSeq} (the latest graph read when the
+     * call ended). Its graph, costed whole, gives the step's figures; a graph not read (between the budget's
+     * windows, the latest then being an older one already claimed) gives none.
+     */
+    public void onDecodeStep(long graphSeq, int tokens, long contextPositions) {
+        if (graphSeq == lastGraphSeq) {
+            claim(tokens, contextPositions);
+        } else if (graphSeq > lastGraphSeq) {
+            pendingStepSeq = graphSeq;
+            pendingStepTokens = tokens;
+            pendingStepContextPositions = contextPositions;
+        }
+    }
+
+    /** Generated tokens decoded in any batch, one per sequence, and their context lengths summed (run totals). */
+    private long positionedTokens;
+    private long positionedContextPositions;
+    private final long[] positionedAtLastTick = new long[2];
+
+    /**
+     * Every call's generated tokens decoded one per sequence (in decode steps or beside a prompt) and their
+     * context lengths: the KV cells all decoding read, whether or not the step's graph was costed.
+     */
+    public void onPositionedTokens(int tokens, long contextPositions) {
+        positionedTokens += tokens;
+        positionedContextPositions += contextPositions;
+    }
+
+    private void claim(int tokens, long contextPositions) {
+        if (lastGraphClaimed || lastGraphTokens != tokens || tokens <= 0) {
+            return; // claimed already, costed in part, or not this step's graph (its batch differs)
+        }
+        lastGraphClaimed = true;
+        long[] step = steps.computeIfAbsent(Math.min(tokens, MAX_STEP_TOKENS), size -> new long[7]);
+        step[0]++;
+        step[1] += tokens;
+        step[2] += lastGraphWeightBytes;
+        step[3] += contextPositions > 0 ? contextPositions * kvBytesPerPosition : 0;
+        step[4] += Math.max(0, contextPositions);
+        step[5] += lastGraphFlops;
+        step[6] += lastGraphWallNs;
     }
 
     /** Costs one group's executed nodes into the memo's slots for it. */
@@ -207,6 +293,7 @@ public final class RooflineAggregator implements CpuGraphListener {
         long flops = 0;
         long unrouted = 0;
         long tokens = -1;
+        long kvBytesPerPosition = 0;
         boolean costed = true;
         boolean routed = false;
         for (int node = graph.firstNode(group); node <= graph.lastNode(group); node++) {
@@ -224,6 +311,7 @@ public final class RooflineAggregator implements CpuGraphListener {
             weightBytes += costWeightBytes;
             expertBytes += costExpertBytes;
             flops += costFlops;
+            kvBytesPerPosition += costKvBytesPerPosition;
             if (tokens < 0 && costTokens > 0) {
                 tokens = costTokens;
             }
@@ -237,6 +325,7 @@ public final class RooflineAggregator implements CpuGraphListener {
         memo.flops[group] = flops;
         memo.unrouted[group] = unrouted;
         memo.tokens[group] = tokens;
+        memo.kvBytesPerPosition[group] = kvBytesPerPosition;
     }
 
     /** Costs one executed node into the cost fields; false when it cannot be costed (costUnrouted says why). */
@@ -246,6 +335,7 @@ public final class RooflineAggregator implements CpuGraphListener {
         costExpertBytes = 0;
         costFlops = 0;
         costTokens = 0;
+        costKvBytesPerPosition = 0;
         costUnrouted = false;
         long results = graph.ne(node, 0) * graph.ne(node, 1) * graph.ne(node, 2) * graph.ne(node, 3);
         long resultBytes = shapes.bytes(graph.type(node), results);
@@ -329,6 +419,10 @@ public final class RooflineAggregator implements CpuGraphListener {
                 long queries = shapes.ne[1] * shapes.ne[2] * shapes.ne[3]; // q: [D_k, n_q, heads, seqs]
                 costFlops = 2 * queries * shapes.ne[5] * (shapes.ne[0] + shapes.ne[8]);
                 costBytes += resultBytes;
+                // One context position of this layer's cache: k [D_k, n_kv, heads_kv, streams], v likewise.
+                long kPosition = shapes.bytes(shapes.type[1], shapes.ne[4] * shapes.ne[6]);
+                long vPosition = shapes.bytes(shapes.type[2], shapes.ne[8] * shapes.ne[10]);
+                costKvBytesPerPosition = kPosition > 0 && vPosition > 0 ? kPosition + vPosition : 0;
             }
             case ARITHMETIC -> {
                 if (!addAll(graph, node, first)) {
@@ -425,13 +519,18 @@ public final class RooflineAggregator implements CpuGraphListener {
 
     /** The run so far. */
     public RooflineTotals totals() {
-        return figures(run, null, decodeGraphs, uncostedNodes, unroutedNodes);
+        return figures(run, null, decodeGraphs, uncostedNodes, unroutedNodes, null);
     }
 
     /** Since the last interval, and starts the next one. */
     public RooflineTotals interval() {
         RooflineTotals interval = figures(run, atLastTick, decodeGraphs - countsAtLastTick[0],
-                uncostedNodes - countsAtLastTick[1], unroutedNodes - countsAtLastTick[2]);
+                uncostedNodes - countsAtLastTick[1], unroutedNodes - countsAtLastTick[2], stepsAtLastTick);
+        for (Map.Entry<Integer, long[]> step : steps.entrySet()) {
+            stepsAtLastTick.put(step.getKey(), step.getValue().clone());
+        }
+        positionedAtLastTick[0] = positionedTokens;
+        positionedAtLastTick[1] = positionedContextPositions;
         for (Map.Entry<String, long[]> op : run.entrySet()) {
             atLastTick.put(op.getKey(), op.getValue().clone());
         }
@@ -442,7 +541,20 @@ public final class RooflineAggregator implements CpuGraphListener {
     }
 
     private RooflineTotals figures(Map<String, long[]> now, Map<String, long[]> before, long decodes, long uncosted,
-                                   long unrouted) {
+                                   long unrouted, Map<Integer, long[]> stepsBefore) {
+        List<dev.infertop.model.DecodeSteps> decodeSteps = new ArrayList<>();
+        for (Map.Entry<Integer, long[]> step : steps.entrySet()) {
+            long[] v = step.getValue();
+            long[] b = stepsBefore == null ? null : stepsBefore.get(step.getKey());
+            long[] d = new long[v.length];
+            for (int i = 0; i < v.length; i++) {
+                d[i] = v[i] - (b == null ? 0 : b[i]);
+            }
+            if (d[0] > 0) {
+                decodeSteps.add(new dev.infertop.model.DecodeSteps(step.getKey(), d[0], d[1], d[2], d[3], d[4], d[5],
+                        d[6]));
+            }
+        }
         List<RooflineTotals.OpRoofline> ops = new ArrayList<>();
         for (Map.Entry<String, long[]> op : now.entrySet()) {
             long[] v = op.getValue();
@@ -454,6 +566,8 @@ public final class RooflineAggregator implements CpuGraphListener {
             }
         }
         return new RooflineTotals(ops, decodes, weightBytesPerDecodeToken, expertWeightBytesPerDecodeToken, uncosted,
-                unrouted, ceilings);
+                unrouted, ceilings, decodeSteps, kvBytesPerPosition,
+                positionedTokens - (stepsBefore == null ? 0 : positionedAtLastTick[0]),
+                positionedContextPositions - (stepsBefore == null ? 0 : positionedAtLastTick[1]));
     }
 }

@@ -104,6 +104,20 @@ final class SequenceTracker {
     /** The batch was a draft context's: none of the above counts as the engine's tokens. */
     boolean draftBatch;
 
+    /**
+     * The batch was a decode step: one generated token of each of its sequences, no prompt, no draft check. Then
+     * {@link #stepContextPositions} is the sum of their context lengths (each token's position + 1): the KV cells
+     * the step's attention reads.
+     */
+    boolean decodeStep;
+    long stepContextPositions;
+    /**
+     * Of the batch, in any batch (a decode step, or one beside a prompt): generated tokens decoded one per
+     * sequence, and their context lengths summed.
+     */
+    int positionedTokens;
+    long positionedContextPositions;
+
     /** Batches that did not fit the layout (counted by their size instead). */
     long unfitBatches;
 
@@ -125,6 +139,10 @@ final class SequenceTracker {
         generatedTokens = 0;
         firstOutputs = 0;
         draftBatch = false;
+        decodeStep = false;
+        stepContextPositions = 0;
+        positionedTokens = 0;
+        positionedContextPositions = 0;
         if (recorded <= 0 || recorded != nTokens || !group(recorded, data, offset)) {
             unfitBatches++;
             clearGroups();
@@ -158,6 +176,8 @@ final class SequenceTracker {
             return true;
         }
         Sequence[] sequences = owner.sequences;
+        boolean step = touchedCount > 0;
+        long contextPositions = 0;
         for (int t = 0; t < touchedCount; t++) {
             int seq = touched[t];
             Sequence s = sequences[seq];
@@ -172,6 +192,13 @@ final class SequenceTracker {
                 resolve(s, groupFirstPos[seq]); // the previous verification's kept drafts: where this goes on
             }
             boolean rewound = s.started && groupFirstPos[seq] >= 0 && groupFirstPos[seq] <= s.lastPos;
+            if (s.started && s.generating && !rewound && tokens == 1 && groupFirstPos[seq] >= 0) {
+                contextPositions += groupFirstPos[seq] + 1L;
+                positionedTokens++;
+                positionedContextPositions += groupFirstPos[seq] + 1L;
+            } else {
+                step = false;
+            }
             if (!s.started || (rewound && !verification) || (s.generating && promptLike)) {
                 s.started = true;
                 s.generating = false;
@@ -217,6 +244,8 @@ final class SequenceTracker {
             s.lastPos = groupFirstPos[seq] < 0 ? s.lastPos + tokens : groupFirstPos[seq] + tokens - 1;
             s.lastActiveNs = endNs;
         }
+        decodeStep = step;
+        stepContextPositions = step ? contextPositions : 0;
         clearGroups();
         return true;
     }

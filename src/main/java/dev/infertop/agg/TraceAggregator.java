@@ -43,6 +43,11 @@ public final class TraceAggregator implements TraceListener {
     private final IntervalRecorder tpotRecorder = new IntervalRecorder(SIGNIFICANT_DIGITS);
     /** Per-sequence accounting of batches with per-token sequences and positions (llama-server, apps). */
     private final SequenceTracker sequences = new SequenceTracker(ttftRecorder, tpotRecorder);
+
+    /** The per-sequence accounting of batches (tests read what the last batch held). */
+    SequenceTracker sequences() {
+        return sequences;
+    }
     /** The speculative totals at the last tick: the interval's are the difference. */
     private dev.infertop.model.SpeculativeTotals lastSpeculative = dev.infertop.model.SpeculativeTotals.EMPTY;
     /** The batch record just read, for the decode record of the same call that follows it. */
@@ -59,6 +64,11 @@ public final class TraceAggregator implements TraceListener {
     private final BackendSlot cpuGraphs = new BackendSlot("CPU");
 
     private long sequence;
+    /**
+     * A graph begun longer ago than this at a tick is not counted in flight: its thread left it without a return
+     * (gone mid-graph, the probes detached meanwhile), and the start map kept its entry.
+     */
+    static final long MAX_IN_FLIGHT_NS = 120_000_000_000L;
     private long firstTickNs = -1;
     private long lastTickNs = -1;
 
@@ -317,8 +327,17 @@ public final class TraceAggregator implements TraceListener {
             // The batch said which tokens were prompt and which generated; TTFT and TPOT came per request.
             tokens.record(sequences.promptTokens, sequences.generatedTokens, sequences.firstOutputs, durationNs,
                     status);
+            if (roofline != null && status == 0) {
+                roofline.onPositionedTokens(sequences.positionedTokens, sequences.positionedContextPositions);
+            }
+            if (roofline != null && status == 0 && sequences.decodeStep) {
+                roofline.onDecodeStep(graphs.latestSeq(), sequences.generatedTokens, sequences.stepContextPositions);
+            }
         } else {
             tokens.record(nTokens, durationNs, status);
+            if (roofline != null && status == 0 && nTokens == 1) {
+                roofline.onDecodeStep(graphs.latestSeq(), 1, -1); // positions not read: weights and FLOPs only
+            }
             if (nTokens == 1) {
                 tpotRecorder.recordValue(durationNs);
             } else if (nTokens > 1) {
@@ -346,7 +365,7 @@ public final class TraceAggregator implements TraceListener {
     public void onGraphCompute(int tid, long startNs, long endNs, long backendAddress, long guidHigh, long guidLow,
                                int nNodes, int status) {
         BackendSlot slot = backendSlot(guidHigh, guidLow);
-        slot.record(Math.max(0, endNs - startNs), nNodes);
+        slot.record(tid, startNs, endNs, nNodes, lastTickNs);
         if (flight != null) {
             if (slot.flightLabel < 0) {
                 slot.flightLabel = flight.label(slot.name + " graph");
@@ -377,6 +396,17 @@ public final class TraceAggregator implements TraceListener {
     }
 
     private RooflineAggregator roofline;
+    private GraphsInFlight graphsInFlight = GraphsInFlight.NONE;
+    private final OpEstimator opEstimator = new OpEstimator();
+
+    /**
+     * Reads the graphs still running at each tick, whose time up to the tick goes to the interval ending there
+     * ({@link BackendSlot}). Before the first event.
+     */
+    public TraceAggregator withGraphsInFlight(GraphsInFlight source) {
+        this.graphsInFlight = source;
+        return this;
+    }
 
     /** Also sums each graph's bytes and FLOPs per op for the roofline (needs the operator aggregator). */
     public TraceAggregator withRoofline(RooflineAggregator aggregator) {
@@ -396,7 +426,7 @@ public final class TraceAggregator implements TraceListener {
 
     @Override
     public void onCpuGraphCompute(int tid, long startNs, long endNs, long cgraphAddress, int nNodes, int status) {
-        cpuGraphs.record(Math.max(0, endNs - startNs), nNodes);
+        cpuGraphs.record(tid, startNs, endNs, nNodes, lastTickNs);
         if (flight != null) {
             flight.record(FlightRecorder.Kind.GRAPH, tid, startNs, endNs, cpuGraphLabel, status, nNodes);
         }
@@ -442,6 +472,14 @@ public final class TraceAggregator implements TraceListener {
         }
         long intervalNs = nowNs - lastTickNs;
         long runNs = nowNs - firstTickNs;
+        long intervalStartNs = lastTickNs;
+        graphsInFlight.forEach((cpuPath, tid, startNs, guidHigh, guidLow) -> {
+            // A start after the tick is a graph of the next interval; one from before the run began is counted
+            // from the run's start (its record adds the rest).
+            if (startNs < nowNs && nowNs - startNs < MAX_IN_FLIGHT_NS) {
+                (cpuPath ? cpuGraphs : backendSlot(guidHigh, guidLow)).inFlight(tid, startNs, nowNs, intervalStartNs);
+            }
+        });
         int active = sequences.activeSince(lastTickNs);
         // The requests panel's rows: sequences that decoded in the last 10 s (a slot waits between requests).
         List<dev.infertop.model.SequenceStatus> recentSequences = sequences.statuses(nowNs, 10_000_000_000L);
@@ -469,6 +507,9 @@ public final class TraceAggregator implements TraceListener {
             var lanes = operators.lanes(nowNs);
             intervalOperators = operators.interval(lanes);
             totalOperators = operators.totals(lanes);
+            OperatorTotals[] estimated = opEstimator.estimate(intervalOperators, totalOperators, cpuGraphs.interval());
+            intervalOperators = estimated[0];
+            totalOperators = estimated[1];
         }
         if (dag != null) dag.publish();
         List<BackendTotals> intervalBackends = new ArrayList<>();

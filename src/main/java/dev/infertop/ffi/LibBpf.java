@@ -317,6 +317,17 @@ public final class LibBpf {
         return bpf_map_lookup_elem.HANDLE;
     }
 
+    // int bpf_map_get_next_key(int fd, const void *key, void *next_key); returns -errno (-ENOENT: no more keys;
+    // bpf(2), BPF_MAP_GET_NEXT_KEY: a NULL key gives the first)
+    private static final class bpf_map_get_next_key {
+        static final MethodHandle HANDLE = bind("bpf_map_get_next_key",
+                FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, ADDRESS));
+    }
+
+    public static MethodHandle bpf_map_get_next_key$handle() {
+        return bpf_map_get_next_key.HANDLE;
+    }
+
     // int bpf_map_update_elem(int fd, const void *key, const void *value, __u64 flags); returns -errno
     private static final class bpf_map_update_elem {
         static final MethodHandle HANDLE = bind("bpf_map_update_elem",

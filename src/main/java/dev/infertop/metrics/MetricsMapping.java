@@ -134,9 +134,29 @@ public final class MetricsMapping {
             out.metricSnapshot(gauge("infertop_overhead_budget_ratio", Unit.RATIO,
                     "The --budget limit as a share of the target's own CPU time (0: none)",
                     s.budget().budgetPercent() / 100));
-            out.metricSnapshot(gauge("infertop_operator_sampled_ratio", Unit.RATIO,
-                    "Share of the time the operator layer's per-thread probes are attached (1: every graph)",
-                    s.budget().arrivalShare()));
+        }
+        // Without a budget at work: 1 with the operator layer on (every graph), 0 with it off.
+        out.metricSnapshot(gauge("infertop_operator_sampled_ratio", Unit.RATIO,
+                "Share of the time the operator layer's per-thread probes are attached (1: every graph)",
+                dev.infertop.model.SampledFigures.operatorSampledRatio(s)));
+
+        // The op histograms count the traced graphs only (the budget's windows): these scale them to every graph
+        // (man page: sampled figures), so a rate over any range has figures between windows.
+        Map<Labels, Double> estimatedGroups = new LinkedHashMap<>();
+        Map<Labels, Double> estimatedSeconds = new LinkedHashMap<>();
+        for (dev.infertop.model.OpEstimate op : s.total().operators().estimated()) {
+            Labels labels = Labels.of("op", LabelValues.sanitize(op.op()), "backend", OPERATOR_BACKEND);
+            estimatedGroups.merge(labels, op.groups(), Double::sum);
+            estimatedSeconds.merge(labels, op.wallNs() / 1e9, Double::sum);
+        }
+        if (!estimatedGroups.isEmpty()) {
+            out.metricSnapshot(counter("infertop_op_estimated_groups", null,
+                    "Node groups of each op over every CPU graph: those traced, and the untraced graphs' share "
+                            + "scaled from the sample windows (operator layer; equal to the traced count at budget 0)",
+                    created, estimatedGroups));
+            out.metricSnapshot(counter("infertop_op_estimated_seconds", Unit.SECONDS,
+                    "Wall time of each op over every CPU graph: traced, and the untraced graphs' busy time divided "
+                            + "as in the sample windows (operator layer)", created, estimatedSeconds));
         }
 
         out.metricSnapshot(histogram("infertop_ttft_seconds",
@@ -213,5 +233,6 @@ public final class MetricsMapping {
             "infertop_thread_work_seconds_total", "infertop_moe_expert_selections_total", "infertop_lost_events_total",
             "infertop_probe_cost_ratio", "infertop_overhead_estimate_ratio", "infertop_overhead_budget_ratio",
             "infertop_operator_sampled_ratio", "infertop_ttft_seconds", "infertop_tpot_seconds",
-            "infertop_op_duration_seconds");
+            "infertop_op_duration_seconds", "infertop_op_estimated_groups_total",
+            "infertop_op_estimated_seconds_total");
 }

@@ -16,9 +16,30 @@ import java.util.Locale;
  * @param failed             the budget gave up mid-run (a reading or a switch failed) and switched the operator
  *                           layer off: nothing is estimated any more; {@code sampling} says why
  * @param hitCost            what one uprobe hit costs in the estimate: measured, or {@link HitCost#DEFAULT}
+ * @param heldWindowAgeS     how old the operator figures shown are, where the live view holds the last window's
+ *                           between windows (view.SampledWindowHold); NaN where they are this interval's
  */
 public record BudgetStatus(double budgetPercent, double estimatePercent, double fullTracingPercent,
-                           double arrivalShare, String sampling, double windowS, boolean failed, HitCost hitCost) {
+                           double arrivalShare, String sampling, double windowS, boolean failed, HitCost hitCost,
+                           double heldWindowAgeS) {
+    /** A status on {@code hitCost} whose operator figures are this interval's. */
+    public BudgetStatus(double budgetPercent, double estimatePercent, double fullTracingPercent, double arrivalShare,
+                        String sampling, double windowS, boolean failed, HitCost hitCost) {
+        this(budgetPercent, estimatePercent, fullTracingPercent, arrivalShare, sampling, windowS, failed, hitCost,
+                Double.NaN);
+    }
+
+    /** The same status, the operator figures shown held from a window {@code ageS} seconds old. */
+    public BudgetStatus withHeldWindowAge(double ageS) {
+        return new BudgetStatus(budgetPercent, estimatePercent, fullTracingPercent, arrivalShare, sampling, windowS,
+                failed, hitCost, ageS);
+    }
+
+    /** "window 12 s ago" while the operator figures shown are held from the last window, else "". */
+    public String heldWindowText() {
+        return Double.isNaN(heldWindowAgeS) ? "" : SampledFigures.ageText(heldWindowAgeS);
+    }
+
     /** No budget controller (a replayed snapshot, a test): nothing to show. */
     public static final BudgetStatus NONE = new BudgetStatus(0, Double.NaN, Double.NaN, 1, "");
 
@@ -90,7 +111,8 @@ public record BudgetStatus(double budgetPercent, double estimatePercent, double 
             return "";
         }
         double periodS = windowS / arrivalShare;
-        return String.format(Locale.ROOT, " %ss/%.1fs", trim(windowS), periodS);
+        String held = heldWindowText();
+        return String.format(Locale.ROOT, " %ss/%.1fs", trim(windowS), periodS) + (held.isEmpty() ? "" : ", " + held);
     }
 
     /** The length of a sample window unless the budget needs shorter ones (session.BudgetPlan.ON_MS). */
@@ -103,6 +125,6 @@ public record BudgetStatus(double budgetPercent, double estimatePercent, double 
     /** This status with {@code newHitCost}. */
     public BudgetStatus withHitCost(HitCost newHitCost) {
         return new BudgetStatus(budgetPercent, estimatePercent, fullTracingPercent, arrivalShare, sampling, windowS,
-                failed, newHitCost);
+                failed, newHitCost, heldWindowAgeS);
     }
 }

@@ -58,6 +58,11 @@ public record Figures(
                 other.roofline);
     }
 
+    public Figures withOperators(OperatorTotals newOperators) {
+        return new Figures(spanNs, tokens, ttft, tpot, backends, cpuGraphs, newOperators, sched, counters, backendOps,
+                roofline);
+    }
+
     public Figures withCounters(CounterTotals newCounters) {
         return new Figures(spanNs, tokens, ttft, tpot, backends, cpuGraphs, operators, sched, newCounters, backendOps, roofline);
     }

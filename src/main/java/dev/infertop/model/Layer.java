@@ -16,7 +16,7 @@ public enum Layer {
     GRAPH("graph computes per backend: ggml_backend_graph_compute_async, ggml_graph_compute",
             "graph_computes", "graph_nodes", "graph_busy_ms", "backends"),
     OPERATOR("every CPU graph node on every thread: op, tensor, shape, work and barrier wait",
-            "ops", "threads", "roofline"),
+            "ops", "threads", "roofline", "ops_estimated"),
     SCHED("sched_switch/sched_wakeup tracepoints: thread states (running, runnable, sleeping) and who ran "
             + "on the CPU while a thread waited for it", "sched"),
     COUNTERS("perf counters per CPU read at each node group's barrier: per op counts, IPC, L3 refill bandwidth",

@@ -7,7 +7,8 @@ import java.util.List;
  * many graphs could be attributed, and each thread's recent activity (lanes; the same in interval and total).
  */
 public record OperatorTotals(List<OpTotals> ops, List<ThreadTotals> threads, long graphsAttributed,
-                             long graphsUnattributed, List<OpTotals> tensorGroups, List<ThreadLane> lanes) {
+                             long graphsUnattributed, List<OpTotals> tensorGroups, List<ThreadLane> lanes,
+                             List<OpEstimate> estimated) {
     public static final OperatorTotals EMPTY = new OperatorTotals(List.of(), List.of(), 0, 0);
 
     public OperatorTotals {
@@ -15,6 +16,18 @@ public record OperatorTotals(List<OpTotals> ops, List<ThreadTotals> threads, lon
         threads = List.copyOf(threads);
         tensorGroups = List.copyOf(tensorGroups);
         lanes = List.copyOf(lanes);
+        estimated = List.copyOf(estimated);
+    }
+
+    /** Without estimates over every graph (a replayed snapshot, a test). */
+    public OperatorTotals(List<OpTotals> ops, List<ThreadTotals> threads, long graphsAttributed,
+                          long graphsUnattributed, List<OpTotals> tensorGroups, List<ThreadLane> lanes) {
+        this(ops, threads, graphsAttributed, graphsUnattributed, tensorGroups, lanes, List.of());
+    }
+
+    /** The same figures with {@code newEstimated} as the estimates over every graph. */
+    public OperatorTotals withEstimated(List<OpEstimate> newEstimated) {
+        return new OperatorTotals(ops, threads, graphsAttributed, graphsUnattributed, tensorGroups, lanes, newEstimated);
     }
 
     public OperatorTotals(List<OpTotals> ops, List<ThreadTotals> threads, long graphsAttributed,

@@ -13,8 +13,6 @@ import dev.infertop.agg.ThreadSlots;
 import dev.infertop.agg.TraceAggregator;
 import dev.infertop.event.EventDecoder;
 import dev.infertop.event.NameTable;
-import dev.infertop.machine.CeilingCache;
-import dev.infertop.machine.MachineCeilings;
 import dev.infertop.model.BackendNames;
 import dev.infertop.target.TracedProcess;
 import dev.infertop.target.layout.CalibratedLayout;
@@ -33,8 +31,16 @@ record Pipeline(NameTable names, TraceAggregator aggregator, EventDecoder decode
      * {@code moePlans} writes MoE plans into BPF; {@code leafNames} reads a tensor name from the target (the
      * DAG's weights).
      */
+    /** Without the machine's ceilings: the roofline's points, no verdict (the warm-up, tests). */
     static Pipeline build(CalibratedLayout layout, BackendNames backendNames, int targetPid, LongSupplier schedHits,
                           MoeAggregator.PlanWriter moePlans, LongFunction<String> leafNames) {
+        return build(layout, backendNames, targetPid, schedHits, moePlans, leafNames, null);
+    }
+
+    /** {@code ceilings}: this machine's, for the roofline (null: none, no verdict). */
+    static Pipeline build(CalibratedLayout layout, BackendNames backendNames, int targetPid, LongSupplier schedHits,
+                          MoeAggregator.PlanWriter moePlans, LongFunction<String> leafNames,
+                          dev.infertop.model.Roofline.Ceilings ceilings) {
         NameTable names = new NameTable();
         OpNaming naming = layout != null ? new CalibratedOpNaming(layout) : null;
         // One table of the target's threads for every per-thread layer; a thread gone from the target gives
@@ -56,7 +62,7 @@ record Pipeline(NameTable names, TraceAggregator aggregator, EventDecoder decode
             if (targetPid > 0) {
                 // The MoE layer's ids tell the roofline which experts each MUL_MAT_ID read.
                 aggregator.withRoofline(new RooflineAggregator(naming, layout.types(),
-                        new TargetTensorSource(targetPid, layout.tensor(), layout.types()), moe, CeilingCache.defaultLocation().best().map(MachineCeilings::roofs).orElse(null)));
+                        new TargetTensorSource(targetPid, layout.tensor(), layout.types()), moe, ceilings));
             }
         }
         return new Pipeline(names, aggregator, new EventDecoder(aggregator, names), counters, dag);

@@ -23,6 +23,7 @@ final class SessionResources {
     RingBufferReader ring;
     PerCpuCounter lost;
     PerCpuCounter schedHits;
+    dev.infertop.bpf.GraphStartMaps graphStarts;
     /** Stopped first: it attaches and detaches the operator layer's per-thread probes on its own thread. */
     volatile OverheadBudget budget;
     volatile Collector collector;
@@ -65,6 +66,9 @@ final class SessionResources {
         }
         if (schedHits != null) {
             schedHits.close();
+        }
+        if (graphStarts != null) {
+            graphStarts.close();
         }
         if (object != null) {
             object.close();

@@ -109,9 +109,15 @@ final class TracedSession {
         PerCpuCounter schedHits = resources.schedHits;
         int targetPid = process.pid();
         int nameOffset = calibration.offsets().tensorName();
+        // The roofline's ceilings before the first screen (the operator layer costs the nodes it holds them against).
+        dev.infertop.model.Roofline.Ceilings ceilings = calibration.layout() == null
+                || !options.layers().contains(dev.infertop.model.Layer.OPERATOR) ? null
+                : RooflineCeilings.atStart(process instanceof LaunchedCommand, control::notice);
         Pipeline pipeline = Pipeline.build(calibration.layout(), loaded.backendNames(), targetPid, schedHits::sum,
                 resources.probes.moePlans()::write, address ->
-                        TargetMemory.cString(targetPid, address + nameOffset, 64));
+                        TargetMemory.cString(targetPid, address + nameOffset, 64), ceilings);
+        resources.graphStarts = new dev.infertop.bpf.GraphStartMaps(resources.object);
+        pipeline.aggregator().withGraphsInFlight(resources.graphStarts);
         policy.followFusion(pipeline.aggregator().operators(), loaded.fusion());
         CounterSet chosen = counterSet;
         loaded.perfCounters().listener(opened -> pipeline.counters().configure(chosen, opened));

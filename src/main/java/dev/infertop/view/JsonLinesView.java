@@ -74,6 +74,16 @@ public final class JsonLinesView implements SnapshotView {
         node.put("sampling", budget.sampling());
     }
 
+    /**
+     * Which figures come from the operator layer's sample windows, and the share of the time they cover (1:
+     * every graph; 0: the layer off).
+     */
+    private static void putSampled(ObjectNode node, Snapshot s) {
+        node.put("operator_sampled_ratio", round(dev.infertop.model.SampledFigures.operatorSampledRatio(s), 4));
+        var figures = node.putArray("window_figures");
+        dev.infertop.model.SampledFigures.WINDOW_FIGURES.forEach(figures::add);
+    }
+
     public static ObjectNode toJsonNode(Snapshot s, boolean total) {
         ObjectNode root = MAPPER.createObjectNode();
         Figures f = s.figures(total);
@@ -152,6 +162,15 @@ public final class JsonLinesView implements SnapshotView {
             node.put("max_ms", round(op.wall().maxMs(), 4));
             node.put("last_shape", op.lastShape());
         }
+        // Every graph's, where windows traced some (man page: sampled figures): traced plus the untraced graphs'
+        // share, scaled from the run's windows; the same as "ops" with every graph traced.
+        ObjectNode estimated = root.putObject("ops_estimated");
+        for (dev.infertop.model.OpEstimate op : operators.estimated()) {
+            ObjectNode node = estimated.putObject(op.op());
+            node.put("groups", round(op.groups(), 1));
+            node.put("wall_ms", round(op.wallNs() / 1e6, 3));
+        }
+        putSampled(root.putObject("sampled"), s);
         ObjectNode threads = root.putObject("threads");
         for (ThreadTotals thread : operators.threads()) {
             ObjectNode node = threads.putObject(dev.infertop.model.Other.tid(thread.tid()));
@@ -226,6 +245,7 @@ public final class JsonLinesView implements SnapshotView {
                     roofline.weightBytesPerDecodeToken(), ceilings), 2));
         }
         out.put("measured_decode_tokens_per_s", round(tokens.decodeTokensPerSecond(), 2));
+        putDecodeSteps(out, roofline);
         ObjectNode ops = out.putObject("ops");
         for (dev.infertop.model.RooflineTotals.OpRoofline op : roofline.ops()) {
             ObjectNode node = ops.putObject(op.op());
@@ -243,6 +263,45 @@ public final class JsonLinesView implements SnapshotView {
                 node.put("memory_share", round(point.memoryShare(), 3));
                 node.put("compute_share", round(point.computeShare(), 3));
                 node.put("verdict", point.bound().text());
+            }
+        }
+    }
+
+    /**
+     * Decode steps of any batch size (man page: roofline): per batch size the step's weight and KV bytes, FLOPs and
+     * tokens, per generated token, the intensity, and the decode bound beside the measured rate; where the ridge
+     * point would be reached as slots fill, and where KV reads overtake the weights as contexts grow.
+     */
+    private static void putDecodeSteps(ObjectNode out, dev.infertop.model.RooflineTotals roofline) {
+        dev.infertop.model.Roofline.Ceilings ceilings = roofline.ceilings();
+        out.put("kv_bytes_per_position", roofline.kvBytesPerPosition());
+        out.put("kv_overtakes_weights_at_positions", roofline.kvOvertakesWeightsAtPositions());
+        out.put("positioned_tokens", roofline.positionedTokens());
+        out.put("positioned_context_positions", roofline.positionedContextPositions());
+        double ridgeBatch = roofline.ridgeBatchTokens();
+        if (Double.isFinite(ridgeBatch)) {
+            out.put("ridge_batch_tokens", round(ridgeBatch, 1));
+        } else if (ridgeBatch == Double.POSITIVE_INFINITY) {
+            out.put("ridge_batch_tokens", "never: KV reads keep it below the ridge");
+        }
+        ObjectNode steps = out.putObject("decode_steps");
+        for (dev.infertop.model.DecodeSteps step : roofline.decodeSteps()) {
+            ObjectNode node = steps.putObject(Integer.toString(step.batchTokens()));
+            node.put("steps", step.steps());
+            node.put("tokens", step.tokens());
+            node.put("weight_bytes_per_step", Math.round(step.weightBytesPerStep()));
+            node.put("kv_bytes_per_step", Math.round(step.kvBytesPerStep()));
+            node.put("context_positions_per_step", round((double) step.contextPositions() / step.steps(), 1));
+            node.put("flops_per_step", Math.round(step.flopsPerStep()));
+            node.put("weight_bytes_per_token", Math.round((double) step.weightBytes() / step.tokens()));
+            node.put("kv_bytes_per_token", Math.round((double) step.kvBytes() / step.tokens()));
+            node.put("flop_per_byte", round(step.flopsPerByte(), 3));
+            node.put("wall_ms", round(step.wallNs() / 1e6, 3));
+            node.put("measured_tokens_per_s", round(step.measuredTokensPerSecond(), 2));
+            if (ceilings != null) {
+                node.put("bound_tokens_per_s", round(step.boundTokensPerSecond(ceilings), 2));
+                node.put("verdict", dev.infertop.model.Roofline.point(step.weightBytes() + step.kvBytes(), step.flops(),
+                        step.wallNs(), ceilings).bound().text());
             }
         }
     }

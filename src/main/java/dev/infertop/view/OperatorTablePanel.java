@@ -28,7 +28,9 @@ public final class OperatorTablePanel implements Panel {
         List<OpTotals> list = OperatorRows.of(s, ui);
         long spanNs = OperatorRows.spanNs(s);
         theme.apply(g, Theme.Role.HEADING);
-        Cells.put(g, 0, 0, line(null, ui, width, spanNs), width);
+        String held = s.isFinal() ? "" : s.budget().heldWindowText();
+        Cells.put(g, 0, 0, held.isEmpty() ? line(null, ui, width, spanNs)
+                : line(null, ui, width, spanNs).stripTrailing() + "  (" + held + ")", width);
         int visible = rows - 1;
         int selected = OperatorRows.selectedIndex(list, ui);
         if (selected < ui.scroll) {

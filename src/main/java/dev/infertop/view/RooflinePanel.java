@@ -56,13 +56,25 @@ public final class RooflinePanel implements Panel {
         Cells.put(g, 0, row++, " ROOFLINE" + (ceilings == null ? ""
                 : String.format(Locale.ROOT, "  memory %.1f GB/s  compute %.1f GFLOP/s  ridge %.2f FLOP/B",
                 ceilings.memoryBytesPerSecond() / 1e9, ceilings.flopsPerSecond() / 1e9, ceilings.ridgeFlopsPerByte()))
-                + (s.isFinal() ? "  run" : "  interval"), width);
+                + (s.isFinal() ? "  run" : s.budget().heldWindowText().isEmpty() ? "  interval"
+                : "  " + s.budget().heldWindowText()), width);
         if (ceilings == null) {
             theme.apply(g, Theme.Role.WARN);
             Cells.put(g, 0, row++, " " + MEASURE_HINT, width);
         }
         theme.apply(g, Theme.Role.NORMAL);
-        Cells.put(g, 0, row++, " " + decodeLine(roofline, f.tokens().decodeTokensPerSecond()), width);
+        // Decode steps over the run: the budget's windows each catch a few, and the curve by busy slots wants
+        // every batch size seen so far.
+        RooflineTotals runRoofline = s.total().roofline();
+        if (runRoofline.decodeSteps().isEmpty()) {
+            Cells.put(g, 0, row++, " " + decodeLine(roofline, f.tokens().decodeTokensPerSecond()), width);
+        } else {
+            for (String line : decodeStepLines(runRoofline)) {
+                if (row < rows) {
+                    Cells.put(g, 0, row++, " " + line, width);
+                }
+            }
+        }
         if (ceilings != null) {
             theme.apply(g, Theme.Role.DIM);
             Cells.put(g, 0, row++, String.format(Locale.ROOT, " %s  (bound: at >= %.0f%% of a ceiling, the memory "
@@ -108,7 +120,7 @@ public final class RooflinePanel implements Panel {
     static String decodeLine(RooflineTotals roofline, double measuredTokensPerSecond) {
         String measured = String.format(Locale.ROOT, "measured %.1f tok/s", measuredTokensPerSecond);
         if (roofline.weightBytesPerDecodeToken() <= 0) {
-            return "decode: " + measured + "  (weights per token not seen yet: no one-token decode graph read)";
+            return "decode: " + measured + "  (weights per token not seen yet: no decode step read)";
         }
         String weights = "weights " + megabytes(roofline.weightBytesPerDecodeToken()) + " per token";
         if (roofline.ceilings() == null) {
@@ -119,6 +131,58 @@ public final class RooflinePanel implements Panel {
         return String.format(Locale.ROOT, "decode: bound %.1f tok/s  %s%s  (memory ceiling / %s)", bound, measured,
                 measuredTokensPerSecond <= 0 ? "" : String.format(Locale.ROOT, " (%.0f%% of bound%s)", 100 * share,
                         share > 1 ? ABOVE_BOUND : ""), weights);
+    }
+
+    /** Batch sizes shown at most (those with the most steps). */
+    static final int STEP_ROWS = 4;
+
+    /**
+     * Decode steps of any size (a server's busy slots): what a step reads (weights once, KV per context position),
+     * per batch size the bytes per generated token, intensity, and the decode bound beside the measured rate;
+     * then how intensity rises with busy slots and where it reaches the ridge point.
+     */
+    static List<String> decodeStepLines(RooflineTotals roofline) {
+        Roofline.Ceilings ceilings = roofline.ceilings();
+        dev.infertop.model.DecodeSteps all = roofline.allDecodeSteps();
+        List<String> lines = new java.util.ArrayList<>();
+        long overtakes = roofline.kvOvertakesWeightsAtPositions();
+        lines.add(String.format(Locale.ROOT, "decode steps (run): weights %s/step, KV %s per context position%s",
+                megabytes(Math.round(all.weightBytesPerStep())), megabytes(roofline.kvBytesPerPosition()),
+                overtakes > 0 ? String.format(Locale.ROOT, "; KV reads pass the weights past %d positions/step",
+                        overtakes) : ""));
+        List<dev.infertop.model.DecodeSteps> shown = roofline.decodeSteps().stream()
+                .sorted(Comparator.comparingLong(dev.infertop.model.DecodeSteps::steps).reversed())
+                .limit(STEP_ROWS)
+                .sorted(Comparator.comparingInt(dev.infertop.model.DecodeSteps::batchTokens)).toList();
+        for (dev.infertop.model.DecodeSteps step : shown) {
+            String bound = "";
+            if (ceilings != null) {
+                double boundRate = step.boundTokensPerSecond(ceilings);
+                bound = String.format(Locale.ROOT, "  bound %.1f tok/s, measured %.1f (%.0f%%)", boundRate,
+                        step.measuredTokensPerSecond(), 100 * step.measuredTokensPerSecond() / boundRate);
+            } else {
+                bound = String.format(Locale.ROOT, "  measured %.1f tok/s", step.measuredTokensPerSecond());
+            }
+            lines.add(String.format(Locale.ROOT, " %2d/step %5d steps: KV %s/step, %s/token, %.2f FLOP/B%s",
+                    step.batchTokens(), step.steps(), megabytes(Math.round(step.kvBytesPerStep())),
+                    megabytes(Math.round(step.bytesPerToken())), step.flopsPerByte(), bound));
+        }
+        if (ceilings != null && all.tokens() > 0) {
+            double weights = all.weightBytesPerStep();
+            double flopsPerToken = (double) all.flops() / all.tokens();
+            double kvPerToken = (double) all.kvBytes() / all.tokens();
+            StringBuilder curve = new StringBuilder("intensity by busy slots:");
+            for (int slots : new int[] {1, 2, 4, 8, 16}) {
+                curve.append(String.format(Locale.ROOT, " %d:%.2f", slots,
+                        slots * flopsPerToken / (weights + slots * kvPerToken)));
+            }
+            double ridgeBatch = roofline.ridgeBatchTokens();
+            curve.append(String.format(Locale.ROOT, " FLOP/B; ridge %.2f %s", ceilings.ridgeFlopsPerByte(),
+                    Double.isFinite(ridgeBatch) ? String.format(Locale.ROOT, "at ~%.1f slots", ridgeBatch)
+                            : "never (KV reads)"));
+            lines.add(curve.toString());
+        }
+        return lines;
     }
 
     /** The verdict in words, or only its first word where they do not fit (the line above the table has them). */

@@ -10,12 +10,27 @@ import dev.infertop.model.Snapshot;
  * Called on the collector thread, one snapshot at a time.
  */
 public final class SampledWindowHold {
+    private final java.util.function.LongSupplier clockNs;
     private Figures lastSampled;
+    private long lastSampledAtNs;
 
-    /** {@code s}, or {@code s} with the last sampled interval's operator figures where it has none. */
+    public SampledWindowHold() {
+        this(System::nanoTime);
+    }
+
+    /** {@code clockNs}: when each snapshot is shown (a test's clock). */
+    public SampledWindowHold(java.util.function.LongSupplier clockNs) {
+        this.clockNs = clockNs;
+    }
+
+    /**
+     * {@code s}, or {@code s} with the last sampled interval's operator figures where it has none, their age in
+     * its budget status ("window 12 s ago": {@link dev.infertop.model.BudgetStatus#heldWindowText}).
+     */
     public Snapshot apply(Snapshot s) {
         if (s.interval().operators().graphsAttributed() > 0) {
             lastSampled = s.interval();
+            lastSampledAtNs = clockNs.getAsLong();
             return s;
         }
         double share = s.budget().arrivalShare();
@@ -23,7 +38,9 @@ public final class SampledWindowHold {
                 || !operatorLayerOn(s)) {
             return s; // every graph traced, or the layer off: an interval without graphs had none
         }
-        return s.withInterval(s.interval().withOperatorFiguresOf(lastSampled));
+        double ageS = (clockNs.getAsLong() - lastSampledAtNs) / 1e9;
+        return s.withInterval(s.interval().withOperatorFiguresOf(lastSampled))
+                .withBudget(s.budget().withHeldWindowAge(ageS));
     }
 
     private static boolean operatorLayerOn(Snapshot s) {

@@ -40,7 +40,8 @@ public final class ThreadLanesPanel implements Panel {
         int stripWidth = Math.max(0, width - STRIP_COLUMN);
         theme.apply(g, Theme.Role.HEADING);
         String seconds = lanes.isEmpty() ? "" : String.format(Locale.ROOT, " last %.1f s",
-                Math.min(lanes.getFirst().cellCount(), stripWidth) * lanes.getFirst().cellNs() / 1e9);
+                Math.min(lanes.getFirst().cellCount(), stripWidth) * lanes.getFirst().cellNs() / 1e9)
+                + (s.budget().heldWindowText().isEmpty() ? "" : ", " + s.budget().heldWindowText());
         Cells.put(g, 0, 0, Cells.fit("  TID  WORK% NOW", STRIP_COLUMN) + legend(seconds), width);
         if (rows <= 1) {
             return;

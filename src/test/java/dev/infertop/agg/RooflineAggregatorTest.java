@@ -256,6 +256,40 @@ class RooflineAggregatorTest {
         assertEquals(3, Collections.frequency(reads, KV_VIEW), "tried again at each refresh");
     }
 
+    /**
+     * A server's decode steps of 4 and 2 tokens: each claims its graph (told before the graph is finished, as the
+     * call ends before the next graph starts, or after), reads the weights once per step, and KV bytes = the
+     * sequences' context lengths × bytes per position (none here: no attention node, so 0); a step whose batch
+     * differs from its graph's, or told twice, is not counted.
+     */
+    @Test
+    void decodeStepsOfAnySizeClaimTheirGraphsWeightsAndFlops() {
+        long weights = 512L * (256 / 32 * 18) + 256L * 512 * 2;
+        long flopsPerToken = 2 * (256L * 512 + 512L * 256 + 256L * 32) + 256; // three MUL_MATs and the ADD
+        decodeGraph(1, 10_000_000, 4);
+        roofline.onDecodeStep(1, 4, 400); // graph 1 not finished yet: pending
+        decodeGraph(2, 20_000_000, 4); // finishes graph 1, which the pending step claims
+        fixture.finish();
+        roofline.onDecodeStep(2, 4, 404); // after its graph
+        roofline.onDecodeStep(2, 4, 404); // told twice: counted once
+        decodeGraph(3, 30_000_000, 2);
+        fixture.finish();
+        roofline.onDecodeStep(3, 3, 300); // 3 tokens told, the graph computed 2: not this step's graph
+        RooflineTotals first = roofline.interval();
+        assertEquals(1, first.decodeSteps().size(), first.decodeSteps().toString());
+        dev.infertop.model.DecodeSteps four = first.decodeSteps().getFirst();
+        assertEquals(new dev.infertop.model.DecodeSteps(4, 2, 8, 2 * weights, 0, 804, 2 * 4 * flopsPerToken,
+                2 * 2_600_000), four);
+        assertEquals(weights / 4.0, (double) four.weightBytes() / four.tokens(), 1e-9, "per token = step / tokens");
+        decodeGraph(4, 40_000_000, 2);
+        fixture.finish();
+        roofline.onDecodeStep(4, 2, 200);
+        RooflineTotals second = roofline.interval();
+        assertEquals(List.of(new dev.infertop.model.DecodeSteps(2, 1, 2, weights, 0, 200, 2 * flopsPerToken,
+                2_600_000)), second.decodeSteps(), "the interval's steps only");
+        assertEquals(2, roofline.totals().decodeSteps().size());
+    }
+
     @Test
     void aPrefillGraphIsNoDecodeTokenAndIntervalsAreDerivedFromTheRun() {
         decodeGraph(1, 10_000_000, 1);

@@ -236,4 +236,23 @@ class SequenceTrackerTest {
         assertEquals(2, tokens.requests());
         assertEquals(0, tokens.speculative().draftCalls());
     }
+
+    /**
+     * A step of two generating slots at positions 5 and 3 reads 6 + 4 = 10 context positions; a batch that mixes a
+     * new prompt with a generated token is no decode step, nor is the prompt itself.
+     */
+    @Test
+    void aDecodeStepSaysItsSequencesContextLengths() {
+        aggregator.start(clockNs);
+        SequenceTracker tracker = aggregator.sequences();
+        call(4_000_000, t(0, 0, false), t(0, 1, false), t(0, 2, false), t(0, 3, false), t(0, 4, true),
+                t(1, 0, false), t(1, 1, false), t(1, 2, true));
+        assertEquals(false, tracker.decodeStep, "a prompt batch");
+        call(2_000_000, t(0, 5, true), t(1, 3, true));
+        assertEquals(true, tracker.decodeStep);
+        assertEquals(10, tracker.stepContextPositions);
+        call(2_000_000, t(0, 6, true), t(2, 0, false), t(2, 1, true));
+        assertEquals(false, tracker.decodeStep, "a step beside a new prompt");
+        assertEquals(0, tracker.stepContextPositions);
+    }
 }

@@ -143,4 +143,54 @@ class TraceAggregatorTest {
         assertEquals(1, snapshot.interval().cpuGraphs().computes());
         assertEquals(620, snapshot.interval().cpuGraphs().nodes());
     }
+
+    /**
+     * A graph from 900 ms to 1,300 ms spans the tick at 1,000 ms: 100 ms of it belong to the first interval (read
+     * in flight at the tick), 300 ms to the second. Without the split, the second interval (700 ms of graphs of
+     * its own) would hold 1,100 ms of busy time in 1,000 ms.
+     */
+    @Test
+    void aGraphSpanningAnIntervalEdgeIsSplitAcrossTheTwoIntervals() {
+        long[] inFlightStartNs = {900 * MS};
+        aggregator.withGraphsInFlight(each -> {
+            if (inFlightStartNs[0] >= 0) {
+                each.graph(false, 7, inFlightStartNs[0], CPU_HIGH, CPU_LOW);
+                each.graph(true, 7, inFlightStartNs[0], 0, 0);
+            }
+        });
+        aggregator.start(0);
+        aggregator.onGraphCompute(7, 0, 800 * MS, 0xb0, CPU_HIGH, CPU_LOW, 620, 0);
+        aggregator.onCpuGraphCompute(7, 0, 800 * MS, 0xa0, 620, 0);
+        Snapshot first = aggregator.snapshot(1000 * MS, RunState.RUNNING, TARGET, 0, List.of());
+        inFlightStartNs[0] = -1;
+        aggregator.onGraphCompute(7, 900 * MS, 1300 * MS, 0xb0, CPU_HIGH, CPU_LOW, 620, 0);
+        aggregator.onCpuGraphCompute(7, 900 * MS, 1300 * MS, 0xa0, 620, 0);
+        aggregator.onGraphCompute(7, 1300 * MS, 2000 * MS, 0xb0, CPU_HIGH, CPU_LOW, 620, 0);
+        aggregator.onCpuGraphCompute(7, 1300 * MS, 2000 * MS, 0xa0, 620, 0);
+        Snapshot second = aggregator.snapshot(2000 * MS, RunState.RUNNING, TARGET, 0, List.of());
+
+        assertEquals(new BackendTotals("CPU", 1, 620, 900 * MS), first.interval().backends().get(0));
+        assertEquals(900 * MS, first.interval().cpuGraphs().busyNs());
+        assertEquals(new BackendTotals("CPU", 2, 1240, 1000 * MS), second.interval().backends().get(0));
+        assertEquals(1.0, second.interval().backends().get(0).busyFraction(second.interval().spanNs()), 1e-12);
+        assertEquals(1000 * MS, second.interval().cpuGraphs().busyNs());
+        assertEquals(new BackendTotals("CPU", 3, 1860, 1900 * MS), second.total().backends().get(0));
+    }
+
+    /**
+     * A record read after the tick that its graph ended before (the ring drained late) adds to the run, and to
+     * the interval only the part after the tick: the interval already shown cannot take it back, and the next one
+     * is not made to hold more than its length.
+     */
+    @Test
+    void aLateRecordAddsItsPartBeforeTheIntervalToTheRunOnly() {
+        aggregator.start(0);
+        aggregator.snapshot(1000 * MS, RunState.RUNNING, TARGET, 0, List.of());
+        aggregator.onGraphCompute(7, 400 * MS, 1100 * MS, 0xb0, CPU_HIGH, CPU_LOW, 620, 0);
+        aggregator.onGraphCompute(7, 1100 * MS, 2000 * MS, 0xb0, CPU_HIGH, CPU_LOW, 620, 0);
+        Snapshot second = aggregator.snapshot(2000 * MS, RunState.RUNNING, TARGET, 0, List.of());
+
+        assertEquals(1000 * MS, second.interval().backends().get(0).busyNs());
+        assertEquals(1600 * MS, second.total().backends().get(0).busyNs());
+    }
 }

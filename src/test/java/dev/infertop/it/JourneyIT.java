@@ -90,6 +90,11 @@ class JourneyIT {
         assertTrue(last.path("requests").path("count").asLong() > 0, "no request answered: " + lines.getLast());
         assertTrue(last.path("batch_sizes").path("2").asLong() + last.path("batch_sizes").path("3-4").asLong() > 0,
                 "no step decoded several sequences at once: " + last.path("batch_sizes"));
+        List<JsonNode> objects = new ArrayList<>();
+        for (String line : lines) {
+            objects.add(JSON.readTree(line));
+        }
+        ServingIT.assertBusyAtMostTheInterval(objects); // no backend busier than the interval is long
         // The quick start also wrote the JVM's start-up cache for this jar, which the launcher then uses
         // without the JVM refusing it (a refused cache says so on stderr at every start).
         Path jar = ROOT.resolve("target/infertop.jar");
@@ -272,6 +277,50 @@ class JourneyIT {
         assertFalse(infertop.isAlive(), "infertop still runs after q");
         Processes.assertGone(target);
         LeakCheck.assertNothingLeft();
+    }
+
+    /** A row of the roofline panel with a verdict (the shares need the machine's ceilings). */
+    private static final Pattern ROOFLINE_VERDICT = Pattern.compile(
+            "(?m)^MUL_MAT +\\d+ .*\\d+% .*(memory-bound|compute-bound|neither)");
+
+    /**
+     * The quick start on a cache with no ceilings (llama.cpp and the models provisioned, nothing measured, no
+     * layouts): {@code demo.sh}'s setup measures the machine's ceilings before the workload starts, so {@code R}
+     * on the first screen gives MUL_MAT a verdict within 15 s (it said "no ceilings cached" and gave none).
+     */
+    @Test
+    void quickStartDemoOnAFreshCacheGivesARooflineVerdictWithinSecondsOfTheFirstScreen() throws Exception {
+        Path cache = Files.createTempDirectory("infertop-fresh-cache");
+        Path provisioned = dev.infertop.workload.LlamaCppWorkload.cacheDir();
+        for (String name : List.of("llama.cpp-node-" + dev.infertop.workload.LlamaCppWorkload.NODE_LLAMA_CPP_VERSION,
+                "models")) {
+            Files.createSymbolicLink(cache.resolve(name), provisioned.resolve(name));
+        }
+        try {
+            pane = TmuxPane.startShell(session(), 120, 40, ROOT, "INFERTOP_CACHE=" + cache + " src/scripts/demo.sh");
+            pane.keepSize();
+            pane.awaitScreen("the live view's first screen", s -> s.contains("infertop  pid"), 600);
+            long firstScreenNs = System.nanoTime();
+            assertTrue(Files.isRegularFile(cache.resolve("machine").resolve("ceilings-t"
+                    + Runtime.getRuntime().availableProcessors() + ".json")), "setup.sh cached no ceilings");
+            pane.keys("R");
+            String screen = pane.awaitScreen("a MUL_MAT verdict in the roofline panel",
+                    s -> ROOFLINE_VERDICT.matcher(s).find(), 15);
+            long verdictMs = (System.nanoTime() - firstScreenNs) / 1_000_000;
+            System.out.printf("journey: demo on a fresh cache: R gave a verdict %d ms after the first screen:%n%s%n",
+                    verdictMs, screen);
+            assertTrue(verdictMs <= 15_000, verdictMs + " ms");
+            assertFalse(screen.contains("no ceilings cached"), screen);
+            launched.add(targetPid(screen));
+            quit();
+            LeakCheck.assertNothingLeft();
+        } finally {
+            try (Stream<Path> files = Files.walk(cache)) { // links are removed, not followed
+                for (Path file : files.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                    Files.deleteIfExists(file);
+                }
+            }
+        }
     }
 
     /**

@@ -149,6 +149,113 @@ class PrometheusIT {
         }
     }
 
+    /** The per-op query the man page documents (PROMETHEUS METRICS): MUL_MAT node groups per second. */
+    static final String ESTIMATED_MUL_MAT_RATE = "rate(infertop_op_estimated_groups_total{op=\"MUL_MAT\"}[15s])";
+    /** What that query is held against: the traced count's rate with every graph traced. */
+    static final String TRACED_MUL_MAT_RATE = "rate(infertop_op_duration_seconds_count{op=\"MUL_MAT\"}[15s])";
+    static final long EVALUATED_SECONDS = 60;
+    static final long STEP_SECONDS = 5;
+    /**
+     * Each evaluation agrees with --budget 0 within this share, and their mean within {@link #MEAN_TOLERANCE}: the
+     * two infertops tick at their own times, so the 15 s ranges hold the same graphs only to a tick at each end (a
+     * tick of 1 s in 15 s: about 7 % each way), and the estimate scales the windows' node groups per graph.
+     */
+    static final double EVALUATION_TOLERANCE = 0.20;
+    static final double MEAN_TOLERANCE = 0.10;
+
+    /**
+     * The documented per-op query over a minute of a real Prometheus's evaluations: with the default budget
+     * (windows of 0.25 s every 30 s on a machine where traps are dear) it gives a non-zero MUL_MAT rate at every
+     * evaluation, where the traced count's own rate is 0 between windows, and agrees with the traced count of
+     * an infertop with {@code --budget 0} attached to the same llama-bench at the same time (one target, one
+     * pace: both see the slowdown full tracing brings).
+     */
+    @Test
+    void theEstimatedOpRateHasAFigureAtEveryEvaluationAndAgreesWithFullTracing(@TempDir Path directory)
+            throws Exception {
+        int sampledPort = freePort();
+        int fullPort = freePort();
+        int prometheusPort = freePort();
+        Process prometheus = null;
+        Process bench = new ProcessBuilder(workload.sourceBuildTool("llama-bench").toString(), "-m",
+                Models.preset("bench").toString(), "-p", "0", "-n", "64", "-r", "1000000", "-t", "1")
+                .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        Throwable primary = null;
+        try (InfertopProcess sampled = InfertopProcess.start("--quiet", "--listen", "127.0.0.1:" + sampledPort, "-p",
+                Long.toString(bench.pid()));
+             InfertopProcess full = InfertopProcess.start("--quiet", "--budget", "0", "--listen",
+                     "127.0.0.1:" + fullPort, "-p", Long.toString(bench.pid()))) {
+            sampled.awaitStderr("probes attached", 60);
+            full.awaitStderr("probes attached", 60);
+            prometheus = startPrometheus(directory, prometheusPort, """
+                      - job_name: sampled
+                        static_configs:
+                          - targets: ['127.0.0.1:%d']
+                      - job_name: full
+                        static_configs:
+                          - targets: ['127.0.0.1:%d']
+                    """.formatted(sampledPort, fullPort));
+            // The sampled infertop's first window (2 s) and one 15 s range of scrapes before the first evaluation.
+            awaitQuery(prometheusPort, "infertop_op_estimated_groups_total{job=\"sampled\",op=\"MUL_MAT\"} > 0", 60);
+            Thread.sleep(TimeUnit.SECONDS.toMillis(16 + EVALUATED_SECONDS));
+            double endSeconds = System.currentTimeMillis() / 1000.0;
+            double startSeconds = endSeconds - EVALUATED_SECONDS;
+            double[] estimated = range(prometheusPort, ESTIMATED_MUL_MAT_RATE.replace("{", "{job=\"sampled\","),
+                    startSeconds, endSeconds);
+            double[] traced = range(prometheusPort, TRACED_MUL_MAT_RATE.replace("{", "{job=\"full\","),
+                    startSeconds, endSeconds);
+            double[] windowsOnly = range(prometheusPort, TRACED_MUL_MAT_RATE.replace("{", "{job=\"sampled\","),
+                    startSeconds, endSeconds);
+            double sampledRatio = queryValue(prometheusPort, "infertop_operator_sampled_ratio{job=\"sampled\"}");
+            StringBuilder table = new StringBuilder();
+            double estimatedSum = 0;
+            double tracedSum = 0;
+            for (int i = 0; i < estimated.length; i++) {
+                table.append(String.format(java.util.Locale.ROOT, "%n  +%2d s  estimated %8.1f/s  --budget 0 %8.1f/s  "
+                                + "ratio %.3f  sampled infertop's traced count %8.1f/s", i * STEP_SECONDS,
+                        estimated[i], traced[i], estimated[i] / traced[i], windowsOnly[i]));
+                estimatedSum += estimated[i];
+                tracedSum += traced[i];
+            }
+            System.out.printf("PrometheusIT: %s over %d s (operator sampled ratio %.4f), against %s with --budget 0:%s"
+                    + "%n  mean ratio %.3f%n", ESTIMATED_MUL_MAT_RATE, EVALUATED_SECONDS, sampledRatio,
+                    TRACED_MUL_MAT_RATE, table, estimatedSum / tracedSum);
+            assertEquals(EVALUATED_SECONDS / STEP_SECONDS + 1, estimated.length, table.toString());
+            for (int i = 0; i < estimated.length; i++) {
+                assertTrue(estimated[i] > 0, "no MUL_MAT rate at +" + i * STEP_SECONDS + " s:" + table);
+                assertTrue(Math.abs(estimated[i] / traced[i] - 1) <= EVALUATION_TOLERANCE,
+                        "+" + i * STEP_SECONDS + " s:" + table);
+            }
+            assertTrue(Math.abs(estimatedSum / tracedSum - 1) <= MEAN_TOLERANCE, table.toString());
+        } catch (Throwable failure) {
+            primary = failure;
+            throw failure;
+        } finally {
+            bench.destroyForcibly();
+            bench.waitFor(10, TimeUnit.SECONDS);
+            stop(prometheus);
+            assertNothingLeft(primary);
+        }
+    }
+
+    /** The values of {@code promql} (one series) from {@code startSeconds} to {@code endSeconds}, every STEP_SECONDS. */
+    private double[] range(int port, String promql, double startSeconds, double endSeconds) throws Exception {
+        HttpResponse<String> response = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port
+                        + "/api/v1/query_range?query=" + URLEncoder.encode(promql, StandardCharsets.UTF_8)
+                        + String.format(java.util.Locale.ROOT, "&start=%.3f&end=%.3f&step=%d", startSeconds,
+                        endSeconds, STEP_SECONDS)))
+                .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
+        assertEquals(200, response.statusCode(), promql + ": " + response.body());
+        JsonNode result = JSON.readTree(response.body()).get("data").get("result");
+        assertEquals(1, result.size(), promql + " gives " + result);
+        JsonNode values = result.get(0).get("values");
+        double[] out = new double[values.size()];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = Double.parseDouble(values.get(i).get(1).asText());
+        }
+        return out;
+    }
+
     /** A port that is taken is one line and exit status 2, before any probe is attached. */
     @Test
     void aTakenPortEndsBeforeAnyProbe() throws Exception {

@@ -217,8 +217,13 @@ class MetricsMappingTest {
         long[][] counts = {{1}};
         MoeTotals moe = new MoeTotals(true, 10, 1, counts, counts, new long[1], new long[1], counts, counts,
                 new long[1], new long[1], new long[1], List.of(), new double[1], 16384, 1, 0, 0, 0, 0, 8);
-        String text = openMetrics(frame(Fixtures.snapshot(LayerStatus.State.ON).withMoe(moe)
+        Snapshot traced = Fixtures.snapshot(LayerStatus.State.ON);
+        Snapshot estimated = traced.withFigures(f -> f.withOperators(f.operators().withEstimated(
+                List.of(new dev.infertop.model.OpEstimate("MUL_MAT", 480, 12_500_000)))));
+        String text = openMetrics(frame(estimated.withMoe(moe)
                 .withBudget(new dev.infertop.model.BudgetStatus(1, 0.8, 2.5, 0.25, "1.0 s of every 4.0 s"))));
+        assertLine(text, "infertop_op_estimated_groups_total{backend=\"CPU\",op=\"MUL_MAT\"} 480.0");
+        assertLine(text, "infertop_op_estimated_seconds_total{backend=\"CPU\",op=\"MUL_MAT\"} 0.0125");
         assertLine(text, "infertop_overhead_estimate_ratio 0.008");
         assertLine(text, "infertop_operator_sampled_ratio 0.25");
         java.util.Set<String> families = new java.util.TreeSet<>();

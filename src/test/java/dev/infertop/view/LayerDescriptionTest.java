@@ -62,7 +62,7 @@ class LayerDescriptionTest {
     void everyObjectOfAJsonLineIsALayersOrTheSessions() throws Exception {
         JsonNode line = new ObjectMapper().readTree(JsonLinesView.toJson(
                 Fixtures.snapshot(LayerStatus.State.ON).withFigures(f -> f.withSched(Fixtures.sched()))));
-        Set<String> described = new HashSet<>(Set.of("limits", "budget", "layers"));
+        Set<String> described = new HashSet<>(Set.of("limits", "budget", "layers", "sampled"));
         for (Layer layer : Layer.values()) {
             described.addAll(layer.jsonSections());
         }

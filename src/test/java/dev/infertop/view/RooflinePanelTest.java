@@ -142,6 +142,31 @@ public class RooflinePanelTest {
                 RooflinePanel.decodeLine(totals(new Roofline.Ceilings(25e9, 200e9)), 100.0));
     }
 
+    /**
+     * Steps of 1 and 4 tokens on a machine of 10 GB/s and 25 GFLOP/s (ridge 2.5): 400 MB of weights a step, KV
+     * 40 kB a position; 1-token steps at 400 positions (16 MB of KV), 4-token steps at 1,000 (40 MB). Per token
+     * 416 MB and 110 MB; the bound 24.0 and 90.9 tok/s. Pooled, a token does 0.8 GFLOP and reads 11.2 MB of KV,
+     * a step 400 MB of weights: b slots give b·0.8e9 / (400e6 + b·11.2e6) FLOP/B (1.95 at 1), which reaches the
+     * ridge at 2.5 × 400e6 / (0.8e9 − 2.5 × 11.2e6) = 1.3 slots.
+     */
+    @Test
+    void decodeStepsOfEachBatchSizeWithTheirBoundAndTheCurveBySlots() {
+        dev.infertop.model.DecodeSteps one = new dev.infertop.model.DecodeSteps(1, 10, 10, 4_000_000_000L,
+                160_000_000L, 4_000, 8_000_000_000L, 1_000_000_000L);
+        dev.infertop.model.DecodeSteps four = new dev.infertop.model.DecodeSteps(4, 10, 40, 4_000_000_000L,
+                400_000_000L, 10_000, 32_000_000_000L, 2_000_000_000L);
+        RooflineTotals totals = new RooflineTotals(List.of(), 0, 0, 0, 0, 0, new Roofline.Ceilings(10e9, 25e9),
+                List.of(one, four), 40_000);
+        List<String> lines = RooflinePanel.decodeStepLines(totals);
+        assertEquals(List.of(
+                "decode steps (run): weights 400.0 MB/step, KV 40.0 kB per context position; KV reads pass the weights "
+                        + "past 10000 positions/step",
+                "  1/step    10 steps: KV 16.0 MB/step, 416.0 MB/token, 1.92 FLOP/B  bound 24.0 tok/s, measured 10.0 (42%)",
+                "  4/step    10 steps: KV 40.0 MB/step, 110.0 MB/token, 7.27 FLOP/B  bound 90.9 tok/s, measured 20.0 (22%)",
+                "intensity by busy slots: 1:1.95 2:3.79 4:7.19 8:13.07 16:22.10 FLOP/B; ridge 2.50 at ~1.3 slots"),
+                lines);
+    }
+
     @Test
     void aCountersSetWithoutRefillsGivesNoSecondOpinion() {
         OpCounters matmul = new OpCounters("MUL_MAT", 10, 0, 0, List.of(5_000_000L), 5_000_000L, 4_000_000L);
@@ -156,7 +181,7 @@ public class RooflinePanelTest {
     void withNothingCostedItSaysWhatItNeeds() throws IOException {
         render(with(Fixtures.snapshot(LayerStatus.State.ON), new RooflineTotals(List.of(), 0, 0, CEILINGS)));
         int top = rowStarting(" ROOFLINE");
-        assertEquals(" decode: measured 69.0 tok/s  (weights per token not seen yet: no one-token decode graph read)",
+        assertEquals(" decode: measured 69.0 tok/s  (weights per token not seen yet: no decode step read)",
                 row(terminal, top + 1).stripTrailing());
         assertTrue(row(terminal, rowStarting("OP ") + 1).startsWith(" (no costed node in this span"),
                 Fixtures.screen(terminal));

@@ -42,4 +42,17 @@ class SampledWindowHoldTest {
         Snapshot ended = gap(traced).withState(RunState.EXITED);
         assertEquals(OperatorTotals.EMPTY, hold.apply(ended).interval().operators(), "a final snapshot is the run's");
     }
+
+    /** Between windows the held figures say how old they are: 12 s after the window, "window 12 s ago". */
+    @Test
+    void heldFiguresSayHowOldTheyAre() {
+        long[] nowNs = {5_000_000_000L};
+        SampledWindowHold hold = new SampledWindowHold(() -> nowNs[0]);
+        Snapshot traced = Fixtures.snapshot(LayerStatus.State.ON).withBudget(SAMPLING);
+        assertEquals("", hold.apply(traced).budget().heldWindowText(), "this interval's own figures");
+        nowNs[0] += 12_000_000_000L;
+        Snapshot shown = hold.apply(gap(traced));
+        assertEquals("window 12 s ago", shown.budget().heldWindowText());
+        assertEquals(" 1s/4.0s, window 12 s ago", shown.budget().windowsText());
+    }
 }
