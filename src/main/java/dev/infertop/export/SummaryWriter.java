@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.infertop.model.OverheadEstimate;
 import dev.infertop.model.Snapshot;
 import dev.infertop.view.JsonLinesView;
+import dev.infertop.view.JsonSchema;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -28,7 +29,7 @@ public final class SummaryWriter {
                                   List<SnapshotDirectoryWriter.LeftOut> leftOut) {
         Snapshot s = content.last();
         ObjectNode root = JsonLinesView.toJsonNode(s, true);
-        ObjectNode meta = root.putObject("snapshot");
+        ObjectNode meta = root.putObject(JsonSchema.SNAPSHOT.key());
         meta.put("format", FORMAT);
         meta.put("version", VERSION);
         meta.put("trigger", content.trigger());

@@ -20,7 +20,7 @@ final class CountersJson {
         }
         CounterTotals c = s.shown().counters();
         long spanNs = s.shown().spanNs();
-        ObjectNode node = root.putObject("counters");
+        ObjectNode node = root.putObject(JsonSchema.COUNTERS.key());
         node.put("state", status.state().label());
         if (!status.reason().isEmpty()) {
             node.put("status", status.reason());

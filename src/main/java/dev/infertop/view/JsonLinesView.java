@@ -15,6 +15,8 @@ import dev.infertop.model.TokenTotals;
 import java.io.PrintStream;
 import java.util.List;
 
+import static dev.infertop.view.JsonSchema.*;
+
 /**
  * One JSON object per line per interval, and a last one with {@code "final": true} holding the run's totals.
  * Field names are part of the CLI contract: man/infertop.1 documents each one.
@@ -90,34 +92,34 @@ public final class JsonLinesView implements SnapshotView {
         TokenTotals tokens = f.tokens();
         long spanNs = f.spanNs();
         LatencySummary tpot = f.tpot();
-        root.put("final", s.isFinal());
-        root.put("seq", s.sequence());
-        root.put("scope", total ? "total" : "interval");
-        root.put("span_s", round(spanNs / 1e9, 3));
-        root.put("pid", s.target().pid());
-        root.put("command", s.target().command());
+        root.put(FINAL.key(), s.isFinal());
+        root.put(SEQ.key(), s.sequence());
+        root.put(SCOPE.key(), total ? "total" : "interval");
+        root.put(SPAN_S.key(), round(spanNs / 1e9, 3));
+        root.put(PID.key(), s.target().pid());
+        root.put(COMMAND.key(), s.target().command());
         if (s.target().modelFile() != null) {
-            root.put("model", s.target().modelFile());
+            root.put(MODEL.key(), s.target().modelFile());
         }
-        root.put("target_state", s.state().text());
-        root.put("decode_calls", tokens.decodeCalls());
-        root.put("prefill_calls", tokens.prefillCalls());
-        root.put("decode_step_calls", tokens.decodeStepCalls());
-        root.put("failed_calls", tokens.failedCalls());
+        root.put(TARGET_STATE.key(), s.state().text());
+        root.put(DECODE_CALLS.key(), tokens.decodeCalls());
+        root.put(PREFILL_CALLS.key(), tokens.prefillCalls());
+        root.put(DECODE_STEP_CALLS.key(), tokens.decodeStepCalls());
+        root.put(FAILED_CALLS.key(), tokens.failedCalls());
         // An encoder-decoder model's encoder passes: apart from the decode calls and the token figures.
-        root.put("encode_calls", tokens.encodeCalls());
-        root.put("encode_tokens", tokens.encodeTokens());
-        root.put("tokens_prefill", tokens.tokensPrefill());
-        root.put("tokens_decode", tokens.tokensDecode());
-        root.put("prefill_tokens_per_s", round(tokens.prefillTokensPerSecond(), 2));
-        root.put("decode_tokens_per_s", round(tokens.decodeTokensPerSecond(), 2));
-        root.put("decode_tokens_per_s_p50", round(tpot.medianTokensPerSecond(), 2));
-        root.put("decode_throughput_per_s", round(tokens.decodeThroughputPerSecond(spanNs), 2));
-        root.put("contexts", tokens.contexts());
-        putLatency(root.putObject("ttft_ms"), f.ttft());
-        putLatency(root.putObject("tpot_ms"), tpot);
+        root.put(ENCODE_CALLS.key(), tokens.encodeCalls());
+        root.put(ENCODE_TOKENS.key(), tokens.encodeTokens());
+        root.put(TOKENS_PREFILL.key(), tokens.tokensPrefill());
+        root.put(TOKENS_DECODE.key(), tokens.tokensDecode());
+        root.put(PREFILL_TOKENS_PER_S.key(), round(tokens.prefillTokensPerSecond(), 2));
+        root.put(DECODE_TOKENS_PER_S.key(), round(tokens.decodeTokensPerSecond(), 2));
+        root.put(DECODE_TOKENS_PER_S_P50.key(), round(tpot.medianTokensPerSecond(), 2));
+        root.put(DECODE_THROUGHPUT_PER_S.key(), round(tokens.decodeThroughputPerSecond(spanNs), 2));
+        root.put(CONTEXTS.key(), tokens.contexts());
+        putLatency(root.putObject(TTFT_MS.key()), f.ttft());
+        putLatency(root.putObject(TPOT_MS.key()), tpot);
         // Requests: sequences of batches read token by token (a server's slots); zero for llama-bench's batches.
-        ObjectNode requests = root.putObject("requests");
+        ObjectNode requests = root.putObject(REQUESTS.key());
         requests.put("count", tokens.requests());
         requests.put("active", tokens.activeRequests());
         putLatency(requests.putObject("ttft_ms"), f.ttft());
@@ -125,30 +127,30 @@ public final class JsonLinesView implements SnapshotView {
         requests.put("prompt_tokens", tokens.tokensPrefill());
         requests.put("generated_tokens", tokens.tokensDecode() + tokens.requests());
         requests.put("batches_unread", tokens.batchesUnread());
-        putSpeculative(root.putObject("speculative"), tokens.speculative());
-        ObjectNode sizes = root.putObject("batch_sizes"); // llama_decode calls by tokens per call
+        putSpeculative(root.putObject(SPECULATIVE.key()), tokens.speculative());
+        ObjectNode sizes = root.putObject(BATCH_SIZES.key()); // llama_decode calls by tokens per call
         for (int bucket = 0; bucket < tokens.batchSizes().size(); bucket++) {
             if (tokens.batchSizes().get(bucket) > 0) {
                 sizes.put(TokenTotals.batchSizeLabel(bucket), tokens.batchSizes().get(bucket));
             }
         }
         List<BackendTotals> backends = f.backends();
-        ObjectNode computes = root.putObject("graph_computes");
-        ObjectNode nodes = root.putObject("graph_nodes");
-        ObjectNode busy = root.putObject("graph_busy_ms");
+        ObjectNode computes = root.putObject(GRAPH_COMPUTES.key());
+        ObjectNode nodes = root.putObject(GRAPH_NODES.key());
+        ObjectNode busy = root.putObject(GRAPH_BUSY_MS.key());
         for (BackendTotals backend : backends) {
             computes.put(backend.backend(), backend.computes());
             nodes.put(backend.backend(), backend.nodes());
             busy.put(backend.backend(), round(backend.busyNs() / 1e6, 3));
         }
         BackendTotals cpu = f.cpuGraphs();
-        root.put("cpu_graph_computes", cpu.computes());
-        root.put("cpu_graph_nodes", cpu.nodes());
-        root.put("cpu_graph_busy_ms", round(cpu.busyNs() / 1e6, 3));
+        root.put(CPU_GRAPH_COMPUTES.key(), cpu.computes());
+        root.put(CPU_GRAPH_NODES.key(), cpu.nodes());
+        root.put(CPU_GRAPH_BUSY_MS.key(), round(cpu.busyNs() / 1e6, 3));
         OperatorTotals operators = f.operators();
-        root.put("op_graphs", operators.graphsAttributed());
-        root.put("op_graphs_unattributed", operators.graphsUnattributed());
-        ObjectNode ops = root.putObject("ops");
+        root.put(OP_GRAPHS.key(), operators.graphsAttributed());
+        root.put(OP_GRAPHS_UNATTRIBUTED.key(), operators.graphsUnattributed());
+        ObjectNode ops = root.putObject(OPS.key());
         for (OpTotals op : operators.ops()) {
             ObjectNode node = ops.putObject(op.op());
             node.put("groups", op.groups());
@@ -164,14 +166,14 @@ public final class JsonLinesView implements SnapshotView {
         }
         // Every graph's, where windows traced some (man page: sampled figures): traced plus the untraced graphs'
         // share, scaled from the run's windows; the same as "ops" with every graph traced.
-        ObjectNode estimated = root.putObject("ops_estimated");
+        ObjectNode estimated = root.putObject(OPS_ESTIMATED.key());
         for (dev.infertop.model.OpEstimate op : operators.estimated()) {
             ObjectNode node = estimated.putObject(op.op());
             node.put("groups", round(op.groups(), 1));
             node.put("wall_ms", round(op.wallNs() / 1e6, 3));
         }
-        putSampled(root.putObject("sampled"), s);
-        ObjectNode threads = root.putObject("threads");
+        putSampled(root.putObject(SAMPLED.key()), s);
+        ObjectNode threads = root.putObject(THREADS.key());
         for (ThreadTotals thread : operators.threads()) {
             ObjectNode node = threads.putObject(dev.infertop.model.Other.tid(thread.tid()));
             node.put("groups", thread.groups());
@@ -181,11 +183,11 @@ public final class JsonLinesView implements SnapshotView {
             node.put("migrations", thread.migrations());
         }
         if (!f.roofline().isEmpty()) {
-            putRoofline(root.putObject("roofline"), f.roofline(), tokens);
+            putRoofline(root.putObject(ROOFLINE.key()), f.roofline(), tokens);
         }
-        SchedJson.put(root.putObject("sched"), s, f.sched(), spanNs);
+        SchedJson.put(root.putObject(SCHED.key()), s, f.sched(), spanNs);
         CountersJson.put(root, s);
-        ObjectNode perBackend = root.putObject("backends");
+        ObjectNode perBackend = root.putObject(BACKENDS.key());
         for (dev.infertop.model.BackendBreakdown backend : dev.infertop.model.BackendBreakdown.of(f)) {
             ObjectNode node = perBackend.putObject(backend.backend());
             node.put("graphs", backend.graphs());
@@ -201,12 +203,12 @@ public final class JsonLinesView implements SnapshotView {
             }
         }
         MoeJson.put(root, s.moe());
-        root.put("lost_events", s.lostEvents());
-        putLimits(root.putObject("limits"), s.limits());
+        root.put(LOST_EVENTS.key(), s.lostEvents());
+        putLimits(root.putObject(LIMITS.key()), s.limits());
         if (s.budget().present()) {
-            putBudget(root.putObject("budget"), s.budget());
+            putBudget(root.putObject(BUDGET.key()), s.budget());
         }
-        ObjectNode layers = root.putObject("layers");
+        ObjectNode layers = root.putObject(LAYERS.key());
         for (LayerStatus layer : s.layers()) {
             ObjectNode node = layers.putObject(layer.layer().id());
             node.put("state", layer.state().label());

@@ -15,7 +15,7 @@ final class MoeJson {
         if (!moe.active()) {
             return;
         }
-        ObjectNode node = root.putObject("moe");
+        ObjectNode node = root.putObject(JsonSchema.MOE.key());
         node.put("window_intervals", moe.windowTicks());
         node.put("experts_used", moe.expertsUsed());
         node.put("experts", moe.expertCount());

@@ -1,11 +1,13 @@
 package dev.infertop.metrics;
 
+import dev.infertop.ManPage;
 import dev.infertop.model.LayerStatus;
 import dev.infertop.model.MoeTotals;
 import dev.infertop.model.RunState;
 import dev.infertop.model.Snapshot;
 import dev.infertop.model.TargetInfo;
 import dev.infertop.view.Fixtures;
+import dev.infertop.view.JsonSchema;
 import org.HdrHistogram.Histogram;
 import org.junit.jupiter.api.Test;
 
@@ -236,8 +238,28 @@ class MetricsMappingTest {
             });
         });
         assertEquals(new java.util.TreeSet<>(MetricsMapping.NAMES), families);
-        for (String name : MetricsMapping.NAMES) {
-            assertTrue(manPage.contains(name), "man/infertop.1 does not document " + name);
+        java.util.Set<String> documented = new java.util.TreeSet<>(ManPage.tagNames(
+                ManPage.section(manPage, "PROMETHEUS METRICS")));
+        assertEquals(new java.util.TreeSet<>(MetricsMapping.NAMES), documented,
+                "man/infertop.1 PROMETHEUS METRICS (its .TP entries) against the metrics the mapping produces");
+    }
+
+    /** Each metric's entry names the JSON field it mirrors: a field JsonSchema declares. */
+    @Test
+    void theMetricsJsonReferencesAreDeclaredFields() {
+        String section = ManPage.section(ManPage.text(), "PROMETHEUS METRICS");
+        // The entries only: the paragraphs after them speak of the histograms' own JSON figures (count, mean).
+        String entries = section.substring(section.indexOf("\n.TP\n"), section.indexOf("\n.PP\n",
+                section.indexOf("\n.TP\n")));
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("JSON\\s+\\\\fB([^\\\\]+)").matcher(entries);
+        java.util.List<String> referenced = new java.util.ArrayList<>();
+        while (m.find()) {
+            referenced.add(m.group(1).split("\\.")[0].strip());
+        }
+        assertTrue(referenced.size() >= 10, "JSON references found: " + referenced);
+        for (String field : referenced) {
+            assertTrue(JsonSchema.ofKey(field) != null, "PROMETHEUS METRICS refers to JSON " + field
+                    + ", which JsonSchema does not declare");
         }
     }
 
