@@ -396,14 +396,14 @@ public final class TraceAggregator implements TraceListener {
     }
 
     private RooflineAggregator roofline;
-    private GraphsInFlight graphsInFlight = GraphsInFlight.NONE;
+    private dev.infertop.bpf.GraphsInFlight graphsInFlight = dev.infertop.bpf.GraphsInFlight.NONE;
     private final OpEstimator opEstimator = new OpEstimator();
 
     /**
      * Reads the graphs still running at each tick, whose time up to the tick goes to the interval ending there
      * ({@link BackendSlot}). Before the first event.
      */
-    public TraceAggregator withGraphsInFlight(GraphsInFlight source) {
+    public TraceAggregator withGraphsInFlight(dev.infertop.bpf.GraphsInFlight source) {
         this.graphsInFlight = source;
         return this;
     }

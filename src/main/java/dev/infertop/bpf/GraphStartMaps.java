@@ -1,6 +1,5 @@
 package dev.infertop.bpf;
 
-import dev.infertop.agg.GraphsInFlight;
 import dev.infertop.ffi.LibBpf;
 
 import java.lang.foreign.Arena;

@@ -1,4 +1,4 @@
-package dev.infertop.agg;
+package dev.infertop.bpf;
 
 /**
  * Graph computes begun and not yet ended at a tick: what the graph layer's entry probes keep per thread until the
