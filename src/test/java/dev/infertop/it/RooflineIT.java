@@ -37,10 +37,12 @@ class RooflineIT {
     /** A MUL_MAT row of the roofline panel: nodes, GB/s, %MEM, GFLOP/s, %CMP, FLOP/B, then a verdict. */
     private static final Pattern PANEL_VERDICT = Pattern.compile("(?m)^MUL_MAT +\\d+ +[0-9.]+ +\\d+% +[0-9.]+ +\\d+% "
             + "+[0-9.]+ (memory-bound|compute-bound|neither: look at threads, barriers and interference)");
-    /** The panel's decode line: the bound beside a measured rate. */
-    private static final Pattern DECODE_LINE = Pattern.compile(
-            "decode: bound [0-9.]+ tok/s  measured [0-9.]*[1-9][0-9.]* tok/s \\(\\d+% of bound[^)]*\\)  \\(memory ceiling / weights "
-                    + "[0-9.]+ MB per token\\)");
+    /**
+     * The panel's one-token decode steps (llama-bench decodes one token a step): the bytes a token reads, and the
+     * bound beside a measured rate.
+     */
+    private static final Pattern DECODE_LINE = Pattern.compile("(?m)^ +1/step +\\d+ steps: KV [0-9.]+ [kMG]?B/step, "
+            + "[0-9.]+ MB/token, [0-9.]+ FLOP/B  bound [0-9.]+ tok/s, measured [0-9.]*[1-9][0-9.]* \\(\\d+%\\)");
     private static LlamaCppWorkload llama;
     private TmuxPane pane;
 
@@ -85,8 +87,8 @@ class RooflineIT {
 
     /**
      * The user's journey on the 245 M-parameter model, with the machine's ceilings measured: in the live view,
-     * {@code R} opens the roofline panel, which gives decode MUL_MAT a verdict and the decode bound beside the
-     * measured rate; {@code s} writes a snapshot whose summary gives MUL_MAT the verdict its own numbers imply and
+     * {@code R} opens the roofline panel, which gives decode MUL_MAT a verdict and the one-token decode steps'
+     * bound beside the measured rate; {@code s} writes a snapshot whose summary gives MUL_MAT the verdict its own numbers imply and
      * whose report.html plots it under the roof.
      */
     @Test
@@ -109,7 +111,7 @@ class RooflineIT {
         Matcher row = PANEL_VERDICT.matcher(screen);
         assertTrue(row.find() && screen.contains(" ROOFLINE  memory "), screen);
         System.out.printf("roofline: panel: %s%n          %s%n", row.group().strip(),
-                screen.lines().filter(l -> l.startsWith(" decode: bound")).findFirst().orElse(""));
+                screen.lines().filter(l -> DECODE_LINE.matcher(l).find()).findFirst().orElse(""));
 
         pane.keys("s");
         screen = pane.awaitScreen("where the snapshot went", s -> s.contains("written to")
