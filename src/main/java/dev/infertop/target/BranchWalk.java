@@ -113,25 +113,14 @@ final class BranchWalk {
 
     private Step aarch64(long pc, int at) {
         int w = PltResolver.word(code, at);
-        long next = pc + 4;
-        if ((w & 0xfffffc1f) == 0xd65f0000 || w == 0xd65f0bff || w == 0xd65f0fff) { // ret, retaa, retab
-            return Step.end(new Return());
-        }
-        if ((w & 0xfc000000) == 0x94000000) { // bl
-            return Step.end(new Call(pc));
-        }
-        if ((w & 0xfc000000) == 0x14000000) { // b
-            return Step.on(pc + 4L * PltResolver.signExtend(w & 0x3ffffff, 26));
-        }
-        if ((w & 0xff000010) == 0x54000000 || (w & 0x7e000000) == 0x34000000) { // b.cond, cbz/cbnz
-            return Step.end(new Branch(next, pc + 4L * PltResolver.signExtend((w >>> 5) & 0x7ffff, 19)));
-        }
-        if ((w & 0x7e000000) == 0x36000000) { // tbz/tbnz
-            return Step.end(new Branch(next, pc + 4L * PltResolver.signExtend((w >>> 5) & 0x3fff, 14)));
-        }
-        if ((w & 0xfe000000) == 0xd6000000 || (w & 0xff000000) == 0xd4000000 || w == 0) { // br/blr, brk/hlt/svc, udf
-            return Step.end(new Unknown());
-        }
-        return Step.on(next);
+        Aarch64Instruction c = Aarch64Instruction.of(w);
+        return switch (c) {
+            case RET, RET_AUTHENTICATED -> Step.end(new Return());
+            case BL -> Step.end(new Call(pc));
+            case B -> Step.on(c.target(pc, w));
+            case B_COND, CBZ_CBNZ, TBZ_TBNZ -> Step.end(new Branch(pc + 4, c.target(pc, w)));
+            case BR, BLR, BRANCH_REGISTER, EXCEPTION, UDF -> Step.end(new Unknown());
+            default -> Step.on(pc + 4);
+        };
     }
 }

@@ -25,8 +25,6 @@ import java.util.stream.Collectors;
  * calls ({@code jmp}, {@code b}) are not call sites here.
  */
 public final class CallSiteScanner {
-    private static final int AARCH64_BL_MASK = 0xfc000000;
-    private static final int AARCH64_BL = 0x94000000;
     /**
      * The largest function decoded: each instruction becomes an object, so a size read from a symbol table
      * must not decide how many. The callers infertop scans (the graph compute loop) are a few KiB.
@@ -112,9 +110,9 @@ public final class CallSiteScanner {
                 }
                 for (int at = 0; at < code.length; at += 4) {
                     int word = PltResolver.word(code, at);
-                    if ((word & AARCH64_BL_MASK) == AARCH64_BL) {
+                    if (Aarch64Instruction.of(word) == Aarch64Instruction.BL) {
                         long pc = caller.vaddr() + at;
-                        calls.add(new DirectCall(pc, 4, pc + 4L * PltResolver.signExtend(word & 0x3ffffff, 26)));
+                        calls.add(new DirectCall(pc, 4, Aarch64Instruction.BL.target(pc, word)));
                     }
                 }
             }

@@ -70,68 +70,12 @@ public final class ProbePlacement {
             return new Decision(0, 0, CostClass.SINGLE_STEPPED, "at entry: fewer than 4 bytes, assumed stepped");
         }
         int w = PltResolver.word(entry, 0);
-        String simulated = aarch64Simulated(w);
-        if (simulated != null) {
-            return new Decision(0, 4, CostClass.EMULATED,
-                    "at entry, on " + simulated + ": simulated by the arm64 uprobe code");
-        }
-        return new Decision(0, 4, CostClass.SINGLE_STEPPED,
-                "at entry, on " + aarch64Name(w) + ": stepped out of line by the arm64 uprobe code");
-    }
-
-    /** The name of an instruction the arm64 uprobe code simulates, or null. */
-    private static String aarch64Simulated(int w) {
-        if ((w & 0xfc000000) == 0x14000000) {
-            return "b";
-        }
-        if ((w & 0xfc000000) == 0x94000000) {
-            return "bl";
-        }
-        if ((w & 0xff000010) == 0x54000000) {
-            return "b.cond";
-        }
-        if ((w & 0x7e000000) == 0x34000000) {
-            return "cbz/cbnz";
-        }
-        if ((w & 0x7e000000) == 0x36000000) {
-            return "tbz/tbnz";
-        }
-        if ((w & 0xfffffc1f) == 0xd65f0000) {
-            return "ret";
-        }
-        if ((w & 0xfffffc1f) == 0xd61f0000) {
-            return "br";
-        }
-        if ((w & 0xfffffc1f) == 0xd63f0000) {
-            return "blr";
-        }
-        if ((w & 0x9f000000) == 0x10000000) {
-            return "adr";
-        }
-        if ((w & 0x9f000000) == 0x90000000) {
-            return "adrp";
-        }
-        return null;
-    }
-
-    /** A readable name for the instructions functions usually begin with; the hex word otherwise. */
-    private static String aarch64Name(int w) {
-        if (w == 0xd503233f) {
-            return "paciasp";
-        }
-        if (w == 0xd503245f) {
-            return "bti c";
-        }
-        if (w == 0xd503201f) {
-            return "nop";
-        }
-        if ((w & 0xffc07fff) == 0xa9807bfd) { // stp x29, x30, [sp, #imm]!
-            return "stp x29, x30, [sp, #" + 8 * PltResolver.signExtend((w >>> 15) & 0x7f, 7) + "]!";
-        }
-        if ((w & 0xffc003ff) == 0xd10003ff) { // sub sp, sp, #imm
-            return "sub sp, sp, #" + (((w >>> 10) & 0xfff) << (((w >>> 22) & 1) == 1 ? 12 : 0));
-        }
-        return String.format("instruction %08x", w);
+        Aarch64Instruction c = Aarch64Instruction.of(w);
+        return c.simulatedByUprobes()
+                ? new Decision(0, 4, CostClass.EMULATED, "at entry, on " + c.describe(w)
+                        + ": simulated by the arm64 uprobe code")
+                : new Decision(0, 4, CostClass.SINGLE_STEPPED, "at entry, on " + c.describe(w)
+                        + ": stepped out of line by the arm64 uprobe code");
     }
 
     private static Decision decideX86(byte[] entry, long functionSizeBytes) {

@@ -46,10 +46,11 @@ final class CountersJson {
         node.put("failed_reads", c.failedReads());
         node.put("counted_ms", round(c.countedNs() / 1e6, 3));
         putValues(node.putObject("values"), c, c.values());
-        if (!c.silentEvents().isEmpty()) {
+        String silentNotice = c.silentNotice();
+        if (!silentNotice.isEmpty()) {
             var silent = node.putArray("silent_events");
             c.silentEvents().forEach(silent::add);
-            node.put("silent_notice", c.silentNotice());
+            node.put("silent_notice", silentNotice);
         }
         if (c.refillsIndex() >= 0) {
             node.put("refill_bytes_per_s", Math.round(c.refillBytesPerSecond(spanNs)));

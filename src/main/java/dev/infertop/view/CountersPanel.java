@@ -47,9 +47,10 @@ public final class CountersPanel implements Panel {
             theme.apply(g, Theme.Role.DIM);
             Cells.put(g, 0, row++, " off: press the counters toggle key (6) or start with --layers ...,counters", width);
         }
-        if (!c.silentNotice().isEmpty()) {
+        String silentNotice = c.silentNotice();
+        if (!silentNotice.isEmpty()) {
             theme.apply(g, Theme.Role.WARN);
-            Cells.put(g, 0, row++, " " + c.silentNotice(), width);
+            Cells.put(g, 0, row++, " " + silentNotice, width);
         }
         theme.apply(g, Theme.Role.DIM);
         Cells.put(g, 0, row++, " " + CounterFigures.thresholds() + "; per-CPU counts: MIGR groups (thread "

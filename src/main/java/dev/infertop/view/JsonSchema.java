@@ -31,6 +31,8 @@ public enum JsonSchema {
 
     private final String presentWhen;
     private final boolean summaryOnly;
+    /** Made once: the writer asks for every key of every line. */
+    private final String key;
 
     JsonSchema() {
         this(null, false);
@@ -43,11 +45,12 @@ public enum JsonSchema {
     JsonSchema(String presentWhen, boolean summaryOnly) {
         this.presentWhen = presentWhen;
         this.summaryOnly = summaryOnly;
+        this.key = name().toLowerCase(Locale.ROOT);
     }
 
     /** The field's key in the JSON object. */
     public String key() {
-        return name().toLowerCase(Locale.ROOT);
+        return key;
     }
 
     /** Whether every JSON line has this field. */

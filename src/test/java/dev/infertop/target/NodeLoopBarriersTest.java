@@ -109,6 +109,27 @@ class NodeLoopBarriersTest {
         }
     }
 
+    /**
+     * The arm64 build the emulated stage traces (provision-arm64.sh): GCC duplicates the after-loop call, so the
+     * loop makes three of the function's barrier calls and the first two in address order miss the in-loop one
+     * (Arm64EmulatedIT attributes every graph with the three). Checked here against the code itself: each chosen
+     * call returns straight on or reaches the loop's condition, and the in-loop one is the last of the three.
+     */
+    @Test
+    void theCrossBuiltArm64LibraryHasThreeLoopCalls() throws Exception {
+        Path library = TestTools.WORKLOAD.resolve("build-arm64/bin/libggml-cpu.so");
+        TestTools.requireOrSkip(Files.isRegularFile(library),
+                "the arm64 cross build is absent: run src/scripts/provision-arm64.sh (" + library + ")");
+        try (ElfFile elf = ElfFile.open(library)) {
+            ElfSymbol loop = elf.functionAndClones("ggml_graph_compute_thread").getFirst();
+            List<CallSite> calls = CallSiteScanner.findCalls(elf, loop, "ggml_barrier");
+            NodeLoopBarriers.Choice choice = NodeLoopBarriers.choose(elf, loop, calls);
+            assertEquals(NodeLoopBarriers.Rule.LOOP_SHAPE, choice.rule(), library.toString());
+            assertEquals(calls.subList(0, 3), choice.sites(), "the first three of " + calls);
+            assertTrue(calls.size() > 3, "op code inlined into the loop calls the barrier too: " + calls);
+        }
+    }
+
     private void check(String compiler, String addr2line, String protector) throws Exception {
         Path source = dir.resolve("loop.c");
         Files.writeString(source, SOURCE);
