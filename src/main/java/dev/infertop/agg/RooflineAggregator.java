@@ -397,10 +397,12 @@ public final class RooflineAggregator implements CpuGraphListener {
                 costWeightBytes += shapes.weight[0] ? picked : 0;
             }
             case SET_ROWS -> {
-                if (!needs(graph, node, 1, 2) || !add(graph, node, 1, first) || !add(graph, node, 2, first)) {
+                // ggml_set_rows(a, b, c): src[0] the rows b, src[1] their indices c, and (since ggml's PR 16063)
+                // src[2] the destination a, whose rows are written, not read: only b's rows are touched in it.
+                if (!needs(graph, node, 0, 1) || !add(graph, node, 0, first) || !add(graph, node, 1, first)) {
                     return false;
                 }
-                long written = shapes.bytes(graph.type(node), shapes.elements(1));
+                long written = shapes.bytes(graph.type(node), shapes.elements(0));
                 if (written < 0) {
                     return false;
                 }

@@ -431,7 +431,7 @@ class RooflineAggregatorTest {
                 .typed(1, t0, 1, 0xB001, RMS_NORM, F32, 64, 3, 1, 1, 0xB000, 0, 0)
                 .typed(1, t0, 2, 0xB002, MUL, F32, 64, 3, 1, 1, 0xB001, NORM, 0)
                 .typed(1, t0, 3, 0xB003, VIEW, F16, 64, 3, 1, 1, CACHE, 0, 0)
-                .typed(1, t0, 4, 0xB004, SET_ROWS, F16, 64, 256, 1, 1, CACHE, 0xB002, CACHE_ROWS)
+                .typed(1, t0, 4, 0xB004, SET_ROWS, F16, 64, 256, 1, 1, 0xB002, CACHE_ROWS, CACHE) // ggml's order
                 .typed(1, t0, 5, 0xB005, CPY, F16, 64, 3, 1, 1, 0xB002, 0xB003, 0)
                 .fused(7, 1, 1, 0xB001, 0xB002)
                 .arrivals(7, 1, t0, t0 + 100, t0 + 300, t0 + 400, t0 + 500);
