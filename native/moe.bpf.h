@@ -232,7 +232,11 @@ __noinline int moe_layer_of(const struct node_name_bytes *name)
 	return layer;
 }
 
-/* The operator layer's walk read node `index` of a graph: plan the first MUL_MAT_ID of each ids tensor. */
+/*
+ * The operator layer's walk read node `index` of a graph: plan each MUL_MAT_ID whose ids tensor is not the one
+ * planned last (a layer's MUL_MAT_IDs run one after another on its ids). MoeAggregator.makePlan follows the
+ * same rule for the graphs planned in user space; MoePlannerAgreementTest runs both on the same graphs.
+ */
 static __always_inline void moe_on_node(__u64 graph_seq, __s32 op, __s32 flags, __u64 ids, const void *tensor)
 {
 	__u32 zero = 0, group;

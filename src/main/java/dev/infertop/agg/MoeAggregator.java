@@ -48,7 +48,7 @@ public final class MoeAggregator implements CpuGraphListener, ExpertRouting {
     /**
      * Model layers kept: every layer × expert table (22 of them: a 10-interval window and the run, decode and
      * prefill apart) grows to the highest layer seen, 1 MB each at this cap and 1024 experts. The target names
-     * its tensors ("name-LAYER", up to 99 999): a layer at or past the cap is counted in
+     * its tensors ("name-LAYER", up to 999 999): a layer at or past the cap is counted in
      * {@link #readsOverLayerCap()}, never allocated. MoE models have fewer than 100 layers.
      */
     public static final int MAX_LAYERS = 128;
@@ -104,9 +104,9 @@ public final class MoeAggregator implements CpuGraphListener, ExpertRouting {
      * What BPF copies for graphs of one signature, and which groups time each MoE layer.
      *
      * @param copyGroups   arrival index (node group as the loop runs them, fused ops as one) of each copy
-     * @param bpfGroups    the same group numbered as BPF keys it: executed nodes before it, fused or not
+     * @param bpfGroups    the copy's MUL_MAT_ID numbered as BPF keys it: executed nodes before it, fused or not
      */
-    private record Plan(int[] copyGroups, int[] bpfGroups, long[] idsTensors, int[] layers,
+    record Plan(int[] copyGroups, int[] bpfGroups, long[] idsTensors, int[] layers,
                         Map<Integer, int[]> groupsByLayer) {
         boolean hasMoe() {
             return copyGroups.length > 0;
@@ -366,10 +366,15 @@ public final class MoeAggregator implements CpuGraphListener, ExpertRouting {
 
     /**
      * The plan of the graph's node list: the node groups the CPU loop ran (as the CPU graph found them, its
-     * arrivals fitting them); then for each ids tensor the first MUL_MAT_ID group that reads it. Null when the
+     * arrivals fitting them); then each MUL_MAT_ID whose ids tensor is not the one planned last. Null when the
      * arrivals fit no grouping.
+     *
+     * <p>The rule is native/moe.bpf.h's (moe_on_node), which plans the same graphs in the kernel where the
+     * release has the COMPUTE flag; MoePlannerAgreementTest runs both on the same graphs. BPF numbers a node
+     * by the executed nodes before it, and a thread's arrival index plus its fused calls so far reaches that
+     * number at the barrier after the node's group when the node ends its group.
      */
-    private Plan makePlan(CpuGraph graph) {
+    Plan makePlan(CpuGraph graph) {
         if (!graph.attributed()) {
             return null;
         }
@@ -379,23 +384,26 @@ public final class MoeAggregator implements CpuGraphListener, ExpertRouting {
         List<Long> idsTensors = new ArrayList<>();
         List<Integer> layersOfCopy = new ArrayList<>();
         Map<Integer, List<Integer>> groupsByLayer = new HashMap<>();
+        long lastIds = 0; // BPF's walk keeps only the ids tensor planned last, not a set
         for (int k = 0; k < graph.groupCount(); k++) {
             for (int i = graph.firstNode(k); i <= graph.lastNode(k); i++) {
                 long src2 = graph.src(i, 2);
-                if (!isMulMatId(graph.op(i)) || src2 == 0) {
+                if (!isMulMatId(graph.op(i)) || src2 == 0 || !graph.executes(naming, i)) {
                     continue;
                 }
-                int layer = layerOf(names.name(graph.nameId(i)));
-                if (!idsTensors.contains(src2)) {
-                    if (k >= EventLayout.MOE_PLAN_GROUPS) {
+                if (src2 != lastIds) {
+                    int bpfGroup = everyNode ? k : executedBefore(graph, i);
+                    if (bpfGroup >= EventLayout.MOE_PLAN_GROUPS) {
                         continue; // beyond what BPF numbers: its rows show up as unread
                     }
+                    int layer = layerOf(names.name(graph.nameId(i)));
+                    lastIds = src2;
                     idsTensors.add(src2);
                     copyGroups.add(k);
-                    bpfGroups.add(everyNode ? k : executedBefore(graph, graph.firstNode(k)));
+                    bpfGroups.add(bpfGroup);
                     layersOfCopy.add(layer < 0 ? idsTensors.size() - 1 : layer);
                 }
-                int planLayer = layersOfCopy.get(idsTensors.indexOf(src2));
+                int planLayer = layersOfCopy.get(layersOfCopy.size() - 1);
                 groupsByLayer.computeIfAbsent(planLayer, l -> new ArrayList<>()).add(k);
                 break;
             }
@@ -423,17 +431,29 @@ public final class MoeAggregator implements CpuGraphListener, ExpertRouting {
         return op >= 0 && "MUL_MAT_ID".equals(naming.opName(op, 0));
     }
 
-    /** The model layer of a tensor named "ffn_moe_gate-12" (llama.cpp's "name-il"); -1 when not so named. */
+    /**
+     * The model layer of a tensor named "ffn_moe_gate-12" (llama.cpp's "name-il"); -1 when not so named. The
+     * same digits as native/moe.bpf.h's moe_layer_of: ASCII only, read while the value so far is below 100 000.
+     */
     static int layerOf(String name) {
-        int dash = name.lastIndexOf('-');
-        int end = dash + 1;
-        while (end < name.length() && Character.isDigit(name.charAt(end))) {
-            end++;
+        int layer = -1;
+        int value = 0;
+        boolean digits = false;
+        for (int i = 0; i < name.length(); i++) {
+            char c = name.charAt(i);
+            if (c == '-') {
+                value = 0;
+                digits = true;
+                layer = -1;
+            } else if (digits && c >= '0' && c <= '9' && value < 100_000) {
+                value = value * 10 + (c - '0');
+                layer = value;
+            } else {
+                digits = false;
+                layer = -1;
+            }
         }
-        if (dash < 0 || end == dash + 1 || end != name.length() || end - dash > 6) {
-            return -1;
-        }
-        return Integer.parseInt(name, dash + 1, end, 10);
+        return layer;
     }
 
     /** Ids reads (and unread rows' graphs) of a layer at or past {@link #MAX_LAYERS}: dropped, not allocated. */
