@@ -2,6 +2,7 @@ package dev.infertop.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.infertop.model.JsonSchema;
 import dev.infertop.ffi.OwnPriority;
 import dev.infertop.session.Preflight;
 import dev.infertop.session.UserError;
@@ -158,7 +159,7 @@ final class OverheadCommand implements Callable<Integer> {
         long tokensDecode = 0;
         if (traced && !jsonLines.isEmpty()) {
             JsonNode last = JSON.readTree(jsonLines.getLast());
-            tokensDecode = last.path("tokens_decode").asLong();
+            tokensDecode = last.path(JsonSchema.TOKENS_DECODE.key()).asLong();
         }
         return new Run(traced, tokensPerSecond, cpuSeconds, infertopCpuSeconds, tokensDecode, wallNs);
     }

@@ -1,5 +1,6 @@
 package dev.infertop.diff;
 
+import dev.infertop.model.JsonSchema;
 import dev.infertop.export.HtmlReportWriter;
 import dev.infertop.model.LatencyDistribution;
 import org.HdrHistogram.Histogram;
@@ -80,7 +81,7 @@ public final class DiffHtml {
     }
 
     private static double stepsPerToken(RunMetrics run) {
-        return run.tokensDecode() == 0 ? 0 : run.totals().path("tpot_ms").path("count").asDouble() / run.tokensDecode();
+        return run.tokensDecode() == 0 ? 0 : run.totals().path(JsonSchema.TPOT_MS.key()).path(JsonSchema.LatencyField.COUNT.key()).asDouble() / run.tokensDecode();
     }
 
     private static void section(StringBuilder page, String title, String svg) {

@@ -1,5 +1,6 @@
 package dev.infertop.diff;
 
+import dev.infertop.model.JsonSchema;
 import com.fasterxml.jackson.databind.JsonNode;
 
 import java.util.ArrayList;
@@ -31,8 +32,8 @@ final class Experts {
     }
 
     static double[] shares(JsonNode totals) {
-        JsonNode layers = totals.path("moe").path("layers");
-        int experts = (int) Math.min(MAX_EXPERTS, totals.path("moe").path("experts").asLong());
+        JsonNode layers = totals.path(JsonSchema.MOE.key()).path(JsonSchema.MoeField.LAYERS.key());
+        int experts = (int) Math.min(MAX_EXPERTS, totals.path(JsonSchema.MOE.key()).path(JsonSchema.MoeField.EXPERTS.key()).asLong());
         if (!layers.isObject() || experts <= 0) {
             return new double[0];
         }

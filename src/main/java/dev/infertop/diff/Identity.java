@@ -1,5 +1,6 @@
 package dev.infertop.diff;
 
+import dev.infertop.model.JsonSchema;
 import com.fasterxml.jackson.databind.JsonNode;
 
 import java.util.ArrayList;
@@ -37,11 +38,11 @@ public final class Identity {
 
     static Comparison compare(RunRecord a, RunRecord b) {
         List<Property> all = new ArrayList<>();
-        all.add(new Property("command", a.totals().path("command").asText(), b.totals().path("command").asText()));
-        all.add(new Property("model", model(a), model(b)));
+        all.add(new Property(JsonSchema.COMMAND.key(), a.totals().path(JsonSchema.COMMAND.key()).asText(), b.totals().path(JsonSchema.COMMAND.key()).asText()));
+        all.add(new Property(JsonSchema.MODEL.key(), model(a), model(b)));
         all.add(new Property("llama.cpp build", build(a), build(b)));
-        all.add(new Property("threads", Integer.toString(a.totals().path("threads").size()),
-                Integer.toString(b.totals().path("threads").size())));
+        all.add(new Property(JsonSchema.THREADS.key(), Integer.toString(a.totals().path(JsonSchema.THREADS.key()).size()),
+                Integer.toString(b.totals().path(JsonSchema.THREADS.key()).size())));
         all.add(new Property("layers on", layersOn(a), layersOn(b)));
         for (Map.Entry<String, String[]> shape : shapes(a, b).entrySet()) {
             all.add(new Property("shape " + shape.getKey(), shape.getValue()[0], shape.getValue()[1]));
@@ -57,8 +58,8 @@ public final class Identity {
 
     private static void note(List<String> notes, String side, RunRecord run) {
         JsonNode t = run.totals();
-        long traced = t.path("op_graphs").asLong();
-        long all = t.path("cpu_graph_computes").asLong();
+        long traced = t.path(JsonSchema.OP_GRAPHS.key()).asLong();
+        long all = t.path(JsonSchema.CPU_GRAPH_COMPUTES.key()).asLong();
         if (traced > 0 && traced < all) {
             notes.add(String.format(Locale.ROOT, "%s: the operator layer traced %d of %d graphs: its ops' figures "
                     + "are scaled by %.2f", side, traced, all, (double) all / traced));
@@ -66,10 +67,10 @@ public final class Identity {
         if (traced == 0) {
             notes.add(side + ": no graph traced by the operator layer: no op figures");
         }
-        if (t.path("lost_events").asLong() > 0) {
-            notes.add(side + ": " + t.path("lost_events").asLong() + " probe records lost");
+        if (t.path(JsonSchema.LOST_EVENTS.key()).asLong() > 0) {
+            notes.add(side + ": " + t.path(JsonSchema.LOST_EVENTS.key()).asLong() + " probe records lost");
         }
-        if (run.intervals("tpot").size() < 4 && t.path("tokens_decode").asLong() > 0) {
+        if (run.intervals("tpot").size() < 4 && t.path(JsonSchema.TOKENS_DECODE.key()).asLong() > 0) {
             int intervals = run.intervals("tpot").size();
             notes.add(side + ": " + intervals + (intervals == 1 ? " interval" : " intervals") + " with generated tokens:"
                     + " too few for a rank test to call a change significant (shorter intervals with -d, or a longer run)");
@@ -78,10 +79,10 @@ public final class Identity {
 
     /** The model file: its path, and its size where the snapshot recorded it. */
     static String model(RunRecord run) {
-        JsonNode model = run.meta().path("target").path("model");
-        String path = run.totals().path("model").asText("not seen");
-        if (model.has("bytes") && model.path("bytes").asLong() >= 0) {
-            return path + " (" + model.path("bytes").asLong() + " bytes)";
+        JsonNode model = run.meta().path(JsonSchema.SnapshotField.TARGET.key()).path(JsonSchema.SnapshotTargetField.MODEL.key());
+        String path = run.totals().path(JsonSchema.MODEL.key()).asText("not seen");
+        if (model.has(JsonSchema.FileIdentityField.BYTES.key()) && model.path(JsonSchema.FileIdentityField.BYTES.key()).asLong() >= 0) {
+            return path + " (" + model.path(JsonSchema.FileIdentityField.BYTES.key()).asLong() + " bytes)";
         }
         return path;
     }
@@ -90,23 +91,23 @@ public final class Identity {
      * The llama.cpp libraries by path with their size and modification time; a --json log does not record them.
      */
     static String build(RunRecord run) {
-        JsonNode libraries = run.meta().path("target").path("libraries");
+        JsonNode libraries = run.meta().path(JsonSchema.SnapshotField.TARGET.key()).path(JsonSchema.SnapshotTargetField.LIBRARIES.key());
         if (!libraries.isArray() || libraries.isEmpty()) {
             return NOT_RECORDED;
         }
         List<String> parts = new ArrayList<>();
         for (JsonNode library : libraries) {
-            parts.add(library.path("path").asText() + " (" + library.path("bytes").asLong() + " bytes, "
-                    + library.path("modified").asText("?") + ")");
+            parts.add(library.path(JsonSchema.FileIdentityField.PATH.key()).asText() + " (" + library.path(JsonSchema.FileIdentityField.BYTES.key()).asLong() + " bytes, "
+                    + library.path(JsonSchema.FileIdentityField.MODIFIED.key()).asText("?") + ")");
         }
         return String.join(", ", parts);
     }
 
     static String layersOn(RunRecord run) {
         List<String> on = new ArrayList<>();
-        for (Iterator<Map.Entry<String, JsonNode>> it = run.totals().path("layers").fields(); it.hasNext(); ) {
+        for (Iterator<Map.Entry<String, JsonNode>> it = run.totals().path(JsonSchema.LAYERS.key()).fields(); it.hasNext(); ) {
             Map.Entry<String, JsonNode> layer = it.next();
-            if (layer.getValue().path("state").asText().equals("on")) {
+            if (layer.getValue().path(JsonSchema.LayerField.STATE.key()).asText().equals("on")) {
                 on.add(layer.getKey());
             }
         }
@@ -116,12 +117,12 @@ public final class Identity {
     /** Each op in both runs with its last shape, where the two differ or not (differences are picked later). */
     private static Map<String, String[]> shapes(RunRecord a, RunRecord b) {
         Map<String, String[]> shapes = new LinkedHashMap<>();
-        for (Iterator<Map.Entry<String, JsonNode>> it = a.totals().path("ops").fields(); it.hasNext(); ) {
+        for (Iterator<Map.Entry<String, JsonNode>> it = a.totals().path(JsonSchema.OPS.key()).fields(); it.hasNext(); ) {
             Map.Entry<String, JsonNode> op = it.next();
-            JsonNode other = b.totals().path("ops").path(op.getKey());
-            if (other.has("last_shape")) {
-                shapes.put(op.getKey(), new String[] {op.getValue().path("last_shape").asText(),
-                        other.path("last_shape").asText()});
+            JsonNode other = b.totals().path(JsonSchema.OPS.key()).path(op.getKey());
+            if (other.has(JsonSchema.OpField.LAST_SHAPE.key())) {
+                shapes.put(op.getKey(), new String[] {op.getValue().path(JsonSchema.OpField.LAST_SHAPE.key()).asText(),
+                        other.path(JsonSchema.OpField.LAST_SHAPE.key()).asText()});
             }
         }
         return shapes;

@@ -1,9 +1,11 @@
 package dev.infertop.diff;
 
+import dev.infertop.model.JsonSchema;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Set;
 
 /**
@@ -71,10 +73,12 @@ public record RunDiff(RunMetrics a, RunMetrics b, Identity.Comparison identity, 
                 false));
         rates.add(Change.untested("prefill tokens/s", "tok/s", a.prefillTokensPerSecond(), b.prefillTokensPerSecond(),
                 false));
-        for (String[] latency : new String[][] {{"ttft_ms", "p50", "TTFT p50"}, {"ttft_ms", "p99", "TTFT p99"},
-                {"tpot_ms", "p50", "TPOT p50"}, {"tpot_ms", "p99", "TPOT p99"}}) {
-            rates.add(Change.untested(latency[2], "ms", a.latencyMs(latency[0], latency[1]),
-                    b.latencyMs(latency[0], latency[1]), true));
+        for (JsonSchema field : List.of(JsonSchema.TTFT_MS, JsonSchema.TPOT_MS)) {
+            for (JsonSchema.LatencyField percentile : List.of(JsonSchema.LatencyField.P50, JsonSchema.LatencyField.P99)) {
+                String name = field.key().substring(0, 4).toUpperCase(Locale.ROOT) + " " + percentile.key();
+                rates.add(Change.untested(name, "ms", a.latencyMs(field, percentile), b.latencyMs(field, percentile),
+                        true));
+            }
         }
         rates.add(Change.untested("weight bytes per decode token", "bytes", a.weightBytesPerDecodeToken(),
                 b.weightBytesPerDecodeToken(), true));

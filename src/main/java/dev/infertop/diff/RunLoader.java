@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.MissingNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.infertop.model.JsonSchema;
 import dev.infertop.ffi.RegularFile;
 import dev.infertop.history.IntervalHistograms;
 import dev.infertop.snapshot.SnapshotDirectory;
@@ -57,7 +58,7 @@ public final class RunLoader {
         }
         Map<String, List<RunRecord.Interval>> intervals = new LinkedHashMap<>();
         snapshot.intervalsByTag().forEach((tag, list) -> intervals.put(tag, fromHlog(list)));
-        return new RunRecord(directory, "snapshot", snapshot.summary(), snapshot.summary().path("snapshot"),
+        return new RunRecord(directory, "snapshot", snapshot.summary(), snapshot.summary().path(JsonSchema.SNAPSHOT.key()),
                 intervals, snapshot.totalsByTag());
     }
 
@@ -100,17 +101,17 @@ public final class RunLoader {
                     throw new DiffInputException(file + ": line " + lineNumber + " is not JSON ("
                             + e.getOriginalMessage() + "): not an infertop --json log");
                 }
-                if (node == null || !node.isObject() || !node.has("scope") || !node.has("tokens_decode")) {
+                if (node == null || !node.isObject() || !node.has(JsonSchema.SCOPE.key()) || !node.has(JsonSchema.TOKENS_DECODE.key())) {
                     throw new DiffInputException(file + ": line " + lineNumber
                             + " is not an infertop --json object (no scope, no tokens_decode)");
                 }
-                if (node.path("final").asBoolean()) {
+                if (node.path(JsonSchema.FINAL.key()).asBoolean()) {
                     last = node;
                     continue;
                 }
-                if (node.path("scope").asText().equals("interval")) {
+                if (node.path(JsonSchema.SCOPE.key()).asText().equals("interval")) {
                     addInterval(intervals, node, runS);
-                    runS += node.path("span_s").asDouble();
+                    runS += node.path(JsonSchema.SPAN_S.key()).asDouble();
                 }
             }
         } catch (DiffInputException e) {
@@ -145,15 +146,15 @@ public final class RunLoader {
 
     /** An interval object's timed things as a snapshot's hlog keys them: tpot, ttft, op:NAME. */
     private static void addInterval(Map<String, List<RunRecord.Interval>> intervals, JsonNode node, double startS) {
-        add(intervals, "tpot", startS, node.path("tpot_ms").path("count").asLong(), node.path("tpot_ms").path("mean")
+        add(intervals, "tpot", startS, node.path(JsonSchema.TPOT_MS.key()).path(JsonSchema.LatencyField.COUNT.key()).asLong(), node.path(JsonSchema.TPOT_MS.key()).path(JsonSchema.LatencyField.MEAN.key())
                 .asDouble());
-        add(intervals, "ttft", startS, node.path("ttft_ms").path("count").asLong(), node.path("ttft_ms").path("mean")
+        add(intervals, "ttft", startS, node.path(JsonSchema.TTFT_MS.key()).path(JsonSchema.LatencyField.COUNT.key()).asLong(), node.path(JsonSchema.TTFT_MS.key()).path(JsonSchema.LatencyField.MEAN.key())
                 .asDouble());
-        for (Iterator<Map.Entry<String, JsonNode>> it = node.path("ops").fields(); it.hasNext(); ) {
+        for (Iterator<Map.Entry<String, JsonNode>> it = node.path(JsonSchema.OPS.key()).fields(); it.hasNext(); ) {
             Map.Entry<String, JsonNode> op = it.next();
-            long groups = op.getValue().path("groups").asLong();
+            long groups = op.getValue().path(JsonSchema.OpField.GROUPS.key()).asLong();
             add(intervals, opTag(op.getKey()), startS, groups,
-                    groups == 0 ? 0 : op.getValue().path("wall_ms").asDouble() / groups);
+                    groups == 0 ? 0 : op.getValue().path(JsonSchema.OpField.WALL_MS.key()).asDouble() / groups);
         }
     }
 

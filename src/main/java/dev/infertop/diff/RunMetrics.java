@@ -1,5 +1,6 @@
 package dev.infertop.diff;
 
+import dev.infertop.model.JsonSchema;
 import com.fasterxml.jackson.databind.JsonNode;
 
 import java.util.ArrayList;
@@ -30,28 +31,28 @@ public final class RunMetrics {
         this.run = run;
         this.t = run.totals();
         double wallTotalMs = 0;
-        for (JsonNode op : t.path("ops")) {
-            wallTotalMs += op.path("wall_ms").asDouble();
+        for (JsonNode op : t.path(JsonSchema.OPS.key())) {
+            wallTotalMs += op.path(JsonSchema.OpField.WALL_MS.key()).asDouble();
         }
         double scale = opScale();
         long tokens = tokensDecode();
-        for (Iterator<Map.Entry<String, JsonNode>> it = t.path("ops").fields(); it.hasNext(); ) {
+        for (Iterator<Map.Entry<String, JsonNode>> it = t.path(JsonSchema.OPS.key()).fields(); it.hasNext(); ) {
             Map.Entry<String, JsonNode> entry = it.next();
             JsonNode op = entry.getValue();
-            if (op.path("groups").asLong() == 0 || tokens == 0 || scale == 0) {
+            if (op.path(JsonSchema.OpField.GROUPS.key()).asLong() == 0 || tokens == 0 || scale == 0) {
                 continue;
             }
-            JsonNode roof = t.path("roofline").path("ops").path(entry.getKey());
-            double bytesPerNode = roof.path("nodes").asLong() == 0 ? Double.NaN
-                    : roof.path("bytes").asDouble() / roof.path("nodes").asLong();
-            ops.put(entry.getKey(), new Op(entry.getKey(), op.path("groups").asDouble() * scale / tokens,
-                    op.path("wall_ms").asDouble() * scale / tokens,
-                    wallTotalMs <= 0 ? 0 : op.path("wall_ms").asDouble() / wallTotalMs,
-                    op.path("p50_ms").asDouble(), op.path("p99_ms").asDouble(),
-                    op.path("barrier_wait_ms").asDouble() * scale / tokens,
-                    roof.has("gb_per_s") ? roof.path("gb_per_s").asDouble() : Double.NaN,
-                    bytesPerNode * op.path("nodes").asDouble() * scale / tokens,
-                    roof.path("verdict").asText("")));
+            JsonNode roof = t.path(JsonSchema.ROOFLINE.key()).path(JsonSchema.RooflineField.OPS.key()).path(entry.getKey());
+            double bytesPerNode = roof.path(JsonSchema.RooflineOpField.NODES.key()).asLong() == 0 ? Double.NaN
+                    : roof.path(JsonSchema.RooflineOpField.BYTES.key()).asDouble() / roof.path(JsonSchema.RooflineOpField.NODES.key()).asLong();
+            ops.put(entry.getKey(), new Op(entry.getKey(), op.path(JsonSchema.OpField.GROUPS.key()).asDouble() * scale / tokens,
+                    op.path(JsonSchema.OpField.WALL_MS.key()).asDouble() * scale / tokens,
+                    wallTotalMs <= 0 ? 0 : op.path(JsonSchema.OpField.WALL_MS.key()).asDouble() / wallTotalMs,
+                    op.path(JsonSchema.OpField.P50_MS.key()).asDouble(), op.path(JsonSchema.OpField.P99_MS.key()).asDouble(),
+                    op.path(JsonSchema.OpField.BARRIER_WAIT_MS.key()).asDouble() * scale / tokens,
+                    roof.has(JsonSchema.RooflineOpField.GB_PER_S.key()) ? roof.path(JsonSchema.RooflineOpField.GB_PER_S.key()).asDouble() : Double.NaN,
+                    bytesPerNode * op.path(JsonSchema.OpField.NODES.key()).asDouble() * scale / tokens,
+                    roof.path(JsonSchema.RooflineOpField.VERDICT.key()).asText("")));
         }
     }
 
@@ -64,20 +65,20 @@ public final class RunMetrics {
     }
 
     public long tokensDecode() {
-        return t.path("tokens_decode").asLong();
+        return t.path(JsonSchema.TOKENS_DECODE.key()).asLong();
     }
 
     public long tokensPrefill() {
-        return t.path("tokens_prefill").asLong();
+        return t.path(JsonSchema.TOKENS_PREFILL.key()).asLong();
     }
 
     /** The run's decode rate; NaN when it generated nothing (no rate to compare, rather than a rate of 0). */
     public double decodeTokensPerSecond() {
-        return tokensDecode() == 0 ? Double.NaN : t.path("decode_tokens_per_s").asDouble();
+        return tokensDecode() == 0 ? Double.NaN : t.path(JsonSchema.DECODE_TOKENS_PER_S.key()).asDouble();
     }
 
     public double prefillTokensPerSecond() {
-        return tokensPrefill() == 0 ? Double.NaN : t.path("prefill_tokens_per_s").asDouble();
+        return tokensPrefill() == 0 ? Double.NaN : t.path(JsonSchema.PREFILL_TOKENS_PER_S.key()).asDouble();
     }
 
     /** llama_decode time in generating steps, from the tokens and the rate the run reports. */
@@ -96,8 +97,8 @@ public final class RunMetrics {
 
     /** Graphs over graphs the operator layer traced: 1 when it traced them all, 0 when none. */
     public double opScale() {
-        long traced = t.path("op_graphs").asLong();
-        long all = t.path("cpu_graph_computes").asLong();
+        long traced = t.path(JsonSchema.OP_GRAPHS.key()).asLong();
+        long all = t.path(JsonSchema.CPU_GRAPH_COMPUTES.key()).asLong();
         return traced <= 0 ? 0 : Math.max(1, (double) all / traced);
     }
 
@@ -115,25 +116,25 @@ public final class RunMetrics {
             return Double.NaN;
         }
         double sum = 0;
-        for (JsonNode thread : t.path("threads")) {
-            sum += thread.path("barrier_wait_ms").asDouble();
+        for (JsonNode thread : t.path(JsonSchema.THREADS.key())) {
+            sum += thread.path(JsonSchema.ThreadField.BARRIER_WAIT_MS.key()).asDouble();
         }
         return sum * opScale() / tokensDecode();
     }
 
     public int threads() {
-        return t.path("threads").size();
+        return t.path(JsonSchema.THREADS.key()).size();
     }
 
     /** The model weight bytes one decode token streams (the roofline's); NaN when no decode graph was costed. */
     public double weightBytesPerDecodeToken() {
-        long bytes = t.path("roofline").path("weight_bytes_per_decode_token").asLong();
+        long bytes = t.path(JsonSchema.ROOFLINE.key()).path(JsonSchema.RooflineField.WEIGHT_BYTES_PER_DECODE_TOKEN.key()).asLong();
         return bytes > 0 ? bytes : Double.NaN;
     }
 
     /** A percentile of ttft_ms or tpot_ms; NaN when the run counted none. */
-    public double latencyMs(String field, String percentile) {
-        return t.path(field).path("count").asLong() == 0 ? Double.NaN : t.path(field).path(percentile).asDouble();
+    public double latencyMs(JsonSchema field, JsonSchema.LatencyField percentile) {
+        return t.path(field.key()).path(JsonSchema.LatencyField.COUNT.key()).asLong() == 0 ? Double.NaN : t.path(field.key()).path(percentile.key()).asDouble();
     }
 
     /**
@@ -141,14 +142,14 @@ public final class RunMetrics {
      * the run's steps per generated token (1 unless steps carried several sequences' tokens).
      */
     public double[] decodeSamples() {
-        long steps = t.path("tpot_ms").path("count").asLong();
+        long steps = t.path(JsonSchema.TPOT_MS.key()).path(JsonSchema.LatencyField.COUNT.key()).asLong();
         double stepsPerToken = tokensDecode() == 0 ? 0 : (double) steps / tokensDecode();
         return samples("tpot", stepsPerToken);
     }
 
     /** Prompt time per prompt token, interval by interval (mean per prefill call times calls per prompt token). */
     public double[] prefillSamples() {
-        long calls = t.path("ttft_ms").path("count").asLong();
+        long calls = t.path(JsonSchema.TTFT_MS.key()).path(JsonSchema.LatencyField.COUNT.key()).asLong();
         double callsPerToken = tokensPrefill() == 0 ? 0 : (double) calls / tokensPrefill();
         return samples("ttft", callsPerToken);
     }

@@ -5,7 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.infertop.model.OverheadEstimate;
 import dev.infertop.model.Snapshot;
 import dev.infertop.view.JsonLinesView;
-import dev.infertop.view.JsonSchema;
+import dev.infertop.model.JsonSchema;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -30,39 +30,39 @@ public final class SummaryWriter {
         Snapshot s = content.last();
         ObjectNode root = JsonLinesView.toJsonNode(s, true);
         ObjectNode meta = root.putObject(JsonSchema.SNAPSHOT.key());
-        meta.put("format", FORMAT);
-        meta.put("version", VERSION);
-        meta.put("trigger", content.trigger());
-        meta.put("created", Instant.ofEpochMilli(content.createdEpochMs()).toString());
-        meta.put("infertop_version", content.infertopVersion());
-        ObjectNode target = meta.putObject("target");
-        target.put("pid", s.target().pid());
-        target.put("command", s.target().command());
+        meta.put(JsonSchema.SnapshotField.FORMAT.key(), FORMAT);
+        meta.put(JsonSchema.SnapshotField.VERSION.key(), VERSION);
+        meta.put(JsonSchema.SnapshotField.TRIGGER.key(), content.trigger());
+        meta.put(JsonSchema.SnapshotField.CREATED.key(), Instant.ofEpochMilli(content.createdEpochMs()).toString());
+        meta.put(JsonSchema.SnapshotField.INFERTOP_VERSION.key(), content.infertopVersion());
+        ObjectNode target = meta.putObject(JsonSchema.SnapshotField.TARGET.key());
+        target.put(JsonSchema.SnapshotTargetField.PID.key(), s.target().pid());
+        target.put(JsonSchema.SnapshotTargetField.COMMAND.key(), s.target().command());
         if (s.target().modelFile() != null) {
-            ObjectNode model = target.putObject("model");
-            model.put("path", s.target().modelFile());
+            ObjectNode model = target.putObject(JsonSchema.SnapshotTargetField.MODEL.key());
+            model.put(JsonSchema.FileIdentityField.PATH.key(), s.target().modelFile());
             putFileIdentity(model, Path.of(s.target().modelFile()));
         }
-        ArrayNode libraries = target.putArray("libraries");
+        ArrayNode libraries = target.putArray(JsonSchema.SnapshotTargetField.LIBRARIES.key());
         for (String library : s.target().libraries()) {
             ObjectNode node = libraries.addObject();
-            node.put("path", library);
+            node.put(JsonSchema.FileIdentityField.PATH.key(), library);
             putFileIdentity(node, Path.of(library));
         }
-        ArrayNode layers = meta.putArray("layers_on");
+        ArrayNode layers = meta.putArray(JsonSchema.SnapshotField.LAYERS_ON.key());
         s.layers().stream().filter(l -> l.state().label().equals("on")).forEach(l -> layers.add(l.layer().id()));
-        meta.put("probe_overhead_cpu_fraction_est", OverheadEstimate.of(s).roundedFraction());
-        meta.put("lost_events", s.lostEvents());
-        ObjectNode flight = meta.putObject("flight_recorder");
-        flight.put("window_s", content.window().windowNs() / 1e9);
-        flight.put("records", content.window().slices().size());
-        flight.put("truncated", content.window().truncated());
-        ArrayNode fileList = meta.putArray("files");
+        meta.put(JsonSchema.SnapshotField.PROBE_OVERHEAD_CPU_FRACTION_EST.key(), OverheadEstimate.of(s).roundedFraction());
+        meta.put(JsonSchema.SnapshotField.LOST_EVENTS.key(), s.lostEvents());
+        ObjectNode flight = meta.putObject(JsonSchema.SnapshotField.FLIGHT_RECORDER.key());
+        flight.put(JsonSchema.FlightRecorderField.WINDOW_S.key(), content.window().windowNs() / 1e9);
+        flight.put(JsonSchema.FlightRecorderField.RECORDS.key(), content.window().slices().size());
+        flight.put(JsonSchema.FlightRecorderField.TRUNCATED.key(), content.window().truncated());
+        ArrayNode fileList = meta.putArray(JsonSchema.SnapshotField.FILES.key());
         files.forEach(fileList::add);
         if (!leftOut.isEmpty()) {
-            ArrayNode missing = meta.putArray("left_out");
+            ArrayNode missing = meta.putArray(JsonSchema.SnapshotField.LEFT_OUT.key());
             for (SnapshotDirectoryWriter.LeftOut file : leftOut) {
-                missing.addObject().put("file", file.file()).put("why", file.why());
+                missing.addObject().put(JsonSchema.LeftOutField.FILE.key(), file.file()).put(JsonSchema.LeftOutField.WHY.key(), file.why());
             }
         }
         return root;
@@ -71,10 +71,10 @@ public final class SummaryWriter {
     /** Size and mtime (and nothing when the file is gone): enough to tell two builds or models apart. */
     private static void putFileIdentity(ObjectNode node, Path file) {
         try {
-            node.put("bytes", Files.size(file));
-            node.put("modified", Files.getLastModifiedTime(file).toInstant().toString());
+            node.put(JsonSchema.FileIdentityField.BYTES.key(), Files.size(file));
+            node.put(JsonSchema.FileIdentityField.MODIFIED.key(), Files.getLastModifiedTime(file).toInstant().toString());
         } catch (IOException | RuntimeException gone) {
-            node.put("bytes", -1);
+            node.put(JsonSchema.FileIdentityField.BYTES.key(), -1);
         }
     }
 }

@@ -12,23 +12,24 @@ import java.util.stream.Collectors;
  */
 public enum Layer {
     TOKEN("llama_decode entry/exit: tokens, TTFT, TPOT, tokens/s",
-            "ttft_ms", "tpot_ms", "requests", "speculative", "batch_sizes"),
+            JsonSchema.TTFT_MS, JsonSchema.TPOT_MS, JsonSchema.REQUESTS, JsonSchema.SPECULATIVE, JsonSchema.BATCH_SIZES),
     GRAPH("graph computes per backend: ggml_backend_graph_compute_async, ggml_graph_compute",
-            "graph_computes", "graph_nodes", "graph_busy_ms", "backends"),
+            JsonSchema.GRAPH_COMPUTES, JsonSchema.GRAPH_NODES, JsonSchema.GRAPH_BUSY_MS, JsonSchema.BACKENDS),
     OPERATOR("every CPU graph node on every thread: op, tensor, shape, work and barrier wait",
-            "ops", "threads", "roofline", "ops_estimated"),
+            JsonSchema.OPS, JsonSchema.THREADS, JsonSchema.ROOFLINE, JsonSchema.OPS_ESTIMATED),
     SCHED("sched_switch/sched_wakeup tracepoints: thread states (running, runnable, sleeping) and who ran "
-            + "on the CPU while a thread waited for it", "sched"),
+            + "on the CPU while a thread waited for it", JsonSchema.SCHED),
     COUNTERS("perf counters per CPU read at each node group's barrier: per op counts, IPC, L3 refill bandwidth",
-            "counters"),
-    MOE("MoE experts: the expert ids of every token from every MUL_MAT_ID node (needs the operator layer)", "moe");
+            JsonSchema.COUNTERS),
+    MOE("MoE experts: the expert ids of every token from every MUL_MAT_ID node (needs the operator layer)",
+            JsonSchema.MOE);
 
     private final String description;
     private final java.util.List<String> jsonSections;
 
-    Layer(String description, String... jsonSections) {
+    Layer(String description, JsonSchema... jsonSections) {
         this.description = description;
-        this.jsonSections = java.util.List.of(jsonSections);
+        this.jsonSections = Arrays.stream(jsonSections).map(JsonSchema::key).toList();
     }
 
     /** The objects of a JSON line (and of a snapshot's summary) that hold this layer's figures. */

@@ -14,7 +14,7 @@ public final class SampledFigures {
     private SampledFigures() {}
 
     /** The operator layer's figures scaled to every graph. */
-    public static final String ESTIMATED = "ops_estimated";
+    public static final String ESTIMATED = JsonSchema.OPS_ESTIMATED.key();
 
     /** The JSON fields (of a line, and of a snapshot's summary) filled from windows only. */
     public static final List<String> WINDOW_FIGURES = windowFigures();
@@ -26,7 +26,8 @@ public final class SampledFigures {
         }
         fields.remove(ESTIMATED); // every graph's, scaled from the windows'
 
-        fields.addAll(List.of("op_graphs", "op_graphs_unattributed", "backends.CPU.ops"));
+        fields.addAll(List.of(JsonSchema.OP_GRAPHS.key(), JsonSchema.OP_GRAPHS_UNATTRIBUTED.key(),
+                JsonSchema.BACKENDS.key() + ".CPU." + JsonSchema.BackendField.OPS.key()));
         return List.copyOf(fields);
     }
 

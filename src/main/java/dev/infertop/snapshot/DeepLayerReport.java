@@ -1,5 +1,6 @@
 package dev.infertop.snapshot;
 
+import dev.infertop.model.JsonSchema;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
@@ -21,11 +22,11 @@ final class DeepLayerReport {
 
     /** The layer's state and reason from summary.json's layers object; "recorded" when it was on (or partly). */
     private static boolean recorded(JsonNode summary, String layer, ObjectNode node) {
-        JsonNode status = summary.path("layers").path(layer);
-        String state = status.path("state").asText("off");
+        JsonNode status = summary.path(JsonSchema.LAYERS.key()).path(layer);
+        String state = status.path(JsonSchema.LayerField.STATE.key()).asText("off");
         boolean on = state.equals("on") || state.equals("partial");
         node.put("recorded", on);
-        String reason = status.path("reason").asText("");
+        String reason = status.path(JsonSchema.LayerField.REASON.key()).asText("");
         if (!on) {
             node.put("reason", state.equals("off") || reason.isEmpty() ? NOT_RECORDED + " (" + layer + " layer "
                     + state + ")" : reason);
@@ -36,70 +37,70 @@ final class DeepLayerReport {
     }
 
     static void putSched(ObjectNode root, JsonNode summary) {
-        ObjectNode node = root.putObject("sched");
-        JsonNode sched = summary.path("sched");
-        if (!recorded(summary, "sched", node)) {
+        ObjectNode node = root.putObject(JsonSchema.SCHED.key());
+        JsonNode sched = summary.path(JsonSchema.SCHED.key());
+        if (!recorded(summary, dev.infertop.model.Layer.SCHED.id(), node)) {
             return;
         }
-        node.put("running_ns", sched.path("running_ns").asLong());
-        node.put("runnable_ns", sched.path("runnable_ns").asLong());
-        node.put("sleeping_ns", sched.path("sleeping_ns").asLong());
-        ObjectNode threads = node.putObject("threads");
-        for (Iterator<Map.Entry<String, JsonNode>> it = sched.path("threads").fields(); it.hasNext(); ) {
+        node.put(JsonSchema.SchedField.RUNNING_NS.key(), sched.path(JsonSchema.SchedField.RUNNING_NS.key()).asLong());
+        node.put(JsonSchema.SchedField.RUNNABLE_NS.key(), sched.path(JsonSchema.SchedField.RUNNABLE_NS.key()).asLong());
+        node.put(JsonSchema.SchedField.SLEEPING_NS.key(), sched.path(JsonSchema.SchedField.SLEEPING_NS.key()).asLong());
+        ObjectNode threads = node.putObject(JsonSchema.SchedField.THREADS.key());
+        for (Iterator<Map.Entry<String, JsonNode>> it = sched.path(JsonSchema.SchedField.THREADS.key()).fields(); it.hasNext(); ) {
             Map.Entry<String, JsonNode> entry = it.next();
             JsonNode t = entry.getValue();
-            long running = t.path("running_ns").asLong();
-            long runnable = t.path("runnable_ns").asLong();
-            long sleeping = t.path("sleeping_ns").asLong();
+            long running = t.path(JsonSchema.SchedThreadField.RUNNING_NS.key()).asLong();
+            long runnable = t.path(JsonSchema.SchedThreadField.RUNNABLE_NS.key()).asLong();
+            long sleeping = t.path(JsonSchema.SchedThreadField.SLEEPING_NS.key()).asLong();
             long total = running + runnable + sleeping;
             ObjectNode thread = threads.putObject(entry.getKey());
-            thread.put("running_ns", running);
-            thread.put("runnable_ns", runnable);
-            thread.put("sleeping_ns", sleeping);
+            thread.put(JsonSchema.SchedThreadField.RUNNING_NS.key(), running);
+            thread.put(JsonSchema.SchedThreadField.RUNNABLE_NS.key(), runnable);
+            thread.put(JsonSchema.SchedThreadField.SLEEPING_NS.key(), sleeping);
             thread.put("running_share", share(running, total));
             thread.put("runnable_share", share(runnable, total));
             thread.put("sleeping_share", share(sleeping, total));
-            thread.put("switches", t.path("switches").asLong());
-            thread.put("preemptions", t.path("preemptions").asLong());
+            thread.put(JsonSchema.SchedThreadField.SWITCHES.key(), t.path(JsonSchema.SchedThreadField.SWITCHES.key()).asLong());
+            thread.put(JsonSchema.SchedThreadField.PREEMPTIONS.key(), t.path(JsonSchema.SchedThreadField.PREEMPTIONS.key()).asLong());
         }
-        node.set("interferers", sched.path("interferers").deepCopy());
-        node.put("interferers_other_ns", sched.path("interferers_other_ns").asLong());
+        node.set(JsonSchema.SchedField.INTERFERERS.key(), sched.path(JsonSchema.SchedField.INTERFERERS.key()).deepCopy());
+        node.put(JsonSchema.SchedField.INTERFERERS_OTHER_NS.key(), sched.path(JsonSchema.SchedField.INTERFERERS_OTHER_NS.key()).asLong());
     }
 
     static void putCounters(ObjectNode root, JsonNode summary) {
-        ObjectNode node = root.putObject("counters");
-        JsonNode counters = summary.path("counters");
-        if (!recorded(summary, "counters", node)) {
+        ObjectNode node = root.putObject(JsonSchema.COUNTERS.key());
+        JsonNode counters = summary.path(JsonSchema.COUNTERS.key());
+        if (!recorded(summary, dev.infertop.model.Layer.COUNTERS.id(), node)) {
             return;
         }
-        if (!counters.has("set")) {
+        if (!counters.has(JsonSchema.CountersField.SET.key())) {
             node.put("recorded", false);
-            node.put("reason", counters.path("status").asText("no counter could be opened"));
+            node.put("reason", counters.path(JsonSchema.CountersField.STATUS.key()).asText("no counter could be opened"));
             return;
         }
-        node.put("set", counters.path("set").asText());
-        node.set("events", counters.path("events").deepCopy());
-        if (counters.has("refill_bytes_per_s")) {
-            node.put("refill_bytes_per_s", counters.path("refill_bytes_per_s").asLong());
+        node.put(JsonSchema.CountersField.SET.key(), counters.path(JsonSchema.CountersField.SET.key()).asText());
+        node.set(JsonSchema.CountersField.EVENTS.key(), counters.path(JsonSchema.CountersField.EVENTS.key()).deepCopy());
+        if (counters.has(JsonSchema.CountersField.REFILL_BYTES_PER_S.key())) {
+            node.put(JsonSchema.CountersField.REFILL_BYTES_PER_S.key(), counters.path(JsonSchema.CountersField.REFILL_BYTES_PER_S.key()).asLong());
         }
-        ObjectNode ops = node.putObject("ops");
-        for (Iterator<Map.Entry<String, JsonNode>> it = counters.path("ops").fields(); it.hasNext(); ) {
+        ObjectNode ops = node.putObject(JsonSchema.CountersField.OPS.key());
+        for (Iterator<Map.Entry<String, JsonNode>> it = counters.path(JsonSchema.CountersField.OPS.key()).fields(); it.hasNext(); ) {
             Map.Entry<String, JsonNode> entry = it.next();
             JsonNode o = entry.getValue();
             ObjectNode op = ops.putObject(entry.getKey());
-            op.put("groups", o.path("groups").asLong());
+            op.put(JsonSchema.CounterOpField.GROUPS.key(), o.path(JsonSchema.CounterOpField.GROUPS.key()).asLong());
             for (String field : new String[] {"ipc", "refills_per_1k_instructions", "refill_bytes_per_s"}) {
                 if (o.has(field)) {
                     op.set(field, o.path(field).deepCopy());
                 }
             }
-            op.put("verdict", o.path("verdict").asText());
-            op.set("values", o.path("values").deepCopy());
+            op.put(JsonSchema.CounterOpField.VERDICT.key(), o.path(JsonSchema.CounterOpField.VERDICT.key()).asText());
+            op.set(JsonSchema.CounterOpField.VALUES.key(), o.path(JsonSchema.CounterOpField.VALUES.key()).deepCopy());
         }
     }
 
     static void printSched(JsonNode report, PrintStream out) {
-        JsonNode sched = report.path("sched");
+        JsonNode sched = report.path(JsonSchema.SCHED.key());
         out.println();
         out.println("Thread states (runnable = waiting for a CPU)");
         if (!sched.path("recorded").asBoolean()) {
@@ -108,26 +109,26 @@ final class DeepLayerReport {
         }
         out.printf(Locale.ROOT, "  %-8s %10s %9s %11s %9s %10s %9s %9s%n", "TID", "RUN ms", "RUN", "RUNNABLE ms",
                 "RUNNABLE", "SLEEP ms", "SLEEP", "SWITCHES");
-        for (Iterator<Map.Entry<String, JsonNode>> it = sched.path("threads").fields(); it.hasNext(); ) {
+        for (Iterator<Map.Entry<String, JsonNode>> it = sched.path(JsonSchema.SchedField.THREADS.key()).fields(); it.hasNext(); ) {
             Map.Entry<String, JsonNode> entry = it.next();
             JsonNode t = entry.getValue();
             out.printf(Locale.ROOT, "  %-8s %10.3f %8.1f%% %11.3f %8.1f%% %10.3f %8.1f%% %9d%n", entry.getKey(),
-                    t.path("running_ns").asLong() / 1e6, 100 * t.path("running_share").asDouble(),
-                    t.path("runnable_ns").asLong() / 1e6, 100 * t.path("runnable_share").asDouble(),
-                    t.path("sleeping_ns").asLong() / 1e6, 100 * t.path("sleeping_share").asDouble(),
-                    t.path("switches").asLong());
+                    t.path(JsonSchema.SchedThreadField.RUNNING_NS.key()).asLong() / 1e6, 100 * t.path("running_share").asDouble(),
+                    t.path(JsonSchema.SchedThreadField.RUNNABLE_NS.key()).asLong() / 1e6, 100 * t.path("runnable_share").asDouble(),
+                    t.path(JsonSchema.SchedThreadField.SLEEPING_NS.key()).asLong() / 1e6, 100 * t.path("sleeping_share").asDouble(),
+                    t.path(JsonSchema.SchedThreadField.SWITCHES.key()).asLong());
         }
-        if (sched.path("interferers").isEmpty()) {
+        if (sched.path(JsonSchema.SchedField.INTERFERERS.key()).isEmpty()) {
             out.println("  no task ran on a CPU while a traced thread waited for it");
             return;
         }
         out.println("  Top interferers (ran on a CPU while a traced thread waited for it)");
-        for (JsonNode c : sched.path("interferers")) {
-            out.printf(Locale.ROOT, "  %-8d %-16s %10.3f ms %6.1f%% of the wait%s%n", c.path("pid").asInt(),
-                    c.path("comm").asText(), c.path("ns").asLong() / 1e6, 100 * c.path("wait_share").asDouble(),
-                    c.path("same_process").asBoolean() ? " (the target's own thread)" : "");
+        for (JsonNode c : sched.path(JsonSchema.SchedField.INTERFERERS.key())) {
+            out.printf(Locale.ROOT, "  %-8d %-16s %10.3f ms %6.1f%% of the wait%s%n", c.path(JsonSchema.InterfererField.PID.key()).asInt(),
+                    c.path(JsonSchema.InterfererField.COMM.key()).asText(), c.path(JsonSchema.InterfererField.NS.key()).asLong() / 1e6, 100 * c.path(JsonSchema.InterfererField.WAIT_SHARE.key()).asDouble(),
+                    c.path(JsonSchema.InterfererField.SAME_PROCESS.key()).asBoolean() ? " (the target's own thread)" : "");
         }
-        long otherNs = sched.path("interferers_other_ns").asLong();
+        long otherNs = sched.path(JsonSchema.SchedField.INTERFERERS_OTHER_NS.key()).asLong();
         if (otherNs > 0) {
             out.printf(Locale.ROOT, "  %-8s %-16s %10.3f ms (every other task)%n", dev.infertop.model.Other.NAME, "",
                     otherNs / 1e6);
@@ -135,32 +136,32 @@ final class DeepLayerReport {
     }
 
     static void printCounters(JsonNode report, PrintStream out) {
-        JsonNode counters = report.path("counters");
+        JsonNode counters = report.path(JsonSchema.COUNTERS.key());
         out.println();
         out.println("Counters per op type");
         if (!counters.path("recorded").asBoolean()) {
             out.println("  " + counters.path("reason").asText(NOT_RECORDED));
             return;
         }
-        out.println("  set " + counters.path("set").asText() + ": " + String.join(", ",
-                java.util.stream.StreamSupport.stream(counters.path("events").spliterator(), false)
+        out.println("  set " + counters.path(JsonSchema.CountersField.SET.key()).asText() + ": " + String.join(", ",
+                java.util.stream.StreamSupport.stream(counters.path(JsonSchema.CountersField.EVENTS.key()).spliterator(), false)
                         .map(JsonNode::asText).toList())
-                + (counters.has("refill_bytes_per_s")
-                        ? String.format(Locale.ROOT, ", L3 refills %.1f MB/s", counters.path("refill_bytes_per_s").asLong() / 1e6)
+                + (counters.has(JsonSchema.CountersField.REFILL_BYTES_PER_S.key())
+                        ? String.format(Locale.ROOT, ", L3 refills %.1f MB/s", counters.path(JsonSchema.CountersField.REFILL_BYTES_PER_S.key()).asLong() / 1e6)
                         : ""));
         out.printf(Locale.ROOT, "  %-28s %9s %7s %9s %s%n", "OP", "GROUPS", "IPC", "REF/1kI", "VERDICT");
-        for (Iterator<Map.Entry<String, JsonNode>> it = counters.path("ops").fields(); it.hasNext(); ) {
+        for (Iterator<Map.Entry<String, JsonNode>> it = counters.path(JsonSchema.CountersField.OPS.key()).fields(); it.hasNext(); ) {
             Map.Entry<String, JsonNode> entry = it.next();
             JsonNode op = entry.getValue();
             out.printf(Locale.ROOT, "  %-28s %9d %7s %9s %s%n",
                     entry.getKey().length() > 28 ? entry.getKey().substring(0, 28) : entry.getKey(),
-                    op.path("groups").asLong(), figure(op, "ipc"), figure(op, "refills_per_1k_instructions"),
-                    op.path("verdict").asText());
+                    op.path(JsonSchema.CounterOpField.GROUPS.key()).asLong(), figure(op, JsonSchema.CounterOpField.IPC), figure(op, JsonSchema.CounterOpField.REFILLS_PER_1K_INSTRUCTIONS),
+                    op.path(JsonSchema.CounterOpField.VERDICT.key()).asText());
         }
     }
 
-    private static String figure(JsonNode op, String field) {
-        return op.has(field) ? String.format(Locale.ROOT, "%.3f", op.path(field).asDouble()) : "-";
+    private static String figure(JsonNode op, JsonSchema.CounterOpField field) {
+        return op.has(field.key()) ? String.format(Locale.ROOT, "%.3f", op.path(field.key()).asDouble()) : "-";
     }
 
     private static double share(long part, long total) {

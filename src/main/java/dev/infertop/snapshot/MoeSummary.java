@@ -3,6 +3,7 @@ package dev.infertop.snapshot;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.infertop.model.JsonSchema;
 import dev.infertop.model.MoeMath;
 import dev.infertop.model.MoeTotals;
 
@@ -33,16 +34,16 @@ final class MoeSummary {
      * or a per-layer array beyond {@link #MAX_EXPERTS}, more layers than {@link #MAX_LAYERS}.
      */
     static void check(java.nio.file.Path file, JsonNode summary) throws SnapshotReadException {
-        JsonNode moe = summary.path("moe");
+        JsonNode moe = summary.path(JsonSchema.MOE.key());
         if (!moe.isObject()) {
             return;
         }
-        long experts = moe.path("experts").asLong();
+        long experts = moe.path(JsonSchema.MoeField.EXPERTS.key()).asLong();
         if (experts < 0 || experts > MAX_EXPERTS) {
-            throw new SnapshotReadException(file + ": moe.experts is " + moe.path("experts").asText()
+            throw new SnapshotReadException(file + ": moe.experts is " + moe.path(JsonSchema.MoeField.EXPERTS.key()).asText()
                     + " (at most " + MAX_EXPERTS + ")");
         }
-        JsonNode layers = moe.path("layers");
+        JsonNode layers = moe.path(JsonSchema.MoeField.LAYERS.key());
         if (layers.size() > MAX_LAYERS) {
             throw new SnapshotReadException(file + ": " + layers.size() + " MoE layers (at most " + MAX_LAYERS + ")");
         }
@@ -60,13 +61,13 @@ final class MoeSummary {
 
     /** The summary's MoE figures; {@link MoeTotals#EMPTY} when it has none (the layer never ran). */
     static MoeTotals totals(JsonNode summary) {
-        JsonNode moe = summary.path("moe");
+        JsonNode moe = summary.path(JsonSchema.MOE.key());
         if (!moe.isObject()) {
             return MoeTotals.EMPTY;
         }
         List<JsonNode> layers = new ArrayList<>();
-        for (int l = 0; l < MAX_LAYERS && moe.path("layers").has(Integer.toString(l)); l++) {
-            layers.add(moe.path("layers").path(Integer.toString(l)));
+        for (int l = 0; l < MAX_LAYERS && moe.path(JsonSchema.MoeField.LAYERS.key()).has(Integer.toString(l)); l++) {
+            layers.add(moe.path(JsonSchema.MoeField.LAYERS.key()).path(Integer.toString(l)));
         }
         int n = layers.size();
         long[][] windowPrefill = new long[n][];
@@ -79,38 +80,38 @@ final class MoeSummary {
         long[] totalRowsDecode = new long[n];
         long[] unread = new long[n];
         double[] cv = new double[n];
-        int experts = moe.path("experts").asInt();
+        int experts = moe.path(JsonSchema.MoeField.EXPERTS.key()).asInt();
         for (int l = 0; l < n; l++) {
             JsonNode layer = layers.get(l);
-            windowPrefill[l] = counts(layer.path("window_prefill"), experts);
-            windowDecode[l] = counts(layer.path("window_decode"), experts);
-            totalPrefill[l] = counts(layer.path("prefill"), experts);
-            totalDecode[l] = counts(layer.path("decode"), experts);
-            windowRowsPrefill[l] = layer.path("window_tokens_prefill").asLong();
-            windowRowsDecode[l] = layer.path("window_tokens_decode").asLong();
-            totalRowsPrefill[l] = layer.path("tokens_prefill").asLong();
-            totalRowsDecode[l] = layer.path("tokens_decode").asLong();
-            unread[l] = layer.path("tokens_unread").asLong();
-            cv[l] = number(layer.path("cv"));
+            windowPrefill[l] = counts(layer.path(JsonSchema.MoeLayerField.WINDOW_PREFILL.key()), experts);
+            windowDecode[l] = counts(layer.path(JsonSchema.MoeLayerField.WINDOW_DECODE.key()), experts);
+            totalPrefill[l] = counts(layer.path(JsonSchema.MoeLayerField.PREFILL.key()), experts);
+            totalDecode[l] = counts(layer.path(JsonSchema.MoeLayerField.DECODE.key()), experts);
+            windowRowsPrefill[l] = layer.path(JsonSchema.MoeLayerField.WINDOW_TOKENS_PREFILL.key()).asLong();
+            windowRowsDecode[l] = layer.path(JsonSchema.MoeLayerField.WINDOW_TOKENS_DECODE.key()).asLong();
+            totalRowsPrefill[l] = layer.path(JsonSchema.MoeLayerField.TOKENS_PREFILL.key()).asLong();
+            totalRowsDecode[l] = layer.path(JsonSchema.MoeLayerField.TOKENS_DECODE.key()).asLong();
+            unread[l] = layer.path(JsonSchema.MoeLayerField.TOKENS_UNREAD.key()).asLong();
+            cv[l] = number(layer.path(JsonSchema.MoeLayerField.CV.key()));
         }
         List<MoeTotals.ExpertStats> stats = new ArrayList<>();
-        for (Iterator<Map.Entry<String, JsonNode>> it = moe.path("per_expert").fields(); it.hasNext(); ) {
+        for (Iterator<Map.Entry<String, JsonNode>> it = moe.path(JsonSchema.MoeField.PER_EXPERT.key()).fields(); it.hasNext(); ) {
             Map.Entry<String, JsonNode> entry = it.next();
             JsonNode e = entry.getValue();
             OptionalInt expert = NumberKeys.of(entry.getKey());
             if (expert.isEmpty()) {
                 continue;
             }
-            stats.add(new MoeTotals.ExpertStats(expert.getAsInt(), e.path("active_nodes").asLong(),
-                    number(e.path("node_p50_ms")), number(e.path("node_p99_ms")), number(e.path("row_share_ms")),
-                    number(e.path("reuse_mean_tokens")), e.path("tokens_since_last").asLong(-1)));
+            stats.add(new MoeTotals.ExpertStats(expert.getAsInt(), e.path(JsonSchema.MoeExpertField.ACTIVE_NODES.key()).asLong(),
+                    number(e.path(JsonSchema.MoeExpertField.NODE_P50_MS.key())), number(e.path(JsonSchema.MoeExpertField.NODE_P99_MS.key())), number(e.path(JsonSchema.MoeExpertField.ROW_SHARE_MS.key())),
+                    number(e.path(JsonSchema.MoeExpertField.REUSE_MEAN_TOKENS.key())), e.path(JsonSchema.MoeExpertField.TOKENS_SINCE_LAST.key()).asLong(-1)));
         }
-        return new MoeTotals(true, moe.path("window_intervals").asInt(), moe.path("experts_used").asInt(),
+        return new MoeTotals(true, moe.path(JsonSchema.MoeField.WINDOW_INTERVALS.key()).asInt(), moe.path(JsonSchema.MoeField.EXPERTS_USED.key()).asInt(),
                 windowPrefill, windowDecode, windowRowsPrefill, windowRowsDecode, totalPrefill, totalDecode,
-                totalRowsPrefill, totalRowsDecode, unread, stats, cv, moe.path("id_bytes_bound").asInt(),
-                moe.path("nodes_read").asLong(), moe.path("nodes_truncated").asLong(),
-                moe.path("rows_truncated").asLong(), moe.path("graphs_without_ids").asLong(),
-                moe.path("read_failures").asLong(), moe.path("id_bytes_copied").asLong());
+                totalRowsPrefill, totalRowsDecode, unread, stats, cv, moe.path(JsonSchema.MoeField.ID_BYTES_BOUND.key()).asInt(),
+                moe.path(JsonSchema.MoeField.NODES_READ.key()).asLong(), moe.path(JsonSchema.MoeField.NODES_TRUNCATED.key()).asLong(),
+                moe.path(JsonSchema.MoeField.ROWS_TRUNCATED.key()).asLong(), moe.path(JsonSchema.MoeField.GRAPHS_WITHOUT_IDS.key()).asLong(),
+                moe.path(JsonSchema.MoeField.READ_FAILURES.key()).asLong(), moe.path(JsonSchema.MoeField.ID_BYTES_COPIED.key()).asLong());
     }
 
     private static long[] counts(JsonNode array, int experts) {
@@ -131,21 +132,21 @@ final class MoeSummary {
     /** The report's {@code experts} object. */
     static void put(ObjectNode root, JsonNode summary) {
         ObjectNode node = root.putObject("experts");
-        JsonNode status = summary.path("layers").path("moe");
-        String state = status.path("state").asText("off");
+        JsonNode status = summary.path(JsonSchema.LAYERS.key()).path(JsonSchema.MOE.key());
+        String state = status.path(JsonSchema.LayerField.STATE.key()).asText("off");
         MoeTotals moe = totals(summary);
         if (!moe.active()) {
             node.put("recorded", false);
-            String reason = status.path("reason").asText("");
+            String reason = status.path(JsonSchema.LayerField.REASON.key()).asText("");
             node.put("reason", state.equals("off") || reason.isEmpty()
                     ? DeepLayerReport.NOT_RECORDED + " (moe layer " + state + ")" : reason);
             return;
         }
         node.put("recorded", true);
-        node.put("experts", moe.expertCount());
-        node.put("experts_used", moe.expertsUsed());
-        node.set("imbalance_cv", summary.path("moe").path("imbalance_cv").deepCopy()); // the summary's, unrounded
-        ObjectNode layers = node.putObject("layers");
+        node.put(JsonSchema.MoeField.EXPERTS.key(), moe.expertCount());
+        node.put(JsonSchema.MoeField.EXPERTS_USED.key(), moe.expertsUsed());
+        node.set(JsonSchema.MoeField.IMBALANCE_CV.key(), summary.path(JsonSchema.MOE.key()).path(JsonSchema.MoeField.IMBALANCE_CV.key()).deepCopy()); // the summary's, unrounded
+        ObjectNode layers = node.putObject(JsonSchema.MoeField.LAYERS.key());
         for (int l = 0; l < moe.layerCount(); l++) {
             long[] counts = moe.runCounts(l);
             long selections = 0;
@@ -176,10 +177,10 @@ final class MoeSummary {
                 shares.add(selections == 0 ? 0 : round((double) c / selections, 4));
             }
         }
-        ObjectNode perExpert = node.putObject("per_expert");
+        ObjectNode perExpert = node.putObject(JsonSchema.MoeField.PER_EXPERT.key());
         for (MoeTotals.ExpertStats e : moe.experts()) {
             ObjectNode expert = perExpert.putObject(Integer.toString(e.expert()));
-            expert.put("active_nodes", e.activeNodes());
+            expert.put(JsonSchema.MoeExpertField.ACTIVE_NODES.key(), e.activeNodes());
             putDouble(expert, "node_p50_ms", e.nodeP50Ms());
             putDouble(expert, "node_p99_ms", e.nodeP99Ms());
             putDouble(expert, "row_share_ms", e.rowShareMs());
@@ -194,11 +195,11 @@ final class MoeSummary {
             out.println("  " + experts.path("reason").asText(DeepLayerReport.NOT_RECORDED));
             return;
         }
-        out.printf(Locale.ROOT, "  %d experts, %d per token, mean imbalance CV %s%n", experts.path("experts").asInt(),
-                experts.path("experts_used").asInt(), text(experts.path("imbalance_cv")));
+        out.printf(Locale.ROOT, "  %d experts, %d per token, mean imbalance CV %s%n", experts.path(JsonSchema.MoeField.EXPERTS.key()).asInt(),
+                experts.path(JsonSchema.MoeField.EXPERTS_USED.key()).asInt(), text(experts.path(JsonSchema.MoeField.IMBALANCE_CV.key())));
         out.printf(Locale.ROOT, "  %-5s %9s %6s %7s %7s %7s  %s%n", "LAYER", "TOKENS", "CV", "CV RUN", "HOTTEST",
                 "COLDEST", "TOKENS (SHARE) PER EXPERT");
-        for (Iterator<Map.Entry<String, JsonNode>> it = experts.path("layers").fields(); it.hasNext(); ) {
+        for (Iterator<Map.Entry<String, JsonNode>> it = experts.path(JsonSchema.MoeField.LAYERS.key()).fields(); it.hasNext(); ) {
             Map.Entry<String, JsonNode> entry = it.next();
             JsonNode layer = entry.getValue();
             StringBuilder perExpert = new StringBuilder();
@@ -207,16 +208,16 @@ final class MoeSummary {
                         layer.path("counts").get(e).asLong(), 100 * layer.path("shares").get(e).asDouble()));
             }
             out.printf(Locale.ROOT, "  %-5s %9d %6s %7s %7d %7d  %s%n", entry.getKey(), layer.path("tokens").asLong(),
-                    text(layer.path("cv")), text(layer.path("cv_run")), layer.path("hottest_expert").asInt(),
+                    text(layer.path(JsonSchema.MoeLayerField.CV.key())), text(layer.path("cv_run")), layer.path("hottest_expert").asInt(),
                     layer.path("coldest_expert").asInt(), perExpert);
         }
         out.printf(Locale.ROOT, "  %-6s %12s %11s %11s %13s%n", "EXPERT", "ACTIVE NODES", "NODE p50 ms", "NODE p99 ms",
                 "ROW SHARE ms");
-        for (Iterator<Map.Entry<String, JsonNode>> it = experts.path("per_expert").fields(); it.hasNext(); ) {
+        for (Iterator<Map.Entry<String, JsonNode>> it = experts.path(JsonSchema.MoeField.PER_EXPERT.key()).fields(); it.hasNext(); ) {
             Map.Entry<String, JsonNode> entry = it.next();
             JsonNode e = entry.getValue();
-            out.printf(Locale.ROOT, "  %-6s %12d %11s %11s %13s%n", entry.getKey(), e.path("active_nodes").asLong(),
-                    text(e.path("node_p50_ms")), text(e.path("node_p99_ms")), text(e.path("row_share_ms")));
+            out.printf(Locale.ROOT, "  %-6s %12d %11s %11s %13s%n", entry.getKey(), e.path(JsonSchema.MoeExpertField.ACTIVE_NODES.key()).asLong(),
+                    text(e.path(JsonSchema.MoeExpertField.NODE_P50_MS.key())), text(e.path(JsonSchema.MoeExpertField.NODE_P99_MS.key())), text(e.path(JsonSchema.MoeExpertField.ROW_SHARE_MS.key())));
         }
     }
 

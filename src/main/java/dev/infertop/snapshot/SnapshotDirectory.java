@@ -6,6 +6,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.infertop.model.JsonSchema;
 import dev.infertop.export.SnapshotDirectoryWriter;
 import dev.infertop.export.SummaryWriter;
 import dev.infertop.ffi.RegularFile;
@@ -150,13 +151,13 @@ public final class SnapshotDirectory {
         if (summary == null || !summary.isObject()) {
             throw new SnapshotReadException(file + ": empty, or not a JSON object");
         }
-        JsonNode meta = summary.path("snapshot");
-        if (!SummaryWriter.FORMAT.equals(meta.path("format").asText())) {
+        JsonNode meta = summary.path(JsonSchema.SNAPSHOT.key());
+        if (!SummaryWriter.FORMAT.equals(meta.path(JsonSchema.SnapshotField.FORMAT.key()).asText())) {
             throw new SnapshotReadException(file + ": not an infertop snapshot summary (no snapshot.format \""
                     + SummaryWriter.FORMAT + "\")");
         }
-        if (meta.path("version").asInt() > SummaryWriter.VERSION) {
-            throw new SnapshotReadException(file + ": snapshot format version " + meta.path("version").asInt()
+        if (meta.path(JsonSchema.SnapshotField.VERSION.key()).asInt() > SummaryWriter.VERSION) {
+            throw new SnapshotReadException(file + ": snapshot format version " + meta.path(JsonSchema.SnapshotField.VERSION.key()).asInt()
                     + " is newer than this infertop reads (" + SummaryWriter.VERSION + "): use a newer infertop");
         }
         return summary;
@@ -215,11 +216,11 @@ public final class SnapshotDirectory {
     /** A log cut at a line boundary still parses: its counts then fall short of the summary's. */
     private static void checkCounts(Path file, JsonNode summary, Map<String, Histogram> totals)
             throws SnapshotReadException {
-        checkCount(file, "ttft", summary.path("ttft_ms").path("count").asLong(), totals);
-        checkCount(file, "tpot", summary.path("tpot_ms").path("count").asLong(), totals);
-        for (Iterator<Map.Entry<String, JsonNode>> it = summary.path("ops").fields(); it.hasNext(); ) {
+        checkCount(file, "ttft", summary.path(JsonSchema.TTFT_MS.key()).path(JsonSchema.LatencyField.COUNT.key()).asLong(), totals);
+        checkCount(file, "tpot", summary.path(JsonSchema.TPOT_MS.key()).path(JsonSchema.LatencyField.COUNT.key()).asLong(), totals);
+        for (Iterator<Map.Entry<String, JsonNode>> it = summary.path(JsonSchema.OPS.key()).fields(); it.hasNext(); ) {
             Map.Entry<String, JsonNode> op = it.next();
-            checkCount(file, IntervalHistograms.logTag("op:" + op.getKey()), op.getValue().path("groups").asLong(),
+            checkCount(file, IntervalHistograms.logTag("op:" + op.getKey()), op.getValue().path(JsonSchema.OpField.GROUPS.key()).asLong(),
                     totals);
         }
     }

@@ -1,5 +1,6 @@
 package dev.infertop.snapshot;
 
+import dev.infertop.model.JsonSchema;
 import dev.infertop.model.BudgetStatus;
 import dev.infertop.model.SafeText;
 
@@ -45,59 +46,59 @@ public final class SummarySnapshot {
 
     public static Snapshot of(SnapshotDirectory directory) {
         JsonNode s = directory.summary();
-        JsonNode meta = s.path("snapshot").path("target");
+        JsonNode meta = s.path(JsonSchema.SNAPSHOT.key()).path(JsonSchema.SnapshotField.TARGET.key());
         List<String> libraries = new ArrayList<>();
-        meta.path("libraries").forEach(l -> libraries.add(l.path("path").asText()));
-        TargetInfo target = new TargetInfo(s.path("pid").asInt(), s.path("command").asText(),
-                s.hasNonNull("model") ? s.path("model").asText() : null, libraries);
-        long spanNs = Math.round(s.path("span_s").asDouble() * 1e9);
-        TokenTotals tokens = new TokenTotals(s.path("decode_calls").asLong(), s.path("prefill_calls").asLong(),
-                s.path("decode_step_calls").asLong(), s.path("failed_calls").asLong(),
-                s.path("tokens_prefill").asLong(), s.path("tokens_decode").asLong(),
-                busyNs(s.path("tokens_prefill").asLong(), s.path("prefill_tokens_per_s").asDouble()),
-                busyNs(s.path("tokens_decode").asLong(), s.path("decode_tokens_per_s").asDouble()),
-                s.path("contexts").asInt(), 0, 0, 0, List.of(), List.of(), SpeculativeTotals.EMPTY,
+        meta.path(JsonSchema.SnapshotTargetField.LIBRARIES.key()).forEach(l -> libraries.add(l.path(JsonSchema.FileIdentityField.PATH.key()).asText()));
+        TargetInfo target = new TargetInfo(s.path(JsonSchema.PID.key()).asInt(), s.path(JsonSchema.COMMAND.key()).asText(),
+                s.hasNonNull(JsonSchema.MODEL.key()) ? s.path(JsonSchema.MODEL.key()).asText() : null, libraries);
+        long spanNs = Math.round(s.path(JsonSchema.SPAN_S.key()).asDouble() * 1e9);
+        TokenTotals tokens = new TokenTotals(s.path(JsonSchema.DECODE_CALLS.key()).asLong(), s.path(JsonSchema.PREFILL_CALLS.key()).asLong(),
+                s.path(JsonSchema.DECODE_STEP_CALLS.key()).asLong(), s.path(JsonSchema.FAILED_CALLS.key()).asLong(),
+                s.path(JsonSchema.TOKENS_PREFILL.key()).asLong(), s.path(JsonSchema.TOKENS_DECODE.key()).asLong(),
+                busyNs(s.path(JsonSchema.TOKENS_PREFILL.key()).asLong(), s.path(JsonSchema.PREFILL_TOKENS_PER_S.key()).asDouble()),
+                busyNs(s.path(JsonSchema.TOKENS_DECODE.key()).asLong(), s.path(JsonSchema.DECODE_TOKENS_PER_S.key()).asDouble()),
+                s.path(JsonSchema.CONTEXTS.key()).asInt(), 0, 0, 0, List.of(), List.of(), SpeculativeTotals.EMPTY,
                 // A summary from before encoder passes were counted has neither key: none, as the run had.
-                s.path("encode_calls").asLong(0), s.path("encode_tokens").asLong(0));
-        LatencySummary ttft = latency(s.path("ttft_ms"));
-        LatencySummary tpot = latency(s.path("tpot_ms"));
+                s.path(JsonSchema.ENCODE_CALLS.key()).asLong(0), s.path(JsonSchema.ENCODE_TOKENS.key()).asLong(0));
+        LatencySummary ttft = latency(s.path(JsonSchema.TTFT_MS.key()));
+        LatencySummary tpot = latency(s.path(JsonSchema.TPOT_MS.key()));
         List<BackendTotals> backends = new ArrayList<>();
-        for (Iterator<Map.Entry<String, JsonNode>> it = s.path("graph_computes").fields(); it.hasNext(); ) {
+        for (Iterator<Map.Entry<String, JsonNode>> it = s.path(JsonSchema.GRAPH_COMPUTES.key()).fields(); it.hasNext(); ) {
             Map.Entry<String, JsonNode> entry = it.next();
             backends.add(new BackendTotals(entry.getKey(), entry.getValue().asLong(),
-                    s.path("graph_nodes").path(entry.getKey()).asLong(),
-                    Math.round(s.path("graph_busy_ms").path(entry.getKey()).asDouble() * 1e6)));
+                    s.path(JsonSchema.GRAPH_NODES.key()).path(entry.getKey()).asLong(),
+                    Math.round(s.path(JsonSchema.GRAPH_BUSY_MS.key()).path(entry.getKey()).asDouble() * 1e6)));
         }
-        BackendTotals cpu = new BackendTotals("CPU", s.path("cpu_graph_computes").asLong(),
-                s.path("cpu_graph_nodes").asLong(), Math.round(s.path("cpu_graph_busy_ms").asDouble() * 1e6));
+        BackendTotals cpu = new BackendTotals("CPU", s.path(JsonSchema.CPU_GRAPH_COMPUTES.key()).asLong(),
+                s.path(JsonSchema.CPU_GRAPH_NODES.key()).asLong(), Math.round(s.path(JsonSchema.CPU_GRAPH_BUSY_MS.key()).asDouble() * 1e6));
         List<OpTotals> ops = new ArrayList<>();
-        for (Iterator<Map.Entry<String, JsonNode>> it = s.path("ops").fields(); it.hasNext(); ) {
+        for (Iterator<Map.Entry<String, JsonNode>> it = s.path(JsonSchema.OPS.key()).fields(); it.hasNext(); ) {
             Map.Entry<String, JsonNode> entry = it.next();
             JsonNode op = entry.getValue();
             Histogram histogram = directory.opTotal(entry.getKey());
-            LatencySummary wall = new LatencySummary(op.path("groups").asLong(), op.path("p50_ms").asDouble(),
-                    op.path("p90_ms").asDouble(), op.path("p99_ms").asDouble(), op.path("max_ms").asDouble(),
+            LatencySummary wall = new LatencySummary(op.path(JsonSchema.OpField.GROUPS.key()).asLong(), op.path(JsonSchema.OpField.P50_MS.key()).asDouble(),
+                    op.path(JsonSchema.OpField.P90_MS.key()).asDouble(), op.path(JsonSchema.OpField.P99_MS.key()).asDouble(), op.path(JsonSchema.OpField.MAX_MS.key()).asDouble(),
                     histogram == null ? 0 : histogram.getMean() / 1e6);
-            ops.add(new OpTotals(entry.getKey(), op.path("groups").asLong(), op.path("nodes").asLong(),
-                    ms(op.path("wall_ms")), ms(op.path("work_ms")), ms(op.path("barrier_wait_ms")), wall,
-                    op.path("last_shape").asText(), LatencyDistribution.ofNanos(histogram)));
+            ops.add(new OpTotals(entry.getKey(), op.path(JsonSchema.OpField.GROUPS.key()).asLong(), op.path(JsonSchema.OpField.NODES.key()).asLong(),
+                    ms(op.path(JsonSchema.OpField.WALL_MS.key())), ms(op.path(JsonSchema.OpField.WORK_MS.key())), ms(op.path(JsonSchema.OpField.BARRIER_WAIT_MS.key())), wall,
+                    op.path(JsonSchema.OpField.LAST_SHAPE.key()).asText(), LatencyDistribution.ofNanos(histogram)));
         }
         List<ThreadTotals> threads = new ArrayList<>();
-        for (Iterator<Map.Entry<String, JsonNode>> it = s.path("threads").fields(); it.hasNext(); ) {
+        for (Iterator<Map.Entry<String, JsonNode>> it = s.path(JsonSchema.THREADS.key()).fields(); it.hasNext(); ) {
             Map.Entry<String, JsonNode> entry = it.next();
             JsonNode thread = entry.getValue();
             OptionalInt tid = NumberKeys.tid(entry.getKey());
             if (tid.isEmpty()) {
                 continue;
             }
-            threads.add(new ThreadTotals(tid.getAsInt(), thread.path("groups").asLong(),
-                    ms(thread.path("work_ms")), ms(thread.path("barrier_wait_ms")), thread.path("cpu").asInt(),
-                    thread.path("migrations").asLong()));
+            threads.add(new ThreadTotals(tid.getAsInt(), thread.path(JsonSchema.ThreadField.GROUPS.key()).asLong(),
+                    ms(thread.path(JsonSchema.ThreadField.WORK_MS.key())), ms(thread.path(JsonSchema.ThreadField.BARRIER_WAIT_MS.key())), thread.path(JsonSchema.ThreadField.CPU.key()).asInt(),
+                    thread.path(JsonSchema.ThreadField.MIGRATIONS.key()).asLong()));
         }
-        OperatorTotals operators = new OperatorTotals(ops, threads, s.path("op_graphs").asLong(),
-                s.path("op_graphs_unattributed").asLong(), List.of(), directory.lanes());
+        OperatorTotals operators = new OperatorTotals(ops, threads, s.path(JsonSchema.OP_GRAPHS.key()).asLong(),
+                s.path(JsonSchema.OP_GRAPHS_UNATTRIBUTED.key()).asLong(), List.of(), directory.lanes());
         List<LayerStatus> layers = new ArrayList<>();
-        for (Iterator<Map.Entry<String, JsonNode>> it = s.path("layers").fields(); it.hasNext(); ) {
+        for (Iterator<Map.Entry<String, JsonNode>> it = s.path(JsonSchema.LAYERS.key()).fields(); it.hasNext(); ) {
             Map.Entry<String, JsonNode> entry = it.next();
             Layer layer;
             try {
@@ -107,17 +108,17 @@ public final class SummarySnapshot {
             }
             LayerStatus.State state;
             try {
-                state = LayerStatus.State.valueOf(entry.getValue().path("state").asText().toUpperCase(Locale.ROOT));
+                state = LayerStatus.State.valueOf(entry.getValue().path(JsonSchema.LayerField.STATE.key()).asText().toUpperCase(Locale.ROOT));
             } catch (IllegalArgumentException unknown) {
                 state = LayerStatus.State.UNAVAILABLE;
             }
             List<String> probes = new ArrayList<>();
-            entry.getValue().path("probes").forEach(p -> probes.add(p.asText()));
-            layers.add(new LayerStatus(layer, state, entry.getValue().path("reason").asText(""), probes));
+            entry.getValue().path(JsonSchema.LayerField.PROBES.key()).forEach(p -> probes.add(p.asText()));
+            layers.add(new LayerStatus(layer, state, entry.getValue().path(JsonSchema.LayerField.REASON.key()).asText(""), probes));
         }
         Figures run = new Figures(spanNs, tokens, ttft, tpot, backends, cpu, operators, DeepLayerSummary.sched(s),
                 DeepLayerSummary.counters(s), backendOps(s), RooflineSummary.totals(s));
-        return new Snapshot(s.path("seq").asLong(), RunState.REPLAY, target, run, run, s.path("lost_events").asLong(),
+        return new Snapshot(s.path(JsonSchema.SEQ.key()).asLong(), RunState.REPLAY, target, run, run, s.path(JsonSchema.LOST_EVENTS.key()).asLong(),
                 layers, MoeSummary.totals(s)).withBudget(budget(s));
     }
 
@@ -128,16 +129,16 @@ public final class SummarySnapshot {
      * left out (the estimate then counts as not measured), the words are sanitised.
      */
     static BudgetStatus budget(JsonNode s) {
-        JsonNode b = s.path("budget");
-        String sampling = b.path("sampling").isTextual() ? SafeText.of(b.path("sampling").asText()) : "";
+        JsonNode b = s.path(JsonSchema.BUDGET.key());
+        String sampling = b.path(JsonSchema.BudgetField.SAMPLING.key()).isTextual() ? SafeText.of(b.path(JsonSchema.BudgetField.SAMPLING.key()).asText()) : "";
         if (!b.isObject() || sampling.isEmpty()) {
             return BudgetStatus.NONE;
         }
-        double limit = nonNegativeOrNaN(b.path("limit_percent"));
-        double share = nonNegativeOrNaN(b.path("arrival_share"));
-        double windowS = nonNegativeOrNaN(b.path("window_s"));
-        return new BudgetStatus(Double.isNaN(limit) ? 0 : limit, nonNegativeOrNaN(b.path("estimate_percent")),
-                nonNegativeOrNaN(b.path("full_tracing_percent")), Double.isNaN(share) ? 1 : Math.min(1, share), sampling,
+        double limit = nonNegativeOrNaN(b.path(JsonSchema.BudgetField.LIMIT_PERCENT.key()));
+        double share = nonNegativeOrNaN(b.path(JsonSchema.BudgetField.ARRIVAL_SHARE.key()));
+        double windowS = nonNegativeOrNaN(b.path(JsonSchema.BudgetField.WINDOW_S.key()));
+        return new BudgetStatus(Double.isNaN(limit) ? 0 : limit, nonNegativeOrNaN(b.path(JsonSchema.BudgetField.ESTIMATE_PERCENT.key())),
+                nonNegativeOrNaN(b.path(JsonSchema.BudgetField.FULL_TRACING_PERCENT.key())), Double.isNaN(share) ? 1 : Math.min(1, share), sampling,
                 Double.isNaN(windowS) || windowS <= 0 ? BudgetStatus.BUDGET_WINDOW_S : windowS);
     }
 
@@ -153,19 +154,19 @@ public final class SummarySnapshot {
      */
     static List<BackendOps> backendOps(JsonNode s) {
         List<BackendOps> result = new ArrayList<>();
-        for (Iterator<Map.Entry<String, JsonNode>> it = s.path("backends").fields(); it.hasNext(); ) {
+        for (Iterator<Map.Entry<String, JsonNode>> it = s.path(JsonSchema.BACKENDS.key()).fields(); it.hasNext(); ) {
             Map.Entry<String, JsonNode> entry = it.next();
             if (entry.getKey().equals(BackendBreakdown.CPU)) {
                 continue;
             }
             JsonNode backend = entry.getValue();
             List<BackendOps.Op> ops = new ArrayList<>();
-            for (Iterator<Map.Entry<String, JsonNode>> o = backend.path("ops").fields(); o.hasNext(); ) {
+            for (Iterator<Map.Entry<String, JsonNode>> o = backend.path(JsonSchema.BackendField.OPS.key()).fields(); o.hasNext(); ) {
                 Map.Entry<String, JsonNode> op = o.next();
-                ops.add(new BackendOps.Op(op.getKey(), op.getValue().path("nodes").asLong(),
-                        ms(op.getValue().path("ms")), op.getValue().has("ms")));
+                ops.add(new BackendOps.Op(op.getKey(), op.getValue().path(JsonSchema.BackendOpField.NODES.key()).asLong(),
+                        ms(op.getValue().path(JsonSchema.BackendOpField.MS.key())), op.getValue().has(JsonSchema.BackendOpField.MS.key())));
             }
-            result.add(new BackendOps(entry.getKey(), backend.path("graphs").asLong(), ms(backend.path("busy_ms")), ops));
+            result.add(new BackendOps(entry.getKey(), backend.path(JsonSchema.BackendField.GRAPHS.key()).asLong(), ms(backend.path(JsonSchema.BackendField.BUSY_MS.key())), ops));
         }
         return result;
     }
@@ -184,8 +185,8 @@ public final class SummarySnapshot {
     }
 
     private static LatencySummary latency(JsonNode node) {
-        return new LatencySummary(node.path("count").asLong(), node.path("p50").asDouble(),
-                node.path("p90").asDouble(), node.path("p99").asDouble(), node.path("max").asDouble(),
-                node.path("mean").asDouble());
+        return new LatencySummary(node.path(JsonSchema.LatencyField.COUNT.key()).asLong(), node.path(JsonSchema.LatencyField.P50.key()).asDouble(),
+                node.path(JsonSchema.LatencyField.P90.key()).asDouble(), node.path(JsonSchema.LatencyField.P99.key()).asDouble(), node.path(JsonSchema.LatencyField.MAX.key()).asDouble(),
+                node.path(JsonSchema.LatencyField.MEAN.key()).asDouble());
     }
 }

@@ -1,6 +1,7 @@
 package dev.infertop.view;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.infertop.model.JsonSchema;
 import dev.infertop.model.CounterFigures;
 import dev.infertop.model.CounterTotals;
 import dev.infertop.model.Layer;
@@ -21,62 +22,62 @@ final class CountersJson {
         CounterTotals c = s.shown().counters();
         long spanNs = s.shown().spanNs();
         ObjectNode node = root.putObject(JsonSchema.COUNTERS.key());
-        node.put("state", status.state().label());
+        node.put(JsonSchema.CountersField.STATE.key(), status.state().label());
         if (!status.reason().isEmpty()) {
-            node.put("status", status.reason());
+            node.put(JsonSchema.CountersField.STATUS.key(), status.reason());
         }
-        ObjectNode thresholds = node.putObject("thresholds");
-        thresholds.put("memory_bound_refills_per_1k_instructions",
+        ObjectNode thresholds = node.putObject(JsonSchema.CountersField.THRESHOLDS.key());
+        thresholds.put(JsonSchema.ThresholdField.MEMORY_BOUND_REFILLS_PER_1K_INSTRUCTIONS.key(),
                 CounterFigures.MEMORY_BOUND_REFILLS_PER_KILO_INSTRUCTION);
-        thresholds.put("compute_bound_ipc", CounterFigures.COMPUTE_BOUND_IPC);
+        thresholds.put(JsonSchema.ThresholdField.COMPUTE_BOUND_IPC.key(), CounterFigures.COMPUTE_BOUND_IPC);
         if (c.isEmpty()) {
             return;
         }
-        node.put("set", c.setName());
-        var events = node.putArray("events");
+        node.put(JsonSchema.CountersField.SET.key(), c.setName());
+        var events = node.putArray(JsonSchema.CountersField.EVENTS.key());
         c.events().forEach(events::add);
-        node.put("line_bytes", c.lineBytes());
-        ObjectNode roles = node.putObject("roles");
-        putRole(roles, "refills", c, c.refillsIndex());
-        putRole(roles, "instructions", c, c.instructionsIndex());
-        putRole(roles, "cycles", c, c.cyclesIndex());
-        node.put("groups", c.countedGroups());
-        node.put("migrated_groups", c.migratedGroups());
-        node.put("switched_groups", c.switchedGroups());
-        node.put("failed_reads", c.failedReads());
-        node.put("counted_ms", round(c.countedNs() / 1e6, 3));
-        putValues(node.putObject("values"), c, c.values());
+        node.put(JsonSchema.CountersField.LINE_BYTES.key(), c.lineBytes());
+        ObjectNode roles = node.putObject(JsonSchema.CountersField.ROLES.key());
+        putRole(roles, JsonSchema.CounterRoleField.REFILLS, c, c.refillsIndex());
+        putRole(roles, JsonSchema.CounterRoleField.INSTRUCTIONS, c, c.instructionsIndex());
+        putRole(roles, JsonSchema.CounterRoleField.CYCLES, c, c.cyclesIndex());
+        node.put(JsonSchema.CountersField.GROUPS.key(), c.countedGroups());
+        node.put(JsonSchema.CountersField.MIGRATED_GROUPS.key(), c.migratedGroups());
+        node.put(JsonSchema.CountersField.SWITCHED_GROUPS.key(), c.switchedGroups());
+        node.put(JsonSchema.CountersField.FAILED_READS.key(), c.failedReads());
+        node.put(JsonSchema.CountersField.COUNTED_MS.key(), round(c.countedNs() / 1e6, 3));
+        putValues(node.putObject(JsonSchema.CountersField.VALUES.key()), c, c.values());
         String silentNotice = c.silentNotice();
         if (!silentNotice.isEmpty()) {
-            var silent = node.putArray("silent_events");
+            var silent = node.putArray(JsonSchema.CountersField.SILENT_EVENTS.key());
             c.silentEvents().forEach(silent::add);
-            node.put("silent_notice", silentNotice);
+            node.put(JsonSchema.CountersField.SILENT_NOTICE.key(), silentNotice);
         }
         if (c.refillsIndex() >= 0) {
-            node.put("refill_bytes_per_s", Math.round(c.refillBytesPerSecond(spanNs)));
+            node.put(JsonSchema.CountersField.REFILL_BYTES_PER_S.key(), Math.round(c.refillBytesPerSecond(spanNs)));
         }
-        node.put("est_cost_cpu_fraction", round(spanNs <= 0 ? 0 : ProbeCostEstimate.counterReadsNs(c) / spanNs, 5));
-        ObjectNode ops = node.putObject("ops");
+        node.put(JsonSchema.CountersField.EST_COST_CPU_FRACTION.key(), round(spanNs <= 0 ? 0 : ProbeCostEstimate.counterReadsNs(c) / spanNs, 5));
+        ObjectNode ops = node.putObject(JsonSchema.CountersField.OPS.key());
         for (OpCounters op : c.ops()) {
             ObjectNode o = ops.putObject(op.op());
-            o.put("groups", op.groups());
-            o.put("migrated_groups", op.migratedGroups());
-            o.put("switched_groups", op.switchedGroups());
-            o.put("counted_ms", round(op.countedNs() / 1e6, 3));
-            o.put("wall_ms", round(op.wallNs() / 1e6, 3));
-            putValues(o.putObject("values"), c, op.values());
+            o.put(JsonSchema.CounterOpField.GROUPS.key(), op.groups());
+            o.put(JsonSchema.CounterOpField.MIGRATED_GROUPS.key(), op.migratedGroups());
+            o.put(JsonSchema.CounterOpField.SWITCHED_GROUPS.key(), op.switchedGroups());
+            o.put(JsonSchema.CounterOpField.COUNTED_MS.key(), round(op.countedNs() / 1e6, 3));
+            o.put(JsonSchema.CounterOpField.WALL_MS.key(), round(op.wallNs() / 1e6, 3));
+            putValues(o.putObject(JsonSchema.CounterOpField.VALUES.key()), c, op.values());
             double ipc = c.ipc(op);
             double rpki = c.refillsPerKiloInstruction(op);
             if (!Double.isNaN(ipc)) {
-                o.put("ipc", round(ipc, 3));
+                o.put(JsonSchema.CounterOpField.IPC.key(), round(ipc, 3));
             }
             if (!Double.isNaN(rpki)) {
-                o.put("refills_per_1k_instructions", round(rpki, 3));
+                o.put(JsonSchema.CounterOpField.REFILLS_PER_1K_INSTRUCTIONS.key(), round(rpki, 3));
             }
             if (c.refillsIndex() >= 0) {
-                o.put("refill_bytes_per_s", Math.round(c.refillBytesPerSecond(op)));
+                o.put(JsonSchema.CounterOpField.REFILL_BYTES_PER_S.key(), Math.round(c.refillBytesPerSecond(op)));
             }
-            o.put("verdict", c.verdict(op).label());
+            o.put(JsonSchema.CounterOpField.VERDICT.key(), c.verdict(op).label());
         }
     }
 
@@ -87,9 +88,9 @@ final class CountersJson {
     }
 
     /** Which event plays a role in the derived figures (absent: the set has none), for readers such as replay. */
-    private static void putRole(ObjectNode roles, String role, CounterTotals c, int index) {
+    private static void putRole(ObjectNode roles, JsonSchema.CounterRoleField role, CounterTotals c, int index) {
         if (index >= 0 && index < c.events().size()) {
-            roles.put(role, c.events().get(index));
+            roles.put(role.key(), c.events().get(index));
         }
     }
 

@@ -15,7 +15,7 @@ import dev.infertop.model.TokenTotals;
 import java.io.PrintStream;
 import java.util.List;
 
-import static dev.infertop.view.JsonSchema.*;
+import static dev.infertop.model.JsonSchema.*;
 
 /**
  * One JSON object per line per interval, and a last one with {@code "final": true} holding the run's totals.
@@ -66,14 +66,14 @@ public final class JsonLinesView implements SnapshotView {
 
     /** The overhead budget (man page: budget): the limit, the estimates, what is sampled. */
     private static void putBudget(ObjectNode node, dev.infertop.model.BudgetStatus budget) {
-        node.put("limit_percent", budget.budgetPercent());
+        node.put(BudgetField.LIMIT_PERCENT.key(), budget.budgetPercent());
         if (budget.measured()) {
-            node.put("estimate_percent", round(budget.estimatePercent(), 3));
-            node.put("full_tracing_percent", round(budget.fullTracingPercent(), 3));
+            node.put(BudgetField.ESTIMATE_PERCENT.key(), round(budget.estimatePercent(), 3));
+            node.put(BudgetField.FULL_TRACING_PERCENT.key(), round(budget.fullTracingPercent(), 3));
         }
-        node.put("arrival_share", round(budget.arrivalShare(), 4));
-        node.put("window_s", round(budget.windowS(), 3));
-        node.put("sampling", budget.sampling());
+        node.put(BudgetField.ARRIVAL_SHARE.key(), round(budget.arrivalShare(), 4));
+        node.put(BudgetField.WINDOW_S.key(), round(budget.windowS(), 3));
+        node.put(BudgetField.SAMPLING.key(), budget.sampling());
     }
 
     /**
@@ -81,8 +81,8 @@ public final class JsonLinesView implements SnapshotView {
      * every graph; 0: the layer off).
      */
     private static void putSampled(ObjectNode node, Snapshot s) {
-        node.put("operator_sampled_ratio", round(dev.infertop.model.SampledFigures.operatorSampledRatio(s), 4));
-        var figures = node.putArray("window_figures");
+        node.put(SampledField.OPERATOR_SAMPLED_RATIO.key(), round(dev.infertop.model.SampledFigures.operatorSampledRatio(s), 4));
+        var figures = node.putArray(SampledField.WINDOW_FIGURES.key());
         dev.infertop.model.SampledFigures.WINDOW_FIGURES.forEach(figures::add);
     }
 
@@ -120,13 +120,13 @@ public final class JsonLinesView implements SnapshotView {
         putLatency(root.putObject(TPOT_MS.key()), tpot);
         // Requests: sequences of batches read token by token (a server's slots); zero for llama-bench's batches.
         ObjectNode requests = root.putObject(REQUESTS.key());
-        requests.put("count", tokens.requests());
-        requests.put("active", tokens.activeRequests());
-        putLatency(requests.putObject("ttft_ms"), f.ttft());
-        putLatency(requests.putObject("tpot_ms"), tpot);
-        requests.put("prompt_tokens", tokens.tokensPrefill());
-        requests.put("generated_tokens", tokens.tokensDecode() + tokens.requests());
-        requests.put("batches_unread", tokens.batchesUnread());
+        requests.put(RequestsField.COUNT.key(), tokens.requests());
+        requests.put(RequestsField.ACTIVE.key(), tokens.activeRequests());
+        putLatency(requests.putObject(RequestsField.TTFT_MS.key()), f.ttft());
+        putLatency(requests.putObject(RequestsField.TPOT_MS.key()), tpot);
+        requests.put(RequestsField.PROMPT_TOKENS.key(), tokens.tokensPrefill());
+        requests.put(RequestsField.GENERATED_TOKENS.key(), tokens.tokensDecode() + tokens.requests());
+        requests.put(RequestsField.BATCHES_UNREAD.key(), tokens.batchesUnread());
         putSpeculative(root.putObject(SPECULATIVE.key()), tokens.speculative());
         ObjectNode sizes = root.putObject(BATCH_SIZES.key()); // llama_decode calls by tokens per call
         for (int bucket = 0; bucket < tokens.batchSizes().size(); bucket++) {
@@ -153,34 +153,34 @@ public final class JsonLinesView implements SnapshotView {
         ObjectNode ops = root.putObject(OPS.key());
         for (OpTotals op : operators.ops()) {
             ObjectNode node = ops.putObject(op.op());
-            node.put("groups", op.groups());
-            node.put("nodes", op.nodes());
-            node.put("wall_ms", round(op.wallNs() / 1e6, 3));
-            node.put("work_ms", round(op.workNs() / 1e6, 3));
-            node.put("barrier_wait_ms", round(op.waitNs() / 1e6, 3));
-            node.put("p50_ms", round(op.wall().p50Ms(), 4));
-            node.put("p90_ms", round(op.wall().p90Ms(), 4));
-            node.put("p99_ms", round(op.wall().p99Ms(), 4));
-            node.put("max_ms", round(op.wall().maxMs(), 4));
-            node.put("last_shape", op.lastShape());
+            node.put(OpField.GROUPS.key(), op.groups());
+            node.put(OpField.NODES.key(), op.nodes());
+            node.put(OpField.WALL_MS.key(), round(op.wallNs() / 1e6, 3));
+            node.put(OpField.WORK_MS.key(), round(op.workNs() / 1e6, 3));
+            node.put(OpField.BARRIER_WAIT_MS.key(), round(op.waitNs() / 1e6, 3));
+            node.put(OpField.P50_MS.key(), round(op.wall().p50Ms(), 4));
+            node.put(OpField.P90_MS.key(), round(op.wall().p90Ms(), 4));
+            node.put(OpField.P99_MS.key(), round(op.wall().p99Ms(), 4));
+            node.put(OpField.MAX_MS.key(), round(op.wall().maxMs(), 4));
+            node.put(OpField.LAST_SHAPE.key(), op.lastShape());
         }
         // Every graph's, where windows traced some (man page: sampled figures): traced plus the untraced graphs'
         // share, scaled from the run's windows; the same as "ops" with every graph traced.
         ObjectNode estimated = root.putObject(OPS_ESTIMATED.key());
         for (dev.infertop.model.OpEstimate op : operators.estimated()) {
             ObjectNode node = estimated.putObject(op.op());
-            node.put("groups", round(op.groups(), 1));
-            node.put("wall_ms", round(op.wallNs() / 1e6, 3));
+            node.put(OpField.GROUPS.key(), round(op.groups(), 1));
+            node.put(OpField.WALL_MS.key(), round(op.wallNs() / 1e6, 3));
         }
         putSampled(root.putObject(SAMPLED.key()), s);
         ObjectNode threads = root.putObject(THREADS.key());
         for (ThreadTotals thread : operators.threads()) {
             ObjectNode node = threads.putObject(dev.infertop.model.Other.tid(thread.tid()));
-            node.put("groups", thread.groups());
-            node.put("work_ms", round(thread.workNs() / 1e6, 3));
-            node.put("barrier_wait_ms", round(thread.barrierWaitNs() / 1e6, 3));
-            node.put("cpu", thread.lastCpu());
-            node.put("migrations", thread.migrations());
+            node.put(ThreadField.GROUPS.key(), thread.groups());
+            node.put(ThreadField.WORK_MS.key(), round(thread.workNs() / 1e6, 3));
+            node.put(ThreadField.BARRIER_WAIT_MS.key(), round(thread.barrierWaitNs() / 1e6, 3));
+            node.put(ThreadField.CPU.key(), thread.lastCpu());
+            node.put(ThreadField.MIGRATIONS.key(), thread.migrations());
         }
         if (!f.roofline().isEmpty()) {
             putRoofline(root.putObject(ROOFLINE.key()), f.roofline(), tokens);
@@ -190,15 +190,15 @@ public final class JsonLinesView implements SnapshotView {
         ObjectNode perBackend = root.putObject(BACKENDS.key());
         for (dev.infertop.model.BackendBreakdown backend : dev.infertop.model.BackendBreakdown.of(f)) {
             ObjectNode node = perBackend.putObject(backend.backend());
-            node.put("graphs", backend.graphs());
-            node.put("nodes", backend.nodes());
-            node.put("busy_ms", round(backend.busyNs() / 1e6, 3));
-            ObjectNode backendOps = node.putObject("ops");
+            node.put(BackendField.GRAPHS.key(), backend.graphs());
+            node.put(BackendField.NODES.key(), backend.nodes());
+            node.put(BackendField.BUSY_MS.key(), round(backend.busyNs() / 1e6, 3));
+            ObjectNode backendOps = node.putObject(BackendField.OPS.key());
             for (dev.infertop.model.BackendOps.Op op : backend.ops()) {
                 ObjectNode opNode = backendOps.putObject(op.op());
-                opNode.put("nodes", op.nodes());
+                opNode.put(BackendOpField.NODES.key(), op.nodes());
                 if (op.timed()) {
-                    opNode.put("ms", round(op.timeNs() / 1e6, 3));
+                    opNode.put(BackendOpField.MS.key(), round(op.timeNs() / 1e6, 3));
                 }
             }
         }
@@ -211,12 +211,12 @@ public final class JsonLinesView implements SnapshotView {
         ObjectNode layers = root.putObject(LAYERS.key());
         for (LayerStatus layer : s.layers()) {
             ObjectNode node = layers.putObject(layer.layer().id());
-            node.put("state", layer.state().label());
+            node.put(LayerField.STATE.key(), layer.state().label());
             if (!layer.reason().isEmpty()) {
-                node.put("reason", layer.reason());
+                node.put(LayerField.REASON.key(), layer.reason());
             }
             if (s.isFinal()) {
-                var probes = node.putArray("probes");
+                var probes = node.putArray(LayerField.PROBES.key());
                 layer.probes().forEach(probes::add);
             }
         }
@@ -233,38 +233,38 @@ public final class JsonLinesView implements SnapshotView {
     private static void putRoofline(ObjectNode out, dev.infertop.model.RooflineTotals roofline, TokenTotals tokens) {
         dev.infertop.model.Roofline.Ceilings ceilings = roofline.ceilings();
         if (ceilings != null) {
-            out.put("memory_ceiling_gb_per_s", round(ceilings.memoryBytesPerSecond() / 1e9, 2));
-            out.put("compute_ceiling_gflop_per_s", round(ceilings.flopsPerSecond() / 1e9, 2));
-            out.put("ridge_flop_per_byte", round(ceilings.ridgeFlopsPerByte(), 3));
+            out.put(RooflineField.MEMORY_CEILING_GB_PER_S.key(), round(ceilings.memoryBytesPerSecond() / 1e9, 2));
+            out.put(RooflineField.COMPUTE_CEILING_GFLOP_PER_S.key(), round(ceilings.flopsPerSecond() / 1e9, 2));
+            out.put(RooflineField.RIDGE_FLOP_PER_BYTE.key(), round(ceilings.ridgeFlopsPerByte(), 3));
         }
-        out.put("decode_graphs", roofline.decodeGraphs());
-        out.put("weight_bytes_per_decode_token", roofline.weightBytesPerDecodeToken());
-        out.put("expert_weight_bytes_per_decode_token", roofline.expertWeightBytesPerDecodeToken());
-        out.put("uncosted_nodes", roofline.uncostedNodes());
-        out.put("unrouted_nodes", roofline.unroutedNodes());
+        out.put(RooflineField.DECODE_GRAPHS.key(), roofline.decodeGraphs());
+        out.put(RooflineField.WEIGHT_BYTES_PER_DECODE_TOKEN.key(), roofline.weightBytesPerDecodeToken());
+        out.put(RooflineField.EXPERT_WEIGHT_BYTES_PER_DECODE_TOKEN.key(), roofline.expertWeightBytesPerDecodeToken());
+        out.put(RooflineField.UNCOSTED_NODES.key(), roofline.uncostedNodes());
+        out.put(RooflineField.UNROUTED_NODES.key(), roofline.unroutedNodes());
         if (ceilings != null && roofline.weightBytesPerDecodeToken() > 0) {
-            out.put("decode_bound_tokens_per_s", round(dev.infertop.model.Roofline.decodeBoundTokensPerSecond(
+            out.put(RooflineField.DECODE_BOUND_TOKENS_PER_S.key(), round(dev.infertop.model.Roofline.decodeBoundTokensPerSecond(
                     roofline.weightBytesPerDecodeToken(), ceilings), 2));
         }
-        out.put("measured_decode_tokens_per_s", round(tokens.decodeTokensPerSecond(), 2));
+        out.put(RooflineField.MEASURED_DECODE_TOKENS_PER_S.key(), round(tokens.decodeTokensPerSecond(), 2));
         putDecodeSteps(out, roofline);
-        ObjectNode ops = out.putObject("ops");
+        ObjectNode ops = out.putObject(RooflineField.OPS.key());
         for (dev.infertop.model.RooflineTotals.OpRoofline op : roofline.ops()) {
             ObjectNode node = ops.putObject(op.op());
-            node.put("nodes", op.nodes());
-            node.put("bytes", op.bytes());
-            node.put("weight_bytes", op.weightBytes());
-            node.put("flops", op.flops());
-            node.put("wall_ms", round(op.wallNs() / 1e6, 3));
+            node.put(RooflineOpField.NODES.key(), op.nodes());
+            node.put(RooflineOpField.BYTES.key(), op.bytes());
+            node.put(RooflineOpField.WEIGHT_BYTES.key(), op.weightBytes());
+            node.put(RooflineOpField.FLOPS.key(), op.flops());
+            node.put(RooflineOpField.WALL_MS.key(), round(op.wallNs() / 1e6, 3));
             double seconds = Math.max(op.wallNs(), 1) / 1e9;
-            node.put("gb_per_s", round(op.bytes() / seconds / 1e9, 3));
-            node.put("gflop_per_s", round(op.flops() / seconds / 1e9, 3));
-            node.put("flop_per_byte", round(op.bytes() == 0 ? 0 : (double) op.flops() / op.bytes(), 3));
+            node.put(RooflineOpField.GB_PER_S.key(), round(op.bytes() / seconds / 1e9, 3));
+            node.put(RooflineOpField.GFLOP_PER_S.key(), round(op.flops() / seconds / 1e9, 3));
+            node.put(RooflineOpField.FLOP_PER_BYTE.key(), round(op.bytes() == 0 ? 0 : (double) op.flops() / op.bytes(), 3));
             if (ceilings != null) {
                 dev.infertop.model.Roofline.Point point = op.point(ceilings);
-                node.put("memory_share", round(point.memoryShare(), 3));
-                node.put("compute_share", round(point.computeShare(), 3));
-                node.put("verdict", point.bound().text());
+                node.put(RooflineOpField.MEMORY_SHARE.key(), round(point.memoryShare(), 3));
+                node.put(RooflineOpField.COMPUTE_SHARE.key(), round(point.computeShare(), 3));
+                node.put(RooflineOpField.VERDICT.key(), point.bound().text());
             }
         }
     }
@@ -276,33 +276,33 @@ public final class JsonLinesView implements SnapshotView {
      */
     private static void putDecodeSteps(ObjectNode out, dev.infertop.model.RooflineTotals roofline) {
         dev.infertop.model.Roofline.Ceilings ceilings = roofline.ceilings();
-        out.put("kv_bytes_per_position", roofline.kvBytesPerPosition());
-        out.put("kv_overtakes_weights_at_positions", roofline.kvOvertakesWeightsAtPositions());
-        out.put("positioned_tokens", roofline.positionedTokens());
-        out.put("positioned_context_positions", roofline.positionedContextPositions());
+        out.put(RooflineField.KV_BYTES_PER_POSITION.key(), roofline.kvBytesPerPosition());
+        out.put(RooflineField.KV_OVERTAKES_WEIGHTS_AT_POSITIONS.key(), roofline.kvOvertakesWeightsAtPositions());
+        out.put(RooflineField.POSITIONED_TOKENS.key(), roofline.positionedTokens());
+        out.put(RooflineField.POSITIONED_CONTEXT_POSITIONS.key(), roofline.positionedContextPositions());
         double ridgeBatch = roofline.ridgeBatchTokens();
         if (Double.isFinite(ridgeBatch)) {
-            out.put("ridge_batch_tokens", round(ridgeBatch, 1));
+            out.put(RooflineField.RIDGE_BATCH_TOKENS.key(), round(ridgeBatch, 1));
         } else if (ridgeBatch == Double.POSITIVE_INFINITY) {
-            out.put("ridge_batch_tokens", "never: KV reads keep it below the ridge");
+            out.put(RooflineField.RIDGE_BATCH_TOKENS.key(), "never: KV reads keep it below the ridge");
         }
-        ObjectNode steps = out.putObject("decode_steps");
+        ObjectNode steps = out.putObject(RooflineField.DECODE_STEPS.key());
         for (dev.infertop.model.DecodeSteps step : roofline.decodeSteps()) {
             ObjectNode node = steps.putObject(Integer.toString(step.batchTokens()));
-            node.put("steps", step.steps());
-            node.put("tokens", step.tokens());
-            node.put("weight_bytes_per_step", Math.round(step.weightBytesPerStep()));
-            node.put("kv_bytes_per_step", Math.round(step.kvBytesPerStep()));
-            node.put("context_positions_per_step", round((double) step.contextPositions() / step.steps(), 1));
-            node.put("flops_per_step", Math.round(step.flopsPerStep()));
-            node.put("weight_bytes_per_token", Math.round((double) step.weightBytes() / step.tokens()));
-            node.put("kv_bytes_per_token", Math.round((double) step.kvBytes() / step.tokens()));
-            node.put("flop_per_byte", round(step.flopsPerByte(), 3));
-            node.put("wall_ms", round(step.wallNs() / 1e6, 3));
-            node.put("measured_tokens_per_s", round(step.measuredTokensPerSecond(), 2));
+            node.put(DecodeStepField.STEPS.key(), step.steps());
+            node.put(DecodeStepField.TOKENS.key(), step.tokens());
+            node.put(DecodeStepField.WEIGHT_BYTES_PER_STEP.key(), Math.round(step.weightBytesPerStep()));
+            node.put(DecodeStepField.KV_BYTES_PER_STEP.key(), Math.round(step.kvBytesPerStep()));
+            node.put(DecodeStepField.CONTEXT_POSITIONS_PER_STEP.key(), round((double) step.contextPositions() / step.steps(), 1));
+            node.put(DecodeStepField.FLOPS_PER_STEP.key(), Math.round(step.flopsPerStep()));
+            node.put(DecodeStepField.WEIGHT_BYTES_PER_TOKEN.key(), Math.round((double) step.weightBytes() / step.tokens()));
+            node.put(DecodeStepField.KV_BYTES_PER_TOKEN.key(), Math.round((double) step.kvBytes() / step.tokens()));
+            node.put(DecodeStepField.FLOP_PER_BYTE.key(), round(step.flopsPerByte(), 3));
+            node.put(DecodeStepField.WALL_MS.key(), round(step.wallNs() / 1e6, 3));
+            node.put(DecodeStepField.MEASURED_TOKENS_PER_S.key(), round(step.measuredTokensPerSecond(), 2));
             if (ceilings != null) {
-                node.put("bound_tokens_per_s", round(step.boundTokensPerSecond(ceilings), 2));
-                node.put("verdict", dev.infertop.model.Roofline.point(step.weightBytes() + step.kvBytes(), step.flops(),
+                node.put(DecodeStepField.BOUND_TOKENS_PER_S.key(), round(step.boundTokensPerSecond(ceilings), 2));
+                node.put(DecodeStepField.VERDICT.key(), dev.infertop.model.Roofline.point(step.weightBytes() + step.kvBytes(), step.flops(),
                         step.wallNs(), ceilings).bound().text());
             }
         }
@@ -310,29 +310,29 @@ public final class JsonLinesView implements SnapshotView {
 
     /** Speculative decoding: the target's verification steps and the draft context's calls (zeros without). */
     private static void putSpeculative(ObjectNode out, dev.infertop.model.SpeculativeTotals spec) {
-        out.put("verify_steps", spec.verifySteps());
-        out.put("draft_tokens", spec.draftTokens());
-        out.put("accepted_tokens", spec.acceptedTokens());
+        out.put(SpeculativeField.VERIFY_STEPS.key(), spec.verifySteps());
+        out.put(SpeculativeField.DRAFT_TOKENS.key(), spec.draftTokens());
+        out.put(SpeculativeField.ACCEPTED_TOKENS.key(), spec.acceptedTokens());
         double rate = spec.acceptanceRate();
         if (Double.isNaN(rate)) {
-            out.putNull("acceptance_rate");
+            out.putNull(SpeculativeField.ACCEPTANCE_RATE.key());
         } else {
-            out.put("acceptance_rate", round(rate, 4));
+            out.put(SpeculativeField.ACCEPTANCE_RATE.key(), round(rate, 4));
         }
-        out.put("unresolved_steps", spec.unresolvedSteps());
-        out.put("draft_calls", spec.draftCalls());
-        out.put("draft_tokens_decoded", spec.draftTokensDecoded());
-        var positions = out.putArray("accepted_by_position");
+        out.put(SpeculativeField.UNRESOLVED_STEPS.key(), spec.unresolvedSteps());
+        out.put(SpeculativeField.DRAFT_CALLS.key(), spec.draftCalls());
+        out.put(SpeculativeField.DRAFT_TOKENS_DECODED.key(), spec.draftTokensDecoded());
+        var positions = out.putArray(SpeculativeField.ACCEPTED_BY_POSITION.key());
         spec.acceptedByPosition().forEach(positions::add);
     }
 
     private static void putLatency(ObjectNode node, LatencySummary latency) {
-        node.put("count", latency.count());
-        node.put("p50", round(latency.p50Ms(), 4));
-        node.put("p90", round(latency.p90Ms(), 4));
-        node.put("p99", round(latency.p99Ms(), 4));
-        node.put("max", round(latency.maxMs(), 4));
-        node.put("mean", round(latency.meanMs(), 4));
+        node.put(LatencyField.COUNT.key(), latency.count());
+        node.put(LatencyField.P50.key(), round(latency.p50Ms(), 4));
+        node.put(LatencyField.P90.key(), round(latency.p90Ms(), 4));
+        node.put(LatencyField.P99.key(), round(latency.p99Ms(), 4));
+        node.put(LatencyField.MAX.key(), round(latency.maxMs(), 4));
+        node.put(LatencyField.MEAN.key(), round(latency.meanMs(), 4));
     }
 
     private static double round(double value, int decimals) {

@@ -2,6 +2,7 @@ package dev.infertop.view;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.infertop.model.JsonSchema;
 import dev.infertop.model.MoeTotals;
 
 /**
@@ -16,40 +17,40 @@ final class MoeJson {
             return;
         }
         ObjectNode node = root.putObject(JsonSchema.MOE.key());
-        node.put("window_intervals", moe.windowTicks());
-        node.put("experts_used", moe.expertsUsed());
-        node.put("experts", moe.expertCount());
-        node.put("id_bytes_bound", moe.idBytesBound());
-        node.put("nodes_read", moe.nodesRead());
-        node.put("nodes_truncated", moe.nodesTruncated());
-        node.put("rows_truncated", moe.rowsTruncated());
-        node.put("graphs_without_ids", moe.graphsWithoutIds());
-        node.put("read_failures", moe.readFailures());
-        node.put("id_bytes_copied", moe.idBytesCopied());
-        putDouble(node, "imbalance_cv", moe.meanCv(), 4);
-        ObjectNode layers = node.putObject("layers");
+        node.put(JsonSchema.MoeField.WINDOW_INTERVALS.key(), moe.windowTicks());
+        node.put(JsonSchema.MoeField.EXPERTS_USED.key(), moe.expertsUsed());
+        node.put(JsonSchema.MoeField.EXPERTS.key(), moe.expertCount());
+        node.put(JsonSchema.MoeField.ID_BYTES_BOUND.key(), moe.idBytesBound());
+        node.put(JsonSchema.MoeField.NODES_READ.key(), moe.nodesRead());
+        node.put(JsonSchema.MoeField.NODES_TRUNCATED.key(), moe.nodesTruncated());
+        node.put(JsonSchema.MoeField.ROWS_TRUNCATED.key(), moe.rowsTruncated());
+        node.put(JsonSchema.MoeField.GRAPHS_WITHOUT_IDS.key(), moe.graphsWithoutIds());
+        node.put(JsonSchema.MoeField.READ_FAILURES.key(), moe.readFailures());
+        node.put(JsonSchema.MoeField.ID_BYTES_COPIED.key(), moe.idBytesCopied());
+        putDouble(node, JsonSchema.MoeField.IMBALANCE_CV, moe.meanCv(), 4);
+        ObjectNode layers = node.putObject(JsonSchema.MoeField.LAYERS.key());
         for (int l = 0; l < moe.layerCount(); l++) {
             ObjectNode layer = layers.putObject(Integer.toString(l));
-            layer.put("tokens_prefill", at(moe.totalRowsPrefill(), l));
-            layer.put("tokens_decode", at(moe.totalRowsDecode(), l));
-            layer.put("tokens_unread", at(moe.rowsUnreadByLayer(), l));
-            putCounts(layer.putArray("prefill"), moe.totalPrefill(), l);
-            putCounts(layer.putArray("decode"), moe.totalDecode(), l);
-            layer.put("window_tokens_prefill", at(moe.windowRowsPrefill(), l));
-            layer.put("window_tokens_decode", at(moe.windowRowsDecode(), l));
-            putCounts(layer.putArray("window_prefill"), moe.windowPrefill(), l);
-            putCounts(layer.putArray("window_decode"), moe.windowDecode(), l);
-            putDouble(layer, "cv", l < moe.cvByLayer().length ? moe.cvByLayer()[l] : Double.NaN, 4);
+            layer.put(JsonSchema.MoeLayerField.TOKENS_PREFILL.key(), at(moe.totalRowsPrefill(), l));
+            layer.put(JsonSchema.MoeLayerField.TOKENS_DECODE.key(), at(moe.totalRowsDecode(), l));
+            layer.put(JsonSchema.MoeLayerField.TOKENS_UNREAD.key(), at(moe.rowsUnreadByLayer(), l));
+            putCounts(layer.putArray(JsonSchema.MoeLayerField.PREFILL.key()), moe.totalPrefill(), l);
+            putCounts(layer.putArray(JsonSchema.MoeLayerField.DECODE.key()), moe.totalDecode(), l);
+            layer.put(JsonSchema.MoeLayerField.WINDOW_TOKENS_PREFILL.key(), at(moe.windowRowsPrefill(), l));
+            layer.put(JsonSchema.MoeLayerField.WINDOW_TOKENS_DECODE.key(), at(moe.windowRowsDecode(), l));
+            putCounts(layer.putArray(JsonSchema.MoeLayerField.WINDOW_PREFILL.key()), moe.windowPrefill(), l);
+            putCounts(layer.putArray(JsonSchema.MoeLayerField.WINDOW_DECODE.key()), moe.windowDecode(), l);
+            putDouble(layer, JsonSchema.MoeLayerField.CV, l < moe.cvByLayer().length ? moe.cvByLayer()[l] : Double.NaN, 4);
         }
-        ObjectNode experts = node.putObject("per_expert");
+        ObjectNode experts = node.putObject(JsonSchema.MoeField.PER_EXPERT.key());
         for (MoeTotals.ExpertStats e : moe.experts()) {
             ObjectNode expert = experts.putObject(Integer.toString(e.expert()));
-            expert.put("active_nodes", e.activeNodes());
-            putDouble(expert, "node_p50_ms", e.nodeP50Ms(), 4);
-            putDouble(expert, "node_p99_ms", e.nodeP99Ms(), 4);
-            putDouble(expert, "row_share_ms", e.rowShareMs(), 4);
-            putDouble(expert, "reuse_mean_tokens", e.meanReuseTokens(), 3);
-            expert.put("tokens_since_last", e.tokensSinceLast());
+            expert.put(JsonSchema.MoeExpertField.ACTIVE_NODES.key(), e.activeNodes());
+            putDouble(expert, JsonSchema.MoeExpertField.NODE_P50_MS, e.nodeP50Ms(), 4);
+            putDouble(expert, JsonSchema.MoeExpertField.NODE_P99_MS, e.nodeP99Ms(), 4);
+            putDouble(expert, JsonSchema.MoeExpertField.ROW_SHARE_MS, e.rowShareMs(), 4);
+            putDouble(expert, JsonSchema.MoeExpertField.REUSE_MEAN_TOKENS, e.meanReuseTokens(), 3);
+            expert.put(JsonSchema.MoeExpertField.TOKENS_SINCE_LAST.key(), e.tokensSinceLast());
         }
     }
 
@@ -65,12 +66,12 @@ final class MoeJson {
         }
     }
 
-    private static void putDouble(ObjectNode node, String field, double value, int decimals) {
+    private static void putDouble(ObjectNode node, JsonSchema.Key field, double value, int decimals) {
         if (Double.isNaN(value) || Double.isInfinite(value)) {
-            node.putNull(field);
+            node.putNull(field.key());
         } else {
             double scale = Math.pow(10, decimals);
-            node.put(field, Math.round(value * scale) / scale);
+            node.put(field.key(), Math.round(value * scale) / scale);
         }
     }
 }

@@ -2,6 +2,7 @@ package dev.infertop.view;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.infertop.model.JsonSchema;
 import dev.infertop.model.Interferer;
 import dev.infertop.model.ProbeCostEstimate;
 import dev.infertop.model.SchedOpTotals;
@@ -15,39 +16,39 @@ final class SchedJson {
 
     static void put(ObjectNode node, Snapshot s, SchedTotals sched, long spanNs) {
         long records = sched.offRecords() + sched.culpritRecords();
-        node.put("records", records);
-        node.put("records_per_s", spanNs <= 0 ? 0.0 : Math.round(records * 1e9 / spanNs * 10) / 10.0);
-        node.put("kernel_hits", sched.kernelHits());
-        node.put("est_cost_core_fraction", spanNs <= 0 ? 0.0
+        node.put(JsonSchema.SchedField.RECORDS.key(), records);
+        node.put(JsonSchema.SchedField.RECORDS_PER_S.key(), spanNs <= 0 ? 0.0 : Math.round(records * 1e9 / spanNs * 10) / 10.0);
+        node.put(JsonSchema.SchedField.KERNEL_HITS.key(), sched.kernelHits());
+        node.put(JsonSchema.SchedField.EST_COST_CORE_FRACTION.key(), spanNs <= 0 ? 0.0
                 : Math.round(ProbeCostEstimate.schedNs(sched, s.budget().hitCost()) / spanNs * 1e5) / 1e5);
-        node.put("running_ns", sched.runningNs());
-        node.put("runnable_ns", sched.runnableNs());
-        node.put("sleeping_ns", sched.sleepingNs());
-        ObjectNode threads = node.putObject("threads");
+        node.put(JsonSchema.SchedField.RUNNING_NS.key(), sched.runningNs());
+        node.put(JsonSchema.SchedField.RUNNABLE_NS.key(), sched.runnableNs());
+        node.put(JsonSchema.SchedField.SLEEPING_NS.key(), sched.sleepingNs());
+        ObjectNode threads = node.putObject(JsonSchema.SchedField.THREADS.key());
         for (SchedThreadTotals thread : sched.threads()) {
             ObjectNode t = threads.putObject(dev.infertop.model.Other.tid(thread.tid()));
-            t.put("running_ns", thread.runningNs());
-            t.put("runnable_ns", thread.runnableNs());
-            t.put("sleeping_ns", thread.sleepingNs());
-            t.put("switches", thread.switches());
-            t.put("preemptions", thread.preemptions());
+            t.put(JsonSchema.SchedThreadField.RUNNING_NS.key(), thread.runningNs());
+            t.put(JsonSchema.SchedThreadField.RUNNABLE_NS.key(), thread.runnableNs());
+            t.put(JsonSchema.SchedThreadField.SLEEPING_NS.key(), thread.sleepingNs());
+            t.put(JsonSchema.SchedThreadField.SWITCHES.key(), thread.switches());
+            t.put(JsonSchema.SchedThreadField.PREEMPTIONS.key(), thread.preemptions());
         }
-        ObjectNode ops = node.putObject("ops");
+        ObjectNode ops = node.putObject(JsonSchema.SchedField.OPS.key());
         for (SchedOpTotals op : sched.ops()) {
             ObjectNode o = ops.putObject(op.op());
-            o.put("runnable_ns", op.runnableNs());
-            o.put("sleeping_ns", op.sleepingNs());
+            o.put(JsonSchema.SchedOpField.RUNNABLE_NS.key(), op.runnableNs());
+            o.put(JsonSchema.SchedOpField.SLEEPING_NS.key(), op.sleepingNs());
         }
-        ArrayNode interferers = node.putArray("interferers");
+        ArrayNode interferers = node.putArray(JsonSchema.SchedField.INTERFERERS.key());
         for (Interferer culprit : sched.interferers()) {
             ObjectNode c = interferers.addObject();
-            c.put("pid", culprit.pid());
-            c.put("comm", culprit.comm());
-            c.put("ns", culprit.ns());
-            c.put("wait_share", Math.round(sched.waitShare(culprit) * 1e4) / 1e4);
-            c.put("same_process", culprit.sameProcess());
+            c.put(JsonSchema.InterfererField.PID.key(), culprit.pid());
+            c.put(JsonSchema.InterfererField.COMM.key(), culprit.comm());
+            c.put(JsonSchema.InterfererField.NS.key(), culprit.ns());
+            c.put(JsonSchema.InterfererField.WAIT_SHARE.key(), Math.round(sched.waitShare(culprit) * 1e4) / 1e4);
+            c.put(JsonSchema.InterfererField.SAME_PROCESS.key(), culprit.sameProcess());
         }
         // Every other task's time (past the listed ones, or past the table's cap): the listed and this add up.
-        node.put("interferers_other_ns", sched.otherInterferersNs());
+        node.put(JsonSchema.SchedField.INTERFERERS_OTHER_NS.key(), sched.otherInterferersNs());
     }
 }

@@ -7,7 +7,7 @@ import dev.infertop.model.RunState;
 import dev.infertop.model.Snapshot;
 import dev.infertop.model.TargetInfo;
 import dev.infertop.view.Fixtures;
-import dev.infertop.view.JsonSchema;
+import dev.infertop.model.JsonSchema;
 import org.HdrHistogram.Histogram;
 import org.junit.jupiter.api.Test;
 
@@ -16,6 +16,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -277,5 +278,91 @@ class MetricsMappingTest {
         assertLine(text, "# TYPE infertop_target_info gauge");
         assertFalse(text.contains("_created"), text);
         assertFalse(text.contains("# EOF"), text);
+    }
+
+    /**
+     * The counters whose man page entry names the JSON field they mirror, with that field's value in the final JSON
+     * line of the same snapshot (seconds from milliseconds where the field is in ms; a label's value is the key of
+     * the field's object). The mapping reads the model, not the JSON: this is where the two are held together.
+     */
+    private static final List<String[]> MIRRORED = List.of(
+            new String[] {"infertop_prefill_tokens_total", "", JsonSchema.TOKENS_PREFILL.key()},
+            new String[] {"infertop_decode_tokens_total", "", JsonSchema.TOKENS_DECODE.key()},
+            new String[] {"infertop_decode_calls_total", "", JsonSchema.DECODE_CALLS.key()},
+            new String[] {"infertop_encode_calls_total", "", JsonSchema.ENCODE_CALLS.key()},
+            new String[] {"infertop_encode_tokens_total", "", JsonSchema.ENCODE_TOKENS.key()},
+            new String[] {"infertop_lost_events_total", "", JsonSchema.LOST_EVENTS.key()},
+            new String[] {"infertop_graph_computes_total", "backend", JsonSchema.GRAPH_COMPUTES.key()},
+            new String[] {"infertop_graph_busy_seconds_total", "backend", JsonSchema.GRAPH_BUSY_MS.key()},
+            new String[] {"infertop_barrier_wait_seconds_total", "thread",
+                    JsonSchema.THREADS.key() + "." + JsonSchema.ThreadField.BARRIER_WAIT_MS.key()},
+            new String[] {"infertop_thread_work_seconds_total", "thread",
+                    JsonSchema.THREADS.key() + "." + JsonSchema.ThreadField.WORK_MS.key()});
+
+    /**
+     * Fields the man page names beside a metric that no value comparison above covers, each with why: the
+     * histograms count the frame's HdrHistograms (not the JSON's percentiles), the MoE, budget and sampled figures
+     * are held to the exposition by their own tests above.
+     */
+    private static final Set<String> NAMED_NOT_COMPARED = Set.of(JsonSchema.TTFT_MS.key(), JsonSchema.TPOT_MS.key(),
+            JsonSchema.OPS.key(), JsonSchema.OPS_ESTIMATED.key(), JsonSchema.MOE.key(), JsonSchema.LIMITS.key(),
+            JsonSchema.BUDGET.key(), JsonSchema.SAMPLED.key());
+
+    /** The exposition's samples of {@code metric}: label value (or "" without a label) to value. */
+    private static Map<String, Double> samples(String exposition, String metric, String label) {
+        Map<String, Double> values = new java.util.TreeMap<>();
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?m)^" + java.util.regex.Pattern.quote(metric)
+                + "(?:\\{" + (label.isEmpty() ? "" : label + "=\"([^\"]*)\"") + "\\})? (?<v>\\S+)$").matcher(exposition);
+        while (m.find()) {
+            values.put(label.isEmpty() ? "" : m.group(1), Double.parseDouble(m.group("v")));
+        }
+        return values;
+    }
+
+    /** The final JSON line's values of {@code field} ("object.inner": each key's inner field), as samples() keys them. */
+    private static Map<String, Double> jsonValues(com.fasterxml.jackson.databind.JsonNode line, String field) {
+        Map<String, Double> values = new java.util.TreeMap<>();
+        String[] path = field.split("\\.");
+        com.fasterxml.jackson.databind.JsonNode node = line.path(path[0]);
+        double scale = field.endsWith("_ms") ? 1e-3 : 1;
+        if (node.isValueNode()) {
+            values.put("", node.asDouble() * scale);
+        } else {
+            node.fields().forEachRemaining(e -> values.put(e.getKey(),
+                    (path.length > 1 ? e.getValue().path(path[1]) : e.getValue()).asDouble() * scale));
+        }
+        return values;
+    }
+
+    @Test
+    void theCountersMirrorTheJsonFieldsTheManPageNames() throws Exception {
+        Snapshot s = withEncodes(Fixtures.snapshot(LayerStatus.State.ON), 4, 96).withState(RunState.EXITED);
+        String exposition = openMetrics(frame(s));
+        com.fasterxml.jackson.databind.JsonNode line = new com.fasterxml.jackson.databind.ObjectMapper()
+                .readTree(dev.infertop.view.JsonLinesView.toJsonNode(s, true).toString());
+        for (String[] mirrored : MIRRORED) {
+            Map<String, Double> json = jsonValues(line, mirrored[2]);
+            Map<String, Double> metric = samples(exposition, mirrored[0], mirrored[1]);
+            assertFalse(json.isEmpty(), mirrored[2] + ": the fixture has no value to compare");
+            assertEquals(json.keySet(), metric.keySet(), mirrored[0] + " against JSON " + mirrored[2]);
+            for (Map.Entry<String, Double> value : json.entrySet()) {
+                // The JSON rounds milliseconds to 3 decimals: a microsecond either way.
+                assertEquals(value.getValue(), metric.get(value.getKey()), 1.5e-6,
+                        mirrored[0] + "{" + value.getKey() + "} against JSON " + mirrored[2]);
+            }
+        }
+        // Every field the man page names beside a metric is compared above, or listed as not comparable.
+        String section = ManPage.section(ManPage.text(), "PROMETHEUS METRICS");
+        // The entries only, as above: the paragraphs after them speak of the histograms' own figures.
+        String entries = section.substring(section.indexOf("\n.TP\n"), section.indexOf("\n.PP\n",
+                section.indexOf("\n.TP\n")));
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("JSON\\s+\\\\fB([^\\\\]+)").matcher(entries);
+        Set<String> compared = new java.util.TreeSet<>();
+        MIRRORED.forEach(e -> compared.add(e[2].split("\\.")[0]));
+        while (m.find()) {
+            String field = m.group(1).split("\\.")[0].strip();
+            assertTrue(compared.contains(field) || NAMED_NOT_COMPARED.contains(field),
+                    "PROMETHEUS METRICS names JSON " + field + " beside a metric; no value comparison covers it");
+        }
     }
 }
