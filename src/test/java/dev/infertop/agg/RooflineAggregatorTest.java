@@ -417,8 +417,8 @@ class RooflineAggregatorTest {
         });
         moeGraph(1, 10_000_000, 1);
         fixture.finish();
-        // Under a byte a graph: an allocation per graph is 16 bytes or more a graph; a one-off (the JIT's, a
-        // deoptimisation's) is not, and about a kilobyte of them was seen once beside other tests in one JVM.
+        // Under a byte a graph: an allocation per graph is 16 bytes or more a graph; one-offs (the JIT's, a
+        // deoptimisation's, other tests' in the same JVM) are not.
         assertTrue(allocated[0] < 10_000, allocated[0] + " bytes over 10 000 graphs");
         assertEquals(10_100 * 2, op(quiet.totals(), "MUL_MAT_ID").nodes());
     }
