@@ -80,7 +80,57 @@ final class RooflineSection {
                     + "--measure</code> for the roof and a verdict per op</p>\n");
         }
         html.append(summary(roofline, total.tokens().decodeTokensPerSecond()));
+        html.append(decodeSteps(roofline));
         html.append(table(ops, ceilings));
+        return html.toString();
+    }
+
+    /**
+     * Decode steps of every batch size the run had (a server's busy slots), as the live view's roofline panel and
+     * the JSON's {@code decode_steps} give them: per step and per generated token, the decode bound at that batch
+     * beside the rate measured, and where intensity reaches the ridge. Empty when no step was read.
+     */
+    static String decodeSteps(RooflineTotals roofline) {
+        if (roofline.decodeSteps().isEmpty()) {
+            return "";
+        }
+        Roofline.Ceilings ceilings = roofline.ceilings();
+        StringBuilder html = new StringBuilder("<table class=\"decode-steps\"><tr><th>tokens a step</th><th>steps</th>"
+                + "<th>weights MB a step</th><th>KV MB a step</th><th>context positions a step</th>"
+                + "<th>MB a token</th><th>FLOP/byte</th><th>measured tok/s</th><th>bound tok/s</th>"
+                + "<th>verdict</th></tr>\n");
+        for (dev.infertop.model.DecodeSteps step : roofline.decodeSteps().stream()
+                .sorted(Comparator.comparingInt(dev.infertop.model.DecodeSteps::batchTokens)).toList()) {
+            String bound = "-";
+            String verdict = "-";
+            if (ceilings != null) {
+                bound = String.format(Locale.ROOT, "%.1f", step.boundTokensPerSecond(ceilings));
+                verdict = escape(Roofline.point(step.weightBytes() + step.kvBytes(), step.flops(), step.wallNs(),
+                        ceilings).bound().text());
+            }
+            html.append(String.format(Locale.ROOT, "<tr><td>%d</td><td>%d</td><td>%.3f</td><td>%.3f</td><td>%.1f</td>"
+                            + "<td>%.3f</td><td>%.3f</td><td>%.1f</td><td>%s</td><td style=\"text-align:left\">%s</td>"
+                            + "</tr>\n", step.batchTokens(), step.steps(), step.weightBytesPerStep() / 1e6,
+                    step.kvBytesPerStep() / 1e6, (double) step.contextPositions() / step.steps(),
+                    step.bytesPerToken() / 1e6, step.flopsPerByte(), step.measuredTokensPerSecond(), bound, verdict));
+        }
+        html.append("</table>\n");
+        StringBuilder notes = new StringBuilder();
+        double ridgeBatch = roofline.ridgeBatchTokens();
+        if (ceilings != null && !Double.isNaN(ridgeBatch)) {
+            notes.append(Double.isFinite(ridgeBatch)
+                    ? String.format(Locale.ROOT, "a step's intensity reaches the ridge (%.2f FLOP/byte) at about %.1f "
+                    + "busy sequences", ceilings.ridgeFlopsPerByte(), ridgeBatch)
+                    : "KV reads keep a step's intensity below the ridge at any number of busy sequences");
+        }
+        long overtakes = roofline.kvOvertakesWeightsAtPositions();
+        if (overtakes > 0) {
+            notes.append(notes.isEmpty() ? "" : "; ").append(String.format(Locale.ROOT,
+                    "attention's KV reads pass the weights past %d context positions a step", overtakes));
+        }
+        if (!notes.isEmpty()) {
+            html.append("<p class=\"decode-steps-notes\">").append(notes).append("</p>\n");
+        }
         return html.toString();
     }
 
@@ -200,8 +250,10 @@ final class RooflineSection {
                         Roofline.decodeBoundTokensPerSecond(roofline.weightBytesPerDecodeToken(), ceilings)));
             }
             text.append(String.format(Locale.ROOT, "; measured %.1f tok/s", measuredTokensPerSecond));
-        } else {
+        } else if (roofline.decodeSteps().isEmpty()) {
             text.append("no one-token decode graph read: no weight bytes per token");
+        } else {
+            text.append("decode steps of several tokens (one per busy sequence) in the table below");
         }
         return text.append("</p>\n").toString();
     }

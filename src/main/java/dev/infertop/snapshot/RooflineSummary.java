@@ -3,6 +3,7 @@ package dev.infertop.snapshot;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.infertop.model.JsonSchema;
+import dev.infertop.model.DecodeSteps;
 import dev.infertop.model.Roofline;
 import dev.infertop.model.RooflineTotals;
 
@@ -43,7 +44,33 @@ final class RooflineSummary {
             ceilings = new Roofline.Ceilings(memory * 1e9, compute * 1e9);
         }
         return new RooflineTotals(ops, roofline.path(JsonSchema.RooflineField.DECODE_GRAPHS.key()).asLong(),
-                roofline.path(JsonSchema.RooflineField.WEIGHT_BYTES_PER_DECODE_TOKEN.key()).asLong(), ceilings);
+                roofline.path(JsonSchema.RooflineField.WEIGHT_BYTES_PER_DECODE_TOKEN.key()).asLong(), 0, 0, 0, ceilings,
+                decodeSteps(roofline), roofline.path(JsonSchema.RooflineField.KV_BYTES_PER_POSITION.key()).asLong());
+    }
+
+    /** The decode steps by size, back from their per-step figures (an infertop before them had none). */
+    private static List<DecodeSteps> decodeSteps(JsonNode roofline) {
+        List<DecodeSteps> steps = new ArrayList<>();
+        roofline.path(JsonSchema.RooflineField.DECODE_STEPS.key()).properties().forEach(entry -> {
+            JsonNode step = entry.getValue();
+            long count = step.path(JsonSchema.DecodeStepField.STEPS.key()).asLong();
+            int batch;
+            try {
+                batch = Integer.parseInt(entry.getKey());
+            } catch (NumberFormatException e) {
+                return; // not a size: a hand-edited file, left out
+            }
+            if (count <= 0 || batch <= 0) {
+                return;
+            }
+            steps.add(new DecodeSteps(batch, count, step.path(JsonSchema.DecodeStepField.TOKENS.key()).asLong(),
+                    count * step.path(JsonSchema.DecodeStepField.WEIGHT_BYTES_PER_STEP.key()).asLong(),
+                    count * step.path(JsonSchema.DecodeStepField.KV_BYTES_PER_STEP.key()).asLong(),
+                    Math.round(count * step.path(JsonSchema.DecodeStepField.CONTEXT_POSITIONS_PER_STEP.key()).asDouble()),
+                    count * step.path(JsonSchema.DecodeStepField.FLOPS_PER_STEP.key()).asLong(),
+                    Math.round(step.path(JsonSchema.DecodeStepField.WALL_MS.key()).asDouble() * 1e6)));
+        });
+        return steps;
     }
 
     /** The report's roofline: summary.json's object as it is, or {@code recorded: false} with why. */
@@ -79,6 +106,7 @@ final class RooflineSummary {
                 r.has(JsonSchema.RooflineField.DECODE_BOUND_TOKENS_PER_S.key()) ? String.format(Locale.ROOT, "bound %.2f tok/s, ",
                         r.path(JsonSchema.RooflineField.DECODE_BOUND_TOKENS_PER_S.key()).asDouble()) : "",
                 r.path(JsonSchema.RooflineField.MEASURED_DECODE_TOKENS_PER_S.key()).asDouble(), r.path(JsonSchema.RooflineField.WEIGHT_BYTES_PER_DECODE_TOKEN.key()).asLong());
+        printDecodeSteps(r, out);
         List<Map.Entry<String, JsonNode>> ops = new ArrayList<>();
         r.path(JsonSchema.RooflineField.OPS.key()).fields().forEachRemaining(ops::add);
         ops.sort(Comparator.comparingDouble((Map.Entry<String, JsonNode> e) -> e.getValue().path(JsonSchema.RooflineOpField.WALL_MS.key()).asDouble())
@@ -92,6 +120,40 @@ final class RooflineSummary {
                     op.path(JsonSchema.RooflineOpField.NODES.key()).asLong(), op.path(JsonSchema.RooflineOpField.GB_PER_S.key()).asDouble(), op.path(JsonSchema.RooflineOpField.GFLOP_PER_S.key()).asDouble(),
                     op.path(JsonSchema.RooflineOpField.FLOP_PER_BYTE.key()).asDouble(), share(op, JsonSchema.RooflineOpField.MEMORY_SHARE), share(op, JsonSchema.RooflineOpField.COMPUTE_SHARE),
                     op.path(JsonSchema.RooflineOpField.VERDICT.key()).asText("-"));
+        }
+    }
+
+    /** Decode steps by size (a server's busy slots), as the live view's roofline panel lists them. */
+    private static void printDecodeSteps(JsonNode r, PrintStream out) {
+        JsonNode steps = r.path(JsonSchema.RooflineField.DECODE_STEPS.key());
+        if (!steps.isObject() || steps.isEmpty()) {
+            return;
+        }
+        out.printf(Locale.ROOT, "  decode steps: KV %d bytes per context position%s%s%n",
+                r.path(JsonSchema.RooflineField.KV_BYTES_PER_POSITION.key()).asLong(),
+                r.has(JsonSchema.RooflineField.RIDGE_BATCH_TOKENS.key()) ? "; ridge reached at "
+                        + r.path(JsonSchema.RooflineField.RIDGE_BATCH_TOKENS.key()).asText() + " busy sequences" : "",
+                r.path(JsonSchema.RooflineField.KV_OVERTAKES_WEIGHTS_AT_POSITIONS.key()).asLong() > 0
+                        ? "; KV reads pass the weights past " + r.path(JsonSchema.RooflineField
+                        .KV_OVERTAKES_WEIGHTS_AT_POSITIONS.key()).asLong() + " positions a step" : "");
+        out.printf(Locale.ROOT, "  %6s %7s %12s %12s %12s %9s %10s %10s %s%n", "TOK/ST", "STEPS", "WEIGHTS B/ST",
+                "KV B/ST", "B/TOKEN", "FLOP/B", "TOK/S", "BOUND", "VERDICT");
+        List<Map.Entry<String, JsonNode>> sizes = new ArrayList<>(steps.properties());
+        sizes.sort(Comparator.comparingLong(e -> e.getKey().chars().allMatch(Character::isDigit) && !e.getKey().isEmpty()
+                && e.getKey().length() < 10 ? Long.parseLong(e.getKey()) : Long.MAX_VALUE));
+        for (Map.Entry<String, JsonNode> entry : sizes) {
+            JsonNode step = entry.getValue();
+            out.printf(Locale.ROOT, "  %6s %7d %12d %12d %12d %9.3f %10.1f %10s %s%n", name(entry.getKey()),
+                    step.path(JsonSchema.DecodeStepField.STEPS.key()).asLong(),
+                    step.path(JsonSchema.DecodeStepField.WEIGHT_BYTES_PER_STEP.key()).asLong(),
+                    step.path(JsonSchema.DecodeStepField.KV_BYTES_PER_STEP.key()).asLong(),
+                    step.path(JsonSchema.DecodeStepField.WEIGHT_BYTES_PER_TOKEN.key()).asLong()
+                            + step.path(JsonSchema.DecodeStepField.KV_BYTES_PER_TOKEN.key()).asLong(),
+                    step.path(JsonSchema.DecodeStepField.FLOP_PER_BYTE.key()).asDouble(),
+                    step.path(JsonSchema.DecodeStepField.MEASURED_TOKENS_PER_S.key()).asDouble(),
+                    step.has(JsonSchema.DecodeStepField.BOUND_TOKENS_PER_S.key()) ? String.format(Locale.ROOT, "%.1f",
+                            step.path(JsonSchema.DecodeStepField.BOUND_TOKENS_PER_S.key()).asDouble()) : "-",
+                    dev.infertop.model.SafeText.of(step.path(JsonSchema.DecodeStepField.VERDICT.key()).asText("-")));
         }
     }
 

@@ -121,4 +121,41 @@ class RooflineSectionTest {
         assertEquals("1", RooflineSection.decadeLabel(0));
         assertEquals("1000", RooflineSection.decadeLabel(3));
     }
+
+    /** A server's steps of one and of four tokens, costed as the roofline aggregator keeps them. */
+    private static RooflineTotals servingSteps(RooflineTotals base, Roofline.Ceilings ceilings) {
+        // 1 token a step: 10 steps of 4 MB weights, 100 context positions of 1,000 B, 8 MFLOP, 1 ms.
+        // 4 tokens a step: 5 steps of 4 MB weights, 400 positions, 32 MFLOP, 2 ms.
+        List<dev.infertop.model.DecodeSteps> steps = List.of(
+                new dev.infertop.model.DecodeSteps(4, 5, 20, 20_000_000, 2_000_000, 2_000, 160_000_000, 10_000_000),
+                new dev.infertop.model.DecodeSteps(1, 10, 10, 40_000_000, 1_000_000, 1_000, 80_000_000, 10_000_000));
+        return new RooflineTotals(base.ops(), 0, 0, 0, 0, 0, ceilings, steps, 1_000);
+    }
+
+    @Test
+    void aServersDecodeStepsAreTabledBySizeWithTheirBoundAndTheRidge() {
+        RooflineTotals serving = servingSteps(RooflinePanelTest.totals(RooflinePanelTest.CEILINGS),
+                RooflinePanelTest.CEILINGS);
+        String html = RooflineSection.roofline(content(serving));
+        assertTrue(html.contains("decode steps of several tokens (one per busy sequence) in the table below"), html);
+        assertFalse(html.contains("no one-token decode graph read"), html);
+        // Rows by size: per step 4 MB weights; per token (weights + KV) / tokens; bound = 40 GB/s over that.
+        assertTrue(html.contains("<tr><td>1</td><td>10</td><td>4.000</td><td>0.100</td><td>100.0</td><td>4.100</td>"
+                + "<td>1.951</td><td>1000.0</td><td>9756.1</td>"), html);
+        assertTrue(html.contains("<tr><td>4</td><td>5</td><td>4.000</td><td>0.400</td><td>400.0</td><td>1.100</td>"
+                + "<td>7.273</td><td>2000.0</td><td>36363.6</td>"), html);
+        assertTrue(html.indexOf("<tr><td>1</td>") < html.indexOf("<tr><td>4</td>"), "smallest batch first");
+        // Ridge 5 FLOP/byte: b x 8 MFLOP / (4 MB + b x 0.1 MB) = 5 at b = 20 / 7.5 = 2.67; KV 1,000 B a position
+        // passes 4 MB of weights past 4,000 positions.
+        assertTrue(html.contains("reaches the ridge (5.00 FLOP/byte) at about 2.7 busy sequences"), html);
+        assertTrue(html.contains("KV reads pass the weights past 4000 context positions a step"), html);
+    }
+
+    @Test
+    void withoutCeilingsTheStepsStayWithoutABound() {
+        String table = RooflineSection.decodeSteps(servingSteps(RooflinePanelTest.totals(null), null));
+        assertTrue(table.contains("<td>2000.0</td><td>-</td>"), table);
+        assertFalse(table.contains("ridge"), table);
+        assertEquals("", RooflineSection.decodeSteps(RooflinePanelTest.totals(RooflinePanelTest.CEILINGS)));
+    }
 }

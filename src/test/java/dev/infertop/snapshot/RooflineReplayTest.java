@@ -82,4 +82,29 @@ class RooflineReplayTest {
     void aSummaryWithoutRooflineReplaysAnEmptyOne() throws Exception {
         assertEquals(RooflineTotals.EMPTY, replayed(RooflineTotals.EMPTY).total().roofline());
     }
+
+    /** The summary's decode steps come back by size, and the report lists them. */
+    @Test
+    void decodeStepsOfEverySizeReplayAndPrint() throws Exception {
+        RooflineTotals base = RooflinePanelTest.totals(RooflinePanelTest.CEILINGS);
+        // Per step: 4 MB of weights, 0.1 or 0.4 MB of KV (100 or 400 positions of 1,000 B), 8 or 32 MFLOP, 1 or 2 ms.
+        RooflineTotals written = new RooflineTotals(base.ops(), base.decodeGraphs(), base.weightBytesPerDecodeToken(),
+                0, 0, 0, base.ceilings(), java.util.List.of(
+                new dev.infertop.model.DecodeSteps(1, 10, 10, 40_000_000, 1_000_000, 1_000, 80_000_000, 10_000_000),
+                new dev.infertop.model.DecodeSteps(4, 5, 20, 20_000_000, 2_000_000, 2_000, 160_000_000, 10_000_000)),
+                1_000);
+        SnapshotDirectory directory = written(written);
+        assertEquals(written.decodeSteps(), SummarySnapshot.of(directory).total().roofline().decodeSteps());
+        assertEquals(1_000, SummarySnapshot.of(directory).total().roofline().kvBytesPerPosition());
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        SnapshotReport.printText(directory, new PrintStream(bytes, true, StandardCharsets.UTF_8));
+        String text = bytes.toString(StandardCharsets.UTF_8);
+        // Ridge 5: b x 8 MFLOP / (4 MB + b x 0.1 MB) = 5 at b = 2.7; 4 MB over 1,000 B a position: 4,000 positions.
+        assertTrue(text.contains("  decode steps: KV 1000 bytes per context position; ridge reached at 2.7 busy "
+                + "sequences; KV reads pass the weights past 4000 positions a step\n"), text);
+        // 4 tokens a step: (4 MB + 0.4 MB) / 4 = 1.1 MB a token, 7.273 FLOP/B, 2,000 tok/s against 40 GB/s / 1.1 MB.
+        assertTrue(text.contains("       4       5      4000000       400000      1100000     7.273     2000.0    "
+                + "36363.6 "), text);
+        assertTrue(text.indexOf("       1      10 ") < text.indexOf("       4       5 "), "smallest first:\n" + text);
+    }
 }
