@@ -8,7 +8,8 @@ import java.util.List;
  * The operator layer's per-thread probes (the node loop's barrier calls and fused-op calls): one trap per worker
  * thread per node group, nearly all of the layer's cost. Between the overhead budget's sample windows they are
  * detached (a detached probe costs nothing; one that returns early still costs its trap) and re-attached at the
- * same sites, found once, without scanning the libraries again. Guarded by {@link ProbeSet}'s lock.
+ * same sites, found once, without scanning the libraries again. Guarded by the probe set's lock, which
+ * {@link OperatorKernelSide} holds.
  */
 final class ArrivalProbes {
     /** A site found and attached by the layer; {@code link} is null while the windows keep it detached. */

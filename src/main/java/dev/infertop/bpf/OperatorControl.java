@@ -7,9 +7,9 @@ import java.lang.foreign.ValueLayout;
 import java.util.Collection;
 
 /**
- * The operator layer's kernel switch (its control map: on/off, every Nth graph, thread filter), and the sched
- * layer's state reset: what those layers set in the BPF object besides attaching probes. Not thread-safe: the
- * probe set calls it under its lock.
+ * The operator layer's kernel switch (its control map: on/off, every Nth graph, thread filter): what it sets in
+ * the BPF object besides attaching probes. Not thread-safe: {@link OperatorKernelSide} calls it under the probe
+ * set's lock.
  */
 final class OperatorControl {
     private final BpfObject object;
@@ -57,20 +57,6 @@ final class OperatorControl {
                 object.updateElement(InfertopProbes.WALK_MEMO_MAP, 0, arena.allocate(24, 8));
             }
             object.updateElement(InfertopProbes.OP_CONTROL_MAP, 0, value);
-        }
-    }
-
-    /**
-     * Sched layer: before its programs attach (again), state from before is dropped: no thread waits, and
-     * what threads did before now is not counted (a thread off the CPU across a pause would show the pause).
-     */
-    static void resetSched(BpfObject object) throws BpfException {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment value = arena.allocate(ValueLayout.JAVA_LONG);
-            object.updateElement(InfertopProbes.SCHED_WAITING_MAP, 0, value);
-            // SAFETY: System.nanoTime() is CLOCK_MONOTONIC on Linux, the clock of bpf_ktime_get_ns().
-            value.set(ValueLayout.JAVA_LONG, 0, System.nanoTime());
-            object.updateElement(InfertopProbes.SCHED_EPOCH_MAP, 0, value);
         }
     }
 }

@@ -18,6 +18,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Consumer;
+import java.util.function.Predicate;
 
 /**
  * The counters layer's perf events: one fd per online CPU per event of the set, opened with perf_event_open
@@ -135,7 +136,8 @@ public final class PerfCounters implements Switchable {
     }
 
     @Override
-    public synchronized LayerStatus status(Layer layer, boolean wanted, String offReason, boolean operatorAttached) {
+    public synchronized LayerStatus status(Layer layer, boolean wanted, String offReason,
+                                           Predicate<Layer> attached) {
         List<String> probes = new ArrayList<>();
         for (CounterEvent event : opened) {
             probes.add(event.name() + " (perf type " + event.type() + " config 0x" + Long.toHexString(event.config())
@@ -150,7 +152,7 @@ public final class PerfCounters implements Switchable {
                     problem.isEmpty() ? "no counter could be opened" : problem, probes);
         }
         String reason = problem;
-        if (!operatorAttached) {
+        if (!attached.test(Layer.OPERATOR)) {
             reason = (reason.isEmpty() ? "" : reason + "; ")
                     + "counts nothing while the operator layer is off (its barrier probes are the read points)";
         }

@@ -18,18 +18,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
-/*
- * Over 500 lines (about 615), knowingly: one lock guards the libraries, every layer's state, the fused-call
- * policy, the switchable layers and the budget's sample windows (their detach and attach run outside it, and
- * must re-check the layer's state under it on both sides), and a library added late must attach every wanted
- * layer under it. What reads ELF files (ProbeSites, SiteFinder), what writes control maps (OperatorControl) and
- * which sites the windows switch (ArrivalProbes) is already out.
- */
-
 /**
  * The probes of each layer, attached to the libraries that define their symbols. Libraries can be added at
  * any time (a backend dlopen'ed late); layers can be detached and re-attached live. Closing detaches all.
  * A layer whose symbols exist in no library is reported UNAVAILABLE with the reason; the others still run.
+ * Each layer is its {@link ProbeLayer} description: this class iterates over them and names none; what a layer
+ * does besides attaching its probes is its {@link KernelSide}, called under this set's one lock (which also
+ * guards every layer's state, so a library added late attaches every wanted layer under it).
  */
 public final class ProbeSet implements AutoCloseable {
     private final BpfObject object;
@@ -41,7 +36,7 @@ public final class ProbeSet implements AutoCloseable {
     private final Map<Path, String> skipped = new LinkedHashMap<>();
     private final Map<Layer, LayerState> layers = new EnumMap<>(Layer.class);
 
-    private static final class LayerState {
+    private final class LayerState implements KernelSide.LayerHandle {
         final ProbeLayer description;
         /** What the layer switches in the kernel besides its probes. */
         final KernelSide kernel;
@@ -54,42 +49,48 @@ public final class ProbeSet implements AutoCloseable {
         final List<String> placements = new ArrayList<>();
         final List<String> failures = new ArrayList<>();
 
-        LayerState(ProbeLayer description, KernelSide kernel) {
+        LayerState(ProbeLayer description) {
             this.description = description;
-            this.kernel = kernel;
+            this.kernel = description.kernelSide().create(this);
+        }
+
+        @Override
+        public Object lock() {
+            return ProbeSet.this;
+        }
+
+        @Override
+        public BpfObject object() {
+            return object;
+        }
+
+        @Override
+        public int pid() {
+            return pid;
+        }
+
+        @Override
+        public boolean wanted() {
+            return wanted;
+        }
+
+        @Override
+        public void linksAttached(List<ProbeLink> made) {
+            links.addAll(made);
+        }
+
+        @Override
+        public void linksDetached(List<ProbeLink> taken) {
+            links.removeAll(taken);
+        }
+
+        @Override
+        public void attachMissingIfWanted() throws BpfException {
+            if (wanted && switchables.get(description.layer()) == null) {
+                attachMissing(this);
+            }
         }
     }
-
-    /**
-     * What a layer switches in the kernel besides attaching its probes (a control map, MoE plans, stale state
-     * to drop); registered once per layer in the constructor, called by {@link #enable}, {@link #disable} and
-     * the attach.
-     */
-    private interface KernelSide {
-        KernelSide NONE = new KernelSide() {};
-
-        /** Before the layer is marked wanted (and its probes attach). */
-        default void beforeEnable() throws BpfException {}
-
-        /** Once its probes are attached after {@link #enable}. */
-        default void afterEnable() throws BpfException {}
-
-        /** Before its probes are detached by {@link #disable}. */
-        default void beforeDisable() throws BpfException {}
-
-        /** Before its probes attach while none is attached. */
-        default void beforeFirstAttach() throws BpfException {}
-    }
-
-    /**
-     * Whether the fused-op call sites' libraries' fused ops can be worked out from the graph instead (given
-     * the fused functions' names; see FusionPatterns); null: always probe them.
-     */
-    private java.util.function.Predicate<List<String>> fusionInferable;
-    /** The fused calls are probed whatever the names say: the MoE layer numbers groups from them, or asked. */
-    private boolean fusedCallsRequired;
-    /** Fused-op call sites found and left unprobed, as placement-like lines (the operator layer's status). */
-    private final List<String> fusedCallsNotProbed = new ArrayList<>();
 
     /** Where probes go in each library: read once per library, and cached by the session when it chooses. */
     private final SiteFinder sites;
@@ -102,44 +103,8 @@ public final class ProbeSet implements AutoCloseable {
         this.object = object;
         this.pid = pid;
         this.sites = sites;
-        this.moePlans = new MoePlans(object);
-        this.operatorControl = new OperatorControl(object);
-        Map<Layer, KernelSide> kernelSides = new EnumMap<>(Layer.class);
-        kernelSides.put(Layer.OPERATOR, new KernelSide() {
-            @Override
-            public void afterEnable() throws BpfException {
-                operatorControl.write(true);
-            }
-
-            @Override
-            public void beforeDisable() throws BpfException {
-                operatorControl.write(false); // stop reading graphs before the probes go
-            }
-        });
-        kernelSides.put(Layer.MOE, new KernelSide() {
-            @Override
-            public void beforeEnable() throws BpfException {
-                requireFusedCalls(); // the MoE layer's BPF side numbers a thread's groups by its fused calls
-            }
-
-            @Override
-            public void afterEnable() throws BpfException {
-                moePlans.setEnabled(true);
-            }
-
-            @Override
-            public void beforeDisable() throws BpfException {
-                moePlans.setEnabled(false);
-            }
-        });
-        kernelSides.put(Layer.SCHED, new KernelSide() {
-            @Override
-            public void beforeFirstAttach() throws BpfException {
-                OperatorControl.resetSched(object);
-            }
-        });
         for (Layer layer : Layer.values()) {
-            layers.put(layer, new LayerState(ProbeLayer.of(layer), kernelSides.getOrDefault(layer, KernelSide.NONE)));
+            layers.put(layer, new LayerState(ProbeLayer.of(layer)));
         }
     }
 
@@ -175,9 +140,9 @@ public final class ProbeSet implements AutoCloseable {
             changed |= libraries.add(library);
         }
         if (changed) {
-            for (Map.Entry<Layer, LayerState> entry : layers.entrySet()) {
-                if (entry.getValue().wanted) {
-                    attachMissing(entry.getKey(), entry.getValue());
+            for (LayerState state : layers.values()) {
+                if (state.wanted) {
+                    attachMissing(state);
                 }
             }
         }
@@ -194,33 +159,18 @@ public final class ProbeSet implements AutoCloseable {
     }
 
     /**
-     * From now on the operator layer leaves a library's fused-op calls unprobed when {@code inferable} says
-     * their functions' fused ops can be worked out from the graph (set before the layer attaches).
+     * The layer's own operations besides switching it (the operator layer's sample windows, the MoE layer's
+     * plans): the kernel side its {@link ProbeLayer} registers, as {@code type}.
      */
-    public synchronized void inferFusedCalls(java.util.function.Predicate<List<String>> inferable) {
-        this.fusionInferable = inferable;
-    }
-
-    /** Probes the fused-op calls from now on (attaching them now if the operator layer is on). */
-    public synchronized void requireFusedCalls() throws BpfException {
-        if (fusedCallsRequired) {
-            return;
-        }
-        fusedCallsRequired = true;
-        LayerState operator = layers.get(Layer.OPERATOR);
-        fusedCallsNotProbed.clear();
-        if (operator.wanted && switchables.get(Layer.OPERATOR) == null) {
-            attachMissing(Layer.OPERATOR, operator);
-        }
-    }
-
-    /** Whether fused-op call sites were found and left unprobed (their groups are inferred from the graph). */
-    public synchronized boolean fusedCallsInferred() {
-        return !fusedCallsNotProbed.isEmpty();
+    public synchronized <T extends KernelSide> T kernelSide(Layer layer, Class<T> type) {
+        return type.cast(layers.get(layer).kernel);
     }
 
     public synchronized void enable(Layer layer) throws BpfException {
         LayerState state = layers.get(layer);
+        if (state.description.needs() != null) {
+            layers.get(state.description.needs()).kernel.neededBy(state.description);
+        }
         state.kernel.beforeEnable();
         state.wanted = true;
         state.offReason = "";
@@ -229,7 +179,7 @@ public final class ProbeSet implements AutoCloseable {
             switchable.on();
             return;
         }
-        attachMissing(layer, state);
+        attachMissing(state);
         state.kernel.afterEnable();
     }
 
@@ -251,106 +201,6 @@ public final class ProbeSet implements AutoCloseable {
         detach(state);
     }
 
-    private final MoePlans moePlans;
-    private final OperatorControl operatorControl;
-    /** The operator layer's per-thread probes, detached between the overhead budget's sample windows. */
-    private final ArrivalProbes arrivals = new ArrivalProbes();
-
-    /**
-     * Ends a sample window: no graph is sampled from now on, and after {@code graceMs} (the graph in flight
-     * finishes with its arrivals) the per-thread probes are detached. The detach waits in the kernel, outside
-     * the lock. No-op when the operator layer is off or already paused.
-     */
-    public void pauseArrivals(long graceMs) throws BpfException {
-        synchronized (this) {
-            if (!layers.get(Layer.OPERATOR).wanted || arrivals.paused()) {
-                return;
-            }
-            operatorControl.paused(true);
-            operatorControl.write(true);
-        }
-        sleepMs(graceMs);
-        List<ProbeLink> closing;
-        synchronized (this) {
-            if (!operatorControl.paused()) {
-                return; // resumed or re-attached meanwhile
-            }
-            closing = arrivals.pause();
-            layers.get(Layer.OPERATOR).links.removeAll(closing);
-        }
-        LinkCloser.closeAll(closing);
-    }
-
-    /**
-     * Starts a sample window: the per-thread probes attach again at the sites found before (outside the lock:
-     * each attach is a perf event open), then graphs are sampled from the next one on.
-     */
-    public void resumeArrivals() throws BpfException {
-        List<ArrivalProbes.Site> sites;
-        synchronized (this) {
-            if (!layers.get(Layer.OPERATOR).wanted || !arrivals.paused()) {
-                return;
-            }
-            sites = arrivals.detachedSites();
-        }
-        List<ProbeLink> made = new ArrayList<>();
-        try {
-            for (ArrivalProbes.Site site : sites) {
-                made.add(UprobeLink.attach(object.program(site.program), pid, site.library, site.fileOffset, false));
-            }
-        } catch (BpfException e) {
-            LinkCloser.closeAll(made);
-            throw e;
-        }
-        synchronized (this) {
-            if (!layers.get(Layer.OPERATOR).wanted || !arrivals.paused()) {
-                LinkCloser.closeAll(made); // the layer went off, or was attached anew, meanwhile
-                return;
-            }
-            for (int i = 0; i < sites.size(); i++) {
-                sites.get(i).link = made.get(i);
-            }
-            layers.get(Layer.OPERATOR).links.addAll(made);
-            arrivals.resumed();
-            operatorControl.paused(false);
-            operatorControl.write(true);
-        }
-    }
-
-    /** Whether the per-thread probes are detached between sample windows now. */
-    public synchronized boolean arrivalsPaused() {
-        return arrivals.paused();
-    }
-
-    private static void sleepMs(long ms) {
-        try {
-            Thread.sleep(Math.max(0, ms));
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-    }
-
-    /** The MoE layer's plan writer (it has no probes of its own: it copies ids at the operator layer's). */
-    public MoePlans moePlans() {
-        return moePlans;
-    }
-
-    /** Operator layer: trace every Nth graph only (1 = all). Takes effect at the next graph. */
-    public synchronized void setOperatorEvery(int every) throws BpfException {
-        operatorControl.every(every);
-        if (layers.get(Layer.OPERATOR).wanted) {
-            operatorControl.write(true);
-        }
-    }
-
-    /** Operator layer: only these threads report (empty: all). Barrier waits are then relative to them. */
-    public synchronized void setOperatorThreads(Collection<Integer> tids) throws BpfException {
-        operatorControl.threads(tids);
-        if (layers.get(Layer.OPERATOR).wanted) {
-            operatorControl.write(true);
-        }
-    }
-
     public synchronized boolean isEnabled(Layer layer) {
         return layers.get(layer).wanted;
     }
@@ -359,14 +209,14 @@ public final class ProbeSet implements AutoCloseable {
         return layers.values().stream().mapToInt(s -> s.links.size()).sum();
     }
 
-    private void attachMissing(Layer layer, LayerState state) throws BpfException {
+    private void attachMissing(LayerState state) throws BpfException {
         if (state.blocked) {
             return;
         }
         if (state.links.isEmpty()) {
             state.kernel.beforeFirstAttach();
         }
-        if (attachTracepoints(layer, state)) {
+        if (attachTracepoints(state)) {
             return;
         }
         state.failures.clear();
@@ -390,7 +240,7 @@ public final class ProbeSet implements AutoCloseable {
                     continue;
                 }
                 List<Site> librarySites = sites.find(library, mappedAs.get(library), spec, state.failures);
-                if (!librarySites.isEmpty() && leaveFusedCallsUnprobed(spec, library, librarySites)) {
+                if (!librarySites.isEmpty() && state.kernel.leaveUnprobed(spec, library, librarySites)) {
                     continue;
                 }
                 if (!librarySites.isEmpty()) {
@@ -430,7 +280,7 @@ public final class ProbeSet implements AutoCloseable {
      * A layer of tracepoint programs (the sched layer) needs no library: all its programs are attached once,
      * or none (one without the other would report half a picture). Returns whether the layer is such a layer.
      */
-    private boolean attachTracepoints(Layer layer, LayerState state) {
+    private boolean attachTracepoints(LayerState state) {
         List<ProbeSpec.TracepointProbe> specs = state.description.probes().stream()
                 .filter(ProbeSpec.TracepointProbe.class::isInstance).map(ProbeSpec.TracepointProbe.class::cast)
                 .toList();
@@ -469,9 +319,7 @@ public final class ProbeSet implements AutoCloseable {
                 ProbeLink link = UprobeLink.attach(object.program(call.program()), pid, library, site.fileOffset(),
                         false);
                 state.links.add(link);
-                if (ArrivalProbes.isArrivalProgram(call.program())) {
-                    arrivals.attached(call.program(), library, site.fileOffset(), link);
-                }
+                state.kernel.attachedCallSite(call.program(), library, site.fileOffset(), link);
             }
             case ProbeSpec.TracepointProbe tracepoint -> throw new IllegalStateException(
                     "tracepoint " + tracepoint.tracepoint() + " has no library site");
@@ -481,33 +329,8 @@ public final class ProbeSet implements AutoCloseable {
                 + "+0x" + Long.toHexString(site.fileOffset()) + ": " + site.reason());
     }
 
-    /**
-     * Whether these are fused-op call sites whose fused ops the operator layer can work out from the graph
-     * (then they cost a trap per fused call per thread for nothing): noted, and left unprobed.
-     */
-    private boolean leaveFusedCallsUnprobed(ProbeSpec spec, Path library, List<Site> sites) {
-        if (!(spec instanceof ProbeSpec.CallSiteProbe call) || !call.program().equals(ProbeSpec.FUSED_CALL_PROGRAM)
-                || fusedCallsRequired || fusionInferable == null) {
-            return false;
-        }
-        List<String> callees = sites.stream().map(Site::callee).distinct().toList();
-        if (!fusionInferable.test(callees)) {
-            return false;
-        }
-        String note = sites.size() + " fused-op call" + (sites.size() == 1 ? "" : "s") + " (" + String.join(", ", callees)
-                + ") in " + library.getFileName() + " not probed: fused node groups are worked out from the graph"
-                + " and checked against each thread's barrier count";
-        if (!fusedCallsNotProbed.contains(note)) {
-            fusedCallsNotProbed.add(note);
-        }
-        return true;
-    }
-
     private void detach(LayerState state) {
-        if (state == layers.get(Layer.OPERATOR)) {
-            arrivals.forget();
-            operatorControl.paused(false);
-        }
+        state.kernel.detached();
         LinkCloser.closeAll(state.links);
         state.links.clear();
         state.attached.clear();
@@ -530,7 +353,7 @@ public final class ProbeSet implements AutoCloseable {
             Switchable switchable = switchables.get(entry.getKey());
             if (switchable != null) {
                 result.add(switchable.status(entry.getKey(), state.wanted, state.offReason,
-                        !layers.get(Layer.OPERATOR).links.isEmpty()));
+                        other -> !layers.get(other).links.isEmpty()));
                 continue;
             }
             LayerStatus.State label;
@@ -550,9 +373,9 @@ public final class ProbeSet implements AutoCloseable {
                 continue;
             }
             List<String> placements = state.placements;
-            if (probesFusedCalls(state.description) && !state.links.isEmpty() && !fusedCallsNotProbed.isEmpty()) {
+            if (!state.links.isEmpty() && !state.kernel.notes().isEmpty()) {
                 placements = new ArrayList<>(placements);
-                placements.addAll(fusedCallsNotProbed);
+                placements.addAll(state.kernel.notes());
             }
             result.add(new LayerStatus(entry.getKey(), label, reason, placements));
         }
@@ -576,12 +399,6 @@ public final class ProbeSet implements AutoCloseable {
                     name + ": " + String.join("; ", needed.failures), List.of());
         }
         return new LayerStatus(description.layer(), LayerStatus.State.ON, "", List.of(description.borrowedNote()));
-    }
-
-    /** Whether the layer's probes include the fused-op calls (whose unprobed sites its status lists). */
-    private static boolean probesFusedCalls(ProbeLayer description) {
-        return description.probes().stream().anyMatch(spec -> spec instanceof ProbeSpec.CallSiteProbe call
-                && call.program().equals(ProbeSpec.FUSED_CALL_PROGRAM));
     }
 
     @Override

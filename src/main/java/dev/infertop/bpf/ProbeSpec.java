@@ -31,7 +31,7 @@ public sealed interface ProbeSpec {
 
     /**
      * The fused-op calls' program: optional, and left unprobed where the fused groups can be worked out from
-     * the graph (ProbeSet.inferFusedCalls) unless the MoE layer needs them.
+     * the graph (OperatorKernelSide.inferFusedCalls) unless the MoE layer needs them.
      */
     String FUSED_CALL_PROGRAM = "handle_fused_call";
 

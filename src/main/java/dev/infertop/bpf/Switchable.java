@@ -3,6 +3,8 @@ package dev.infertop.bpf;
 import dev.infertop.model.Layer;
 import dev.infertop.model.LayerStatus;
 
+import java.util.function.Predicate;
+
 /**
  * A layer with no probes of its own, switched by {@link ProbeSet#enable}/{@link ProbeSet#disable} like the
  * others (the counters layer: perf events read by the operator layer's probes).
@@ -12,7 +14,8 @@ public interface Switchable extends AutoCloseable {
 
     void off() throws BpfException;
 
-    LayerStatus status(Layer layer, boolean wanted, String offReason, boolean operatorAttached);
+    /** @param attached whether a layer's probes are attached now (those it reads at, if any) */
+    LayerStatus status(Layer layer, boolean wanted, String offReason, Predicate<Layer> attached);
 
     @Override
     void close();

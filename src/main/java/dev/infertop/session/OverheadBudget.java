@@ -1,6 +1,7 @@
 package dev.infertop.session;
 
 import dev.infertop.bpf.BpfException;
+import dev.infertop.bpf.OperatorKernelSide;
 import dev.infertop.bpf.ProbeRunStats;
 import dev.infertop.bpf.ProbeSet;
 import dev.infertop.machine.CeilingCache;
@@ -72,6 +73,7 @@ final class OverheadBudget implements AutoCloseable {
         void operatorOff(String why) throws BpfException;
 
         static OperatorProbes of(ProbeSet probes) {
+            OperatorKernelSide operator = probes.kernelSide(Layer.OPERATOR, OperatorKernelSide.class);
             return new OperatorProbes() {
                 @Override
                 public boolean operatorOn() {
@@ -80,17 +82,17 @@ final class OverheadBudget implements AutoCloseable {
 
                 @Override
                 public boolean arrivalsPaused() {
-                    return probes.arrivalsPaused();
+                    return operator.arrivalsPaused();
                 }
 
                 @Override
                 public void pauseArrivals(long graceMs) throws BpfException {
-                    probes.pauseArrivals(graceMs);
+                    operator.pauseArrivals(graceMs);
                 }
 
                 @Override
                 public void resumeArrivals() throws BpfException {
-                    probes.resumeArrivals();
+                    operator.resumeArrivals();
                 }
 
                 @Override

@@ -4,6 +4,7 @@ import dev.infertop.agg.FusionPatterns;
 import dev.infertop.bpf.BackendOpsFilter;
 import dev.infertop.bpf.BpfException;
 import dev.infertop.bpf.InfertopProbes;
+import dev.infertop.bpf.OperatorKernelSide;
 import dev.infertop.bpf.PerfCounters;
 import dev.infertop.bpf.ProbeSet;
 import dev.infertop.bpf.SiteFinder;
@@ -43,11 +44,12 @@ final class ProbeLoader {
         }
         // Fused ops the graph shows need no probe on their calls (a trap per fused call per thread saved).
         FusionPatterns fusion = calibration.layout() == null ? null : new FusionPatterns(calibration.layout().ops());
+        OperatorKernelSide operator = resources.probes.kernelSide(Layer.OPERATOR, OperatorKernelSide.class);
         if (fusion != null) {
-            resources.probes.inferFusedCalls(fusion::learn);
+            operator.inferFusedCalls(fusion::learn);
         }
-        resources.probes.setOperatorEvery(options.operatorEvery());
-        resources.probes.setOperatorThreads(options.operatorThreads());
+        operator.setEvery(options.operatorEvery());
+        operator.setThreads(options.operatorThreads());
         return new Loaded(backendNames, perfCounters, fusion);
     }
 }

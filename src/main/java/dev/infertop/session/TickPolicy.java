@@ -4,6 +4,7 @@ import dev.infertop.agg.Collector;
 import dev.infertop.agg.FusionPatterns;
 import dev.infertop.agg.OperatorAggregator;
 import dev.infertop.bpf.BpfException;
+import dev.infertop.bpf.OperatorKernelSide;
 import dev.infertop.bpf.ProbeLayer;
 import dev.infertop.bpf.ProbeSet;
 import dev.infertop.model.Layer;
@@ -64,11 +65,16 @@ final class TickPolicy implements Collector.Session {
 
     private OperatorAggregator operators;
 
+    /** The operator layer's fused-call policy, which the probe set keeps with that layer. */
+    private OperatorKernelSide operatorSide() {
+        return probes.kernelSide(Layer.OPERATOR, OperatorKernelSide.class);
+    }
+
     /** Keeps {@code operators} told whether the fused-op calls are probed (see {@link #syncFusedCalls}). */
     void followFusion(OperatorAggregator operators, FusionPatterns fusion) {
         if (operators != null && fusion != null) {
             this.operators = operators;
-            operators.fusion(fusion, !probes.fusedCallsInferred());
+            operators.fusion(fusion, !operatorSide().fusedCallsInferred());
         }
     }
 
@@ -82,14 +88,14 @@ final class TickPolicy implements Collector.Session {
         }
         if (operators.fusedCallsNeeded()) {
             try {
-                probes.requireFusedCalls();
+                operatorSide().requireFusedCalls();
                 control.notice("infertop: a graph's fused ops were not the ones its nodes suggest (barrier counts differ):"
                         + " probing the fused-op calls from now on");
             } catch (BpfException e) {
                 control.notice("infertop: cannot probe the fused-op calls: " + e.getMessage());
             }
         }
-        operators.fusedCallsProbed(!probes.fusedCallsInferred());
+        operators.fusedCallsProbed(!operatorSide().fusedCallsInferred());
     }
 
     @Override

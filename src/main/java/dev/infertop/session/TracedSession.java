@@ -3,6 +3,7 @@ package dev.infertop.session;
 import dev.infertop.agg.Collector;
 import dev.infertop.bpf.BpfException;
 import dev.infertop.bpf.InfertopProbes;
+import dev.infertop.bpf.MoeKernelSide;
 import dev.infertop.bpf.PerCpuCounter;
 import dev.infertop.bpf.RingBufferReader;
 import dev.infertop.bpf.SiteFinder;
@@ -10,6 +11,7 @@ import dev.infertop.ffi.OwnPriority;
 import dev.infertop.metrics.MetricsFeed;
 import dev.infertop.metrics.MetricsServer;
 import dev.infertop.model.CounterSet;
+import dev.infertop.model.Layer;
 import dev.infertop.model.RunState;
 import dev.infertop.snapshot.SnapshotTaker;
 import dev.infertop.target.LaunchedCommand;
@@ -111,10 +113,10 @@ final class TracedSession {
         int nameOffset = calibration.offsets().tensorName();
         // The roofline's ceilings before the first screen (the operator layer costs the nodes it holds them against).
         dev.infertop.model.Roofline.Ceilings ceilings = calibration.layout() == null
-                || !options.layers().contains(dev.infertop.model.Layer.OPERATOR) ? null
+                || !options.layers().contains(Layer.OPERATOR) ? null
                 : RooflineCeilings.atStart(process instanceof LaunchedCommand, control::notice);
         Pipeline pipeline = Pipeline.build(calibration.layout(), loaded.backendNames(), targetPid, schedHits::sum,
-                resources.probes.moePlans()::write, address ->
+                resources.probes.kernelSide(Layer.MOE, MoeKernelSide.class).plans()::write, address ->
                         TargetMemory.cString(targetPid, address + nameOffset, 64), ceilings);
         resources.graphStarts = new dev.infertop.bpf.GraphStartMaps(resources.object);
         pipeline.aggregator().withGraphsInFlight(resources.graphStarts);

@@ -71,7 +71,7 @@ class PerfCountersIT {
             counters.on();
             assertEquals(4, counters.opened().size());
             assertEquals(before + 4L * onlineCpus(), perfFds(), "one fd per CPU per event");
-            LayerStatus on = counters.status(Layer.COUNTERS, true, "", false);
+            LayerStatus on = counters.status(Layer.COUNTERS, true, "", layer -> false);
             assertEquals(LayerStatus.State.ON, on.state());
             assertTrue(on.reason().contains("counts nothing while the operator layer is off"), on.reason());
             assertEquals(4, on.probes().size());
@@ -79,7 +79,8 @@ class PerfCountersIT {
             counters.off();
             assertEquals(before, perfFds(), "switched off: every fd closed");
             assertEquals(List.of(), counters.opened());
-            assertEquals(LayerStatus.State.OFF, counters.status(Layer.COUNTERS, false, "switched off live", true).state());
+            assertEquals(LayerStatus.State.OFF,
+                    counters.status(Layer.COUNTERS, false, "switched off live", layer -> true).state());
 
             counters.on();
             assertEquals(before + 4L * onlineCpus(), perfFds());
@@ -100,7 +101,7 @@ class PerfCountersIT {
         try (BpfObject object = InfertopProbes.load(0, 64 * 1024, ANY_OFFSETS, null)) {
             PerfCounters counters = new PerfCounters(object, hardware);
             counters.on();
-            LayerStatus status = counters.status(Layer.COUNTERS, true, "", true);
+            LayerStatus status = counters.status(Layer.COUNTERS, true, "", layer -> true);
             if (probe >= 0) {
                 assertTrue(counters.opened().size() > 0, "this machine has a PMU: " + status);
             } else {

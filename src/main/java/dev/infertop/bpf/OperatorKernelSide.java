@@ -1,0 +1,218 @@
+package dev.infertop.bpf;
+
+import dev.infertop.bpf.ProbeSites.Site;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.function.Predicate;
+
+/**
+ * The operator layer's own machinery: its control map (on/off, every Nth graph, thread filter), the overhead
+ * budget's sample windows (its per-thread probes detached between them), and the fused-op calls it may leave
+ * unprobed. The session gets it from {@link ProbeSet#kernelSide}; every state change holds the probe set's lock.
+ */
+public final class OperatorKernelSide implements KernelSide {
+    private final KernelSide.LayerHandle layer;
+    private final OperatorControl control;
+    /** The per-thread probes, detached between the overhead budget's sample windows. */
+    private final ArrivalProbes arrivals = new ArrivalProbes();
+    /**
+     * Whether the fused-op call sites' libraries' fused ops can be worked out from the graph instead (given
+     * the fused functions' names; see FusionPatterns); null: always probe them.
+     */
+    private Predicate<List<String>> fusionInferable;
+    /** The fused calls are probed whatever the names say: a layer reading ours numbers groups by them, or asked. */
+    private boolean fusedCallsRequired;
+    /** Fused-op call sites found and left unprobed, as placement-like lines (the layer's status). */
+    private final List<String> fusedCallsNotProbed = new ArrayList<>();
+
+    OperatorKernelSide(KernelSide.LayerHandle layer) {
+        this.layer = layer;
+        this.control = new OperatorControl(layer.object());
+    }
+
+    @Override
+    public void afterEnable() throws BpfException {
+        control.write(true);
+    }
+
+    @Override
+    public void beforeDisable() throws BpfException {
+        control.write(false); // stop reading graphs before the probes go
+    }
+
+    @Override
+    public void detached() {
+        arrivals.forget();
+        control.paused(false);
+    }
+
+    /** The MoE layer's BPF side numbers a thread's groups by its fused calls: they are probed from then on. */
+    @Override
+    public void neededBy(ProbeLayer dependent) throws BpfException {
+        requireFusedCalls();
+    }
+
+    @Override
+    public void attachedCallSite(String program, Path library, long fileOffset, ProbeLink link) {
+        if (ArrivalProbes.isArrivalProgram(program)) {
+            arrivals.attached(program, library, fileOffset, link);
+        }
+    }
+
+    @Override
+    public List<String> notes() {
+        return fusedCallsNotProbed;
+    }
+
+    /**
+     * From now on the layer leaves a library's fused-op calls unprobed when {@code inferable} says their
+     * functions' fused ops can be worked out from the graph (set before the layer attaches).
+     */
+    public void inferFusedCalls(Predicate<List<String>> inferable) {
+        synchronized (layer.lock()) {
+            this.fusionInferable = inferable;
+        }
+    }
+
+    /** Probes the fused-op calls from now on (attaching them now if the layer is on). */
+    public void requireFusedCalls() throws BpfException {
+        synchronized (layer.lock()) {
+            if (fusedCallsRequired) {
+                return;
+            }
+            fusedCallsRequired = true;
+            fusedCallsNotProbed.clear();
+            layer.attachMissingIfWanted();
+        }
+    }
+
+    /** Whether fused-op call sites were found and left unprobed (their groups are inferred from the graph). */
+    public boolean fusedCallsInferred() {
+        synchronized (layer.lock()) {
+            return !fusedCallsNotProbed.isEmpty();
+        }
+    }
+
+    /**
+     * Whether these are fused-op call sites whose fused ops the layer can work out from the graph (then they
+     * cost a trap per fused call per thread for nothing): noted, and left unprobed.
+     */
+    @Override
+    public boolean leaveUnprobed(ProbeSpec spec, Path library, List<Site> sites) {
+        if (!(spec instanceof ProbeSpec.CallSiteProbe call) || !call.program().equals(ProbeSpec.FUSED_CALL_PROGRAM)
+                || fusedCallsRequired || fusionInferable == null) {
+            return false;
+        }
+        List<String> callees = sites.stream().map(Site::callee).distinct().toList();
+        if (!fusionInferable.test(callees)) {
+            return false;
+        }
+        String note = sites.size() + " fused-op call" + (sites.size() == 1 ? "" : "s") + " (" + String.join(", ", callees)
+                + ") in " + library.getFileName() + " not probed: fused node groups are worked out from the graph"
+                + " and checked against each thread's barrier count";
+        if (!fusedCallsNotProbed.contains(note)) {
+            fusedCallsNotProbed.add(note);
+        }
+        return true;
+    }
+
+    /** Trace every Nth graph only (1 = all). Takes effect at the next graph. */
+    public void setEvery(int every) throws BpfException {
+        synchronized (layer.lock()) {
+            control.every(every);
+            if (layer.wanted()) {
+                control.write(true);
+            }
+        }
+    }
+
+    /** Only these threads report (empty: all). Barrier waits are then relative to them. */
+    public void setThreads(Collection<Integer> tids) throws BpfException {
+        synchronized (layer.lock()) {
+            control.threads(tids);
+            if (layer.wanted()) {
+                control.write(true);
+            }
+        }
+    }
+
+    /**
+     * Ends a sample window: no graph is sampled from now on, and after {@code graceMs} (the graph in flight
+     * finishes with its arrivals) the per-thread probes are detached. The detach waits in the kernel, outside
+     * the lock. No-op when the layer is off or already paused.
+     */
+    public void pauseArrivals(long graceMs) throws BpfException {
+        synchronized (layer.lock()) {
+            if (!layer.wanted() || arrivals.paused()) {
+                return;
+            }
+            control.paused(true);
+            control.write(true);
+        }
+        sleepMs(graceMs);
+        List<ProbeLink> closing;
+        synchronized (layer.lock()) {
+            if (!control.paused()) {
+                return; // resumed or re-attached meanwhile
+            }
+            closing = arrivals.pause();
+            layer.linksDetached(closing);
+        }
+        LinkCloser.closeAll(closing);
+    }
+
+    /**
+     * Starts a sample window: the per-thread probes attach again at the sites found before (outside the lock:
+     * each attach is a perf event open), then graphs are sampled from the next one on.
+     */
+    public void resumeArrivals() throws BpfException {
+        List<ArrivalProbes.Site> sites;
+        synchronized (layer.lock()) {
+            if (!layer.wanted() || !arrivals.paused()) {
+                return;
+            }
+            sites = arrivals.detachedSites();
+        }
+        List<ProbeLink> made = new ArrayList<>();
+        try {
+            for (ArrivalProbes.Site site : sites) {
+                made.add(UprobeLink.attach(layer.object().program(site.program), layer.pid(), site.library,
+                        site.fileOffset, false));
+            }
+        } catch (BpfException e) {
+            LinkCloser.closeAll(made);
+            throw e;
+        }
+        synchronized (layer.lock()) {
+            if (!layer.wanted() || !arrivals.paused()) {
+                LinkCloser.closeAll(made); // the layer went off, or was attached anew, meanwhile
+                return;
+            }
+            for (int i = 0; i < sites.size(); i++) {
+                sites.get(i).link = made.get(i);
+            }
+            layer.linksAttached(made);
+            arrivals.resumed();
+            control.paused(false);
+            control.write(true);
+        }
+    }
+
+    /** Whether the per-thread probes are detached between sample windows now. */
+    public boolean arrivalsPaused() {
+        synchronized (layer.lock()) {
+            return arrivals.paused();
+        }
+    }
+
+    private static void sleepMs(long ms) {
+        try {
+            Thread.sleep(Math.max(0, ms));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
