@@ -2,6 +2,8 @@ package dev.infertop.agg;
 
 import dev.infertop.model.BackendNames;
 import dev.infertop.model.BackendOps;
+import dev.infertop.model.Figures;
+import dev.infertop.model.Layer;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -16,7 +18,7 @@ import java.util.List;
  * the backend only. Single writer: the collector thread; no allocation per event once a thread and a backend
  * were seen.
  */
-public final class BackendOpsAggregator {
+public final class BackendOpsAggregator implements LayerAggregator {
     /** Slots per graph record (native/events.h BACKEND_OP_SLOTS). */
     public static final int OP_SLOTS = 128;
     private static final int MAX_THREADS = 256;
@@ -184,6 +186,22 @@ public final class BackendOpsAggregator {
             return "OP>=" + (OP_SLOTS - 1);
         }
         return naming == null ? "op" + op : naming.opName(op, 0);
+    }
+
+    /** The graph layer's records carry the backends' op counts. */
+    @Override
+    public Layer layer() {
+        return Layer.GRAPH;
+    }
+
+    @Override
+    public Figures addInterval(Figures figures) {
+        return figures.withBackendOps(interval());
+    }
+
+    @Override
+    public Figures addTotal(Figures figures) {
+        return figures.withBackendOps(totals());
     }
 
     /** Per backend, ops by time then node count (largest first), since the previous call, which it closes. */

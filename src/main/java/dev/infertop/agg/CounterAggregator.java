@@ -1,13 +1,17 @@
 package dev.infertop.agg;
 
 import dev.infertop.agg.graph.CpuGraph;
+import dev.infertop.agg.graph.CpuGraphAssembler;
 import dev.infertop.agg.graph.CpuGraphListener;
 import dev.infertop.history.CounterTimeline;
 import dev.infertop.history.FlightRecorder;
+import dev.infertop.history.IntervalHistograms;
 import dev.infertop.model.CounterEvent;
 import dev.infertop.model.CounterFigures;
 import dev.infertop.model.CounterSet;
 import dev.infertop.model.CounterTotals;
+import dev.infertop.model.Figures;
+import dev.infertop.model.Layer;
 import dev.infertop.model.OpCounters;
 
 import java.lang.foreign.MemorySegment;
@@ -33,7 +37,7 @@ import static dev.infertop.event.EventLayout.MAX_COUNTER_EVENTS;
  * counted as migrated, not guessed. Counters are kept once, for the run; an interval is the difference from
  * the previous interval's sample. Single writer: the collector thread.
  */
-public final class CounterAggregator implements CpuGraphListener {
+public final class CounterAggregator implements LayerAggregator, CpuGraphListener {
     private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG_UNALIGNED;
     private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT_UNALIGNED;
     static final int HISTORY = 120;
@@ -244,6 +248,41 @@ public final class CounterAggregator implements CpuGraphListener {
             cachedStats = stats;
         }
         return cachedStats;
+    }
+
+    @Override
+    public Layer layer() {
+        return Layer.COUNTERS;
+    }
+
+    /** Told each attributed CPU graph's groups and ops. */
+    @Override
+    public void followGraphs(CpuGraphAssembler graphs) {
+        graphs.addListener(this);
+    }
+
+    @Override
+    public void keepForSnapshots(FlightRecorder flight, IntervalHistograms histograms) {
+        keepForSnapshots(flight);
+    }
+
+    @Override
+    public Figures addInterval(Figures figures) {
+        return figures.withCounters(interval(figures.spanNs(), wallNsByOp(figures)));
+    }
+
+    @Override
+    public Figures addTotal(Figures figures) {
+        return figures.withCounters(totals(figures.spanNs(), wallNsByOp(figures)));
+    }
+
+    /** Each op's wall time in the operator layer's figures: the span its bandwidths are over. */
+    private static Map<String, Long> wallNsByOp(Figures figures) {
+        Map<String, Long> wall = new java.util.HashMap<>();
+        for (var op : figures.operators().ops()) {
+            wall.put(op.op(), op.wallNs());
+        }
+        return wall;
     }
 
     /**

@@ -1,9 +1,11 @@
 package dev.infertop.agg;
 
 import dev.infertop.agg.graph.CpuGraph;
+import dev.infertop.agg.graph.CpuGraphAssembler;
 import dev.infertop.agg.graph.CpuGraphListener;
 import dev.infertop.event.NameTable;
 import dev.infertop.model.GraphNode;
+import dev.infertop.model.Layer;
 
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -20,7 +22,7 @@ import java.util.List;
  * a graph finished before its llama_decode is held as pending. Copying a graph costs a few array copies per
  * token; the immutable node list other threads read is built at most once per snapshot, in {@link #publish()}.
  */
-public final class DagRecorder implements CpuGraphListener {
+public final class DagRecorder implements LayerAggregator, CpuGraphListener {
     /** Decodes remembered to tag graphs attributed before their llama_decode record arrived. */
     private static final int DECODES_KEPT = 8;
 
@@ -245,6 +247,22 @@ public final class DagRecorder implements CpuGraphListener {
         decode = graph;
         spare = previous;
         decodeSeq = graphSeq;
+    }
+
+    /** Keeps the operator layer's last decode graph. */
+    @Override
+    public Layer layer() {
+        return Layer.OPERATOR;
+    }
+
+    @Override
+    public void followGraphs(CpuGraphAssembler graphs) {
+        graphs.addListener(this);
+    }
+
+    @Override
+    public void tick() {
+        publish();
     }
 
     /** Builds the node list other threads read, when the last decode graph changed (collector thread). */

@@ -1,11 +1,14 @@
 package dev.infertop.agg;
 
 import dev.infertop.agg.graph.CpuGraph;
+import dev.infertop.agg.graph.CpuGraphAssembler;
 import dev.infertop.agg.graph.CpuGraphListener;
 import dev.infertop.event.EventLayout;
 import dev.infertop.event.NameTable;
 import dev.infertop.history.FlightRecorder;
+import dev.infertop.history.IntervalHistograms;
 import dev.infertop.history.MoeTimeline;
+import dev.infertop.model.Layer;
 import dev.infertop.model.MoeMath;
 import dev.infertop.model.MoeTotals;
 
@@ -37,7 +40,7 @@ import java.util.Map;
  * </ul>
  * Single writer: the collector thread.
  */
-public final class MoeAggregator implements CpuGraphListener, ExpertRouting {
+public final class MoeAggregator implements LayerAggregator, CpuGraphListener, ExpertRouting {
     /** Writes a graph signature's plan into the probes' maps; false when it could not (maps full). */
     public interface PlanWriter {
         boolean write(long signature, int[] groups, long[] idsTensors, int[] layers);
@@ -259,6 +262,27 @@ public final class MoeAggregator implements CpuGraphListener, ExpertRouting {
         if (graph.seq() == graphSeq) {
             finishGraph(graph);
         }
+    }
+
+    @Override
+    public Layer layer() {
+        return Layer.MOE;
+    }
+
+    /** It follows the operator layer's graphs: their MUL_MAT_ID nodes are what it plans and reads. */
+    @Override
+    public void followGraphs(CpuGraphAssembler graphs) {
+        graphs.addListener(this);
+    }
+
+    @Override
+    public void keepForSnapshots(FlightRecorder flight, IntervalHistograms histograms) {
+        keepForSnapshots(flight);
+    }
+
+    @Override
+    public void finishRun() {
+        finishLastGraph();
     }
 
     /** At the end of tracing (after the CPU graph's last): finishes the graph followed, if still open. */

@@ -6,6 +6,7 @@ import dev.infertop.agg.graph.CpuGraphListener;
 import dev.infertop.event.NameTable;
 import dev.infertop.history.FlightRecorder;
 import dev.infertop.history.IntervalHistograms;
+import dev.infertop.model.Layer;
 import dev.infertop.model.OpClass;
 import dev.infertop.model.OpTotals;
 import dev.infertop.model.OperatorTotals;
@@ -32,7 +33,7 @@ import java.util.function.BiConsumer;
  * thread's activity strip, and the flight recorder when one is kept. Unattributed graphs are counted.
  * Single writer: the collector thread.
  */
-public final class OperatorAggregator implements CpuGraphListener, ThreadSlots.Listener {
+public final class OperatorAggregator implements LayerAggregator, CpuGraphListener, ThreadSlots.Listener {
     /** 2 digits (1 %): each snapshot reads every op's histograms, and a 1 % percentile is all views show. */
     private static final int SIGNIFICANT_DIGITS = 2;
     /**
@@ -159,7 +160,19 @@ public final class OperatorAggregator implements CpuGraphListener, ThreadSlots.L
         graphs.finishLastGraph();
     }
 
-    void keepForSnapshots(FlightRecorder flight, IntervalHistograms histograms) {
+    @Override
+    public Layer layer() {
+        return Layer.OPERATOR;
+    }
+
+    /** The graph it owns is finished: attributed if its threads reported, else dropped as in flight. */
+    @Override
+    public void finishRun() {
+        finishLastGraph();
+    }
+
+    @Override
+    public void keepForSnapshots(FlightRecorder flight, IntervalHistograms histograms) {
         this.flight = flight;
         this.histograms = histograms;
         cachedPlan = null; // the next plan names its groups in the recorder

@@ -1,7 +1,10 @@
 package dev.infertop.agg;
 
 import dev.infertop.agg.graph.CpuGraph;
+import dev.infertop.agg.graph.CpuGraphAssembler;
 import dev.infertop.agg.graph.CpuGraphListener;
+import dev.infertop.model.Figures;
+import dev.infertop.model.Layer;
 import dev.infertop.model.Roofline;
 import dev.infertop.model.RooflineTotals;
 import dev.infertop.target.layout.TensorHeaders;
@@ -31,7 +34,7 @@ import java.util.Map;
  * (same node list and grouping, no leaf read again since) adds the groups' costs kept from the last one and costs
  * only its routed groups again, so a decode step costs a few array reads per group, not a source lookup per node.
  */
-public final class RooflineAggregator implements CpuGraphListener {
+public final class RooflineAggregator implements LayerAggregator, CpuGraphListener {
     /** Graphs after which cached sources that are not model weights are read again. */
     static final int REFRESH_GRAPHS = TensorShapes.REFRESH_GRAPHS;
 
@@ -517,6 +520,27 @@ public final class RooflineAggregator implements CpuGraphListener {
             rules[op] = CostRule.of(naming.opName(op, 0));
         }
         return rules[op];
+    }
+
+    /** Costs the operator layer's nodes: its figures are that layer's. */
+    @Override
+    public Layer layer() {
+        return Layer.OPERATOR;
+    }
+
+    @Override
+    public void followGraphs(CpuGraphAssembler graphs) {
+        graphs.addListener(this);
+    }
+
+    @Override
+    public Figures addInterval(Figures figures) {
+        return figures.withRoofline(interval());
+    }
+
+    @Override
+    public Figures addTotal(Figures figures) {
+        return figures.withRoofline(totals());
     }
 
     /** The run so far. */

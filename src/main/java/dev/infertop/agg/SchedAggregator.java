@@ -1,11 +1,15 @@
 package dev.infertop.agg;
 
 import dev.infertop.agg.graph.CpuGraph;
+import dev.infertop.agg.graph.CpuGraphAssembler;
 import dev.infertop.agg.graph.CpuGraphListener;
 import dev.infertop.event.NameTable;
 import dev.infertop.history.FlightRecorder;
+import dev.infertop.history.IntervalHistograms;
 import dev.infertop.history.SchedTimeline;
+import dev.infertop.model.Figures;
 import dev.infertop.model.Interferer;
+import dev.infertop.model.Layer;
 import dev.infertop.model.SchedOpTotals;
 import dev.infertop.model.SchedThreadTotals;
 import dev.infertop.model.SchedTotals;
@@ -32,7 +36,7 @@ import java.util.function.LongSupplier;
  * graph ends, so every stretch inside them has arrived by then (a thread must be back on a CPU to reach the
  * barrier). Single writer: the collector thread.
  */
-public final class SchedAggregator implements CpuGraphListener, ThreadSlots.Listener {
+public final class SchedAggregator implements LayerAggregator, CpuGraphListener, ThreadSlots.Listener {
     /** Off-CPU stretches kept per thread for the per-op join (a graph of a tiny model spans a few). */
     static final int RECENT_STRETCHES = 512;
     /** Interferers listed per span; the rest are summed as "other" ({@link SchedTotals#otherInterferersNs}). */
@@ -279,6 +283,32 @@ public final class SchedAggregator implements CpuGraphListener, ThreadSlots.List
 
     static long overlap(long from, long to, long begin, long end) {
         return Math.max(0, Math.min(to, end) - Math.max(from, begin));
+    }
+
+    @Override
+    public Layer layer() {
+        return Layer.SCHED;
+    }
+
+    /** Its figures per op: what each graph's threads were doing off the CPU (the graphs' op names). */
+    @Override
+    public void followGraphs(CpuGraphAssembler graphs) {
+        graphs.addListener(this);
+    }
+
+    @Override
+    public void keepForSnapshots(FlightRecorder flight, IntervalHistograms histograms) {
+        keepForSnapshots(flight);
+    }
+
+    @Override
+    public Figures addInterval(Figures figures) {
+        return figures.withSched(interval());
+    }
+
+    @Override
+    public Figures addTotal(Figures figures) {
+        return figures.withSched(totals());
     }
 
     /** The interval since the previous call, which it closes (call it before {@link #totals} of the tick). */

@@ -9,6 +9,7 @@ import dev.infertop.model.BackendNames;
 import dev.infertop.model.BackendTotals;
 import dev.infertop.model.CounterTotals;
 import dev.infertop.model.Figures;
+import dev.infertop.model.Layer;
 import dev.infertop.model.LayerStatus;
 import dev.infertop.model.Limits;
 import dev.infertop.model.OperatorTotals;
@@ -20,7 +21,9 @@ import dev.infertop.model.TokenTotals;
 import org.HdrHistogram.Histogram;
 
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.List;
+import java.util.Set;
 
 /**
  * Folds decoded events into counters and latency histograms, and freezes them into a {@link Snapshot} each
@@ -87,9 +90,38 @@ public final class TraceAggregator implements TraceListener {
         this.operators = operators;
         this.graphs = operators == null ? null : operators.graphs();
         this.sched = sched;
-        if (graphs != null && sched != null) {
-            graphs.addListener(sched);
+        if (operators != null) {
+            register(operators);
         }
+        if (sched != null) {
+            register(sched);
+        }
+    }
+
+    /**
+     * Every layer's aggregator but the token and graph layers' own (this class's), in registration order: each
+     * stage below iterates over them. The records themselves go to the typed fields (one call per record).
+     */
+    private final List<LayerAggregator> layerAggregators = new ArrayList<>();
+
+    /** Adds a layer's aggregator to every stage: the CPU graphs (when there are any), the timelines, the ticks. */
+    private void register(LayerAggregator aggregator) {
+        layerAggregators.add(aggregator);
+        if (graphs != null && aggregator != operators) {
+            aggregator.followGraphs(graphs);
+        }
+        if (flight != null) {
+            aggregator.keepForSnapshots(flight, histograms);
+        }
+    }
+
+    /** The layers whose aggregators are registered (besides the token and graph layers' own records). */
+    public Set<Layer> aggregatedLayers() {
+        Set<Layer> layers = EnumSet.noneOf(Layer.class);
+        for (LayerAggregator aggregator : layerAggregators) {
+            layers.add(aggregator.layer());
+        }
+        return layers;
     }
 
     /**
@@ -153,17 +185,8 @@ public final class TraceAggregator implements TraceListener {
             prefillLabel = flight.label("prefill");
             cpuGraphLabel = flight.label("CPU graph");
         }
-        if (operators != null) {
-            operators.keepForSnapshots(flight, histograms);
-        }
-        if (sched != null) {
-            sched.keepForSnapshots(flight);
-        }
-        if (counters != null) {
-            counters.keepForSnapshots(flight);
-        }
-        if (moe != null) {
-            moe.keepForSnapshots(flight);
+        for (LayerAggregator aggregator : layerAggregators) {
+            aggregator.keepForSnapshots(flight, histograms);
         }
     }
 
@@ -204,9 +227,9 @@ public final class TraceAggregator implements TraceListener {
 
     private dev.infertop.agg.MoeAggregator moe;
 
-    private static boolean moeLayerOn(List<LayerStatus> layers) {
+    private static boolean layerOn(List<LayerStatus> layers, Layer which) {
         for (LayerStatus layer : layers) {
-            if (layer.layer() == dev.infertop.model.Layer.MOE && layer.state() != LayerStatus.State.OFF) {
+            if (layer.layer() == which && layer.state() != LayerStatus.State.OFF) {
                 return true;
             }
         }
@@ -264,12 +287,7 @@ public final class TraceAggregator implements TraceListener {
     /** Adds the MoE layer's aggregator (it follows the operator layer's graphs). */
     public TraceAggregator withMoe(MoeAggregator moeAggregator) {
         this.moe = moeAggregator;
-        if (graphs != null) {
-            graphs.addListener(moeAggregator);
-        }
-        if (flight != null) {
-            moeAggregator.keepForSnapshots(flight);
-        }
+        register(moeAggregator);
         return this;
     }
 
@@ -283,12 +301,7 @@ public final class TraceAggregator implements TraceListener {
     /** The counters layer's aggregator: told each attributed CPU graph's groups and ops. */
     public void counters(CounterAggregator aggregator) {
         this.counters = aggregator;
-        if (graphs != null) {
-            graphs.addListener(aggregator);
-        }
-        if (flight != null) {
-            aggregator.keepForSnapshots(flight);
-        }
+        register(aggregator);
     }
 
     @Override
@@ -387,6 +400,7 @@ public final class TraceAggregator implements TraceListener {
     /** Also counts ops of graphs on backends other than the CPU (the backends panel). Before the first event. */
     public TraceAggregator withBackendOps(BackendOpsAggregator aggregator) {
         this.backendOps = aggregator;
+        register(aggregator);
         return this;
     }
 
@@ -412,7 +426,7 @@ public final class TraceAggregator implements TraceListener {
     public TraceAggregator withRoofline(RooflineAggregator aggregator) {
         if (graphs != null) {
             this.roofline = aggregator;
-            graphs.addListener(aggregator);
+            register(aggregator);
         }
         return this;
     }
@@ -420,7 +434,7 @@ public final class TraceAggregator implements TraceListener {
     /** Also keeps the last decode graph for the operator DAG (needs the operator aggregator). Before the first event. */
     public TraceAggregator withDag(DagRecorder recorder) {
         this.dag = recorder;
-        if (graphs != null) graphs.addListener(recorder);
+        register(recorder);
         return this;
     }
 
@@ -496,11 +510,8 @@ public final class TraceAggregator implements TraceListener {
         OperatorTotals intervalOperators = OperatorTotals.EMPTY;
         OperatorTotals totalOperators = OperatorTotals.EMPTY;
         if (isFinal) {
-            if (graphs != null) {
-                graphs.finishLastGraph();
-            }
-            if (moe != null) {
-                moe.finishLastGraph();
+            for (LayerAggregator aggregator : layerAggregators) {
+                aggregator.finishRun();
             }
         }
         if (operators != null) {
@@ -511,7 +522,9 @@ public final class TraceAggregator implements TraceListener {
             intervalOperators = estimated[0];
             totalOperators = estimated[1];
         }
-        if (dag != null) dag.publish();
+        for (LayerAggregator aggregator : layerAggregators) {
+            aggregator.tick();
+        }
         List<BackendTotals> intervalBackends = new ArrayList<>();
         List<BackendTotals> totalBackends = new ArrayList<>();
         for (BackendSlot slot : backends) {
@@ -523,23 +536,23 @@ public final class TraceAggregator implements TraceListener {
         dev.infertop.model.SpeculativeTotals speculative = sequences.speculativeTotals();
         dev.infertop.model.SpeculativeTotals intervalSpeculative = speculative.since(lastSpeculative);
         lastSpeculative = speculative;
+        // The token and graph layers' figures and the operator layer's (every other layer's derive from them),
+        // then each registered layer's added: its interval closed before its run total is read.
         Figures interval = new Figures(intervalNs,
                 tokens.freezeSince(tokensAtLastTick, contextCount, active, recentSequences, intervalSpeculative),
                 ttftRecorder.intervalSummary(), tpotRecorder.intervalSummary(),
-                intervalBackends, cpuGraphs.interval(), intervalOperators,
-                sched == null ? SchedTotals.EMPTY : sched.interval(),
-                counters == null ? CounterTotals.EMPTY : counters.interval(intervalNs, wallNsByOp(intervalOperators)),
-                backendOps == null ? List.of() : backendOps.interval(),
-                roofline == null ? dev.infertop.model.RooflineTotals.EMPTY : roofline.interval());
+                intervalBackends, cpuGraphs.interval(), intervalOperators, SchedTotals.EMPTY, CounterTotals.EMPTY,
+                List.of(), dev.infertop.model.RooflineTotals.EMPTY);
         Figures total = new Figures(runNs,
                 tokens.freezeSince(TokenCounter.ZERO, contextCount, active, recentSequences, speculative),
                 ttftRecorder.totalSummary(), tpotRecorder.totalSummary(),
-                totalBackends, cpuGraphs.total(), totalOperators,
-                sched == null ? SchedTotals.EMPTY : sched.totals(),
-                counters == null ? CounterTotals.EMPTY : counters.totals(runNs, wallNsByOp(totalOperators)),
-                backendOps == null ? List.of() : backendOps.totals(),
-                roofline == null ? dev.infertop.model.RooflineTotals.EMPTY : roofline.totals());
-        dev.infertop.model.MoeTotals moeTotals = moe != null ? moe.snapshot(moeLayerOn(layers))
+                totalBackends, cpuGraphs.total(), totalOperators, SchedTotals.EMPTY, CounterTotals.EMPTY,
+                List.of(), dev.infertop.model.RooflineTotals.EMPTY);
+        for (LayerAggregator aggregator : layerAggregators) {
+            interval = aggregator.addInterval(interval);
+            total = aggregator.addTotal(total);
+        }
+        dev.infertop.model.MoeTotals moeTotals = moe != null ? moe.snapshot(layerOn(layers, moe.layer()))
                 : dev.infertop.model.MoeTotals.EMPTY;
         Snapshot snapshot = new Snapshot(++sequence, state, target, interval, total, lostEvents, layers, moeTotals,
                 limits(moeTotals));
@@ -557,14 +570,6 @@ public final class TraceAggregator implements TraceListener {
             sched.threadSlots().endTick();
         }
         return snapshot;
-    }
-
-    private static java.util.Map<String, Long> wallNsByOp(OperatorTotals operators) {
-        java.util.Map<String, Long> wall = new java.util.HashMap<>();
-        for (var op : operators.ops()) {
-            wall.put(op.op(), op.wallNs());
-        }
-        return wall;
     }
 
     /** Marks the start of the run (first tick) without emitting a snapshot. */

@@ -52,6 +52,16 @@ public record Figures(
         return new Figures(spanNs, tokens, ttft, tpot, backends, cpuGraphs, operators, newSched, counters, backendOps, roofline);
     }
 
+    public Figures withBackendOps(List<BackendOps> newBackendOps) {
+        return new Figures(spanNs, tokens, ttft, tpot, backends, cpuGraphs, operators, sched, counters, newBackendOps,
+                roofline);
+    }
+
+    public Figures withRoofline(RooflineTotals newRoofline) {
+        return new Figures(spanNs, tokens, ttft, tpot, backends, cpuGraphs, operators, sched, counters, backendOps,
+                newRoofline);
+    }
+
     /** The operator layer's figures (its table and the roofline that costs its nodes) from other figures. */
     public Figures withOperatorFiguresOf(Figures other) {
         return new Figures(spanNs, tokens, ttft, tpot, backends, cpuGraphs, other.operators, sched, counters, backendOps,

@@ -1,0 +1,40 @@
+package dev.infertop.agg;
+
+import dev.infertop.agg.graph.CpuGraphAssembler;
+import dev.infertop.history.FlightRecorder;
+import dev.infertop.history.IntervalHistograms;
+import dev.infertop.model.Figures;
+import dev.infertop.model.Layer;
+
+/**
+ * A layer's aggregator as {@link TraceAggregator} sees it apart from the records it is handed: registered once,
+ * then iterated at each stage (following the CPU graphs, keeping timelines, the run's end, each snapshot's
+ * figures), so that the trace aggregator holds one list instead of a call per layer per stage. Collector thread
+ * only, like the records.
+ */
+public interface LayerAggregator {
+    /** The layer whose figures this aggregates (the status that says whether it runs is that layer's). */
+    Layer layer();
+
+    /** Listens to the CPU graphs the operator layer assembles; called once, when there are any. */
+    default void followGraphs(CpuGraphAssembler graphs) {}
+
+    /** Records its own kinds into {@code flight} (and its histograms into {@code histograms}) from now on; null: none. */
+    default void keepForSnapshots(FlightRecorder flight, IntervalHistograms histograms) {}
+
+    /** The run ended: what is still open is finished before the last snapshot. */
+    default void finishRun() {}
+
+    /** At each tick, before the snapshot's figures are taken: what it publishes per tick. */
+    default void tick() {}
+
+    /** The interval's figures with this layer's added ({@code figures} already holds the operator layer's). */
+    default Figures addInterval(Figures figures) {
+        return figures;
+    }
+
+    /** The run's figures with this layer's added ({@code figures} already holds the operator layer's). */
+    default Figures addTotal(Figures figures) {
+        return figures;
+    }
+}
