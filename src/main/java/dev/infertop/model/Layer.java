@@ -6,9 +6,11 @@ import java.util.stream.Collectors;
 
 /**
  * The probe layers a user can switch on and off (ProfInfer's token / graph / operator / ... layers), each described
- * once: what it records and the JSON objects its figures fill (the live view's panels name their layer in
- * {@code view.BodyPanel}; the probes are {@code bpf.ProbeLayer}'s). The man page's Layers list says the same
- * (LayerDescriptionTest holds the two together).
+ * once: what it records and the JSON objects its figures fill. Its other parts are registered once per package,
+ * keyed by the layer: its probes and kernel side in {@code bpf.ProbeLayer}, its aggregators where
+ * {@code session.Pipeline} builds the trace aggregator, its panels in {@code view.BodyPanel}; LayerRegistrationTest
+ * fails for a layer one of them misses. The man page's Layers list says the same (LayerDescriptionTest holds the
+ * two together).
  */
 public enum Layer {
     TOKEN("llama_decode entry/exit: tokens, TTFT, TPOT, tokens/s",
