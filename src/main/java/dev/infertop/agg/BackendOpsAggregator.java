@@ -1,5 +1,7 @@
 package dev.infertop.agg;
 
+import dev.infertop.event.EventLayout;
+import dev.infertop.event.TraceListener;
 import dev.infertop.model.BackendNames;
 import dev.infertop.model.BackendOps;
 import dev.infertop.model.Figures;
@@ -192,6 +194,20 @@ public final class BackendOpsAggregator implements LayerAggregator {
     @Override
     public Layer layer() {
         return Layer.GRAPH;
+    }
+
+    /** The op counts of a graph on another backend, as the decoder reads them (its time comes with the graph's). */
+    private final TraceListener decoded = new TraceListener() {
+        @Override
+        public void onBackendOps(int tid, long startNs, long backendAddress, long guidHigh, long guidLow, int nNodes,
+                                 int counted, MemorySegment data, long opNodesOffset) {
+            BackendOpsAggregator.this.onBackendOps(tid, guidHigh, guidLow, data, opNodesOffset);
+        }
+    };
+
+    @Override
+    public TraceListener records(int kind) {
+        return kind == EventLayout.EVENT_BACKEND_OPS ? decoded : null;
     }
 
     @Override

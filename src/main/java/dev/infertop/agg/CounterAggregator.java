@@ -3,6 +3,8 @@ package dev.infertop.agg;
 import dev.infertop.agg.graph.CpuGraph;
 import dev.infertop.agg.graph.CpuGraphAssembler;
 import dev.infertop.agg.graph.CpuGraphListener;
+import dev.infertop.event.EventLayout;
+import dev.infertop.event.TraceListener;
 import dev.infertop.history.CounterTimeline;
 import dev.infertop.history.FlightRecorder;
 import dev.infertop.history.IntervalHistograms;
@@ -253,6 +255,19 @@ public final class CounterAggregator implements LayerAggregator, CpuGraphListene
     @Override
     public Layer layer() {
         return Layer.COUNTERS;
+    }
+
+    /** The counters layer's record, as the decoder reads it. */
+    private final TraceListener decoded = new TraceListener() {
+        @Override
+        public void onCounters(int tid, long graphSeq, int count, MemorySegment data, long recordOffset) {
+            CounterAggregator.this.onCounters(tid, graphSeq, count, data, recordOffset);
+        }
+    };
+
+    @Override
+    public TraceListener records(int kind) {
+        return kind == EventLayout.EVENT_COUNTERS ? decoded : null;
     }
 
     /** Told each attributed CPU graph's groups and ops. */

@@ -1,25 +1,34 @@
 package dev.infertop.agg;
 
 import dev.infertop.agg.graph.CpuGraphAssembler;
+import dev.infertop.event.TraceListener;
 import dev.infertop.history.FlightRecorder;
 import dev.infertop.history.IntervalHistograms;
 import dev.infertop.model.Figures;
 import dev.infertop.model.Layer;
 
 /**
- * A layer's aggregator as {@link TraceAggregator} sees it apart from the records it is handed: registered once,
- * then iterated at each stage (following the CPU graphs, keeping timelines, the run's end, each snapshot's
- * figures), so that the trace aggregator holds one list instead of a call per layer per stage. Collector thread
+ * A layer's aggregator as {@link TraceAggregator} sees it: registered once, then iterated at each stage (the
+ * record kinds it takes, following the CPU graphs, keeping timelines, the run's end, each snapshot's figures), so
+ * that the trace aggregator holds one list instead of a field and a call per layer per stage. Collector thread
  * only, like the records.
  */
 public interface LayerAggregator {
     /** The layer whose figures this aggregates (the status that says whether it runs is that layer's). */
     Layer layer();
 
+    /**
+     * The listener for its records of {@code kind} (an {@code EventLayout.EVENT_} constant), or null when it takes
+     * none of them: the decoder then calls it directly, once per record.
+     */
+    default TraceListener records(int kind) {
+        return null;
+    }
+
     /** Listens to the CPU graphs the operator layer assembles; called once, when there are any. */
     default void followGraphs(CpuGraphAssembler graphs) {}
 
-    /** Records its own kinds into {@code flight} (and its histograms into {@code histograms}) from now on; null: none. */
+    /** Records its own kinds into {@code flight} (its histograms into {@code histograms}) from now on; null: none. */
     default void keepForSnapshots(FlightRecorder flight, IntervalHistograms histograms) {}
 
     /** The run ended: what is still open is finished before the last snapshot. */

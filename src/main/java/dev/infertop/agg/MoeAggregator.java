@@ -5,6 +5,7 @@ import dev.infertop.agg.graph.CpuGraphAssembler;
 import dev.infertop.agg.graph.CpuGraphListener;
 import dev.infertop.event.EventLayout;
 import dev.infertop.event.NameTable;
+import dev.infertop.event.TraceListener;
 import dev.infertop.history.FlightRecorder;
 import dev.infertop.history.IntervalHistograms;
 import dev.infertop.history.MoeTimeline;
@@ -269,10 +270,34 @@ public final class MoeAggregator implements LayerAggregator, CpuGraphListener, E
         return Layer.MOE;
     }
 
+    /** The operator layer's graph walk, once followed: a MoE graph record finishes the CPU graph before it. */
+    private CpuGraphAssembler graphs;
+
     /** It follows the operator layer's graphs: their MUL_MAT_ID nodes are what it plans and reads. */
     @Override
-    public void followGraphs(CpuGraphAssembler graphs) {
-        graphs.addListener(this);
+    public void followGraphs(CpuGraphAssembler assembler) {
+        this.graphs = assembler;
+        assembler.addListener(this);
+    }
+
+    /** The MoE layer's record, as the decoder reads it. */
+    private final TraceListener decoded = new TraceListener() {
+        @Override
+        public void onMoe(int tid, long timeNs, long graphSeq, long signature, int subtype, int group, int value,
+                          int layer, long ne0, long ne1, long nb1, boolean failed, MemorySegment data, long idsOffset) {
+            if (graphs != null && subtype == EventLayout.MOE_GRAPH) {
+                // The MoE graph record comes before the graph's nodes: the CPU graph before it is finished now, so
+                // this layer sees it before it moves on to the next.
+                graphs.onGraphStart(graphSeq, timeNs);
+            }
+            MoeAggregator.this.onMoe(tid, timeNs, graphSeq, signature, subtype, group, value, layer, ne0, ne1, nb1,
+                    failed, data, idsOffset);
+        }
+    };
+
+    @Override
+    public TraceListener records(int kind) {
+        return kind == EventLayout.EVENT_MOE ? decoded : null;
     }
 
     @Override

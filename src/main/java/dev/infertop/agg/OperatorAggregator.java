@@ -3,7 +3,9 @@ package dev.infertop.agg;
 import dev.infertop.agg.graph.CpuGraph;
 import dev.infertop.agg.graph.CpuGraphAssembler;
 import dev.infertop.agg.graph.CpuGraphListener;
+import dev.infertop.event.EventLayout;
 import dev.infertop.event.NameTable;
+import dev.infertop.event.TraceListener;
 import dev.infertop.history.FlightRecorder;
 import dev.infertop.history.IntervalHistograms;
 import dev.infertop.model.Layer;
@@ -16,6 +18,7 @@ import dev.infertop.model.ThreadLane;
 import dev.infertop.model.ThreadTotals;
 import org.HdrHistogram.Histogram;
 
+import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -163,6 +166,42 @@ public final class OperatorAggregator implements LayerAggregator, CpuGraphListen
     @Override
     public Layer layer() {
         return Layer.OPERATOR;
+    }
+
+    /** The operator layer's records (nodes, repeats, each thread's arrivals, fused calls): its graph walk's. */
+    private final TraceListener decoded = new TraceListener() {
+        @Override
+        public void onNode(long graphSeq, long graphStartNs, int index, int nNodes, long tensor, int op, int type,
+                           int flags, int opParam0, long ne0, long ne1, long ne2, long ne3, long src0, long src1,
+                           long src2, int nameId) {
+            graphs.onNode(graphSeq, graphStartNs, index, tensor, op, type, flags, opParam0, ne0, ne1, ne2, ne3, src0,
+                    src1, src2, nameId);
+        }
+
+        @Override
+        public void onGraphSame(long graphSeq, long sameAsSeq, long timeNs) {
+            graphs.onGraphSame(graphSeq, sameAsSeq, timeNs);
+        }
+
+        @Override
+        public void onArrivals(int tid, long graphSeq, long startNs, int cpuFirst, int cpuLast, boolean migrated,
+                               MemorySegment data, long tsOffset, int count) {
+            graphs.onArrivals(tid, graphSeq, startNs, cpuFirst, cpuLast, migrated, data, tsOffset, count);
+        }
+
+        @Override
+        public void onFused(int tid, long graphSeq, int seq, long tensor, long nextTensor, long timeNs) {
+            graphs.onFused(tid, graphSeq, seq, tensor, nextTensor);
+        }
+    };
+
+    @Override
+    public TraceListener records(int kind) {
+        return switch (kind) {
+            case EventLayout.EVENT_NODE, EventLayout.EVENT_GRAPH_SAME, EventLayout.EVENT_ARRIVALS,
+                 EventLayout.EVENT_FUSED -> decoded;
+            default -> null;
+        };
     }
 
     /** The graph it owns is finished: attributed if its threads reported, else dropped as in flight. */

@@ -3,7 +3,9 @@ package dev.infertop.agg;
 import dev.infertop.agg.graph.CpuGraph;
 import dev.infertop.agg.graph.CpuGraphAssembler;
 import dev.infertop.agg.graph.CpuGraphListener;
+import dev.infertop.event.EventLayout;
 import dev.infertop.event.NameTable;
+import dev.infertop.event.TraceListener;
 import dev.infertop.history.FlightRecorder;
 import dev.infertop.history.IntervalHistograms;
 import dev.infertop.history.SchedTimeline;
@@ -288,6 +290,26 @@ public final class SchedAggregator implements LayerAggregator, CpuGraphListener,
     @Override
     public Layer layer() {
         return Layer.SCHED;
+    }
+
+    /** The sched layer's two records, as the decoder reads them. */
+    private final TraceListener decoded = new TraceListener() {
+        @Override
+        public void onSchedOff(int tid, long offNs, long onNs, long wakeNs, long ranNs, int cpuOut, int cpuIn,
+                               boolean preempted) {
+            SchedAggregator.this.onSchedOff(tid, offNs, onNs, wakeNs, ranNs, preempted);
+        }
+
+        @Override
+        public void onSchedCulprit(int tid, long waitStartNs, long waitEndNs, long ns, int pid, int tgid, int cpu,
+                                   int commId) {
+            SchedAggregator.this.onSchedCulprit(tid, ns, pid, tgid, commId);
+        }
+    };
+
+    @Override
+    public TraceListener records(int kind) {
+        return kind == EventLayout.EVENT_SCHED_OFF || kind == EventLayout.EVENT_SCHED_CULPRIT ? decoded : null;
     }
 
     /** Its figures per op: what each graph's threads were doing off the CPU (the graphs' op names). */

@@ -100,12 +100,24 @@ public final class TraceAggregator implements TraceListener {
 
     /**
      * Every layer's aggregator but the token and graph layers' own (this class's), in registration order: each
-     * stage below iterates over them. The records themselves go to the typed fields (one call per record).
+     * stage below iterates over them, and the decoder hands each its records directly ({@link #listenerFor}). The
+     * fields kept besides are named back-channels: a decode step tells the roofline and the DAG, a graph's time
+     * tells the backends' op counts, the MoE layer's plans and bounds and the sched layer's threads go into limits.
      */
     private final List<LayerAggregator> layerAggregators = new ArrayList<>();
 
-    /** Adds a layer's aggregator to every stage: the CPU graphs (when there are any), the timelines, the ticks. */
+    /** Whether a decoder has asked for the listeners per record kind: one taking records after would miss them. */
+    private boolean recordsRouted;
+
+    /**
+     * Adds a layer's aggregator to every stage: its records, the CPU graphs (when there are any), the timelines, the
+     * ticks. Before the decoder is made.
+     */
     private void register(LayerAggregator aggregator) {
+        if (recordsRouted && takesRecords(aggregator)) {
+            throw new IllegalStateException("the " + aggregator.layer().id() + " layer's aggregator registered after"
+                    + " the decoder was made would miss its records");
+        }
         layerAggregators.add(aggregator);
         if (graphs != null && aggregator != operators) {
             aggregator.followGraphs(graphs);
@@ -113,6 +125,31 @@ public final class TraceAggregator implements TraceListener {
         if (flight != null) {
             aggregator.keepForSnapshots(flight, histograms);
         }
+    }
+
+    private static boolean takesRecords(LayerAggregator aggregator) {
+        for (int kind = 0; kind <= EventLayout.MAX_EVENT_KIND; kind++) {
+            if (aggregator.records(kind) != null) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * The token and graph layers' records are this aggregator's own; every other kind goes to the registered
+     * aggregator that takes it (ignored when none does: its layer's aggregator was not made).
+     */
+    @Override
+    public TraceListener listenerFor(int kind) {
+        recordsRouted = true;
+        for (LayerAggregator aggregator : layerAggregators) {
+            TraceListener records = aggregator.records(kind);
+            if (records != null) {
+                return records;
+            }
+        }
+        return this;
     }
 
     /** The layers whose aggregators are registered (besides the token and graph layers' own records). */
@@ -125,25 +162,13 @@ public final class TraceAggregator implements TraceListener {
     }
 
     /**
-     * The CPU graph walk (the operator layer's): assembles each graph once from the node, arrival and fused
-     * records, and hands it to every layer listening (operators, sched, counters, DAG, MoE). Null without the
-     * operator layer.
+     * The CPU graph walk (the operator layer's, fed its node, arrival and fused records by the decoder): assembles
+     * each graph once and hands it to every layer that follows it (operators, sched, counters, DAG, MoE). Null
+     * without the operator layer.
      */
     private final CpuGraphAssembler graphs;
 
     private final SchedAggregator sched;
-
-    @Override
-    public void onSchedOff(int tid, long offNs, long onNs, long wakeNs, long ranNs, int cpuOut, int cpuIn,
-                           boolean preempted) {
-        if (sched != null) sched.onSchedOff(tid, offNs, onNs, wakeNs, ranNs, preempted);
-    }
-
-    @Override
-    public void onSchedCulprit(int tid, long waitStartNs, long waitEndNs, long ns, int pid, int tgid, int cpu,
-                               int commId) {
-        if (sched != null) sched.onSchedCulprit(tid, ns, pid, tgid, commId);
-    }
 
     // Snapshots: the timeline of the last seconds and every tick's histograms (null when not kept).
     private FlightRecorder flight;
@@ -188,41 +213,6 @@ public final class TraceAggregator implements TraceListener {
         for (LayerAggregator aggregator : layerAggregators) {
             aggregator.keepForSnapshots(flight, histograms);
         }
-    }
-
-    @Override
-    public void onNode(long graphSeq, long graphStartNs, int index, int nNodes, long tensor, int op, int type,
-                       int flags, int opParam0, long ne0, long ne1, long ne2, long ne3, long src0, long src1,
-                       long src2, int nameId) {
-        if (graphs != null) graphs.onNode(graphSeq, graphStartNs, index, tensor, op, type, flags, opParam0, ne0, ne1,
-                ne2, ne3, src0, src1, src2, nameId);
-    }
-
-    @Override
-    public void onGraphSame(long graphSeq, long sameAsSeq, long timeNs) {
-        if (graphs != null) graphs.onGraphSame(graphSeq, sameAsSeq, timeNs);
-    }
-
-    @Override
-    public void onArrivals(int tid, long graphSeq, long startNs, int cpuFirst, int cpuLast, boolean migrated,
-                           java.lang.foreign.MemorySegment data, long tsOffset, int count) {
-        if (graphs != null) graphs.onArrivals(tid, graphSeq, startNs, cpuFirst, cpuLast, migrated, data, tsOffset, count);
-    }
-
-    @Override
-    public void onFused(int tid, long graphSeq, int seq, long tensor, long nextTensor, long timeNs) {
-        if (graphs != null) graphs.onFused(tid, graphSeq, seq, tensor, nextTensor);
-    }
-
-    @Override
-    public void onMoe(int tid, long timeNs, long graphSeq, long signature, int subtype, int group, int value, int layer,
-                      long ne0, long ne1, long nb1, boolean failed, java.lang.foreign.MemorySegment data, long idsOffset) {
-        if (graphs != null && moe != null && subtype == EventLayout.MOE_GRAPH) {
-            // The MoE graph record comes before the graph's nodes: the CPU graph before it is finished now, so
-            // the MoE layer sees it before it moves on to the next.
-            graphs.onGraphStart(graphSeq, timeNs);
-        }
-        if (moe != null) moe.onMoe(tid, timeNs, graphSeq, signature, subtype, group, value, layer, ne0, ne1, nb1, failed, data, idsOffset);
     }
 
     private dev.infertop.agg.MoeAggregator moe;
@@ -291,16 +281,8 @@ public final class TraceAggregator implements TraceListener {
         return this;
     }
 
-    @Override
-    public void onCounters(int tid, long graphSeq, int count, java.lang.foreign.MemorySegment data, long recordOffset) {
-        if (counters != null) counters.onCounters(tid, graphSeq, count, data, recordOffset);
-    }
-
-    private dev.infertop.agg.CounterAggregator counters;
-
     /** The counters layer's aggregator: told each attributed CPU graph's groups and ops. */
     public void counters(CounterAggregator aggregator) {
-        this.counters = aggregator;
         register(aggregator);
     }
 
@@ -386,12 +368,6 @@ public final class TraceAggregator implements TraceListener {
             flight.record(FlightRecorder.Kind.GRAPH, tid, startNs, endNs, slot.flightLabel, status, nNodes);
         }
         if (backendOps != null) backendOps.onGraphCompute(tid, guidHigh, guidLow, Math.max(0, endNs - startNs));
-    }
-
-    @Override
-    public void onBackendOps(int tid, long startNs, long backendAddress, long guidHigh, long guidLow, int nNodes,
-                             int counted, java.lang.foreign.MemorySegment data, long opNodesOffset) {
-        if (backendOps != null) backendOps.onBackendOps(tid, guidHigh, guidLow, data, opNodesOffset);
     }
 
     private BackendOpsAggregator backendOps;

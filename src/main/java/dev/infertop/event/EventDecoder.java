@@ -12,12 +12,15 @@ public final class EventDecoder implements RecordHandler {
     private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG_UNALIGNED;
     private static final ValueLayout.OfLong LONG_BIG_ENDIAN = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
 
-    private final TraceListener listener;
+    /** Per record kind, the listener that takes it ({@link TraceListener#listenerFor}), fixed when made. */
+    private final TraceListener[] listeners = new TraceListener[MAX_EVENT_KIND + 1];
     private final NameTable names;
     private long malformedRecords;
 
     public EventDecoder(TraceListener listener, NameTable names) {
-        this.listener = listener;
+        for (int kind = 0; kind <= MAX_EVENT_KIND; kind++) {
+            listeners[kind] = listener.listenerFor(kind);
+        }
         this.names = names;
     }
 
@@ -64,9 +67,9 @@ public final class EventDecoder implements RecordHandler {
         int nTokens = data.get(INT, offset + DECODE_N_TOKENS);
         int status = data.get(INT, offset + DECODE_RET);
         if (kind == EVENT_ENCODE) {
-            listener.onEncode(tid, startNs, endNs, context, nTokens, status);
+            listeners[EVENT_ENCODE].onEncode(tid, startNs, endNs, context, nTokens, status);
         } else {
-            listener.onDecode(tid, startNs, endNs, context, nTokens, status);
+            listeners[EVENT_DECODE].onDecode(tid, startNs, endNs, context, nTokens, status);
         }
     }
 
@@ -81,7 +84,7 @@ public final class EventDecoder implements RecordHandler {
             malformedRecords++;
             return;
         }
-        listener.onBatch(tid, startNs, endNs, data.get(LONG, offset + BATCH_CTX),
+        listeners[EVENT_BATCH].onBatch(tid, startNs, endNs, data.get(LONG, offset + BATCH_CTX),
                 data.get(INT, offset + BATCH_N_TOKENS), recorded, data, offset + BATCH_TOKENS);
     }
 
@@ -90,7 +93,7 @@ public final class EventDecoder implements RecordHandler {
             malformedRecords++;
             return;
         }
-        listener.onSequenceRemove(tid, startNs, data.get(LONG, offset + SEQ_RM_MEMORY),
+        listeners[EVENT_SEQ_RM].onSequenceRemove(tid, startNs, data.get(LONG, offset + SEQ_RM_MEMORY),
                 data.get(INT, offset + SEQ_RM_SEQ), data.get(INT, offset + SEQ_RM_P0),
                 data.get(INT, offset + SEQ_RM_P1));
     }
@@ -100,7 +103,7 @@ public final class EventDecoder implements RecordHandler {
             malformedRecords++;
             return;
         }
-        listener.onGraphCompute(tid, startNs, endNs, data.get(LONG, offset + GRAPH_BACKEND),
+        listeners[EVENT_GRAPH].onGraphCompute(tid, startNs, endNs, data.get(LONG, offset + GRAPH_BACKEND),
                 data.get(LONG_BIG_ENDIAN, offset + GRAPH_GUID), data.get(LONG_BIG_ENDIAN, offset + GRAPH_GUID + 8),
                 data.get(INT, offset + GRAPH_N_NODES), data.get(INT, offset + GRAPH_RET));
     }
@@ -110,7 +113,7 @@ public final class EventDecoder implements RecordHandler {
             malformedRecords++;
             return;
         }
-        listener.onCpuGraphCompute(tid, startNs, endNs, data.get(LONG, offset + CPU_GRAPH_CGRAPH),
+        listeners[EVENT_CPU_GRAPH].onCpuGraphCompute(tid, startNs, endNs, data.get(LONG, offset + CPU_GRAPH_CGRAPH),
                 data.get(INT, offset + CPU_GRAPH_N_NODES), data.get(INT, offset + CPU_GRAPH_RET));
     }
 
@@ -119,8 +122,9 @@ public final class EventDecoder implements RecordHandler {
             malformedRecords++;
             return;
         }
-        listener.onNode(data.get(LONG, offset + NODE_GRAPH_SEQ), startNs, data.get(INT, offset + NODE_INDEX),
-                data.get(INT, offset + NODE_N_NODES), data.get(LONG, offset + NODE_TENSOR),
+        listeners[EVENT_NODE].onNode(data.get(LONG, offset + NODE_GRAPH_SEQ), startNs,
+                data.get(INT, offset + NODE_INDEX), data.get(INT, offset + NODE_N_NODES),
+                data.get(LONG, offset + NODE_TENSOR),
                 data.get(INT, offset + NODE_OP), data.get(INT, offset + NODE_TYPE),
                 data.get(INT, offset + NODE_FLAGS), data.get(INT, offset + NODE_OP_PARAM0),
                 data.get(LONG, offset + NODE_NE), data.get(LONG, offset + NODE_NE + 8),
@@ -137,7 +141,7 @@ public final class EventDecoder implements RecordHandler {
             malformedRecords++;
             return;
         }
-        listener.onArrivals(tid, data.get(LONG, offset + ARRIVALS_GRAPH_SEQ), startNs,
+        listeners[EVENT_ARRIVALS].onArrivals(tid, data.get(LONG, offset + ARRIVALS_GRAPH_SEQ), startNs,
                 data.get(INT, offset + ARRIVALS_CPU_FIRST), data.get(INT, offset + ARRIVALS_CPU_LAST),
                 data.get(INT, offset + ARRIVALS_MIGRATED) != 0, data, offset + ARRIVALS_TS, count);
     }
@@ -151,8 +155,9 @@ public final class EventDecoder implements RecordHandler {
         int cpu = data.get(INT, offset + THREAD_CPU);
         int seq = data.get(INT, offset + THREAD_SEQ);
         switch (kind) {
-            case EVENT_GRAPH_SAME -> listener.onGraphSame(graphSeq, data.get(LONG, offset + THREAD_TENSOR), startNs);
-            default -> listener.onFused(tid, graphSeq, seq, data.get(LONG, offset + THREAD_TENSOR),
+            case EVENT_GRAPH_SAME -> listeners[EVENT_GRAPH_SAME].onGraphSame(graphSeq,
+                    data.get(LONG, offset + THREAD_TENSOR), startNs);
+            default -> listeners[EVENT_FUSED].onFused(tid, graphSeq, seq, data.get(LONG, offset + THREAD_TENSOR),
                     data.get(LONG, offset + THREAD_TENSOR2), startNs);
         }
     }
@@ -162,7 +167,7 @@ public final class EventDecoder implements RecordHandler {
             malformedRecords++;
             return;
         }
-        listener.onSchedOff(tid, startNs, endNs, data.get(LONG, offset + SCHED_OFF_WAKE_NS),
+        listeners[EVENT_SCHED_OFF].onSchedOff(tid, startNs, endNs, data.get(LONG, offset + SCHED_OFF_WAKE_NS),
                 data.get(LONG, offset + SCHED_OFF_RAN_NS), data.get(INT, offset + SCHED_OFF_CPU_OUT),
                 data.get(INT, offset + SCHED_OFF_CPU_IN), data.get(INT, offset + SCHED_OFF_PREEMPTED) != 0);
     }
@@ -172,7 +177,7 @@ public final class EventDecoder implements RecordHandler {
             malformedRecords++;
             return;
         }
-        listener.onSchedCulprit(tid, startNs, endNs, data.get(LONG, offset + SCHED_CULPRIT_NS),
+        listeners[EVENT_SCHED_CULPRIT].onSchedCulprit(tid, startNs, endNs, data.get(LONG, offset + SCHED_CULPRIT_NS),
                 data.get(INT, offset + SCHED_CULPRIT_PID), data.get(INT, offset + SCHED_CULPRIT_TGID),
                 data.get(INT, offset + SCHED_CULPRIT_CPU),
                 names.intern(data, offset + SCHED_CULPRIT_COMM, SCHED_COMM_BYTES));
@@ -185,7 +190,7 @@ public final class EventDecoder implements RecordHandler {
             malformedRecords++;
             return;
         }
-        listener.onCounters(tid, data.get(LONG, offset + COUNTERS_GRAPH_SEQ), count, data, offset);
+        listeners[EVENT_COUNTERS].onCounters(tid, data.get(LONG, offset + COUNTERS_GRAPH_SEQ), count, data, offset);
     }
 
     private void backendOps(MemorySegment data, long offset, int lengthBytes, int tid, long startNs, long endNs) {
@@ -193,7 +198,7 @@ public final class EventDecoder implements RecordHandler {
             malformedRecords++;
             return;
         }
-        listener.onBackendOps(tid, startNs, data.get(LONG, offset + BACKEND_OPS_BACKEND),
+        listeners[EVENT_BACKEND_OPS].onBackendOps(tid, startNs, data.get(LONG, offset + BACKEND_OPS_BACKEND),
                 data.get(LONG_BIG_ENDIAN, offset + BACKEND_OPS_GUID),
                 data.get(LONG_BIG_ENDIAN, offset + BACKEND_OPS_GUID + 8),
                 data.get(INT, offset + BACKEND_OPS_N_NODES), data.get(INT, offset + BACKEND_OPS_COUNTED),
@@ -208,8 +213,9 @@ public final class EventDecoder implements RecordHandler {
             malformedRecords++;
             return;
         }
-        listener.onMoe(tid, startNs, data.get(LONG, offset + MOE_GRAPH_SEQ), data.get(LONG, offset + MOE_SIGNATURE),
-                subtype, data.get(INT, offset + MOE_GROUP), value, data.get(INT, offset + MOE_LAYER),
+        listeners[EVENT_MOE].onMoe(tid, startNs, data.get(LONG, offset + MOE_GRAPH_SEQ),
+                data.get(LONG, offset + MOE_SIGNATURE), subtype, data.get(INT, offset + MOE_GROUP), value,
+                data.get(INT, offset + MOE_LAYER),
                 data.get(LONG, offset + MOE_NE0), data.get(LONG, offset + MOE_NE1), data.get(LONG, offset + MOE_NB1),
                 data.get(INT, offset + MOE_FAILED) != 0, data, offset + MOE_IDS_OFFSET);
     }

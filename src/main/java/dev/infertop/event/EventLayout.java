@@ -19,6 +19,8 @@ public final class EventLayout {
     public static final int EVENT_SEQ_RM = 15;
     /** One llama_process(ENCODE) call: a struct decode_event, counted apart from the decode calls. */
     public static final int EVENT_ENCODE = 16;
+    /** The largest record kind: the decoder keeps one listener per kind up to it. */
+    public static final int MAX_EVENT_KIND = 16;
 
     // struct event_header
     public static final int HEADER_KIND = 0;

@@ -2,11 +2,20 @@ package dev.infertop.event;
 
 /**
  * Decoded probe records, one method per record kind, primitives only: the ring-buffer reader calls these
- * for every event, so implementations must not allocate per call.
+ * for every event, so implementations must not allocate per call. A kind no listener takes is ignored.
  */
 public interface TraceListener {
+    /**
+     * The listener that takes the records of {@code kind} (an {@code EventLayout.EVENT_} constant): this one, unless
+     * it hands a layer's records to that layer's own listener. A decoder asks once per kind when it is made, so a
+     * record still costs one call and no lookup.
+     */
+    default TraceListener listenerFor(int kind) {
+        return this;
+    }
+
     /** One llama_decode call; nTokens 1 is a decode step, more is prefill; status is its return value. */
-    void onDecode(int tid, long startNs, long endNs, long contextAddress, int nTokens, int status);
+    default void onDecode(int tid, long startNs, long endNs, long contextAddress, int nTokens, int status) {}
 
     /**
      * One llama_process(LLAMA_PROCESS_TYPE_ENCODE) call (an encoder-decoder model's encoder pass): not a decode
@@ -34,32 +43,32 @@ public interface TraceListener {
      * One ggml_backend_graph_compute_async call. The backend's 16-byte GUID arrives as two big-endian longs
      * (bytes 0-7, 8-15) so it reads like the source's initialiser.
      */
-    void onGraphCompute(int tid, long startNs, long endNs, long backendAddress, long guidHigh, long guidLow,
-                        int nNodes, int status);
+    default void onGraphCompute(int tid, long startNs, long endNs, long backendAddress, long guidHigh, long guidLow,
+                        int nNodes, int status) {}
 
     /** One ggml_graph_compute call (the CPU backend's own entry). */
-    void onCpuGraphCompute(int tid, long startNs, long endNs, long cgraphAddress, int nNodes, int status);
+    default void onCpuGraphCompute(int tid, long startNs, long endNs, long cgraphAddress, int nNodes, int status) {}
 
     /**
      * One node of a CPU graph, read when the graph compute started (operator layer). {@code nameId} indexes
      * the decoder's {@link NameTable}, so names cost nothing after their first appearance.
      */
-    void onNode(long graphSeq, long graphStartNs, int index, int nNodes, long tensor, int op, int type, int flags,
-                int opParam0, long ne0, long ne1, long ne2, long ne3, long src0, long src1, long src2, int nameId);
+    default void onNode(long graphSeq, long graphStartNs, int index, int nNodes, long tensor, int op, int type, int flags,
+                int opParam0, long ne0, long ne1, long ne2, long ne3, long src0, long src1, long src2, int nameId) {}
 
     /** Graph {@code graphSeq} has exactly the nodes of graph {@code sameAsSeq}, which were read; not read again. */
-    void onGraphSame(long graphSeq, long sameAsSeq, long timeNs);
+    default void onGraphSame(long graphSeq, long sameAsSeq, long timeNs) {}
 
     /**
      * One worker thread's walk through graph {@code graphSeq}: its start and, for each node group k, when it
      * reached the barrier after it: {@code count} longs at {@code data[tsOffset + 8k]} (read them during
      * the call only).
      */
-    void onArrivals(int tid, long graphSeq, long startNs, int cpuFirst, int cpuLast, boolean migrated,
-                    java.lang.foreign.MemorySegment data, long tsOffset, int count);
+    default void onArrivals(int tid, long graphSeq, long startNs, int cpuFirst, int cpuLast, boolean migrated,
+                    java.lang.foreign.MemorySegment data, long tsOffset, int count) {}
 
     /** A worker thread runs a fused op: node group {@code seq} starts at {@code tensor}, then {@code nextTensor}. */
-    void onFused(int tid, long graphSeq, int seq, long tensor, long nextTensor, long timeNs);
+    default void onFused(int tid, long graphSeq, int seq, long tensor, long nextTensor, long timeNs) {}
 
     /**
      * Sched layer: target thread {@code tid} is back on CPU {@code cpuIn} at {@code onNs} after leaving CPU

@@ -1,5 +1,6 @@
 package dev.infertop.agg;
 
+import dev.infertop.event.EventLayout;
 import dev.infertop.model.BackendNames;
 import dev.infertop.model.BackendTotals;
 import dev.infertop.model.RunState;
@@ -10,6 +11,9 @@ import org.junit.jupiter.api.Test;
 import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 
 class TraceAggregatorTest {
     private static final long MS = 1_000_000L;
@@ -192,5 +196,29 @@ class TraceAggregatorTest {
 
         assertEquals(1000 * MS, second.interval().backends().get(0).busyNs());
         assertEquals(1600 * MS, second.total().backends().get(0).busyNs());
+    }
+
+    /**
+     * A layer's records go from the decoder straight to its registered aggregator (one call, no lookup per record);
+     * the token and graph layers' stay here; a registration after the decoder is made would miss records and fails.
+     */
+    @Test
+    void layerRecordsGoStraightToTheAggregatorRegisteredForThem() {
+        SchedAggregator sched = new SchedAggregator(42, new dev.infertop.event.NameTable(), () -> 0);
+        TraceAggregator routed = new TraceAggregator(
+                BackendNames.parse("aa67c74396e6a38ae3afea9236bcfc89 CPU\n"), null, sched);
+        assertSame(routed, routed.listenerFor(EventLayout.EVENT_DECODE));
+        assertSame(routed, routed.listenerFor(EventLayout.EVENT_NODE), "no operator aggregator: ignored here");
+        dev.infertop.event.TraceListener schedRecords = routed.listenerFor(EventLayout.EVENT_SCHED_OFF);
+        assertNotSame(routed, schedRecords);
+
+        routed.start(0);
+        // Thread 7 ran 100, was preempted at 1000 until 1300: runnable 300.
+        schedRecords.onSchedOff(7, 1000, 1300, 0, 100, 0, 1, true);
+        Snapshot snapshot = routed.snapshot(1000 * MS, RunState.RUNNING, TARGET, 0, List.of());
+        assertEquals(new dev.infertop.model.SchedThreadTotals(7, 100, 300, 0, 1, 1),
+                snapshot.interval().sched().threads().getFirst());
+
+        assertThrows(IllegalStateException.class, () -> routed.counters(new CounterAggregator()));
     }
 }

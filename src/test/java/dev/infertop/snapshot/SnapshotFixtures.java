@@ -3,6 +3,7 @@ package dev.infertop.snapshot;
 import dev.infertop.agg.OpNaming;
 import dev.infertop.agg.OperatorAggregator;
 import dev.infertop.agg.TraceAggregator;
+import dev.infertop.event.EventLayout;
 import dev.infertop.event.NameTable;
 import dev.infertop.export.SnapshotContent;
 import dev.infertop.model.BackendNames;
@@ -85,7 +86,7 @@ public final class SnapshotFixtures {
             long graphStart = t + 1_000;
             long scale = call + 1; // each call slower than the one before: distinct percentiles
             graph(aggregator, call + 1, graphStart, nameIds);
-            aggregator.onFused(7, call + 1, 2, 0x1002, 0x1003, graphStart);
+            aggregator.listenerFor(EventLayout.EVENT_FUSED).onFused(7, call + 1, 2, 0x1002, 0x1003, graphStart);
             arrivals(aggregator, 7, call + 1, graphStart, graphStart + 100 * scale, graphStart + 130 * scale,
                     graphStart + 200 * scale, graphStart + 210 * scale);
             arrivals(aggregator, 8, call + 1, graphStart + 10, graphStart + 120 * scale, graphStart + 125 * scale,
@@ -125,8 +126,8 @@ public final class SnapshotFixtures {
         int[] flags = {COMPUTE, COMPUTE, COMPUTE, COMPUTE, COMPUTE, 0};
         for (int i = 0; i < ops.length; i++) {
             // MUL_MAT's second source is the ADD node (0x1004, ne0 8): K = 8, 2·8·8 = 128 FLOPs
-            aggregator.onNode(seq, startNs, i, ops.length, 0x1000 + i, ops[i], 0, flags[i], 0, 8, 1, 1, 1, 0,
-                    ops[i] == MUL_MAT ? 0x1004 : 0, 0, nameIds[i]);
+            aggregator.listenerFor(EventLayout.EVENT_NODE).onNode(seq, startNs, i, ops.length, 0x1000 + i, ops[i], 0,
+                    flags[i], 0, 8, 1, 1, 1, 0, ops[i] == MUL_MAT ? 0x1004 : 0, 0, nameIds[i]);
         }
     }
 
@@ -136,7 +137,8 @@ public final class SnapshotFixtures {
             for (int i = 0; i < times.length; i++) {
                 data.setAtIndex(ValueLayout.JAVA_LONG, i, times[i]);
             }
-            aggregator.onArrivals(tid, seq, startNs, 0, 0, false, data, 0, times.length);
+            aggregator.listenerFor(EventLayout.EVENT_ARRIVALS).onArrivals(tid, seq, startNs, 0, 0, false, data, 0,
+                    times.length);
         }
     }
 }
