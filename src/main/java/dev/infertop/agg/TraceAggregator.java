@@ -111,9 +111,10 @@ public final class TraceAggregator implements TraceListener {
 
     /**
      * Adds a layer's aggregator to every stage: its records, the CPU graphs (when there are any), the timelines, the
-     * ticks. Before the decoder is made.
+     * ticks, the snapshot's figures. Before the decoder is made. A layer's one registration line (see Pipeline);
+     * the {@code with} methods register the aggregators that also take a named back-channel.
      */
-    private void register(LayerAggregator aggregator) {
+    public TraceAggregator register(LayerAggregator aggregator) {
         if (recordsRouted && takesRecords(aggregator)) {
             throw new IllegalStateException("the " + aggregator.layer().id() + " layer's aggregator registered after"
                     + " the decoder was made would miss its records");
@@ -125,6 +126,7 @@ public final class TraceAggregator implements TraceListener {
         if (flight != null) {
             aggregator.keepForSnapshots(flight, histograms);
         }
+        return this;
     }
 
     private static boolean takesRecords(LayerAggregator aggregator) {
@@ -279,11 +281,6 @@ public final class TraceAggregator implements TraceListener {
         this.moe = moeAggregator;
         register(moeAggregator);
         return this;
-    }
-
-    /** The counters layer's aggregator: told each attributed CPU graph's groups and ops. */
-    public void counters(CounterAggregator aggregator) {
-        register(aggregator);
     }
 
     @Override

@@ -51,7 +51,7 @@ record Pipeline(NameTable names, TraceAggregator aggregator, EventDecoder decode
                 naming == null ? null : new OperatorAggregator(naming, names, threads),
                 new SchedAggregator(targetPid, names, schedHits, threads)).withNames(names);
         CounterAggregator counters = new CounterAggregator();
-        aggregator.counters(counters);
+        aggregator.register(counters);
         aggregator.withBackendOps(new BackendOpsAggregator(aggregator.backendKeys(), naming));
         DagRecorder dag = null;
         if (naming != null) {

@@ -219,6 +219,6 @@ class TraceAggregatorTest {
         assertEquals(new dev.infertop.model.SchedThreadTotals(7, 100, 300, 0, 1, 1),
                 snapshot.interval().sched().threads().getFirst());
 
-        assertThrows(IllegalStateException.class, () -> routed.counters(new CounterAggregator()));
+        assertThrows(IllegalStateException.class, () -> routed.register(new CounterAggregator()));
     }
 }
