@@ -225,7 +225,7 @@ class LayeringTest {
                 import dev.infertop.model.Snapshot;
                 import static dev.infertop.ffi.LibC.trim;
                 // dev.infertop.agg.TraceAggregator in a comment
-                /* dev.infertop.session.TraceSession in a block */
+                /* dev.infertop.session.TraceRun in a block */
                 class X {
                     String s = "dev.infertop.bpf.ProbeSet";
                     char q = '"';

@@ -2,7 +2,7 @@ package dev.infertop.cli;
 
 import dev.infertop.session.LaunchUser;
 import dev.infertop.session.Preflight;
-import dev.infertop.session.TraceSession;
+import dev.infertop.session.TraceRun;
 import dev.infertop.session.UserError;
 import dev.infertop.workload.DemoClient;
 import dev.infertop.workload.LlamaCppWorkload;
@@ -129,11 +129,11 @@ final class DemoCommand implements java.util.concurrent.Callable<Integer> {
         if (server) {
             // The clients retry until the server, held at infertop's gate until the probes are in, answers.
             try (DemoClient clients = DemoClient.start(port)) {
-                return new TraceSession(trace.toOptions(environment, log), System.out, System.err,
+                return new TraceRun(trace.toOptions(environment, log), System.out, System.err,
                         new Version().getVersion()[0]).run();
             }
         }
-        return new TraceSession(trace.toOptions(environment, log), System.out, System.err,
+        return new TraceRun(trace.toOptions(environment, log), System.out, System.err,
                 new Version().getVersion()[0]).run();
     }
 

@@ -4,7 +4,7 @@ import dev.infertop.model.Layer;
 import dev.infertop.session.ListenOption;
 import dev.infertop.session.OperatorRule;
 import dev.infertop.session.TraceOptions;
-import dev.infertop.session.TraceSession;
+import dev.infertop.session.TraceRun;
 import dev.infertop.session.UserError;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -213,7 +213,7 @@ public final class InfertopCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        return new TraceSession(toOptions(Map.of(), null), System.out, System.err,
+        return new TraceRun(toOptions(Map.of(), null), System.out, System.err,
                 new Version().getVersion()[0]).run();
     }
 

@@ -7,7 +7,7 @@ import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
-/** The run's signals besides the shutdown ones (SIGINT, SIGTERM, SIGHUP go through {@link TraceSession}'s hook). */
+/** The run's signals besides the shutdown ones (SIGINT, SIGTERM, SIGHUP go through {@link TraceRun}'s hook). */
 final class Signals {
     private Signals() {}
 

@@ -10,17 +10,17 @@ class FirstIntervalTest {
 
     @Test
     void theLiveViewsFirstIntervalIsAQuarterSecondAtMost() {
-        assertEquals(250_000_000L, TracedSession.firstIntervalNs(TraceOptions.OutputMode.LIVE, SECOND_NS));
-        assertEquals(250_000_000L, TracedSession.firstIntervalNs(TraceOptions.OutputMode.LIVE, 10 * SECOND_NS));
-        assertEquals(100_000_000L, TracedSession.firstIntervalNs(TraceOptions.OutputMode.LIVE, 100_000_000L));
+        assertEquals(250_000_000L, TargetSession.firstIntervalNs(TraceOptions.OutputMode.LIVE, SECOND_NS));
+        assertEquals(250_000_000L, TargetSession.firstIntervalNs(TraceOptions.OutputMode.LIVE, 10 * SECOND_NS));
+        assertEquals(100_000_000L, TargetSession.firstIntervalNs(TraceOptions.OutputMode.LIVE, 100_000_000L));
     }
 
     @Test
     void jsonTextAndQuietIntervalsAreAllAsAsked() {
         for (TraceOptions.OutputMode output : new TraceOptions.OutputMode[] {TraceOptions.OutputMode.JSON,
                 TraceOptions.OutputMode.BATCH, TraceOptions.OutputMode.QUIET}) {
-            assertEquals(SECOND_NS, TracedSession.firstIntervalNs(output, SECOND_NS), output.toString());
-            assertEquals(5 * SECOND_NS, TracedSession.firstIntervalNs(output, 5 * SECOND_NS), output.toString());
+            assertEquals(SECOND_NS, TargetSession.firstIntervalNs(output, SECOND_NS), output.toString());
+            assertEquals(5 * SECOND_NS, TargetSession.firstIntervalNs(output, 5 * SECOND_NS), output.toString());
         }
     }
 }

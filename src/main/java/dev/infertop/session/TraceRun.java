@@ -14,17 +14,17 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * A whole run of infertop's tracing command: the options checked, the environment checked, then one
- * {@link TracedSession} per traced process (several with --follow), with one exit path: the shutdown hook
+ * {@link TargetSession} per traced process (several with --follow), with one exit path: the shutdown hook
  * (SIGINT, SIGTERM, SIGHUP) and {@link #run}'s finally release what the run holds across sessions.
  */
-public final class TraceSession {
+public final class TraceRun {
     /** How long a quit may take to detach every probe before the shutdown hook detaches them itself. */
     static final long DETACH_WAIT_MS = 1000;
 
     private final RunControl control;
 
     /** {@code version} is written into snapshot directories. */
-    public TraceSession(TraceOptions options, PrintStream out, PrintStream err, String version) {
+    public TraceRun(TraceOptions options, PrintStream out, PrintStream err, String version) {
         this.control = new RunControl(options, out, err, version);
     }
 
@@ -50,7 +50,7 @@ public final class TraceSession {
                 resources.detachWithin(DETACH_WAIT_MS);
             }
             try {
-                if (!finished.await(TracedSession.SNAPSHOT_GRACE_MS + DETACH_WAIT_MS, TimeUnit.MILLISECONDS)) {
+                if (!finished.await(TargetSession.SNAPSHOT_GRACE_MS + DETACH_WAIT_MS, TimeUnit.MILLISECONDS)) {
                     SnapshotTaker taker = control.snapshots;
                     if (taker != null) {
                         taker.abandon();
@@ -73,7 +73,7 @@ public final class TraceSession {
             if (metrics != null) {
                 control.err.println("infertop: serving metrics at " + metrics.url());
             }
-            return traceEach(new TracedSession(control, opener, btf, counterSet, metrics),
+            return traceEach(new TargetSession(control, opener, btf, counterSet, metrics),
                     new ProcessFollower(control, invoking));
         } finally {
             control.closeLive();
@@ -95,7 +95,7 @@ public final class TraceSession {
     }
 
     /** The process of -p or -- COMMAND, or each process --follow finds, traced in turn. */
-    private int traceEach(TracedSession session, ProcessFollower follower) {
+    private int traceEach(TargetSession session, ProcessFollower follower) {
         TraceOptions options = control.options;
         Integer pid = options.pid();
         if (pid == null && options.command().isEmpty()) {
@@ -106,7 +106,7 @@ public final class TraceSession {
             }
         }
         while (true) {
-            TracedSession.End end = session.trace(pid);
+            TargetSession.End end = session.trace(pid);
             control.throwLiveFailure();
             if (end.state() == RunState.EXITED && options.follow() != null && !control.stopping) {
                 control.notice("infertop: pid " + pid + " exited; waiting for a process named " + options.follow());

@@ -30,7 +30,7 @@ import java.nio.file.Path;
  * layouts), load (the BPF object), attach (the layers' probes), poll (the collector, until the target exits,
  * -n, q or a signal), clean up (in reverse, on every path: {@link #trace}'s one finally).
  */
-final class TracedSession {
+final class TargetSession {
     /** How long snapshots still being written at the end may take (probes are detached by then). */
     static final long SNAPSHOT_GRACE_MS = 15_000;
 
@@ -55,7 +55,7 @@ final class TracedSession {
     private final CounterSet counterSet;
     private final MetricsServer metrics;
 
-    TracedSession(RunControl control, TargetOpener opener, Path btf, CounterSet counterSet, MetricsServer metrics) {
+    TargetSession(RunControl control, TargetOpener opener, Path btf, CounterSet counterSet, MetricsServer metrics) {
         this.control = control;
         this.opener = opener;
         this.btf = btf;
