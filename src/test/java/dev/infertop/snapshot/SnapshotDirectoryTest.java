@@ -200,9 +200,12 @@ class SnapshotDirectoryTest {
     @Test
     void fullDiskIsOneNoticeAndLeavesNoHalfDirectory() throws Exception {
         Path mount = Files.createDirectory(temp.resolve("tiny"));
-        org.junit.jupiter.api.Assumptions.assumeTrue(
-                new ProcessBuilder("mount", "-t", "tmpfs", "-o", "size=4k", "tmpfs", mount.toString())
-                        .redirectErrorStream(true).start().waitFor() == 0, "needs root to mount a 4 KiB tmpfs");
+        boolean mounted = new ProcessBuilder("mount", "-t", "tmpfs", "-o", "size=4k", "tmpfs", mount.toString())
+                .redirectErrorStream(true).start().waitFor() == 0;
+        if ("true".equals(System.getenv("CI"))) {
+            assertTrue(mounted, "CI runs as root: a 4 KiB tmpfs must mount"); // in CI a test that cannot run fails
+        }
+        org.junit.jupiter.api.Assumptions.assumeTrue(mounted, "needs root to mount a 4 KiB tmpfs");
         try {
             SnapshotFixtures.Run run = SnapshotFixtures.run(
                     new SnapshotOptions(mount.resolve("snap").toString(), 0, true, 10));
