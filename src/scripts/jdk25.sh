@@ -36,3 +36,9 @@ if ! JAVA_HOME="$(infertop_find_jdk25)"; then
   exit 1
 fi
 export JAVA_HOME
+# A distribution's Maven (3.8, its bundled Guava) calls sun.misc.Unsafe, which a JDK 25 warns about in four lines on
+# every build; the warning is Maven's, not the build's, so it is turned off for the Maven the scripts run.
+case " ${MAVEN_OPTS:-} " in
+  *" --sun-misc-unsafe-memory-access="*) ;;
+  *) export MAVEN_OPTS="--sun-misc-unsafe-memory-access=allow${MAVEN_OPTS:+ $MAVEN_OPTS}" ;;
+esac

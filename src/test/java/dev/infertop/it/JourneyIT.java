@@ -108,6 +108,20 @@ class JourneyIT {
     }
 
     /**
+     * The scripts' Maven (the distribution's, on the JDK 25 they pick) says nothing of its own: a distribution's
+     * Maven 3.8 warns in four lines about sun.misc.Unsafe on a JDK 25 unless the scripts turn that off.
+     */
+    @Test
+    void theScriptsMavenPrintsNoWarningOfItsOwn() throws Exception {
+        Process mvn = new ProcessBuilder("bash", "-c", "source src/scripts/jdk25.sh && mvn -B -q -o validate")
+                .directory(ROOT.toFile()).redirectErrorStream(true).start();
+        String printed = new String(mvn.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(mvn.waitFor(120, TimeUnit.SECONDS), "mvn validate did not end");
+        assertEquals(0, mvn.exitValue(), printed);
+        assertTrue(printed.lines().noneMatch(l -> l.startsWith("WARNING")), "Maven warned:\n" + printed);
+    }
+
+    /**
      * A slow start is diagnosed the way the man page says: INFERTOP_DEBUG=1 on {@code infertop -p PID} in a
      * terminal says each step of the start when it ends, in order, up to the live view's first screen.
      */
