@@ -3,11 +3,14 @@ package dev.infertop.it;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
+import java.io.File;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.stream.Collectors;
@@ -79,13 +82,13 @@ final class LeakCheck {
                         + probe.path("filename").asText() + " offset " + probe.path("offset").asText());
             }
         }
+        Map<Long, List<Long>> programHolders = programHolders();
         for (JsonNode program : bpftoolJson("prog", "show")) {
             String name = program.path("name").asText();
             if (PROGRAM_PREFIXES.stream().noneMatch(name::startsWith)) {
                 continue;
             }
-            List<Long> holders = new ArrayList<>();
-            program.path("pids").forEach(p -> holders.add(p.path("pid").asLong(-1)));
+            List<Long> holders = programHolders.getOrDefault(program.path("id").asLong(), List.of());
             if (holders.isEmpty() || !holders.stream().allMatch(h -> isAnotherInfertop(h, ours))) {
                 leaks.add("bpftool prog show: id " + program.path("id").asText() + " name " + name + " held by "
                         + (holders.isEmpty() ? "nothing (pinned or a link)"
@@ -111,6 +114,38 @@ final class LeakCheck {
             }
         }
         return leaks;
+    }
+
+    /**
+     * Which processes hold each BPF program: a descriptor of the program, or of a link to it, says
+     * {@code prog_id} in its fdinfo (a bpftool built without its skeletons prints no {@code pids}).
+     */
+    private static Map<Long, List<Long>> programHolders() {
+        Map<Long, List<Long>> holders = new HashMap<>();
+        File[] processes = new File("/proc").listFiles((dir, name) -> name.chars().allMatch(Character::isDigit));
+        for (File process : processes == null ? new File[0] : processes) {
+            File[] descriptors = new File(process, "fdinfo").listFiles();
+            if (descriptors == null) {
+                continue; // gone, or a kernel thread
+            }
+            long pid = Long.parseLong(process.getName());
+            for (File descriptor : descriptors) {
+                try {
+                    for (String line : Files.readAllLines(descriptor.toPath())) {
+                        if (line.startsWith("prog_id:")) {
+                            long id = Long.parseLong(line.substring("prog_id:".length()).strip());
+                            List<Long> of = holders.computeIfAbsent(id, k -> new ArrayList<>());
+                            if (!of.contains(pid)) {
+                                of.add(pid);
+                            }
+                        }
+                    }
+                } catch (IOException | RuntimeException e) {
+                    // closed or the process ended while read: it holds nothing now
+                }
+            }
+        }
+        return holders;
     }
 
     /** A live infertop that this JVM did not start (directly or through the processes it started). */
