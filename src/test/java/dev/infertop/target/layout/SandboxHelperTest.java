@@ -143,8 +143,7 @@ class SandboxHelperTest {
         assertTrue(shmBefore.contains("size=2048k"), shmBefore);
         Path shmSeen = Path.of("/proc/" + pid + "/root/dev/shm");
 
-        Path classes = Files.createDirectory(work.resolve("classes"));
-        Files.setPosixFilePermissions(classes, PosixFilePermissions.fromString("rwxr-xr-x"));
+        Path classes = emptyClasses();
         List<String> command = SandboxHelper.command(work, pid, start, ChildCredentials.nobody("test"),
                 classes, List.of(), List.of(), javaArguments("-version"));
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(RACE_SECONDS);
@@ -155,6 +154,9 @@ class SandboxHelperTest {
             Result result = run(command);
             runs++;
             String state = "after run " + runs + " of the helper (" + result + ")";
+            assertEquals(shmBefore, shmOptions(Files.readString(targetMounts)), "the bound tmpfs's options, " + state);
+            assertEquals(List.of(), list(shmSeen), "nothing in the bound tmpfs, " + state);
+            assertTrue(target.isAlive(), "the target races on, " + state);
             if (result.stderr().startsWith("enter-target-root:")) { // the helper's own word, always one line
                 assertTrue(result.stderr().startsWith("enter-target-root: the root of process " + pid + " has none of"),
                         "a refusal, for want of a directory reached without a link: " + state);
@@ -167,9 +169,6 @@ class SandboxHelperTest {
             } else {
                 assertEquals(0, result.status(), state);
             }
-            assertEquals(shmBefore, shmOptions(Files.readString(targetMounts)), "the bound tmpfs's options, " + state);
-            assertEquals(List.of(), list(shmSeen), "nothing in the bound tmpfs, " + state);
-            assertTrue(target.isAlive(), "the target races on, " + state);
         }
         System.out.printf("the helper ran %d times against the /mnt swap: %d children ran java -version, %d lost a "
                 + "lookup to the race, %d runs refused%n", runs, runs - refused - childFailed, childFailed, refused);
@@ -184,12 +183,28 @@ class SandboxHelperTest {
         assertEquals(mountsBefore, Files.readString(targetMounts), "the target's mounts as they were");
     }
 
+    /** A target that ended, its pid free: the helper refuses in one line. */
+    @Test
+    void aPidWhoseProcessEndedIsRefused() throws Exception {
+        Path classes = emptyClasses();
+        Process first = start(List.of("sleep", "600"));
+        long pid = first.pid();
+        List<String> command = SandboxHelper.command(work, pid, SandboxHelper.startTime(pid),
+                ChildCredentials.nobody("test"), classes, List.of(), List.of(), javaArguments("-version"));
+        first.destroyForcibly();
+        first.waitFor();
+        Result stale = run(command);
+        assertEquals(126, stale.status(), stale.toString());
+        assertTrue(stale.stderr().startsWith("enter-target-root: "), stale.toString());
+        assertEquals(1, stale.stderr().strip().lines().count(), "one line: " + stale);
+    }
+
     /**
-     * A target that ended, and one whose pid another process now has (made with that very pid by clone3's
-     * set_tid): the helper refuses both, in one line, and never enters the other process's root.
+     * A target that ended and whose pid another process now has (made with that very pid by clone3's set_tid):
+     * the helper refuses in one line, and never enters the other process's root.
      */
     @Test
-    void aStaleOrReusedPidIsRefused() throws Exception {
+    void aPidReusedByAnotherProcessIsRefused() throws Exception {
         Path reuse = compile("reuse", """
                 #define _GNU_SOURCE
                 #include <errno.h>
@@ -217,29 +232,26 @@ class SandboxHelperTest {
                     return 0;
                 }
                 """);
-        Path classes = Files.createDirectory(work.resolve("classes"));
-        Files.setPosixFilePermissions(classes, PosixFilePermissions.fromString("rwxr-xr-x"));
+        Path classes = emptyClasses();
         for (int attempt = 0; ; attempt++) {
             Process first = start(List.of("sleep", "600"));
             long pid = first.pid();
             long start = SandboxHelper.startTime(pid);
-            List<String> command = SandboxHelper.command(work, pid, start,
-                    ChildCredentials.nobody("test"), classes, List.of(), List.of(), javaArguments("-version"));
+            List<String> command = SandboxHelper.command(work, pid, start, ChildCredentials.nobody("test"), classes,
+                    List.of(), List.of(), javaArguments("-version"));
             first.destroyForcibly();
             first.waitFor();
-
-            Result stale = run(command);
-            assertEquals(126, stale.status(), stale.toString());
-            assertEquals("enter-target-root: no process " + pid, stale.stderr().strip(), "one line: " + stale);
-
             Process other = start(List.of(reuse.toString(), Long.toString(pid)));
             String line = new BufferedReader(new InputStreamReader(other.getInputStream(), StandardCharsets.UTF_8))
                     .readLine();
-            if (!Long.toString(pid).equals(line)) {
-                assertTrue(attempt < 5, "cannot give another process pid " + pid + ": " + line);
-                continue; // the pid went to some other process first: try again with another
+            // Start times are in clock ticks: the other process must start in a later one to be told apart.
+            if (!Long.toString(pid).equals(line) || SandboxHelper.startTime(pid) == start) {
+                assertTrue(attempt < 5, "cannot give another process pid " + pid + " in a later tick: " + line);
+                other.destroyForcibly();
+                other.waitFor();
+                Thread.sleep(20); // (the pid went to some other process first, or the tick is the same: again)
+                continue;
             }
-            assertTrue(SandboxHelper.startTime(pid) != start, "another process, started later");
             Result reused = run(command);
             assertEquals(126, reused.status(), "refused, never run in the other process's root: " + reused);
             assertTrue(reused.stderr().startsWith("enter-target-root: process " + pid + " is not the one infertop "
@@ -247,6 +259,12 @@ class SandboxHelperTest {
             assertEquals(1, reused.stderr().strip().lines().count(), reused.toString());
             return;
         }
+    }
+
+    private Path emptyClasses() throws IOException {
+        Path classes = Files.createDirectory(work.resolve("classes"));
+        Files.setPosixFilePermissions(classes, PosixFilePermissions.fromString("rwxr-xr-x"));
+        return classes;
     }
 
     private record Result(int status, String stdout, String stderr) {}
