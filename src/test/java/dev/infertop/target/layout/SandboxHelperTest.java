@@ -32,7 +32,7 @@ import static org.junit.jupiter.api.Assertions.fail;
  * copies it cannot write.
  */
 class SandboxHelperTest {
-    /** Runs of the helper against the racing target: the attack that found the hole won within about a hundred. */
+    /** Runs of the helper against the racing target: the attack that found the hole won within a few hundred. */
     private static final int RACE_RUNS = 200;
     private static final long RACE_SECONDS = 150;
 
@@ -103,13 +103,20 @@ class SandboxHelperTest {
                 #include <fcntl.h>
                 #include <stdio.h>
                 #include <unistd.h>
+                #include <time.h>
                 #include <sys/syscall.h>
                 #define RENAME_EXCHANGE (1 << 1)
                 int main(void) {
                     if (symlink("/dev/shm", "/swap")) { perror("symlink"); return 1; }
                     puts("racing"); fflush(stdout);
-                    for (;;)
+                    for (unsigned n = 1;; n = n * 1103515245 + 12345) {
                         syscall(SYS_renameat2, AT_FDCWD, "/mnt", AT_FDCWD, "/swap", RENAME_EXCHANGE);
+                        struct timespec t0, t;
+                        clock_gettime(CLOCK_MONOTONIC, &t0);
+                        long hold = (n >> 8) % 500000; /* each state held 0 to 0.5 ms: some runs see one swap */
+                        do clock_gettime(CLOCK_MONOTONIC, &t);
+                        while ((t.tv_sec - t0.tv_sec) * 1000000000L + t.tv_nsec - t0.tv_nsec < hold);
+                    }
                 }
                 """);
         Files.createDirectories(work.resolve("root"));
