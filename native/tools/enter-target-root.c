@@ -225,8 +225,8 @@ static int n_trees;
 static void die_call(const char *call, const char *since, const char *what)
 {
 	if (errno == ENOSYS)
-		die("this kernel has no %s (Linux %s+), which the sandbox needs to %s without following the target's "
-		    "names", call, since, what);
+		die("this kernel has no %s (Linux %s+): the sandbox needs it to %s by descriptor, and does nothing by "
+		    "path instead", call, since, what);
 	die("cannot %s (%s): %s", what, call, strerror(errno));
 }
 

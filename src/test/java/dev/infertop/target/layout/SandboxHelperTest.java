@@ -268,6 +268,54 @@ class SandboxHelperTest {
         }
     }
 
+    /**
+     * A kernel without one of the calls the helper needs (pidfd_open 5.3, openat2 5.6, mount_setattr 5.12, the new
+     * mount API 5.2), as a seccomp filter that answers ENOSYS makes it look: refused in one line that names the
+     * call, and no child started by any other way.
+     */
+    @Test
+    void aKernelWithoutTheCallsIsRefusedInOneLine() throws Exception {
+        Path without = compile("without", """
+                #include <errno.h>
+                #include <stddef.h>
+                #include <stdio.h>
+                #include <stdlib.h>
+                #include <unistd.h>
+                #include <linux/filter.h>
+                #include <linux/seccomp.h>
+                #include <sys/prctl.h>
+                int main(int argc, char **argv) {
+                    struct sock_filter filter[] = {
+                        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+                        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)atoi(argv[1]), 0, 1),
+                        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+                        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+                    };
+                    struct sock_fprog program = {.len = 4, .filter = filter};
+                    if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program, 0, 0)) { perror("seccomp"); return 2; }
+                    execv(argv[2], argv + 2);
+                    perror("execv");
+                    return 2;
+                }
+                """);
+        Path classes = emptyClasses();
+        long self = ProcessHandle.current().pid();
+        List<String> command = SandboxHelper.command(work, self, SandboxHelper.startTime(self),
+                ChildCredentials.nobody("test"), classes, List.of(), List.of(), javaArguments("-version"));
+        // The generic system call numbers, the same on x86_64 and arm64.
+        for (var call : java.util.Map.of("pidfd_open", 434, "openat2", 437, "mount_setattr", 442, "fsopen", 430)
+                .entrySet()) {
+            List<String> withoutIt = new ArrayList<>(List.of(without.toString(), call.getValue().toString()));
+            withoutIt.addAll(command);
+            Result result = run(withoutIt);
+            assertEquals(126, result.status(), call.getKey() + ": " + result);
+            assertTrue(result.stderr().startsWith("enter-target-root: this kernel has no " + call.getKey() + " (Linux "),
+                    call.getKey() + ": " + result);
+            assertEquals(1, result.stderr().strip().lines().count(), "one line: " + result);
+            assertFalse(result.stderr().contains("version"), "no java started: " + result);
+        }
+    }
+
     private Path emptyClasses() throws IOException {
         Path classes = Files.createDirectory(work.resolve("classes"));
         Files.setPosixFilePermissions(classes, PosixFilePermissions.fromString("rwxr-xr-x"));
