@@ -32,7 +32,7 @@ import static org.junit.jupiter.api.Assertions.fail;
  * copies it cannot write.
  */
 class SandboxHelperTest {
-    /** Runs of the helper against the racing target: the attack that found the hole won within a few hundred. */
+    /** Runs of the helper against the racing target, and the time they may take: enough for the old helper to lose. */
     private static final int RACE_RUNS = 200;
     private static final long RACE_SECONDS = 150;
 
