@@ -4,29 +4,49 @@
  * the traced process's own root (a container's image, a chroot; for most targets infertop's own root), sandboxed.
  * Run by infertop as root; everything after the fork below runs without privileges.
  *
- *   enter-target-root PID UID GID JAVA_HOME CLASSES [-e NAME=VALUE]... [-b FILE NAME]... -- JAVA_ARG...
+ *   enter-target-root PID UID GID JAVA_HOME CLASSES -s START [-e NAME=VALUE]... [-b FILE NAME]... -- JAVA_ARG...
  *
+ * The target's root may belong to the target (root in a container owns its image) or to any user (a chroot), who
+ * can rename and replace its names while this helper runs. So, running as root, the helper resolves no name in
+ * that tree but one directory, once, without following a link, and works from there on open descriptors only.
+ *
+ * 0. Takes a pidfd of PID, opens /proc/PID as a directory and checks that the process there started at START
+ *    (field 22 of /proc/PID/stat, which infertop read when it began): a pid reused since is refused. The target's
+ *    mount namespace and root are opened through that directory, and only once the pidfd shows the process is
+ *    still alive (so no other process had the pid meanwhile) are they used.
  * 1. While still in infertop's mount namespace, takes detached copies (open_tree) of what the child needs from
  *    the host: JAVA_HOME's bin/java, each entry of its lib/ and conf/ (symbolic links followed here, on the host,
  *    so a distribution JDK whose lib/jvm.cfg points into /etc works too), the CLASSES directory, and each -b FILE
  *    (a library the target maps, named by /proc/PID/map_files/...: the file itself, whatever directories lead to
- *    it; the child can read it only if the file's own mode lets it), to appear as libs/NAME.
- * 2. Enters the target's mount namespace and makes a private copy of it (unshare), all mounts private: nothing
- *    done below is seen by the target or anyone else, and it all goes away with the child.
- * 3. Chroots into the target's root (the directory /proc/PID/root names; checked by device and inode).
- * 4. Mounts a small tmpfs on the first of /mnt, /opt, /srv, /media, /run, /var/tmp, /tmp that is a directory
- *    there, and attaches the copies under it (move_mount), read-only. Nothing is created in the target's files:
- *    a root without such a directory, or without /proc, is refused.
+ *    it; the child can read it only if the file's own mode lets it), to appear as libs/NAME. Each copy is made
+ *    read-only, nosuid and nodev with all its submounts (mount_setattr) before it goes anywhere. A small tmpfs of
+ *    the helper's own (fsopen, fsmount: detached, attached nowhere yet) gets the directories and mount points
+ *    (mkdirat, openat O_EXCL|O_NOFOLLOW relative to its descriptor).
+ * 2. Enters the target's mount namespace, stands in the target's root (fchdir on the descriptor from step 0) and
+ *    makes a private copy of the namespace (unshare, which carries the working directory over into the copy), all
+ *    mounts private: nothing done below is seen by the target or anyone else, and it all goes away with the child.
+ * 3. Chroots there (chroot "."; checked by device and inode).
+ * 4. Opens the first of /mnt, /opt, /srv, /media, /run, /var/tmp, /tmp that is a directory there (openat2 beneath
+ *    the root, no symbolic or magic link on the way: a name swapped for a link is passed over) and attaches the
+ *    tmpfs onto that descriptor (move_mount); then the copies onto their mount points in it, and the tmpfs with
+ *    everything on it is made read-only (mount_setattr): nothing of the target's is ever remounted or written.
+ *    /proc is opened the same way. Nothing is created in the target's files: a root without such a directory,
+ *    or without /proc, is refused.
  * 5. New PID, network, IPC and UTS namespaces, then a fork: the child is PID 1 of its own PID namespace, so when it
  *    ends, or this helper is killed (the child has SIGKILL as its parent-death signal), the kernel kills every
  *    process it started: nothing outlives the calibration. It has no network (an empty network namespace), and a
- *    procfs of its own PID namespace on /proc (it reads its library as /proc/self/fd/0).
+ *    procfs of its own PID namespace (fsopen, attached onto the /proc descriptor; it reads its library as
+ *    /proc/self/fd/0).
  * 6. The child drops every privilege: a new session with no controlling terminal, supplementary groups cleared,
  *    the capability bounding set emptied, UID and GID (never 0), no_new_privs; limits on core dumps (none), file
  *    size, CPU time and address space; a seccomp filter that refuses ioctl TIOCSTI and TIOCLINUX (pushing input into
- *    a terminal), ptrace and process_vm_writev; every descriptor above 2 closed; then it executes the copied java
- *    with JAVA_ARGs, "@CLASSES@" standing for where the classes were attached and "@LIBS@" for the libs directory,
- *    and an environment of the -e pairs only (where they may name @LIBS@ too).
+ *    a terminal), ptrace and process_vm_writev; every descriptor above 2 closed; then, from the tmpfs's directory
+ *    (its working directory, set by descriptor), it executes the copied java with JAVA_ARGs, "@CLASSES@" standing
+ *    for where the classes were attached and "@LIBS@" for the libs directory, and an environment of the -e pairs
+ *    only (where they may name @LIBS@ too). What the unprivileged JVM looks up by those names it does as the
+ *    child's user, whose code it runs anyway.
+ * Needs Linux 5.12 (pidfd_open 5.3, openat2 5.6, mount_setattr 5.12; the new mount API 5.2); on an older kernel it
+ * refuses with one line naming the call, and there is no fallback that works by path.
  * Errors: one line on stderr ("enter-target-root: ..."), exit status 126; otherwise the child's exit status (128 +
  * the signal that ended it).
  */
@@ -40,6 +60,7 @@
 #include <linux/filter.h>
 #include <linux/mount.h>
 #include <linux/seccomp.h>
+#include <linux/types.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -56,6 +77,8 @@
 #include <termios.h>
 #include <unistd.h>
 
+/* The calls and flags of Linux 5.2-5.12, for C libraries and kernel headers older than the kernel. The system
+ * call numbers are the same on x86_64 and arm64 (the generic table). */
 #ifndef OPEN_TREE_CLONE
 #define OPEN_TREE_CLONE 1
 #endif
@@ -65,8 +88,41 @@
 #ifndef MOVE_MOUNT_F_EMPTY_PATH
 #define MOVE_MOUNT_F_EMPTY_PATH 0x00000004
 #endif
+#ifndef MOVE_MOUNT_T_EMPTY_PATH
+#define MOVE_MOUNT_T_EMPTY_PATH 0x00000040
+#endif
 #ifndef AT_RECURSIVE
 #define AT_RECURSIVE 0x8000
+#endif
+#ifndef FSOPEN_CLOEXEC
+#define FSOPEN_CLOEXEC 0x00000001
+#endif
+#ifndef FSMOUNT_CLOEXEC
+#define FSMOUNT_CLOEXEC 0x00000001
+#endif
+#ifndef MOUNT_ATTR_RDONLY
+#define MOUNT_ATTR_RDONLY 0x00000001
+#endif
+#ifndef MOUNT_ATTR_NOSUID
+#define MOUNT_ATTR_NOSUID 0x00000002
+#endif
+#ifndef MOUNT_ATTR_NODEV
+#define MOUNT_ATTR_NODEV 0x00000004
+#endif
+#ifndef MOUNT_ATTR_NOEXEC
+#define MOUNT_ATTR_NOEXEC 0x00000008
+#endif
+#ifndef RESOLVE_NO_MAGICLINKS
+#define RESOLVE_NO_MAGICLINKS 0x02
+#endif
+#ifndef RESOLVE_NO_SYMLINKS
+#define RESOLVE_NO_SYMLINKS 0x04
+#endif
+#ifndef RESOLVE_BENEATH
+#define RESOLVE_BENEATH 0x08
+#endif
+#ifndef SYS_pidfd_send_signal
+#define SYS_pidfd_send_signal 424
 #endif
 #ifndef SYS_open_tree
 #define SYS_open_tree 428
@@ -74,6 +130,41 @@
 #ifndef SYS_move_mount
 #define SYS_move_mount 429
 #endif
+#ifndef SYS_fsopen
+#define SYS_fsopen 430
+#endif
+#ifndef SYS_fsconfig
+#define SYS_fsconfig 431
+#endif
+#ifndef SYS_fsmount
+#define SYS_fsmount 432
+#endif
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+#ifndef SYS_openat2
+#define SYS_openat2 437
+#endif
+#ifndef SYS_mount_setattr
+#define SYS_mount_setattr 442
+#endif
+/* fsconfig commands (an enum in the headers, so under names of our own) */
+#define CONFIG_SET_STRING 1
+#define CONFIG_CMD_CREATE 6
+
+/* struct open_how and struct mount_attr, as the kernel reads them (their first published sizes) */
+struct how_to_open {
+	__u64 flags;
+	__u64 mode;
+	__u64 resolve;
+};
+
+struct attributes {
+	__u64 attr_set;
+	__u64 attr_clr;
+	__u64 propagation;
+	__u64 userns_fd;
+};
 
 #define MAX_TREES 512
 #define MAX_ENV 16
@@ -103,14 +194,41 @@ static void die(const char *fmt, ...)
 			die("a path is longer than %zu bytes", sizeof(buf) - 1);    \
 	} while (0)
 
+/* The directories of the helper's tmpfs, each open (O_PATH) while the helper lives: a tree goes into one of them. */
+enum place { IN_BASE, IN_JDK, IN_JDK_BIN, IN_JDK_LIB, IN_LIBS, PLACES };
+
+static const struct {
+	enum place parent;
+	const char *name;
+	const char *shown; /* for messages: where it is in the tmpfs */
+} places[PLACES] = {
+	[IN_BASE] = {PLACES, ".infertop", ".infertop"},
+	[IN_JDK] = {IN_BASE, "jdk", ".infertop/jdk"},
+	[IN_JDK_BIN] = {IN_JDK, "bin", ".infertop/jdk/bin"},
+	[IN_JDK_LIB] = {IN_JDK, "lib", ".infertop/jdk/lib"},
+	[IN_LIBS] = {IN_BASE, "libs", ".infertop/libs"},
+};
+
+static int place_fds[PLACES];
+
 struct tree {
 	int fd;
 	int directory;
-	char where[PATH_MAX]; /* relative to the base directory */
+	enum place parent;
+	char name[NAME_MAX + 1];
 };
 
 static struct tree trees[MAX_TREES];
 static int n_trees;
+
+/* The kernel lacks a call: one line naming it (and the release that has it), never a way around it by path. */
+static void die_call(const char *call, const char *since, const char *what)
+{
+	if (errno == ENOSYS)
+		die("this kernel has no %s (Linux %s+): the sandbox needs it to %s by descriptor, and does nothing by "
+		    "path instead", call, since, what);
+	die("cannot %s (%s): %s", what, call, strerror(errno));
+}
 
 static int open_tree_(int dfd, const char *path, unsigned int flags)
 {
@@ -122,62 +240,184 @@ static int move_mount_(int from_dfd, const char *from, int to_dfd, const char *t
 	return (int)syscall(SYS_move_mount, from_dfd, from, to_dfd, to, flags);
 }
 
-/* A detached copy of the host's `path` (links followed), to be attached at base/where. */
-static void take(const char *path, const char *where, int required)
+static int fsopen_(const char *fs, unsigned int flags)
+{
+	return (int)syscall(SYS_fsopen, fs, flags);
+}
+
+static int fsconfig_(int fd, unsigned int cmd, const char *key, const char *value, int aux)
+{
+	return (int)syscall(SYS_fsconfig, fd, cmd, key, value, aux);
+}
+
+static int fsmount_(int fd, unsigned int flags, unsigned int attributes)
+{
+	return (int)syscall(SYS_fsmount, fd, flags, attributes);
+}
+
+static int mount_setattr_(int dfd, const char *path, unsigned int flags, struct attributes *attr)
+{
+	return (int)syscall(SYS_mount_setattr, dfd, path, flags, attr, sizeof(*attr));
+}
+
+static int openat2_(int dfd, const char *path, struct how_to_open *how)
+{
+	return (int)syscall(SYS_openat2, dfd, path, how, sizeof(*how));
+}
+
+static int pidfd_open_(pid_t pid)
+{
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+}
+
+static int pidfd_alive(int pidfd)
+{
+	return !syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0);
+}
+
+/* The mount `fd` and everything mounted below it: read-only, no set-id, no devices (per mount, never a remount). */
+static void make_read_only(int fd, const char *what)
+{
+	struct attributes attr = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV};
+
+	if (mount_setattr_(fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr))
+		die_call("mount_setattr", "5.12", what);
+}
+
+/* A detached, read-only copy of the host's `path` (links followed: infertop's own files) for parent/name. */
+static void take_at(int dfd, const char *path, const char *shown, enum place parent, const char *name, int required)
 {
 	struct stat st;
 	int fd;
 
 	if (n_trees >= MAX_TREES)
 		die("more than %d entries to attach", MAX_TREES);
-	if (stat(path, &st)) {
+	fd = open_tree_(dfd, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+	if (fd < 0 && errno == ENOSYS)
+		die_call("open_tree", "5.2", "copy a mount");
+	if (fd < 0 && !required && (errno == ENOENT || errno == ENOTDIR || errno == ELOOP))
+		return;
+	if (fd < 0)
+		die("cannot copy the mount of %s (open_tree): %s", shown, strerror(errno));
+	if (fstat(fd, &st))
+		die("%s: %s", shown, strerror(errno));
+	if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) {
 		if (required)
-			die("%s: %s", path, strerror(errno));
+			die("%s is neither a file nor a directory", shown);
+		close(fd);
 		return;
 	}
-	if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
-		return;
-	fd = open_tree_(AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
-	if (fd < 0)
-		die("cannot copy the mount of %s (open_tree, Linux 5.2+): %s", path, strerror(errno));
+	if (strlen(name) > NAME_MAX)
+		die("the name %s is too long", name);
+	make_read_only(fd, "make a copy read-only");
 	trees[n_trees].fd = fd;
 	trees[n_trees].directory = S_ISDIR(st.st_mode);
-	FMT(trees[n_trees].where, "%s", where);
+	trees[n_trees].parent = parent;
+	strcpy(trees[n_trees].name, name);
 	n_trees++;
 }
 
-/* Every entry of the host's directory `dir` (JAVA_HOME/lib), each attached at base/where/NAME. */
-static void take_entries(const char *dir, const char *where)
+static void take(const char *path, enum place parent, const char *name, int required)
 {
-	char path[PATH_MAX], to[PATH_MAX];
-	struct dirent *e;
-	DIR *d = opendir(dir);
+	take_at(AT_FDCWD, path, path, parent, name, required);
+}
 
-	if (!d)
+/* Every entry of the host's directory `dir` (JAVA_HOME/lib), each attached in `parent` under its own name. */
+static void take_entries(const char *dir, enum place parent)
+{
+	char shown[PATH_MAX];
+	struct dirent *e;
+	DIR *d;
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0 || !(d = fdopendir(fd)))
 		die("%s: %s", dir, strerror(errno));
 	while ((e = readdir(d))) {
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
-		FMT(path, "%s/%s", dir, e->d_name);
-		FMT(to, "%s/%s", where, e->d_name);
-		take(path, to, 0);
+		FMT(shown, "%s/%s", dir, e->d_name);
+		take_at(dirfd(d), e->d_name, shown, parent, e->d_name, 0);
 	}
 	closedir(d);
 }
 
-static void make_mount_point(const char *path, int directory)
+/* The helper's tmpfs, detached: its directories made and opened, each tree's mount point made in its place. */
+static int make_tmpfs(void)
 {
-	int fd;
+	int fs, tmpfs, i;
 
-	if (directory) {
-		if (mkdir(path, 0755) && errno != EEXIST)
-			die("mkdir %s: %s", path, strerror(errno));
-		return;
+	fs = fsopen_("tmpfs", FSOPEN_CLOEXEC);
+	if (fs < 0)
+		die_call("fsopen", "5.2", "make a tmpfs");
+	if (fsconfig_(fs, CONFIG_SET_STRING, "source", "infertop", 0) ||
+	    fsconfig_(fs, CONFIG_SET_STRING, "mode", "0755", 0) || fsconfig_(fs, CONFIG_SET_STRING, "size", "1m", 0) ||
+	    fsconfig_(fs, CONFIG_CMD_CREATE, NULL, NULL, 0))
+		die_call("fsconfig", "5.2", "make a tmpfs");
+	tmpfs = fsmount_(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+	if (tmpfs < 0)
+		die_call("fsmount", "5.2", "make a tmpfs");
+	close(fs);
+	for (i = 0; i < PLACES; i++) {
+		int parent = places[i].parent == PLACES ? tmpfs : place_fds[places[i].parent];
+
+		if (mkdirat(parent, places[i].name, 0755))
+			die("mkdir %s in the helper's tmpfs: %s", places[i].name, strerror(errno));
+		place_fds[i] = openat(parent, places[i].name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (place_fds[i] < 0)
+			die("open %s in the helper's tmpfs: %s", places[i].name, strerror(errno));
 	}
-	fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+	for (i = 0; i < n_trees; i++) {
+		int parent = place_fds[trees[i].parent], fd;
+
+		if (trees[i].directory) {
+			if (mkdirat(parent, trees[i].name, 0755))
+				die("cannot make %s/%s: %s", places[trees[i].parent].shown, trees[i].name, strerror(errno));
+			continue;
+		}
+		fd = openat(parent, trees[i].name, O_CREAT | O_EXCL | O_NOFOLLOW | O_WRONLY | O_CLOEXEC, 0644);
+		if (fd < 0)
+			die("cannot make %s/%s: %s", places[trees[i].parent].shown, trees[i].name, strerror(errno));
+		close(fd);
+	}
+	return tmpfs;
+}
+
+/* A directory beneath `root`, reached without a symbolic or magic link (nor "..", nor an absolute link). */
+static int open_beneath(int root, const char *path)
+{
+	struct how_to_open how = {
+		.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	int fd = openat2_(root, path, &how);
+
+	if (fd < 0 && errno == ENOSYS)
+		die_call("openat2", "5.6", "open a directory of the target's root");
+	return fd;
+}
+
+/* START as /proc/PID/stat says it, through the directory `proc` opened for the pidfd's process. */
+static unsigned long long start_time(int proc, pid_t pid)
+{
+	char stat[4096], *p;
+	unsigned long long start;
+	ssize_t len;
+	int fd = openat(proc, "stat", O_RDONLY | O_CLOEXEC), field;
+
 	if (fd < 0)
-		die("cannot make %s: %s", path, strerror(errno));
+		die("/proc/%d/stat: %s", (int)pid, strerror(errno));
+	len = read(fd, stat, sizeof(stat) - 1);
 	close(fd);
+	if (len <= 0)
+		die("cannot read /proc/%d/stat", (int)pid);
+	stat[len] = '\0';
+	/* after the command name, whatever it holds: the last ')' */
+	p = strrchr(stat, ')');
+	for (field = 2; p && field < 22; field++)
+		p = strchr(p + 1, ' ');
+	if (!p || sscanf(p, " %llu", &start) != 1)
+		die("cannot read the start time in /proc/%d/stat", (int)pid);
+	return start;
 }
 
 static long parse_id(const char *text, const char *what)
@@ -188,13 +428,6 @@ static long parse_id(const char *text, const char *what)
 	if (*text == '\0' || *end != '\0' || v <= 0 || v > 0x7fffffff)
 		die("bad %s '%s' (a positive number, never 0)", what, text);
 	return v;
-}
-
-static int is_plain_directory(const char *path)
-{
-	struct stat st;
-
-	return !lstat(path, &st) && S_ISDIR(st.st_mode);
 }
 
 #if defined(__x86_64__)
@@ -311,24 +544,35 @@ static int is_plain_name(const char *name)
 
 int main(int argc, char **argv)
 {
-	static const char *bases[] = {"/mnt", "/opt", "/srv", "/media", "/run", "/var/tmp", "/tmp"};
-	char link[PATH_MAX], path[PATH_MAX], base_dir[PATH_MAX], java[PATH_MAX], classes[PATH_MAX], libs[PATH_MAX];
+	static const char *bases[] = {"mnt", "opt", "srv", "media", "run", "var/tmp", "tmp"};
+	char path[PATH_MAX], base_dir[PATH_MAX], java[PATH_MAX], classes[PATH_MAX], libs[PATH_MAX];
 	char *envp[MAX_ENV + 1];
 	struct stat target_root, here;
-	const char *base = NULL;
+	const char *base = NULL, *start_text = NULL;
+	unsigned long long started;
 	char **java_argv;
-	int n_env = 0, i, first_arg, ns, alive[2], status;
-	ssize_t len;
+	int n_env = 0, i, first_arg, pidfd, proc, ns, root, tmpfs, proc_dir, fs, procfs, alive[2], status;
+	int attach_errno = ENOENT;
 	pid_t pid, child;
 	uid_t uid;
 	gid_t gid;
 
 	if (argc < 8)
-		die("usage: enter-target-root PID UID GID JAVA_HOME CLASSES [-e NAME=VALUE]... [-b FILE NAME]... -- "
-		    "JAVA_ARG...");
+		die("usage: enter-target-root PID UID GID JAVA_HOME CLASSES -s START [-e NAME=VALUE]... [-b FILE NAME]... "
+		    "-- JAVA_ARG...");
 	pid = (pid_t)parse_id(argv[1], "pid");
 	uid = (uid_t)parse_id(argv[2], "uid");
 	gid = (gid_t)parse_id(argv[3], "gid");
+	/* 0. The process, held by a pidfd from here on. */
+	pidfd = pidfd_open_(pid);
+	if (pidfd < 0 && errno == ESRCH)
+		die("no process %d", (int)pid);
+	if (pidfd < 0)
+		die_call("pidfd_open", "5.3", "hold the target process");
+	FMT(path, "/proc/%d", (int)pid);
+	proc = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (proc < 0)
+		die("%s: %s", path, strerror(errno));
 	/* 1. The host's parts, taken before leaving the host's namespace. */
 	for (i = 6; i < argc && strcmp(argv[i], "--"); i++) {
 		if (!strcmp(argv[i], "-e") && i + 1 < argc && strchr(argv[i + 1], '=')) {
@@ -336,85 +580,98 @@ int main(int argc, char **argv)
 				die("more than %d environment entries", MAX_ENV);
 			envp[n_env++] = argv[++i];
 		} else if (!strcmp(argv[i], "-b") && i + 2 < argc && is_plain_name(argv[i + 2])) {
-			FMT(path, "libs/%s", argv[i + 2]);
-			take(argv[i + 1], path, 1);
+			take(argv[i + 1], IN_LIBS, argv[i + 2], 1);
 			i += 2;
+		} else if (!strcmp(argv[i], "-s") && i + 1 < argc) {
+			start_text = argv[++i];
 		} else {
-			die("expected -e NAME=VALUE, -b FILE NAME or --, got '%s'", argv[i]);
+			die("expected -s START, -e NAME=VALUE, -b FILE NAME or --, got '%s'", argv[i]);
 		}
 	}
 	envp[n_env] = NULL;
 	if (i >= argc - 1)
 		die("no java arguments after --");
 	first_arg = i + 1;
+	if (!start_text)
+		die("no -s START: the start time of process %d as infertop saw it", (int)pid);
+	if (!*start_text || strspn(start_text, "0123456789") != strlen(start_text) || strlen(start_text) > 19)
+		die("bad start time '%s' (clock ticks after boot)", start_text);
+	if (strtoull(start_text, NULL, 10) != (started = start_time(proc, pid)))
+		die("process %d is not the one infertop was given (it started at %llu, not at %s): its pid was reused",
+		    (int)pid, started, start_text);
 	FMT(path, "%s/bin/java", argv[4]);
-	take(path, "jdk/bin/java", 1);
+	take(path, IN_JDK_BIN, "java", 1);
 	FMT(path, "%s/lib", argv[4]);
-	take_entries(path, "jdk/lib");
+	take_entries(path, IN_JDK_LIB);
 	FMT(path, "%s/conf", argv[4]);
-	take(path, "jdk/conf", 0);
-	take(argv[5], "classes", 1);
+	take(path, IN_JDK, "conf", 0);
+	take(argv[5], IN_BASE, "classes", 1);
+	tmpfs = make_tmpfs();
 
-	/* The target's root: where it is in its namespace, and what it is (device, inode) to check the chroot. */
-	FMT(path, "/proc/%d/root", (int)pid);
-	if (stat(path, &target_root))
-		die("%s: %s", path, strerror(errno));
-	len = readlink(path, link, sizeof(link) - 1);
-	if (len <= 0 || link[0] != '/')
-		die("cannot read the link %s", path);
-	link[len] = '\0';
-
-	/* 2. A private copy of the target's mount namespace. */
-	FMT(path, "/proc/%d/ns/mnt", (int)pid);
-	ns = open(path, O_RDONLY | O_CLOEXEC);
+	/* The target's root and mount namespace, of the process the pidfd holds (checked once both are open). */
+	root = openat(proc, "root", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0 || fstat(root, &target_root))
+		die("/proc/%d/root: %s", (int)pid, strerror(errno));
+	ns = openat(proc, "ns/mnt", O_RDONLY | O_CLOEXEC);
 	if (ns < 0)
-		die("%s: %s", path, strerror(errno));
+		die("/proc/%d/ns/mnt: %s", (int)pid, strerror(errno));
+	if (!pidfd_alive(pidfd))
+		die("process %d ended while the sandbox was being made", (int)pid);
+	close(proc);
+	close(pidfd);
+
+	/* 2. A private copy of the target's mount namespace, standing in its root (unshare carries it over). */
 	if (setns(ns, CLONE_NEWNS))
 		die("cannot enter the mount namespace of process %d: %s", (int)pid, strerror(errno));
 	close(ns);
+	if (fchdir(root))
+		die("cannot enter the root of process %d: %s", (int)pid, strerror(errno));
+	close(root);
 	if (unshare(CLONE_NEWNS))
 		die("cannot copy the mount namespace: %s", strerror(errno));
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
 		die("cannot make the copied mounts private: %s", strerror(errno));
 
 	/* 3. Its root. */
-	if (chdir(link) || chroot(".") || chdir("/"))
-		die("cannot enter the root %s of process %d: %s", link, (int)pid, strerror(errno));
-	if (stat("/", &here) || here.st_dev != target_root.st_dev || here.st_ino != target_root.st_ino)
-		die("%s is not the root of process %d in its namespace", link, (int)pid);
+	if (chroot("."))
+		die("cannot enter the root of process %d: %s", (int)pid, strerror(errno));
+	root = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0 || fstat(root, &here) || here.st_dev != target_root.st_dev || here.st_ino != target_root.st_ino)
+		die("the directory entered is not the root of process %d", (int)pid);
 
-	/* 4. Our parts under a tmpfs of our own, read-only. */
+	/* 4. Our tmpfs on the first directory there, our parts on it; then all of it read-only. */
 	for (i = 0; i < (int)(sizeof(bases) / sizeof(bases[0])); i++) {
-		if (is_plain_directory(bases[i]) &&
-		    !mount("infertop", bases[i], "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m")) {
+		int dir = open_beneath(root, bases[i]);
+
+		if (dir < 0) {
+			attach_errno = errno;
+			continue;
+		}
+		if (!move_mount_(tmpfs, "", dir, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH)) {
 			base = bases[i];
+			close(dir);
 			break;
 		}
+		attach_errno = errno;
+		close(dir);
 	}
 	if (!base)
-		die("the root of process %d has none of /mnt, /opt, /srv, /media, /run, /var/tmp, /tmp to mount on",
-		    (int)pid);
-	FMT(base_dir, "%s/.infertop", base);
-	make_mount_point(base_dir, 1);
-	FMT(path, "%s/jdk", base_dir);
-	make_mount_point(path, 1);
-	FMT(path, "%s/jdk/bin", base_dir);
-	make_mount_point(path, 1);
-	FMT(path, "%s/jdk/lib", base_dir);
-	make_mount_point(path, 1);
-	FMT(libs, "%s/libs", base_dir);
-	make_mount_point(libs, 1);
+		die("the root of process %d has none of /mnt, /opt, /srv, /media, /run, /var/tmp, /tmp to mount on, as a "
+		    "directory reached without a link (%s)", (int)pid, strerror(attach_errno));
 	for (i = 0; i < n_trees; i++) {
-		FMT(path, "%s/%s", base_dir, trees[i].where);
-		make_mount_point(path, trees[i].directory);
-		if (move_mount_(trees[i].fd, "", AT_FDCWD, path, MOVE_MOUNT_F_EMPTY_PATH))
-			die("cannot attach %s: %s", trees[i].where, strerror(errno));
+		if (move_mount_(trees[i].fd, "", place_fds[trees[i].parent], trees[i].name, MOVE_MOUNT_F_EMPTY_PATH))
+			die("cannot attach %s/%s: %s", places[trees[i].parent].shown, trees[i].name, strerror(errno));
 		close(trees[i].fd);
 	}
-	if (mount(NULL, base, NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, "mode=0755,size=1m"))
-		die("cannot make %s read-only: %s", base, strerror(errno));
-	if (!is_plain_directory("/proc"))
-		die("the root of process %d has no /proc directory", (int)pid);
+	make_read_only(tmpfs, "make the sandbox's tmpfs read-only");
+	close(tmpfs);
+	proc_dir = open_beneath(root, "proc");
+	if (proc_dir < 0)
+		die("the root of process %d has no /proc directory (reached without a link): %s", (int)pid,
+		    strerror(errno));
+	close(root);
+	FMT(base_dir, "/%s/.infertop", base);
+	FMT(libs, "%s/libs", base_dir);
 
 	/* 5. The child: PID 1 of new PID, network, IPC and UTS namespaces. */
 	if (unshare(CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS))
@@ -432,8 +689,16 @@ int main(int argc, char **argv)
 		return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	}
 	close(alive[1]);
-	if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL))
+	/* A procfs of the child's PID namespace (made here, in it), onto the /proc opened above. */
+	fs = fsopen_("proc", FSOPEN_CLOEXEC);
+	if (fs < 0 || fsconfig_(fs, CONFIG_CMD_CREATE, NULL, NULL, 0))
+		die("cannot make a procfs: %s", strerror(errno));
+	procfs = fsmount_(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+	if (procfs < 0 || move_mount_(procfs, "", proc_dir, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH))
 		die("cannot mount a procfs on /proc: %s", strerror(errno));
+	/* The working directory, by descriptor: java is run from it, never by the name of the target's directory. */
+	if (fchdir(place_fds[IN_BASE]))
+		die("cannot enter the sandbox's directory: %s", strerror(errno));
 
 	/* 6. Unprivileged from here on. */
 	drop_privileges(uid, gid, alive[0]);
@@ -452,9 +717,7 @@ int main(int argc, char **argv)
 		java_argv[i - first_arg + 1] = substitute(argv[i], classes, libs);
 	for (i = 0; i < n_env; i++)
 		envp[i] = substitute(envp[i], classes, libs);
-	if (chdir(base_dir))
-		die("chdir %s: %s", base_dir, strerror(errno));
-	execve(java, java_argv, envp);
+	execve("jdk/bin/java", java_argv, envp);
 	die("cannot run %s in the root of process %d: %s", java, (int)pid, strerror(errno));
 	return 126;
 }

@@ -96,6 +96,7 @@ final class CalibrationSandbox {
         Path directory = null;
         Process child = null;
         try {
+            long sandboxStart = SandboxHelper.startTime(sandboxPid); // the process, not whichever has its pid later
             directory = Files.createTempDirectory("infertop-calibrate-", PosixFilePermissions.asFileAttribute(PRIVATE));
             Path classes = directory.resolve("classes");
             copyChildClasses(classes);
@@ -114,8 +115,8 @@ final class CalibrationSandbox {
             List<String> javaArguments = new ArrayList<>(JVM_OPTIONS);
             javaArguments.addAll(List.of("-cp", SandboxHelper.CLASSES_PLACEHOLDER, CalibrationChild.class.getName()));
             javaArguments.addAll(childArguments);
-            ProcessBuilder builder = new ProcessBuilder(SandboxHelper.command(directory, sandboxPid, credentials,
-                    classes, binds, searchPath, javaArguments))
+            ProcessBuilder builder = new ProcessBuilder(SandboxHelper.command(directory, sandboxPid, sandboxStart,
+                    credentials, classes, binds, searchPath, javaArguments))
                     .directory(directory.toFile())
                     .redirectInput(library.procPath().toFile());
             builder.environment().clear();

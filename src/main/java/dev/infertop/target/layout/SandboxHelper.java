@@ -22,7 +22,10 @@ import java.util.Optional;
  * starts outlives it), without network, in a new session with no terminal, with no privileges, under limits and
  * a seccomp filter. Nothing of the target's is copied: a library reaches the child as a bind of the very file
  * infertop opened and checked ({@code /proc/INFERTOP/fd/N}), readable to the child only if the file's own mode
- * lets its user read it.
+ * lets its user read it. The helper is given the process as its pid and start time, and holds it by a pidfd: a pid
+ * reused by another process never sends it into that process's root. Working as root in a tree the target may own,
+ * it resolves one directory there, once, without links, and works on descriptors (the new mount API, openat2,
+ * mount_setattr: Linux 5.12); on an older kernel it refuses, and the operator layer is unavailable with its reason.
  */
 final class SandboxHelper {
     private SandboxHelper() {}
@@ -49,18 +52,39 @@ final class SandboxHelper {
     }
 
     /**
-     * The command that starts the child in {@code pid}'s root and namespaces (infertop's own pid when there is no
-     * target): the helper (extracted into {@code directory}), then the JVM arguments, where
-     * {@link #CLASSES_PLACEHOLDER} stands for the classes directory as attached there; {@code searchPath} becomes
-     * the child's LD_LIBRARY_PATH and may name {@link #LIBS_PLACEHOLDER}.
+     * When process {@code pid} started (clock ticks after boot, field 22 of /proc/PID/stat): with the pid, what
+     * names that process and no other, so that the helper refuses a pid reused meanwhile.
      */
-    static List<String> command(Path directory, long pid, ChildCredentials credentials, Path classes,
+    static long startTime(long pid) throws IOException {
+        String stat;
+        try {
+            stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"), StandardCharsets.ISO_8859_1);
+        } catch (java.nio.file.NoSuchFileException e) {
+            throw new IOException("process " + pid + " is gone");
+        }
+        // after the command name, whatever it holds: the last ')'; then state is field 3
+        String[] fields = stat.substring(stat.lastIndexOf(')') + 1).strip().split(" ");
+        try {
+            return Long.parseLong(fields[22 - 3]);
+        } catch (RuntimeException e) {
+            throw new IOException("cannot read the start time in /proc/" + pid + "/stat");
+        }
+    }
+
+    /**
+     * The command that starts the child in {@code pid}'s root and namespaces (infertop's own pid when there is no
+     * target), refused unless that process started at {@code startTime} ({@link #startTime}): the helper
+     * (extracted into {@code directory}), then the JVM arguments, where {@link #CLASSES_PLACEHOLDER} stands for the
+     * classes directory as attached there; {@code searchPath} becomes the child's LD_LIBRARY_PATH and may name
+     * {@link #LIBS_PLACEHOLDER}.
+     */
+    static List<String> command(Path directory, long pid, long startTime, ChildCredentials credentials, Path classes,
                                 List<Bind> binds, List<String> searchPath, List<String> javaArguments)
             throws IOException {
         Path helper = extract(directory);
         List<String> command = new ArrayList<>(List.of(helper.toString(), Long.toString(pid),
                 Integer.toString(credentials.uid()), Integer.toString(credentials.gid()),
-                System.getProperty("java.home"), classes.toString()));
+                System.getProperty("java.home"), classes.toString(), "-s", Long.toString(startTime)));
         if (!searchPath.isEmpty()) {
             command.addAll(List.of("-e", "LD_LIBRARY_PATH=" + String.join(":", searchPath)));
         }
