@@ -3,6 +3,7 @@ package dev.infertop.bpf;
 import dev.infertop.bpf.ProbeSites.Site;
 import dev.infertop.model.Layer;
 import dev.infertop.model.LayerStatus;
+import dev.infertop.target.MappedFile;
 import dev.infertop.target.MemoryMapping;
 import dev.infertop.target.ProcessMaps;
 import dev.infertop.target.ScanTimeLimit;
@@ -125,8 +126,11 @@ public final class ProbeSet implements AutoCloseable {
             if (mappings == null) {
                 mappings = mappedLibraries();
             }
+            List<MemoryMapping> mapped = mappings;
+            // The maps print a file under its name of the moment: a library named at an earlier reading is
+            // found by that name, else by the file its name resolves to now (never opened: O_PATH).
             MemoryMapping mapping = mappings.stream().filter(m -> m.path().equals(library.toString())).findFirst()
-                    .orElse(null);
+                    .or(() -> MappedFile.mappingNamedBy(library, mapped)).orElse(null);
             try {
                 sites.admit(library, mapping);
             } catch (TargetException e) {
@@ -310,16 +314,17 @@ public final class ProbeSet implements AutoCloseable {
                 if (function.exitProgram() != null) {
                     // Return probe first: an entry record with no return probe yet would wait in the map forever.
                     state.links.add(UprobeLink.attach(object.program(function.exitProgram()), pid, library,
-                            site.fileOffset(), true));
+                            mappedAs.get(library), site.fileOffset(), true));
                 }
                 state.links.add(UprobeLink.attach(object.program(function.entryProgram()), pid, library,
-                        site.fileOffset(), false));
+                        mappedAs.get(library), site.fileOffset(), false));
             }
             case ProbeSpec.CallSiteProbe call -> {
-                ProbeLink link = UprobeLink.attach(object.program(call.program()), pid, library, site.fileOffset(),
-                        false);
+                ProbeLink link = UprobeLink.attach(object.program(call.program()), pid, library,
+                        mappedAs.get(library), site.fileOffset(), false);
                 state.links.add(link);
-                state.kernel.attachedCallSite(call.program(), library, site.fileOffset(), link);
+                state.kernel.attachedCallSite(call.program(), library, mappedAs.get(library), site.fileOffset(),
+                        link);
             }
             case ProbeSpec.TracepointProbe tracepoint -> throw new IllegalStateException(
                     "tracepoint " + tracepoint.tracepoint() + " has no library site");

@@ -142,11 +142,8 @@ public final class ElfFile implements AutoCloseable {
 
     private static ElfFile open(Path path, MemoryMapping mappedAs, Symbols symbols) throws TargetException {
         Arena arena = Arena.ofShared();
-        try (RegularFile opened = RegularFile.open(path, MAX_FILE_BYTES, true)) {
-            if (mappedAs != null && !mappedAs.isFile(opened.device(), opened.inode())) {
-                throw new TargetException(path + " is no longer the file the process mapped (device "
-                        + mappedAs.device() + ", inode " + mappedAs.inode() + "): it was replaced");
-            }
+        try (RegularFile opened = mappedAs == null ? RegularFile.open(path, MAX_FILE_BYTES, true)
+                : MappedFile.open(path, mappedAs, MAX_FILE_BYTES)) {
             MemorySegment file = opened.channel().map(FileChannel.MapMode.READ_ONLY, 0, opened.sizeBytes(), arena);
             return parse(path, arena, file, symbols);
         } catch (NoSuchFileException e) {
@@ -157,6 +154,10 @@ public final class ElfFile implements AutoCloseable {
             throw new TargetException("permission denied reading " + path);
         } catch (FileSystemException e) {
             arena.close();
+            if (mappedAs != null && e.getReason() != null && e.getReason().startsWith(RegularFile.NOT_EXPECTED)) {
+                throw new TargetException(path + " is no longer the file the process mapped (device "
+                        + mappedAs.device() + ", inode " + mappedAs.inode() + "): it was replaced");
+            }
             throw new TargetException(path + ": " + e.getReason());
         } catch (TargetException e) {
             arena.close();
