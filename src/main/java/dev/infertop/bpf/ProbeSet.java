@@ -126,11 +126,21 @@ public final class ProbeSet implements AutoCloseable {
             if (mappings == null) {
                 mappings = mappedLibraries();
             }
-            List<MemoryMapping> mapped = mappings;
             // The maps print a file under its name of the moment: a library named at an earlier reading is
-            // found by that name, else by the file its name resolves to now (never opened: O_PATH).
+            // found by that name, else by the file its name resolves to now (never opened: an O_PATH look). A
+            // name that resolves to no regular file is skipped here: it is no library the process can run.
             MemoryMapping mapping = mappings.stream().filter(m -> m.path().equals(library.toString())).findFirst()
-                    .or(() -> MappedFile.mappingNamedBy(library, mapped)).orElse(null);
+                    .orElse(null);
+            if (mapping == null) {
+                try {
+                    mapping = MappedFile.mappingNamedBy(library, mappings).orElse(null);
+                } catch (java.nio.file.FileSystemException e) {
+                    String why = library + ": " + e.getReason();
+                    skipped.put(library, why);
+                    skippedNow.add("infertop: skipped a library: " + why);
+                    continue;
+                }
+            }
             try {
                 sites.admit(library, mapping);
             } catch (TargetException e) {

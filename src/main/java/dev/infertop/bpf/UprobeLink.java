@@ -89,8 +89,9 @@ public final class UprobeLink implements ProbeLink {
         if (link.equals(MemorySegment.NULL)) {
             String what = retprobe ? "uretprobe" : "uprobe";
             String hint = err == Errno.ESRCH ? " (the process is gone)" : "";
+            String through = resolved.equals(file) ? "" : " (through the file the process maps)";
             throw new BpfException("cannot attach " + what + " at " + file + "+0x" + Long.toHexString(fileOffset)
-                    + ": " + LibBpf.strerror(err) + hint);
+                    + through + ": " + LibBpf.strerror(err) + hint);
         }
         return new UprobeLink(link, file, fileOffset, retprobe);
     }

@@ -79,7 +79,7 @@ public record RegularFile(FileChannel channel, long sizeBytes, long device, long
         LibC.FileStatus status = LibC.statx(fd);
         int mode = status.mode();
         if ((mode & 0xf000) != 0x8000) { // S_IFMT, S_IFREG
-            throw new FileSystemException(path.toString(), null, "not a regular file (" + kind(mode) + ")");
+            throw new FileSystemException(path.toString(), null, notRegular(mode));
         }
         if (expected != null && !expected.matches(status.device(), status.inode())) {
             throw new FileSystemException(path.toString(), null, NOT_EXPECTED + " (it is inode " + status.inode()
@@ -94,6 +94,11 @@ public record RegularFile(FileChannel channel, long sizeBytes, long device, long
     /** Whether {@code path} is a regular file itself (not a link to one), without opening it. */
     public static boolean isPlainRegularFile(Path path) {
         return Files.isRegularFile(path, LinkOption.NOFOLLOW_LINKS);
+    }
+
+    /** The reason given for a file of {@code mode} (st_mode) that is not a regular file. */
+    public static String notRegular(int mode) {
+        return "not a regular file (" + kind(mode) + ")";
     }
 
     private static String kind(int mode) {

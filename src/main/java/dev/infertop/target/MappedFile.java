@@ -5,6 +5,7 @@ import dev.infertop.ffi.RegularFile;
 
 import java.io.IOException;
 import java.nio.file.AccessDeniedException;
+import java.nio.file.FileSystemException;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.List;
@@ -67,9 +68,11 @@ public final class MappedFile {
 
     /**
      * The mapping among {@code mappings} of the regular file {@code name} resolves to now (nothing is opened: an
-     * O_PATH look); empty when it resolves to no regular file or to none of them.
+     * O_PATH look); empty when it resolves to none of them or cannot be looked at. Throws, with the reason in one
+     * line, when it resolves to something other than a regular file (a link swapped in to a FIFO or a device).
      */
-    public static Optional<MemoryMapping> mappingNamedBy(Path name, List<MemoryMapping> mappings) {
+    public static Optional<MemoryMapping> mappingNamedBy(Path name, List<MemoryMapping> mappings)
+            throws FileSystemException {
         int fd;
         try {
             fd = LibC.openPathOnly(name.toString(), true);
@@ -79,9 +82,11 @@ public final class MappedFile {
         try {
             LibC.FileStatus status = LibC.statx(fd);
             if ((status.mode() & 0xf000) != 0x8000) {
-                return Optional.empty();
+                throw new FileSystemException(name.toString(), null, RegularFile.notRegular(status.mode()));
             }
             return mappings.stream().filter(m -> m.isFile(status.device(), status.inode())).findFirst();
+        } catch (FileSystemException e) {
+            throw e;
         } catch (IOException | RuntimeException e) {
             return Optional.empty();
         } finally {
