@@ -430,27 +430,9 @@ public final class ElfFile implements AutoCloseable {
      * of the at most {@link #MAX_LOAD_SEGMENTS}.
      */
     private LoadSegment segmentContaining(long vaddr) throws TargetException {
-        if (segmentsSearchable) {
-            int low = 0;
-            int high = loadSegments.size() - 1;
-            while (low <= high) {
-                int mid = (low + high) >>> 1;
-                LoadSegment segment = loadSegments.get(mid);
-                if (segment.containsFileBacked(vaddr)) {
-                    return segment;
-                }
-                if (vaddr < segment.vaddr()) {
-                    high = mid - 1;
-                } else {
-                    low = mid + 1;
-                }
-            }
-        } else {
-            for (LoadSegment segment : loadSegments) {
-                if (segment.containsFileBacked(vaddr)) {
-                    return segment;
-                }
-            }
+        LoadSegment found = segmentContaining(loadSegments, segmentsSearchable, vaddr);
+        if (found != null) {
+            return found;
         }
         throw new TargetException("address 0x" + Long.toHexString(vaddr) + " is in no loaded part of " + path);
     }
@@ -548,6 +530,33 @@ public final class ElfFile implements AutoCloseable {
             end = start + size;
         }
         return true;
+    }
+
+    /** {@link #segmentContaining}'s search: a binary one when {@code searchable} ({@link #sortedAndDisjoint}). */
+    static LoadSegment segmentContaining(List<LoadSegment> segments, boolean searchable, long vaddr) {
+        if (!searchable) {
+            for (LoadSegment segment : segments) {
+                if (segment.containsFileBacked(vaddr)) {
+                    return segment;
+                }
+            }
+            return null;
+        }
+        int low = 0;
+        int high = segments.size() - 1;
+        while (low <= high) {
+            int mid = (low + high) >>> 1;
+            LoadSegment segment = segments.get(mid);
+            if (segment.containsFileBacked(vaddr)) {
+                return segment;
+            }
+            if (vaddr < segment.vaddr()) {
+                high = mid - 1;
+            } else {
+                low = mid + 1;
+            }
+        }
+        return null;
     }
 
     /**
