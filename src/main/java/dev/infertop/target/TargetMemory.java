@@ -26,7 +26,7 @@ public final class TargetMemory {
             return null;
         }
         byte[] bytes = new byte[maxBytes];
-        int read = readWithin(pid, address, bytes);
+        int read = readWithin(DeadlineReads.TARGET, pid, address, bytes);
         if (read <= 0) {
             return null;
         }
@@ -39,16 +39,21 @@ public final class TargetMemory {
 
     /** {@code length} bytes at {@code address} in process {@code pid}, or null when they cannot all be read. */
     public static byte[] bytes(int pid, long address, int length) {
+        return bytes(DeadlineReads.TARGET, pid, address, length);
+    }
+
+    /** {@link #bytes(int, long, int)} on the reader thread of {@code reads}. */
+    static byte[] bytes(DeadlineReads reads, int pid, long address, int length) {
         if (address <= 0 || length <= 0 || length > 1 << 20) {
             return null;
         }
         byte[] bytes = new byte[length];
-        return readWithin(pid, address, bytes) == length ? bytes : null;
+        return readWithin(reads, pid, address, bytes) == length ? bytes : null;
     }
 
-    /** {@link #read} on {@link DeadlineReads#TARGET}'s thread, given up past its deadline (-1). */
-    private static int readWithin(int pid, long address, byte[] into) {
-        return DeadlineReads.TARGET.read("reading process " + pid + "'s memory at 0x" + Long.toHexString(address),
+    /** {@link #read} on {@code reads}' thread, given up past its deadline (-1). */
+    private static int readWithin(DeadlineReads reads, int pid, long address, byte[] into) {
+        return reads.read("reading process " + pid + "'s memory at 0x" + Long.toHexString(address),
                 () -> read(pid, address, into), -1);
     }
 
