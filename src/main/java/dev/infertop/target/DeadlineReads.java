@@ -56,6 +56,9 @@ public final class DeadlineReads {
         }
         Future<T> result;
         synchronized (this) {
+            if (stalled != null) {
+                return otherwise; // given up meanwhile: its reader is shut down
+            }
             if (reader == null) {
                 reader = Executors.newSingleThreadExecutor(task -> Thread.ofPlatform().daemon().name(threadName)
                         .unstarted(task));
