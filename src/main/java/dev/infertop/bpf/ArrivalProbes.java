@@ -1,5 +1,7 @@
 package dev.infertop.bpf;
 
+import dev.infertop.target.MemoryMapping;
+
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -16,12 +18,15 @@ final class ArrivalProbes {
     static final class Site {
         final String program;
         final Path library;
+        /** The file the target mapped, re-attached by it (null: not known). */
+        final MemoryMapping mappedAs;
         final long fileOffset;
         ProbeLink link;
 
-        Site(String program, Path library, long fileOffset, ProbeLink link) {
+        Site(String program, Path library, MemoryMapping mappedAs, long fileOffset, ProbeLink link) {
             this.program = program;
             this.library = library;
+            this.mappedAs = mappedAs;
             this.fileOffset = fileOffset;
             this.link = link;
         }
@@ -35,8 +40,8 @@ final class ArrivalProbes {
         return program.equals("handle_node_done") || program.equals(ProbeSpec.FUSED_CALL_PROGRAM);
     }
 
-    void attached(String program, Path library, long fileOffset, ProbeLink link) {
-        sites.add(new Site(program, library, fileOffset, link));
+    void attached(String program, Path library, MemoryMapping mappedAs, long fileOffset, ProbeLink link) {
+        sites.add(new Site(program, library, mappedAs, fileOffset, link));
     }
 
     boolean paused() {

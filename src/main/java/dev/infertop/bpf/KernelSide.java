@@ -74,8 +74,12 @@ public interface KernelSide {
         return false;
     }
 
-    /** A call-site probe of the layer attached at {@code fileOffset} in {@code library}. */
-    default void attachedCallSite(String program, Path library, long fileOffset, ProbeLink link) {}
+    /**
+     * A call-site probe of the layer attached at {@code fileOffset} in {@code library}, the file {@code mappedAs}
+     * shows mapped (null: not known).
+     */
+    default void attachedCallSite(String program, Path library, dev.infertop.target.MemoryMapping mappedAs,
+                                  long fileOffset, ProbeLink link) {}
 
     /** Lines the layer's status adds to its placements while attached (sites left unprobed, and why). */
     default List<String> notes() {

@@ -56,9 +56,10 @@ public final class OperatorKernelSide implements KernelSide {
     }
 
     @Override
-    public void attachedCallSite(String program, Path library, long fileOffset, ProbeLink link) {
+    public void attachedCallSite(String program, Path library, dev.infertop.target.MemoryMapping mappedAs,
+                                 long fileOffset, ProbeLink link) {
         if (ArrivalProbes.isArrivalProgram(program)) {
-            arrivals.attached(program, library, fileOffset, link);
+            arrivals.attached(program, library, mappedAs, fileOffset, link);
         }
     }
 
@@ -180,7 +181,7 @@ public final class OperatorKernelSide implements KernelSide {
         try {
             for (ArrivalProbes.Site site : sites) {
                 made.add(UprobeLink.attach(layer.object().program(site.program), layer.pid(), site.library,
-                        site.fileOffset, false));
+                        site.mappedAs, site.fileOffset, false));
             }
         } catch (BpfException e) {
             LinkCloser.closeAll(made);

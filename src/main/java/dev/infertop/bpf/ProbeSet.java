@@ -3,6 +3,7 @@ package dev.infertop.bpf;
 import dev.infertop.bpf.ProbeSites.Site;
 import dev.infertop.model.Layer;
 import dev.infertop.model.LayerStatus;
+import dev.infertop.target.MappedFile;
 import dev.infertop.target.MemoryMapping;
 import dev.infertop.target.ProcessMaps;
 import dev.infertop.target.ScanTimeLimit;
@@ -125,8 +126,21 @@ public final class ProbeSet implements AutoCloseable {
             if (mappings == null) {
                 mappings = mappedLibraries();
             }
+            // The maps print a file under its name of the moment: a library named at an earlier reading is
+            // found by that name, else by the file its name resolves to now (never opened: an O_PATH look). A
+            // name that resolves to no regular file is skipped here: it is no library the process can run.
             MemoryMapping mapping = mappings.stream().filter(m -> m.path().equals(library.toString())).findFirst()
                     .orElse(null);
+            if (mapping == null) {
+                try {
+                    mapping = MappedFile.mappingNamedBy(library, mappings).orElse(null);
+                } catch (java.nio.file.FileSystemException e) {
+                    String why = library + ": " + e.getReason();
+                    skipped.put(library, why);
+                    skippedNow.add("infertop: skipped a library: " + why);
+                    continue;
+                }
+            }
             try {
                 sites.admit(library, mapping);
             } catch (TargetException e) {
@@ -310,16 +324,17 @@ public final class ProbeSet implements AutoCloseable {
                 if (function.exitProgram() != null) {
                     // Return probe first: an entry record with no return probe yet would wait in the map forever.
                     state.links.add(UprobeLink.attach(object.program(function.exitProgram()), pid, library,
-                            site.fileOffset(), true));
+                            mappedAs.get(library), site.fileOffset(), true));
                 }
                 state.links.add(UprobeLink.attach(object.program(function.entryProgram()), pid, library,
-                        site.fileOffset(), false));
+                        mappedAs.get(library), site.fileOffset(), false));
             }
             case ProbeSpec.CallSiteProbe call -> {
-                ProbeLink link = UprobeLink.attach(object.program(call.program()), pid, library, site.fileOffset(),
-                        false);
+                ProbeLink link = UprobeLink.attach(object.program(call.program()), pid, library,
+                        mappedAs.get(library), site.fileOffset(), false);
                 state.links.add(link);
-                state.kernel.attachedCallSite(call.program(), library, site.fileOffset(), link);
+                state.kernel.attachedCallSite(call.program(), library, mappedAs.get(library), site.fileOffset(),
+                        link);
             }
             case ProbeSpec.TracepointProbe tracepoint -> throw new IllegalStateException(
                     "tracepoint " + tracepoint.tracepoint() + " has no library site");

@@ -4,6 +4,7 @@ import dev.infertop.bpf.ProbeSites.Site;
 import dev.infertop.ffi.RegularFile;
 import dev.infertop.target.ContentHashCache;
 import dev.infertop.target.ElfFile;
+import dev.infertop.target.MappedFile;
 import dev.infertop.target.MemoryMapping;
 import dev.infertop.target.PltResolver;
 import dev.infertop.target.ProcessMaps;
@@ -150,10 +151,9 @@ public final class SiteFinder {
 
     /** The library's sites from the cache, else from its bytes; empty when it cannot be read here. */
     private Optional<Scanned> read(Path library, MemoryMapping mapping) {
-        try (RegularFile file = RegularFile.open(library, MAX_COPIED_BYTES, true)) {
-            if (mapping != null && !mapping.isFile(file.device(), file.inode())) {
-                return Optional.empty(); // replaced: ProbeSet's reading says so
-            }
+        // Not the mapped file (replaced, a link to a FIFO or a device): empty, and ProbeSet's reading says why.
+        try (RegularFile file = mapping == null ? RegularFile.open(library, MAX_COPIED_BYTES, true)
+                : MappedFile.open(library, mapping, MAX_COPIED_BYTES)) {
             Optional<ContentHashCache.RootStat> stat = cache == null ? Optional.empty()
                     : ContentHashCache.RootStat.of(library, file);
             if (cache != null) {

@@ -9,6 +9,7 @@ import java.lang.invoke.MethodHandle;
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
+import static java.lang.foreign.ValueLayout.JAVA_SHORT;
 
 /**
  * The few libc calls infertop needs (see the man page named beside each handle), each bound at its first use
@@ -285,6 +286,83 @@ public final class LibC {
     }
 
     public static final int O_RDONLY = 0;
+    /** Same value on x86_64 and arm64: an fd that names a file without opening it (no driver open, no FIFO wait). */
+    public static final int O_PATH = 010000000;
+    public static final int O_NOCTTY = 0400;
+
+    /**
+     * open(2) with {@code O_PATH | O_CLOEXEC} (and {@code O_NOFOLLOW} unless {@code followLinks}): a descriptor
+     * that names the file without opening it, so neither a device's open routine nor a FIFO's wait for a writer
+     * runs, and a terminal cannot become the controlling one. The caller looks at it ({@link #statx}) before
+     * opening it for reading through /proc/self/fd. With {@code O_NOFOLLOW} a symbolic link gives a descriptor of
+     * the link itself, which statx reports as one.
+     */
+    public static int openPathOnly(String path, boolean followLinks) throws java.io.IOException {
+        int noFollow = followLinks ? 0 : O_NOFOLLOW;
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment state = Errno.allocate(arena);
+            int fd = (int) open.HANDLE.invokeExact(state, arena.allocateFrom(path), O_PATH | O_CLOEXEC | noFollow, 0);
+            if (fd < 0) {
+                int errno = Errno.read(state);
+                throw switch (errno) {
+                    case Errno.ENOENT -> new java.nio.file.NoSuchFileException(path);
+                    case Errno.EACCES, Errno.EPERM -> new java.nio.file.AccessDeniedException(path);
+                    default -> new java.io.IOException(path + ": " + strerror(errno));
+                };
+            }
+            return fd;
+        } catch (java.io.IOException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    // statx(2): int statx(int dirfd, const char *pathname, int flags, unsigned int mask, struct statx *statxbuf)
+    private static final class statx {
+        static final MethodHandle HANDLE = bind("statx",
+                FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT, ADDRESS), Errno.CAPTURE);
+    }
+
+    public static MethodHandle statx$handle() {
+        return statx.HANDLE;
+    }
+
+    private static final int AT_EMPTY_PATH = 0x1000;
+    /** Cached attributes on a network or FUSE file system: no round trip to a server the target may run. */
+    private static final int AT_STATX_DONT_SYNC = 0x4000;
+    private static final int STATX_BASIC_STATS = 0x7ff;
+    /** struct statx is the same on every architecture (linux/stat.h): 256 bytes. */
+    private static final long STATX_BYTES = 256;
+
+    /** What {@link #statx} reports of a descriptor: st_mode, st_size, st_dev (glibc's makedev) and st_ino. */
+    public record FileStatus(int mode, long sizeBytes, long device, long inode) {}
+
+    /** statx(2) of the file {@code fd} names (an O_PATH descriptor too), never of a path. */
+    public static FileStatus statx(int fd) throws java.io.IOException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment state = Errno.allocate(arena);
+            MemorySegment buffer = arena.allocate(STATX_BYTES, 8);
+            int rc = (int) statx.HANDLE.invokeExact(state, fd, arena.allocateFrom(""),
+                    AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_BASIC_STATS, buffer);
+            if (rc != 0) {
+                throw new java.io.IOException("statx: " + strerror(Errno.read(state)));
+            }
+            // SAFETY: statx filled the 256-byte struct statx; offsets from linux/stat.h (stx_mode 28, stx_ino 32,
+            // stx_size 40, stx_dev_major 136, stx_dev_minor 140).
+            int mode = Short.toUnsignedInt(buffer.get(JAVA_SHORT, 28));
+            long inode = buffer.get(JAVA_LONG, 32);
+            long size = buffer.get(JAVA_LONG, 40);
+            long major = Integer.toUnsignedLong(buffer.get(JAVA_INT, 136));
+            long minor = Integer.toUnsignedLong(buffer.get(JAVA_INT, 140));
+            long device = ((major & 0xfffL) << 8) | ((major & ~0xfffL) << 32) | (minor & 0xffL) | ((minor & ~0xffL) << 12);
+            return new FileStatus(mode, size, device, inode);
+        } catch (java.io.IOException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
 
     /**
      * Opens {@code path} read-only without blocking: a FIFO (or a device) put where a file was expected opens

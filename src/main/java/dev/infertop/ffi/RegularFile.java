@@ -7,48 +7,98 @@ import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.util.Map;
 
 /**
  * A file that infertop, running as root, reads although someone else controls it (a library the target
- * mapped, a snapshot directory): opened so that a FIFO or device put in its place can neither block the
- * open nor be read, checked to be a regular file of bounded size, and identified by device and inode.
+ * mapped, a snapshot directory): looked at before it is opened, so that a FIFO or device put in its place is
+ * never opened at all, checked to be a regular file of bounded size (and, where the caller knows which file it
+ * must be, that device and inode), and identified by device and inode.
  *
- * <p>{@code open(2)} with O_NONBLOCK returns at once even for a FIFO without a writer; the check is made on
- * the opened descriptor (through /proc/self/fd, which is the descriptor's own file), so no swap between a
- * check and the open can slip a FIFO in. The channel is then opened through the same /proc/self/fd link: the
- * very file that was checked.
+ * <p>The name is resolved once, with {@code O_PATH}: that names the file without opening it (no device driver's
+ * open routine runs, as /dev/watchdog's would arm the watchdog; no FIFO waits for a writer; no terminal can
+ * become the controlling one). The check is made on that descriptor (statx), and only a regular file that
+ * passes it is opened for reading, through /proc/self/fd/N: the very file that was checked, whatever the name
+ * names by then.
  */
 public record RegularFile(FileChannel channel, long sizeBytes, long device, long inode) implements AutoCloseable {
+
+    /** Which file the caller expects (device as st_dev, inode): checked before the file is opened. */
+    @FunctionalInterface
+    public interface Identity {
+        boolean matches(long device, long inode);
+    }
 
     /**
      * Opens {@code path} for reading (following symbolic links when {@code followLinks}); refuses anything
      * but a regular file of at most {@code maxBytes} bytes with an {@link IOException} that says why.
      */
     public static RegularFile open(Path path, long maxBytes, boolean followLinks) throws IOException {
-        int fd = LibC.openNonBlocking(path.toString(), followLinks);
+        return open(path, maxBytes, followLinks, null);
+    }
+
+    /**
+     * As {@link #open(Path, long, boolean)}, and refuses a file that {@code expected} (when not null) does not
+     * match, before opening it: a {@link FileSystemException} whose reason says "not the file expected".
+     */
+    public static RegularFile open(Path path, long maxBytes, boolean followLinks, Identity expected)
+            throws IOException {
+        int fd = LibC.openPathOnly(path.toString(), followLinks);
         try {
-            Path self = Path.of("/proc/self/fd", Integer.toString(fd));
-            Map<String, Object> attributes = Files.readAttributes(self, "unix:mode,size,dev,ino");
-            int mode = (Integer) attributes.get("mode");
-            if ((mode & 0xf000) != 0x8000) { // S_IFMT, S_IFREG
-                throw new FileSystemException(path.toString(), null, "not a regular file (" + kind(mode) + ")");
-            }
-            long size = (Long) attributes.get("size");
+            LibC.FileStatus status = check(path, fd, expected);
+            long size = status.sizeBytes();
             if (size > maxBytes) {
                 throw new FileSystemException(path.toString(), null, "too large (" + size + " bytes, at most "
                         + maxBytes + " read)");
             }
-            FileChannel channel = FileChannel.open(self, StandardOpenOption.READ);
-            return new RegularFile(channel, size, (Long) attributes.get("dev"), (Long) attributes.get("ino"));
+            // A regular file, checked: opening it by its descriptor's /proc link runs no driver and cannot block.
+            FileChannel channel = FileChannel.open(Path.of("/proc/self/fd", Integer.toString(fd)),
+                    StandardOpenOption.READ);
+            return new RegularFile(channel, size, status.device(), status.inode());
         } finally {
             LibC.closeQuietly(fd);
         }
     }
 
+    /**
+     * An O_PATH descriptor of {@code path} (nothing opened) that names a regular file {@code expected} (when not
+     * null) matches; the caller closes it ({@link LibC#closeQuietly}). For a name handed to the kernel
+     * ({@code /proc/self/fd/N}) rather than read.
+     */
+    public static int namedOnly(Path path, boolean followLinks, Identity expected) throws IOException {
+        int fd = LibC.openPathOnly(path.toString(), followLinks);
+        try {
+            check(path, fd, expected);
+            return fd;
+        } catch (IOException | RuntimeException e) {
+            LibC.closeQuietly(fd);
+            throw e;
+        }
+    }
+
+    private static LibC.FileStatus check(Path path, int fd, Identity expected) throws IOException {
+        LibC.FileStatus status = LibC.statx(fd);
+        int mode = status.mode();
+        if ((mode & 0xf000) != 0x8000) { // S_IFMT, S_IFREG
+            throw new FileSystemException(path.toString(), null, notRegular(mode));
+        }
+        if (expected != null && !expected.matches(status.device(), status.inode())) {
+            throw new FileSystemException(path.toString(), null, NOT_EXPECTED + " (it is inode " + status.inode()
+                    + ")");
+        }
+        return status;
+    }
+
+    /** The start of the reason {@link #open(Path, long, boolean, Identity)} gives for a file not expected. */
+    public static final String NOT_EXPECTED = "not the file expected";
+
     /** Whether {@code path} is a regular file itself (not a link to one), without opening it. */
     public static boolean isPlainRegularFile(Path path) {
         return Files.isRegularFile(path, LinkOption.NOFOLLOW_LINKS);
+    }
+
+    /** The reason given for a file of {@code mode} (st_mode) that is not a regular file. */
+    public static String notRegular(int mode) {
+        return "not a regular file (" + kind(mode) + ")";
     }
 
     private static String kind(int mode) {

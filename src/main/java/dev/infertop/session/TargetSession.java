@@ -110,6 +110,7 @@ final class TargetSession {
         resources.schedHits = new PerCpuCounter(resources.object.mapFd(InfertopProbes.SCHED_HITS_MAP));
         PerCpuCounter schedHits = resources.schedHits;
         int targetPid = process.pid();
+        dev.infertop.target.DeadlineReads.TARGET.notices(control::notice); // a read of its memory that stalls
         int nameOffset = calibration.offsets().tensorName();
         // The roofline's ceilings before the first screen (the operator layer costs the nodes it holds them against).
         dev.infertop.model.Roofline.Ceilings ceilings = calibration.layout() == null

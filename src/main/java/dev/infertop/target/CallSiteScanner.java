@@ -5,9 +5,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.function.Predicate;
-import java.util.stream.Collectors;
 
 /**
  * Finds the direct call instructions inside one function that call a given function, directly or through its
@@ -55,25 +53,22 @@ public final class CallSiteScanner {
             return List.of();
         }
         PltResolver plt = PltResolver.of(elf);
-        Set<Long> targets = calls.stream().map(DirectCall::targetVaddr).collect(Collectors.toSet());
-        Map<Long, List<ElfSymbol>> functionsAt = new HashMap<>();
-        for (ElfSymbol function : elf.functions()) {
-            if (targets.contains(function.vaddr())) {
-                functionsAt.computeIfAbsent(function.vaddr(), a -> new ArrayList<>(1)).add(function);
-            }
-        }
+        // Each target's name once (a crafted file calls one address with many names a hundred thousand times).
+        Map<Long, Optional<String>> definedNames = new HashMap<>();
         List<CallSite> sites = new ArrayList<>();
         for (DirectCall call : calls) {
+            ScanTimeLimit.checkInterrupted(elf.path());
             Optional<PltResolver.PltStub> stub = plt.stubAt(call.targetVaddr());
             String name = null;
             if (stub.isPresent() && calleeName.test(stub.get().symbolName())) {
                 name = stub.get().symbolName();
             } else if (stub.isEmpty()) {
-                List<ElfSymbol> defined = functionsAt.getOrDefault(call.targetVaddr(), List.of());
-                name = defined.stream().filter(s -> s.binding() != SymbolBinding.LOCAL).map(ElfSymbol::name)
-                        .filter(calleeName).findFirst()
-                        .or(() -> defined.stream().map(ElfSymbol::name).filter(calleeName).findFirst())
-                        .orElse(null);
+                name = definedNames.computeIfAbsent(call.targetVaddr(), target -> {
+                    List<ElfSymbol> defined = elf.functionsAt(target);
+                    return defined.stream().filter(s -> s.binding() != SymbolBinding.LOCAL).map(ElfSymbol::name)
+                            .filter(calleeName).findFirst()
+                            .or(() -> defined.stream().map(ElfSymbol::name).filter(calleeName).findFirst());
+                }).orElse(null);
             }
             if (name != null) {
                 sites.add(site(elf, caller, call, name, stub.isPresent()));

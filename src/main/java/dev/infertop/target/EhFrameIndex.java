@@ -80,6 +80,9 @@ public final class EhFrameIndex {
         List<Range> ranges = new ArrayList<>((int) count);
         long previous = Long.MIN_VALUE;
         for (int i = 0; i + 8 <= table.length; i += 8) {
+            if ((i & 0x7fff) == 0) {
+                ScanTimeLimit.checkInterrupted(elf.path());
+            }
             long start = hdr + PltResolver.word(table, i);
             long fde = hdr + PltResolver.word(table, i + 4);
             byte[] entry;

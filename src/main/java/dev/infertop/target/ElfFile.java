@@ -66,6 +66,11 @@ public final class ElfFile implements AutoCloseable {
     /** DT_NEEDED entries kept. */
     static final int MAX_NEEDED = 4096;
     private static final int MAX_BUILD_ID_BYTES = 64;
+    /**
+     * PT_LOAD segments accepted: a real library or program has two to five (more with -z separate-code and
+     * relro), and each read looks its address up among them. A file with more is refused: e_phnum allows 65,535.
+     */
+    static final int MAX_LOAD_SEGMENTS = 128;
     private static final int PT_LOAD = 1;
     private static final int PT_DYNAMIC = 2;
     private static final int PT_NOTE = 4;
@@ -83,6 +88,9 @@ public final class ElfFile implements AutoCloseable {
     private final Machine machine;
     private final List<ElfSection> sections;
     private final List<LoadSegment> loadSegments;
+    /** {@link #loadSegments}' file-backed ranges sorted by address and disjoint: then one binary search finds one. */
+    private final boolean segmentsSearchable;
+    private AddressIndex addressIndex;
     private final List<ElfSymbol> functions;
     private final Map<String, List<ElfSymbol>> functionsByName;
     private final String[] sortedFunctionNames;
@@ -107,6 +115,7 @@ public final class ElfFile implements AutoCloseable {
         this.machine = readMachine();
         this.sections = readSections();
         this.loadSegments = readLoadSegments();
+        this.segmentsSearchable = sortedAndDisjoint(loadSegments);
         this.symbolsRead = symbols;
         this.functions = symbols == Symbols.NONE ? List.of() : readFunctions();
         this.functionsByName = indexByName(functions);
@@ -142,11 +151,8 @@ public final class ElfFile implements AutoCloseable {
 
     private static ElfFile open(Path path, MemoryMapping mappedAs, Symbols symbols) throws TargetException {
         Arena arena = Arena.ofShared();
-        try (RegularFile opened = RegularFile.open(path, MAX_FILE_BYTES, true)) {
-            if (mappedAs != null && !mappedAs.isFile(opened.device(), opened.inode())) {
-                throw new TargetException(path + " is no longer the file the process mapped (device "
-                        + mappedAs.device() + ", inode " + mappedAs.inode() + "): it was replaced");
-            }
+        try (RegularFile opened = mappedAs == null ? RegularFile.open(path, MAX_FILE_BYTES, true)
+                : MappedFile.open(path, mappedAs, MAX_FILE_BYTES)) {
             MemorySegment file = opened.channel().map(FileChannel.MapMode.READ_ONLY, 0, opened.sizeBytes(), arena);
             return parse(path, arena, file, symbols);
         } catch (NoSuchFileException e) {
@@ -157,6 +163,10 @@ public final class ElfFile implements AutoCloseable {
             throw new TargetException("permission denied reading " + path);
         } catch (FileSystemException e) {
             arena.close();
+            if (mappedAs != null && e.getReason() != null && e.getReason().startsWith(RegularFile.NOT_EXPECTED)) {
+                throw new TargetException(path + " is no longer the file the process mapped (device "
+                        + mappedAs.device() + ", inode " + mappedAs.inode() + "): it was replaced");
+            }
             throw new TargetException(path + ": " + e.getReason());
         } catch (TargetException e) {
             arena.close();
@@ -252,6 +262,24 @@ public final class ElfFile implements AutoCloseable {
         List<ElfSymbol> named = functionsByName.getOrDefault(name, List.of());
         return named.stream().filter(s -> s.binding() != SymbolBinding.LOCAL).findFirst()
                 .or(() -> named.stream().findFirst());
+    }
+
+    /** The first function, in table order, that starts at {@code vaddr} (a binary search, not a scan). */
+    public Optional<ElfSymbol> functionAt(long vaddr) {
+        return addressIndex().first(vaddr);
+    }
+
+    /** Every function that starts at {@code vaddr}, in table order. */
+    public List<ElfSymbol> functionsAt(long vaddr) {
+        return addressIndex().all(vaddr);
+    }
+
+    private synchronized AddressIndex addressIndex() {
+        requireFunctions();
+        if (addressIndex == null) {
+            addressIndex = new AddressIndex(functions);
+        }
+        return addressIndex;
     }
 
     /** Every function called exactly {@code name}. */
@@ -396,11 +424,15 @@ public final class ElfFile implements AutoCloseable {
         return "ElfFile[" + path + ", " + machine + "]";
     }
 
+    /**
+     * The first segment, in table order, whose file-backed bytes hold {@code vaddr}: a binary search where the
+     * segments are in address order and disjoint (as linkers write them: then at most one holds it), else a scan
+     * of the at most {@link #MAX_LOAD_SEGMENTS}.
+     */
     private LoadSegment segmentContaining(long vaddr) throws TargetException {
-        for (LoadSegment segment : loadSegments) {
-            if (segment.containsFileBacked(vaddr)) {
-                return segment;
-            }
+        LoadSegment found = segmentContaining(loadSegments, segmentsSearchable, vaddr);
+        if (found != null) {
+            return found;
         }
         throw new TargetException("address 0x" + Long.toHexString(vaddr) + " is in no loaded part of " + path);
     }
@@ -472,10 +504,59 @@ public final class ElfFile implements AutoCloseable {
     }
 
     private List<LoadSegment> readLoadSegments() throws TargetException {
-        return programHeaders().stream()
+        List<LoadSegment> segments = programHeaders().stream()
                 .filter(h -> h.type() == PT_LOAD)
                 .map(h -> new LoadSegment(h.vaddr(), h.fileOffset(), h.fileSize(), h.memorySize(), h.flags()))
                 .toList();
+        if (segments.size() > MAX_LOAD_SEGMENTS) {
+            throw corrupt(segments.size() + " PT_LOAD segments (at most " + MAX_LOAD_SEGMENTS + " read)");
+        }
+        return segments;
+    }
+
+    /**
+     * Whether each segment starts at or after every earlier one's file-backed end, all within [0, 2^63): then
+     * containsFileBacked is plain interval arithmetic, at most one segment holds an address, and
+     * {@link #segmentContaining}'s binary search finds exactly what the scan in table order finds.
+     */
+    static boolean sortedAndDisjoint(List<LoadSegment> segments) {
+        long end = 0;
+        for (LoadSegment segment : segments) {
+            long start = segment.vaddr();
+            long size = segment.fileSizeBytes();
+            if (start < 0 || size < 0 || start + size < 0 || start < end) {
+                return false;
+            }
+            end = start + size;
+        }
+        return true;
+    }
+
+    /** {@link #segmentContaining}'s search: a binary one when {@code searchable} ({@link #sortedAndDisjoint}). */
+    static LoadSegment segmentContaining(List<LoadSegment> segments, boolean searchable, long vaddr) {
+        if (!searchable) {
+            for (LoadSegment segment : segments) {
+                if (segment.containsFileBacked(vaddr)) {
+                    return segment;
+                }
+            }
+            return null;
+        }
+        int low = 0;
+        int high = segments.size() - 1;
+        while (low <= high) {
+            int mid = (low + high) >>> 1;
+            LoadSegment segment = segments.get(mid);
+            if (segment.containsFileBacked(vaddr)) {
+                return segment;
+            }
+            if (vaddr < segment.vaddr()) {
+                high = mid - 1;
+            } else {
+                low = mid + 1;
+            }
+        }
+        return null;
     }
 
     /**

@@ -79,8 +79,8 @@ public final class ProcessMaps {
     ProcessMaps openableFrom(long pid) {
         Map<String, String> resolved = new java.util.HashMap<>();
         List<MemoryMapping> out = new ArrayList<>(mappings.size());
-        boolean changed = false;
         for (MemoryMapping m : mappings) {
+            m = m.withPid(pid);
             if (!m.isFileBacked() || m.deleted()) {
                 out.add(m);
                 continue;
@@ -89,13 +89,12 @@ public final class ProcessMaps {
             MemoryMapping mapping = m;
             String path = resolved.computeIfAbsent(key, k -> openablePath(pid, mapping));
             if (!path.equals(m.path())) {
-                changed = true;
                 m = new MemoryMapping(m.start(), m.end(), m.permissions(), m.fileOffset(), m.device(), m.inode(), path,
-                        false);
+                        false, pid);
             }
             out.add(m);
         }
-        return changed ? new ProcessMaps(source, out, truncated) : this;
+        return new ProcessMaps(source, out, truncated);
     }
 
     /**

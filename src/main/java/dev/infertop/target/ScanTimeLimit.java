@@ -22,6 +22,16 @@ public final class ScanTimeLimit {
         return AttachPatience.scaledMs(DEFAULT_LIMIT_MS);
     }
 
+    /**
+     * Throws when the time limit gave up on this scan (it interrupts the thread): called inside every loop whose
+     * length a file decides, so that the thread ends soon after the limit instead of running on, unseen.
+     */
+    public static void checkInterrupted(Object what) throws TargetException {
+        if (Thread.currentThread().isInterrupted()) {
+            throw new TargetException(what + ": reading it was interrupted (time limit)");
+        }
+    }
+
     /** One piece of reading that may fail with a {@link TargetException}. */
     @FunctionalInterface
     public interface Scan<T> {

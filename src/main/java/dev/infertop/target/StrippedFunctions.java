@@ -43,14 +43,16 @@ public final class StrippedFunctions {
         }
         Set<Long> callees = new LinkedHashSet<>();
         for (CallSiteScanner.DirectCall call : CallSiteScanner.directCalls(elf, caller.get())) {
-            if (!caller.get().equals(symbolAt(elf, call.targetVaddr()).orElse(null))) {
+            ScanTimeLimit.checkInterrupted(elf.path());
+            if (!caller.get().equals(elf.functionAt(call.targetVaddr()).orElse(null))) {
                 callees.add(call.targetVaddr());
             }
         }
         List<ElfSymbol> loops = new ArrayList<>();
         for (long callee : callees) {
+            ScanTimeLimit.checkInterrupted(elf.path());
             Optional<EhFrameIndex.Range> range = index.startingAt(callee);
-            if (range.isEmpty() || symbolAt(elf, callee).isPresent()) {
+            if (range.isEmpty() || elf.functionAt(callee).isPresent()) {
                 continue; // a PLT stub or a named (exported) function: not the unnamed loop
             }
             ElfSymbol candidate = new ElfSymbol(NODE_LOOP, callee, range.get().sizeBytes(), SymbolBinding.LOCAL,
@@ -64,9 +66,5 @@ public final class StrippedFunctions {
             }
         }
         return loops.size() == 1 ? Optional.of(loops.getFirst()) : Optional.empty();
-    }
-
-    private static Optional<ElfSymbol> symbolAt(ElfFile elf, long vaddr) {
-        return elf.functions().stream().filter(f -> f.vaddr() == vaddr).findFirst();
     }
 }

@@ -26,7 +26,7 @@ public final class TargetMemory {
             return null;
         }
         byte[] bytes = new byte[maxBytes];
-        int read = read(pid, address, bytes);
+        int read = readWithin(DeadlineReads.TARGET, pid, address, bytes);
         if (read <= 0) {
             return null;
         }
@@ -39,11 +39,22 @@ public final class TargetMemory {
 
     /** {@code length} bytes at {@code address} in process {@code pid}, or null when they cannot all be read. */
     public static byte[] bytes(int pid, long address, int length) {
+        return bytes(DeadlineReads.TARGET, pid, address, length);
+    }
+
+    /** {@link #bytes(int, long, int)} on the reader thread of {@code reads}. */
+    static byte[] bytes(DeadlineReads reads, int pid, long address, int length) {
         if (address <= 0 || length <= 0 || length > 1 << 20) {
             return null;
         }
         byte[] bytes = new byte[length];
-        return read(pid, address, bytes) == length ? bytes : null;
+        return readWithin(reads, pid, address, bytes) == length ? bytes : null;
+    }
+
+    /** {@link #read} on {@code reads}' thread, given up past its deadline (-1). */
+    private static int readWithin(DeadlineReads reads, int pid, long address, byte[] into) {
+        return reads.read("reading process " + pid + "'s memory at 0x" + Long.toHexString(address),
+                () -> read(pid, address, into), -1);
     }
 
     /** Remote ranges one process_vm_readv takes at most (IOV_MAX). */
@@ -65,6 +76,20 @@ public final class TargetMemory {
         if (count == 0) {
             return;
         }
+        // Read into copies on the reader thread: one abandoned past its deadline must not write here later.
+        byte[] bytes = new byte[count * bytesEach];
+        boolean[] whole = new boolean[count];
+        boolean done = DeadlineReads.TARGET.read("reading process " + pid + "'s memory (" + count + " ranges)", () -> {
+            bytesEachNow(pid, addresses.clone(), count, bytesEach, bytes, whole);
+            return true;
+        }, false);
+        if (done) {
+            System.arraycopy(bytes, 0, into, 0, bytes.length);
+            System.arraycopy(whole, 0, read, 0, count);
+        }
+    }
+
+    private static void bytesEachNow(int pid, long[] addresses, int count, int bytesEach, byte[] into, boolean[] read) {
         try (Arena arena = Arena.ofConfined()) {
             int most = Math.min(count, MAX_RANGES_PER_CALL);
             MemorySegment buffer = arena.allocate((long) most * bytesEach);
@@ -100,7 +125,7 @@ public final class TargetMemory {
     }
 
     /**
-     * Fills {@code into} from {@code address} onwards; the bytes read (fewer where the mapping ends: a string near
+     * Fills {@code into} from {@code address} onwards (on the calling thread); the bytes read (fewer where the mapping ends: a string near
      * the end of its page), or -1.
      */
     private static int read(int pid, long address, byte[] into) {

@@ -113,7 +113,32 @@ final class LibraryFile implements AutoCloseable {
         }
     }
 
+    /**
+     * The file {@code source} names, looked at through an O_PATH descriptor first (which opens nothing): only a
+     * regular file is opened, through that descriptor's /proc link, so a device or FIFO swapped in is never opened.
+     */
     private static int openNonBlocking(Path library, String source) throws CalibrationException {
+        int named;
+        try {
+            named = LibC.openPathOnly(source, true);
+        } catch (IOException e) {
+            throw CalibrationException.of(library, "cannot open " + source + ": " + e.getMessage());
+        }
+        try {
+            int mode = LibC.statx(named).mode();
+            if ((mode & S_IFMT) != S_IFREG) {
+                throw CalibrationException.of(library, "it is not a regular file (mode 0" + Integer.toOctalString(mode)
+                        + ")");
+            }
+            return openRegular(library, "/proc/self/fd/" + named);
+        } catch (IOException e) {
+            throw CalibrationException.of(library, "cannot stat " + source + ": " + e.getMessage());
+        } finally {
+            LibC.closeQuietly(named);
+        }
+    }
+
+    private static int openRegular(Path library, String source) throws CalibrationException {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment errno = Errno.allocate(arena);
             int fd = (int) OPEN.invokeExact(errno, arena.allocateFrom(source), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);

@@ -125,10 +125,16 @@ final class SandboxHelper {
 
     /** LD_LIBRARY_PATH from /proc/PID/environ (the environment the target started with), bounded. */
     static Optional<String> targetLibraryPath(int pid) {
-        byte[] environ;
-        try (InputStream in = Files.newInputStream(Path.of("/proc", Integer.toString(pid), "environ"))) {
-            environ = in.readNBytes(1 << 20);
-        } catch (IOException e) {
+        // The kernel reads the environment from the target's memory, which the target may back with a file
+        // that never answers: on the reader thread with a deadline.
+        byte[] environ = dev.infertop.target.DeadlineReads.TARGET.read("reading /proc/" + pid + "/environ", () -> {
+            try (InputStream in = Files.newInputStream(Path.of("/proc", Integer.toString(pid), "environ"))) {
+                return in.readNBytes(1 << 20);
+            } catch (IOException e) {
+                return null;
+            }
+        }, null);
+        if (environ == null) {
             return Optional.empty();
         }
         String prefix = "LD_LIBRARY_PATH=";
