@@ -26,18 +26,20 @@ import java.util.function.LongSupplier;
  * <p>bcrypt is slow on purpose (tens of milliseconds at cost 10), so a scrape client must not be able to make
  * infertop spend it freely, nor hold a connection while it waits for it:
  * <ul>
- *   <li>A header that passed is remembered ({@link RememberedCredentials}): a scraper's later requests cost a
- *       salted SHA-256 compared in constant time, never a bcrypt check nor a wait, whatever others send.</li>
+ *   <li>A header that passed is remembered ({@link HeaderDigests}, {@link #PASSED_KEPT} of them): a scraper's
+ *       later requests cost a salted SHA-256 compared in constant time, never a bcrypt check nor a wait, whatever
+ *       others send. A header that failed is remembered too ({@link #FAILED_KEPT}): sent again (a scraper with a
+ *       stale password) it is refused at once, with no check, and counts for no back-off.</li>
  *   <li>Checks run on one platform thread of their own ({@code infertop-bcrypt}: a virtual thread would hold
  *       its carrier for the whole check), one at a time, with at most {@link #WAITING} more queued behind it;
  *       a check that finds the queue full is not made ({@link Verdict#BUSY} at once), and a connection waits at
  *       most {@code wait} for its own ({@link Verdict#BUSY} then; the check still runs and its outcome counts).
  *       So a client guessing passwords gets one core at most, and holds no more than two connections in it.</li>
- *   <li>Per address, a back-off ({@link FailedChecks}): a check counts as failed as it starts (so a second one
- *       from that address waits its turn rather than running beside it) and is cleared if it passes; until the
- *       address's wait is over its headers get {@link Verdict#BACKING_OFF} with no check. A remembered header
- *       still passes from such an address: a guesser sharing a scraper's address (the same host) does not shut
- *       the scraper out once its password has passed.</li>
+ *   <li>Per address, a back-off ({@link FailedChecks}): a check counts as failed as it starts (so past the
+ *       free failures a second one from that address waits its turn rather than running beside it) and is
+ *       cleared if it passes; until the address's wait is over its new headers get {@link Verdict#BACKING_OFF}
+ *       with no check. A remembered header still passes from such an address: a guesser sharing a scraper's
+ *       address (the same host) does not shut the scraper out once its password has passed.</li>
  * </ul>
  * An unknown user is checked against a hash of the same cost, so the time taken does not say which users exist.
  */
@@ -49,12 +51,14 @@ final class BasicAuth {
     static final int WAITING = 1;
     /** The longest a connection waits for its check (the one ahead of it and its own, at a usual cost). */
     static final Duration WAIT = Duration.ofSeconds(1);
+    static final int PASSED_KEPT = 16;
+    static final int FAILED_KEPT = 64;
 
     /** What a request's credentials get. */
     enum Verdict {
         /** Answer it. */
         PASSED,
-        /** 401: no credentials, malformed ones, or a wrong user or password. */
+        /** 401: no credentials, malformed ones, a wrong user or password, or a header that failed before. */
         REFUSED,
         /** 429: the address failed a check lately and must wait {@link Outcome#retryAfterSeconds}. */
         BACKING_OFF,
@@ -83,7 +87,9 @@ final class BasicAuth {
     private final LongSupplier clockNs;
     private final Check check;
     private final long waitNs;
-    private final RememberedCredentials remembered = new RememberedCredentials();
+    private final byte[] salt = HeaderDigests.newSalt();
+    private final HeaderDigests passed = new HeaderDigests(PASSED_KEPT);
+    private final HeaderDigests failed = new HeaderDigests(FAILED_KEPT);
     /** Guarded by itself; also orders a check's start with its outcome. */
     private final FailedChecks failures = new FailedChecks();
     private final ThreadPoolExecutor checker;
@@ -126,9 +132,12 @@ final class BasicAuth {
         if (authorization == null) {
             return Outcome.REFUSED; // asking for the challenge: costs nothing, counts for nothing
         }
-        byte[] digest = remembered.digest(authorization);
-        if (remembered.contains(digest)) {
+        byte[] digest = HeaderDigests.digest(salt, authorization);
+        if (passed.contains(digest)) {
             return Outcome.PASSED;
+        }
+        if (failed.contains(digest)) {
+            return Outcome.REFUSED; // the same answer as its check gave, for no new one
         }
         Credentials credentials = parse(authorization);
         FutureTask<Boolean> task;
@@ -139,6 +148,7 @@ final class BasicAuth {
                 return new Outcome(Verdict.BACKING_OFF, Math.ceilDiv(waitForNs, 1_000_000_000L));
             }
             if (credentials == null) {
+                failed.add(digest); // the same again is refused by the lookup above, and counts once
                 failures.failed(client, nowNs);
                 return Outcome.REFUSED;
             }
@@ -168,10 +178,12 @@ final class BasicAuth {
         byte[] hash = hashes.get(credentials.user());
         boolean verified = check.verify(credentials.password(), hash != null ? hash : unknownUserHash) && hash != null;
         if (verified) {
-            remembered.add(digest);
+            passed.add(digest);
             synchronized (failures) {
                 failures.passed(client);
             }
+        } else {
+            failed.add(digest);
         }
         return verified;
     }
@@ -205,8 +217,8 @@ final class BasicAuth {
         return checker.getQueue().size();
     }
 
-    /** Headers remembered (tests). */
+    /** Headers remembered as passed (tests). */
     int remembered() {
-        return remembered.size();
+        return passed.size();
     }
 }

@@ -6,10 +6,12 @@ import java.util.Iterator;
 import java.util.LinkedHashMap;
 
 /**
- * The back-off of basic auth: failed password checks per client address. After {@code n} failed checks in a
- * row from an address, its next check may start {@code min(FIRST_WAIT × 2^(n−1), LONGEST_WAIT)} after the last
- * one (1, 2, 4, 8, 16, 30, 30 s ...); a check that passes clears the address, and a failure more than
- * {@link #FORGET_NS} after the one before counts from one again. An IPv6 address counts by its /64 (one holder
+ * The back-off of basic auth: failed password checks per client address. The first {@link #FREE_FAILURES} in a
+ * row cost no wait (a typo; a scraper with a stale password beside one with the right one on the same host);
+ * after {@code n} more than that, the address's next check may start
+ * {@code min(FIRST_WAIT × 2^(n−FREE_FAILURES−1), LONGEST_WAIT)} after the last one (1, 2, 4, 8, 16, 30, 30 s
+ * ...); a check that passes clears the address, and a failure more than {@link #FORGET_NS} after the one before
+ * counts from one again. An IPv6 address counts by its /64 (one holder
  * gets a whole /64 and can pick any address in it); an IPv4 address by itself.
  *
  * <p>Fixed size: at most {@link #CAPACITY} addresses; a failure from one more forgets the address whose last
@@ -18,6 +20,7 @@ import java.util.LinkedHashMap;
  */
 final class FailedChecks {
     static final int CAPACITY = 256;
+    static final int FREE_FAILURES = 1;
     static final long FIRST_WAIT_NS = 1_000_000_000L;
     static final long LONGEST_WAIT_NS = 30_000_000_000L;
     static final long FORGET_NS = 15 * 60 * 1_000_000_000L;
@@ -80,9 +83,12 @@ final class FailedChecks {
         return entries.size();
     }
 
-    /** The wait after {@code failures} (at least one) failed checks in a row. */
+    /** The wait after {@code failures} failed checks in a row. */
     static long waitAfter(int failures) {
-        int doublings = Math.min(failures - 1, 30);
+        if (failures <= FREE_FAILURES) {
+            return 0;
+        }
+        int doublings = Math.min(failures - FREE_FAILURES - 1, 30);
         return Math.min(FIRST_WAIT_NS << doublings, LONGEST_WAIT_NS);
     }
 }

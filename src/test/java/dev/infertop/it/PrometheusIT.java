@@ -393,7 +393,7 @@ class PrometheusIT {
     }
 
     /**
-     * 16 clients sending a wrong password (bcrypt cost 10), each again 10 ms after its answer, beside a real
+     * 16 clients sending wrong passwords (bcrypt cost 10), each a new one 10 ms after its answer, beside a real
      * Prometheus scraping every second (1 s timeout) with the right one, all from 127.0.0.1: every scrape of the
      * 20 s window succeeds ({@code up} 1 at each), the 16 got a handful of bcrypt checks in all (each 401 they are
      * told is one; the rest are 429, their address having failed lately, or 503, and cost none), infertop's
@@ -432,11 +432,12 @@ class PrometheusIT {
             long bcryptTicksBefore = bcryptTicks(pid);
 
             for (int i = 0; i < 16; i++) {
-                byte[] guess = ("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Basic "
-                        + Base64.getEncoder().encodeToString(("prometheus:guess" + i).getBytes(StandardCharsets.UTF_8))
-                        + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII);
+                int guesser = i;
                 guessers.add(Thread.ofPlatform().daemon().name("guesser-" + i).start(() -> {
-                    while (!stop.get()) {
+                    for (int attempt = 0; !stop.get(); attempt++) {
+                        byte[] guess = ("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Basic "
+                                + Base64.getEncoder().encodeToString(("prometheus:guess" + guesser + "-" + attempt)
+                                .getBytes(StandardCharsets.UTF_8)) + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII);
                         answers.computeIfAbsent(ask(infertopPort, guess), key -> new LongAdder()).increment();
                         try {
                             Thread.sleep(10);
@@ -468,8 +469,9 @@ class PrometheusIT {
             assertEquals(1, worstUp, "a scrape failed beside the wrong passwords: " + targetError(prometheusPort,
                     "infertop"));
             assertTrue(scrapes >= windowSeconds - 2, scrapes + " scrapes in " + windowSeconds + " s");
-            // One address: checks at 0, 1, 3, 7, 15 s of the back-off (1 s doubling to 30 s): 5 in 20 s.
-            assertTrue(counts.getOrDefault("401", 0L) <= 8, "bcrypt checks for the wrong passwords: " + counts);
+            // One address: two checks at once (its free failure and the one counted as it starts), then one at 1, 3,
+            // 7, 15 s of the back-off (1 s doubling to 30 s): 6 in 20 s; 10 allows for a window that ran long.
+            assertTrue(counts.getOrDefault("401", 0L) <= 10, "bcrypt checks for the wrong passwords: " + counts);
             assertTrue(bcryptSeconds <= 0.25 * windowSeconds, bcryptSeconds + " s in bcrypt over " + windowSeconds + " s");
             assertTrue(threadsAfter <= threadsBefore + 8, threadsBefore + " threads before, " + threadsAfter + " after");
             LlamaBenchIT.signal(infertop.process.pid(), "TERM");

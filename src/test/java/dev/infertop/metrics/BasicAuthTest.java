@@ -71,6 +71,8 @@ class BasicAuthTest {
         assertEquals(refused, fresh(auth, "Basic %%%not base64"));
         assertEquals(refused, fresh(auth, "Basic"));
         assertEquals(8, auth.checksStarted(), "nothing to check: no bcrypt");
+        assertEquals(refused, fresh(auth, header("alice:Secret")));
+        assertEquals(8, auth.checksStarted(), "a header that failed, again: refused with no check");
         assertEquals(4, auth.remembered());
     }
 
@@ -109,8 +111,8 @@ class BasicAuthTest {
     }
 
     /**
-     * One check runs and one waits behind it; a third, and every other from other addresses, is not made
-     * (503 at once, retry after 1 s), and a second from the running check's address waits its turn (429).
+     * One check runs and one waits behind it; a third, and every other, is not made (503 at once, retry after
+     * 1 s), and counts for no back-off.
      */
     @Test
     void oneCheckRunsOneWaitsTheRestAreBusyAtOnce() throws Exception {
@@ -129,8 +131,8 @@ class BasicAuthTest {
             others.add(auth.check(header("alice:guess" + i), address("10.0.0." + i)));
         }
         assertEquals(List.of(new BasicAuth.Outcome(BasicAuth.Verdict.BUSY, 1)), others.stream().distinct().toList());
-        assertEquals(new BasicAuth.Outcome(BasicAuth.Verdict.BACKING_OFF, 1),
-                auth.check(header("alice:right"), address("10.0.0.1")), "the running one's address: its turn");
+        assertEquals(new BasicAuth.Outcome(BasicAuth.Verdict.BUSY, 1),
+                auth.check(header("alice:other"), address("10.0.0.1")), "the running one's address, in its free failure");
         assertEquals(1, auth.checksStarted());
         assertEquals(1, auth.checksWaiting());
 
@@ -164,9 +166,10 @@ class BasicAuthTest {
     }
 
     /**
-     * The back-off on a clock the test moves: after each failed check from an address, its next waits 1, 2, 4, 8,
-     * 16, 30, 30 s (a 429 with that Retry-After, and no check); other addresses are checked meanwhile; a password
-     * remembered passes from an address that is waiting, one not remembered does not.
+     * The back-off on a clock the test moves: the first failed check from an address costs no wait; after each
+     * one more, its next new header waits 1, 2, 4, 8, 16, 30, 30 s (a 429 with that Retry-After, and no check);
+     * other addresses are checked meanwhile; a password remembered passes from an address that is waiting, one
+     * not remembered does not, and a header that failed before is refused at once.
      */
     @Test
     void failedChecksBackOffPerAddress() throws Exception {
@@ -175,6 +178,7 @@ class BasicAuthTest {
                 (password, hash) -> new String(password, StandardCharsets.UTF_8).equals("right"), Duration.ofSeconds(30));
         InetAddress guesser = address("192.0.2.7");
         List<Long> retryAfterSeconds = new ArrayList<>();
+        assertEquals(BasicAuth.Outcome.REFUSED, auth.check(header("alice:first"), guesser));
         for (int i = 0; i < 7; i++) {
             assertEquals(BasicAuth.Outcome.REFUSED, auth.check(header("alice:guess" + i), guesser));
             BasicAuth.Outcome waiting = auth.check(header("alice:again" + i), guesser);
@@ -186,33 +190,70 @@ class BasicAuthTest {
             clockNs.incrementAndGet();
         }
         assertEquals(List.of(1L, 2L, 4L, 8L, 16L, 30L, 30L), retryAfterSeconds);
-        assertEquals(7, auth.checksStarted(), "no check while waiting");
+        assertEquals(8, auth.checksStarted(), "no check while waiting");
 
-        assertEquals(BasicAuth.Outcome.REFUSED, auth.check(header("alice:guess"), guesser));
+        assertEquals(BasicAuth.Outcome.REFUSED, auth.check(header("alice:last"), guesser));
+        assertEquals(new BasicAuth.Outcome(BasicAuth.Verdict.BACKING_OFF, 30), auth.check(header("alice:new"), guesser));
+        assertEquals(BasicAuth.Outcome.REFUSED, auth.check(header("alice:guess3"), guesser),
+                "failed before: refused at once, waiting or not");
         assertEquals(BasicAuth.Verdict.BACKING_OFF, auth.check(header("alice:right"), guesser).verdict(),
                 "not remembered: waits like any other");
         assertEquals(BasicAuth.Outcome.PASSED, auth.check(header("alice:right"), address("192.0.2.8")),
                 "another address is checked");
         assertEquals(BasicAuth.Outcome.PASSED, auth.check(header("alice:right"), guesser),
                 "remembered: passes from the waiting address, with no check");
-        assertEquals(9, auth.checksStarted());
+        assertEquals(10, auth.checksStarted());
 
         InetAddress asker = address("192.0.2.9");
         for (int i = 0; i < 3; i++) {
             assertEquals(BasicAuth.Outcome.REFUSED, auth.check(null, asker), "no header: the challenge, free");
         }
-        assertEquals(BasicAuth.Outcome.REFUSED, auth.check("Basic %%%", asker));
-        assertEquals(BasicAuth.Verdict.BACKING_OFF, auth.check(header("alice:guess"), asker).verdict(),
-                "a malformed header is a failure too");
-        assertEquals(9, auth.checksStarted());
+        for (int i = 0; i < 3; i++) {
+            assertEquals(BasicAuth.Outcome.REFUSED, auth.check("Basic %%%", asker), "a malformed header counts once");
+        }
+        assertEquals(BasicAuth.Outcome.REFUSED, auth.check(header("alice:guess"), asker));
+        assertEquals(BasicAuth.Verdict.BACKING_OFF, auth.check(header("alice:guess-again"), asker).verdict());
+        assertEquals(11, auth.checksStarted());
 
         InetAddress user = address("192.0.2.10");
         assertEquals(BasicAuth.Outcome.REFUSED, auth.check(header("alice:typo"), user));
-        clockNs.addAndGet(TimeUnit.SECONDS.toNanos(1));
         String otherSpelling = "basic " + Base64.getEncoder().encodeToString("alice:right".getBytes());
-        assertEquals(BasicAuth.Outcome.PASSED, auth.check(otherSpelling, user), "not remembered: checked");
-        assertEquals(BasicAuth.Outcome.REFUSED, auth.check(header("alice:typo"), user),
-                "a pass clears the address: checked at once");
+        assertEquals(BasicAuth.Outcome.PASSED, auth.check(otherSpelling, user), "the first failure: checked at once");
+        assertEquals(BasicAuth.Outcome.REFUSED, auth.check(header("alice:typo2"), user),
+                "a pass clears the address: checked at once, where a second failure in a row would wait 1 s");
+        assertEquals(14, auth.checksStarted());
+    }
+
+    /**
+     * Past its free failure, a check from an address counts as it starts: a second new header from there while
+     * it runs is not queued beside it but waits its turn (429), and the queue stays empty.
+     */
+    @Test
+    void aCheckCountsAsItStarts() throws Exception {
+        CountDownLatch slowStarted = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        BasicAuth auth = new BasicAuth(Map.of("alice", ANY_HASH), System::nanoTime, (password, hash) -> {
+            if (new String(password, StandardCharsets.UTF_8).equals("slow")) {
+                slowStarted.countDown();
+                try {
+                    release.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            return false;
+        }, Duration.ofSeconds(30));
+        InetAddress client = address("10.0.0.1");
+        assertEquals(BasicAuth.Outcome.REFUSED, auth.check(header("alice:one"), client));
+        try (ExecutorService callers = Executors.newVirtualThreadPerTaskExecutor()) {
+            var slow = callers.submit(() -> auth.check(header("alice:slow"), client));
+            assertTrue(slowStarted.await(10, TimeUnit.SECONDS));
+            assertEquals(new BasicAuth.Outcome(BasicAuth.Verdict.BACKING_OFF, 1), auth.check(header("alice:three"), client));
+            assertEquals(0, auth.checksWaiting());
+            release.countDown();
+            assertEquals(BasicAuth.Outcome.REFUSED, slow.get(10, TimeUnit.SECONDS));
+        }
+        assertEquals(2, auth.checksStarted());
     }
 
     private static InetAddress addressQuietly(String literal) {
