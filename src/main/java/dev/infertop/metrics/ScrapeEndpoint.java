@@ -168,7 +168,7 @@ final class ScrapeEndpoint implements AutoCloseable {
     }
 
     private void admit(Socket socket) throws InterruptedException {
-        Connection connection = new Connection(socket);
+        Connection connection;
         Connection evicted = null;
         synchronized (open) {
             while (true) {
@@ -208,6 +208,7 @@ final class ScrapeEndpoint implements AutoCloseable {
                     acceptorWaiting = false;
                 }
             }
+            connection = new Connection(socket); // its grace from now, not from when the wait began
             open.add(connection);
         }
         if (evicted != null) {
