@@ -110,7 +110,8 @@ public final class MetricsServer implements AutoCloseable, Consumer<MetricsFrame
         this.auth = webConfig == null ? null : webConfig.auth();
         registry.register((MultiCollector) () -> MetricsMapping.snapshots(rendering));
         endpoint = ScrapeEndpoint.start(new InetSocketAddress(host, port),
-                webConfig == null ? null : webConfig.socketFactory(), this::handle, limits);
+                webConfig == null ? null : webConfig.socketFactory(),
+                auth == null ? ScrapeEndpoint.Gate.OPEN : this::refusal, this::handle, limits);
         address = (host.getAddress().length == 16 ? "[" + host.getHostAddress() + "]" : host.getHostAddress())
                 + ":" + endpoint.port();
         url = (webConfig != null && webConfig.tls() ? "https://" : "http://") + address + "/metrics";
@@ -207,14 +208,27 @@ public final class MetricsServer implements AutoCloseable, Consumer<MetricsFrame
         }
     }
 
-    /** One request, on its connection's thread. */
-    private ScrapeEndpoint.Response handle(RequestHead request) {
-        if (auth != null && !auth.allows(request.header("authorization"))) {
-            return new ScrapeEndpoint.Response(401, "text/plain; charset=utf-8",
+    /** Basic auth, before the request counts as being answered: null when it passed. */
+    private ScrapeEndpoint.Response refusal(RequestHead request, InetAddress client) {
+        BasicAuth.Outcome outcome = auth.check(request.header("authorization"), client);
+        return switch (outcome.verdict()) {
+            case PASSED -> null;
+            case REFUSED -> new ScrapeEndpoint.Response(401, "text/plain; charset=utf-8",
                     "infertop: give the user and password of --web-config's basic_auth_users\n"
                             .getBytes(StandardCharsets.UTF_8),
                     List.of("WWW-Authenticate: " + BasicAuth.CHALLENGE));
-        }
+            case BACKING_OFF -> new ScrapeEndpoint.Response(429, "text/plain; charset=utf-8",
+                    ("infertop: a password from this address failed lately: try again in "
+                            + outcome.retryAfterSeconds() + " s\n").getBytes(StandardCharsets.UTF_8),
+                    List.of("Retry-After: " + outcome.retryAfterSeconds()));
+            case BUSY -> new ScrapeEndpoint.Response(503, "text/plain; charset=utf-8",
+                    "infertop: busy checking other passwords: try again shortly\n".getBytes(StandardCharsets.UTF_8),
+                    List.of("Retry-After: " + outcome.retryAfterSeconds()));
+        };
+    }
+
+    /** One request that passed the gate, on its connection's thread. */
+    private ScrapeEndpoint.Response handle(RequestHead request) {
         String method = request.method();
         boolean metrics = request.path().equals("/metrics");
         if (!metrics && !request.path().equals("/")) {

@@ -23,8 +23,14 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.LongAdder;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -41,8 +47,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * JSON shows two idle intervals and Prometheus has scraped twice more, then queries, then stops infertop.
  *
  * <p>The endpoint against hostile clients and with --web-config is checked the same way, with infertop waiting
- * for a process that never comes ({@code --follow}): a stalled client beside Prometheus's scrapes, and https
- * with basic auth.
+ * for a process that never comes ({@code --follow}): a stalled client beside Prometheus's scrapes, https
+ * with basic auth, and clients sending wrong passwords beside Prometheus's scrapes.
  */
 class PrometheusIT {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -384,6 +390,148 @@ class PrometheusIT {
             stop(prometheus);
             assertNothingLeft(primary);
         }
+    }
+
+    /**
+     * 16 clients sending wrong passwords (bcrypt cost 10), each a new one 10 ms after its answer, beside a real
+     * Prometheus scraping every second (1 s timeout) with the right one, all from 127.0.0.1: every scrape of the
+     * 20 s window succeeds ({@code up} 1 at each), the 16 got a handful of bcrypt checks in all (each 401 they are
+     * told is one; the rest are 429, their address having failed lately, or 503, and cost none), infertop's
+     * bcrypt thread used a small share of the window, and it has no more threads than before. Before, each wrong
+     * password held one of the 16 connections as being answered while it queued for the one check at a time:
+     * scrapes that found them all so were closed at once, and a core stayed in bcrypt beside the workload.
+     */
+    @Test
+    void wrongPasswordClientsFailNoScrape(@TempDir Path directory) throws Exception {
+        Path webConfig = directory.resolve("web.yml");
+        Files.writeString(webConfig, "basic_auth_users:\n  prometheus: "
+                + BCrypt.withDefaults().hashToString(10, "s3cret".toCharArray()) + "\n");
+        int infertopPort = freePort();
+        int prometheusPort = freePort();
+        long windowSeconds = 20;
+        Process prometheus = null;
+        Throwable primary = null;
+        AtomicBoolean stop = new AtomicBoolean();
+        List<Thread> guessers = new ArrayList<>();
+        Map<String, LongAdder> answers = new ConcurrentHashMap<>();
+        try (InfertopProcess infertop = InfertopProcess.start("--quiet", "--listen", "127.0.0.1:" + infertopPort,
+                "--web-config", webConfig.toString(), "--follow", "infertop-none")) {
+            infertop.awaitStderr("serving metrics at http://127.0.0.1:" + infertopPort + "/metrics", 30);
+            prometheus = startPrometheus(directory, prometheusPort, """
+                      - job_name: infertop
+                        basic_auth:
+                          username: prometheus
+                          password: s3cret
+                        static_configs:
+                          - targets: ['127.0.0.1:%d']
+                    """.formatted(infertopPort));
+            awaitQuery(prometheusPort, "up{job=\"infertop\"} == 1", 30); // its password passed, once
+            long pid = infertop.process.pid();
+            int threadsBefore = threads(pid);
+            long processTicksBefore = cpuTicks(Path.of("/proc/" + pid + "/stat"));
+            long bcryptTicksBefore = bcryptTicks(pid);
+
+            for (int i = 0; i < 16; i++) {
+                int guesser = i;
+                guessers.add(Thread.ofPlatform().daemon().name("guesser-" + i).start(() -> {
+                    for (int attempt = 0; !stop.get(); attempt++) {
+                        byte[] guess = ("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Basic "
+                                + Base64.getEncoder().encodeToString(("prometheus:guess" + guesser + "-" + attempt)
+                                .getBytes(StandardCharsets.UTF_8)) + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII);
+                        answers.computeIfAbsent(ask(infertopPort, guess), key -> new LongAdder()).increment();
+                        try {
+                            Thread.sleep(10);
+                        } catch (InterruptedException e) {
+                            return;
+                        }
+                    }
+                }));
+            }
+            Thread.sleep(TimeUnit.SECONDS.toMillis(windowSeconds));
+            stop.set(true);
+            for (Thread guesser : guessers) {
+                guesser.join(TimeUnit.SECONDS.toMillis(30));
+            }
+            double processSeconds = (cpuTicks(Path.of("/proc/" + pid + "/stat")) - processTicksBefore) / 100.0;
+            double bcryptSeconds = (bcryptTicks(pid) - bcryptTicksBefore) / 100.0;
+            int threadsAfter = threads(pid);
+
+            String window = "[" + windowSeconds + "s]";
+            double scrapes = queryValue(prometheusPort, "count_over_time(up{job=\"infertop\"}" + window + ")");
+            double worstUp = queryValue(prometheusPort, "min_over_time(up{job=\"infertop\"}" + window + ")");
+            Map<String, Long> counts = new TreeMap<>();
+            answers.forEach((status, count) -> counts.put(status, count.sum()));
+            System.out.printf("PrometheusIT: 16 wrong-password clients over %d s: %.0f scrapes, min up %.0f (%s); the "
+                            + "clients' answers %s; infertop's CPU %.2f s, in its bcrypt thread %.2f s; threads %d "
+                            + "before, %d after%n", windowSeconds, scrapes, worstUp,
+                    targetError(prometheusPort, "infertop"), counts, processSeconds, bcryptSeconds, threadsBefore,
+                    threadsAfter);
+            assertEquals(1, worstUp, "a scrape failed beside the wrong passwords: " + targetError(prometheusPort,
+                    "infertop"));
+            assertTrue(scrapes >= windowSeconds - 2, scrapes + " scrapes in " + windowSeconds + " s");
+            // One address: two checks at once (its free failure and the one counted as it starts), then one at 1, 3,
+            // 7, 15 s of the back-off (1 s doubling to 30 s): 6 in 20 s; 10 allows for a window that ran long.
+            assertTrue(counts.getOrDefault("401", 0L) <= 10, "bcrypt checks for the wrong passwords: " + counts);
+            assertTrue(bcryptSeconds <= 0.25 * windowSeconds, bcryptSeconds + " s in bcrypt over " + windowSeconds + " s");
+            assertTrue(threadsAfter <= threadsBefore + 8, threadsBefore + " threads before, " + threadsAfter + " after");
+            LlamaBenchIT.signal(infertop.process.pid(), "TERM");
+            infertop.waitFor(30);
+        } catch (Throwable failure) {
+            primary = failure;
+            throw failure;
+        } finally {
+            stop.set(true);
+            for (Thread guesser : guessers) {
+                guesser.join(TimeUnit.SECONDS.toMillis(30));
+            }
+            stop(prometheus);
+            assertNothingLeft(primary);
+        }
+    }
+
+    /** Sends {@code request} on a new connection: the status of the answer, or "closed" (none within 10 s). */
+    private static String ask(int port, byte[] request) {
+        try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), port)) {
+            socket.setSoTimeout(10_000);
+            socket.getOutputStream().write(request);
+            byte[] answer = socket.getInputStream().readAllBytes();
+            return answer.length >= 12 ? new String(answer, 9, 3, StandardCharsets.US_ASCII) : "closed";
+        } catch (IOException e) {
+            return "closed";
+        }
+    }
+
+    /** utime + stime of a /proc stat file, in clock ticks (USER_HZ, 100 on Linux). */
+    private static long cpuTicks(Path stat) throws IOException {
+        String text = Files.readString(stat);
+        String[] fields = text.substring(text.lastIndexOf(')') + 2).split(" ");
+        return Long.parseLong(fields[11]) + Long.parseLong(fields[12]); // fields 14 and 15 of proc_pid_stat(5)
+    }
+
+    /** The CPU ticks of infertop's bcrypt thread ({@code infertop-bcrypt}), 0 while it has none. */
+    private static long bcryptTicks(long pid) throws IOException {
+        long ticks = 0;
+        try (var tasks = Files.list(Path.of("/proc/" + pid + "/task"))) {
+            for (Path task : tasks.toList()) {
+                try {
+                    if (Files.readString(task.resolve("comm")).strip().equals("infertop-bcrypt")) {
+                        ticks += cpuTicks(task.resolve("stat"));
+                    }
+                } catch (IOException gone) {
+                    // a thread that ended meanwhile
+                }
+            }
+        }
+        return ticks;
+    }
+
+    private static int threads(long pid) throws IOException {
+        for (String line : Files.readAllLines(Path.of("/proc/" + pid + "/status"))) {
+            if (line.startsWith("Threads:")) {
+                return Integer.parseInt(line.substring("Threads:".length()).strip());
+            }
+        }
+        throw new AssertionError("no Threads: line in /proc/" + pid + "/status");
     }
 
     private static Socket stall(int port, String bytes) throws IOException {

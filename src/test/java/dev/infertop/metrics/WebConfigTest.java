@@ -4,6 +4,7 @@ import at.favre.lib.crypto.bcrypt.BCrypt;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -38,7 +39,8 @@ class WebConfigTest {
         WebConfig config = WebConfig.read(MetricsServerTest.webConfig(directory, rsa, "alice", "pw"));
         assertTrue(config.tls());
         assertTrue(config.basicAuth());
-        assertTrue(config.auth().allows(MetricsServerTest.basic("alice", "pw")));
+        assertEquals(BasicAuth.Verdict.PASSED, config.auth().check(MetricsServerTest.basic("alice", "pw"),
+                InetAddress.getLoopbackAddress()).verdict());
         WebConfig empty = WebConfig.read(write(""));
         assertFalse(empty.tls() || empty.basicAuth(), "an empty file, as the exporter-toolkit reads it");
         WebConfig usersOnly = WebConfig.read(write("basic_auth_users:\n  bob: "
