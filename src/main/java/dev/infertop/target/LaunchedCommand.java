@@ -32,7 +32,7 @@ public final class LaunchedCommand implements TracedProcess {
     static final String DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
     /** The cgroup's task limit: far above what a llama.cpp server starts, far below a fork bomb. */
     static final long TASKS_MAX = 16384;
-    private static final long RELAY_GRACE_MS = 2000;
+    private static final long RELAY_GRACE_MS = 1000;
 
     /** Where the command's output goes. */
     public enum Output {
@@ -48,16 +48,13 @@ public final class LaunchedCommand implements TracedProcess {
     public record RunAs(UserAccount user, Path setpriv) {}
 
     private final Process process;
-    private final Path helperDirectory;
     private final TreeCgroup cgroup;
     private final List<Thread> relays;
     private final OutputStream log;
     private boolean released;
 
-    private LaunchedCommand(Process process, Path helperDirectory, TreeCgroup cgroup, List<Thread> relays,
-                            OutputStream log) {
+    private LaunchedCommand(Process process, TreeCgroup cgroup, List<Thread> relays, OutputStream log) {
         this.process = process;
-        this.helperDirectory = helperDirectory;
         this.cgroup = cgroup;
         this.relays = relays;
         this.log = log;
@@ -127,8 +124,9 @@ public final class LaunchedCommand implements TracedProcess {
             if (logStream != null) {
                 logStream.close();
             }
-            deleteQuietly(directory);
             throw e;
+        } finally {
+            deleteQuietly(directory); // started (the JDK returns once the exec succeeded), or not at all
         }
         // Joined while it waits at the gate: everything the command will start is held from its first fork.
         TreeCgroup cgroup = TreeCgroup.create(ProcessHandle.current().pid(), "infertop-launch-" + process.pid(),
@@ -138,7 +136,7 @@ public final class LaunchedCommand implements TracedProcess {
         OutputStream out = output == Output.INHERIT ? new PrintableOutput(System.out) : err;
         List<Thread> relays = List.of(relay(process.getInputStream(), out, "stdout"),
                 relay(process.getErrorStream(), err, "stderr"));
-        return new LaunchedCommand(process, directory, cgroup, relays, logStream);
+        return new LaunchedCommand(process, cgroup, relays, logStream);
     }
 
     private static Thread relay(InputStream from, OutputStream to, String which) {
@@ -256,8 +254,7 @@ public final class LaunchedCommand implements TracedProcess {
 
     /**
      * Stops the command if it still runs (SIGTERM, then SIGKILL after 3 s), kills whatever it started that is
-     * still there (its cgroup, and its session where there is no cgroup), writes the last of its output and
-     * removes the launcher's directory.
+     * still there (its cgroup, and its session where there is no cgroup), and writes the last of its output.
      */
     @Override
     public void close() {
@@ -292,7 +289,6 @@ public final class LaunchedCommand implements TracedProcess {
                 // the log's last bytes are lost, nothing else
             }
         }
-        deleteQuietly(helperDirectory);
     }
 
     /** SIGKILL to every process of session {@code sid} (the launcher made one: its pid), until none is left. */
