@@ -4,7 +4,8 @@
  * the traced process's own root (a container's image, a chroot; for most targets infertop's own root), sandboxed.
  * Run by infertop as root; everything after the fork below runs without privileges.
  *
- *   enter-target-root PID UID GID JAVA_HOME CLASSES -s START [-e NAME=VALUE]... [-b FILE NAME]... -- JAVA_ARG...
+ *   enter-target-root PID UID GID JAVA_HOME CLASSES -s START [-e NAME=VALUE]... [-c CGROUP_PROCS]...
+ *       [-b FILE NAME]... -- JAVA_ARG...
  *
  * The target's root may belong to the target (root in a container owns its image) or to any user (a chroot), who
  * can rename and replace its names while this helper runs. So, running as root, the helper resolves no name in
@@ -38,13 +39,16 @@
  *    procfs of its own PID namespace (fsopen, attached onto the /proc descriptor; it reads its library as
  *    /proc/self/fd/0).
  * 6. The child drops every privilege: a new session with no controlling terminal, supplementary groups cleared,
- *    the capability bounding set emptied, UID and GID (never 0), no_new_privs; limits on core dumps (none), file
- *    size, CPU time and address space; a seccomp filter that refuses ioctl TIOCSTI and TIOCLINUX (pushing input into
- *    a terminal), ptrace and process_vm_writev; every descriptor above 2 closed; then, from the tmpfs's directory
+ *    the capability bounding set emptied, UID and GID (never 0), a fresh session keyring of its own (root's is left
+ *    behind), no_new_privs; limits on core dumps (none), file size, CPU time, address space, open files and threads
+ *    (CHILD_NEW_THREADS more than the uid had when the helper started); not dumpable; a seccomp filter
+ *    (confine.h, CONFINE_STRICT) refusing terminal input pushes, ptrace, the keyring calls, new namespaces, bpf,
+ *    perf_event_open, userfaultfd and io_uring; every descriptor above 2 closed; then, from the tmpfs's directory
  *    (its working directory, set by descriptor), it executes the copied java with JAVA_ARGs, "@CLASSES@" standing
  *    for where the classes were attached and "@LIBS@" for the libs directory, and an environment of the -e pairs
  *    only (where they may name @LIBS@ too). What the unprivileged JVM looks up by those names it does as the
- *    child's user, whose code it runs anyway.
+ *    child's user, whose code it runs anyway. Each -c CGROUP_PROCS (a cgroup's cgroup.procs file, infertop's to
+ *    make with pids and memory limits) is joined by the helper first, so the child and all it starts are in it.
  * Needs Linux 5.12 (pidfd_open 5.3, openat2 5.6, mount_setattr 5.12; the new mount API 5.2); on an older kernel it
  * refuses with one line naming the call, and there is no fallback that works by path.
  * Errors: one line on stderr ("enter-target-root: ..."), exit status 126; otherwise the child's exit status (128 +
@@ -173,6 +177,10 @@ struct attributes {
 #define CHILD_CPU_SECONDS 60
 #define CHILD_FILE_BYTES (1L << 20)
 #define CHILD_ADDRESS_SPACE_BYTES (4L << 30)
+/* The JVM opens its modules, jars and the libraries: a few dozen descriptors. */
+#define CHILD_FILES 1024
+/* Threads the child may start beyond those its uid has: the JVM's (~20) and ggml's pool. */
+#define CHILD_NEW_THREADS 256
 
 static void die(const char *fmt, ...)
 {
@@ -185,6 +193,8 @@ static void die(const char *fmt, ...)
 	fputc('\n', stderr);
 	exit(126);
 }
+
+#include "confine.h"
 
 /* snprintf into an array, refusing to cut: a path cut short would name another file. */
 #define FMT(buf, ...)                                                              \
@@ -430,55 +440,58 @@ static long parse_id(const char *text, const char *what)
 	return v;
 }
 
-#if defined(__x86_64__)
-#define THIS_AUDIT_ARCH AUDIT_ARCH_X86_64
-#elif defined(__aarch64__)
-#define THIS_AUDIT_ARCH AUDIT_ARCH_AARCH64
-#endif
+/*
+ * The limits a uid's thread count is measured against: RLIMIT_NPROC counts every thread of the uid, the target's
+ * included, so the child gets room for this many more than there are when it starts.
+ */
+static long threads_of(uid_t uid)
+{
+	char path[64], line[256];
+	struct dirent *e;
+	long threads = 0;
+	DIR *proc = opendir("/proc");
+
+	if (!proc)
+		die("/proc: %s", strerror(errno));
+	while ((e = readdir(proc))) {
+		long this_uid = -1, these = 0;
+		FILE *status;
+
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		FMT(path, "/proc/%s/status", e->d_name);
+		status = fopen(path, "r");
+		if (!status)
+			continue; /* gone */
+		while (fgets(line, sizeof(line), status)) {
+			if (!strncmp(line, "Uid:", 4))
+				this_uid = strtol(line + 4, NULL, 10);
+			else if (!strncmp(line, "Threads:", 8))
+				these = strtol(line + 8, NULL, 10);
+		}
+		fclose(status);
+		if (this_uid == (long)uid)
+			threads += these;
+	}
+	closedir(proc);
+	return threads;
+}
+
+/* Moves this helper (and so the child it forks) into a cgroup: FILE is that cgroup's cgroup.procs. */
+static void join_cgroup(const char *procs)
+{
+	int fd = open(procs, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+
+	if (fd < 0 || write(fd, "0\n", 2) != 2)
+		die("cannot join the cgroup of %s: %s", procs, strerror(errno));
+	close(fd);
+}
 
 /*
- * Refuses (EPERM) ioctl(fd, TIOCSTI or TIOCLINUX, ...) (input pushed into a terminal, even one reached without a
- * controlling terminal), ptrace and process_vm_writev; a call of another architecture's ABI (x32) kills.
+ * In the child, PID 1 of its namespace; `alive` is the read end of a pipe the helper holds open while it lives;
+ * `threads` the room RLIMIT_NPROC leaves (see threads_of).
  */
-static void install_seccomp(void)
-{
-	struct sock_filter filter[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, THIS_AUDIT_ARCH, 1, 0),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-#if defined(__x86_64__)
-		BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000, 0, 1), /* x32 */
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
-#endif
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_ptrace, 4, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_process_vm_writev, 3, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_ioctl, 0, 3),
-		/* ioctl: the request is the second argument; its low 32 bits are the number */
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1])),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, TIOCSTI, 0, 2),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, TIOCLINUX, 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-	};
-	struct sock_fprog program = {.len = sizeof(filter) / sizeof(filter[0]), .filter = filter};
-
-	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program, 0, 0))
-		die("cannot install the seccomp filter: %s", strerror(errno));
-}
-
-static void limit(int resource, rlim_t soft, rlim_t hard, const char *what)
-{
-	struct rlimit l = {soft, hard};
-
-	if (setrlimit(resource, &l))
-		die("cannot limit %s: %s", what, strerror(errno));
-}
-
-/* In the child, PID 1 of its namespace; `alive` is the read end of a pipe the helper holds open while it lives. */
-static void drop_privileges(uid_t uid, gid_t gid, int alive)
+static void drop_privileges(uid_t uid, gid_t gid, int alive, rlim_t threads)
 {
 	struct pollfd helper = {.fd = alive, .events = POLLIN};
 	int last_cap = 63, cap;
@@ -501,6 +514,7 @@ static void drop_privileges(uid_t uid, gid_t gid, int alive)
 		die("setresgid %d: %s", (int)gid, strerror(errno));
 	if (setresuid(uid, uid, uid))
 		die("setresuid %d: %s", (int)uid, strerror(errno));
+	confine_fresh_session_keyring(); /* the new uid's: root's session keyring is left behind */
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
 		die("no_new_privs: %s", strerror(errno));
 	/* After the uid change, which clears it; then make sure the helper did not die in between (its end of the
@@ -510,12 +524,17 @@ static void drop_privileges(uid_t uid, gid_t gid, int alive)
 	if (poll(&helper, 1, 0) != 0)
 		die("the helper is gone");
 	close(alive);
-	limit(RLIMIT_CORE, 0, 0, "core dumps");
-	limit(RLIMIT_FSIZE, CHILD_FILE_BYTES, CHILD_FILE_BYTES, "file size");
-	limit(RLIMIT_CPU, CHILD_CPU_SECONDS, CHILD_CPU_SECONDS + 1, "CPU time");
-	limit(RLIMIT_AS, CHILD_ADDRESS_SPACE_BYTES, CHILD_ADDRESS_SPACE_BYTES, "address space");
+	confine_limit(RLIMIT_CORE, 0, 0, "core dumps");
+	confine_limit(RLIMIT_FSIZE, CHILD_FILE_BYTES, CHILD_FILE_BYTES, "file size");
+	confine_limit(RLIMIT_CPU, CHILD_CPU_SECONDS, CHILD_CPU_SECONDS + 1, "CPU time");
+	confine_limit(RLIMIT_AS, CHILD_ADDRESS_SPACE_BYTES, CHILD_ADDRESS_SPACE_BYTES, "address space");
+	confine_limit(RLIMIT_NOFILE, CHILD_FILES, CHILD_FILES, "open files");
+	confine_limit(RLIMIT_NPROC, threads, threads, "processes");
+	/* Off until the execve; java is attached execute-only (infertop's copy, mode 0711), so the kernel keeps it
+	 * off after it too: no other process of the uid can ptrace the child or read its /proc files. */
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-	install_seccomp();
+	if (confine_seccomp(CONFINE_STRICT))
+		die("cannot install the seccomp filter: %s", strerror(errno));
 }
 
 /* Replaces "@NAME@" placeholders in an argument or an environment entry. */
@@ -553,16 +572,18 @@ int main(int argc, char **argv)
 	char **java_argv;
 	int n_env = 0, i, first_arg, pidfd, proc, ns, root, tmpfs, proc_dir, fs, procfs, alive[2], status;
 	int attach_errno = ENOENT;
+	rlim_t threads;
 	pid_t pid, child;
 	uid_t uid;
 	gid_t gid;
 
 	if (argc < 8)
-		die("usage: enter-target-root PID UID GID JAVA_HOME CLASSES -s START [-e NAME=VALUE]... [-b FILE NAME]... "
-		    "-- JAVA_ARG...");
+		die("usage: enter-target-root PID UID GID JAVA_HOME CLASSES -s START [-e NAME=VALUE]... [-c CGROUP_PROCS]... "
+		    "[-b FILE NAME]... -- JAVA_ARG...");
 	pid = (pid_t)parse_id(argv[1], "pid");
 	uid = (uid_t)parse_id(argv[2], "uid");
 	gid = (gid_t)parse_id(argv[3], "gid");
+	threads = (rlim_t)(threads_of(uid) + CHILD_NEW_THREADS); /* counted in the host's /proc */
 	/* 0. The process, held by a pidfd from here on. */
 	pidfd = pidfd_open_(pid);
 	if (pidfd < 0 && errno == ESRCH)
@@ -579,13 +600,15 @@ int main(int argc, char **argv)
 			if (n_env >= MAX_ENV)
 				die("more than %d environment entries", MAX_ENV);
 			envp[n_env++] = argv[++i];
+		} else if (!strcmp(argv[i], "-c") && i + 1 < argc) {
+			join_cgroup(argv[++i]);
 		} else if (!strcmp(argv[i], "-b") && i + 2 < argc && is_plain_name(argv[i + 2])) {
 			take(argv[i + 1], IN_LIBS, argv[i + 2], 1);
 			i += 2;
 		} else if (!strcmp(argv[i], "-s") && i + 1 < argc) {
 			start_text = argv[++i];
 		} else {
-			die("expected -s START, -e NAME=VALUE, -b FILE NAME or --, got '%s'", argv[i]);
+			die("expected -s START, -e NAME=VALUE, -c CGROUP_PROCS, -b FILE NAME or --, got '%s'", argv[i]);
 		}
 	}
 	envp[n_env] = NULL;
@@ -701,7 +724,7 @@ int main(int argc, char **argv)
 		die("cannot enter the sandbox's directory: %s", strerror(errno));
 
 	/* 6. Unprivileged from here on. */
-	drop_privileges(uid, gid, alive[0]);
+	drop_privileges(uid, gid, alive[0], threads);
 #ifdef SYS_close_range
 	if (syscall(SYS_close_range, 3, ~0U, 0))
 #endif

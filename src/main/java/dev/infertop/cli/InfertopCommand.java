@@ -104,6 +104,12 @@ public final class InfertopCommand implements Callable<Integer> {
                     + "sudo the default is sudo's caller (said once); --user root keeps root.")
     String user;
 
+    @Option(names = "--env", paramLabel = "NAME=VALUE",
+            description = "Set NAME to VALUE in the launched COMMAND's environment; repeatable. The command gets only "
+                    + "PATH, TERM, LANG, HOME, USER, LOGNAME (the user's) and these: nothing else of infertop's "
+                    + "environment (e.g. --env LD_LIBRARY_PATH=/opt/llama/lib).")
+    List<String> env = new ArrayList<>();
+
     @Option(names = "--batch", description = "Print a text block every interval, like top -b (the default when "
             + "stdout is not a terminal).")
     boolean batch;
@@ -235,16 +241,36 @@ public final class InfertopCommand implements Callable<Integer> {
         } catch (IllegalArgumentException e) {
             throw new UserError("--patience: " + e.getMessage(), 2);
         }
+        Map<String, String> commandEnvironment = new java.util.LinkedHashMap<>(environment);
+        commandEnvironment.putAll(parseEnv(env, !command.isEmpty()));
         var listenAddress = ListenOption.parse(listen);
         TraceOptions.OutputMode mode = json ? TraceOptions.OutputMode.JSON
                 : quiet ? TraceOptions.OutputMode.QUIET
                 : batch || !onTerminal() ? TraceOptions.OutputMode.BATCH : TraceOptions.OutputMode.LIVE;
         return new TraceOptions(pid, command, libraries, mode,
-                delaySeconds, iterations, parsed, btf, ringKib, environment, targetLog, operatorEvery,
+                delaySeconds, iterations, parsed, btf, ringKib, commandEnvironment, targetLog, operatorEvery,
                 budgetPercent, operatorWhen == null ? null : OperatorRule.parse(operatorWhen), operatorThreads, follow, counters,
                 new dev.infertop.snapshot.SnapshotOptions(snapshotDir, snapshotEverySeconds, snapshotOnExit,
                         flightSeconds, snapshotAccess()), dagFile, listenAddress,
                 ListenOption.webConfig(webConfig, listenAddress), user, anyUser);
+    }
+
+    /** --env NAME=VALUE entries: NAME a shell variable name, neither part holding a NUL; only with -- COMMAND. */
+    static Map<String, String> parseEnv(List<String> entries, boolean hasCommand) {
+        if (!entries.isEmpty() && !hasCommand) {
+            throw new UserError("--env sets the launched command's environment: use it with -- COMMAND", 2);
+        }
+        Map<String, String> parsed = new java.util.LinkedHashMap<>();
+        for (String entry : entries) {
+            int equals = entry.indexOf('=');
+            String name = equals < 0 ? entry : entry.substring(0, equals);
+            if (equals < 0 || !name.matches("[A-Za-z_][A-Za-z0-9_]*") || entry.indexOf('\0') >= 0) {
+                throw new UserError("--env takes NAME=VALUE (NAME letters, digits and _, not starting with a digit), "
+                        + "got '" + dev.infertop.model.SafeText.of(entry) + "'", 2);
+            }
+            parsed.put(name, entry.substring(equals + 1));
+        }
+        return parsed;
     }
 
     private dev.infertop.io.FileAccess snapshotAccess() {

@@ -98,8 +98,13 @@ final class OverheadCommand implements Callable<Integer> {
     }
 
     private Run runPlain() throws IOException, InterruptedException {
-        Process process = OwnPriority.start(new ProcessBuilder(command).redirectOutput(ProcessBuilder.Redirect.PIPE)
-                .redirectErrorStream(true));
+        ProcessBuilder builder = new ProcessBuilder(command).redirectOutput(ProcessBuilder.Redirect.PIPE)
+                .redirectErrorStream(true);
+        // The environment the traced run's command gets (infertop launches it with no more), so both runs compare.
+        builder.environment().clear();
+        builder.environment().putAll(dev.infertop.target.LaunchedCommand.environment(System.getenv(), null,
+                java.util.Map.of()));
+        Process process = OwnPriority.start(builder);
         return measure(process, false, (int) process.pid(), -1);
     }
 

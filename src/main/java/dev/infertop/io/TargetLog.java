@@ -10,12 +10,12 @@ import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.BasicFileAttributes;
 
 /**
- * The log a launched command's output is appended to (target.log of the live view, --target-log FILE). The
- * command's shell opens it by name as root, which would follow a link planted there; so infertop opens it
- * first, with {@code O_NOFOLLOW} (a link is refused with one line) and {@code O_NONBLOCK} (a FIFO planted
- * there fails instead of hanging), checks it is a regular file, and hands the shell
- * {@code /proc/INFERTOP/fd/N}: that name reaches the very file infertop opened, whatever the directory holds
- * by then. Keep it open until the command has started.
+ * The log a launched command's output is appended to (target.log of the live view, --target-log FILE), by
+ * infertop, which relays what the command writes into its pipes. infertop opens it once, with
+ * {@code O_NOFOLLOW} (a link is refused with one line) and {@code O_NONBLOCK} (a FIFO planted there fails
+ * instead of hanging), checks it is a regular file, and writes through {@code /proc/INFERTOP/fd/N}: that name
+ * reaches the very file infertop opened, whatever the directory holds by then. Keep it open until the command
+ * has started.
  *
  * <p>Bounded across runs: a log larger than {@link #ROTATE_BYTES} when a run starts is renamed to
  * {@code NAME.1} (replacing the previous one), so at most two generations are kept. During a run the log

@@ -16,7 +16,6 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -72,8 +71,9 @@ final class TargetOpener {
 
     private OpenedTarget launch() {
         TraceOptions options = control.options;
-        Map<String, String> environment = new HashMap<>(System.getenv());
-        environment.putAll(options.environment());
+        // The command's own environment finds its executable (PATH) and libraries (LD_LIBRARY_PATH, --env).
+        Map<String, String> environment = LaunchedCommand.environment(System.getenv(),
+                runAs == null ? null : runAs.user(), options.environment());
         LibraryResolver resolver = new LibraryResolver(environment);
         Path executable;
         ResolvedLibraries resolved;
@@ -102,12 +102,11 @@ final class TargetOpener {
             if (launchUserNote != null) {
                 control.err.println(launchUserNote);
             }
-            // Opened here without following links; the command's (root) gate shell appends through
-            // /proc/PID/fd/N before it drops to the command's user.
+            // Opened here without following links; infertop appends the command's output through /proc/PID/fd/N.
             TargetLog targetLog = log == null ? null : TargetLog.open(log);
             control.targetLog = targetLog;
             TracedProcess process = LaunchedCommand.start(executable, options.command().subList(1,
-                    options.command().size()), options.environment(), route,
+                    options.command().size()), environment, route,
                     targetLog == null ? null : Path.of(targetLog.procPath()), runAs);
             return new OpenedTarget(process, candidates);
         } catch (IOException e) {

@@ -255,6 +255,7 @@ class ForeignUserIT {
         Map<String, String> environment = new HashMap<>(libraryPath());
         environment.putAll(extraEnvironment);
         List<String> args = new ArrayList<>(List.of("--json", "-d", "0.5"));
+        args.addAll(InfertopProcess.env(libraryPath()));
         args.addAll(List.of(userOptions));
         args.addAll(List.of("--", bench.toString(), "-m", model.toString(), "-p", Integer.toString(PROMPT_TOKENS),
                 "-n", Integer.toString(GENERATED_TOKENS), "-r", Integer.toString(repetitions), "-t", "1"));
@@ -303,7 +304,9 @@ class ForeignUserIT {
     void userRootKeepsRootThroughSudo() throws Exception {
         Map<String, String> environment = new HashMap<>(libraryPath());
         environment.put("SUDO_UID", Integer.toString(nobody.uid()));
-        List<String> args = new ArrayList<>(List.of("--json", "-d", "0.5", "-n", "1", "--user", "root", "--"));
+        List<String> args = new ArrayList<>(List.of("--json", "-d", "0.5", "-n", "1", "--user", "root"));
+        args.addAll(InfertopProcess.env(libraryPath()));
+        args.add("--");
         args.addAll(endlessBench());
         try (InfertopProcess infertop = InfertopProcess.start(environment, args.toArray(String[]::new))) {
             long pid = tracedPid(infertop);

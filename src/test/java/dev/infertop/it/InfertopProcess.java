@@ -47,6 +47,16 @@ final class InfertopProcess implements AutoCloseable {
         return new InfertopProcess(builder.start());
     }
 
+    /**
+     * {@code --env NAME=VALUE} for each variable: a launched command gets only these of the caller's environment
+     * (and PATH, TERM, LANG, HOME, USER, LOGNAME).
+     */
+    static List<String> env(Map<String, String> variables) {
+        List<String> options = new ArrayList<>();
+        variables.forEach((name, value) -> options.addAll(List.of("--env", name + "=" + value)));
+        return options;
+    }
+
     static InfertopProcess start(String... args) throws IOException {
         return start(Map.of(), args);
     }

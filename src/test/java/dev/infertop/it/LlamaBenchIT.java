@@ -41,7 +41,9 @@ class LlamaBenchIT {
     }
 
     private static JsonNode traceLaunched(Map<String, String> environment, Path bench, Path model) throws Exception {
-        List<String> args = new ArrayList<>(List.of("--json", "-d", "0.5", "--"));
+        List<String> args = new ArrayList<>(List.of("--json", "-d", "0.5"));
+        args.addAll(InfertopProcess.env(environment));
+        args.add("--");
         args.addAll(benchArguments(bench, model));
         try (InfertopProcess infertop = InfertopProcess.start(environment, args.toArray(String[]::new))) {
             int status = infertop.waitFor(240);

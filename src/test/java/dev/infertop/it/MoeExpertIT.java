@@ -60,8 +60,9 @@ class MoeExpertIT {
     }
 
     private static void check(Map<String, String> environment, Path bench) throws Exception {
-        List<String> args = new ArrayList<>(List.of("--json", "-d", "0.5", "--layers", "token,graph,moe", "--",
-                bench.toString(), "-m", model.toString(),
+        List<String> args = new ArrayList<>(List.of("--json", "-d", "0.5", "--layers", "token,graph,moe"));
+        args.addAll(InfertopProcess.env(environment));
+        args.addAll(List.of("--", bench.toString(), "-m", model.toString(),
                 "-p", Integer.toString(PROMPT_TOKENS), "-n", Integer.toString(GENERATED_TOKENS),
                 "-r", Integer.toString(REPETITIONS), "-t", "2"));
         JsonNode total;

@@ -406,7 +406,9 @@ class OperatorFidelityIT {
     /** {@code infertop --json -- BENCH -m MODEL ARGS -r 1 -t 2}, its final object; prints the run's time. */
     private static JsonNode trace(Map<String, String> environment, Path bench, Path model, String... benchArgs)
             throws Exception {
-        List<String> args = new ArrayList<>(List.of("--json", "--", bench.toString(), "-m", model.toString()));
+        List<String> args = new ArrayList<>(List.of("--json"));
+        args.addAll(InfertopProcess.env(environment));
+        args.addAll(List.of("--", bench.toString(), "-m", model.toString()));
         args.addAll(List.of(benchArgs));
         args.addAll(List.of("-r", "1", "-t", Integer.toString(THREADS)));
         long start = System.nanoTime();

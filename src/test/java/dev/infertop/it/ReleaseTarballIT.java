@@ -48,13 +48,13 @@ class ReleaseTarballIT {
         for (String arch : List.of("x86_64", "arm64")) {
             extract.addAll(List.of("dev/infertop/bpf/" + arch + "/infertop.bpf.o",
                     "dev/infertop/target/layout/" + arch + "/enter-target-root", "dev/infertop/machine/" + arch
-                            + "/uprobe-cost"));
+                            + "/uprobe-cost", "dev/infertop/target/" + arch + "/launch-target"));
         }
         run(extract, jarContents);
         for (String arch : List.of("x86_64", "arm64")) {
             Machine machine = arch.equals("arm64") ? Machine.AARCH64 : Machine.X86_64;
             for (String helper : List.of("dev/infertop/target/layout/" + arch + "/enter-target-root",
-                    "dev/infertop/machine/" + arch + "/uprobe-cost")) {
+                    "dev/infertop/machine/" + arch + "/uprobe-cost", "dev/infertop/target/" + arch + "/launch-target")) {
                 Path binary = jarContents.resolve(helper);
                 assertEquals(java.util.Optional.of(machine), ElfFile.peekMachine(binary), helper);
                 if (arch.equals("arm64")) {

@@ -208,6 +208,7 @@ class RooflineIT {
                             String... options) throws Exception {
         List<String> args = new ArrayList<>(List.of("--json", "-d", "1"));
         args.addAll(List.of(options));
+        args.addAll(InfertopProcess.env(environment));
         args.addAll(List.of("--", llama.sourceBuildTool("llama-bench").toString(), "-m", model.toString(), "-p", "0",
                 "-n", Integer.toString(tokens), "-r", Integer.toString(repetitions), "-t", "2"));
         try (InfertopProcess infertop = InfertopProcess.start(environment, args.toArray(String[]::new))) {

@@ -29,9 +29,12 @@ import java.util.stream.Stream;
  * {@link SandboxHelper} in the target's own root and mount namespace (a private copy of it), as
  * {@link ChildCredentials} (the target's user, or nobody): PID 1 of its own PID namespace (whatever it starts dies
  * with it), no network, a new session without a terminal, supplementary groups cleared, no_new_privs, no
- * capabilities, limits on CPU time, file size and address space, a seccomp filter against pushing input into a
- * terminal and against ptrace, an environment of LD_LIBRARY_PATH alone, SIGKILL if infertop dies, and a
- * wall-clock limit after which it is killed. It sees the library only as its stdin (the file {@link LibraryFile}
+ * capabilities, a fresh session keyring of its own, not dumpable (its java is attached execute-only), limits on
+ * CPU time, file size, address space, open files and threads, a cgroup of its own beside the target's with
+ * {@link #CHILD_TASKS} tasks and {@link #CHILD_MEMORY_BYTES} of memory at most (where a cgroup hierarchy can be
+ * written), a seccomp filter refusing terminal input pushes, ptrace, the keyring calls, new namespaces, bpf,
+ * perf_event_open, userfaultfd and io_uring (native/tools/confine.h), an environment of LD_LIBRARY_PATH alone,
+ * SIGKILL if infertop dies, and a wall-clock limit after which it is killed. It sees the library only as its stdin (the file {@link LibraryFile}
  * opened and checked), the libraries it needs as binds of files infertop opened and checked
  * ({@link ChildLibraries}), and its classpath is a fresh root-owned copy of the few infertop classes it runs,
  * attached read-only (infertop's own jar may sit in a directory only root can enter). Only its stdout comes back,
@@ -45,6 +48,10 @@ final class CalibrationSandbox {
 
     /** Wall-clock limit for the child: JVM start (~0.5 s) plus calibration, on a machine llama.cpp keeps busy. */
     static final Duration TIME_LIMIT = Duration.ofSeconds(30);
+    /** The child's cgroup limits: tasks (the JVM's threads, ggml's pool, the helper) and memory. */
+    static final long CHILD_TASKS = 512;
+    static final long CHILD_MEMORY_BYTES = 1L << 30;
+    private static final java.util.concurrent.atomic.AtomicLong RUNS = new java.util.concurrent.atomic.AtomicLong();
     /** What of the child's stderr is kept for a message. */
     static final int MAX_STDERR_BYTES = 4096;
     /** How long the output readers may take after the child ended (a grandchild may hold the pipes). */
@@ -95,6 +102,7 @@ final class CalibrationSandbox {
         long sandboxPid = targetPid.isPresent() ? targetPid.getAsInt() : ProcessHandle.current().pid();
         Path directory = null;
         Process child = null;
+        dev.infertop.target.TreeCgroup cgroup = null;
         try {
             long sandboxStart = SandboxHelper.startTime(sandboxPid); // the process, not whichever has its pid later
             directory = Files.createTempDirectory("infertop-calibrate-", PosixFilePermissions.asFileAttribute(PRIVATE));
@@ -115,8 +123,11 @@ final class CalibrationSandbox {
             List<String> javaArguments = new ArrayList<>(JVM_OPTIONS);
             javaArguments.addAll(List.of("-cp", SandboxHelper.CLASSES_PLACEHOLDER, CalibrationChild.class.getName()));
             javaArguments.addAll(childArguments);
+            // Beside the target, under whatever limits its own cgroup has (a container's, a systemd unit's).
+            cgroup = dev.infertop.target.TreeCgroup.create(sandboxPid, "infertop-calibration-"
+                    + ProcessHandle.current().pid() + "-" + RUNS.incrementAndGet(), CHILD_TASKS, CHILD_MEMORY_BYTES);
             ProcessBuilder builder = new ProcessBuilder(SandboxHelper.command(directory, sandboxPid, sandboxStart,
-                    credentials, classes, binds, searchPath, javaArguments))
+                    credentials, classes, binds, searchPath, cgroup.procsFiles(), javaArguments))
                     .directory(directory.toFile())
                     .redirectInput(library.procPath().toFile());
             builder.environment().clear();
@@ -144,6 +155,9 @@ final class CalibrationSandbox {
         } finally {
             if (child != null && child.isAlive()) {
                 child.destroyForcibly();
+            }
+            if (cgroup != null) {
+                cgroup.close();
             }
             deleteQuietly(directory);
         }

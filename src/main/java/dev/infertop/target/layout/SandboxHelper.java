@@ -1,5 +1,6 @@
 package dev.infertop.target.layout;
 
+import dev.infertop.target.NativeTool;
 import dev.infertop.target.TargetRoot;
 
 import java.io.IOException;
@@ -76,17 +77,25 @@ final class SandboxHelper {
      * target), refused unless that process started at {@code startTime} ({@link #startTime}): the helper
      * (extracted into {@code directory}), then the JVM arguments, where {@link #CLASSES_PLACEHOLDER} stands for the
      * classes directory as attached there; {@code searchPath} becomes the child's LD_LIBRARY_PATH and may name
-     * {@link #LIBS_PLACEHOLDER}.
+     * {@link #LIBS_PLACEHOLDER}; the helper joins each of {@code cgroupProcs} before it forks the child.
      */
     static List<String> command(Path directory, long pid, long startTime, ChildCredentials credentials, Path classes,
-                                List<Bind> binds, List<String> searchPath, List<String> javaArguments)
-            throws IOException {
-        Path helper = extract(directory);
+                                List<Bind> binds, List<String> searchPath, List<Path> cgroupProcs,
+                                List<String> javaArguments) throws IOException {
+        Path helper;
+        try {
+            helper = NativeTool.extract(SandboxHelper.class, PROGRAM, directory);
+        } catch (IOException e) {
+            throw new IOException(e.getMessage() + ", and the target's library runs only in its sandbox");
+        }
         List<String> command = new ArrayList<>(List.of(helper.toString(), Long.toString(pid),
                 Integer.toString(credentials.uid()), Integer.toString(credentials.gid()),
-                System.getProperty("java.home"), classes.toString(), "-s", Long.toString(startTime)));
+                executeOnlyJavaHome(directory).toString(), classes.toString(), "-s", Long.toString(startTime)));
         if (!searchPath.isEmpty()) {
             command.addAll(List.of("-e", "LD_LIBRARY_PATH=" + String.join(":", searchPath)));
+        }
+        for (Path procs : cgroupProcs) {
+            command.addAll(List.of("-c", procs.toString()));
         }
         for (Bind bind : binds) {
             command.addAll(List.of("-b", bind.source().toString(), bind.name()));
@@ -94,6 +103,25 @@ final class SandboxHelper {
         command.add("--");
         command.addAll(javaArguments);
         return command;
+    }
+
+    /**
+     * A JAVA_HOME for the child whose bin/java is infertop's copy of the launcher, mode 0711: a program its user
+     * may run but not read is one the kernel keeps non-dumpable after the execve (as it does a setuid one), so no
+     * other process of that uid can ptrace the child or open its /proc/PID/mem. lib and conf are links to this
+     * JDK's own, followed by the helper on the host's side.
+     */
+    static Path executeOnlyJavaHome(Path directory) throws IOException {
+        Path real = Path.of(System.getProperty("java.home"));
+        Path home = Files.createDirectories(directory.resolve("jdk/bin")).getParent();
+        Path java = home.resolve("bin/java");
+        Files.copy(real.resolve("bin/java"), java, StandardCopyOption.REPLACE_EXISTING);
+        Files.setPosixFilePermissions(java, PosixFilePermissions.fromString("--x--x--x"));
+        Files.createSymbolicLink(home.resolve("lib"), real.resolve("lib"));
+        if (Files.isDirectory(real.resolve("conf"))) {
+            Files.createSymbolicLink(home.resolve("conf"), real.resolve("conf"));
+        }
+        return home;
     }
 
     /**
@@ -151,22 +179,4 @@ final class SandboxHelper {
         return Optional.empty();
     }
 
-    private static Path extract(Path directory) throws IOException {
-        String arch = switch (System.getProperty("os.arch")) {
-            case "amd64", "x86_64" -> "x86_64";
-            case "aarch64", "arm64" -> "arm64";
-            default -> throw new IOException("no " + PROGRAM + " for " + System.getProperty("os.arch"));
-        };
-        String resource = arch + "/" + PROGRAM;
-        Path program = directory.resolve(PROGRAM);
-        try (InputStream in = SandboxHelper.class.getResourceAsStream(resource)) {
-            if (in == null) {
-                throw new IOException("this build of infertop has no " + resource + " (it is built for the build"
-                        + " machine's architecture only), and the target's library runs only in its sandbox");
-            }
-            Files.copy(in, program, StandardCopyOption.REPLACE_EXISTING);
-        }
-        Files.setPosixFilePermissions(program, PosixFilePermissions.fromString("rwx------"));
-        return program;
-    }
 }

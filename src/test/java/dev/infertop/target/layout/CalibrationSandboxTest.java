@@ -329,6 +329,156 @@ class CalibrationSandboxTest {
         }
     }
 
+    /**
+     * The library's code in the child tries what leads beyond its uid. A key in the session keyring root's
+     * shell gave infertop (here this test's calibrating thread's, which the child used to inherit: the library
+     * read root's secret) cannot be read; keyctl, add_key, request_key, a user namespace (unshare, clone),
+     * io_uring, bpf, perf_event_open and userfaultfd are refused (EPERM); it runs under RLIMIT_NPROC and
+     * RLIMIT_NOFILE, and in a cgroup of its own where the cgroup hierarchies can be written.
+     */
+    @Test
+    void theChildReadsNoKeyOfRootsAndIsRefusedWhatLeadsBeyondItsUid() throws Exception {
+        Path marker = newMarker();
+        Path library = work.resolve("libggml-base.so");
+        java.util.concurrent.atomic.AtomicReference<Throwable> failure = new java.util.concurrent.atomic.AtomicReference<>();
+        Thread calibrating = new Thread(() -> {
+            try {
+                long serial = Keyrings.plantInNewSession("infertop-test-root-session", "infertop-test-secret",
+                        "root-secret-42");
+                ConstructorLibrary.buildProbing(library, marker, serial, 0);
+                assertThrows(CalibrationException.class,
+                        () -> new LayoutCalibrator(new LayoutCache(work.resolve("layouts"))).calibrate(library));
+            } catch (Throwable e) {
+                failure.set(e);
+            }
+        });
+        calibrating.start();
+        calibrating.join(120_000);
+        if (failure.get() != null) {
+            throw new AssertionError(failure.get());
+        }
+        List<Map<String, String>> probes = ConstructorLibrary.records(marker).stream()
+                .filter(r -> r.containsKey("confinement")).toList();
+        assertEquals(1, probes.size(), "the library's code ran once, in the child: " + ConstructorLibrary.records(marker));
+        Map<String, String> child = probes.getFirst();
+        String line = child.get("line");
+        System.out.println("calibration child: " + line);
+        assertEquals("", child.get("secret"), "root's secret out of reach: " + line);
+        assertEquals("1", child.get("key_read_errno"), "keyctl refused (EPERM): " + line);
+        for (String call : List.of("add_key", "request_key", "unshare_user", "clone_user", "io_uring", "bpf",
+                "perf_event_open", "userfaultfd")) {
+            assertEquals("1", child.get(call), call + " refused (EPERM): " + line);
+        }
+        assertEquals("1024", child.get("nofile"), line);
+        long nproc = Long.parseLong(child.get("nproc"));
+        assertTrue(nproc > 0 && nproc < 1_000_000, "RLIMIT_NPROC set: " + line);
+        if (cgroupsWritable()) {
+            assertEquals("1", child.get("own_cgroup"), "in a cgroup of its own: " + line);
+        }
+        assertNothingOfTheChildLeft();
+    }
+
+    /**
+     * Another process of the child's uid (the target's user) can neither ptrace the child nor open its
+     * /proc/PID/environ while the library's code runs there: the child's java is execute-only for it, so the
+     * kernel keeps the child non-dumpable after its execve (a dumpable child was attached and read before).
+     */
+    @Test
+    void noOtherProcessOfTheChildsUidCanPtraceIt() throws Exception {
+        Path marker = newMarker();
+        Path library = ConstructorLibrary.build(work.resolve("libggml-base.so"), marker, 10, null);
+        Path attach = shared.resolve("attach");
+        Files.writeString(shared.resolve("attach.c"), """
+                #include <errno.h>
+                #include <fcntl.h>
+                #include <stdio.h>
+                #include <stdlib.h>
+                #include <sys/ptrace.h>
+                #include <sys/wait.h>
+                #include <unistd.h>
+                int main(int argc, char **argv) {
+                    pid_t pid = atoi(argv[1]);
+                    char path[64];
+                    snprintf(path, sizeof path, "/proc/%d/environ", (int) pid);
+                    int fd = open(path, O_RDONLY);
+                    int environ_errno = fd < 0 ? errno : 0;
+                    long attached = ptrace(PTRACE_ATTACH, pid, 0, 0);
+                    int attach_errno = attached < 0 ? errno : 0;
+                    if (attached == 0) {
+                        waitpid(pid, NULL, __WALL);
+                        ptrace(PTRACE_DETACH, pid, 0, 0);
+                    }
+                    printf("environ=%d attach=%d\\n", environ_errno, attach_errno);
+                    return 0;
+                }
+                """);
+        Process cc = new ProcessBuilder("cc", "-O1", "-o", attach.toString(), shared.resolve("attach.c").toString())
+                .redirectErrorStream(true).start();
+        assertEquals(0, cc.waitFor(), new String(cc.getInputStream().readAllBytes()));
+        Files.setPosixFilePermissions(attach, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
+        Process target = new ProcessBuilder("setpriv", "--reuid=4321", "--regid=4322", "--clear-groups", "sleep", "60")
+                .start();
+        Thread calibrating = null;
+        try {
+            awaitUid(target.pid(), "4321");
+            calibrating = new Thread(() -> assertThrows(Throwable.class, () -> new LayoutCalibrator(
+                    new LayoutCache(work.resolve("layouts"))).calibrate(library, OptionalInt.of((int) target.pid()))));
+            calibrating.start();
+            long child = -1;
+            for (int i = 0; i < 400 && (child < 0 || ConstructorLibrary.records(marker).isEmpty()); i++) {
+                child = javaOfUid("4321");
+                Thread.sleep(50);
+            }
+            assertTrue(child > 0 && !ConstructorLibrary.records(marker).isEmpty(),
+                    "the child runs the library's code as uid 4321");
+            Process attacker = new ProcessBuilder("setpriv", "--reuid=4321", "--regid=4322", "--clear-groups",
+                    attach.toString(), Long.toString(child)).redirectErrorStream(true).start();
+            String result = new String(attacker.getInputStream().readAllBytes()).strip();
+            attacker.waitFor();
+            System.out.println("uid 4321 against the calibration child " + child + ": " + result);
+            assertEquals("environ=13 attach=1", result, "EACCES and EPERM for the child's own uid");
+        } finally {
+            target.destroyForcibly();
+            if (calibrating != null) {
+                calibrating.join(60_000);
+            }
+        }
+    }
+
+    /** Whether a cgroup can be made here (a container's /sys/fs/cgroup may be read-only). */
+    private static boolean cgroupsWritable() {
+        for (String hierarchy : List.of("/sys/fs/cgroup/unified", "/sys/fs/cgroup/pids", "/sys/fs/cgroup")) {
+            Path probe = Path.of(hierarchy, "infertop-test-probe-" + ProcessHandle.current().pid());
+            try {
+                Files.createDirectory(probe);
+                Files.delete(probe);
+                return true;
+            } catch (java.io.IOException | RuntimeException e) {
+                // not this one
+            }
+        }
+        return false;
+    }
+
+    /** A java process of that uid (the calibration child, seen from the host), or -1. */
+    private static long javaOfUid(String uid) {
+        for (ProcessHandle process : ProcessHandle.allProcesses().toList()) {
+            try {
+                Path proc = Path.of("/proc/" + process.pid());
+                if (Files.readSymbolicLink(proc.resolve("exe")).toString().endsWith("/bin/java")) {
+                    for (String line : Files.readAllLines(proc.resolve("status"))) {
+                        if (line.startsWith("Uid:") && line.substring(4).strip().startsWith(uid + "\t")) {
+                            return process.pid();
+                        }
+                    }
+                }
+            } catch (java.io.IOException | RuntimeException e) {
+                // gone, or not a process to look at
+            }
+        }
+        return -1;
+    }
+
     private static void awaitUid(long pid, String uid) throws Exception {
         for (int i = 0; i < 100; i++) {
             for (String line : Files.readAllLines(Path.of("/proc/" + pid + "/status"))) {

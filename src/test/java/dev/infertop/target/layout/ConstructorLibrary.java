@@ -63,6 +63,73 @@ public final class ConstructorLibrary {
                 }
             }
             #endif
+            #ifdef PROBE_CONFINEMENT
+            #include <errno.h>
+            #include <fcntl.h>
+            #include <sched.h>
+            #include <signal.h>
+            #include <sys/resource.h>
+            #include <sys/syscall.h>
+            #include <sys/wait.h>
+            #include <linux/keyctl.h>
+            #ifndef CLONE_NEWUSER
+            #define CLONE_NEWUSER 0x10000000
+            #endif
+            static int failed(long result) { return result < 0 ? errno : 0; }
+            static long limit_of(int resource) {
+                struct rlimit l;
+                if (getrlimit(resource, &l)) return -2;
+                return l.rlim_cur == RLIM_INFINITY ? -1 : (long) l.rlim_cur;
+            }
+            /* What a hostile library tries beyond its uid: root's keyring, namespaces, kernel interfaces. */
+            static void probe_confinement(void) {
+                char secret[256] = "", params[256] = {0}, cgroup[4096] = "";
+                long n = syscall(SYS_keyctl, KEYCTL_READ, (long) PROBE_CONFINEMENT, secret, sizeof secret - 1, 0);
+                int read_errno = n < 0 ? errno : 0;
+                secret[n > 0 && n < (long) sizeof secret ? n : 0] = 0;
+                for (char *c = secret; *c; c++) if (*c <= ' ' || *c == '=') *c = '_';
+                long session = syscall(SYS_keyctl, KEYCTL_GET_KEYRING_ID, KEY_SPEC_SESSION_KEYRING, 0);
+                int added = failed(syscall(SYS_add_key, "user", "infertop-test-added", "x", 1L,
+                        (long) KEY_SPEC_SESSION_KEYRING));
+                int requested = failed(syscall(SYS_request_key, "user", "infertop-test-secret", NULL, 0L));
+                int unshared = failed(syscall(SYS_unshare, (long) CLONE_NEWUSER));
+                long cloned = syscall(SYS_clone, (long) (CLONE_NEWUSER | SIGCHLD), 0L, 0L, 0L, 0L);
+                if (cloned == 0) _exit(0);
+                if (cloned > 0) waitpid((pid_t) cloned, NULL, 0);
+                int clone_errno = cloned < 0 ? errno : 0;
+                long ring = syscall(SYS_io_uring_setup, 1L, params);
+                int ring_errno = ring < 0 ? errno : 0;
+                if (ring >= 0) close((int) ring);
+                memset(params, 0, sizeof params);
+                long map = syscall(SYS_bpf, 0L, params, 72L);
+                int bpf_errno = map < 0 ? errno : 0;
+                if (map >= 0) close((int) map);
+                memset(params, 0, sizeof params);
+                params[4] = (char) 128; /* perf_event_attr.size */
+                long perf = syscall(SYS_perf_event_open, params, 0L, -1L, -1L, 0L);
+                int perf_errno = perf < 0 ? errno : 0;
+                if (perf >= 0) close((int) perf);
+                long uffd = syscall(SYS_userfaultfd, (long) (O_CLOEXEC | 1 /* UFFD_USER_MODE_ONLY */));
+                int uffd_errno = uffd < 0 ? errno : 0;
+                if (uffd >= 0) close((int) uffd);
+                FILE *groups = fopen("/proc/self/cgroup", "r");
+                if (groups) {
+                    size_t got = fread(cgroup, 1, sizeof cgroup - 1, groups);
+                    cgroup[got] = 0;
+                    fclose(groups);
+                }
+                FILE *marker = fopen(MARKER, "a");
+                if (marker) {
+                    fprintf(marker, "confinement=1 key_read_errno=%d secret=%s session=%ld add_key=%d request_key=%d"
+                            " unshare_user=%d clone_user=%d io_uring=%d bpf=%d perf_event_open=%d userfaultfd=%d"
+                            " nproc=%ld nofile=%ld own_cgroup=%d\\n", read_errno, secret, session, added, requested,
+                            unshared, clone_errno, ring_errno, bpf_errno, perf_errno, uffd_errno,
+                            limit_of(RLIMIT_NPROC), limit_of(RLIMIT_NOFILE),
+                            strstr(cgroup, "/infertop-calibration-") != NULL);
+                    fclose(marker);
+                }
+            }
+            #endif
             __attribute__((constructor)) static void infertop_test_record(void) {
                 char nnp[64], capeff[64], capbnd[64], groups[256], exe[512] = "?", names[1024] = "";
                 field("NoNewPrivs", nnp, sizeof nnp);
@@ -95,6 +162,9 @@ public final class ConstructorLibrary {
                     _exit(0);
                 }
                 if (first > 0) waitpid(first, NULL, 0);
+            #endif
+            #ifdef PROBE_CONFINEMENT
+                probe_confinement();
             #endif
             #ifdef SLEEP_SECONDS
                 sleep(SLEEP_SECONDS);
@@ -152,6 +222,39 @@ public final class ConstructorLibrary {
         String output1 = new String(cc.getInputStream().readAllBytes());
         if (!cc.waitFor(60, TimeUnit.SECONDS) || cc.exitValue() != 0) {
             throw new IOException("cc failed: " + command + "\n" + output1);
+        }
+        Files.setPosixFilePermissions(output, PosixFilePermissions.fromString("rwxr-xr-x"));
+        return output;
+    }
+
+    /**
+     * {@link #build(Path, Path, int, String)} whose constructor, after its usual line, tries what a library must
+     * not do in the calibration child and records each result in a {@code confinement=1} line: {@code keyctl}
+     * READ of key {@code keySerial} ({@code key_read_errno}, {@code secret}: what it read), its session keyring's
+     * id, {@code add_key}, {@code request_key}, {@code unshare} and {@code clone} with CLONE_NEWUSER,
+     * {@code io_uring_setup}, {@code bpf}, {@code perf_event_open}, {@code userfaultfd} (errno values, 0 = it
+     * worked), its RLIMIT_NPROC and RLIMIT_NOFILE (-1 unlimited), and whether it is in an infertop calibration
+     * cgroup ({@code own_cgroup}).
+     */
+    public static Path buildProbing(Path output, Path marker, long keySerial, int sleepSeconds)
+            throws IOException, InterruptedException {
+        return buildWith(output, marker, sleepSeconds, "-DPROBE_CONFINEMENT=" + keySerial);
+    }
+
+    private static Path buildWith(Path output, Path marker, int sleepSeconds, String extra)
+            throws IOException, InterruptedException {
+        Path source = output.resolveSibling(output.getFileName() + ".c");
+        Files.writeString(source, SOURCE);
+        List<String> command = new ArrayList<>(List.of("cc", "-shared", "-fPIC", "-O1", "-o", output.toString(),
+                "-DMARKER=" + cString(marker.toString()), extra));
+        if (sleepSeconds > 0) {
+            command.add("-DSLEEP_SECONDS=" + sleepSeconds);
+        }
+        command.add(source.toString());
+        Process cc = new ProcessBuilder(command).redirectErrorStream(true).start();
+        String printed = new String(cc.getInputStream().readAllBytes());
+        if (!cc.waitFor(60, TimeUnit.SECONDS) || cc.exitValue() != 0) {
+            throw new IOException("cc failed: " + command + "\n" + printed);
         }
         Files.setPosixFilePermissions(output, PosixFilePermissions.fromString("rwxr-xr-x"));
         return output;

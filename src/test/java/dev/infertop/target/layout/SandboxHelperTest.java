@@ -71,7 +71,7 @@ class SandboxHelperTest {
         long self = ProcessHandle.current().pid();
         Result result = run(SandboxHelper.command(work, self, SandboxHelper.startTime(self),
                 ChildCredentials.nobody("test"), classes, List.of(new SandboxHelper.Bind(library, "libwritable.so")),
-                List.of(), javaArguments("-cp", SandboxHelper.CLASSES_PLACEHOLDER, "Probe",
+                List.of(), List.of(), javaArguments("-cp", SandboxHelper.CLASSES_PLACEHOLDER, "Probe",
                         SandboxHelper.LIBS_PLACEHOLDER + "/libwritable.so")));
         assertEquals(0, result.status(), result.toString());
 
@@ -152,7 +152,7 @@ class SandboxHelperTest {
 
         Path classes = emptyClasses();
         List<String> command = SandboxHelper.command(work, pid, start, ChildCredentials.nobody("test"),
-                classes, List.of(), List.of(), javaArguments("-version"));
+                classes, List.of(), List.of(), List.of(), javaArguments("-version"));
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(RACE_SECONDS);
         int runs = 0;
         int refused = 0;
@@ -197,7 +197,7 @@ class SandboxHelperTest {
         Process first = start(List.of("sleep", "600"));
         long pid = first.pid();
         List<String> command = SandboxHelper.command(work, pid, SandboxHelper.startTime(pid),
-                ChildCredentials.nobody("test"), classes, List.of(), List.of(), javaArguments("-version"));
+                ChildCredentials.nobody("test"), classes, List.of(), List.of(), List.of(), javaArguments("-version"));
         first.destroyForcibly();
         first.waitFor();
         Result stale = run(command);
@@ -245,7 +245,7 @@ class SandboxHelperTest {
             long pid = first.pid();
             long start = SandboxHelper.startTime(pid);
             List<String> command = SandboxHelper.command(work, pid, start, ChildCredentials.nobody("test"), classes,
-                    List.of(), List.of(), javaArguments("-version"));
+                    List.of(), List.of(), List.of(), javaArguments("-version"));
             first.destroyForcibly();
             first.waitFor();
             Process other = start(List.of(reuse.toString(), Long.toString(pid)));
@@ -301,7 +301,7 @@ class SandboxHelperTest {
         Path classes = emptyClasses();
         long self = ProcessHandle.current().pid();
         List<String> command = SandboxHelper.command(work, self, SandboxHelper.startTime(self),
-                ChildCredentials.nobody("test"), classes, List.of(), List.of(), javaArguments("-version"));
+                ChildCredentials.nobody("test"), classes, List.of(), List.of(), List.of(), javaArguments("-version"));
         // The generic system call numbers, the same on x86_64 and arm64.
         for (var call : java.util.Map.of("pidfd_open", 434, "openat2", 437, "mount_setattr", 442, "fsopen", 430)
                 .entrySet()) {
