@@ -69,8 +69,9 @@ public final class OpenDirectory implements AutoCloseable {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment state = Errno.allocate(arena);
             MemorySegment how = arena.allocate(24, 8); // struct open_how { u64 flags, mode, resolve; }
-            how.set(JAVA_LONG, 0, (long) (LibC.O_RDONLY | LibC.O_DIRECTORY | LibC.O_NOFOLLOW | LibC.O_CLOEXEC
-                    | LibC.O_NONBLOCK));
+            // No O_NOFOLLOW: RESOLVE_NO_SYMLINKS refuses a link at the end too, with ELOOP (O_NOFOLLOW would
+            // make that ENOTDIR, which says less).
+            how.set(JAVA_LONG, 0, (long) (LibC.O_RDONLY | LibC.O_DIRECTORY | LibC.O_CLOEXEC | LibC.O_NONBLOCK));
             how.set(JAVA_LONG, 8, 0L);
             how.set(JAVA_LONG, 16, LibC.RESOLVE_NO_SYMLINKS | LibC.RESOLVE_NO_MAGICLINKS);
             long fd = (long) LibC.openat2$handle().invokeExact(state, LibC.SYS_OPENAT2, LibC.AT_FDCWD,
@@ -195,7 +196,15 @@ public final class OpenDirectory implements AutoCloseable {
     /** The directory {@code name} inside this one, opened without following a link there. */
     public OpenDirectory openDirectory(String name) throws IOException {
         checkName(name);
-        return new OpenDirectory(openAt(fd, name, LibC.O_RDONLY | LibC.O_DIRECTORY, 0, path(name)), path(name));
+        try {
+            return new OpenDirectory(openAt(fd, name, LibC.O_RDONLY | LibC.O_DIRECTORY, 0, path(name)), path(name));
+        } catch (FileSystemException notDirectory) {
+            Stat entry = statEntry(name); // O_NOFOLLOW|O_DIRECTORY says ENOTDIR of a link: say it is one
+            if (entry != null && entry.isSymbolicLink()) {
+                throw failure(path(name), Errno.ELOOP, "open");
+            }
+            throw notDirectory;
+        }
     }
 
     /**
