@@ -4,7 +4,7 @@
 //     DIR is a directory this user owns. Whenever a hidden temporary name (".…tmp…") appears in it, the
 //     root writer's temporary directory or file is exchanged (renameat2 RENAME_EXCHANGE), back and forth
 //     until it is gone, with bait of this user's: a directory whose entries, named like a snapshot's files,
-//     are symbolic links to CANARY_DIR/<name> (or FIFOs, every other round); for a file, a symbolic link to
+//     are symbolic links to CANARY_DIR/<name> (FIFOs every second round); for a file, a symbolic link to
 //     CANARY_DIR/dag or a FIFO. A writer that works by path writes, chmods and deletes through the bait.
 //   snapshot-racer flip DIR A B SECONDS
 //     Exchanges DIR/A and DIR/B (entries of this user's) as fast as it can.
@@ -95,7 +95,7 @@ static int watch(const char *path, const char *canary, double seconds)
 				continue;
 			round++;
 			char bait[64];
-			int fifo = round % 2;
+			int fifo = round % 2 == 0; // links first, then FIFOs
 			snprintf(bait, sizeof bait, "bait-%u", round);
 			if (e->mask & IN_ISDIR)
 				bait_directory(dir, bait, canary, fifo);
