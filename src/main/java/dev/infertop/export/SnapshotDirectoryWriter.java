@@ -161,7 +161,7 @@ public final class SnapshotDirectoryWriter {
      */
     static String renderOptional(Path file, java.util.function.Supplier<String> text, long timeoutMs) {
         Path parent = file.getParent() == null ? Path.of(".") : file.getParent();
-        try (WritableDirectory directory = WritableDirectory.openTrusted(parent, FileAccess.PRIVATE)) {
+        try (WritableDirectory directory = WritableDirectory.openTrustedExisting(parent)) {
             return renderOptional(directory, file.getFileName().toString(), null, text, timeoutMs);
         } catch (IOException | RuntimeException e) {
             return "cannot write: " + describe(e);
@@ -241,8 +241,8 @@ public final class SnapshotDirectoryWriter {
     public static void deleteTemporaries(Path target) {
         Path parent = target.normalize().getParent();
         String prefix = "." + target.toAbsolutePath().normalize().getFileName() + ".tmp-";
-        try (WritableDirectory directory = WritableDirectory.openTrusted(parent == null ? Path.of(".") : parent,
-                FileAccess.PRIVATE)) {
+        try (WritableDirectory directory = WritableDirectory.openTrustedExisting(
+                parent == null ? Path.of(".") : parent)) {
             for (String name : directory.list()) {
                 if (name.startsWith(prefix) && directory.ownedByUs(name)) {
                     directory.deleteTree(name);

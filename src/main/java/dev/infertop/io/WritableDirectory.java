@@ -72,6 +72,16 @@ public final class WritableDirectory implements AutoCloseable {
      * above; refuses it, or any directory on the way that existed, by {@link #refusal}.
      */
     public static WritableDirectory openTrusted(Path path, FileAccess access) throws IOException {
+        return openTrusted(path, access, true);
+    }
+
+    /** As {@link #openTrusted(Path, FileAccess)} for a directory that must exist already (nothing is made). */
+    public static WritableDirectory openTrustedExisting(Path path) throws IOException {
+        return openTrusted(path, FileAccess.PRIVATE, false);
+    }
+
+    private static WritableDirectory openTrusted(Path path, FileAccess access, boolean makeMissing)
+            throws IOException {
         Path normalized = path.normalize();
         List<String> missing = new ArrayList<>();
         Path existing = normalized;
@@ -81,7 +91,7 @@ public final class WritableDirectory implements AutoCloseable {
                 current = OpenDirectory.open(existing == null ? Path.of(".") : existing);
                 break;
             } catch (NoSuchFileException absent) {
-                if (existing == null || existing.getFileName() == null) {
+                if (!makeMissing || existing == null || existing.getFileName() == null) {
                     throw absent;
                 }
                 missing.addFirst(existing.getFileName().toString());
