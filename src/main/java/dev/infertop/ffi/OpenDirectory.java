@@ -30,7 +30,7 @@ public final class OpenDirectory implements AutoCloseable {
 
     private OpenDirectory(int fd, Path path) {
         this.fd = fd;
-        this.path = path;
+        this.path = path.toAbsolutePath().normalize(); // for messages: "." would say nothing
     }
 
     /** What statx(2) says of a directory or a name: its owner, its mode bits with the type, its identity. */

@@ -144,4 +144,27 @@ class SnapshotParentRuleTest {
             assertTrue(Files.isRegularFile(written.resolve("summary.json"), LinkOption.NOFOLLOW_LINKS), mode);
         }
     }
+
+    @Test
+    void aRelativePatternIsJudgedFromTheWorkingDirectoryAndNamedInFull() throws Exception {
+        // The default pattern is relative (infertop-%p-%t): its parent is opened from the working directory.
+        Path relative = Path.of("target", "parent-rule-" + ProcessHandle.current().pid());
+        Files.createDirectories(relative);
+        try {
+            Files.setAttribute(relative, "unix:uid", NOBODY, LinkOption.NOFOLLOW_LINKS);
+            Path shown = relative.toAbsolutePath();
+            assertEquals("cannot write snapshot " + shown.resolve("snap") + ": " + shown + " is owned by uid 65534, not"
+                    + " by root: its owner could swap what infertop writes there" + HINT,
+                    refusal(relative.resolve("snap"), FileAccess.PRIVATE));
+            Files.setAttribute(relative, "unix:uid", 0, LinkOption.NOFOLLOW_LINKS);
+            assertEquals(shown.resolve("snap"), SnapshotDirectoryWriter.writeDirectory(relative.resolve("snap"),
+                    SnapshotFixtures.content(), FileAccess.PRIVATE).directory());
+        } finally {
+            try (Stream<Path> walk = Files.walk(relative)) {
+                for (Path path : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                    Files.deleteIfExists(path);
+                }
+            }
+        }
+    }
 }
