@@ -18,9 +18,11 @@ import java.util.Set;
  * Files infertop writes at names someone else can predict (the DAG of key d, --dag, the model writer's
  * output, target.log), written so that a link planted at such a name in a shared directory cannot turn a
  * root write into a write of any file: a name that is a symbolic link is refused with one line; content goes
- * to a fresh file created with {@code O_CREAT|O_EXCL|O_NOFOLLOW} (CREATE_NEW + NOFOLLOW_LINKS) under an
- * unguessable name next to it, then renamed over the name (rename replaces a link that appears meanwhile,
- * it never writes through it). What carries the target's data is written with {@link FileAccess}'s exact mode.
+ * to a fresh file created with {@code O_CREAT|O_EXCL|O_NOFOLLOW} under an unguessable name next to it, then
+ * renamed over the name (rename replaces a link that appears meanwhile, it never writes through it).
+ * {@link #replace} does all of it through the fd of the directory, opened once, and writes and fchmods the
+ * file through the fd that created it ({@link WritableDirectory}). What carries the target's data is written
+ * with {@link FileAccess}'s exact mode.
  */
 public final class OutputFiles {
     private OutputFiles() {}
