@@ -1,23 +1,17 @@
 package dev.infertop.export;
 
 import dev.infertop.io.FileAccess;
-import dev.infertop.io.OutputFiles;
+import dev.infertop.io.WritableDirectory;
 import dev.infertop.view.SafeJson;
 
 import java.io.IOException;
-import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.FileAlreadyExistsException;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
-import java.util.stream.Stream;
 
 /**
  * Writes one snapshot directory atomically: every file goes into a hidden temporary directory beside the
@@ -84,81 +78,60 @@ public final class SnapshotDirectoryWriter {
     /**
      * As {@link #write}, also saying which optional files were left out (and why); the directory, its files and
      * the directories made for it (a pattern's missing parents) get {@code access}'s modes.
+     *
+     * <p>The parent is opened once, with no symbolic link in its path, and refused unless only root (or
+     * infertop's own uid) can rearrange it ({@link WritableDirectory}); from then on every create, write, chmod,
+     * unlink and the final rename is relative to the fds of the parent and of the temporary directory made in
+     * it, never by a path resolved again.
      */
     public static Written writeDirectory(Path target, SnapshotContent content, FileAccess access)
             throws SnapshotWriteException {
         Path absolute = target.toAbsolutePath().normalize();
-        Path parent = absolute.getParent();
-        Path temp = null;
-        try {
-            createParents(parent, access);
-            temp = Files.createTempDirectory(parent, "." + absolute.getFileName() + ".tmp-"); // 0700
-            List<LeftOut> leftOut = writeFiles(temp, content);
-            setModes(temp, access);
-            return new Written(moveIntoPlace(temp, absolute), leftOut);
+        Path shownParent = absolute.getParent();
+        // Opened as given (a relative pattern from the working directory itself, not from its name).
+        Path parent = target.normalize().getParent();
+        String name = absolute.getFileName().toString();
+        try (WritableDirectory directory = WritableDirectory.openTrusted(parent == null ? Path.of(".") : parent,
+                access)) {
+            WritableDirectory temp = directory.createFresh("." + name + ".tmp-"); // 0700
+            boolean placed = false;
+            try (temp) {
+                List<LeftOut> leftOut = writeFiles(temp, content, access);
+                temp.chmod(access);
+                String placedAs = moveIntoPlace(directory, temp.name(), name);
+                placed = true;
+                return new Written(shownParent.resolve(placedAs), leftOut);
+            } finally {
+                if (!placed) { // an Error too: infertop ends (see session.FatalErrors), no half directory stays
+                    directory.deleteTree(temp.name());
+                }
+            }
         } catch (IOException | RuntimeException e) {
-            deleteTree(temp);
             throw new SnapshotWriteException("cannot write snapshot " + absolute + ": " + describe(e), e);
-        } catch (Error e) {
-            deleteTree(temp); // infertop ends (see session.FatalErrors): no half directory stays behind
-            throw e;
         }
     }
 
-    /**
-     * Creates the missing directories down to {@code directory}, each with {@code access}'s directory mode
-     * (one made for a %p in the middle of a pattern holds snapshots too); those that exist are left as they are.
-     */
-    static void createParents(Path directory, FileAccess access) throws IOException {
-        if (Files.isDirectory(directory)) {
-            return;
-        }
-        Path above = directory.getParent();
-        if (above != null) {
-            createParents(above, access);
-        }
-        try {
-            Files.createDirectory(directory, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
-                    FileAccess.PRIVATE.directoryPermissions()));
-        } catch (java.nio.file.FileAlreadyExistsException raced) {
-            if (!Files.isDirectory(directory, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
-                throw raced;
-            }
-            return; // another writer made it meanwhile: its mode is its own
-        }
-        OutputFiles.setPermissions(directory, access.directoryPermissions());
-    }
-
-    /** The finished directory's modes, set exactly (the umask is not asked): its files', then its own. */
-    private static void setModes(Path directory, FileAccess access) throws IOException {
-        try (Stream<Path> files = Files.list(directory)) {
-            for (Path file : files.toList()) {
-                OutputFiles.setPermissions(file, access.filePermissions());
-            }
-        }
-        OutputFiles.setPermissions(directory, access.directoryPermissions());
-    }
-
-    static List<LeftOut> writeFiles(Path directory, SnapshotContent content) throws IOException {
+    /** The files of a snapshot, in {@code directory}, each created there and written through its own fd. */
+    static List<LeftOut> writeFiles(WritableDirectory directory, SnapshotContent content, FileAccess access)
+            throws IOException {
         // Required files first: a snapshot is complete without any optional rendering.
-        try (OutputStream out = Files.newOutputStream(directory.resolve(HLOG))) {
-            HlogWriter.write(out, content.histograms(),
-                    HlogWriter.firstStartMs(content.histograms(), content.createdEpochMs()));
-        }
-        try (OutputStream out = Files.newOutputStream(directory.resolve(TRACE))) {
-            ChromeTraceWriter.write(out, content.window(), content.tensorNames(), content.last().target().pid(),
-                    content.last().target().command(), content.threadNames());
-        }
-        Files.writeString(directory.resolve(REPORT), HtmlReportWriter.html(content), StandardCharsets.UTF_8);
+        directory.writeFile(HLOG, access, out -> HlogWriter.write(out, content.histograms(),
+                HlogWriter.firstStartMs(content.histograms(), content.createdEpochMs())));
+        directory.writeFile(TRACE, access, out -> ChromeTraceWriter.write(out, content.window(),
+                content.tensorNames(), content.last().target().pid(), content.last().target().command(),
+                content.threadNames()));
+        directory.writeFile(REPORT, access, out -> out.write(HtmlReportWriter.html(content)
+                .getBytes(StandardCharsets.UTF_8)));
         List<String> files = new ArrayList<>(FILES);
         List<LeftOut> leftOut = new ArrayList<>();
         // The operator DAG of the last decode graph, when the operator layer traced one: the DOT text is
         // required, the SVG picture optional (bounded in time; a failure is a note, never a lost snapshot).
         if (content.dag() != null) {
-            DagDotWriter.write(content.dag(), directory.resolve(DAG_DOT), FileAccess.PRIVATE); // see setModes
+            String dot = DagDotWriter.toDot(content.dag());
+            directory.writeFile(DAG_DOT, access, out -> out.write(dot.getBytes(StandardCharsets.UTF_8)));
             files.add(DAG_DOT);
-            String problem = renderOptional(directory.resolve(DAG_SVG),
-                    () -> DagSvgWriter.svg(content.dag()), OPTIONAL_RENDER_TIMEOUT_MS);
+            String problem = renderOptional(directory, DAG_SVG, access, () -> DagSvgWriter.svg(content.dag()),
+                    OPTIONAL_RENDER_TIMEOUT_MS);
             if (problem == null) {
                 files.add(DAG_SVG);
             } else {
@@ -168,7 +141,7 @@ public final class SnapshotDirectoryWriter {
         // summary.json last: a directory with a complete summary has every other file.
         byte[] summary = SafeJson.mapper().writerWithDefaultPrettyPrinter()
                 .writeValueAsBytes(SummaryWriter.json(content, files, leftOut));
-        Files.write(directory.resolve(SUMMARY), summary);
+        directory.writeFile(SUMMARY, access, out -> out.write(summary));
         return leftOut;
     }
 
@@ -187,6 +160,17 @@ public final class SnapshotDirectoryWriter {
      * computes, and writes nothing after the deadline).
      */
     static String renderOptional(Path file, java.util.function.Supplier<String> text, long timeoutMs) {
+        Path parent = file.getParent() == null ? Path.of(".") : file.getParent();
+        try (WritableDirectory directory = WritableDirectory.openTrustedExisting(parent)) {
+            return renderOptional(directory, file.getFileName().toString(), null, text, timeoutMs);
+        } catch (IOException | RuntimeException e) {
+            return "cannot write: " + describe(e);
+        }
+    }
+
+    /** As {@link #renderOptional(Path, java.util.function.Supplier, long)}, {@code name} made in {@code directory}. */
+    static String renderOptional(WritableDirectory directory, String name, FileAccess access,
+                                 java.util.function.Supplier<String> text, long timeoutMs) {
         java.util.concurrent.FutureTask<String> task = new java.util.concurrent.FutureTask<>(text::get);
         Thread.ofPlatform().name("infertop-render").daemon().start(task);
         String rendered;
@@ -205,36 +189,26 @@ public final class SnapshotDirectoryWriter {
             return "interrupted";
         }
         try {
-            Files.writeString(file, rendered, StandardCharsets.UTF_8);
-            return null;
+            directory.writeFile(name, access, out -> out.write(rendered.getBytes(StandardCharsets.UTF_8)));
+            return null; // a failed write removed its file: the summary does not list it either way
         } catch (IOException | RuntimeException e) {
-            try {
-                Files.deleteIfExists(file);
-            } catch (IOException ignored) {
-                // the summary does not list it either way
-            }
             return "cannot write: " + describe(e);
         }
     }
 
-    private static Path moveIntoPlace(Path temp, Path target) throws IOException {
+    /**
+     * Renames the finished temporary directory to {@code target}, or target-2, -3, … where a name is taken
+     * (RENAME_NOREPLACE: whatever has the name, whoever made it, stays as it is); the name it got.
+     */
+    private static String moveIntoPlace(WritableDirectory directory, String temp, String target) throws IOException {
         for (int attempt = 1; attempt < 1000; attempt++) {
-            Path name = attempt == 1 ? target : target.resolveSibling(target.getFileName() + "-" + attempt);
-            if (Files.exists(name)) {
-                continue;
-            }
-            try {
-                Files.move(temp, name, StandardCopyOption.ATOMIC_MOVE);
+            String name = attempt == 1 ? target : target + "-" + attempt;
+            if (directory.renameNoReplace(temp, name)) {
                 return name;
-            } catch (FileAlreadyExistsException | AtomicMoveNotSupportedException raced) {
-                if (raced instanceof AtomicMoveNotSupportedException) {
-                    throw raced;
-                }
-            } catch (java.nio.file.DirectoryNotEmptyException raced) {
-                // another writer took the name between the check and the move
             }
         }
-        throw new FileAlreadyExistsException(target.toString(), null, "999 snapshots of that name exist");
+        throw new FileAlreadyExistsException(directory.path().resolve(target).toString(), null,
+                "999 snapshots of that name exist");
     }
 
     /** One line: the error's own words (e.g. "No space left on device"), not a stack trace. */
@@ -244,6 +218,9 @@ public final class SnapshotDirectoryWriter {
             root = root.getCause();
         }
         String message = root.getMessage();
+        if (root instanceof WritableDirectory.Refused) {
+            return message + "; choose a directory only root can write in with --snapshot-dir";
+        }
         if (root instanceof java.nio.file.AccessDeniedException) {
             return "permission denied (" + message + "): choose a writable directory with --snapshot-dir";
         }
@@ -257,29 +234,22 @@ public final class SnapshotDirectoryWriter {
         return message == null ? root.getClass().getSimpleName() : message;
     }
 
-    /** Deletes the hidden temporary directories a write of {@code target} made (a write given up midway). */
+    /**
+     * Deletes the hidden temporary directories a write of {@code target} made (a write given up midway): those
+     * of that prefix in its parent that infertop's uid owns, each walked with fds.
+     */
     public static void deleteTemporaries(Path target) {
-        Path absolute = target.toAbsolutePath().normalize();
-        String prefix = "." + absolute.getFileName() + ".tmp-";
-        try (Stream<Path> siblings = Files.list(absolute.getParent())) {
-            for (Path sibling : siblings.filter(p -> p.getFileName().toString().startsWith(prefix)).toList()) {
-                deleteTree(sibling);
+        Path parent = target.normalize().getParent();
+        String prefix = "." + target.toAbsolutePath().normalize().getFileName() + ".tmp-";
+        try (WritableDirectory directory = WritableDirectory.openTrustedExisting(
+                parent == null ? Path.of(".") : parent)) {
+            for (String name : directory.list()) {
+                if (name.startsWith(prefix) && directory.ownedByUs(name)) {
+                    directory.deleteTree(name);
+                }
             }
         } catch (IOException | RuntimeException ignored) {
-            // nothing was created, or the directory went away
-        }
-    }
-
-    static void deleteTree(Path directory) {
-        if (directory == null || !Files.exists(directory)) {
-            return;
-        }
-        try (Stream<Path> walk = Files.walk(directory)) {
-            for (Path path : walk.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(path);
-            }
-        } catch (IOException ignored) {
-            // best effort: a leftover hidden .tmp- directory is all that can remain
+            // nothing was created, or the directory went away (or is one no snapshot is written in)
         }
     }
 }

@@ -31,6 +31,15 @@ public final class Errno {
     public static final int ENOENT = 2;
     public static final int ESRCH = 3;
     public static final int EINTR = 4;
+    public static final int EAGAIN = 11;
     public static final int EACCES = 13;
+    public static final int EEXIST = 17;
+    public static final int ENOTDIR = 20;
+    public static final int EISDIR = 21;
+    public static final int ENOSPC = 28;
+    public static final int ENOSYS = 38;
+    public static final int ENOTEMPTY = 39;
+    public static final int ELOOP = 40;
+    public static final int EOPNOTSUPP = 95;
     public static final int EINVAL = 22;
 }

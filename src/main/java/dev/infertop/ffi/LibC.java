@@ -413,6 +413,141 @@ public final class LibC {
         }
     }
 
+    // The *at calls a directory fd is written through (see OpenDirectory): nothing below resolves a name from
+    // anywhere but a directory infertop opened itself.
+
+    public static final int AT_FDCWD = -100;
+    public static final int AT_SYMLINK_NOFOLLOW = 0x100;
+    public static final int AT_REMOVEDIR = 0x200;
+    public static final int AT_EMPTY_PATH = 0x1000;
+    public static final int O_EXCL = 0200;
+    /** Differs by architecture like O_NOFOLLOW: asm-generic 040000, x86 0200000. */
+    public static final int O_DIRECTORY = "aarch64".equals(System.getProperty("os.arch")) ? 040000 : 0200000;
+    public static final int RENAME_NOREPLACE = 1;
+    public static final int RENAME_EXCHANGE = 2;
+    /** openat2(2)'s number, the same on x86_64 and arm64 (numbers from 403 on are shared by every architecture). */
+    public static final long SYS_OPENAT2 = 437;
+    public static final long RESOLVE_NO_MAGICLINKS = 0x02;
+    public static final long RESOLVE_NO_SYMLINKS = 0x04;
+
+    // syscall(2): long syscall(long number, ...); here openat2(int dirfd, const char *path, struct open_how *how,
+    // size_t size), which glibc does not wrap
+    private static final class syscall_openat2 {
+        static final MethodHandle HANDLE = bind("syscall",
+                FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG),
+                Linker.Option.firstVariadicArg(1), Errno.CAPTURE);
+    }
+
+    public static MethodHandle openat2$handle() {
+        return syscall_openat2.HANDLE;
+    }
+
+    // openat(2): int openat(int dirfd, const char *pathname, int flags, mode_t mode)
+    private static final class openat {
+        static final MethodHandle HANDLE = bind("openat",
+                FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT), Errno.CAPTURE);
+    }
+
+    public static MethodHandle openat$handle() {
+        return openat.HANDLE;
+    }
+
+    // mkdirat(2): int mkdirat(int dirfd, const char *pathname, mode_t mode)
+    private static final class mkdirat {
+        static final MethodHandle HANDLE = bind("mkdirat",
+                FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT), Errno.CAPTURE);
+    }
+
+    public static MethodHandle mkdirat$handle() {
+        return mkdirat.HANDLE;
+    }
+
+    // unlinkat(2): int unlinkat(int dirfd, const char *pathname, int flags)
+    private static final class unlinkat {
+        static final MethodHandle HANDLE = bind("unlinkat",
+                FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT), Errno.CAPTURE);
+    }
+
+    public static MethodHandle unlinkat$handle() {
+        return unlinkat.HANDLE;
+    }
+
+    // renameat2(2): int renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath,
+    // unsigned int flags)
+    private static final class renameat2 {
+        static final MethodHandle HANDLE = bind("renameat2",
+                FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, ADDRESS, JAVA_INT), Errno.CAPTURE);
+    }
+
+    public static MethodHandle renameat2$handle() {
+        return renameat2.HANDLE;
+    }
+
+    // fchmod(2): int fchmod(int fd, mode_t mode)
+    private static final class fchmod {
+        static final MethodHandle HANDLE = bind("fchmod",
+                FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT), Errno.CAPTURE);
+    }
+
+    public static MethodHandle fchmod$handle() {
+        return fchmod.HANDLE;
+    }
+
+    // statx(2): int statx(int dirfd, const char *pathname, int flags, unsigned int mask, struct statx *statxbuf);
+    // struct statx has one layout on every architecture (256 bytes): uid at 20, mode (u16) at 28, ino at 32,
+    // dev_major/dev_minor at 136/140.
+    private static final class statx {
+        static final MethodHandle HANDLE = bind("statx",
+                FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT, ADDRESS), Errno.CAPTURE);
+    }
+
+    public static MethodHandle statx$handle() {
+        return statx.HANDLE;
+    }
+
+    public static final long STATX_BYTES = 256;
+    public static final int STATX_BASIC_STATS = 0x7ff;
+
+    // write(2) with errno: ssize_t write(int fd, const void *buf, size_t count)
+    private static final class write_errno {
+        static final MethodHandle HANDLE = bind("write",
+                FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG), Errno.CAPTURE);
+    }
+
+    public static MethodHandle writeWithErrno$handle() {
+        return write_errno.HANDLE;
+    }
+
+    // fdopendir(3): DIR *fdopendir(int fd) (the DIR owns the fd from then on)
+    private static final class fdopendir {
+        static final MethodHandle HANDLE = bind("fdopendir", FunctionDescriptor.of(ADDRESS, JAVA_INT), Errno.CAPTURE);
+    }
+
+    public static MethodHandle fdopendir$handle() {
+        return fdopendir.HANDLE;
+    }
+
+    // readdir(3): struct dirent *readdir(DIR *dirp); glibc's 64-bit struct dirent: d_ino (8), d_off (8),
+    // d_reclen (2), d_type (1), then d_name at 19, NUL-terminated, at most 256 bytes.
+    private static final class readdir {
+        static final MethodHandle HANDLE = bind("readdir", FunctionDescriptor.of(ADDRESS, ADDRESS));
+    }
+
+    public static MethodHandle readdir$handle() {
+        return readdir.HANDLE;
+    }
+
+    public static final long DIRENT_NAME_OFFSET = 19;
+
+    // closedir(3): int closedir(DIR *dirp)
+    private static final class closedir {
+        static final MethodHandle HANDLE = bind("closedir", FunctionDescriptor.of(JAVA_INT, ADDRESS));
+    }
+
+    public static MethodHandle closedir$handle() {
+        return closedir.HANDLE;
+    }
+
     /** close(2), ignoring failure (nothing to do about it). */
     public static void closeQuietly(int fd) {
         try {

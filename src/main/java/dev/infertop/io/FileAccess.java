@@ -33,6 +33,24 @@ public enum FileAccess {
         return file;
     }
 
+    /** The directory mode as mode bits (0700 or 0755). */
+    public int directoryMode() {
+        return bits(directory);
+    }
+
+    /** The file mode as mode bits (0600 or 0644). */
+    public int fileMode() {
+        return bits(file);
+    }
+
+    private static int bits(Set<PosixFilePermission> permissions) {
+        int mode = 0;
+        for (PosixFilePermission permission : permissions) {
+            mode |= 0400 >> permission.ordinal(); // OWNER_READ first, OTHERS_EXECUTE last: 0400 down to 01
+        }
+        return mode;
+    }
+
     /** The word for it on the command line: "private" or "shared". */
     public String id() {
         return name().toLowerCase(Locale.ROOT);

@@ -18,9 +18,11 @@ import java.util.Set;
  * Files infertop writes at names someone else can predict (the DAG of key d, --dag, the model writer's
  * output, target.log), written so that a link planted at such a name in a shared directory cannot turn a
  * root write into a write of any file: a name that is a symbolic link is refused with one line; content goes
- * to a fresh file created with {@code O_CREAT|O_EXCL|O_NOFOLLOW} (CREATE_NEW + NOFOLLOW_LINKS) under an
- * unguessable name next to it, then renamed over the name (rename replaces a link that appears meanwhile,
- * it never writes through it). What carries the target's data is written with {@link FileAccess}'s exact mode.
+ * to a fresh file created with {@code O_CREAT|O_EXCL|O_NOFOLLOW} under an unguessable name next to it, then
+ * renamed over the name (rename replaces a link that appears meanwhile, it never writes through it).
+ * {@link #replace} does all of it through the fd of the directory, opened once, and writes and fchmods the
+ * file through the fd that created it ({@link WritableDirectory}). What carries the target's data is written
+ * with {@link FileAccess}'s exact mode.
  */
 public final class OutputFiles {
     private OutputFiles() {}
@@ -98,24 +100,42 @@ public final class OutputFiles {
     /**
      * As {@link #replace(Path, Content)}, for a file that carries the target's data: private while it is
      * written, then {@code access}'s file mode exactly (0600 or 0644), whatever the umask.
+     *
+     * <p>The directory is opened once; the fresh file is created in it with O_CREAT|O_EXCL|O_NOFOLLOW|O_NONBLOCK
+     * relative to its fd, written and fchmod-ed through the fd that created it, and renamed over the name
+     * within that directory: whoever swaps the temporary name meanwhile (in a directory they own) can move
+     * their own entry to the name, never redirect root's write, mode or rename elsewhere.
      */
     public static void replace(Path file, FileAccess access, Content content) throws IOException {
-        refuseLink(file);
-        Path temporary = freshSibling(file, access != null);
-        boolean moved = false;
-        try {
-            try (OutputStream out = Files.newOutputStream(temporary, StandardOpenOption.WRITE,
-                    StandardOpenOption.TRUNCATE_EXISTING, LinkOption.NOFOLLOW_LINKS)) {
-                content.writeTo(out);
+        Path parent = file.getParent() == null ? Path.of(".") : file.getParent();
+        String name = file.getFileName().toString();
+        try (WritableDirectory directory = WritableDirectory.openNamed(parent)) {
+            if (directory.isSymbolicLink(name)) {
+                throw new LinkRefused(file);
             }
-            if (access != null) {
-                setPermissions(temporary, access.filePermissions());
+            String temporary = null;
+            for (int attempt = 0; temporary == null; attempt++) {
+                String candidate = "." + name + "." + WritableDirectory.randomHex() + ".tmp";
+                try {
+                    directory.writeFile(candidate, access, content);
+                    temporary = candidate;
+                } catch (FileAlreadyExistsException e) {
+                    if (attempt >= 3) {
+                        throw e;
+                    }
+                }
             }
-            moveOver(temporary, file);
-            moved = true;
-        } finally {
-            if (!moved) {
-                Files.deleteIfExists(temporary);
+            boolean moved = false;
+            try {
+                if (directory.isSymbolicLink(name)) {
+                    throw new LinkRefused(file);
+                }
+                directory.renameReplacing(temporary, name);
+                moved = true;
+            } finally {
+                if (!moved) {
+                    directory.unlink(temporary);
+                }
             }
         }
     }

@@ -31,7 +31,8 @@ import java.util.function.Consumer;
  * (the recorder and histograms have a single writer) and hands the copy to a writer thread, so a slow disk
  * never stalls the ring buffer's reader. The final snapshot is queued like the others: the session detaches its
  * probes and then {@link #finish}es the writes (or, when it must exit at once, {@link #abandon}s them).
- * Outcomes, good or bad, are one line to {@code notices}; a failed write never stops tracing.
+ * Outcomes, good or bad, are one line to {@code notices}; a failed write never stops tracing. While one is
+ * queued or being written, a further request is dropped with a notice (only the final one may wait behind it).
  */
 public final class SnapshotTaker implements SnapshotView {
     /** Ticks kept for the report's op time per token across the run (one hour at the default 1 s). */
@@ -113,6 +114,12 @@ public final class SnapshotTaker implements SnapshotView {
             trigger = trigger == null ? "exit" : trigger + ", exit";
         }
         if (trigger == null) {
+            return;
+        }
+        // One snapshot in flight at most (the final one may queue behind it: a session takes one): a disk
+        // that stalls, or a directory that cannot be written, never piles up copies of the flight recorder.
+        if (pending.get() > 0 && !snapshot.isFinal()) {
+            notices.accept("infertop: snapshot (" + trigger + ") dropped: the one before is still being written");
             return;
         }
         SnapshotContent content = capture(snapshot, trigger, now);

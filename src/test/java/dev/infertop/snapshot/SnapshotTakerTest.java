@@ -90,6 +90,46 @@ class SnapshotTakerTest {
     }
 
     @Test
+    void requestsWhileOneIsBeingWrittenAreDroppedWithANoticeAndNothingPilesUp() throws Exception {
+        // The writer thread is held inside its own outcome notice (a stalled disk, a FIFO, as far as the taker
+        // can tell): nothing else of the write is faked.
+        java.util.concurrent.CountDownLatch writerHeld = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        java.util.function.Consumer<String> holding = notice -> {
+            notices.add(notice);
+            if (Thread.currentThread().getName().equals("infertop-snapshot")) {
+                writerHeld.countDown();
+                try {
+                    release.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        };
+        SnapshotTaker taker = new SnapshotTaker(shown::add, aggregator, new NameTable(),
+                new SnapshotOptions(temp.resolve("s%n").toString(), 0, true, 1), holding, new AtomicInteger(), "test");
+        aggregator.start(System.nanoTime());
+        taker.show(tick(false));
+        taker.request("key");
+        taker.show(tick(false));
+        assertTrue(writerHeld.await(60, java.util.concurrent.TimeUnit.SECONDS), "the first write reached its notice");
+        int requests = 2000;
+        for (int i = 0; i < requests; i++) {
+            taker.request("key");
+            taker.show(tick(false));
+        }
+        assertEquals(1, taker.pendingWrites(), "only the write in flight is held");
+        assertEquals(requests, notices.stream()
+                .filter("infertop: snapshot (key) dropped: the one before is still being written"::equals).count());
+        taker.show(tick(true)); // the final one still waits its turn
+        assertEquals(2, taker.pendingWrites());
+        release.countDown();
+        assertTrue(taker.finish(60_000));
+        assertEquals(List.of("s1", "s2"), Files.list(temp).map(p -> p.getFileName().toString()).sorted().toList());
+        assertEquals(3 + requests, shown.size(), "every tick still reached the view");
+    }
+
+    @Test
     void abandoningWithNothingInFlightSaysNothing() {
         SnapshotTaker taker = taker(0, false);
         aggregator.start(System.nanoTime());
