@@ -328,12 +328,15 @@ public final class LibC {
         return statx.HANDLE;
     }
 
-    private static final int AT_EMPTY_PATH = 0x1000;
+    public static final int AT_EMPTY_PATH = 0x1000;
     /** Cached attributes on a network or FUSE file system: no round trip to a server the target may run. */
     private static final int AT_STATX_DONT_SYNC = 0x4000;
-    private static final int STATX_BASIC_STATS = 0x7ff;
-    /** struct statx is the same on every architecture (linux/stat.h): 256 bytes. */
-    private static final long STATX_BYTES = 256;
+    public static final int STATX_BASIC_STATS = 0x7ff;
+    /**
+     * struct statx is the same on every architecture (linux/stat.h): 256 bytes; uid at 20, mode (u16) at 28, ino
+     * at 32, size at 40, dev_major/dev_minor at 136/140.
+     */
+    public static final long STATX_BYTES = 256;
 
     /** What {@link #statx} reports of a descriptor: st_mode, st_size, st_dev (glibc's makedev) and st_ino. */
     public record FileStatus(int mode, long sizeBytes, long device, long inode) {}
@@ -419,7 +422,6 @@ public final class LibC {
     public static final int AT_FDCWD = -100;
     public static final int AT_SYMLINK_NOFOLLOW = 0x100;
     public static final int AT_REMOVEDIR = 0x200;
-    public static final int AT_EMPTY_PATH = 0x1000;
     public static final int O_EXCL = 0200;
     /** Differs by architecture like O_NOFOLLOW: asm-generic 040000, x86 0200000. */
     public static final int O_DIRECTORY = "aarch64".equals(System.getProperty("os.arch")) ? 040000 : 0200000;
@@ -492,21 +494,6 @@ public final class LibC {
     public static MethodHandle fchmod$handle() {
         return fchmod.HANDLE;
     }
-
-    // statx(2): int statx(int dirfd, const char *pathname, int flags, unsigned int mask, struct statx *statxbuf);
-    // struct statx has one layout on every architecture (256 bytes): uid at 20, mode (u16) at 28, ino at 32,
-    // dev_major/dev_minor at 136/140.
-    private static final class statx {
-        static final MethodHandle HANDLE = bind("statx",
-                FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT, ADDRESS), Errno.CAPTURE);
-    }
-
-    public static MethodHandle statx$handle() {
-        return statx.HANDLE;
-    }
-
-    public static final long STATX_BYTES = 256;
-    public static final int STATX_BASIC_STATS = 0x7ff;
 
     // write(2) with errno: ssize_t write(int fd, const void *buf, size_t count)
     private static final class write_errno {
