@@ -66,13 +66,7 @@ class HostileElfIT {
             """;
 
     private Path compile(String source, String output, String... flags) throws Exception {
-        Path c = Files.writeString(dir.resolve(output + ".c"), source);
-        List<String> command = new ArrayList<>(List.of("gcc", "-O2", "-o", dir.resolve(output).toString(), c.toString()));
-        command.addAll(List.of(flags));
-        Process gcc = new ProcessBuilder(command).redirectErrorStream(true).start();
-        String out = new String(gcc.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertTrue(gcc.waitFor(120, TimeUnit.SECONDS) && gcc.exitValue() == 0, "gcc " + output + ": " + out);
-        return dir.resolve(output);
+        return Gcc.compile(dir, source, output, flags);
     }
 
     /** {@code library} with one 8-byte field of section {@code name}'s header set to {@code value}. */
