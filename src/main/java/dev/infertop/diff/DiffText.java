@@ -104,9 +104,9 @@ public final class DiffText {
             }
         }
         if (tooFew != null) {
-            lines.add(String.format(Locale.ROOT, "too few samples: %d %s against %d reach p %s at best, %s after Holm "
-                            + "over %d figures: no change here can be called significant", tooFew.samplesA(),
-                    diff.sampleUnit(), tooFew.samplesB(), Gate.number(RankTest.minimumP(tooFew.samplesA(),
+            lines.add(String.format(Locale.ROOT, "too few samples: %s against %d reach%s p %s at best, %s after Holm "
+                            + "over %d figures: no change here can be called significant", Gate.count(tooFew.samplesA(),
+                    diff.sampleUnit()), tooFew.samplesB(), tooFew.samplesA() == 1 ? "es" : "", Gate.number(RankTest.minimumP(tooFew.samplesA(),
                             tooFew.samplesB())), Gate.number(tooFew.pFloor()), diff.testedCount()));
         }
         return lines;

@@ -97,8 +97,8 @@ public record Gate(double percent, List<Change> regressions, List<Undecided> und
         Change c = first.change();
         String unit = diff.sampleUnit();
         if (first.tooFew()) {
-            String sizes = String.format(Locale.ROOT, "%d %s against %d reach p %s at best, %s after Holm over %d "
-                            + "figures", c.samplesA(), unit, c.samplesB(), number(RankTest.minimumP(c.samplesA(),
+            String sizes = String.format(Locale.ROOT, "%s against %d reach%s p %s at best, %s after Holm over %d "
+                            + "figures", count(c.samplesA(), unit), c.samplesB(), c.samplesA() == 1 ? "es" : "", number(RankTest.minimumP(c.samplesA(),
                     c.samplesB())), number(c.pFloor()), figures);
             if (diff.betweenRuns()) {
                 return sizes + ": " + neededText + " runs a side would decide it (diff --turns " + neededText + ")";
@@ -128,6 +128,11 @@ public record Gate(double percent, List<Change> regressions, List<Undecided> und
                             : "large but undecided")).toList()) + ")", advice);
             case NO_REGRESSION -> String.format(Locale.ROOT, "no regression beyond %s%%", percent);
         };
+    }
+
+    /** "1 interval", "3 runs". */
+    static String count(int n, String plural) {
+        return n + " " + (n == 1 ? plural.substring(0, plural.length() - 1) : plural);
     }
 
     static String number(double p) {
