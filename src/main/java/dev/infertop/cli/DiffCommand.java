@@ -17,7 +17,6 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
-import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -52,6 +51,8 @@ final class DiffCommand implements Callable<Integer> {
     static final int EXIT_REGRESSED = 1;
     /** --fail-on could not decide: an undecided result is not a pass. */
     static final int EXIT_UNDECIDED = 3;
+    /** Of a run's last line of standard error, what a message repeats. */
+    static final int MAX_LINE_CHARS = 500;
     /** The word that parts A's runs (or command) from B's after --. */
     static final String VS = "--vs";
 
@@ -213,14 +214,23 @@ final class DiffCommand implements Callable<Integer> {
         Process process = OwnPriority.start(new ProcessBuilder(Turns.infertopOn(args, command))
                 .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
                 .redirectOutput(ProcessBuilder.Redirect.DISCARD));
+        // The target's own output comes through infertop's: read in bounded pieces, the last line kept for a message.
         String last = "no output";
-        try (BufferedReader errors = new BufferedReader(new InputStreamReader(process.getErrorStream(),
-                StandardCharsets.UTF_8))) {
-            String line;
-            while ((line = errors.readLine()) != null) {
-                if (!line.isBlank()) {
-                    last = line.length() > 500 ? line.substring(0, 500) + "…" : line;
+        try (var errors = new InputStreamReader(process.getErrorStream(), StandardCharsets.UTF_8)) {
+            StringBuilder line = new StringBuilder();
+            int c;
+            while ((c = errors.read()) != -1) {
+                if (c == '\n') {
+                    if (!line.isEmpty() && !line.toString().isBlank()) {
+                        last = line.toString();
+                    }
+                    line.setLength(0);
+                } else if (line.length() < MAX_LINE_CHARS) {
+                    line.append((char) c);
                 }
+            }
+            if (!line.toString().isBlank()) {
+                last = line.toString();
             }
         }
         int exit = process.waitFor();
