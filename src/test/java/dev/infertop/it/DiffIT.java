@@ -326,7 +326,7 @@ class DiffIT {
 
         // In turns, eight a side (2/12870 at best per figure: Holm over this graph's figures leaves room for a few
         // runs that a burst of the machine's other work slowed): the regression is called between runs, the figures
-        // being one value per run. Six a side were too few here on the loaded 2-core VM (3 of 36 pairs swapped).
+        // being one value per run. Six a side were too few on a loaded 2-core VM.
         Result inTurns = turns("turns-q4-f16", 8, shortBench(q4), shortBench(f16), "--fail-on", "5", "--json",
                 "--html", work.resolve("turns.html").toString());
         System.out.println("diff --turns 8: Q4_0 -> F16, exit " + inTurns.exit() + ": "
