@@ -39,12 +39,14 @@ import java.util.concurrent.Callable;
  * or two sides with nothing to compare.
  */
 @Command(name = "diff", mixinStandardHelpOptions = true, sortOptions = false,
-        description = {"Compare two runs (snapshot directories or --json logs) per generated token: tokens/s, TTFT,",
-                "TPOT, and per op type time per token, with a Mann-Whitney rank test over the runs' intervals;",
-                "or several runs a side (A1 A2 ... --vs B1 B2 ...), tested between runs; or run two commands",
-                "in turns first (--turns N -- COMMAND_A ... --vs COMMAND_B ...) and compare their runs.",
-                "--fail-on PCT: exit 1 on a significant regression beyond PCT %%, 3 when undecided (too few",
-                "samples, or a large change without significance); 2 on unreadable input or a failed run."})
+        description = {"Compare two runs (snapshot directories or --json logs) per generated token:",
+                "tokens/s, TTFT, TPOT, and per op type time per token, with a Mann-Whitney",
+                "rank test over the runs' intervals; or several runs a side",
+                "(A1 A2 ... --vs B1 B2 ...), tested between runs; or first run two commands",
+                "in turns (--turns N -- COMMAND_A ... --vs COMMAND_B ...) and compare those.",
+                "--fail-on PCT: exit 1 on a significant regression beyond PCT %%, 3 when",
+                "undecided (too few samples, or a large change without significance);",
+                "2 on unreadable input or a failed run."})
 final class DiffCommand implements Callable<Integer> {
     /** Input that cannot be read, a run that cannot be made, or two sides with nothing to compare. */
     static final int EXIT_BAD_INPUT = 2;
