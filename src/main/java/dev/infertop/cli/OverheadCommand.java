@@ -14,7 +14,6 @@ import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
@@ -74,25 +73,16 @@ final class OverheadCommand implements Callable<Integer> {
             throw new UserError("--warmup must be between 0 and 100, got " + warmup, 2);
         }
         Preflight.requirePrivileges();
-        String jar = Path.of(OverheadCommand.class.getProtectionDomain().getCodeSource().getLocation().toURI()).toString();
-        String java = ProcessHandle.current().info().command().orElse("java");
-        List<Run> plain = new ArrayList<>();
-        List<Run> traced = new ArrayList<>();
-        for (int pair = -warmup; pair < pairs; pair++) {
-            // ABBA: the order alternates each pair so a slow drift of the machine does not favour one side.
-            boolean tracedFirst = Math.floorMod(pair, 2) == 1;
-            for (int half = 0; half < 2; half++) {
-                boolean withInfertop = tracedFirst == (half == 0);
-                Run run = withInfertop ? runTraced(java, jar) : runPlain();
-                if (pair >= 0) {
-                    (withInfertop ? traced : plain).add(run);
-                }
-                System.err.printf(Locale.ROOT, "infertop overhead: %s %s: %.2f tok/s, %.2f s CPU, infertop %.2f s CPU%n",
-                        pair < 0 ? "warm-up (not counted)" : String.format(Locale.ROOT, "pair %d/%d", pair + 1, pairs),
-                        withInfertop ? "with infertop   " : "without infertop", run.decodeTokensPerSecond(),
-                        run.cpuSeconds(), run.infertopCpuSeconds());
-            }
-        }
+        Turns.Runs<Run> runs = Turns.alternate(pairs, warmup, (withInfertop, pair) -> {
+            Run run = withInfertop ? runTraced() : runPlain();
+            System.err.printf(Locale.ROOT, "infertop overhead: %s %s: %.2f tok/s, %.2f s CPU, infertop %.2f s CPU%n",
+                    pair < 0 ? "warm-up (not counted)" : String.format(Locale.ROOT, "pair %d/%d", pair + 1, pairs),
+                    withInfertop ? "with infertop   " : "without infertop", run.decodeTokensPerSecond(),
+                    run.cpuSeconds(), run.infertopCpuSeconds());
+            return run;
+        });
+        List<Run> plain = runs.first();
+        List<Run> traced = runs.second();
         report(plain, traced);
         return 0;
     }
@@ -108,11 +98,9 @@ final class OverheadCommand implements Callable<Integer> {
         return measure(process, false, (int) process.pid(), -1);
     }
 
-    private Run runTraced(String java, String jar) throws IOException, InterruptedException {
-        List<String> argv = new ArrayList<>(List.of(java));
-        argv.addAll(JvmOptions.forLauncher()); // what src/scripts/infertop runs, so the cost measured is the one users get
-        argv.addAll(List.of("-jar", jar, "--json", "-d", "1", "--layers", layers, "--"));
-        argv.addAll(command);
+    private Run runTraced() throws IOException, InterruptedException {
+        // What src/scripts/infertop runs, so the cost measured is the one users get.
+        List<String> argv = Turns.infertopOn(List.of("--json", "-d", "1", "--layers", layers), command);
         Process process = OwnPriority.start(new ProcessBuilder(argv).redirectErrorStream(false));
         return measure(process, true, -1, (int) process.pid());
     }

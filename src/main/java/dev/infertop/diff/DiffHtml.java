@@ -32,10 +32,8 @@ public final class DiffHtml {
         StringBuilder page = new StringBuilder(HtmlReportWriter.head("infertop diff: " + diff.a().run().path() + " -> "
                 + diff.b().run().path()));
         page.append("<h1 style=\"font-size:18px\">infertop diff</h1>\n<p>A <b style=\"color:").append(COLOR_A)
-                .append("\">").append(escape(diff.a().run().path().toString())).append("</b> (")
-                .append(escape(diff.a().run().source())).append(") &rarr; B <b style=\"color:").append(COLOR_B)
-                .append("\">").append(escape(diff.b().run().path().toString())).append("</b> (")
-                .append(escape(diff.b().run().source())).append(")</p>\n");
+                .append("\">").append(escape(DiffText.side(diff.runsA()))).append("</b> &rarr; B <b style=\"color:")
+                .append(COLOR_B).append("\">").append(escape(DiffText.side(diff.runsB()))).append("</b></p>\n");
         page.append("<table><tr><th>differs</th><th>A</th><th>B</th></tr>\n");
         for (Identity.Property property : diff.identity().differs()) {
             page.append("<tr><td>").append(escape(property.name())).append("</td><td>").append(escape(property.a()))
@@ -50,21 +48,28 @@ public final class DiffHtml {
         }
         section(page, "Time per generated token by op type: A (blue) beside B (red)", opBars(diff));
         // B before A in the line plots: the plots' first colour is red, B's in the bars.
-        section(page, "Decode time per generated token, interval by interval (what the rank test compares)",
-                intervals(List.of(diff.b().series("tpot", stepsPerToken(diff.b())),
-                        diff.a().series("tpot", stepsPerToken(diff.a()))), List.of("B decode", "A decode")));
+        if (diff.betweenRuns()) {
+            section(page, "Decode time per generated token, run by run (what the rank test compares)",
+                    intervals(List.of(perRun(diff.runsB()), perRun(diff.runsA())), List.of("B decode", "A decode"),
+                            "run"));
+        } else {
+            section(page, "Decode time per generated token, interval by interval (what the rank test compares)",
+                    intervals(List.of(diff.b().series("tpot", stepsPerToken(diff.b())),
+                            diff.a().series("tpot", stepsPerToken(diff.a()))), List.of("B decode", "A decode"),
+                            "seconds into the run"));
+        }
         section(page, "The biggest movers' time per generated token, interval by interval", movers(diff));
         section(page, "TPOT percentiles of A and B (latency.hlog)", tpotPercentiles(diff));
         page.append("<h2>Tokens</h2>\n<table><tr><th></th><th>A</th><th>B</th><th>change</th><th>p (adjusted)</th>"
                 + "</tr>\n");
         for (Change rate : diff.rates()) {
-            row(page, rate.name() + " (" + rate.unit() + ")", rate);
+            row(page, rate.name() + " (" + rate.unit() + ")", rate, diff.largePercent());
         }
         page.append("</table>\n<h2>Time per generated token by op type (ms)</h2>\n<table><tr><th>op</th><th>A</th>"
                 + "<th>B</th><th>change</th><th>p (adjusted)</th><th>calls/token</th><th>GB/s</th><th>verdict</th>"
                 + "</tr>\n");
         for (RunDiff.OpChange op : diff.ops()) {
-            row(page, op.op(), op.time());
+            row(page, op.op(), op.time(), diff.largePercent());
             page.setLength(page.length() - "</tr>\n".length());
             page.append("<td>").append(DiffText.pair(op.a() == null ? Double.NaN : op.a().callsPerToken(),
                             op.b() == null ? Double.NaN : op.b().callsPerToken(), "%.1f")).append("</td><td>")
@@ -72,11 +77,13 @@ public final class DiffHtml {
                             op.b() == null ? Double.NaN : op.b().gbPerS(), "%.2f")).append("</td><td>")
                     .append(escape(DiffText.verdict(op.a()) + " > " + DiffText.verdict(op.b()))).append("</td></tr>\n");
         }
-        row(page, diff.outside().name(), diff.outside());
-        row(page, "total", diff.total());
-        page.append("</table>\n<p>").append(diff.testedCount()).append(" figures tested, ")
-                .append(diff.significantCount()).append(String.format(Locale.ROOT, " changed significantly (Mann-Whitney"
-                        + " U over intervals, Holm-adjusted p &lt; %.2f).</p>\n", Change.ALPHA));
+        row(page, diff.outside().name(), diff.outside(), diff.largePercent());
+        row(page, "total", diff.total(), diff.largePercent());
+        page.append("</table>\n");
+        for (String line : DiffText.undecidedLines(diff)) {
+            page.append("<p><b>").append(escape(line)).append("</b></p>\n");
+        }
+        page.append("<p>").append(escape(DiffText.summary(diff))).append("</p>\n");
         return page.append("</body></html>\n").toString();
     }
 
@@ -89,11 +96,11 @@ public final class DiffHtml {
         page.append(svg == null ? "<p class=\"absent\">not recorded in these runs</p>" : svg).append("</section>\n");
     }
 
-    private static void row(StringBuilder page, String name, Change change) {
+    private static void row(StringBuilder page, String name, Change change, double largePercent) {
         page.append("<tr><td>").append(escape(name)).append("</td><td>").append(DiffText.value(change, change.a()))
                 .append("</td><td>").append(DiffText.value(change, change.b())).append("</td><td>")
                 .append(DiffText.percent(change.deltaPercent())).append("</td><td>")
-                .append(escape(DiffText.p(change))).append("</td></tr>\n");
+                .append(escape(DiffText.p(change, largePercent))).append("</td></tr>\n");
     }
 
     /** Paired horizontal bars, one pair per op (the largest first), on one scale. */
@@ -130,7 +137,19 @@ public final class DiffHtml {
                 y + BAR_ROW - 5, ms));
     }
 
-    private static String intervals(List<List<double[]>> series, List<String> names) {
+    /** Each run's decode time per generated token, against its number on its side. */
+    private static List<double[]> perRun(List<RunMetrics> runs) {
+        List<double[]> points = new ArrayList<>();
+        for (int i = 0; i < runs.size(); i++) {
+            RunMetrics run = runs.get(i);
+            if (run.tokensDecode() > 0 && run.decodeTokensPerSecond() > 0) {
+                points.add(new double[] {i + 1, 1000 / run.decodeTokensPerSecond()});
+            }
+        }
+        return points;
+    }
+
+    private static String intervals(List<List<double[]>> series, List<String> names, String xLabel) {
         List<double[][]> kept = new ArrayList<>();
         List<String> keptNames = new ArrayList<>();
         for (int i = 0; i < series.size(); i++) {
@@ -142,7 +161,7 @@ public final class DiffHtml {
         if (kept.isEmpty()) {
             return null;
         }
-        return HtmlReportWriter.linePlot(kept, keptNames, "seconds into the run", "ms per generated token", true, false);
+        return HtmlReportWriter.linePlot(kept, keptNames, xLabel, "ms per generated token", true, false);
     }
 
     /** The three ops that moved most, A and B, each interval's time per generated token. */
@@ -159,7 +178,7 @@ public final class DiffHtml {
                 names.add("B " + op.op());
             }
         }
-        return intervals(series, names);
+        return intervals(series, names, "seconds into the run");
     }
 
     private static String tpotPercentiles(RunDiff diff) {

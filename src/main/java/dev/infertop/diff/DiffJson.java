@@ -20,8 +20,13 @@ public final class DiffJson {
         root.put("a_source", diff.a().run().source());
         root.put("b", diff.b().run().path().toString());
         root.put("b_source", diff.b().run().source());
-        root.put("test", "mann-whitney-u over intervals, holm-adjusted");
+        ArrayNode runsA = root.putArray("a_runs");
+        diff.runsA().forEach(r -> runsA.add(r.run().path().toString()));
+        ArrayNode runsB = root.putArray("b_runs");
+        diff.runsB().forEach(r -> runsB.add(r.run().path().toString()));
+        root.put("test", "mann-whitney-u over " + diff.sampleUnit() + ", holm-adjusted");
         root.put("alpha", Change.ALPHA);
+        root.put("large_percent", diff.largePercent());
         ArrayNode differs = root.putArray("differs");
         for (Identity.Property property : diff.identity().differs()) {
             differs.addObject().put("name", property.name()).put("a", property.a()).put("b", property.b());
@@ -31,31 +36,43 @@ public final class DiffJson {
         ArrayNode notes = root.putArray("notes");
         diff.identity().notes().forEach(notes::add);
         ArrayNode rates = root.putArray("tokens");
-        diff.rates().forEach(rate -> rates.add(change(rate)));
+        diff.rates().forEach(rate -> rates.add(change(rate, diff)));
         ArrayNode ops = root.putArray("ops");
         for (RunDiff.OpChange op : diff.ops()) {
-            ObjectNode node = change(op.time());
+            ObjectNode node = change(op.time(), diff);
             node.put("op", op.op());
             node.remove("name");
             putOp(node.putObject("a_figures"), op.a());
             putOp(node.putObject("b_figures"), op.b());
             ops.add(node);
         }
-        root.set("outside_ops", change(diff.outside()));
-        root.set("total", change(diff.total()));
+        root.set("outside_ops", change(diff.outside(), diff));
+        root.set("total", change(diff.total(), diff));
         ArrayNode experts = root.putArray("experts");
-        diff.experts().forEach(e -> experts.add(change(e)));
+        diff.experts().forEach(e -> experts.add(change(e, diff)));
         root.put("tested", diff.testedCount());
         root.put("significant", diff.significantCount());
+        root.put("large_undecided", diff.count(Change.Evidence.LARGE_UNDECIDED));
+        root.put("too_few", diff.count(Change.Evidence.TOO_FEW));
         if (failOnPercent != null) {
+            Gate gate = Gate.of(diff, failOnPercent);
             root.put("fail_on_percent", failOnPercent);
+            root.put("gate", gate.verdict().words());
             ArrayNode regressions = root.putArray("regressions");
-            diff.regressions(failOnPercent).forEach(r -> regressions.add(r.name()));
+            gate.regressions().forEach(r -> regressions.add(r.name()));
+            ArrayNode undecided = root.putArray("undecided");
+            for (Gate.Undecided u : gate.undecided()) {
+                undecided.addObject().put("name", u.change().name())
+                        .put("reason", u.tooFew() ? "too few samples" : "large but undecided");
+            }
+            if (!gate.advice().isEmpty()) {
+                root.put("decide", gate.advice());
+            }
         }
         return root;
     }
 
-    static ObjectNode change(Change change) {
+    static ObjectNode change(Change change, RunDiff diff) {
         ObjectNode node = MAPPER.createObjectNode();
         node.put("name", change.name());
         node.put("unit", change.unit());
@@ -67,8 +84,10 @@ public final class DiffJson {
             node.put("p", change.p());
             node.put("p_adjusted", change.pAdjusted());
             node.put("significant", change.significant());
-            node.put("intervals_a", change.samplesA());
-            node.put("intervals_b", change.samplesB());
+            node.put("p_floor", change.pFloor());
+            node.put("evidence", change.evidence(diff.largePercent()).words());
+            node.put(diff.sampleUnit() + "_a", change.samplesA());
+            node.put(diff.sampleUnit() + "_b", change.samplesB());
         } else {
             node.putNull("p");
             node.putNull("significant");

@@ -1,20 +1,21 @@
 package dev.infertop.diff;
 
 import java.io.PrintStream;
+import java.util.List;
 import java.util.Locale;
 
 /**
  * The diff as text: what differs between the runs, the token figures, then time per generated token by op type,
  * biggest movers first, with the time outside the traced ops and a total line that the rows above add up to.
- * A change marked {@code *} is significant (rank test over intervals, Holm-adjusted p below 0.05), {@code ~} is not,
- * and a blank mark is a figure that was not tested.
+ * A change marked {@code *} is significant (rank test over intervals or runs, Holm-adjusted p below 0.05),
+ * {@code ~} is not (and could have been), {@code !} is large but undecided (a change of the diff's large share or
+ * more without significance), {@code ?} cannot be decided with so few samples; a blank mark was not tested.
  */
 public final class DiffText {
     private DiffText() {}
 
     public static void print(RunDiff diff, PrintStream out) {
-        out.printf(Locale.ROOT, "infertop diff  A %s (%s)  ->  B %s (%s)%n", diff.a().run().path(), diff.a().run().source(),
-                diff.b().run().path(), diff.b().run().source());
+        out.printf(Locale.ROOT, "infertop diff  A %s  ->  B %s%n", side(diff.runsA()), side(diff.runsB()));
         Identity.Comparison identity = diff.identity();
         if (identity.differs().isEmpty()) {
             out.println("what differs: nothing recorded (same " + String.join(", ", identity.same().stream()
@@ -33,11 +34,12 @@ public final class DiffText {
         out.println(line("%-34s %12s %12s %9s %8s", "TOKENS", "A", "B", "CHANGE", "p"));
         for (Change rate : diff.rates()) {
             out.println(line("%-34s %12s %12s %9s %8s", rate.name() + " (" + rate.unit() + ")",
-                    value(rate, rate.a()), value(rate, rate.b()), percent(rate.deltaPercent()), p(rate)));
+                    value(rate, rate.a()), value(rate, rate.b()), percent(rate.deltaPercent()), p(rate,
+                            diff.largePercent())));
         }
         out.println();
         if (diff.ops().isEmpty()) {
-            out.println("per op type: no op figures in " + (diff.a().ops().isEmpty() ? "A" : "B")
+            out.println("per op type: no op figures in " + (diff.runsA().stream().anyMatch(r -> r.ops().isEmpty()) ? "A" : "B")
                     + " (operator layer off, or no graph traced): compare the token figures only");
         } else {
             printOps(diff, out);
@@ -51,8 +53,63 @@ public final class DiffText {
             }
         }
         out.println();
-        out.printf(Locale.ROOT, "%d figures tested, %d changed significantly (* Mann-Whitney U over intervals, Holm-"
-                + "adjusted p < %.2f; ~ not significant)%n", diff.testedCount(), diff.significantCount(), Change.ALPHA);
+        for (String line : undecidedLines(diff)) {
+            out.println(line);
+        }
+        out.println(summary(diff));
+    }
+
+    /** A side in the heading: its run and source, or its runs. */
+    static String side(List<RunMetrics> runs) {
+        if (runs.size() == 1) {
+            return runs.getFirst().run().path() + " (" + runs.getFirst().run().source() + ")";
+        }
+        return runs.size() + " runs: " + String.join(", ", runs.stream().map(r -> r.run().path().toString()).toList());
+    }
+
+    /** The closing line: how many figures were tested, and what the test said of them. */
+    static String summary(RunDiff diff) {
+        StringBuilder line = new StringBuilder(String.format(Locale.ROOT, "%d figures tested, %d changed significantly",
+                diff.testedCount(), diff.significantCount()));
+        long large = diff.count(Change.Evidence.LARGE_UNDECIDED);
+        long tooFew = diff.count(Change.Evidence.TOO_FEW);
+        if (large > 0) {
+            line.append(String.format(Locale.ROOT, ", %d large but undecided", large));
+        }
+        if (tooFew > 0) {
+            line.append(String.format(Locale.ROOT, ", %d undecided (too few %s)", tooFew, diff.sampleUnit()));
+        }
+        return line.append(String.format(Locale.ROOT, " (* Mann-Whitney U over %s, Holm-adjusted p < %.2f; ~ not "
+                + "significant; ! large (%s%% or more) but undecided; ? too few %s to decide)", diff.sampleUnit(),
+                Change.ALPHA, plain(diff.largePercent()), diff.sampleUnit())).toString();
+    }
+
+    /**
+     * One line per figure the test left undecided with a large change, and one for figures no data of their size
+     * could decide: named as such, never folded into "not significant".
+     */
+    static List<String> undecidedLines(RunDiff diff) {
+        List<String> lines = new java.util.ArrayList<>();
+        Change tooFew = null;
+        for (Change change : diff.testedFigures()) {
+            Change.Evidence evidence = change.evidence(diff.largePercent());
+            if (evidence == Change.Evidence.LARGE_UNDECIDED) {
+                lines.add(String.format(Locale.ROOT, "large but undecided: %s %s (p %s after Holm, %d against %d %s%s)",
+                        change.name(), percent(change.deltaPercent()), Gate.number(change.pAdjusted()),
+                        change.samplesA(), change.samplesB(), diff.sampleUnit(), change.decidable() ? ""
+                                : ": too few to decide"));
+            }
+            if (!change.decidable() && tooFew == null) {
+                tooFew = change;
+            }
+        }
+        if (tooFew != null) {
+            lines.add(String.format(Locale.ROOT, "too few samples: %s against %d reach%s p %s at best, %s after Holm "
+                            + "over %d figures: no change here can be called significant", Gate.count(tooFew.samplesA(),
+                    diff.sampleUnit()), tooFew.samplesB(), tooFew.samplesA() == 1 ? "es" : "", Gate.number(RankTest.minimumP(tooFew.samplesA(),
+                            tooFew.samplesB())), Gate.number(tooFew.pFloor()), diff.testedCount()));
+        }
+        return lines;
     }
 
     private static void printOps(RunDiff diff, PrintStream out) {
@@ -62,7 +119,7 @@ public final class DiffText {
         for (RunDiff.OpChange op : diff.ops()) {
             Change time = op.time();
             out.println(line(header, clip(op.op(), 22), op.a() == null ? "-" : ms(time.a()),
-                    op.b() == null ? "-" : ms(time.b()), signedMs(time.delta()), percent(time.deltaPercent()), p(time),
+                    op.b() == null ? "-" : ms(time.b()), signedMs(time.delta()), percent(time.deltaPercent()), p(time, diff.largePercent()),
                     pair(op.a() == null ? Double.NaN : op.a().callsPerToken(),
                             op.b() == null ? Double.NaN : op.b().callsPerToken(), "%.1f"),
                     pair(op.a() == null ? Double.NaN : 100 * op.a().share(),
@@ -75,8 +132,8 @@ public final class DiffText {
         out.println(line(header, "total", ms(total.a()), ms(total.b()), signedMs(total.delta()),
                 percent(total.deltaPercent()), "", "", ""));
         out.printf(Locale.ROOT, "  (total: llama_decode time, prompt included, per generated token; decode A %s tok/s, "
-                + "B %s tok/s)%n", value(diff.rate(RunDiff.DECODE_RATE), diff.a().decodeTokensPerSecond()),
-                value(diff.rate(RunDiff.DECODE_RATE), diff.b().decodeTokensPerSecond()));
+                + "B %s tok/s)%n", value(diff.rate(RunDiff.DECODE_RATE), diff.rate(RunDiff.DECODE_RATE).a()),
+                value(diff.rate(RunDiff.DECODE_RATE), diff.rate(RunDiff.DECODE_RATE).b()));
         out.println();
         String detail = "%-22s %-19s %-19s %-15s %-21s %s";
         out.println(line(detail, "OP", "p50 ms/call A>B", "p99 ms/call A>B", "GB/s A>B", "bytes/token A>B",
@@ -127,6 +184,12 @@ public final class DiffText {
         return String.format(Locale.ROOT, magnitude >= 100 ? "%.1f" : magnitude >= 1 ? "%.3f" : "%.4f", value);
     }
 
+    /** A percentage as given: 10, 2.5. */
+    static String plain(double value) {
+        return value == Math.rint(value) && Math.abs(value) < 1e15 ? Long.toString((long) value)
+                : Double.toString(value);
+    }
+
     static String ms(double value) {
         return Double.isNaN(value) ? "-" : String.format(Locale.ROOT, "%.4f", value);
     }
@@ -139,13 +202,13 @@ public final class DiffText {
         return Double.isNaN(value) || Double.isInfinite(value) ? "-" : String.format(Locale.ROOT, "%+.1f%%", value);
     }
 
-    /** The adjusted p-value and its mark; blank when the figure was not tested. */
-    static String p(Change change) {
+    /** The adjusted p-value and its mark (see {@link Change.Evidence}); blank when the figure was not tested. */
+    static String p(Change change, double largePercent) {
         if (!change.tested()) {
             return "";
         }
         String value = change.pAdjusted() < 0.0001 ? "<.0001" : String.format(Locale.ROOT, "%.4f", change.pAdjusted());
-        return value + (change.significant() ? " *" : " ~");
+        return value + " " + change.evidence(largePercent).mark();
     }
 
     static String pair(double a, double b, String format) {

@@ -17,9 +17,10 @@ final class Experts {
 
     private Experts() {}
 
-    static List<Change> shares(JsonNode a, JsonNode b) {
-        double[] sharesA = shares(a);
-        double[] sharesB = shares(b);
+    /** Each side's shares, the mean over its runs (a run without them leaves the side without them). */
+    static List<Change> shares(List<JsonNode> a, List<JsonNode> b) {
+        double[] sharesA = meanShares(a);
+        double[] sharesB = meanShares(b);
         if (sharesA.length == 0 || sharesB.length == 0) {
             return List.of();
         }
@@ -29,6 +30,23 @@ final class Experts {
                     e < sharesB.length ? 100 * sharesB[e] : 0, false));
         }
         return List.copyOf(changes);
+    }
+
+    private static double[] meanShares(List<JsonNode> runs) {
+        double[] sum = new double[0];
+        for (JsonNode run : runs) {
+            double[] shares = shares(run);
+            if (shares.length == 0) {
+                return shares;
+            }
+            if (shares.length > sum.length) {
+                sum = java.util.Arrays.copyOf(sum, shares.length);
+            }
+            for (int e = 0; e < shares.length; e++) {
+                sum[e] += shares[e] / runs.size();
+            }
+        }
+        return sum;
     }
 
     static double[] shares(JsonNode totals) {

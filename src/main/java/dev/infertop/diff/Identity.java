@@ -36,7 +36,16 @@ public final class Identity {
      */
     public record Comparison(List<Property> differs, List<Property> same, List<String> notes) {}
 
-    static Comparison compare(RunRecord a, RunRecord b) {
+    /** The first runs of both sides compared; {@code notes} are the sides' own ({@link #withinSide}). */
+    static Comparison compare(RunRecord a, RunRecord b, List<String> notes) {
+        List<Property> all = properties(a, b);
+        List<Property> differs = all.stream().filter(Property::differs).toList();
+        List<Property> same = all.stream().filter(p -> !p.differs() && !p.name().startsWith("shape ")
+                && !p.a().equals(NOT_RECORDED)).toList();
+        return new Comparison(differs, same, List.copyOf(notes));
+    }
+
+    private static List<Property> properties(RunRecord a, RunRecord b) {
         List<Property> all = new ArrayList<>();
         all.add(new Property(JsonSchema.COMMAND.key(), a.totals().path(JsonSchema.COMMAND.key()).asText(), b.totals().path(JsonSchema.COMMAND.key()).asText()));
         all.add(new Property(JsonSchema.MODEL.key(), model(a), model(b)));
@@ -47,13 +56,27 @@ public final class Identity {
         for (Map.Entry<String, String[]> shape : shapes(a, b).entrySet()) {
             all.add(new Property("shape " + shape.getKey(), shape.getValue()[0], shape.getValue()[1]));
         }
-        List<Property> differs = all.stream().filter(Property::differs).toList();
-        List<Property> same = all.stream().filter(p -> !p.differs() && !p.name().startsWith("shape ")
-                && !p.a().equals(NOT_RECORDED)).toList();
+        return all;
+    }
+
+    /**
+     * What the reader should know of one side's runs: how each was measured (sampling, lost records), and where a
+     * run of a side of several differs from the side's first (named A2, A3, ...): runs meant to be alike that are not.
+     */
+    static List<String> withinSide(String side, List<RunRecord> runs) {
         List<String> notes = new ArrayList<>();
-        note(notes, "A", a);
-        note(notes, "B", b);
-        return new Comparison(differs, same, notes);
+        for (int i = 0; i < runs.size(); i++) {
+            String name = runs.size() == 1 ? side : side + (i + 1);
+            note(notes, name, runs.get(i));
+            if (i > 0) {
+                for (Property property : properties(runs.getFirst(), runs.get(i))) {
+                    if (property.differs() && !property.name().startsWith("shape ")) {
+                        notes.add(name + " differs from " + side + "1 in " + property.name() + ": " + property.b());
+                    }
+                }
+            }
+        }
+        return notes;
     }
 
     private static void note(List<String> notes, String side, RunRecord run) {
@@ -69,11 +92,6 @@ public final class Identity {
         }
         if (t.path(JsonSchema.LOST_EVENTS.key()).asLong() > 0) {
             notes.add(side + ": " + t.path(JsonSchema.LOST_EVENTS.key()).asLong() + " probe records lost");
-        }
-        if (run.intervals("tpot").size() < 4 && t.path(JsonSchema.TOKENS_DECODE.key()).asLong() > 0) {
-            int intervals = run.intervals("tpot").size();
-            notes.add(side + ": " + intervals + (intervals == 1 ? " interval" : " intervals") + " with generated tokens:"
-                    + " too few for a rank test to call a change significant (shorter intervals with -d, or a longer run)");
         }
     }
 

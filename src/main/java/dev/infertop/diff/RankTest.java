@@ -71,6 +71,41 @@ public final class RankTest {
         return new Result(u, Math.min(1, 2 * upperNormalTail(z)), false);
     }
 
+    /**
+     * The smallest two-sided p the test can give samples of n1 and n2 values: that of two samples wholly apart (U = 0),
+     * counted as {@link #test} counts it: 2 / C(n1 + n2, n1) exactly (3 against 3: 0.1; 4 against 4: 2/70), the normal
+     * approximation beyond {@link #EXACT_MAX}; 1 when either is empty. Below it, no data of that size can go.
+     */
+    public static double minimumP(int n1, int n2) {
+        if (n1 <= 0 || n2 <= 0) {
+            return 1;
+        }
+        if (n1 <= EXACT_MAX && n2 <= EXACT_MAX) {
+            double arrangements = 1; // C(n1 + n2, n1), built up as a product of ratios (exact for these sizes)
+            for (int k = 1; k <= n1; k++) {
+                arrangements = arrangements * (n2 + k) / k;
+            }
+            return Math.min(1, 2 / arrangements);
+        }
+        double n = n1 + (double) n2;
+        double z = Math.max(0, n1 * (double) n2 / 2 - 0.5) / Math.sqrt(n1 * (double) n2 / 12 * (n + 1));
+        return Math.min(1, 2 * upperNormalTail(z));
+    }
+
+    /**
+     * The fewest values a side with which {@code figures} figures tested together can each still be called
+     * significant at {@code alpha} after Holm (the first step compares the smallest p with alpha / figures), or
+     * {@code max + 1} when even {@code max} a side cannot.
+     */
+    public static int leastPerSide(int figures, double alpha, int max) {
+        for (int n = 1; n <= max; n++) {
+            if (Math.max(1, figures) * minimumP(n, n) < alpha) {
+                return n;
+            }
+        }
+        return max + 1;
+    }
+
     /** Two-sided: twice the smaller tail at {@code u} of U's distribution for samples of n1 and n2 without ties. */
     static double exactP(int u, int n1, int n2) {
         double[] counts = uCounts(n1, n2);

@@ -25,7 +25,26 @@ public final class RunMetrics {
     /** An op type's figures over the run, per generated token where named so. */
     public record Op(String name, double callsPerToken, double msPerToken, double share, double p50Ms,
                      double p99Ms, double barrierWaitMsPerToken, double gbPerS, double bytesPerToken,
-                     String verdict) {}
+                     String verdict) {
+
+        /** The op's figures as the mean over the runs that ran it (the first one's verdict); null when none did. */
+        static Op mean(String name, List<RunMetrics> runs) {
+            List<Op> ran = runs.stream().map(r -> r.ops().get(name)).filter(java.util.Objects::nonNull).toList();
+            if (ran.isEmpty()) {
+                return null;
+            }
+            if (ran.size() == 1) {
+                return ran.getFirst();
+            }
+            return new Op(name, mean(ran, Op::callsPerToken), mean(ran, Op::msPerToken), mean(ran, Op::share),
+                    mean(ran, Op::p50Ms), mean(ran, Op::p99Ms), mean(ran, Op::barrierWaitMsPerToken),
+                    mean(ran, Op::gbPerS), mean(ran, Op::bytesPerToken), ran.getFirst().verdict());
+        }
+
+        private static double mean(List<Op> ops, java.util.function.ToDoubleFunction<Op> value) {
+            return ops.stream().mapToDouble(value).average().orElse(Double.NaN);
+        }
+    }
 
     public RunMetrics(RunRecord run) {
         this.run = run;

@@ -22,6 +22,11 @@ final class DiffFixtures {
      * intervals whose samples are the run's figures plus 0.001·i (so two runs' samples never tie).
      */
     static RunRecord run(String name, double decodeRate, double mulMatMsPerToken, double sampleOffset) {
+        return run(name, decodeRate, mulMatMsPerToken, sampleOffset, 10);
+    }
+
+    /** As above with {@code count} intervals. */
+    static RunRecord run(String name, double decodeRate, double mulMatMsPerToken, double sampleOffset, int count) {
         ObjectNode t = JSON.createObjectNode();
         t.put("command", "llama-bench");
         t.put("model", "/models/m.gguf");
@@ -45,7 +50,7 @@ final class DiffFixtures {
         List<RunRecord.Interval> tpot = new ArrayList<>();
         List<RunRecord.Interval> mulMat = new ArrayList<>();
         List<RunRecord.Interval> add = new ArrayList<>();
-        for (int i = 0; i < 10; i++) {
+        for (int i = 0; i < count; i++) {
             tpot.add(new RunRecord.Interval(i * 0.2, 10, 1000 / decodeRate + sampleOffset + 0.001 * i));
             mulMat.add(new RunRecord.Interval(i * 0.2, 150, mulMatMsPerToken / 15 + (sampleOffset + 0.001 * i) / 15));
             // ADD: the same per-call times in every run, apart from the offset's tiny share: interleaved ranks
@@ -59,5 +64,27 @@ final class DiffFixtures {
 
     static RunDiff diff(RunRecord a, RunRecord b) throws DiffInputException {
         return RunDiff.of(new RunMetrics(a), new RunMetrics(b));
+    }
+
+    /** Several runs a side, "large" from {@code largePercent}. */
+    static RunDiff diff(List<RunRecord> a, List<RunRecord> b, double largePercent) throws DiffInputException {
+        return RunDiff.of(a.stream().map(RunMetrics::new).toList(), b.stream().map(RunMetrics::new).toList(),
+                largePercent);
+    }
+
+    /**
+     * Runs as {@link #run} at these decode rates (tok/s), MUL_MAT taking 60 % of each token; {@code ops} false
+     * leaves them without op figures (decode the only tested figure).
+     */
+    static List<RunRecord> runs(String prefix, boolean ops, double... decodeRates) {
+        List<RunRecord> runs = new ArrayList<>();
+        for (int i = 0; i < decodeRates.length; i++) {
+            RunRecord run = run(prefix + (i + 1), decodeRates[i], 600 / decodeRates[i], 0.0001 * i);
+            if (!ops) {
+                ((ObjectNode) run.totals()).put("op_graphs", 0);
+            }
+            runs.add(run);
+        }
+        return runs;
     }
 }

@@ -71,4 +71,37 @@ class RankTestTest {
         assertTrue(Double.isNaN(adjusted[3]));
         assertEquals(1, RankTest.holm(new double[] {0.6, 0.7})[0], 1e-12); // capped at 1
     }
+
+    @Test
+    void theSmallestPIsThatOfSamplesWhollyApart() {
+        assertEquals(0.1, RankTest.minimumP(3, 3), 1e-15); // 2 / C(6,3) = 2/20: a 5 % test cannot be passed
+        assertEquals(2.0 / 70, RankTest.minimumP(4, 4), 1e-15); // 0.0286
+        assertEquals(2.0 / 252, RankTest.minimumP(5, 5), 1e-15);
+        assertEquals(2.0 / 924, RankTest.minimumP(6, 6), 1e-15);
+        assertEquals(2.0 / 120, RankTest.minimumP(3, 7), 1e-15); // C(10,3)
+        assertEquals(0.5, RankTest.minimumP(1, 3), 1e-15);
+        assertEquals(1, RankTest.minimumP(0, 3));
+        assertEquals(1, RankTest.minimumP(1, 1)); // 2 × 1/2
+        // What the test itself gives two samples wholly apart, exact and approximated.
+        double[] four = {1, 2, 3, 4};
+        double[] fourAbove = {5, 6, 7, 8};
+        assertEquals(RankTest.test(four, fourAbove).p(), RankTest.minimumP(4, 4), 1e-15);
+        double[] low = new double[60];
+        double[] high = new double[60];
+        for (int i = 0; i < 60; i++) {
+            low[i] = i;
+            high[i] = 100 + i;
+        }
+        assertFalse(RankTest.test(low, high).exact());
+        assertEquals(RankTest.test(low, high).p(), RankTest.minimumP(60, 60), 1e-20);
+    }
+
+    @Test
+    void theFewestSamplesASideThatHolmCanCall() {
+        assertEquals(4, RankTest.leastPerSide(1, 0.05, 50)); // 3: 0.1; 4: 0.0286
+        assertEquals(5, RankTest.leastPerSide(3, 0.05, 50)); // 4: 3 × 0.0286 = 0.086; 5: 3 × 0.0079 = 0.024
+        assertEquals(6, RankTest.leastPerSide(9, 0.05, 50)); // 5: 0.071; 6: 9 × 0.00216 = 0.019
+        assertEquals(7, RankTest.leastPerSide(24, 0.05, 50)); // 6: 24 × 0.00216 = 0.052
+        assertEquals(3, RankTest.leastPerSide(1, 0.05, 2), "none up to the maximum: one more than it");
+    }
 }

@@ -119,7 +119,8 @@ class RunDiffTest {
         assertEquals("outside traced ops         3.0000     3.5000    +0.5000   +16.7%", lines.get(add + 1));
         assertEquals("total                     10.0000    12.5000    +2.5000   +25.0%", lines.get(add + 2));
         assertEquals("3 figures tested, 2 changed significantly (* Mann-Whitney U over intervals, Holm-adjusted p < "
-                + "0.05; ~ not significant)", lines.getLast());
+                + "0.05; ~ not significant; ! large (10% or more) but undecided; ? too few intervals to decide)",
+                lines.getLast());
     }
 
     /** Scales a run's ADD interval samples (the fixture's interleaved ones) by {@code factor}, keyed apart by 1 ‰. */

@@ -25,6 +25,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * falling, with a total per token that is the runs' own decode rate; one thread against two shows the barrier wait
  * the second thread brings; {@code --fail-on} exits 0 and 1 on those, and a missing or damaged snapshot is one line
  * and exit status 2. The same runs' --json logs diff as their snapshots do, and report still reads the snapshots.
+ * The gate on short runs: one short run a side never passes (undecided, exit 3, or a regression); runs in turns
+ * ({@code diff --turns}, eight a side) call the Q4_0 to F16 regression between runs, and two sets of six runs of
+ * the same thing call nothing significant (in at least one of two trials).
  */
 class DiffIT {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -261,5 +264,134 @@ class DiffIT {
         try (InfertopProcess report = InfertopProcess.start("report", first.toString())) {
             assertEquals(0, report.waitFor(60), report.stderrText());
         }
+    }
+
+    /**
+     * llama-bench generating 64 tokens twice after its warm-up, one thread: a short run, a few seconds under infertop
+     * (16 tokens once was too short on a loaded machine: a run's few preemptions outweighed F16 against Q4_0).
+     */
+    private static List<String> shortBench(Path model) {
+        return List.of(llama.sourceBuildTool("llama-bench").toString(), "-m", model.toString(), "-p", "0", "-n", "64",
+                "-r", "2", "-t", "1");
+    }
+
+    /** {@code diff --turns N} of two commands, its runs in {@code name} under the work directory. */
+    private static Result turns(String name, int n, List<String> a, List<String> b, String... options)
+            throws Exception {
+        List<String> args = new ArrayList<>(List.of("diff", "--turns", Integer.toString(n), "--warmup", "0",
+                "--runs-dir", work.resolve(name).toString()));
+        args.addAll(List.of(options));
+        args.add("--");
+        args.addAll(a);
+        args.add("--vs");
+        args.addAll(b);
+        try (InfertopProcess infertop = InfertopProcess.start(args.toArray(String[]::new))) {
+            int exit = infertop.waitFor(600);
+            return new Result(exit, List.copyOf(infertop.stdout), List.copyOf(infertop.stderr));
+        } finally {
+            LeakCheck.assertNothingLeft();
+        }
+    }
+
+    @Test
+    void theGateDecidesOrSaysItCannot() throws Exception {
+        Path q4 = quantized("Q4_0");
+        // The short pair: 3 × 48 tokens after the warm-up, 1 s intervals (infertop's default): a few intervals a
+        // side. The Q4_0 copy is some 2× faster; the gate must not call that "no regression".
+        List<Path> shortRuns = new ArrayList<>();
+        for (String[] spec : new String[][] {{"short-q4", "q4"}, {"short-f16", "f16"}, {"short-f16-2", "f16"}}) {
+            Path dir = work.resolve(spec[0]);
+            try (InfertopProcess infertop = InfertopProcess.start("--json", "--budget", "0", "--snapshot-on-exit",
+                    "--snapshot-dir", dir.toString(), "--", llama.sourceBuildTool("llama-bench").toString(), "-m",
+                    (spec[1].equals("q4") ? q4 : f16).toString(), "-p", "0", "-n", "48", "-r", "3", "-t", "1")) {
+                assertEquals(0, infertop.waitFor(180), infertop.stderrText());
+            } finally {
+                LeakCheck.assertNothingLeft();
+            }
+            shortRuns.add(dir);
+        }
+        Result shortPair = diff(shortRuns.get(0).toString(), shortRuns.get(1).toString(), "--fail-on", "5");
+        System.out.println("diff: short Q4_0 -> F16, exit " + shortPair.exit() + "\n" + shortPair.text() + "\n"
+                + String.join("\n", shortPair.stderr()));
+        assertTrue(shortPair.exit() == 1 || shortPair.exit() == 3, "never a pass: exit " + shortPair.exit());
+        assertEquals(1, shortPair.stderr().size(), String.join("\n", shortPair.stderr()));
+        if (shortPair.exit() == 3) {
+            String line = shortPair.stderr().getFirst();
+            assertTrue(line.startsWith("infertop: undecided at 5.0% (") && (line.contains(" would decide it")
+                    || line.contains("spread too widely")), line);
+        }
+        Result shortSame = diff(shortRuns.get(1).toString(), shortRuns.get(2).toString(), "--fail-on", "5");
+        System.out.println("diff: short F16 -> F16, exit " + shortSame.exit() + ": "
+                + String.join("\n", shortSame.stderr()));
+
+        // In turns, eight a side (2/12870 at best per figure: Holm over this graph's figures leaves room for a few
+        // runs that a burst of the machine's other work slowed): the regression is called between runs, the figures
+        // being one value per run. Six a side were too few on a loaded 2-core VM.
+        Result inTurns = turns("turns-q4-f16", 8, shortBench(q4), shortBench(f16), "--fail-on", "5", "--json",
+                "--html", work.resolve("turns.html").toString());
+        System.out.println("diff --turns 8: Q4_0 -> F16, exit " + inTurns.exit() + ": "
+                + String.join("\n", inTurns.stderr()));
+        JsonNode turnsDiff = inTurns.json();
+        System.out.println(turnsDiff);
+        assertEquals(1, inTurns.exit(), String.join("\n", inTurns.stderr()));
+        assertEquals("mann-whitney-u over runs, holm-adjusted", turnsDiff.path("test").asText());
+        assertEquals(8, turnsDiff.path("a_runs").size());
+        assertEquals(work.resolve("turns-q4-f16").resolve("b8").toString(), turnsDiff.path("b_runs").path(7).asText());
+        assertEquals("regression", turnsDiff.path("gate").asText());
+        JsonNode decode = tokens(turnsDiff, "decode time per generated token");
+        assertEquals(8, decode.path("runs_a").asInt(), decode.toString());
+        assertTrue(turnsDiff.path("regressions").toString().contains("decode tokens/s"), turnsDiff.toString());
+        assertTrue(inTurns.stderr().getLast().startsWith("infertop: regressed beyond 5.0%: decode tokens/s -"),
+                inTurns.stderr().getLast());
+        assertTrue(Files.readString(work.resolve("turns.html")).contains("run by run"), "html report");
+        // The snapshots stay, and diff of them with --vs says what --turns said.
+        List<String> again = new ArrayList<>();
+        for (int i = 1; i <= 8; i++) {
+            again.add(work.resolve("turns-q4-f16").resolve("a" + i).toString());
+        }
+        again.add("--vs");
+        for (int i = 1; i <= 8; i++) {
+            again.add(work.resolve("turns-q4-f16").resolve("b" + i).toString());
+        }
+        again.addAll(List.of("--fail-on", "5"));
+        Result byHand = diff(again.toArray(String[]::new));
+        assertEquals(1, byHand.exit(), byHand.text());
+        assertTrue(byHand.text().startsWith("infertop diff  A 8 runs: "), byHand.text());
+
+        // Two sets of runs of the same thing in turns, twice: Holm keeps "any figure significant" below 5 % a diff
+        // where the runs are alike, so both trials flagged would happen less than once in 400. A trial that flags
+        // nothing never says "regression".
+        List<String> flagged = new ArrayList<>();
+        for (int trial = 1; trial <= 2; trial++) {
+            Result same = turns("turns-f16-f16-" + trial, 6, shortBench(f16), shortBench(f16), "--fail-on", "5",
+                    "--json");
+            JsonNode sameDiff = same.json();
+            System.out.println("diff --turns 6: F16 -> F16, trial " + trial + ", exit " + same.exit() + ", "
+                    + sameDiff.path("significant") + " of " + sameDiff.path("tested") + " significant: "
+                    + same.stderr().getLast());
+            if (sameDiff.path("significant").asInt() > 0) {
+                flagged.add(sameDiff.toString());
+            } else {
+                assertTrue(same.exit() == 0 || same.exit() == 3, "exit " + same.exit());
+            }
+        }
+        assertTrue(flagged.size() <= 1, "identical runs in turns called significant twice:\n"
+                + String.join("\n", flagged));
+
+        // Bad input: one line, exit 2.
+        Result noVs = diff("--turns", "2", "--", "true");
+        assertEquals(2, noVs.exit());
+        assertEquals(List.of("infertop: --turns takes two commands after --: infertop diff --turns N -- COMMAND_A ... "
+                + "--vs COMMAND_B ..."), noVs.stderr());
+        Result three = diff(shortRuns.get(0).toString(), shortRuns.get(1).toString(), shortRuns.get(2).toString());
+        assertEquals(2, three.exit());
+        assertEquals(List.of("infertop: diff takes two runs (A B), or several a side (A1 A2 ... --vs B1 B2 ...), got 3"),
+                three.stderr());
+        Result failing = diff("--turns", "1", "--warmup", "0", "--runs-dir", work.resolve("turns-false").toString(),
+                "--", "false", "--vs", "true");
+        assertEquals(2, failing.exit(), String.join("\n", failing.stderr()));
+        assertEquals(1, failing.stderr().size(), String.join("\n", failing.stderr()));
+        assertTrue(failing.stderr().getFirst().startsWith("infertop: run a1 (false) failed (exit 1)"),
+                failing.stderr().getFirst());
     }
 }
