@@ -7,7 +7,7 @@
 #                                  minutes; debian: as --demo)
 set -euo pipefail
 here="$(dirname "$(readlink -f "$0")")"
-say() { printf 'infertop setup: %s\n' "$*" >&2; }
+say() { printf 'infertop setup [%3d s]: %s\n' "$SECONDS" "$*" >&2; } # seconds since setup started
 die() { printf 'infertop setup: %s\n' "$*" >&2; exit 1; }
 demo=false
 build=debian
@@ -24,7 +24,6 @@ case "$build" in
   debian|source|npm) ;;
   *) die "--build must be debian, source or npm, got '$build'" ;;
 esac
-started=$SECONDS
 
 [ "$(id -u)" -eq 0 ] || die "run as root (it installs packages and infertop loads BPF probes): sudo $0"
 command -v apt-get >/dev/null || die "this script installs with apt-get (Debian/Ubuntu); install by hand: maven clang llvm libbpf-dev bpftool npm git cmake g++ tmux chromium mmdebstrap"
@@ -130,8 +129,12 @@ else
 fi
 # This machine's roofline ceilings (memory read bandwidth, FMA throughput), measured once now while the machine is
 # idle (no workload runs yet) and cached, so the live view's roofline (R) has a verdict from its first screen;
-# a later run finds them cached and only prints them.
-if ! ceilings="$("$here/infertop" machine)"; then
+# a later run finds them cached (for this thread count, and the uprobe cost for this kernel) and starts no JVM for them.
+machine_cache="${INFERTOP_CACHE:-$HOME/.cache/infertop}/machine"
+if [ -f "$machine_cache/ceilings-t$(nproc).json" ] \
+   && grep -qF "\"kernel\" : \"$(uname -r)\"" "$machine_cache/uprobe-hit.json" 2>/dev/null; then
+  say "this machine's ceilings are cached in $machine_cache (infertop machine prints them)"
+elif ! ceilings="$("$here/infertop" machine)"; then
   say "warning: could not measure this machine's ceilings: the roofline gives no verdict until infertop machine does"
 else
   say "this machine's ceilings (infertop machine):"
@@ -139,4 +142,4 @@ else
 fi
 # `infertop` on PATH, pointing at this checkout.
 ln -sf "$here/infertop" /usr/local/bin/infertop
-say "done in $((SECONDS - started)) s: infertop --help (or man $(readlink -f "$here/../../man/infertop.1"))"
+say "done in $SECONDS s: infertop --help (or man $(readlink -f "$here/../../man/infertop.1"))"

@@ -229,17 +229,15 @@ final class DemoCommand implements java.util.concurrent.Callable<Integer> {
         }
     }
 
-    /** How long the container may take to stop before infertop exits anyway (its runner finishes the stop). */
-    private static final long CONTAINER_STOP_WAIT_MS = 2000;
-
-    /** SIGTERM to the container's runner, which stops its command (SIGKILL 5 s later); waits a moment for it. */
+    /**
+     * SIGKILL to the container's command (PID 1 of its namespace: every process there goes with it; the demo's
+     * workload keeps nothing worth a graceful stop, and q stays prompt), SIGTERM to its runner, which then removes
+     * its overlay's directories on its own, after infertop has exited.
+     */
     private static void stopContainer(Process container) {
+        container.toHandle().descendants().filter(p -> p.parent().map(DemoCommand::isUnshare).orElse(false))
+                .forEach(ProcessHandle::destroyForcibly);
         container.destroy();
-        try {
-            container.waitFor(CONTAINER_STOP_WAIT_MS, java.util.concurrent.TimeUnit.MILLISECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
     }
 
     /**
@@ -271,6 +269,11 @@ final class DemoCommand implements java.util.concurrent.Callable<Integer> {
     }
 
     private static final long TOOL_START_TIMEOUT_S = 120;
+
+    /** The runner's unshare(1), whose child is the container's PID 1. */
+    private static boolean isUnshare(ProcessHandle process) {
+        return commOf(process.pid()).equals("unshare");
+    }
 
     private static String commOf(long pid) {
         try {
