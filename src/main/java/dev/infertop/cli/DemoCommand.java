@@ -196,7 +196,7 @@ final class DemoCommand implements java.util.concurrent.Callable<Integer> {
                 + ") in a container as " + runAs[1] + ", on " + modelFile.getFileName()
                 + (server ? ", " + SERVER_SLOTS + " slots on 127.0.0.1:" + port + ", fed by " + DemoClient.CONCURRENT
                         + " concurrent clients" : "")
-                + "; its output goes to " + log);
+                + "; its output goes to " + log + "; traced once it has loaded the model (seconds)");
         ProcessBuilder builder = new ProcessBuilder(debian.containerCommand(runAs[0], modelFile.getParent(),
                 arguments.toArray(String[]::new)))
                 .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.to(log.toFile()));
