@@ -198,7 +198,7 @@ final class DemoCommand implements java.util.concurrent.Callable<Integer> {
                         + " concurrent clients" : "")
                 + "; its output goes to " + log + "; traced once it has loaded the model (seconds)");
         ProcessBuilder builder = new ProcessBuilder(debian.containerCommand(runAs[0], modelFile.getParent(),
-                arguments.toArray(String[]::new)))
+                List.of(PASSIVE_WAITS), arguments.toArray(String[]::new)))
                 .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.to(log.toFile()));
         Process container = dev.infertop.ffi.OwnPriority.start(builder);
         // SIGINT, SIGTERM, SIGHUP: the trace's own hook detaches; this one stops the container beside it.
@@ -228,6 +228,13 @@ final class DemoCommand implements java.util.concurrent.Callable<Integer> {
             }
         }
     }
+
+    /**
+     * Debian builds ggml with OpenMP, whose threads spin at each of a graph's barriers by default: beside the demo's
+     * clients and infertop on a machine with as many cores as threads (or a busy one), a spinning thread holds the
+     * core that the thread it waits for needs, and generation ran many times slower. Waiting threads sleep instead.
+     */
+    private static final String PASSIVE_WAITS = "OMP_WAIT_POLICY=PASSIVE";
 
     /**
      * SIGKILL to the container's command (PID 1 of its namespace: every process there goes with it; the demo's

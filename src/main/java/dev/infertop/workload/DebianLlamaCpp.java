@@ -108,10 +108,12 @@ public final class DebianLlamaCpp {
 
     /**
      * The command line that runs {@code command} from the root as a container: as {@code user} ("uid:gid"), the
-     * directory {@code models} read-only at /models. The runner is written beside the root from the jar (so a
-     * process listing names a file, and an older copy is replaced by this build's).
+     * directory {@code models} read-only at /models, with only the environment's usual PATH and HOME and
+     * {@code environment} ("NAME=VALUE"). The runner is written beside the root from the jar (so a process listing
+     * names a file, and an older copy is replaced by this build's).
      */
-    public List<String> containerCommand(String user, Path models, String... command) throws IOException {
+    public List<String> containerCommand(String user, Path models, List<String> environment, String... command)
+            throws IOException {
         Path runner = dir.resolve("container-run.sh");
         byte[] wanted;
         try (InputStream in = resource("container-run.sh")) {
@@ -124,7 +126,11 @@ public final class DebianLlamaCpp {
             Files.move(fresh, runner, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
         }
         List<String> argv = new ArrayList<>(List.of("bash", runner.toString(), "--user", user, "--models",
-                models.toString(), root().toString(), "--"));
+                models.toString()));
+        for (String variable : environment) {
+            argv.addAll(List.of("--env", variable));
+        }
+        argv.addAll(List.of(root().toString(), "--"));
         argv.addAll(List.of(command));
         return argv;
     }

@@ -313,8 +313,9 @@ class JourneyIT {
             Path proc = Path.of("/proc/" + target);
             assertTrue(Files.isRegularFile(proc.resolve("root/usr/share/doc/llama.cpp-tools/copyright")),
                     "the traced llama-server runs from a root with Debian's llama.cpp-tools");
-            assertEquals("/usr/bin/llama-server", Files.readSymbolicLink(proc.resolve("exe")).toString(),
-                    "the packaged llama-server, as its own root names it");
+            String exe = Files.readSymbolicLink(proc.resolve("exe")).toString();
+            assertTrue(exe.endsWith("/usr/bin/llama-server"), "the packaged llama-server, from its root's /usr/bin: "
+                    + exe);
             assertTrue(Files.readAllLines(proc.resolve("maps")).stream()
                     .anyMatch(l -> l.matches(".* /usr/lib/[^ /]+/libllama\\.so\\.0[.0-9]*")),
                     "Debian's libllama.so.0 mapped from the root's /usr/lib");
