@@ -211,8 +211,9 @@ final class DemoCommand implements java.util.concurrent.Callable<Integer> {
             trace.user = null; // the container has its user; --user is for a launched command
             outputOptions(trace);
             if (server) {
-                // The clients retry until the server answers.
-                try (DemoClient clients = DemoClient.start(port)) {
+                // The server idles until the probes are in (a request begun before would be half seen); the
+                // clients then retry until it answers.
+                try (DemoClient clients = DemoClient.startWhen(port, DemoCommand::probesAttached)) {
                     return new TraceRun(trace.toOptions(Map.of(), null), System.out, System.err,
                             new Version().getVersion()[0]).run();
                 }
@@ -276,6 +277,24 @@ final class DemoCommand implements java.util.concurrent.Callable<Integer> {
     }
 
     private static final long TOOL_START_TIMEOUT_S = 120;
+
+    /**
+     * Whether this process holds a uprobe yet: each probe the trace attaches is a perf event file descriptor, and
+     * they are attached together, a moment before the first interval.
+     */
+    private static boolean probesAttached() {
+        try (java.util.stream.Stream<Path> fds = Files.list(Path.of("/proc/self/fd"))) {
+            return fds.anyMatch(fd -> {
+                try {
+                    return Files.readSymbolicLink(fd).toString().equals("anon_inode:[perf_event]");
+                } catch (IOException e) {
+                    return false; // closed meanwhile
+                }
+            });
+        } catch (IOException e) {
+            return true; // no /proc/self/fd to read: let the clients go
+        }
+    }
 
     /** The runner's unshare(1), whose child is the container's PID 1. */
     private static boolean isUnshare(ProcessHandle process) {

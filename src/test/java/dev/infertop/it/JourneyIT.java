@@ -317,7 +317,7 @@ class JourneyIT {
             assertTrue(exe.endsWith("/usr/bin/llama-server"), "the packaged llama-server, from its root's /usr/bin: "
                     + exe);
             assertTrue(Files.readAllLines(proc.resolve("maps")).stream()
-                    .anyMatch(l -> l.matches(".* /usr/lib/[^ /]+/libllama\\.so\\.0[.0-9]*")),
+                    .anyMatch(l -> l.matches(".*/usr/lib/[^ /]+/libllama\\.so\\.0[.0-9]*")),
                     "Debian's libllama.so.0 mapped from the root's /usr/lib");
             assertFalse(Files.readSymbolicLink(proc.resolve("ns/mnt"))
                     .equals(Files.readSymbolicLink(Path.of("/proc/self/ns/mnt"))), "a mount namespace of its own");
