@@ -202,10 +202,12 @@ final class DemoCommand implements java.util.concurrent.Callable<Integer> {
                 .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.to(log.toFile()));
         Process container = dev.infertop.ffi.OwnPriority.start(builder);
         // SIGINT, SIGTERM, SIGHUP: the trace's own hook detaches; this one stops the container beside it.
-        Thread stopper = new Thread(() -> stopContainer(container), "infertop-demo-container");
+        java.util.concurrent.atomic.AtomicLong toolPid = new java.util.concurrent.atomic.AtomicLong();
+        Thread stopper = new Thread(() -> stopContainer(container, toolPid.get()), "infertop-demo-container");
         Runtime.getRuntime().addShutdownHook(stopper);
         try {
             long pid = awaitTool(container, toolName, modelFile.getFileName().toString(), log);
+            toolPid.set(pid);
             InfertopCommand trace = parent;
             trace.pid = Math.toIntExact(pid);
             trace.user = null; // the container has its user; --user is for a launched command
@@ -221,7 +223,7 @@ final class DemoCommand implements java.util.concurrent.Callable<Integer> {
             return new TraceRun(trace.toOptions(Map.of(), null), System.out, System.err,
                     new Version().getVersion()[0]).run();
         } finally {
-            stopContainer(container);
+            stopContainer(container, toolPid.get());
             try {
                 Runtime.getRuntime().removeShutdownHook(stopper);
             } catch (IllegalStateException shuttingDown) {
@@ -240,11 +242,16 @@ final class DemoCommand implements java.util.concurrent.Callable<Integer> {
     /**
      * SIGKILL to the container's command (PID 1 of its namespace: every process there goes with it; the demo's
      * workload keeps nothing worth a graceful stop, and q stays prompt), SIGTERM to its runner, which then removes
-     * its overlay's directories on its own, after infertop has exited.
+     * its overlay's directories on its own, after infertop has exited. The command is also killed by its pid once
+     * known ({@code toolPid}, 0 before): a SIGHUP from a closed terminal reaches the runner's unshare too, and the
+     * command outlives it (run as another user, it has no parent-death signal), no longer a descendant.
      */
-    private static void stopContainer(Process container) {
+    private static void stopContainer(Process container, long toolPid) {
         container.toHandle().descendants().filter(p -> p.parent().map(DemoCommand::isUnshare).orElse(false))
                 .forEach(ProcessHandle::destroyForcibly);
+        if (toolPid > 0) {
+            ProcessHandle.of(toolPid).ifPresent(ProcessHandle::destroyForcibly);
+        }
         container.destroy();
     }
 
