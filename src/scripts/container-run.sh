@@ -71,6 +71,9 @@ stop() {
     kill -0 "$child" 2>/dev/null || return 0
     sleep 0.1
   done
+  # The command is PID 1 of its namespace: SIGKILL to it ends every process there. Killing unshare alone does not
+  # reach a command run with --user: its change of credentials cleared the parent-death signal of --kill-child.
+  pkill -KILL -P "$child" 2>/dev/null || true
   kill -KILL "$child" 2>/dev/null || true
 }
 trap stop TERM INT HUP

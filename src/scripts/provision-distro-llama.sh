@@ -11,10 +11,16 @@
 # apt-get download through a private sources list and state (the host's apt configuration is not touched) and
 # unpacked with dpkg -x into foreign-arch/<arch>/: never run, only read, so the stripped-library recovery is
 # tested on both instruction sets. Skipped when foreign-arch/<arch>.stamp exists (it holds the version).
-# Usage: provision-distro-llama.sh [CACHE_DIR]    (default: $INFERTOP_CACHE or ~/.cache/infertop)
+# --root-only leaves the other architecture's library out (the demo, `infertop demo`, needs only the root).
+# Usage: provision-distro-llama.sh [--root-only] [CACHE_DIR]    (default: $INFERTOP_CACHE or ~/.cache/infertop)
 # Prints the root on its last line of stdout; progress goes to stderr.
 set -euo pipefail
 
+root_only=false
+if [ "${1:-}" = "--root-only" ]; then
+  root_only=true
+  shift
+fi
 cache="${1:-${INFERTOP_CACHE:-$HOME/.cache/infertop}}"
 dir="$cache/llama.cpp-debian-sid"
 root="$dir/root"
@@ -74,6 +80,10 @@ if [ ! -f "$dir/root.stamp" ]; then
   touch root.stamp
 fi
 say "Debian $suite llama.cpp root ready in $root ($(tr '\n' ' ' <"$dir/versions.txt"))"
+if $root_only; then
+  echo "$root"
+  exit 0
+fi
 
 foreign_dir="$dir/foreign-arch"
 if [ ! -f "$foreign_dir/$foreign.stamp" ]; then

@@ -1,17 +1,28 @@
 #!/usr/bin/env bash
 # Installs what infertop needs and is missing (Debian/Ubuntu, as root), provisions the llama.cpp workload
 # into the cache, and builds target/infertop.jar. Idempotent: a second run only rebuilds the jar.
-#   setup.sh          everything the test suite needs (also a BLAS build, two older releases, Chromium)
-#   setup.sh --demo   only what the demo needs (one llama.cpp build): minutes instead of half an hour
+#   setup.sh                       everything the test suite needs (also a BLAS build, two older releases, Chromium)
+#   setup.sh --demo                only what the demo needs: Debian's prebuilt llama.cpp unpacked into a root (seconds)
+#   setup.sh --demo --build KIND   the demo's `infertop demo --build KIND` (source, npm: one llama.cpp source build,
+#                                  minutes; debian: as --demo)
 set -euo pipefail
 here="$(dirname "$(readlink -f "$0")")"
-say() { printf 'infertop setup: %s\n' "$*" >&2; }
+say() { printf 'infertop setup [%3d s]: %s\n' "$SECONDS" "$*" >&2; } # seconds since setup started
 die() { printf 'infertop setup: %s\n' "$*" >&2; exit 1; }
 demo=false
-case "${1:-}" in
-  --demo) demo=true ;;
-  "") ;;
-  *) die "unknown option '$1': use no option (all the tests need) or --demo (only the demo)" ;;
+build=debian
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --demo) demo=true; shift ;;
+    --build)
+      $demo && [ $# -ge 2 ] || die "--build KIND goes after --demo (setup.sh --demo --build source)"
+      build="$2"; shift 2 ;;
+    *) die "unknown option '$1': use no option (all the tests need), --demo (only the demo) or --demo --build KIND" ;;
+  esac
+done
+case "$build" in
+  debian|source|npm) ;;
+  *) die "--build must be debian, source or npm, got '$build'" ;;
 esac
 
 [ "$(id -u)" -eq 0 ] || die "run as root (it installs packages and infertop loads BPF probes): sudo $0"
@@ -20,9 +31,14 @@ command -v apt-get >/dev/null || die "this script installs with apt-get (Debian/
 # package → a file that shows it is installed
 declare -A packages=(
   [maven]=/usr/bin/mvn [clang]=/usr/bin/clang [llvm]=/usr/bin/llvm-objdump [libbpf-dev]=/usr/include/bpf/bpf_helpers.h
-  [bpftool]=/usr/sbin/bpftool [npm]=/usr/bin/npm [git]=/usr/bin/git [cmake]=/usr/bin/cmake [g++]=/usr/bin/g++
+  [bpftool]=/usr/sbin/bpftool [g++]=/usr/bin/g++
   [tmux]=/usr/bin/tmux [binutils]=/usr/bin/objdump [util-linux]=/usr/bin/setpriv
+  [mmdebstrap]=/usr/bin/mmdebstrap # the demo, DistroContainerIT: Debian sid's llama.cpp in a root of its own
 )
+if ! $demo || [ "$build" != debian ]; then
+  # The source build of llama.cpp (provision-llama.sh): the release bundled in an npm package, built with cmake.
+  packages+=([npm]=/usr/bin/npm [git]=/usr/bin/git [cmake]=/usr/bin/cmake)
+fi
 if ! $demo; then
   # The tests also render report.html (Chromium), build llama.cpp with the BLAS backend (OpenBLAS),
   # check that Graphviz reads the DAG's DOT text (infertop draws its SVG itself), and scrape --listen with a
@@ -31,7 +47,6 @@ if ! $demo; then
              [prometheus]=/usr/bin/prometheus
              [openssl]=/usr/bin/openssl # PrometheusIT: a certificate for --web-config, made as a user makes one
              [patchelf]=/usr/bin/patchelf # HostileLibraryIT: a DT_NEEDED library with a constructor
-             [mmdebstrap]=/usr/bin/mmdebstrap # DistroContainerIT: Debian sid's llama.cpp in a root of its own
              # the jar's native helpers for arm64 (compile-bpf.sh), which the release tarball carries (ReleaseTarballIT),
              # and the emulated arm64 stage (Arm64EmulatedIT): llama-bench cross-compiled, a Debian 13 arm64 guest
              # booted under QEMU from an initramfs
@@ -47,7 +62,7 @@ done
 ls /usr/lib/x86_64-linux-gnu/libbpf.so.1 >/dev/null 2>&1 || ls /usr/lib/aarch64-linux-gnu/libbpf.so.1 >/dev/null 2>&1 \
   || missing+=(libbpf1)
 if [ "${#missing[@]}" -gt 0 ]; then
-  say "installing ${missing[*]}"
+  say "installing ${missing[*]} (apt-get: a minute or a few, once)"
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
@@ -67,10 +82,14 @@ if [ -d /sys/kernel/tracing ] && [ ! -e /sys/kernel/tracing/uprobe_events ]; the
 fi
 [ -r /sys/kernel/btf/vmlinux ] || say "warning: this kernel has no BTF (/sys/kernel/btf/vmlinux): infertop needs --btf FILE here"
 
-say "provisioning the llama.cpp workload (built once, then cached)"
-if $demo; then
+if $demo && [ "$build" = debian ]; then
+  # The demo's llama.cpp (infertop demo --build debian, its default): Debian sid's packages, prebuilt, unpacked once.
+  bash "$here/provision-distro-llama.sh" --root-only >/dev/null
+elif $demo; then
+  say "provisioning the llama.cpp source build (built once, then cached)"
   bash "$here/provision-llama.sh" >/dev/null
 else
+  say "provisioning the llama.cpp workload (built once, then cached)"
   # --blas: also a llama-bench with the BLAS backend (OpenBLAS), where prefill matmuls run on BLAS (BackendsIT).
   bash "$here/provision-llama.sh" --blas >/dev/null
   # Older releases: struct layouts and op tables that differ from the current one (calibration tests), and a
@@ -96,7 +115,7 @@ jar="$root/target/infertop.jar"
 if [ -f "$jar" ] && [ -z "$(find "$root/pom.xml" "$root/src/main" "$root/native" "$root/config" -newer "$jar" -print -quit)" ]; then
   say "target/infertop.jar is up to date"
 else
-  say "building target/infertop.jar"
+  say "building target/infertop.jar (Maven: about a minute; longer the first time, while it fills ~/.m2)"
   "$here/build.sh"
 fi
 # The JVM's start-up cache for this jar (aot-cache.sh: one training run on the tiny model): infertop -p PID then
@@ -110,8 +129,12 @@ else
 fi
 # This machine's roofline ceilings (memory read bandwidth, FMA throughput), measured once now while the machine is
 # idle (no workload runs yet) and cached, so the live view's roofline (R) has a verdict from its first screen;
-# a later run finds them cached and only prints them.
-if ! ceilings="$("$here/infertop" machine)"; then
+# a later run finds them cached (for this thread count, and the uprobe cost for this kernel) and starts no JVM for them.
+machine_cache="${INFERTOP_CACHE:-$HOME/.cache/infertop}/machine"
+if [ -f "$machine_cache/ceilings-t$(nproc).json" ] \
+   && grep -qF "\"kernel\" : \"$(uname -r)\"" "$machine_cache/uprobe-hit.json" 2>/dev/null; then
+  say "this machine's ceilings are cached in $machine_cache (infertop machine prints them)"
+elif ! ceilings="$("$here/infertop" machine)"; then
   say "warning: could not measure this machine's ceilings: the roofline gives no verdict until infertop machine does"
 else
   say "this machine's ceilings (infertop machine):"
@@ -119,4 +142,4 @@ else
 fi
 # `infertop` on PATH, pointing at this checkout.
 ln -sf "$here/infertop" /usr/local/bin/infertop
-say "done: infertop --help (or man $(readlink -f "$here/../../man/infertop.1"))"
+say "done in $SECONDS s: infertop --help (or man $(readlink -f "$here/../../man/infertop.1"))"

@@ -4,6 +4,7 @@ import dev.infertop.session.LaunchUser;
 import dev.infertop.session.Preflight;
 import dev.infertop.session.TraceRun;
 import dev.infertop.session.UserError;
+import dev.infertop.workload.DebianLlamaCpp;
 import dev.infertop.workload.DemoClient;
 import dev.infertop.workload.LlamaCppWorkload;
 import dev.infertop.workload.SyntheticModel;
@@ -19,13 +20,14 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * {@code infertop demo}: the built-in workload. Provisions llama.cpp if missing, writes a synthetic model,
- * starts llama-bench on it in an endless prompt+generation loop, and traces it.
+ * {@code infertop demo}: the built-in workload. Provisions llama.cpp if missing (by default Debian's packages,
+ * which take seconds where a source build takes minutes), writes a synthetic model, starts llama-server on it
+ * fed by built-in clients (or llama-bench in an endless prompt+generation loop), and traces it.
  */
 @Command(name = "demo", mixinStandardHelpOptions = true, sortOptions = false,
-        description = {"Trace a built-in workload: llama.cpp (built once into ~/.cache/infertop) serving a",
-                "synthetic model to a steady stream of concurrent requests (or llama-bench's loop). q or",
-                "Ctrl-C stops both."})
+        description = {"Trace a built-in workload: llama.cpp (Debian's packages, unpacked once into",
+                "~/.cache/infertop; or a source build) serving a synthetic model to a steady stream of",
+                "concurrent requests (or llama-bench's loop). q or Ctrl-C stops both."})
 final class DemoCommand implements java.util.concurrent.Callable<Integer> {
     @ParentCommand
     InfertopCommand parent;
@@ -34,8 +36,15 @@ final class DemoCommand implements java.util.concurrent.Callable<Integer> {
             description = "Synthetic model: tiny, tiny-moe, deep, bench, bench-moe (default: ${DEFAULT-VALUE}).")
     String preset;
 
-    @Option(names = "--prebuilt", description = "Run on the prebuilt npm libraries instead of the source build "
-            + "(the llama-bench loop: they come without llama-server).")
+    @Option(names = "--build", paramLabel = "KIND", defaultValue = "debian",
+            description = "Which llama.cpp: debian: Debian sid's packages, prebuilt by the distribution (unpacked once "
+                    + "into the cache in seconds, run as a container, traced by pid); source: built once from the "
+                    + "source release in node-llama-cpp@" + LlamaCppWorkload.NODE_LLAMA_CPP_VERSION + " (minutes); "
+                    + "npm: that package's prebuilt libraries under the source-built llama-bench (the llama-bench "
+                    + "loop: they come without llama-server) (default: ${DEFAULT-VALUE}).")
+    String build;
+
+    @Option(names = "--prebuilt", description = "The same as --build npm.")
     boolean prebuilt;
 
     @Option(names = "--workload", paramLabel = "KIND", defaultValue = "server",
@@ -81,19 +90,24 @@ final class DemoCommand implements java.util.concurrent.Callable<Integer> {
             throw new UserError("demo runs its own workload: drop -p, --follow and -- COMMAND "
                     + "(or trace your process without 'demo')", 2);
         }
+        String kind = prebuilt ? "npm" : build;
+        if (!kind.equals("debian") && !kind.equals("source") && !kind.equals("npm")) {
+            throw new UserError("--build must be debian, source or npm, got '" + build + "'", 2);
+        }
+        if (prebuilt && !build.equals("debian") && !build.equals("npm")) {
+            throw new UserError("--prebuilt is --build npm: drop one of --prebuilt and --build " + build, 2);
+        }
         Preflight.requirePrivileges();
+        if (kind.equals("debian")) {
+            return traceDebian(model);
+        }
         LlamaCppWorkload workload;
         try {
             workload = LlamaCppWorkload.ensure(System.err);
         } catch (IOException e) {
             throw new UserError(e.getMessage());
         }
-        Path modelDir = LlamaCppWorkload.cacheDir().resolve("models");
-        Files.createDirectories(modelDir);
-        Path modelFile = model.cachedFile(modelDir);
-        if (!Files.isRegularFile(modelFile) || Files.size(modelFile) != model.fileSizeBytes()) {
-            ModelCommand.write(model, modelFile);
-        }
+        Path modelFile = cachedModel(model);
         boolean server = workloadName.equals("server") && !prebuilt;
         Path tool = prebuilt ? workload.prebuiltDir().resolve("llama-bench")
                 : workload.sourceBuildTool(server ? "llama-server" : "llama-bench");
@@ -122,10 +136,7 @@ final class DemoCommand implements java.util.concurrent.Callable<Integer> {
                 : List.of(tool.toString(), "-m", modelFile.toString(), "-p", "0", "-n", "0",
                         "-pg", "64,64", "-r", "1000000", "-t", Integer.toString(threads), "--no-warmup");
         trace.user = runAs;
-        trace.batch |= batch;
-        trace.json |= json;
-        trace.delaySeconds = delaySeconds;
-        trace.iterations = iterations;
+        outputOptions(trace);
         if (server) {
             // The clients retry until the server, held at infertop's gate until the probes are in, answers.
             try (DemoClient clients = DemoClient.start(port)) {
@@ -135,6 +146,197 @@ final class DemoCommand implements java.util.concurrent.Callable<Integer> {
         }
         return new TraceRun(trace.toOptions(environment, log), System.out, System.err,
                 new Version().getVersion()[0]).run();
+    }
+
+    /** The preset's file in the cache's models directory, written first (with progress) when missing. */
+    private static Path cachedModel(SyntheticModel model) throws IOException {
+        Path modelDir = LlamaCppWorkload.cacheDir().resolve("models");
+        Files.createDirectories(modelDir);
+        Path modelFile = model.cachedFile(modelDir);
+        if (!Files.isRegularFile(modelFile) || Files.size(modelFile) != model.fileSizeBytes()) {
+            ModelCommand.write(model, modelFile);
+        }
+        return modelFile;
+    }
+
+    /** The demo's own output choices on top of the parent command's. */
+    private void outputOptions(InfertopCommand trace) {
+        trace.batch |= batch;
+        trace.json |= json;
+        trace.delaySeconds = delaySeconds;
+        trace.iterations = iterations;
+    }
+
+    /**
+     * --build debian: Debian's llama-server (or llama-bench) started from its root as a container, as the packaged
+     * service's user, and traced by its pid on the host once it has mapped the model (its CPU variant chosen by
+     * then); the container is stopped when the trace ends, by q, -n, a signal or an error.
+     */
+    private int traceDebian(SyntheticModel model) throws IOException {
+        DebianLlamaCpp debian;
+        try {
+            debian = DebianLlamaCpp.ensure(System.err);
+        } catch (IOException e) {
+            throw new UserError(e.getMessage());
+        }
+        Path modelFile = cachedModel(model);
+        boolean server = workloadName.equals("server");
+        String toolName = server ? "llama-server" : "llama-bench";
+        String inside = "/models/" + modelFile.getFileName();
+        int port = server ? DemoClient.freePort() : 0;
+        List<String> arguments = server
+                ? List.of(DebianLlamaCpp.tool(toolName), "-m", inside, "-np", Integer.toString(SERVER_SLOTS), "-c",
+                        "8192", "--host", "127.0.0.1", "--port", Integer.toString(port), "-t",
+                        Integer.toString(threads), "--metrics")
+                : List.of(DebianLlamaCpp.tool(toolName), "-m", inside, "-p", "0", "-n", "0", "-pg", "64,64", "-r",
+                        "1000000", "-t", Integer.toString(threads), "--no-warmup");
+        String[] runAs = containerUser(debian);
+        Path log = LlamaCppWorkload.cacheDir().resolve("demo-target.log");
+        System.err.println("infertop: demo: " + toolName + " from Debian's packages (" + debian.versions()
+                + ") in a container as " + runAs[1] + ", on " + modelFile.getFileName()
+                + (server ? ", " + SERVER_SLOTS + " slots on 127.0.0.1:" + port + ", fed by " + DemoClient.CONCURRENT
+                        + " concurrent clients" : "")
+                + "; its output goes to " + log + "; traced once it has loaded the model (seconds)");
+        ProcessBuilder builder = new ProcessBuilder(debian.containerCommand(runAs[0], modelFile.getParent(),
+                List.of(PASSIVE_WAITS), arguments.toArray(String[]::new)))
+                .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.to(log.toFile()));
+        Process container = dev.infertop.ffi.OwnPriority.start(builder);
+        // SIGINT, SIGTERM, SIGHUP: the trace's own hook detaches; this one stops the container beside it.
+        java.util.concurrent.atomic.AtomicLong toolPid = new java.util.concurrent.atomic.AtomicLong();
+        Thread stopper = new Thread(() -> stopContainer(container, toolPid.get()), "infertop-demo-container");
+        Runtime.getRuntime().addShutdownHook(stopper);
+        try {
+            long pid = awaitTool(container, toolName, modelFile.getFileName().toString(), log);
+            toolPid.set(pid);
+            InfertopCommand trace = parent;
+            trace.pid = Math.toIntExact(pid);
+            trace.user = null; // the container has its user; --user is for a launched command
+            outputOptions(trace);
+            if (server) {
+                // The server idles until the probes are in (a request begun before would be half seen); the
+                // clients then retry until it answers.
+                try (DemoClient clients = DemoClient.startWhen(port, DemoCommand::probesAttached)) {
+                    return new TraceRun(trace.toOptions(Map.of(), null), System.out, System.err,
+                            new Version().getVersion()[0]).run();
+                }
+            }
+            return new TraceRun(trace.toOptions(Map.of(), null), System.out, System.err,
+                    new Version().getVersion()[0]).run();
+        } finally {
+            stopContainer(container, toolPid.get());
+            try {
+                Runtime.getRuntime().removeShutdownHook(stopper);
+            } catch (IllegalStateException shuttingDown) {
+                // the hook runs (or ran) the same stop
+            }
+        }
+    }
+
+    /**
+     * Debian builds ggml with OpenMP, whose threads spin at each of a graph's barriers by default: beside the demo's
+     * clients and infertop on a machine with as many cores as threads (or a busy one), a spinning thread holds the
+     * core that the thread it waits for needs, and generation ran many times slower. Waiting threads sleep instead.
+     */
+    private static final String PASSIVE_WAITS = "OMP_WAIT_POLICY=PASSIVE";
+
+    /**
+     * SIGKILL to the container's command (PID 1 of its namespace: every process there goes with it; the demo's
+     * workload keeps nothing worth a graceful stop, and q stays prompt), SIGTERM to its runner, which then removes
+     * its overlay's directories on its own, after infertop has exited. The command is also killed by its pid once
+     * known ({@code toolPid}, 0 before): a SIGHUP from a closed terminal reaches the runner's unshare too, and the
+     * command outlives it (run as another user, it has no parent-death signal), no longer a descendant.
+     */
+    private static void stopContainer(Process container, long toolPid) {
+        container.toHandle().descendants().filter(p -> p.parent().map(DemoCommand::isUnshare).orElse(false))
+                .forEach(ProcessHandle::destroyForcibly);
+        if (toolPid > 0) {
+            ProcessHandle.of(toolPid).ifPresent(ProcessHandle::destroyForcibly);
+        }
+        container.destroy();
+    }
+
+    /**
+     * The host pid of the tool the container runs, once it has mapped {@code modelName} (ggml maps its CPU
+     * variants, scores them and keeps one before the model is loaded); one line and exit 1 if the container ends
+     * first or the tool does not get there within {@link #TOOL_START_TIMEOUT_S} s.
+     */
+    private static long awaitTool(Process container, String comm, String modelName, Path log) {
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(TOOL_START_TIMEOUT_S);
+        while (System.nanoTime() < deadline) {
+            java.util.Optional<ProcessHandle> tool = container.toHandle().descendants()
+                    .filter(p -> comm.equals(commOf(p.pid()))).findFirst();
+            if (tool.isPresent() && mapsFile(tool.get().pid(), modelName)) {
+                return tool.get().pid();
+            }
+            if (!container.isAlive()) {
+                throw new UserError("demo: the container ended (exit " + container.exitValue() + ") before " + comm
+                        + " loaded the model: see " + log);
+            }
+            try {
+                Thread.sleep(10);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new UserError("demo: interrupted while " + comm + " started", 130);
+            }
+        }
+        throw new UserError("demo: " + comm + " did not load the model within " + TOOL_START_TIMEOUT_S
+                + " s: see " + log);
+    }
+
+    private static final long TOOL_START_TIMEOUT_S = 120;
+
+    /**
+     * Whether this process holds a uprobe yet: each probe the trace attaches is a perf event file descriptor, and
+     * they are attached together, a moment before the first interval.
+     */
+    private static boolean probesAttached() {
+        try (java.util.stream.Stream<Path> fds = Files.list(Path.of("/proc/self/fd"))) {
+            return fds.anyMatch(fd -> {
+                try {
+                    return Files.readSymbolicLink(fd).toString().equals("anon_inode:[perf_event]");
+                } catch (IOException e) {
+                    return false; // closed meanwhile
+                }
+            });
+        } catch (IOException e) {
+            return true; // no /proc/self/fd to read: let the clients go
+        }
+    }
+
+    /** The runner's unshare(1), whose child is the container's PID 1. */
+    private static boolean isUnshare(ProcessHandle process) {
+        return commOf(process.pid()).equals("unshare");
+    }
+
+    private static String commOf(long pid) {
+        try {
+            return Files.readString(Path.of("/proc/" + pid + "/comm")).strip();
+        } catch (IOException e) {
+            return "";
+        }
+    }
+
+    private static boolean mapsFile(long pid, String name) {
+        try {
+            return Files.readString(Path.of("/proc/" + pid + "/maps")).contains("/" + name + "\n");
+        } catch (IOException e) {
+            return false; // not readable yet, or gone
+        }
+    }
+
+    /**
+     * Who runs Debian's tool in the container, as {uid:gid, a name to show}: --user USER, else the packaged
+     * service's user (made the same number on the host by the provisioning), else root inside the container.
+     */
+    private String[] containerUser(DebianLlamaCpp debian) {
+        String chosen = user != null ? user : parent.user;
+        if (chosen != null) {
+            dev.infertop.target.UserAccount account = dev.infertop.target.UserAccount.lookup(chosen)
+                    .orElseThrow(() -> new UserError("demo --user " + chosen + ": no such user", 2));
+            return new String[] {account.uid() + ":" + account.gid(), account.name()};
+        }
+        return debian.serviceUser().map(ids -> new String[] {ids, DebianLlamaCpp.SERVICE_USER})
+                .orElse(new String[] {"0:0", "root"});
     }
 
     /**

@@ -27,8 +27,11 @@ public final class DemoClient implements AutoCloseable {
     private final List<Thread> workers = new ArrayList<>();
     private volatile boolean closed;
 
-    private DemoClient(int port) {
+    private final java.util.function.BooleanSupplier ready;
+
+    private DemoClient(int port, java.util.function.BooleanSupplier ready) {
         this.port = port;
+        this.ready = ready;
     }
 
     /** A free loopback port for the server (taken back at once; the server binds it a moment later). */
@@ -40,7 +43,15 @@ public final class DemoClient implements AutoCloseable {
 
     /** Starts {@link #CONCURRENT} clients of the server on {@code port}. */
     public static DemoClient start(int port) {
-        DemoClient client = new DemoClient(port);
+        return startWhen(port, () -> true);
+    }
+
+    /**
+     * As {@link #start}, the clients sending their first request only once {@code ready} says so (polled): a server
+     * traced by pid is left idle until its tracer's probes are in, so that no request is half seen.
+     */
+    public static DemoClient startWhen(int port, java.util.function.BooleanSupplier ready) {
+        DemoClient client = new DemoClient(port, ready);
         for (int i = 0; i < CONCURRENT; i++) {
             int worker = i;
             client.workers.add(Thread.ofPlatform().name("infertop-demo-client-" + i).daemon()
@@ -51,6 +62,9 @@ public final class DemoClient implements AutoCloseable {
 
     private void loop(int worker) {
         SplitMix64 random = new SplitMix64(0x5eed + worker);
+        while (!closed && !ready.getAsBoolean()) {
+            pause(20);
+        }
         while (!closed) {
             // A byte-level vocabulary: a token per byte. Prompts of 17 to 136 tokens (short prefills, so every
             // interval shows decoding too), answers of 16 to 96.

@@ -320,13 +320,14 @@ class ForeignUserIT {
     }
 
     /**
-     * The demo's workload is infertop's own build in infertop's cache: through sudo it keeps running as
-     * infertop's user (sudo's caller often cannot read root's home), says so, and still traces tokens.
+     * The demo's source-built workload is infertop's own build in infertop's cache: through sudo it keeps running
+     * as infertop's user (sudo's caller often cannot read root's home), says so, and still traces tokens.
      */
     @Test
     void demoThroughSudoRunsItsWorkloadAsInfertopsUser() throws Exception {
         try (InfertopProcess infertop = InfertopProcess.start(Map.of("SUDO_UID", Integer.toString(nobody.uid())),
-                "demo", "--model", "tiny", "--workload", "bench", "--json", "-d", "0.5", "-n", "2")) {
+                "demo", "--build", "source", "--model", "tiny", "--workload", "bench", "--json", "-d", "0.5", "-n",
+                "2")) {
             long pid = tracedPid(infertop);
             awaitCommand(pid, "llama-bench");
             assertEquals("0\t0\t0\t0", statusLine(pid, "Uid"));
@@ -339,14 +340,14 @@ class ForeignUserIT {
         }
     }
 
-    /** demo --user USER where USER cannot read infertop's cache (root's private home, as here): one line. */
+    /** demo --build source --user USER, USER unable to read infertop's cache (root's private home): one line. */
     @Test
     void demoAsAUserWhoCannotReadTheCacheIsOneLine() throws Exception {
         Path tool = LlamaCppWorkload.findProvisioned().sourceBuildTool("llama-bench");
         Requirements.require(dev.infertop.target.Setpriv.firstUnusable(setpriv, nobody, List.of(tool), List.of())
                 .isPresent(), "infertop's cache is readable by nobody here (not in a private home)");
-        String line = assertOneUsageLine(Map.of(), "demo", "--model", "tiny", "--workload", "bench", "--json",
-                "--user", "nobody");
+        String line = assertOneUsageLine(Map.of(), "demo", "--build", "source", "--model", "tiny", "--workload",
+                "bench", "--json", "--user", "nobody");
         assertTrue(line.startsWith("infertop: demo --user nobody: nobody cannot reach ") && line.contains(
                 "set INFERTOP_CACHE to a directory nobody can read, or run the demo without --user"), line);
     }
