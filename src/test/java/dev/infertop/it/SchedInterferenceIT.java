@@ -55,11 +55,15 @@ class SchedInterferenceIT {
     }
 
     private static Process startHog() throws Exception {
-        Process hog = new ProcessBuilder("taskset", "-c", "0", "nice", "-n", "-5", hogBinary.toString())
+        // In a session of its own, as another program is: with autogroup on, the CPU is shared between sessions
+        // first, the launched target has a session of its own, and this JVM's session may have any autogroup
+        // nice (an attaching infertop's start boost raises it, a CI runner may have set it): the hog would then
+        // weigh that, not its nice value. setsid execs in place (this JVM's child leads no process group).
+        Process hog = new ProcessBuilder("setsid", "taskset", "-c", "0", "nice", "-n", "-5", hogBinary.toString())
                 .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(ProcessBuilder.Redirect.DISCARD).start();
         Path comm = Path.of("/proc", Long.toString(hog.pid()), "comm");
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!(Files.exists(comm) && Files.readString(comm).strip().equals(HOG))) { // taskset, nice, then exec
+        while (!(Files.exists(comm) && Files.readString(comm).strip().equals(HOG))) { // setsid, taskset, nice, then exec
             assertTrue(System.nanoTime() < deadline && hog.isAlive(), "the hog did not start");
             Thread.sleep(10);
         }
