@@ -244,8 +244,10 @@ class SandboxHelperTest {
             Process first = start(List.of("sleep", "600"));
             long pid = first.pid();
             long start = SandboxHelper.startTime(pid);
-            List<String> command = SandboxHelper.command(work, pid, start, ChildCredentials.nobody("test"), classes,
-                    List.of(), List.of(), List.of(), javaArguments("-version"));
+            // A directory of its own each attempt, as each calibration has: the helper and the JDK are laid there.
+            Path attemptWork = Files.createDirectory(work.resolve("attempt-" + attempt));
+            List<String> command = SandboxHelper.command(attemptWork, pid, start, ChildCredentials.nobody("test"),
+                    classes, List.of(), List.of(), List.of(), javaArguments("-version"));
             first.destroyForcibly();
             first.waitFor();
             Process other = start(List.of(reuse.toString(), Long.toString(pid)));
