@@ -105,7 +105,7 @@ public final class Main {
      * The command line for {@code args}: the subcommands are added only where the arguments may name one (a
      * first argument that is no option, a subcommand's name before {@code --}) or ask for help or the version.
      * picocli builds each command's model by reflection when it is added: the subcommands' were a noticeable
-     * part of every {@code infertop -p PID}'s start (issue 15), which names none.
+     * part of every {@code infertop -p PID}'s start, which names none.
      */
     static CommandLine commandLine(String... args) {
         CommandLine commandLine = new CommandLine(new InfertopCommand());

@@ -20,8 +20,8 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * (jextract is not obtainable from the registries this project builds from). Only the functions infertop
  * calls are bound. As jextract does, each function's handle lives in a holder class of its own name and is
  * created at its first use ({@code NAME$handle()}): a downcall handle is dear to make before the JIT has
- * warmed up, and binding all of them at class load slowed every start, for functions a run may never call
- * (issue 15). Callers use {@code invokeExact}; a symbol missing from the library is reported at that first use
+ * warmed up, and binding all of them at class load slowed every start, for functions a run may never call.
+ * Callers use {@code invokeExact}; a symbol missing from the library is reported at that first use
  * (a {@link NativeLibraryMissing}, which Main prints as one line).
  * Functions that report failure through errno take a leading capture-state segment ({@link Errno}).
  *

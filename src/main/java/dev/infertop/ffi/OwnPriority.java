@@ -11,8 +11,8 @@ import java.nio.file.Path;
  * The nice value of infertop's own threads, one owner for it. Attaching to a running engine ({@code -p PID},
  * {@code --follow}), infertop starts at a higher priority ({@link #START_BOOST} below the nice it was started
  * with, as atop runs at nice -20 to keep sampling under heavy load): the engine typically spins every core, and
- * at equal weight the CPU a start needs took longer in wall time beside it than on an idle machine (issue 15;
- * measurements.md, "Time to the first screen"). Once the first interval is on the screen and the target has mapped its model, every thread yields
+ * at equal weight the CPU a start needs took longer in wall time beside it than on an idle machine
+ * (measurements.md, "Time to the first screen"). Once the first interval is on the screen and the target has mapped its model, every thread yields
  * to the workload at nice {@link #OWN_NICE} for the rest of the run (the ring buffer absorbs the delay; where
  * the kernel groups the CPU by session, below, that weighs only against infertop's own session, whose
  * autogroup also holds the user's shell and is not lowered). The CPU a start takes from the target is the same

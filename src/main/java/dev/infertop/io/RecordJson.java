@@ -22,7 +22,7 @@ import java.util.Map;
  * <p>Why not Jackson here: these files are read on every start, before the JIT has warmed up, and Jackson's
  * first read pays for its own start: ObjectMapper's class initialisation (its default date format loads the
  * JDK's time-zone and calendar data), BigDecimal's tables, a deserializer built by introspection for each
- * record type; all of it on the path to the first screen (issue 15; measurements.md).
+ * record type; all of it on the path to the first screen (measurements.md).
  */
 public final class RecordJson {
     /** Deeper nesting than any cache record has is refused, so no input can exhaust the stack. */

@@ -70,7 +70,7 @@ public final class Preflight {
             return kernelBtf;
         }
         // The kernel's own BTF: libbpf parses its megabytes when the object loads; parsing it here as well was a
-        // noticeable part of every start (issue 15). Its header is checked, so a kernel without usable BTF still ends
+        // noticeable part of every start. Its header is checked, so a kernel without usable BTF still ends
         // in this line, not in a libbpf message.
         requireBtfMagic(kernelBtf);
         return null;

@@ -11,7 +11,7 @@ import java.nio.file.Path;
  * Where a start's time goes, said on stderr when INFERTOP_DEBUG is set: each stage's end as milliseconds since
  * the JVM process started (read from /proc, so the JVM's own start counts), e.g.
  * {@code infertop: start: probes loaded at 1180 ms (+240)}. Off, a mark costs one field read. A slow first
- * screen is reported with these lines, not guessed at (issue 15: the first interval within 1.5 s).
+ * screen is reported with these lines, not guessed at (the first interval within 1.5 s).
  */
 public final class StartTimeline {
     private static final boolean ON = System.getenv("INFERTOP_DEBUG") != null;

@@ -142,7 +142,7 @@ public final class ElfFile implements AutoCloseable {
     /**
      * {@code path} decoded without its symbol tables: its headers, segments, dynamic section and build-id, for
      * what needs no function (a library's identity, its DT_NEEDED). Decoding libllama's tens of thousands of
-     * symbols was most of a cached calibration's time at start (issue 15). The function lookups of the result
+     * symbols was most of a cached calibration's time at start. The function lookups of the result
      * throw IllegalStateException.
      */
     public static ElfFile openHeaders(Path path) throws TargetException {
@@ -563,7 +563,7 @@ public final class ElfFile implements AutoCloseable {
      * Whether .dynsym defines a function named each of {@code names} (an import, an object or a local does not
      * count). Works on any opening, {@link #openHeaders}'s too: the names are compared in place, no symbol is
      * decoded. Telling libllama among a target's libraries by decoding its thousands of C++ exports was a
-     * noticeable part of every start (issue 15; measurements.md, "Where a start's time goes").
+     * noticeable part of every start (measurements.md, "Where a start's time goes").
      */
     public boolean exportsFunctions(Set<String> names) throws TargetException {
         List<byte[]> wanted = names.stream().map(name -> name.getBytes(StandardCharsets.UTF_8)).toList();
