@@ -104,10 +104,6 @@ public final class UprobeLink implements ProbeLink {
         return fileOffset;
     }
 
-    public boolean retprobe() {
-        return retprobe;
-    }
-
     @Override
     public synchronized void close() {
         link = ProbeLink.destroy(link);

@@ -376,11 +376,4 @@ public final class HtmlReportWriter {
         String text = SafeText.of(raw);
         return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("\"", "&quot;");
     }
-
-    /** For sections that need every op type's totals by name. */
-    static Map<String, OpTotals> opsByName(Snapshot s) {
-        Map<String, OpTotals> map = new java.util.LinkedHashMap<>();
-        s.total().operators().ops().forEach(o -> map.put(o.op(), o));
-        return map;
-    }
 }

@@ -3,8 +3,6 @@ package dev.infertop.ffi;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.FileSystemException;
-import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 
@@ -90,11 +88,6 @@ public record RegularFile(FileChannel channel, long sizeBytes, long device, long
 
     /** The start of the reason {@link #open(Path, long, boolean, Identity)} gives for a file not expected. */
     public static final String NOT_EXPECTED = "not the file expected";
-
-    /** Whether {@code path} is a regular file itself (not a link to one), without opening it. */
-    public static boolean isPlainRegularFile(Path path) {
-        return Files.isRegularFile(path, LinkOption.NOFOLLOW_LINKS);
-    }
 
     /** The reason given for a file of {@code mode} (st_mode) that is not a regular file. */
     public static String notRegular(int mode) {

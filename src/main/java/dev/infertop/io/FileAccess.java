@@ -29,10 +29,6 @@ public enum FileAccess {
         return directory;
     }
 
-    public Set<PosixFilePermission> filePermissions() {
-        return file;
-    }
-
     /** The directory mode as mode bits (0700 or 0755). */
     public int directoryMode() {
         return bits(directory);

@@ -19,8 +19,4 @@ public record OpCounters(String op, long groups, long migratedGroups, long switc
     public long value(int index) {
         return index < 0 || index >= values.size() ? 0 : values.get(index);
     }
-
-    public OpCounters withWallNs(long wall) {
-        return new OpCounters(op, groups, migratedGroups, switchedGroups, values, countedNs, wall);
-    }
 }
