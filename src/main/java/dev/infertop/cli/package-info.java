@@ -4,7 +4,7 @@
  * options the launcher passes; the byte filter on standard output.
  * <p>
  * May import: {@code diff}, {@code ffi}, {@code io}, {@code machine}, {@code model}, {@code session}, {@code snapshot},
- * {@code target}, {@code tui}, {@code view}, {@code workload}. The top of the graph: nothing imports cli.
+ * {@code process}, {@code tui}, {@code view}, {@code workload}. The top of the graph: nothing imports cli.
  * <p>
  * The layering is checked by LayeringTest (src/test/java/dev/infertop/LayeringTest.java).
  */

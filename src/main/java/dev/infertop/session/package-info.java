@@ -3,7 +3,7 @@
  * load, attach, poll, clean up, with one exit path; the overhead budget; the options and their checks.
  * <p>
  * May import: {@code agg}, {@code bpf}, {@code event}, {@code export}, {@code ffi}, {@code io}, {@code machine},
- * {@code metrics}, {@code model}, {@code snapshot}, {@code target}, {@code target.layout}, {@code tui},
+ * {@code metrics}, {@code model}, {@code snapshot}, {@code process}, {@code process.layout}, {@code tui},
  * {@code view}, {@code workload}. It wires the others together; only cli imports it.
  * <p>
  * The layering is checked by LayeringTest (src/test/java/dev/infertop/LayeringTest.java).
