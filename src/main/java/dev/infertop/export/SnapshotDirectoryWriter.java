@@ -2,7 +2,7 @@ package dev.infertop.export;
 
 import dev.infertop.io.FileAccess;
 import dev.infertop.io.WritableDirectory;
-import dev.infertop.view.SafeJson;
+import dev.infertop.json.SafeJson;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

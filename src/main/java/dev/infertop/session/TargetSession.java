@@ -19,7 +19,7 @@ import dev.infertop.process.TargetMemory;
 import dev.infertop.process.TracedProcess;
 import dev.infertop.process.layout.LayoutCache;
 import dev.infertop.view.BatchTextView;
-import dev.infertop.view.JsonLinesView;
+import dev.infertop.json.JsonLinesView;
 import dev.infertop.view.SnapshotView;
 
 import java.io.IOException;

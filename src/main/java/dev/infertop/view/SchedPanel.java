@@ -88,7 +88,7 @@ public final class SchedPanel implements Panel {
     private record Line(Theme.Role role, String text) {}
 
     /** The panel's first line: the layer's records and runs, and its cost ("(guess)" where no run was measured). */
-    static String heading(SchedTotals sched, long spanNs, dev.infertop.model.HitCost hit) {
+    public static String heading(SchedTotals sched, long spanNs, dev.infertop.model.HitCost hit) {
         double seconds = spanNs / 1e9;
         double recordsPerSecond = seconds <= 0 ? 0 : (sched.offRecords() + sched.culpritRecords()) / seconds;
         double cost = spanNs <= 0 ? 0 : ProbeCostEstimate.schedNs(sched, hit) / spanNs;

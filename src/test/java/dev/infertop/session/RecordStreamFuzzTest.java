@@ -21,7 +21,7 @@ import dev.infertop.process.layout.GraphLayout;
 import dev.infertop.process.layout.TensorHeaders;
 import dev.infertop.process.layout.TensorLayout;
 import dev.infertop.process.layout.TypeTable;
-import dev.infertop.view.JsonLinesView;
+import dev.infertop.json.JsonLinesView;
 
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;

@@ -1,5 +1,6 @@
 package dev.infertop.view;
 
+import dev.infertop.json.JsonLinesView;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.googlecode.lanterna.terminal.virtual.DefaultVirtualTerminal;

@@ -33,7 +33,7 @@ public final class Fixtures {
 
     public static final long SECOND = 1_000_000_000L;
 
-    static OpTotals op(String name, long groups, long wallMs, double p50, double p99, double max, String shape) {
+    public static OpTotals op(String name, long groups, long wallMs, double p50, double p99, double max, String shape) {
         double[] values = {p50 / 2, p50 * 0.8, p50, p50 * 1.2, p50 * 1.5, p50 * 1.8, p99, max * 0.95, max, max};
         return new OpTotals(name, groups, groups, wallMs * 1_000_000, wallMs * 1_500_000, wallMs * 200_000,
                 new LatencySummary(groups, p50, p50 * 1.5, p99, max, p50), shape,
@@ -41,7 +41,7 @@ public final class Fixtures {
     }
 
     /** Lane cells: all idle but the last four: norm, wait, matmul, attention (oldest first). */
-    static ThreadLane lane(int tid, String now) {
+    public static ThreadLane lane(int tid, String now) {
         byte[] cells = new byte[200];
         Arrays.fill(cells, ThreadLane.IDLE);
         cells[196] = (byte) OpClass.NORM.ordinal();

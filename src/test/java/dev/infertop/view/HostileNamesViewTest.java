@@ -1,5 +1,6 @@
 package dev.infertop.view;
 
+import dev.infertop.json.JsonLinesView;
 import com.googlecode.lanterna.TerminalSize;
 import com.googlecode.lanterna.screen.Screen;
 import com.googlecode.lanterna.screen.TerminalScreen;

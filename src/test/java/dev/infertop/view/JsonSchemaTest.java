@@ -1,5 +1,7 @@
 package dev.infertop.view;
 
+import dev.infertop.json.JsonLinesView;
+import dev.infertop.json.SafeJson;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.infertop.ManPage;
@@ -206,8 +208,8 @@ class JsonSchemaTest {
     private static final String SCHEMA_FILE = "model/JsonSchema.java";
 
     /** The files that write a line or summary.json: every key they spell must come from JsonSchema. */
-    private static final Set<String> WRITERS = Set.of("view/JsonLinesView.java", "view/SchedJson.java",
-            "view/CountersJson.java", "view/MoeJson.java", "export/SummaryWriter.java");
+    private static final Set<String> WRITERS = Set.of("json/JsonLinesView.java", "json/SchedJson.java",
+            "json/CountersJson.java", "json/MoeJson.java", "export/SummaryWriter.java");
 
     /**
      * Top-level keys that other documents or names share, file by file, each for a reason: the Chrome trace's own
@@ -352,8 +354,8 @@ class JsonSchemaTest {
         assertEquals(List.of("diff/X.java: \"cpu_graph_computes\" is JsonSchema.CPU_GRAPH_COMPUTES.key()"),
                 literalKeys("diff/X.java", reader));
         assertEquals(3, literalReads("diff/X.java", reader).size(), literalReads("diff/X.java", reader).toString());
-        assertEquals(List.of("view/SchedJson.java: \"switches\" is a key of a JsonSchema nested enum"),
-                literalKeys("view/SchedJson.java", "t.put(\"switches\", 1);"));
+        assertEquals(List.of("json/SchedJson.java: \"switches\" is a key of a JsonSchema nested enum"),
+                literalKeys("json/SchedJson.java", "t.put(\"switches\", 1);"));
     }
 
     /** The objects at {@code path} (JsonSchema.OBJECTS' form) under {@code node}. */

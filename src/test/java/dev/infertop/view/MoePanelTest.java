@@ -17,7 +17,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The MoE panel drawn into Lanterna's virtual terminal in monochrome (NO_COLOR) and read back. */
-class MoePanelTest {
+public class MoePanelTest {
     private DefaultVirtualTerminal terminal;
     private final UiState ui = new UiState();
 
@@ -26,7 +26,7 @@ class MoePanelTest {
         terminal = Fixtures.drawn(snapshot, ui, 100, 30);
     }
 
-    static MoeTotals moe() {
+    public static MoeTotals moe() {
         // 2 layers x 4 experts, 2 per token. Decode window: layer 0 hottest expert 0 (8 of 8 rows), layer 1 expert 1.
         long[][] decode = {{8, 4, 3, 1}, {1, 8, 0, 7}};
         long[][] prefill = {{16, 16, 16, 16}, {0, 0, 0, 0}};

@@ -1,4 +1,4 @@
-package dev.infertop.view;
+package dev.infertop.json;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.infertop.model.JsonSchema;

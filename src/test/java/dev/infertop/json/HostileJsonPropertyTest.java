@@ -1,5 +1,6 @@
-package dev.infertop.view;
+package dev.infertop.json;
 
+import dev.infertop.view.Fixtures;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.infertop.model.BackendOps;

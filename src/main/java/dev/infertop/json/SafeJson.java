@@ -1,4 +1,4 @@
-package dev.infertop.view;
+package dev.infertop.json;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.SerializableString;

@@ -1,5 +1,6 @@
-package dev.infertop.view;
+package dev.infertop.json;
 
+import dev.infertop.view.SnapshotView;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.infertop.model.BackendTotals;

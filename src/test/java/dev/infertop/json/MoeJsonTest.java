@@ -1,5 +1,6 @@
-package dev.infertop.view;
+package dev.infertop.json;
 
+import dev.infertop.view.MoePanelTest;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
