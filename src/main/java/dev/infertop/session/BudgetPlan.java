@@ -78,7 +78,7 @@ final class BudgetPlan {
     private double onShare = 1;
     private long onMs = ON_MS;
     private long offMs;
-    private String sampling = "measuring";
+    private String sampling;
 
     /**
      * @param budgetPercent the limit (0: none: the plan only estimates)
@@ -89,6 +89,17 @@ final class BudgetPlan {
         this.budgetPercent = budgetPercent;
         this.hitNs = hitNs;
         this.hitNote = hitNote;
+        this.sampling = samplingUndecided(budgetPercent);
+    }
+
+    /**
+     * What the status says before a phase with graphs has decided anything (the first reading not yet taken, or
+     * only phases of loading the model so far): with no limit nothing is ever decided and every graph is traced
+     * from the start, which a run that ends before its first graph-computing phase is read must say too; under a
+     * limit, the first window is being measured.
+     */
+    static String samplingUndecided(double budgetPercent) {
+        return budgetPercent > 0 ? "measuring" : "every graph";
     }
 
     /**

@@ -120,7 +120,7 @@ final class OverheadBudget implements AutoCloseable {
         this.probes = probes;
         this.readings = readings;
         this.notice = notice;
-        this.status = new BudgetStatus(budgetPercent, Double.NaN, Double.NaN, 1, "measuring");
+        this.status = new BudgetStatus(budgetPercent, Double.NaN, Double.NaN, 1, BudgetPlan.samplingUndecided(budgetPercent));
     }
 
     /**

@@ -132,6 +132,20 @@ class BudgetPlanTest {
         assertFalse(plan.status().measured(), "nothing decided before graphs flow");
     }
 
+    /**
+     * --budget 0 over a run whose phases so far only loaded the model (no graph yet: nothing decided): every graph
+     * is traced all along, and a run that ends here must say so, not "measuring" as a budget's undecided first
+     * window does.
+     */
+    @Test
+    void budgetZeroSaysEveryGraphBeforeAnyPhaseComputedAGraph() {
+        BudgetPlan plan = new BudgetPlan(0, 1000, "");
+        assertEquals(0, plan.afterOnPhase(new BudgetPlan.Phase(2 * SECOND, 3, 0, 5000, SECOND, 900_000_000, IDLE_CORE)));
+        assertEquals("every graph", plan.status().sampling());
+        assertEquals(1, plan.status().arrivalShare());
+        assertEquals("measuring", new BudgetPlan(0.6, 1000, "").status().sampling(), "a limit: undecided");
+    }
+
     @Test
     void anIdleTargetDecidesNothing() {
         BudgetPlan plan = new BudgetPlan(0.6, 1000, "");
