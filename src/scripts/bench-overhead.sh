@@ -2,7 +2,7 @@
 # What does infertop cost on this machine? One command, meant for a quiet machine (nothing else running).
 #
 #   src/scripts/bench-overhead.sh [-p PAIRS] [-r REPS] [-o OUT] [-m MODEL] [-b LLAMA_BENCH] [-L "LAYERS ..."] [-c]
-#                                 [-T PERIOD_S [-R LONG_REPS]]
+#                                 [-T PERIOD_S [-R LONG_REPS]] [-D TRIPLETS [-S SHORT_REPS] [-G LONG_REPS]]
 #
 # For each layer set (default: "token,graph" and "token,graph,operator"):
 #  1. cost by counting work (survives a busy machine): one traced run of
@@ -17,6 +17,13 @@
 #    operator layer switched off and on (SIGUSR2) every PERIOD_S seconds; the decode time per token of the
 #    intervals run wholly in one state (not the one a switch fell in) is compared between neighbouring
 #    blocks: median ratio on/off with its range.
+# -D TRIPLETS: then the defaults against no infertop and against --budget 0, on a short and a long run
+#    (`llama-bench ... -r SHORT_REPS`, default 1, ~2.5 s on a quiet 2-core machine, and -r LONG_REPS, default 5,
+#    ~12 s): TRIPLETS interleaved triplets (bare, infertop with default options, infertop --budget 0, the order
+#    rotated each time) after a warm-up triplet; medians and ranges of tokens/s and of each traced run's
+#    slowdown against its triplet's bare run; infertop's own CPU (utime+stime of /proc/JVM/stat over the run's
+#    wall time) and the op table's age (from the JSON: seconds since the last interval with an operator graph,
+#    over the intervals that decoded).
 # Everything printed is also written to OUT (default: bench-overhead-<date>.txt in the current directory).
 # Defaults: PAIRS 7, REPS 5, MODEL the synthetic 245 M-parameter bench model in ~/.cache/infertop/models
 # (written if missing), LLAMA_BENCH the source build in ~/.cache/infertop (src/scripts/setup.sh provisions it).
@@ -34,7 +41,10 @@ layer_sets="token,graph token,graph,operator"
 cost_only=0
 toggle_period=0
 long_reps=150
-while getopts "p:r:o:m:b:L:cT:R:h" opt; do
+triplets=0
+short_d_reps=1
+long_d_reps=5
+while getopts "p:r:o:m:b:L:cT:R:D:S:G:h" opt; do
   case "$opt" in
     p) pairs="$OPTARG" ;;
     r) reps="$OPTARG" ;;
@@ -45,7 +55,10 @@ while getopts "p:r:o:m:b:L:cT:R:h" opt; do
     c) cost_only=1 ;;
     T) toggle_period="$OPTARG" ;;
     R) long_reps="$OPTARG" ;;
-    h) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    D) triplets="$OPTARG" ;;
+    S) short_d_reps="$OPTARG" ;;
+    G) long_d_reps="$OPTARG" ;;
+    h) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown option (see -h)" ;;
   esac
 done
@@ -53,6 +66,9 @@ done
 [[ "$reps" =~ ^[0-9]+$ && "$reps" -ge 1 ]] || die "-r REPS must be a positive number, got '$reps'"
 [[ "$toggle_period" =~ ^[0-9]+$ ]] || die "-T PERIOD_S must be a whole number of seconds, got '$toggle_period'"
 [[ "$long_reps" =~ ^[0-9]+$ && "$long_reps" -ge 10 ]] || die "-R LONG_REPS must be a number of at least 10, got '$long_reps'"
+[[ "$triplets" =~ ^[0-9]+$ ]] || die "-D TRIPLETS must be a number, got '$triplets'"
+[[ "$short_d_reps" =~ ^[0-9]+$ && "$short_d_reps" -ge 1 ]] || die "-S SHORT_REPS must be a positive number, got '$short_d_reps'"
+[[ "$long_d_reps" =~ ^[0-9]+$ && "$long_d_reps" -ge 1 ]] || die "-G LONG_REPS must be a positive number, got '$long_d_reps'"
 [ "$(id -u)" = 0 ] || die "needs root (BPF probes, kernel.bpf_stats_enabled): run it with sudo"
 command -v bpftool >/dev/null || die "bpftool is missing: apt-get install -y bpftool"
 source "$here/bench-workload.sh"
@@ -270,6 +286,89 @@ else:
 PY
   wait "$jvm" || echo "(infertop exited with status $?)" | tee -a "$out"
   rm -f "$json"
+fi
+if [ "$triplets" -gt 0 ]; then
+  for d_reps in "$short_d_reps" "$long_d_reps"; do
+    decode_workload "$d_reps" -o jsonl
+    echo | tee -a "$out"
+    echo "== defaults against no infertop and --budget 0: ${workload[*]}, $triplets triplets after 1 warm-up ==" | tee -a "$out"
+    python3 - "$infertop" "$triplets" "${workload[@]}" <<'PY' | tee -a "$out"
+import json, os, statistics, subprocess, sys, tempfile, time
+from benchlib import samples_ts, spread
+
+infertop, triplets, workload = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+TICKS = os.sysconf("SC_CLK_TCK")
+
+def tokens_per_s(text):
+    ts = samples_ts(text)
+    return statistics.mean(ts) if ts else None
+
+def bare():
+    out = subprocess.run(workload, capture_output=True, text=True).stdout
+    return {"ts": tokens_per_s(out)}
+
+def traced_run(options):
+    """One traced run: llama-bench's tokens/s (its jsonl reaches infertop's stderr: --json keeps stdout for
+    infertop's records), infertop's CPU share of a core, the op table's age at each decoding interval."""
+    with tempfile.TemporaryFile("w+") as js, tempfile.TemporaryFile("w+") as err:
+        start = time.monotonic()
+        p = subprocess.Popen([infertop, "--json", "-d", "1", *options, "--", *workload], stdout=js, stderr=err)
+        cpu = 0.0
+        while p.poll() is None:  # the launcher execs the JVM: the same pid
+            try:
+                fields = open(f"/proc/{p.pid}/stat").read().rsplit(")", 1)[1].split()
+                cpu = (int(fields[11]) + int(fields[12])) / TICKS
+            except (OSError, ValueError, IndexError):
+                pass
+            time.sleep(0.2)
+        wall = time.monotonic() - start
+        js.seek(0)
+        err.seek(0)
+        rows = []
+        for line in js:
+            try:
+                rows.append(json.loads(line))
+            except ValueError:
+                pass
+        ts = tokens_per_s(err.read())
+    ages, clock, last_op = [], 0.0, None
+    for r in rows:
+        if r.get("final"):
+            continue
+        clock += r.get("span_s", 0)
+        if r.get("op_graphs", 0) > 0:
+            last_op = clock
+        if r.get("tokens_decode", 0) > 0:
+            ages.append(clock - last_op if last_op is not None else clock)
+    final = rows[-1] if rows and rows[-1].get("final") else {}
+    return {"ts": ts, "cpu_share": cpu / wall if wall else None, "ages": ages,
+            "sampling": final.get("budget", {}).get("sampling")}
+
+kinds = {"bare": bare, "defaults": lambda: traced_run([]), "budget 0": lambda: traced_run(["--budget", "0"])}
+order = list(kinds)
+results = {k: [] for k in kinds}
+for t in range(triplets + 1):
+    rotated = order[t % 3:] + order[:t % 3]
+    got = {k: kinds[k]() for k in rotated}
+    if t == 0:
+        continue  # warm-up: page cache, CPU frequency, infertop's start-up cache
+    for k, v in got.items():
+        results[k].append(v)
+    line = "  ".join(f"{k} {v['ts']:.2f} t/s" if v["ts"] else f"{k} -" for k, v in got.items())
+    print(f"  triplet {t} ({' > '.join(rotated)}): {line}", flush=True)
+base = [r["ts"] for r in results["bare"]]
+print(f"  bare: {spread([b for b in base if b], 2)} tokens/s")
+for k in ("defaults", "budget 0"):
+    slow = [100 * (b / r["ts"] - 1) for b, r in zip(base, results[k]) if b and r["ts"]]
+    cpu = [100 * r["cpu_share"] for r in results[k] if r["cpu_share"] is not None]
+    ages = [a for r in results[k] for a in r["ages"]]
+    print(f"  {k}: {spread([r['ts'] for r in results[k] if r['ts']], 2)} tokens/s; slowdown against the"
+          f" triplet's bare run {spread(slow, 2) if slow else '-'} %; infertop's own CPU"
+          f" {spread(cpu, 2) if cpu else '-'} % of a core (start-up included); op table age"
+          f" {spread(ages, 1) if ages else '-'} s over {len(ages)} decoding intervals;"
+          f" sampling at the end: {sorted({str(r['sampling']) for r in results[k]})}")
+PY
+  done
 fi
 echo | tee -a "$out"
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)  (per-pair lines: $out.log)" | tee -a "$out"

@@ -223,7 +223,9 @@ final class DemoCommand implements java.util.concurrent.Callable<Integer> {
             return new TraceRun(trace.toOptions(Map.of(), null), System.out, System.err,
                     new Version().getVersion()[0]).run();
         } finally {
+            dev.infertop.session.StopTimeline.mark("demo's clients stopped", System.err);
             stopContainer(container, toolPid.get());
+            dev.infertop.session.StopTimeline.mark("demo's container stopped", System.err);
             try {
                 Runtime.getRuntime().removeShutdownHook(stopper);
             } catch (IllegalStateException shuttingDown) {

@@ -32,6 +32,7 @@ public final class Main {
         // An Error, or a failure that ends one of infertop's other threads: one line, the run's exit path, 70.
         FatalErrors.install(System.err);
         int status = run(args);
+        dev.infertop.session.StopTimeline.mark("exiting", System.err);
         System.exit(FatalErrors.happened() ? FatalErrors.EXIT_STATUS : status);
     }
 

@@ -43,7 +43,11 @@ final class BudgetPlan {
      * stays below the JIT's thresholds for minutes.
      */
     static final long UNLIMITED_ON_MS = 5000;
-    /** The first window, measured before anything is decided: long enough for a steady figure. */
+    /**
+     * The first reading with no limit ({@code --budget 0}: every graph traced, nothing to decide), and the first
+     * window after the operator layer is switched on live (its table fills at once). Under a limit the run's first
+     * window is {@link #firstWindowMs()}'s.
+     */
     static final long FIRST_ON_MS = 2000;
     /**
      * The longest gap before one has measured the cost without the per-thread probes: the first window's
@@ -76,9 +80,9 @@ final class BudgetPlan {
     private boolean baseMeasuredInGap;
     private double arrivalsPercent = Double.NaN;
     private double onShare = 1;
-    private long onMs = ON_MS;
+    private long onMs;
     private long offMs;
-    private String sampling = "measuring";
+    private String sampling;
 
     /**
      * @param budgetPercent the limit (0: none: the plan only estimates)
@@ -89,6 +93,18 @@ final class BudgetPlan {
         this.budgetPercent = budgetPercent;
         this.hitNs = hitNs;
         this.hitNote = hitNote;
+        this.sampling = samplingUndecided(budgetPercent);
+        this.onMs = budgetPercent > 0 ? MIN_ON_MS : ON_MS;
+    }
+
+    /**
+     * What the status says before a phase with graphs has decided anything (the first reading not yet taken, or
+     * only phases of loading the model so far): with no limit nothing is ever decided and every graph is traced
+     * from the start, which a run that ends before its first graph-computing phase is read must say too; under a
+     * limit, the first window is being measured.
+     */
+    static String samplingUndecided(double budgetPercent) {
+        return budgetPercent > 0 ? "measuring" : "every graph";
     }
 
     /**
@@ -119,6 +135,16 @@ final class BudgetPlan {
         }
         plan();
         return offMs;
+    }
+
+    /**
+     * The run's first window, before anything is measured. Under a limit, the shortest there is: every graph
+     * traced for 2 s before the first decision cost a short command a third of its run at full tracing and the
+     * attach and detach around it; a quarter of a second still holds several decode graphs of a mid-sized model
+     * (the window's length is also what {@link #windowMs()} gives until a phase with graphs has decided).
+     */
+    long firstWindowMs() {
+        return budgetPercent > 0 ? MIN_ON_MS : FIRST_ON_MS;
     }
 
     /** How long the next window lasts when {@link #afterOnPhase} keeps the per-thread probes (returns 0). */

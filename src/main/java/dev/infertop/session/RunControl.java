@@ -43,6 +43,7 @@ final class RunControl {
 
     /** Stop everything: the collector, the live view, a wait for a process to follow. Any thread. */
     void stop() {
+        StopTimeline.begin("asked", err);
         stopping = true;
         // The user waits for the detach: not at the nice value infertop yields to the engine with.
         dev.infertop.ffi.OwnPriority.raiseForQuit();

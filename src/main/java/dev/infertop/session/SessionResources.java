@@ -58,6 +58,7 @@ final class SessionResources {
         if (probes != null) {
             probes.close(); // idempotent: also what was attached after an early detach from the hook
         }
+        StopTimeline.mark("probes detached", System.err);
         if (ring != null) {
             ring.close();
         }
@@ -73,7 +74,9 @@ final class SessionResources {
         if (object != null) {
             object.close();
         }
+        StopTimeline.mark("BPF object closed", System.err);
         process.close();
+        StopTimeline.mark("target closed", System.err);
     }
 
     /** Every probe and perf event off the target (the ring and maps stay: the reader may still drain). */
@@ -82,6 +85,7 @@ final class SessionResources {
             OverheadBudget running = budget;
             if (running != null) {
                 running.close();
+                StopTimeline.mark("budget stopped", System.err);
             }
             if (probes != null) {
                 probes.close();

@@ -33,6 +33,8 @@ import java.nio.file.Path;
 final class TargetSession {
     /** How long snapshots still being written at the end may take (probes are detached by then). */
     static final long SNAPSHOT_GRACE_MS = 15_000;
+    /** After a quit from the live view, a detach still running this long is said on stderr (the prompt waits). */
+    static final long DETACH_SAID_AFTER_MS = 300;
 
     /**
      * The live view's first interval: its first screen of figures comes this soon after the probes attach, not
@@ -165,13 +167,24 @@ final class TargetSession {
         long intervalNs = Math.round(control.intervalSeconds * 1e9);
         resources.collector.setIntervalNs(intervalNs); // from the second interval on (or what +/- set since)
         RunState state = resources.collector.run(firstIntervalNs(options.output(), intervalNs), options.iterations());
+        StopTimeline.begin("the collector ended: " + state, control.err);
+        StopTimeline.mark("collector's final snapshot", control.err);
         if (control.stopping) {
+            boolean wasLive = control.live != null;
             control.closeLive(); // q or a signal: the screen goes at once; what follows is said on stderr
+            StopTimeline.mark("live view closed", control.err);
+            if (wasLive && !resources.awaitDetached(DETACH_SAID_AFTER_MS)) {
+                // The kernel unregisters perf-event uprobes one after another, a grace period each (~0.2 s
+                // on a busy machine): the prompt comes back only then, so say what it waits for.
+                control.err.println("infertop: detaching the probes from pid " + process.pid()
+                        + " (the kernel removes one uprobe at a time)");
+            }
         }
         // Detach (begun at the stop) before anything else: what remains (the DAG file, snapshots being
         // written) works from copies.
         boolean stoppedByUs = process.isAlive(); // -n reached, q: close() stops it, not the command's status
         resources.close();
+        StopTimeline.mark("session resources closed", control.err);
         if (options.dagFile() != null) {
             control.notice("infertop: " + DagExport.write(resources.dag, options.dagFile(),
                     options.snapshot().access()));
@@ -179,6 +192,7 @@ final class TargetSession {
         if (!taker.finish(SNAPSHOT_GRACE_MS)) {
             taker.abandon(); // the snapshots still being written get a grace, then are given up
         }
+        StopTimeline.mark("snapshots finished", control.err);
         if (!stoppedByUs && process instanceof LaunchedCommand launched) {
             return new End(state, launched.exitStatus().orElse(0));
         }

@@ -77,6 +77,7 @@ public final class TraceRun {
                     new ProcessFollower(control, invoking));
         } finally {
             control.closeLive();
+            StopTimeline.mark("trace ended", control.err);
             FatalErrors.printPending(control.err);
             FatalErrors.defer(false);
             if (metrics != null) {

@@ -79,6 +79,21 @@ class BudgetPlanTest {
         assertTrue(second < first, "a cheaper base leaves room for more windows: " + first + " → " + second);
     }
 
+    /**
+     * Under a limit the run's first window is the shortest there is, not 2 s of every graph before anything is
+     * measured, and so are the windows after phases that computed no graph (the model loading); with no limit
+     * nothing is decided and the first reading comes after 2 s.
+     */
+    @Test
+    void theFirstWindowHonoursTheBudget() {
+        BudgetPlan plan = new BudgetPlan(1, 1000, "");
+        assertEquals(250, plan.firstWindowMs());
+        assertEquals(0, plan.afterOnPhase(new BudgetPlan.Phase(2 * SECOND, 3, 0, 5000, SECOND, 900_000_000, IDLE_CORE)));
+        assertEquals(250, plan.windowMs(), "loading the model: the next window is as short");
+        assertEquals(2000, new BudgetPlan(0, 1000, "").firstWindowMs());
+        assertEquals(BudgetPlan.UNLIMITED_ON_MS, new BudgetPlan(0, 1000, "").windowMs());
+    }
+
     @Test
     void theFirstGapIsShortUntilItMeasuredTheRest() {
         BudgetPlan plan = new BudgetPlan(0.01, 1000, "");
@@ -130,6 +145,20 @@ class BudgetPlanTest {
         // Loading the model: the target is busy, infertop's JIT too, but no per-thread probe ran.
         assertEquals(0, plan.afterOnPhase(new BudgetPlan.Phase(2 * SECOND, 3, 0, 5000, SECOND, 900_000_000, IDLE_CORE)));
         assertFalse(plan.status().measured(), "nothing decided before graphs flow");
+    }
+
+    /**
+     * --budget 0 over a run whose phases so far only loaded the model (no graph yet: nothing decided): every graph
+     * is traced all along, and a run that ends here must say so, not "measuring" as a budget's undecided first
+     * window does.
+     */
+    @Test
+    void budgetZeroSaysEveryGraphBeforeAnyPhaseComputedAGraph() {
+        BudgetPlan plan = new BudgetPlan(0, 1000, "");
+        assertEquals(0, plan.afterOnPhase(new BudgetPlan.Phase(2 * SECOND, 3, 0, 5000, SECOND, 900_000_000, IDLE_CORE)));
+        assertEquals("every graph", plan.status().sampling());
+        assertEquals(1, plan.status().arrivalShare());
+        assertEquals("measuring", new BudgetPlan(0.6, 1000, "").status().sampling(), "a limit: undecided");
     }
 
     @Test

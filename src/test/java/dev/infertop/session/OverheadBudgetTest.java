@@ -71,7 +71,7 @@ class OverheadBudgetTest {
      * them arrivals, 1 µs each): the first phase costs more than the budget, so the per-thread probes go away.
      * The reading numbered {@code failAt} (0: the first) throws {@code failure}.
      */
-    static final class Readings implements OverheadBudget.Readings {
+    static class Readings implements OverheadBudget.Readings {
         private final int failAt;
         private final Exception failure;
         volatile boolean targetAlive = true;
@@ -128,6 +128,40 @@ class OverheadBudgetTest {
             BudgetStatus status = budget.status();
             assertTrue(status.measured(), "no estimate within 10 s");
             assertEquals(new dev.infertop.model.HitCost(1000, true, 400.0), status.hitCost());
+        }
+    }
+
+    /** --budget 0 and a run that ends before the budget's first reading: its status already says every graph. */
+    @Test
+    void budgetZeroSaysEveryGraphBeforeTheFirstReading() throws Exception {
+        java.util.concurrent.CountDownLatch never = new java.util.concurrent.CountDownLatch(1);
+        Readings blocked = new Readings(-1, null) {
+            @Override
+            public BudgetPlan plan(double budgetPercent) {
+                try {
+                    never.await(); // the hit cost still being measured: no phase read yet
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                return super.plan(budgetPercent);
+            }
+        };
+        try (OverheadBudget budget = OverheadBudget.start(0, new Probes(), blocked, notices::add)) {
+            assertEquals("every graph", budget.status().sampling(), budget.status().toString());
+            assertEquals(1, budget.status().arrivalShare());
+        }
+        try (OverheadBudget budget = OverheadBudget.start(0.6, new Probes(), new Readings(-1, null) {
+            @Override
+            public BudgetPlan plan(double budgetPercent) {
+                try {
+                    never.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                return super.plan(budgetPercent);
+            }
+        }, notices::add)) {
+            assertEquals("measuring", budget.status().sampling(), "a limit: the first window is undecided");
         }
     }
 
