@@ -87,11 +87,16 @@ public final class GgmlCodeFinder {
                         known.llamaFunctions(), known.ggmlCore(), known.failure());
             }
         }
+        if (!file.isAbsolute()) {
+            return new Finding(file, 0, 0, false, "not a file's path"); // [vdso] and the like
+        }
         Finding found;
         try {
             found = ScanTimeLimit.run(file.toString(), ScanTimeLimit.limitMs(), () -> read(file, mappedAs));
         } catch (TargetException e) {
-            return new Finding(file, 0, 0, false, e.getMessage()); // not remembered: a later look may read it
+            // Remembered too (by the identity it had before the reading): a file that took the whole time limit
+            // once is not read again at every rescan of the maps; a changed file is another identity.
+            found = new Finding(file, 0, 0, false, e.getMessage());
         }
         if (identity.isPresent()) {
             if (REMEMBERED.size() >= MAX_REMEMBERED) {

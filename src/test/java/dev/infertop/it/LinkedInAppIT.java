@@ -126,6 +126,7 @@ class LinkedInAppIT {
                 "graph probes on the addon: " + total.path("layers").path("graph"));
         String operator = total.path("layers").path("operator").toString();
         assertFalse(operator.contains("calibrate"), "layouts calibrated against the addon itself: " + operator);
+        assertFalse(stderr.contains("llama.h's layout"), "llama_batch's layout from the addon's own code: " + stderr);
     }
 
     /** The operator layer on the addon: every CPU graph attributed to its nodes. */
