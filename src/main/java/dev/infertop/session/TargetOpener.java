@@ -245,7 +245,7 @@ final class TargetOpener {
                 + String.join(", ", lookedAt.stream().limit(MAX_NAMED).map(GgmlCodeFinder.Finding::summary).toList())
                 + (lookedAt.size() > MAX_NAMED ? ", and " + (lookedAt.size() - MAX_NAMED) + " more" : "")
                 + "; none defines a ggml_* or llama_* function)";
-        throw new UserError(what + " uses no llama.cpp/ggml code" + seen
+        throw new UserError(what + " uses no llama.cpp/ggml library or code" + seen
                 + ": is it a llama.cpp program? Name the library with --lib PATH");
     }
 
