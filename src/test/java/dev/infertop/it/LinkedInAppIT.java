@@ -51,6 +51,8 @@ class LinkedInAppIT {
     @BeforeAll
     static void runTheAppUnderInfertop() throws Exception {
         Requirements.requireRoot();
+        Requirements.require(System.getProperty("os.arch").equals("amd64"),
+                "@fugood/node-llama-linux-x64 is an x86_64 addon; this machine is " + System.getProperty("os.arch"));
         Path provisioned = LlamaCppWorkload.cacheDir().resolve("llama-node-1.7.15");
         Requirements.require(Files.exists(provisioned.resolve("app.stamp")),
                 "needs @fugood/llama.node: run src/scripts/provision-llama-node.sh (setup.sh does)");
