@@ -52,8 +52,12 @@ record Calibration(InfertopProbes.StructOffsets offsets, CalibratedLayout layout
         List<Path> cores = candidates.stream().filter(p -> GgmlCodeFinder.examine(p, null).ggmlCore()).toList();
         Path base = cores.stream().filter(p -> p.getFileName().toString().startsWith("libggml-base")).findFirst()
                 .or(() -> cores.stream().findFirst())
+                // Not readable here by its path (a container's): by name, as before; the calibration says why
+                // if it cannot read it either.
                 .or(() -> candidates.stream().filter(p -> p.getFileName().toString().startsWith("libggml-base"))
-                        .findFirst()) // not readable here by its path (a container's): the calibration says why
+                        .findFirst())
+                .or(() -> candidates.stream().filter(p -> p.getFileName().toString().startsWith("libggml."))
+                        .findFirst())
                 .orElse(null);
         if (base == null) {
             return new Calibration(UNCALIBRATED, null, "none of the target's objects that hold ggml code ("
