@@ -23,7 +23,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * A stripped object whose tables name none of them cannot be probed either: the stripped-object recovery
  * ({@link StrippedFunctions}) starts from an exported {@code ggml_graph_compute}. libc, libstdc++ and the
  * rest fall out by the same reading, never by their names. Each file's answer is kept for the process's life by
- * its identity (device, inode, size, modification time), so the session's rescans of the maps read a file once.
+ * its identity (device, inode, size, modification and change times), so the session's rescans of the maps read a file once.
  */
 public final class GgmlCodeFinder {
     /** The name prefixes of llama.cpp's and ggml's functions. */
@@ -67,7 +67,8 @@ public final class GgmlCodeFinder {
         }
     }
 
-    private record Identity(Object fileKey, long sizeBytes, long modifiedNs) {}
+    /** A file as stat shows it; ctime too, which no owner can set back (touch -r sets only the modification time). */
+    private record Identity(Object fileKey, long sizeBytes, long modifiedNs, long changedNs) {}
 
     private static final Map<Identity, Finding> REMEMBERED = new ConcurrentHashMap<>();
 
@@ -128,8 +129,13 @@ public final class GgmlCodeFinder {
             if (!attributes.isRegularFile() || attributes.fileKey() == null) {
                 return Optional.empty();
             }
+            Object changed = Files.getAttribute(file, "unix:ctime", LinkOption.NOFOLLOW_LINKS);
+            if (!(changed instanceof java.nio.file.attribute.FileTime changedTime)) {
+                return Optional.empty();
+            }
             return Optional.of(new Identity(attributes.fileKey(), attributes.size(),
-                    attributes.lastModifiedTime().to(java.util.concurrent.TimeUnit.NANOSECONDS)));
+                    attributes.lastModifiedTime().to(java.util.concurrent.TimeUnit.NANOSECONDS),
+                    changedTime.to(java.util.concurrent.TimeUnit.NANOSECONDS)));
         } catch (IOException | RuntimeException e) {
             return Optional.empty();
         }

@@ -95,6 +95,15 @@ class GgmlCodeFinderTest {
     }
 
     @Test
+    void aFileRewrittenInPlaceIsReadAgain() throws Exception {
+        Path addon = compile("index.node", ADDON, true);
+        assertTrue(GgmlCodeFinder.holdsCode(addon));
+        Path lookalike = compile("other.so", LOOKALIKE, true);
+        Files.write(addon, Files.readAllBytes(lookalike)); // the same inode, new bytes (and a new ctime)
+        assertFalse(GgmlCodeFinder.holdsCode(addon), "what it holds now, not what it held");
+    }
+
+    @Test
     void aFileThatIsNoElfIsAFailureNotAnException() throws Exception {
         Path garbage = Files.write(dir.resolve("libggml-garbage.so"), new byte[] {0x7f, 'E', 'L', 'F', 2, 1, 1, 0});
         GgmlCodeFinder.Finding finding = GgmlCodeFinder.examine(garbage, null);
