@@ -2,8 +2,8 @@ package dev.infertop.it;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.infertop.target.ElfFile;
-import dev.infertop.target.ElfSymbol;
+import dev.infertop.process.ElfFile;
+import dev.infertop.process.ElfSymbol;
 import dev.infertop.workload.LlamaCppWorkload;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
