@@ -97,6 +97,12 @@ else
   # 3 minutes each on 2 cores).
   # A real client (ServingIT): node-llama-cpp and its prebuilt libraries.
   bash "$here/provision-node-client.sh" >/dev/null
+  # An application that links llama.cpp statically into a Node addon (LinkedInAppIT): @fugood/llama.node.
+  # Its prebuilt addon is x86_64's (LinkedInAppIT says so on another machine).
+  if [ "$(uname -m)" = x86_64 ]; then
+    say "provisioning @fugood/llama.node (llama.cpp inside a Node addon; seconds, once)"
+    bash "$here/provision-llama-node.sh" >/dev/null
+  fi
   for old in 3.3.0 3.2.0; do
     bash "$here/provision-old-llama.sh" --build llama-bench "$old" >/dev/null
   done

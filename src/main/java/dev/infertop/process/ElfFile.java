@@ -149,6 +149,11 @@ public final class ElfFile implements AutoCloseable {
         return open(path, null, Symbols.NONE);
     }
 
+    /** {@link #openHeaders(Path)} of the very file {@code mappedAs} shows the target mapped (see {@link #open(Path, MemoryMapping)}). */
+    public static ElfFile openHeaders(Path path, MemoryMapping mappedAs) throws TargetException {
+        return open(path, mappedAs, Symbols.NONE);
+    }
+
     private static ElfFile open(Path path, MemoryMapping mappedAs, Symbols symbols) throws TargetException {
         Arena arena = Arena.ofShared();
         try (RegularFile opened = mappedAs == null ? RegularFile.open(path, MAX_FILE_BYTES, true)
@@ -557,6 +562,59 @@ public final class ElfFile implements AutoCloseable {
             }
         }
         return null;
+    }
+
+    /**
+     * The functions .dynsym and .symtab define (in that order; an import or an object does not count) whose names
+     * start with one of {@code prefixes}, at most {@code maxNames} of them. Works on {@link #openHeaders}'s result:
+     * the first bytes of each name are compared in place and only a match is copied, so a 100 MB program's
+     * hundreds of thousands of symbols cost milliseconds, not the decoding {@link #open} does (which takes a
+     * second on node's). What tells a process's objects that hold llama.cpp/ggml code ({@link GgmlCodeFinder}).
+     */
+    public Set<String> definedFunctionsStartingWith(List<String> prefixes, int maxNames) throws TargetException {
+        List<byte[]> wanted = prefixes.stream().map(prefix -> prefix.getBytes(StandardCharsets.UTF_8)).toList();
+        Set<String> names = new java.util.TreeSet<>();
+        for (int pass = 0; pass < 2; pass++) {
+            int type = pass == 0 ? ElfSection.SHT_DYNSYM : ElfSection.SHT_SYMTAB;
+            for (ElfSection table : sections) {
+                if (table.type() != type || !hasSymbolEntries(table)) {
+                    continue;
+                }
+                ElfSection strings = sections.get(table.link());
+                long count = entries(table, "symbol");
+                for (long i = 1; i < count && names.size() < maxNames; i++) {
+                    checkTime(i);
+                    long at = table.fileOffset() + i * table.entrySizeBytes();
+                    int info = Byte.toUnsignedInt(file.get(ValueLayout.JAVA_BYTE, at + 4));
+                    if ((info & 0xf) != STT_FUNC || u16(at + 6) == SHN_UNDEF) {
+                        continue;
+                    }
+                    long nameIndex = Integer.toUnsignedLong(file.get(U32, at));
+                    for (byte[] prefix : wanted) {
+                        if (nameStartsWith(strings, nameIndex, prefix)) {
+                            names.add(string(strings, nameIndex));
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        return names;
+    }
+
+    /** Whether the string at {@code index} of {@code strings} begins with {@code prefix} (read as {@link #nameIs}). */
+    private boolean nameStartsWith(ElfSection strings, long index, byte[] prefix) {
+        long tableEnd = Math.min(strings.sizeBytes(), file.byteSize() - Math.max(0, strings.fileOffset()));
+        if (strings.fileOffset() < 0 || index < 0 || index > tableEnd - prefix.length) {
+            return false;
+        }
+        long at = strings.fileOffset() + index;
+        for (int b = 0; b < prefix.length; b++) {
+            if (file.get(ValueLayout.JAVA_BYTE, at + b) != prefix[b]) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /**

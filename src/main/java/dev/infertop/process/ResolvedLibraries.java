@@ -21,16 +21,21 @@ public record ResolvedLibraries(Path executable, List<Path> needed, List<String>
         dlopenCandidates = List.copyOf(dlopenCandidates);
     }
 
-    /** The llama.cpp/ggml libraries among {@link #needed}, then every dlopen candidate: what to probe. */
+    /**
+     * The llama.cpp/ggml libraries among {@link #needed}, then every dlopen candidate that holds such code: what
+     * to probe. A library named libllama or libggml is one; one of any other name is one when it defines
+     * llama.cpp/ggml functions ({@link GgmlCodeFinder}): an application's own object that links llama.cpp in.
+     */
     public List<Path> inferenceLibraries() {
         Set<Path> result = new LinkedHashSet<>();
         needed.stream().filter(ResolvedLibraries::isInferenceLibrary).forEach(result::add);
-        result.addAll(dlopenCandidates);
+        dlopenCandidates.stream().filter(ResolvedLibraries::isInferenceLibrary).forEach(result::add);
         return List.copyOf(result);
     }
 
+    /** Named like llama.cpp's libraries (as before: names only add, never remove), or holding its code. */
     static boolean isInferenceLibrary(Path library) {
         String name = library.getFileName().toString();
-        return name.startsWith("libllama") || name.startsWith("libggml");
+        return name.startsWith("libllama") || name.startsWith("libggml") || GgmlCodeFinder.holdsCode(library);
     }
 }

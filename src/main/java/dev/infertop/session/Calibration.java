@@ -2,6 +2,7 @@ package dev.infertop.session;
 
 import dev.infertop.bpf.InfertopProbes;
 import dev.infertop.process.BatchLayout;
+import dev.infertop.process.GgmlCodeFinder;
 import dev.infertop.process.layout.BatchCalibrator;
 import dev.infertop.process.layout.CalibratedLayout;
 import dev.infertop.process.layout.CalibrationException;
@@ -39,22 +40,31 @@ record Calibration(InfertopProbes.StructOffsets offsets, CalibratedLayout layout
 
     /**
      * Finds the target's ggml core among the candidates and calibrates struct layouts against it (cached by
-     * build-id): libggml-base, or libggml in releases before ggml's backend split (b3995 and older), which had
-     * no libggml-base. Without either the operator layer is unavailable; the token and graph layers run
+     * build-id and content): the object that defines ggml's core functions (GgmlCodeFinder.CORE_FUNCTIONS), by
+     * what it defines, not by its name: libggml-base, libggml in releases before ggml's backend split (b3995 and
+     * older), or a program or addon that links ggml in (a Node addon's index.node); a file named libggml-base
+     * first where several qualify. Without one the operator layer is unavailable; the token and graph layers run
      * regardless. Calibrating runs the library's code: in a child process as the target's user (or nobody),
      * never in this one (see LayoutCalibrator). Done whatever --layers says: the graph layer reads n_nodes at
      * the calibrated offset, and the operator layer can be switched on live.
      */
     private static Calibration ggml(List<Path> candidates, int targetPid) {
-        Path base = candidates.stream()
-                .filter(p -> p.getFileName().toString().startsWith("libggml-base"))
-                .findFirst()
+        List<Path> cores = candidates.stream().filter(p -> GgmlCodeFinder.examine(p, null).ggmlCore()).toList();
+        Path base = cores.stream().filter(p -> p.getFileName().toString().startsWith("libggml-base")).findFirst()
+                .or(() -> cores.stream().findFirst())
+                // Not readable here by its path (a container's): by name, as before; the calibration says why
+                // if it cannot read it either.
+                .or(() -> candidates.stream().filter(p -> p.getFileName().toString().startsWith("libggml-base"))
+                        .findFirst())
                 .or(() -> candidates.stream().filter(p -> p.getFileName().toString().startsWith("libggml."))
                         .findFirst())
                 .orElse(null);
         if (base == null) {
-            return new Calibration(UNCALIBRATED, null, "no libggml-base (or, before the backend split, libggml) "
-                    + "among the target's libraries to calibrate struct layouts against", null);
+            return new Calibration(UNCALIBRATED, null, "none of the target's objects that hold ggml code ("
+                    + String.join(", ", candidates.stream().map(p -> String.valueOf(p.getFileName())).distinct()
+                            .limit(8).toList())
+                    + ") defines ggml's core functions (" + String.join(", ", new java.util.TreeSet<>(
+                            GgmlCodeFinder.CORE_FUNCTIONS)) + ") to calibrate struct layouts against", null);
         }
         try {
             CalibratedLayout layout = LayoutCalibrator.withDefaultCache().calibrate(base, OptionalInt.of(targetPid));

@@ -2,7 +2,7 @@ package dev.infertop.session;
 
 import dev.infertop.io.TargetLog;
 import dev.infertop.process.AttachedProcess;
-import dev.infertop.process.ElfFile;
+import dev.infertop.process.GgmlCodeFinder;
 import dev.infertop.process.LaunchedCommand;
 import dev.infertop.process.LibraryResolver;
 import dev.infertop.process.MemoryMapping;
@@ -143,6 +143,11 @@ final class TargetOpener {
         }
     }
 
+    /**
+     * The process's ELF objects that hold llama.cpp/ggml code, whatever their names (the executable, a .so, a
+     * Node addon's .node: {@link GgmlCodeFinder}), then --lib's. With {@code required}, none at all is one line
+     * that names what was looked at.
+     */
     private List<Path> librariesMappedBy(int pid, boolean required) {
         Set<Path> libraries = new LinkedHashSet<>();
         List<MemoryMapping> mapped;
@@ -155,55 +160,95 @@ final class TargetOpener {
         } catch (TargetException e) {
             throw new UserError(e.getMessage());
         }
+        List<GgmlCodeFinder.Finding> lookedAt = new ArrayList<>();
         for (MemoryMapping mapping : mapped) {
-            if (isInferenceLibrary(mapping.path())) {
-                libraries.add(Path.of(mapping.path()));
+            Path file = Path.of(mapping.path());
+            if (libraries.contains(file)) {
+                continue;
+            }
+            if (isNamedLikeInferenceLibrary(mapping.path())) {
+                libraries.add(file); // by name, as before (a container's file may be readable only once probed)
+                continue;
+            }
+            GgmlCodeFinder.Finding finding = GgmlCodeFinder.examine(file, mapping);
+            lookedAt.add(finding);
+            if (finding.holdsCode()) {
+                libraries.add(file);
             }
         }
-        if (!mapped.isEmpty()) {
-            libraries.add(Path.of(mapped.getFirst().path())); // the executable: llama.cpp may be linked in
-        }
+        boolean found = !libraries.isEmpty();
         libraries.addAll(control.options.extraLibraries());
         if (required) {
             requireInferenceCode(new ArrayList<>(libraries),
-                    "process " + pid + " (" + TracedProcess.commandName(pid) + ")");
+                    "process " + pid + " (" + TracedProcess.commandName(pid) + ")", found ? List.of() : lookedAt);
         }
         return new ArrayList<>(libraries);
     }
 
+    /**
+     * Whether a mapped file is one to probe: named like llama.cpp's libraries, or holding its code by what it
+     * defines (an object of any name; read once per file, see GgmlCodeFinder). The session's rescans of the
+     * maps ask this for each executable mapping, so a backend or an addon dlopen'ed later is found too.
+     */
     static boolean isInferenceLibrary(String path) {
-        String name = Path.of(path).getFileName().toString();
-        return name.startsWith("libllama") || name.startsWith("libggml");
+        return isNamedLikeInferenceLibrary(path) || GgmlCodeFinder.holdsCode(Path.of(path));
     }
 
-    /** Fails with one line unless some candidate file defines a probed symbol. */
+    private static boolean isNamedLikeInferenceLibrary(String path) {
+        Path name = Path.of(path).getFileName();
+        return name != null && (name.toString().startsWith("libllama") || name.toString().startsWith("libggml"));
+    }
+
     private void requireInferenceCode(List<Path> candidates, String what) {
+        requireInferenceCode(candidates, what, List.of());
+    }
+
+    /**
+     * Fails with one line unless some candidate file holds llama.cpp/ggml code; {@code lookedAt} (the process's
+     * objects read and found without it) is named in that line. Drops from {@code candidates} the files read and
+     * found to hold none (a launched command's executable, when it is an interpreter like node: probing a 100 MB
+     * program that holds no probed function cost seconds per probe); --lib's stay, as the user's word.
+     */
+    private void requireInferenceCode(List<Path> candidates, String what, List<GgmlCodeFinder.Finding> lookedAt) {
         for (Path library : control.options.extraLibraries()) { // checked even when another candidate has the code
             if (!Files.isRegularFile(library)) {
                 throw new UserError("--lib " + library + ": no such file");
             }
         }
-        for (Path candidate : candidates) {
+        boolean holdsCode = false;
+        for (java.util.Iterator<Path> each = candidates.iterator(); each.hasNext(); ) {
+            Path candidate = each.next();
+            boolean named = control.options.extraLibraries().contains(candidate);
             if (!Files.isRegularFile(candidate)) {
-                if (control.options.extraLibraries().contains(candidate)) {
+                if (named) {
                     throw new UserError("--lib " + candidate + ": no such file");
                 }
                 continue;
             }
-            if (isInferenceLibrary(candidate.toString())) {
-                return;
+            if (isNamedLikeInferenceLibrary(candidate.toString())) {
+                holdsCode = true;
+                continue;
             }
-            try (ElfFile elf = ElfFile.open(candidate)) {
-                if (elf.function("llama_decode").isPresent() || elf.function("ggml_graph_compute").isPresent()) {
-                    return;
-                }
-            } catch (TargetException e) {
-                if (control.options.extraLibraries().contains(candidate)) {
-                    throw new UserError("--lib " + candidate + ": " + e.getMessage());
-                }
+            GgmlCodeFinder.Finding finding = GgmlCodeFinder.examine(candidate, null);
+            if (finding.failure() != null && named) {
+                throw new UserError("--lib " + candidate + ": " + finding.failure());
+            }
+            holdsCode |= finding.holdsCode();
+            if (!finding.holdsCode() && finding.failure() == null && !named) {
+                each.remove();
             }
         }
-        throw new UserError(what + " uses no llama.cpp/ggml library (libllama*, libggml*): "
-                + "is it a llama.cpp program? Name the library with --lib PATH");
+        if (holdsCode) {
+            return;
+        }
+        String seen = lookedAt.isEmpty() ? "" : " (looked at the " + lookedAt.size() + " ELF objects it maps: "
+                + String.join(", ", lookedAt.stream().limit(MAX_NAMED).map(GgmlCodeFinder.Finding::summary).toList())
+                + (lookedAt.size() > MAX_NAMED ? ", and " + (lookedAt.size() - MAX_NAMED) + " more" : "")
+                + "; none defines a ggml_* or llama_* function)";
+        throw new UserError(what + " uses no llama.cpp/ggml library or code" + seen
+                + ": is it a llama.cpp program? Name the library with --lib PATH");
     }
+
+    /** Objects named in the refusal at most: a process can map hundreds. */
+    private static final int MAX_NAMED = 12;
 }

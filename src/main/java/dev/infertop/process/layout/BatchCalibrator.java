@@ -42,8 +42,8 @@ public final class BatchCalibrator {
     public Result forTarget(List<Path> candidates, OptionalInt targetPid) {
         Optional<Path> libllama = libllamaAmong(candidates);
         if (libllama.isEmpty()) {
-            return new Result(BatchLayout.LLAMA_H, Optional.of("no shared libllama exporting llama_batch_init "
-                    + "among the target's libraries (llama.cpp linked into the program?)"));
+            return new Result(BatchLayout.LLAMA_H, Optional.of("no shared object exporting llama_decode and "
+                    + "llama_batch_init among the target's libraries (llama.cpp linked into the program?)"));
         }
         try {
             return new Result(calibrate(libllama.get(), targetPid), Optional.empty());
@@ -55,13 +55,25 @@ public final class BatchCalibrator {
     /** What tells libllama from the other libraries a target maps. */
     private static final Set<String> LIBLLAMA_EXPORTS = Set.of("llama_decode", "llama_batch_init");
 
-    /** The first candidate that exports both llama_decode and llama_batch_init. */
+    /**
+     * The first candidate that exports both llama_decode and llama_batch_init, by what it exports, not by its name
+     * (an application's addon that links llama.cpp in, index.node, is asked as libllama is); one named libllama
+     * first. A program that exports them cannot be loaded as a library: its calibration fails and says so.
+     */
     static Optional<Path> libllamaAmong(List<Path> candidates) {
+        List<Path> ordered = new java.util.ArrayList<>();
         for (Path candidate : candidates) {
             String name = candidate.getFileName() == null ? "" : candidate.getFileName().toString();
-            if (!name.startsWith("libllama")) {
-                continue;
+            if (name.startsWith("libllama")) {
+                ordered.add(candidate);
             }
+        }
+        for (Path candidate : candidates) {
+            if (!ordered.contains(candidate)) {
+                ordered.add(candidate);
+            }
+        }
+        for (Path candidate : ordered) {
             try (ElfFile elf = ElfFile.openHeaders(candidate)) {
                 if (elf.exportsFunctions(LIBLLAMA_EXPORTS)) {
                     return Optional.of(candidate);

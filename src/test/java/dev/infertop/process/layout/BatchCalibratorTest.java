@@ -61,7 +61,7 @@ class BatchCalibratorTest {
         BatchCalibrator.Result result = new BatchCalibrator(new LayoutCache(work), Duration.ofSeconds(5))
                 .forTarget(List.of(Path.of("/bin/sh")), OptionalInt.empty());
         assertEquals(BatchLayout.LLAMA_H, result.layout());
-        assertTrue(result.fallbackReason().orElseThrow().contains("no shared libllama"), result.toString());
+        assertTrue(result.fallbackReason().orElseThrow().contains("no shared object exporting llama_decode and llama_batch_init"), result.toString());
     }
 
     private static final long SENTINEL = 0x5afe5afe5afe5afeL;
