@@ -131,14 +131,20 @@ class LinkedInAppIT {
         assertFalse(stderr.contains("llama.h's layout"), "llama_batch's layout from the addon's own code: " + stderr);
     }
 
-    /** The operator layer on the addon: every CPU graph attributed to its nodes. */
+    /**
+     * The operator layer on the addon. LTO inlined ggml's node loop into the exported ggml_graph_compute and folded
+     * ggml_barrier into an accessor, so there is no barrier call for the per-node probe: the layer must say so and
+     * name the object, never run blind or report zero nodes as if measured. (Probing the inlined barrier itself is
+     * the way to lift this.)
+     */
     @Test
-    void theOperatorLayerRunsOnTheAddon() {
+    void theOperatorLayerSaysWhyItCannotRunOnTheAddon() {
         assertNotNull(total, "no run");
-        String context = "operator layer: " + total.path("layers").path("operator") + "\ninfertop: " + total;
-        assertEquals("on", total.path("layers").path("operator").path("state").asText(), context);
-        assertEquals(tracefsGraphs, total.path("op_graphs").asLong(), context);
-        assertEquals(0, total.path("op_graphs_unattributed").asLong(), context);
+        JsonNode operator = total.path("layers").path("operator");
+        String context = "operator layer: " + operator + "\ninfertop: " + total;
+        assertEquals("unavailable", operator.path("state").asText(), context);
+        assertTrue(operator.path("reason").asText().contains("index.node"), "the reason names the object: " + context);
+        assertEquals(0, total.path("op_graphs").asLong(), context);
     }
 
     /**
