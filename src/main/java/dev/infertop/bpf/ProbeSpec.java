@@ -65,6 +65,17 @@ public sealed interface ProbeSpec {
                     "handle_graph_exit", false, false),
             new FunctionProbe(Layer.GRAPH, "ggml_graph_compute", "handle_cpu_graph_enter", "handle_cpu_graph_exit",
                     false, false),
+            // Offload (native/offload.bpf.h): a device backend's compute call returns once its work is queued; its
+            // work is complete when the host's next synchronize of it returns. The scheduler's input copies say
+            // what crossed between backends. Exported by libggml-base; each optional (completion then unseen).
+            new FunctionProbe(Layer.GRAPH, "ggml_backend_synchronize", "handle_sync_enter", "handle_sync_exit",
+                    false, true),
+            new FunctionProbe(Layer.GRAPH, "ggml_backend_event_synchronize", "handle_event_sync_enter",
+                    "handle_sync_exit", false, true),
+            new FunctionProbe(Layer.GRAPH, "ggml_backend_tensor_copy", "handle_copy_enter", "handle_copy_exit",
+                    false, true),
+            new FunctionProbe(Layer.GRAPH, "ggml_backend_tensor_copy_async", "handle_copy_async_enter",
+                    "handle_copy_exit", false, true),
             // Operator layer: the graph is read once per compute; threads report only at the node-loop barrier.
             new FunctionProbe(Layer.OPERATOR, "ggml_graph_compute", "handle_graph_walk", "handle_graph_done", false,
                     false),
