@@ -174,4 +174,26 @@ int BPF_KRETPROBE(handle_copy_exit)
 	return 0;
 }
 
+/*
+ * bool ggml_backend_<vk|cuda>_cpy_tensor_async(backend_src, backend_dst, src, dst): the scheduler calls a device
+ * backend's own async copy through its interface (no exported function on the way); entered with
+ * handle_copy_async_enter. It returns false when it cannot copy: the scheduler then copies with
+ * ggml_backend_tensor_copy, recorded there, so this record is dropped.
+ */
+SEC("uretprobe")
+int BPF_KRETPROBE(handle_copy_iface_exit, long ret)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)pid_tgid;
+
+	if (!is_target(pid_tgid))
+		return 0;
+	if (!(ret & 0xff)) {
+		bpf_map_delete_elem(&offload_copy_by_tid, &tid);
+		return 0;
+	}
+	offload_finish(&offload_copy_by_tid, pid_tgid);
+	return 0;
+}
+
 #endif /* INFERTOP_OFFLOAD_BPF_H */

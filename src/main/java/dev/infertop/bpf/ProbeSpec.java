@@ -35,6 +35,11 @@ public sealed interface ProbeSpec {
      */
     String FUSED_CALL_PROGRAM = "handle_fused_call";
 
+    /** static bool ggml_backend_vk_cpy_tensor_async(ggml_backend_t, ggml_backend_t, const ggml_tensor *, ggml_tensor *) */
+    String VULKAN_COPY_ASYNC = "_ZL32ggml_backend_vk_cpy_tensor_asyncP12ggml_backendS0_PK11ggml_tensorPS1_";
+    /** static bool ggml_backend_cuda_cpy_tensor_async(ggml_backend_t, ggml_backend_t, const ggml_tensor *, ggml_tensor *) */
+    String CUDA_COPY_ASYNC = "_ZL34ggml_backend_cuda_cpy_tensor_asyncP12ggml_backendS0_PK11ggml_tensorPS1_";
+
     List<ProbeSpec> ALL = List.of(
             // The token layer's two entry points: llama_decode(ctx, struct llama_batch) in every release, and
             // llama_process(ctx, type, struct llama_batch_ext *) in newer ones, whose tools call only that. Each
@@ -76,6 +81,12 @@ public sealed interface ProbeSpec {
                     false, true),
             new FunctionProbe(Layer.GRAPH, "ggml_backend_tensor_copy_async", "handle_copy_async_enter",
                     "handle_copy_exit", false, true),
+            // The scheduler's async input copies go through the device backend's interface, to these static
+            // functions (in .symtab of unstripped builds: the npm packages'); each returns false when it cannot.
+            new FunctionProbe(Layer.GRAPH, VULKAN_COPY_ASYNC, "handle_copy_async_enter", "handle_copy_iface_exit",
+                    false, true),
+            new FunctionProbe(Layer.GRAPH, CUDA_COPY_ASYNC, "handle_copy_async_enter", "handle_copy_iface_exit",
+                    false, true),
             // Operator layer: the graph is read once per compute; threads report only at the node-loop barrier.
             new FunctionProbe(Layer.OPERATOR, "ggml_graph_compute", "handle_graph_walk", "handle_graph_done", false,
                     false),
