@@ -6,10 +6,10 @@ import dev.infertop.model.OffloadTotals.Completion;
 import java.util.List;
 
 /** Offload figures of a partly offloaded run: Vulkan closed by synchronizes, the CPU computing in the call. */
-final class OffloadFixtures {
+public final class OffloadFixtures {
     private OffloadFixtures() {}
 
-    static OffloadTotals offload() {
+    public static OffloadTotals offload() {
         return new OffloadTotals(List.of(
                 new OffloadTotals.Backend("Vulkan", Completion.DEVICE_COMPLETE, 40, 12_000_000, 38, 11_000_000,
                         30_000_000, 45, 17_000_000, 80, 81_920, 400_000),
