@@ -30,6 +30,13 @@ struct {
 	__type(value, struct offload_event);
 } offload_copy_by_tid SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct offload_event);
+} offload_dispatch_by_tid SEC(".maps");
+
 /* A zeroed record to start from: too large for the BPF stack, so one per CPU. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -193,6 +200,46 @@ int BPF_KRETPROBE(handle_copy_iface_exit, long ret)
 		return 0;
 	}
 	offload_finish(&offload_copy_by_tid, pid_tgid);
+	return 0;
+}
+
+/*
+ * The Vulkan backend's own dispatch, per batch of recorded nodes (static functions of libggml-vulkan, in its
+ * .symtab): ggml_vk_submit(vk_context &, vk::Fence) hands a batch to the queue, ggml_vk_wait_for_fence(ctx)
+ * waits for it inside the compute call. Host time, never device time. (The loader's exported vkQueueSubmit is
+ * not called: vulkan-hpp calls the driver's functions through pointers it looked up.)
+ */
+SEC("uprobe")
+int BPF_KPROBE(handle_vk_submit_enter)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct offload_event *e;
+
+	if (!is_target(pid_tgid) || !(e = offload_begin(pid_tgid, OFFLOAD_VK_SUBMIT)))
+		return 0;
+	offload_store(&offload_dispatch_by_tid, pid_tgid, e);
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(handle_vk_fence_enter)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct offload_event *e;
+
+	if (!is_target(pid_tgid) || !(e = offload_begin(pid_tgid, OFFLOAD_VK_FENCE)))
+		return 0;
+	offload_store(&offload_dispatch_by_tid, pid_tgid, e);
+	return 0;
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(handle_dispatch_exit)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+
+	if (is_target(pid_tgid))
+		offload_finish(&offload_dispatch_by_tid, pid_tgid);
 	return 0;
 }
 

@@ -63,6 +63,8 @@ public final class OffloadAggregator implements LayerAggregator, GraphComputeLis
     private final Counts[] copyCounts = new Counts[MAX_COPIES];
     private int copyEntries;
     private final Counts folded = new Counts(1);
+    // The Vulkan backend's host dispatch: submits and their time, fence waits and their time.
+    private final Counts vulkanDispatch = new Counts(4);
 
     /**
      * @param backendKeys the backends as the graph layer keys them ({@link TraceAggregator#backendKeys()})
@@ -136,6 +138,12 @@ public final class OffloadAggregator implements LayerAggregator, GraphComputeLis
             counts.add(BYTES_IN, bytes);
             counts.add(COPY_NS, copyNs);
         }
+    }
+
+    /** The Vulkan backend submitted a batch of nodes, or ({@code fenceWait}) waited for its fence. */
+    public void onHostDispatch(long startNs, long endNs, boolean fenceWait) {
+        vulkanDispatch.add(fenceWait ? 2 : 0, 1);
+        vulkanDispatch.add(fenceWait ? 3 : 1, Math.max(0, endNs - startNs));
     }
 
     /** The backend key whose name the scheduler's copy prefix starts with ("Vulkan0" is the Vulkan backend's). */
@@ -222,6 +230,11 @@ public final class OffloadAggregator implements LayerAggregator, GraphComputeLis
             OffloadAggregator.this.onTensorCopy(startNs, endNs, bytes, type, ne0, ne1, ne2, ne3, srcNameId,
                     dstNameId);
         }
+
+        @Override
+        public void onHostDispatch(int tid, long startNs, long endNs, boolean fenceWait) {
+            OffloadAggregator.this.onHostDispatch(startNs, endNs, fenceWait);
+        }
     };
 
     @Override
@@ -241,6 +254,7 @@ public final class OffloadAggregator implements LayerAggregator, GraphComputeLis
             copyCounts[i].sample();
         }
         folded.sample();
+        vulkanDispatch.sample();
         return figures.withOffload(interval);
     }
 
@@ -275,6 +289,9 @@ public final class OffloadAggregator implements LayerAggregator, GraphComputeLis
             }
         }
         copies.sort((a, b) -> Long.compare(b.bytes(), a.bytes()));
-        return new OffloadTotals(backends, copies, folded.of(0, totals));
+        List<OffloadTotals.Dispatch> dispatch = vulkanDispatch.total(0) + vulkanDispatch.total(2) == 0 ? List.of()
+                : List.of(new OffloadTotals.Dispatch("Vulkan", vulkanDispatch.of(0, totals),
+                        vulkanDispatch.of(1, totals), vulkanDispatch.of(2, totals), vulkanDispatch.of(3, totals)));
+        return new OffloadTotals(backends, copies, folded.of(0, totals), dispatch);
     }
 }

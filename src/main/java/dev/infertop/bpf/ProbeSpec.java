@@ -37,6 +37,10 @@ public sealed interface ProbeSpec {
 
     /** static bool ggml_backend_vk_cpy_tensor_async(ggml_backend_t, ggml_backend_t, const ggml_tensor *, ggml_tensor *) */
     String VULKAN_COPY_ASYNC = "_ZL32ggml_backend_vk_cpy_tensor_asyncP12ggml_backendS0_PK11ggml_tensorPS1_";
+    /** void ggml_vk_submit(vk_context &, vk::Fence) */
+    String VULKAN_SUBMIT = "_Z14ggml_vk_submitRSt10shared_ptrI17vk_context_structEN2vk5FenceE";
+    /** void ggml_vk_wait_for_fence(ggml_backend_vk_context *) */
+    String VULKAN_FENCE_WAIT = "_Z22ggml_vk_wait_for_fenceP23ggml_backend_vk_context";
     /** static bool ggml_backend_cuda_cpy_tensor_async(ggml_backend_t, ggml_backend_t, const ggml_tensor *, ggml_tensor *) */
     String CUDA_COPY_ASYNC = "_ZL34ggml_backend_cuda_cpy_tensor_asyncP12ggml_backendS0_PK11ggml_tensorPS1_";
 
@@ -87,6 +91,12 @@ public sealed interface ProbeSpec {
                     false, true),
             new FunctionProbe(Layer.GRAPH, CUDA_COPY_ASYNC, "handle_copy_async_enter", "handle_copy_iface_exit",
                     false, true),
+            // The Vulkan backend's host dispatch inside its compute call: a submit per batch of recorded nodes,
+            // and its waits for its own fence (host time, not device time).
+            new FunctionProbe(Layer.GRAPH, VULKAN_SUBMIT, "handle_vk_submit_enter", "handle_dispatch_exit", false,
+                    true),
+            new FunctionProbe(Layer.GRAPH, VULKAN_FENCE_WAIT, "handle_vk_fence_enter", "handle_dispatch_exit", false,
+                    true),
             // Operator layer: the graph is read once per compute; threads report only at the node-loop barrier.
             new FunctionProbe(Layer.OPERATOR, "ggml_graph_compute", "handle_graph_walk", "handle_graph_done", false,
                     false),

@@ -227,6 +227,8 @@ public final class EventDecoder implements RecordHandler {
                     data.get(LONG, offset + OFFLOAD_NE + 24),
                     names.intern(data, offset + OFFLOAD_SRC_NAME, OFFLOAD_NAME_BYTES),
                     names.intern(data, offset + OFFLOAD_DST_NAME, OFFLOAD_NAME_BYTES));
+            case OFFLOAD_VK_SUBMIT, OFFLOAD_VK_FENCE -> listener.onHostDispatch(tid, startNs, endNs,
+                    what == OFFLOAD_VK_FENCE);
             default -> malformedRecords++;
         }
     }

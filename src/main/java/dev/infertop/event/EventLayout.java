@@ -154,6 +154,8 @@ public final class EventLayout {
     public static final int OFFLOAD_COPY = 2;
     public static final int OFFLOAD_COPY_ASYNC = 3;
     public static final int OFFLOAD_EVENT_SYNC = 4;
+    public static final int OFFLOAD_VK_SUBMIT = 5;
+    public static final int OFFLOAD_VK_FENCE = 6;
     public static final int OFFLOAD_NAME_BYTES = 64;
     public static final int OFFLOAD_BACKEND = 24;
     public static final int OFFLOAD_GUID = 32;

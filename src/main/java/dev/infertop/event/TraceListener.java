@@ -117,6 +117,12 @@ public interface TraceListener {
                               long ne1, long ne2, long ne3, int srcNameId, int dstNameId) {}
 
     /**
+     * The Vulkan backend dispatched from the host inside a compute: a submit of a batch of recorded nodes, or
+     * ({@code fenceWait}) a wait for its own fence. Host time, never device time.
+     */
+    default void onHostDispatch(int tid, long startNs, long endNs, boolean fenceWait) {}
+
+    /**
      * MoE layer: a traced graph started ({@code subtype} MOE_GRAPH: {@code value} 1 when BPF holds a plan for
      * its {@code signature}), or the ids tensor of planned node group {@code group} was copied (MOE_IDS:
      * {@code value} bytes at {@code data[idsOffset]}, row t at t·nb1; read them during the call only).

@@ -121,7 +121,7 @@ public enum JsonSchema {
 
     /** {@code offload}: device time per backend, and the tensors copied between backends. */
     public enum OffloadField implements Key {
-        BACKENDS, COPIES, COPIES_FOLDED;
+        BACKENDS, COPIES, COPIES_FOLDED, HOST_DISPATCH;
         private final String key = name().toLowerCase(Locale.ROOT);
         public String key() { return key; }
     }
@@ -133,6 +133,13 @@ public enum JsonSchema {
     public enum OffloadBackendField implements Key {
         COMPLETION, GRAPHS, ENQUEUE_MS, COMPLETED_GRAPHS, COMPLETED_ENQUEUE_MS, DEVICE_COMPLETE_MS, HOST_WAITS,
         HOST_WAIT_MS, COPIES_IN, BYTES_IN, COPY_MS;
+        private final String key = name().toLowerCase(Locale.ROOT);
+        public String key() { return key; }
+    }
+
+    /** One backend of {@code offload.host_dispatch}: host time inside its compute calls, never device time. */
+    public enum OffloadDispatchField implements Key {
+        SUBMITS, SUBMIT_MS, FENCE_WAITS, FENCE_WAIT_MS;
         private final String key = name().toLowerCase(Locale.ROOT);
         public String key() { return key; }
     }
@@ -351,6 +358,7 @@ public enum JsonSchema {
             Map.entry("backends.*", BackendField.class), Map.entry("backends.*.ops.*", BackendOpField.class),
             Map.entry("offload", OffloadField.class), Map.entry("offload.backends.*", OffloadBackendField.class),
             Map.entry("offload.copies.[]", OffloadCopyField.class),
+            Map.entry("offload.host_dispatch.*", OffloadDispatchField.class),
             Map.entry("layers.*", LayerField.class),
             Map.entry("budget", BudgetField.class),
             Map.entry("roofline", RooflineField.class), Map.entry("roofline.ops.*", RooflineOpField.class),

@@ -3,6 +3,7 @@ package dev.infertop.snapshot;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.infertop.model.JsonSchema.OffloadBackendField;
 import dev.infertop.model.JsonSchema.OffloadCopyField;
+import dev.infertop.model.JsonSchema.OffloadDispatchField;
 import dev.infertop.model.JsonSchema.OffloadField;
 import dev.infertop.model.OffloadTotals;
 import dev.infertop.model.SafeText;
@@ -54,7 +55,16 @@ final class OffloadSummary {
                     count(c, OffloadCopyField.COPIES.key()), count(c, OffloadCopyField.BYTES.key()),
                     ns(c, OffloadCopyField.COPY_MS.key())));
         }
-        return new OffloadTotals(backends, copies, count(offload, OffloadField.COPIES_FOLDED.key()));
+        List<OffloadTotals.Dispatch> dispatch = new ArrayList<>();
+        for (Iterator<Map.Entry<String, JsonNode>> it = offload.path(OffloadField.HOST_DISPATCH.key()).fields();
+             it.hasNext() && dispatch.size() < MAX_BACKENDS; ) {
+            Map.Entry<String, JsonNode> entry = it.next();
+            JsonNode d = entry.getValue();
+            dispatch.add(new OffloadTotals.Dispatch(SafeText.of(entry.getKey()),
+                    count(d, OffloadDispatchField.SUBMITS.key()), ns(d, OffloadDispatchField.SUBMIT_MS.key()),
+                    count(d, OffloadDispatchField.FENCE_WAITS.key()), ns(d, OffloadDispatchField.FENCE_WAIT_MS.key())));
+        }
+        return new OffloadTotals(backends, copies, count(offload, OffloadField.COPIES_FOLDED.key()), dispatch);
     }
 
     private static OffloadTotals.Completion completion(String label) {

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.infertop.model.JsonSchema.OffloadBackendField;
 import dev.infertop.model.JsonSchema.OffloadCopyField;
+import dev.infertop.model.JsonSchema.OffloadDispatchField;
 import dev.infertop.model.JsonSchema.OffloadField;
 import dev.infertop.model.OffloadTotals;
 
@@ -44,6 +45,14 @@ final class OffloadJson {
             n.put(OffloadCopyField.COPY_MS.key(), ms(c.copyNs()));
         }
         node.put(OffloadField.COPIES_FOLDED.key(), offload.copiesFolded());
+        ObjectNode dispatch = node.putObject(OffloadField.HOST_DISPATCH.key());
+        for (OffloadTotals.Dispatch d : offload.dispatch()) {
+            ObjectNode n = dispatch.putObject(d.backend());
+            n.put(OffloadDispatchField.SUBMITS.key(), d.submits());
+            n.put(OffloadDispatchField.SUBMIT_MS.key(), ms(d.submitNs()));
+            n.put(OffloadDispatchField.FENCE_WAITS.key(), d.fenceWaits());
+            n.put(OffloadDispatchField.FENCE_WAIT_MS.key(), ms(d.fenceWaitNs()));
+        }
     }
 
     private static double ms(long ns) {

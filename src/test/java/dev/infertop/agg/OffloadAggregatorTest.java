@@ -112,6 +112,16 @@ class OffloadAggregatorTest {
     }
 
     @Test
+    void vulkansHostDispatchIsCountedApartFromDeviceTime() {
+        assertEquals(java.util.List.of(), aggregator.figures(true).dispatch()); // nothing seen: nothing said
+        aggregator.onHostDispatch(0, 300, false);
+        aggregator.onHostDispatch(400, 1400, true);
+        aggregator.onHostDispatch(2000, 2100, false);
+        assertEquals(java.util.List.of(new OffloadTotals.Dispatch("Vulkan", 2, 400, 1, 1000)),
+                aggregator.figures(true).dispatch());
+    }
+
+    @Test
     void copiedTensorsPastTheCapAreFoldedNotLost() {
         aggregator.onGraphCompute(1, 0, 1, VK0, VK_HIGH, VK_LOW);
         for (int i = 0; i <= OffloadAggregator.MAX_COPIES; i++) {

@@ -26,6 +26,7 @@ class OffloadLayoutTest {
                     printf("EVENT_OFFLOAD %d\\nOFFLOAD_NAME_BYTES %d\\n", EVENT_OFFLOAD, OFFLOAD_NAME_BYTES);
                     printf("OFFLOAD_SYNC %d\\nOFFLOAD_COPY %d\\n", OFFLOAD_SYNC, OFFLOAD_COPY);
                     printf("OFFLOAD_COPY_ASYNC %d\\nOFFLOAD_EVENT_SYNC %d\\n", OFFLOAD_COPY_ASYNC, OFFLOAD_EVENT_SYNC);
+                    printf("OFFLOAD_VK_SUBMIT %d\\nOFFLOAD_VK_FENCE %d\\n", OFFLOAD_VK_SUBMIT, OFFLOAD_VK_FENCE);
                     P(offload_event, backend); P(offload_event, guid); P(offload_event, what);
                     P(offload_event, type); P(offload_event, ne); P(offload_event, bytes);
                     P(offload_event, src_name); P(offload_event, dst_name);
@@ -46,6 +47,8 @@ class OffloadLayoutTest {
         assertEquals(EventLayout.OFFLOAD_COPY, c.get("OFFLOAD_COPY"));
         assertEquals(EventLayout.OFFLOAD_COPY_ASYNC, c.get("OFFLOAD_COPY_ASYNC"));
         assertEquals(EventLayout.OFFLOAD_EVENT_SYNC, c.get("OFFLOAD_EVENT_SYNC"));
+        assertEquals(EventLayout.OFFLOAD_VK_SUBMIT, c.get("OFFLOAD_VK_SUBMIT"));
+        assertEquals(EventLayout.OFFLOAD_VK_FENCE, c.get("OFFLOAD_VK_FENCE"));
         assertEquals(EventLayout.OFFLOAD_BACKEND, c.get("offload_event.backend"));
         assertEquals(EventLayout.OFFLOAD_GUID, c.get("offload_event.guid"));
         assertEquals(EventLayout.OFFLOAD_WHAT, c.get("offload_event.what"));

@@ -85,6 +85,10 @@ class VulkanOffloadIT {
         assertTrue(vulkan.get("device_complete_ms").asDouble() >= vulkan.get("completed_enqueue_ms").asDouble(),
                 vulkan.toString());
         assertTrue(vulkan.get("host_waits").asLong() > 0, vulkan.toString());
+        // Host dispatch (ggml_vk_submit): each Vulkan compute hands its recorded nodes to the queue at least once.
+        JsonNode dispatch = total.get("offload").get("host_dispatch").get("Vulkan");
+        assertNotNull(dispatch, total.get("offload").toString());
+        assertTrue(dispatch.get("submits").asLong() >= vulkan.get("graphs").asLong(), dispatch + " " + vulkan);
         JsonNode cpu = total.get("offload").get("backends").get("CPU");
         assertEquals("computes in the call", cpu.get("completion").asText(), cpu.toString());
         assertFalse(cpu.has("device_complete_ms"), cpu.toString());
