@@ -278,7 +278,7 @@ enum offload_what {
 	OFFLOAD_COPY_ASYNC = 3,  /* ggml_backend_tensor_copy_async(backend_src, backend_dst, src, dst) */
 	OFFLOAD_EVENT_SYNC = 4,  /* ggml_backend_event_synchronize(event): the host waited for an event */
 	OFFLOAD_VK_SUBMIT = 5,   /* ggml_vk_submit: the Vulkan backend hands a batch of recorded nodes to the queue */
-	OFFLOAD_VK_FENCE = 6,    /* ggml_vk_wait_for_fence: the Vulkan backend waits for its queue inside a compute */
+	OFFLOAD_VK_FENCE = 6,    /* ggml_vk_wait_for_fence: the Vulkan backend waits for its queue (compute or synchronize) */
 };
 
 /* Bytes kept of a tensor's name in an offload record (ggml's GGML_MAX_NAME is 64). */

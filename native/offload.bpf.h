@@ -206,7 +206,7 @@ int BPF_KRETPROBE(handle_copy_iface_exit, long ret)
 /*
  * The Vulkan backend's own dispatch, per batch of recorded nodes (static functions of libggml-vulkan, in its
  * .symtab): ggml_vk_submit(vk_context &, vk::Fence) hands a batch to the queue, ggml_vk_wait_for_fence(ctx)
- * waits for it inside the compute call. Host time, never device time. (The loader's exported vkQueueSubmit is
+ * waits for it (in a compute call, or in its synchronize). Host time, never device time. (The loader's exported vkQueueSubmit is
  * not called: vulkan-hpp calls the driver's functions through pointers it looked up.)
  */
 SEC("uprobe")

@@ -91,7 +91,7 @@ public sealed interface ProbeSpec {
                     false, true),
             new FunctionProbe(Layer.GRAPH, CUDA_COPY_ASYNC, "handle_copy_async_enter", "handle_copy_iface_exit",
                     false, true),
-            // The Vulkan backend's host dispatch inside its compute call: a submit per batch of recorded nodes,
+            // The Vulkan backend's host dispatch in its own code: a submit per batch of recorded nodes,
             // and its waits for its own fence (host time, not device time).
             new FunctionProbe(Layer.GRAPH, VULKAN_SUBMIT, "handle_vk_submit_enter", "handle_dispatch_exit", false,
                     true),

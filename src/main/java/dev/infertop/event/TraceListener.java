@@ -117,7 +117,7 @@ public interface TraceListener {
                               long ne1, long ne2, long ne3, int srcNameId, int dstNameId) {}
 
     /**
-     * The Vulkan backend dispatched from the host inside a compute: a submit of a batch of recorded nodes, or
+     * The Vulkan backend dispatched from the host (in a compute or a synchronize): a submit of a batch of recorded nodes, or
      * ({@code fenceWait}) a wait for its own fence. Host time, never device time.
      */
     default void onHostDispatch(int tid, long startNs, long endNs, boolean fenceWait) {}

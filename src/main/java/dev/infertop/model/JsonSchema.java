@@ -137,7 +137,7 @@ public enum JsonSchema {
         public String key() { return key; }
     }
 
-    /** One backend of {@code offload.host_dispatch}: host time inside its compute calls, never device time. */
+    /** One backend of {@code offload.host_dispatch}: host time in its compute calls and synchronizes, never device time. */
     public enum OffloadDispatchField implements Key {
         SUBMITS, SUBMIT_MS, FENCE_WAITS, FENCE_WAIT_MS;
         private final String key = name().toLowerCase(Locale.ROOT);

@@ -8,7 +8,7 @@ import java.util.List;
  * copied into it; and the tensors the scheduler copied between backends.
  *
  * @param copiesFolded copies of tensors past the table's cap, counted in their backend's figures only
- * @param dispatch     per backend that dispatches from the host inside its compute call (Vulkan), that dispatch
+ * @param dispatch     per backend that dispatches from the host in its own code (Vulkan), that dispatch
  */
 public record OffloadTotals(List<Backend> backends, List<Copy> copies, long copiesFolded, List<Dispatch> dispatch) {
     public static final OffloadTotals EMPTY = new OffloadTotals(List.of(), List.of(), 0);
@@ -25,8 +25,8 @@ public record OffloadTotals(List<Backend> backends, List<Copy> copies, long copi
     }
 
     /**
-     * A backend's host dispatch inside its compute calls (Vulkan: ggml_vk_submit per batch of recorded nodes,
-     * ggml_vk_wait_for_fence): host time, part of enqueue time, never device time.
+     * A backend's host dispatch in its compute calls and synchronizes (Vulkan: ggml_vk_submit per batch of
+     * recorded nodes, ggml_vk_wait_for_fence): host time, part of enqueue or host-wait time, never device time.
      */
     public record Dispatch(String backend, long submits, long submitNs, long fenceWaits, long fenceWaitNs) {}
 
