@@ -321,7 +321,7 @@ class MetricsMappingTest {
         Snapshot s = Fixtures.snapshot(LayerStatus.State.ON).withFigures(f -> f.withOffload(withEnqueueOnly));
         String text = openMetrics(frame(s));
         com.fasterxml.jackson.databind.JsonNode json = new com.fasterxml.jackson.databind.ObjectMapper()
-                .readTree(dev.infertop.view.JsonLinesView.toJson(s)).get(JsonSchema.OFFLOAD.key())
+                .readTree(dev.infertop.json.JsonLinesView.toJson(s)).get(JsonSchema.OFFLOAD.key())
                 .get(JsonSchema.OffloadField.BACKENDS.key());
         assertLine(text, "infertop_backend_completion{backend=\"Vulkan\",completion=\"device-complete\"} 1.0");
         assertLine(text, "infertop_backend_completion{backend=\"CUDA\",completion=\"enqueue only\"} 1.0");
@@ -366,7 +366,7 @@ class MetricsMappingTest {
         Snapshot s = withEncodes(Fixtures.snapshot(LayerStatus.State.ON), 4, 96).withState(RunState.EXITED);
         String exposition = openMetrics(frame(s));
         com.fasterxml.jackson.databind.JsonNode line = new com.fasterxml.jackson.databind.ObjectMapper()
-                .readTree(dev.infertop.view.JsonLinesView.toJsonNode(s, true).toString());
+                .readTree(dev.infertop.json.JsonLinesView.toJsonNode(s, true).toString());
         for (String[] mirrored : MIRRORED) {
             Map<String, Double> json = jsonValues(line, mirrored[2]);
             Map<String, Double> metric = samples(exposition, mirrored[0], mirrored[1]);
