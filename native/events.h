@@ -26,6 +26,7 @@ enum event_kind {
 	EVENT_BATCH = 14,     /* one llama_decode() call's batch, token by token: token layer, sent before its decode */
 	EVENT_SEQ_RM = 15,    /* llama_memory_seq_rm() (or an older release's kv seq_rm) called: token layer */
 	EVENT_ENCODE = 16,    /* one llama_process(ENCODE) call, struct decode_event: token layer, counted apart */
+	EVENT_OFFLOAD = 17,   /* a backend synchronize or a tensor copy between backends (native/offload.bpf.h) */
 };
 
 struct event_header {
@@ -271,6 +272,34 @@ struct backend_ops_event {
 	__u16 op_nodes[BACKEND_OP_SLOTS];
 };
 
+enum offload_what {
+	OFFLOAD_SYNC = 1,        /* ggml_backend_synchronize(backend): the host waited for the backend's work */
+	OFFLOAD_COPY = 2,        /* ggml_backend_tensor_copy(src, dst): the scheduler's blocking input copy */
+	OFFLOAD_COPY_ASYNC = 3,  /* ggml_backend_tensor_copy_async(backend_src, backend_dst, src, dst) */
+	OFFLOAD_EVENT_SYNC = 4,  /* ggml_backend_event_synchronize(event): the host waited for an event */
+	OFFLOAD_VK_SUBMIT = 5,   /* ggml_vk_submit: the Vulkan backend hands a batch of recorded nodes to the queue */
+	OFFLOAD_VK_FENCE = 6,    /* ggml_vk_wait_for_fence: the Vulkan backend waits for its queue (compute or synchronize) */
+};
+
+/* Bytes kept of a tensor's name in an offload record (ggml's GGML_MAX_NAME is 64). */
+#define OFFLOAD_NAME_BYTES 64
+
+/*
+ * One call of the offload probes (graph layer, optional): its span (header start/end), for a synchronize the
+ * backend it waited for, for a copy the source tensor's shape, type and bytes and both tensors' names (the
+ * scheduler names an input's copy "BACKEND#name#N": the destination backend).
+ */
+struct offload_event {
+	struct event_header header;
+	__u64 backend;     /* ggml_backend_t waited for (OFFLOAD_SYNC), the destination (COPY_ASYNC), else 0 */
+	__u8 guid[16];     /* *backend->guid, zeros without a backend */
+	__u32 what;        /* enum offload_what */
+	__s32 type;        /* src->type (copies) */
+	__s64 ne[4];       /* src->ne (copies) */
+	__u64 bytes;       /* src->ne[3] * src->nb[3]: ggml_nbytes of the contiguous tensors the scheduler copies */
+	char src_name[OFFLOAD_NAME_BYTES];
+	char dst_name[OFFLOAD_NAME_BYTES];
+};
 
 /* ----------------------------------------------------------------------------------------------------
  * MoE layer (native/moe.bpf.h).

@@ -886,4 +886,5 @@ int BPF_KPROBE(handle_fused_call, void *params, void *node, void *next)
 #include "sched.bpf.h"
 #include "counters.bpf.h"
 #include "backends.bpf.h"
+#include "offload.bpf.h"
 #include "batch_ext.bpf.h"

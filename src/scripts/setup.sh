@@ -92,6 +92,11 @@ else
   say "provisioning the llama.cpp workload (built once, then cached)"
   # --blas: also a llama-bench with the BLAS backend (OpenBLAS), where prefill matmuls run on BLAS (BackendsIT).
   bash "$here/provision-llama.sh" --blas >/dev/null
+  # llama.cpp's Vulkan backend on lavapipe, Vulkan on the CPU (VulkanOffloadIT): the npm package of the same
+  # release beside that llama-bench, and Mesa's software driver (about 10 s on an empty cache).
+  if [ "$(uname -m)" = x86_64 ]; then
+    bash "$here/provision-vulkan.sh" >/dev/null
+  fi
   # Older releases: struct layouts and op tables that differ from the current one (calibration tests), and a
   # llama-bench built from each one's own source (OlderReleaseIT: the whole tool on an older node loop; about
   # 3 minutes each on 2 cores).

@@ -365,6 +365,18 @@ public final class TraceAggregator implements TraceListener {
             flight.record(FlightRecorder.Kind.GRAPH, tid, startNs, endNs, slot.flightLabel, status, nNodes);
         }
         if (backendOps != null) backendOps.onGraphCompute(tid, guidHigh, guidLow, Math.max(0, endNs - startNs));
+        for (GraphComputeListener follower : graphComputeFollowers) {
+            follower.onGraphCompute(tid, startNs, endNs, backendAddress, guidHigh, guidLow);
+        }
+    }
+
+    /** Layers that follow every backend's graph computes (the offload layer's device time). */
+    private final List<GraphComputeListener> graphComputeFollowers = new ArrayList<>();
+
+    /** Hands {@code follower} every graph compute from now on. Before the first event. */
+    public TraceAggregator followGraphComputes(GraphComputeListener follower) {
+        graphComputeFollowers.add(follower);
+        return this;
     }
 
     private BackendOpsAggregator backendOps;

@@ -35,6 +35,15 @@ public sealed interface ProbeSpec {
      */
     String FUSED_CALL_PROGRAM = "handle_fused_call";
 
+    /** static bool ggml_backend_vk_cpy_tensor_async(ggml_backend_t, ggml_backend_t, const ggml_tensor *, ggml_tensor *) */
+    String VULKAN_COPY_ASYNC = "_ZL32ggml_backend_vk_cpy_tensor_asyncP12ggml_backendS0_PK11ggml_tensorPS1_";
+    /** void ggml_vk_submit(vk_context &, vk::Fence) */
+    String VULKAN_SUBMIT = "_Z14ggml_vk_submitRSt10shared_ptrI17vk_context_structEN2vk5FenceE";
+    /** void ggml_vk_wait_for_fence(ggml_backend_vk_context *) */
+    String VULKAN_FENCE_WAIT = "_Z22ggml_vk_wait_for_fenceP23ggml_backend_vk_context";
+    /** static bool ggml_backend_cuda_cpy_tensor_async(ggml_backend_t, ggml_backend_t, const ggml_tensor *, ggml_tensor *) */
+    String CUDA_COPY_ASYNC = "_ZL34ggml_backend_cuda_cpy_tensor_asyncP12ggml_backendS0_PK11ggml_tensorPS1_";
+
     List<ProbeSpec> ALL = List.of(
             // The token layer's two entry points: llama_decode(ctx, struct llama_batch) in every release, and
             // llama_process(ctx, type, struct llama_batch_ext *) in newer ones, whose tools call only that. Each
@@ -65,6 +74,29 @@ public sealed interface ProbeSpec {
                     "handle_graph_exit", false, false),
             new FunctionProbe(Layer.GRAPH, "ggml_graph_compute", "handle_cpu_graph_enter", "handle_cpu_graph_exit",
                     false, false),
+            // Offload (native/offload.bpf.h): a device backend's compute call returns once its work is queued; its
+            // work is complete when the host's next synchronize of it returns. The scheduler's input copies say
+            // what crossed between backends. Exported by libggml-base; each optional (completion then unseen).
+            new FunctionProbe(Layer.GRAPH, "ggml_backend_synchronize", "handle_sync_enter", "handle_sync_exit",
+                    false, true),
+            new FunctionProbe(Layer.GRAPH, "ggml_backend_event_synchronize", "handle_event_sync_enter",
+                    "handle_sync_exit", false, true),
+            new FunctionProbe(Layer.GRAPH, "ggml_backend_tensor_copy", "handle_copy_enter", "handle_copy_exit",
+                    false, true),
+            new FunctionProbe(Layer.GRAPH, "ggml_backend_tensor_copy_async", "handle_copy_async_enter",
+                    "handle_copy_exit", false, true),
+            // The scheduler's async input copies go through the device backend's interface, to these static
+            // functions (in .symtab of unstripped builds: the npm packages'); each returns false when it cannot.
+            new FunctionProbe(Layer.GRAPH, VULKAN_COPY_ASYNC, "handle_copy_async_enter", "handle_copy_iface_exit",
+                    false, true),
+            new FunctionProbe(Layer.GRAPH, CUDA_COPY_ASYNC, "handle_copy_async_enter", "handle_copy_iface_exit",
+                    false, true),
+            // The Vulkan backend's host dispatch in its own code: a submit per batch of recorded nodes,
+            // and its waits for its own fence (host time, not device time).
+            new FunctionProbe(Layer.GRAPH, VULKAN_SUBMIT, "handle_vk_submit_enter", "handle_dispatch_exit", false,
+                    true),
+            new FunctionProbe(Layer.GRAPH, VULKAN_FENCE_WAIT, "handle_vk_fence_enter", "handle_dispatch_exit", false,
+                    true),
             // Operator layer: the graph is read once per compute; threads report only at the node-loop barrier.
             new FunctionProbe(Layer.OPERATOR, "ggml_graph_compute", "handle_graph_walk", "handle_graph_done", false,
                     false),

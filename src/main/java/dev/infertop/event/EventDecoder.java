@@ -53,6 +53,7 @@ public final class EventDecoder implements RecordHandler {
             case EVENT_COUNTERS -> counters(data, offset, lengthBytes, tid, startNs, endNs);
             case EVENT_BACKEND_OPS -> backendOps(data, offset, lengthBytes, tid, startNs, endNs);
             case EVENT_MOE -> moe(data, offset, lengthBytes, tid, startNs, endNs);
+            case EVENT_OFFLOAD -> offload(data, offset, lengthBytes, tid, startNs, endNs);
             default -> malformedRecords++;
         }
     }
@@ -203,6 +204,33 @@ public final class EventDecoder implements RecordHandler {
                 data.get(LONG_BIG_ENDIAN, offset + BACKEND_OPS_GUID + 8),
                 data.get(INT, offset + BACKEND_OPS_N_NODES), data.get(INT, offset + BACKEND_OPS_COUNTED),
                 data, offset + BACKEND_OPS_OP_NODES);
+    }
+
+    /** A synchronize (the backend waited for) or a tensor copy (its source's shape, bytes and both names). */
+    private void offload(MemorySegment data, long offset, int lengthBytes, int tid, long startNs, long endNs) {
+        if (lengthBytes < OFFLOAD_SIZE) {
+            malformedRecords++;
+            return;
+        }
+        int what = data.get(INT, offset + OFFLOAD_WHAT);
+        TraceListener listener = listeners[EVENT_OFFLOAD];
+        long backend = data.get(LONG, offset + OFFLOAD_BACKEND);
+        long guidHigh = data.get(LONG_BIG_ENDIAN, offset + OFFLOAD_GUID);
+        long guidLow = data.get(LONG_BIG_ENDIAN, offset + OFFLOAD_GUID + 8);
+        switch (what) {
+            case OFFLOAD_SYNC, OFFLOAD_EVENT_SYNC -> listener.onBackendWait(tid, startNs, endNs,
+                    what == OFFLOAD_SYNC ? backend : 0, guidHigh, guidLow);
+            case OFFLOAD_COPY, OFFLOAD_COPY_ASYNC -> listener.onTensorCopy(tid, startNs, endNs,
+                    what == OFFLOAD_COPY_ASYNC, data.get(LONG, offset + OFFLOAD_BYTES),
+                    data.get(INT, offset + OFFLOAD_TYPE), data.get(LONG, offset + OFFLOAD_NE),
+                    data.get(LONG, offset + OFFLOAD_NE + 8), data.get(LONG, offset + OFFLOAD_NE + 16),
+                    data.get(LONG, offset + OFFLOAD_NE + 24),
+                    names.intern(data, offset + OFFLOAD_SRC_NAME, OFFLOAD_NAME_BYTES),
+                    names.intern(data, offset + OFFLOAD_DST_NAME, OFFLOAD_NAME_BYTES));
+            case OFFLOAD_VK_SUBMIT, OFFLOAD_VK_FENCE -> listener.onHostDispatch(tid, startNs, endNs,
+                    what == OFFLOAD_VK_FENCE);
+            default -> malformedRecords++;
+        }
     }
 
     private void moe(MemorySegment data, long offset, int lengthBytes, int tid, long startNs, long endNs) {

@@ -20,7 +20,7 @@ public final class EventLayout {
     /** One llama_process(ENCODE) call: a struct decode_event, counted apart from the decode calls. */
     public static final int EVENT_ENCODE = 16;
     /** The largest record kind: the decoder keeps one listener per kind up to it. */
-    public static final int MAX_EVENT_KIND = 16;
+    public static final int MAX_EVENT_KIND = 17;
 
     // struct event_header
     public static final int HEADER_KIND = 0;
@@ -148,6 +148,24 @@ public final class EventLayout {
     public static final int BACKEND_OPS_COUNTED = 52;
     public static final int BACKEND_OPS_OP_NODES = 56;
     public static final int BACKEND_OPS_SIZE = 312;
+    // struct offload_event (native/offload.bpf.h)
+    public static final int EVENT_OFFLOAD = 17;
+    public static final int OFFLOAD_SYNC = 1;
+    public static final int OFFLOAD_COPY = 2;
+    public static final int OFFLOAD_COPY_ASYNC = 3;
+    public static final int OFFLOAD_EVENT_SYNC = 4;
+    public static final int OFFLOAD_VK_SUBMIT = 5;
+    public static final int OFFLOAD_VK_FENCE = 6;
+    public static final int OFFLOAD_NAME_BYTES = 64;
+    public static final int OFFLOAD_BACKEND = 24;
+    public static final int OFFLOAD_GUID = 32;
+    public static final int OFFLOAD_WHAT = 48;
+    public static final int OFFLOAD_TYPE = 52;
+    public static final int OFFLOAD_NE = 56;
+    public static final int OFFLOAD_BYTES = 88;
+    public static final int OFFLOAD_SRC_NAME = 96;
+    public static final int OFFLOAD_DST_NAME = 160;
+    public static final int OFFLOAD_SIZE = 224;
     // MoE layer: struct moe_event (moe_control, moe_plan_key / moe_plan / moe_group_bits: in bpf)
     /** MOE_PLAN_GROUPS of native/events.h (bpf.ControlLayout reads it from here). */
     public static final int MOE_PLAN_GROUPS = 4096;

@@ -102,6 +102,27 @@ public interface TraceListener {
                               int counted, java.lang.foreign.MemorySegment data, long opNodesOffset) {}
 
     /**
+     * The host waited for a backend: ggml_backend_synchronize({@code backendAddress}) ran from {@code startNs}
+     * to {@code endNs}; {@code backendAddress} 0 for ggml_backend_event_synchronize (an event names no backend).
+     * A device backend's queued work is complete at its return.
+     */
+    default void onBackendWait(int tid, long startNs, long endNs, long backendAddress, long guidHigh, long guidLow) {}
+
+    /**
+     * A tensor copied between backends' buffers (ggml_backend_tensor_copy, or its async form): {@code bytes} of a
+     * tensor of {@code type} and shape {@code ne0..ne3}, named {@code srcNameId} and {@code dstNameId} (name ids
+     * of the decoder's {@link NameTable}; the scheduler names an input's copy "BACKEND#name#N").
+     */
+    default void onTensorCopy(int tid, long startNs, long endNs, boolean async, long bytes, int type, long ne0,
+                              long ne1, long ne2, long ne3, int srcNameId, int dstNameId) {}
+
+    /**
+     * The Vulkan backend dispatched from the host (in a compute or a synchronize): a submit of a batch of recorded nodes, or
+     * ({@code fenceWait}) a wait for its own fence. Host time, never device time.
+     */
+    default void onHostDispatch(int tid, long startNs, long endNs, boolean fenceWait) {}
+
+    /**
      * MoE layer: a traced graph started ({@code subtype} MOE_GRAPH: {@code value} 1 when BPF holds a plan for
      * its {@code signature}), or the ids tensor of planned node group {@code group} was copied (MOE_IDS:
      * {@code value} bytes at {@code data[idsOffset]}, row t at t·nb1; read them during the call only).

@@ -203,6 +203,7 @@ public final class JsonLinesView implements SnapshotView {
                 }
             }
         }
+        OffloadJson.put(root.putObject(OFFLOAD.key()), f.offload());
         MoeJson.put(root, s.moe());
         root.put(LOST_EVENTS.key(), s.lostEvents());
         putLimits(root.putObject(LIMITS.key()), s.limits());

@@ -81,6 +81,8 @@ public final class MetricsMapping {
         out.metricSnapshot(counter("infertop_graph_busy_seconds", Unit.SECONDS,
                 "Time spent computing graphs per backend", created, busy));
 
+        offload(out, s.total().offload(), created);
+
         Map<Labels, Double> wait = new LinkedHashMap<>();
         Map<Labels, Double> work = new LinkedHashMap<>();
         for (ThreadTotals thread : s.total().operators().threads()) {
@@ -205,6 +207,39 @@ public final class MetricsMapping {
         return builder.build();
     }
 
+    /**
+     * Offload: how each backend's end of work is known (a series per backend, 1, its completion a label), device-
+     * complete time only for the backends where a synchronize closed their work (never a 0 for "unknown"), the
+     * host's waits for each backend and the bytes copied into it.
+     */
+    private static void offload(MetricSnapshots.Builder out, dev.infertop.model.OffloadTotals offload, long created) {
+        GaugeSnapshot.Builder completion = GaugeSnapshot.builder().name("infertop_backend_completion")
+                .help("1 per backend, labelled with how its work's end is known: device-complete, enqueue only "
+                        + "(no synchronize of it seen: its times are the compute calls'), computes in the call");
+        Map<Labels, Double> device = new LinkedHashMap<>();
+        Map<Labels, Double> hostWait = new LinkedHashMap<>();
+        Map<Labels, Double> bytesIn = new LinkedHashMap<>();
+        for (dev.infertop.model.OffloadTotals.Backend backend : offload.backends()) {
+            Labels labels = Labels.of("backend", LabelValues.sanitize(backend.backend()));
+            completion.dataPoint(GaugeDataPointSnapshot.builder().labels(labels.add("completion",
+                    backend.completion().label())).value(1).build());
+            if (backend.completion() == dev.infertop.model.OffloadTotals.Completion.DEVICE_COMPLETE) {
+                device.merge(labels, backend.deviceNs() / 1e9, Double::sum);
+            }
+            hostWait.merge(labels, backend.waitNs() / 1e9, Double::sum);
+            bytesIn.merge(labels, (double) backend.bytesIn(), Double::sum);
+        }
+        out.metricSnapshot(completion.build());
+        out.metricSnapshot(counter("infertop_backend_device_complete_seconds", Unit.SECONDS,
+                "Per device backend, from its queued computes' first entry to the synchronize that closed them "
+                        + "(an upper bound of device time); its enqueue time is infertop_graph_busy_seconds",
+                created, device));
+        out.metricSnapshot(counter("infertop_backend_host_wait_seconds", Unit.SECONDS,
+                "Time the host spent in ggml_backend_synchronize per backend", created, hostWait));
+        out.metricSnapshot(counter("infertop_backend_copied_in_bytes", Unit.BYTES,
+                "Bytes of the tensors the scheduler copied into each backend", created, bytesIn));
+    }
+
     private static GaugeSnapshot gauge(String name, Unit unit, String help, double value) {
         GaugeSnapshot.Builder builder = GaugeSnapshot.builder().name(name).help(help);
         if (unit != null) {
@@ -229,7 +264,9 @@ public final class MetricsMapping {
     static final List<String> NAMES = List.of("infertop_target_info", "infertop_target_running",
             "infertop_prefill_tokens_total", "infertop_decode_tokens_total", "infertop_decode_calls_total",
             "infertop_encode_calls_total", "infertop_encode_tokens_total",
-            "infertop_graph_computes_total", "infertop_graph_busy_seconds_total", "infertop_barrier_wait_seconds_total",
+            "infertop_graph_computes_total", "infertop_graph_busy_seconds_total", "infertop_backend_completion",
+            "infertop_backend_device_complete_seconds_total", "infertop_backend_host_wait_seconds_total",
+            "infertop_backend_copied_in_bytes_total", "infertop_barrier_wait_seconds_total",
             "infertop_thread_work_seconds_total", "infertop_moe_expert_selections_total", "infertop_lost_events_total",
             "infertop_probe_cost_ratio", "infertop_overhead_estimate_ratio", "infertop_overhead_budget_ratio",
             "infertop_operator_sampled_ratio", "infertop_ttft_seconds", "infertop_tpot_seconds",

@@ -10,6 +10,7 @@ import java.util.List;
  * @param spanNs     the time these figures cover: the tick's interval, or the run so far
  * @param cpuGraphs  the CPU backend's graph computes as its own probe sees them (the graph layer)
  * @param backendOps ops counted per graph on backends other than the CPU
+ * @param offload    enqueue against device-complete time per backend, and what the scheduler copied between them
  */
 public record Figures(
         long spanNs,
@@ -22,11 +23,26 @@ public record Figures(
         SchedTotals sched,
         CounterTotals counters,
         List<BackendOps> backendOps,
-        RooflineTotals roofline) {
+        RooflineTotals roofline,
+        OffloadTotals offload) {
 
     public Figures {
         backends = List.copyOf(backends);
         backendOps = List.copyOf(backendOps);
+        offload = offload == null ? OffloadTotals.EMPTY : offload;
+    }
+
+    /** Figures without offload figures (a snapshot written before they existed). */
+    public Figures(long spanNs, TokenTotals tokens, LatencySummary ttft, LatencySummary tpot, List<BackendTotals> backends,
+                   BackendTotals cpuGraphs, OperatorTotals operators, SchedTotals sched, CounterTotals counters,
+                   List<BackendOps> backendOps, RooflineTotals roofline) {
+        this(spanNs, tokens, ttft, tpot, backends, cpuGraphs, operators, sched, counters, backendOps, roofline,
+                OffloadTotals.EMPTY);
+    }
+
+    public Figures withOffload(OffloadTotals newOffload) {
+        return new Figures(spanNs, tokens, ttft, tpot, backends, cpuGraphs, operators, sched, counters, backendOps,
+                roofline, newOffload);
     }
 
     /** Figures without a roofline (the operator layer off, or a snapshot written before it existed). */
@@ -40,40 +56,40 @@ public record Figures(
     // Copies with one figure changed: tests and replays build on figures without repeating every one.
 
     public Figures withTokens(TokenTotals newTokens) {
-        return new Figures(spanNs, newTokens, ttft, tpot, backends, cpuGraphs, operators, sched, counters, backendOps, roofline);
+        return new Figures(spanNs, newTokens, ttft, tpot, backends, cpuGraphs, operators, sched, counters, backendOps, roofline, offload);
     }
 
     public Figures withBackends(List<BackendTotals> newBackends, List<BackendOps> newBackendOps) {
         return new Figures(spanNs, tokens, ttft, tpot, newBackends, cpuGraphs, operators, sched, counters,
-                newBackendOps, roofline);
+                newBackendOps, roofline, offload);
     }
 
     public Figures withSched(SchedTotals newSched) {
-        return new Figures(spanNs, tokens, ttft, tpot, backends, cpuGraphs, operators, newSched, counters, backendOps, roofline);
+        return new Figures(spanNs, tokens, ttft, tpot, backends, cpuGraphs, operators, newSched, counters, backendOps, roofline, offload);
     }
 
     public Figures withBackendOps(List<BackendOps> newBackendOps) {
         return new Figures(spanNs, tokens, ttft, tpot, backends, cpuGraphs, operators, sched, counters, newBackendOps,
-                roofline);
+                roofline, offload);
     }
 
     public Figures withRoofline(RooflineTotals newRoofline) {
         return new Figures(spanNs, tokens, ttft, tpot, backends, cpuGraphs, operators, sched, counters, backendOps,
-                newRoofline);
+                newRoofline, offload);
     }
 
     /** The operator layer's figures (its table and the roofline that costs its nodes) from other figures. */
     public Figures withOperatorFiguresOf(Figures other) {
         return new Figures(spanNs, tokens, ttft, tpot, backends, cpuGraphs, other.operators, sched, counters, backendOps,
-                other.roofline);
+                other.roofline, offload);
     }
 
     public Figures withOperators(OperatorTotals newOperators) {
         return new Figures(spanNs, tokens, ttft, tpot, backends, cpuGraphs, newOperators, sched, counters, backendOps,
-                roofline);
+                roofline, offload);
     }
 
     public Figures withCounters(CounterTotals newCounters) {
-        return new Figures(spanNs, tokens, ttft, tpot, backends, cpuGraphs, operators, sched, newCounters, backendOps, roofline);
+        return new Figures(spanNs, tokens, ttft, tpot, backends, cpuGraphs, operators, sched, newCounters, backendOps, roofline, offload);
     }
 }

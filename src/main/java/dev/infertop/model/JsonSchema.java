@@ -29,6 +29,7 @@ public enum JsonSchema {
     SCHED,
     COUNTERS("while the counters layer is not off"),
     BACKENDS,
+    OFFLOAD,
     MOE("with the moe layer, once it read experts"),
     LOST_EVENTS, LIMITS,
     BUDGET("with --budget"),
@@ -114,6 +115,38 @@ public enum JsonSchema {
     /** One backend of {@code backends}. */
     public enum BackendField implements Key {
         GRAPHS, NODES, BUSY_MS, OPS;
+        private final String key = name().toLowerCase(Locale.ROOT);
+        public String key() { return key; }
+    }
+
+    /** {@code offload}: device time per backend, and the tensors copied between backends. */
+    public enum OffloadField implements Key {
+        BACKENDS, COPIES, COPIES_FOLDED, HOST_DISPATCH;
+        private final String key = name().toLowerCase(Locale.ROOT);
+        public String key() { return key; }
+    }
+
+    /**
+     * One backend of {@code offload.backends}: {@code device_complete_ms} only where {@code completion} is
+     * "device-complete" (never a 0 that reads as an idle device).
+     */
+    public enum OffloadBackendField implements Key {
+        COMPLETION, GRAPHS, ENQUEUE_MS, COMPLETED_GRAPHS, COMPLETED_ENQUEUE_MS, DEVICE_COMPLETE_MS, HOST_WAITS,
+        HOST_WAIT_MS, COPIES_IN, BYTES_IN, COPY_MS;
+        private final String key = name().toLowerCase(Locale.ROOT);
+        public String key() { return key; }
+    }
+
+    /** One backend of {@code offload.host_dispatch}: host time in its compute calls and synchronizes, never device time. */
+    public enum OffloadDispatchField implements Key {
+        SUBMITS, SUBMIT_MS, FENCE_WAITS, FENCE_WAIT_MS;
+        private final String key = name().toLowerCase(Locale.ROOT);
+        public String key() { return key; }
+    }
+
+    /** One tensor of {@code offload.copies}. */
+    public enum OffloadCopyField implements Key {
+        TENSOR, TO_BACKEND, TYPE, SHAPE, COPIES, BYTES, COPY_MS;
         private final String key = name().toLowerCase(Locale.ROOT);
         public String key() { return key; }
     }
@@ -323,6 +356,9 @@ public enum JsonSchema {
             Map.entry("ops.*", OpField.class), Map.entry("ops_estimated.*", OpField.class),
             Map.entry("threads.*", ThreadField.class),
             Map.entry("backends.*", BackendField.class), Map.entry("backends.*.ops.*", BackendOpField.class),
+            Map.entry("offload", OffloadField.class), Map.entry("offload.backends.*", OffloadBackendField.class),
+            Map.entry("offload.copies.[]", OffloadCopyField.class),
+            Map.entry("offload.host_dispatch.*", OffloadDispatchField.class),
             Map.entry("layers.*", LayerField.class),
             Map.entry("budget", BudgetField.class),
             Map.entry("roofline", RooflineField.class), Map.entry("roofline.ops.*", RooflineOpField.class),

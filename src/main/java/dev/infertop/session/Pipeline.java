@@ -5,6 +5,7 @@ import dev.infertop.agg.CalibratedOpNaming;
 import dev.infertop.agg.CounterAggregator;
 import dev.infertop.agg.DagRecorder;
 import dev.infertop.agg.MoeAggregator;
+import dev.infertop.agg.OffloadAggregator;
 import dev.infertop.agg.OpNaming;
 import dev.infertop.agg.OperatorAggregator;
 import dev.infertop.agg.RooflineAggregator;
@@ -53,6 +54,8 @@ record Pipeline(NameTable names, TraceAggregator aggregator, EventDecoder decode
         CounterAggregator counters = new CounterAggregator();
         aggregator.register(counters);
         aggregator.withBackendOps(new BackendOpsAggregator(aggregator.backendKeys(), naming));
+        OffloadAggregator offload = new OffloadAggregator(aggregator.backendKeys(), names);
+        aggregator.register(offload).followGraphComputes(offload);
         DagRecorder dag = null;
         if (naming != null) {
             MoeAggregator moe = new MoeAggregator(naming, names, moePlans);

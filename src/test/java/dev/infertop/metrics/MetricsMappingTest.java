@@ -220,7 +220,8 @@ class MetricsMappingTest {
         long[][] counts = {{1}};
         MoeTotals moe = new MoeTotals(true, 10, 1, counts, counts, new long[1], new long[1], counts, counts,
                 new long[1], new long[1], new long[1], List.of(), new double[1], 16384, 1, 0, 0, 0, 0, 8);
-        Snapshot traced = Fixtures.snapshot(LayerStatus.State.ON);
+        Snapshot traced = Fixtures.snapshot(LayerStatus.State.ON)
+                .withFigures(f -> f.withOffload(dev.infertop.view.OffloadFixtures.offload()));
         Snapshot estimated = traced.withFigures(f -> f.withOperators(f.operators().withEstimated(
                 List.of(new dev.infertop.model.OpEstimate("MUL_MAT", 480, 12_500_000)))));
         String text = openMetrics(frame(estimated.withMoe(moe)
@@ -306,7 +307,33 @@ class MetricsMappingTest {
      */
     private static final Set<String> NAMED_NOT_COMPARED = Set.of(JsonSchema.TTFT_MS.key(), JsonSchema.TPOT_MS.key(),
             JsonSchema.OPS.key(), JsonSchema.OPS_ESTIMATED.key(), JsonSchema.MOE.key(), JsonSchema.LIMITS.key(),
-            JsonSchema.BUDGET.key(), JsonSchema.SAMPLED.key());
+            JsonSchema.BUDGET.key(), JsonSchema.SAMPLED.key(), JsonSchema.OFFLOAD.key());
+
+    /** The offload metrics against the offload JSON of the same snapshot (NAMED_NOT_COMPARED: offload). */
+    @Test
+    void theOffloadMetricsMirrorTheOffloadJsonAndSayWhatIsUnknown() throws IOException {
+        dev.infertop.model.OffloadTotals offload = dev.infertop.view.OffloadFixtures.offload();
+        dev.infertop.model.OffloadTotals withEnqueueOnly = new dev.infertop.model.OffloadTotals(
+                java.util.stream.Stream.concat(offload.backends().stream(), java.util.stream.Stream.of(
+                        new dev.infertop.model.OffloadTotals.Backend("CUDA",
+                                dev.infertop.model.OffloadTotals.Completion.ENQUEUE_ONLY, 3, 1_000_000, 0, 0, 0, 0,
+                                0, 0, 0, 0))).toList(), offload.copies(), 0);
+        Snapshot s = Fixtures.snapshot(LayerStatus.State.ON).withFigures(f -> f.withOffload(withEnqueueOnly));
+        String text = openMetrics(frame(s));
+        com.fasterxml.jackson.databind.JsonNode json = new com.fasterxml.jackson.databind.ObjectMapper()
+                .readTree(dev.infertop.json.JsonLinesView.toJson(s)).get(JsonSchema.OFFLOAD.key())
+                .get(JsonSchema.OffloadField.BACKENDS.key());
+        assertLine(text, "infertop_backend_completion{backend=\"Vulkan\",completion=\"device-complete\"} 1.0");
+        assertLine(text, "infertop_backend_completion{backend=\"CUDA\",completion=\"enqueue only\"} 1.0");
+        assertLine(text, "infertop_backend_device_complete_seconds_total{backend=\"Vulkan\"} "
+                + json.get("Vulkan").get("device_complete_ms").asDouble() / 1e3);
+        assertFalse(text.contains("infertop_backend_device_complete_seconds_total{backend=\"CUDA\"}"), text);
+        assertFalse(json.get("CUDA").has("device_complete_ms"));
+        assertLine(text, "infertop_backend_host_wait_seconds_total{backend=\"Vulkan\"} "
+                + json.get("Vulkan").get("host_wait_ms").asDouble() / 1e3);
+        assertLine(text, "infertop_backend_copied_in_bytes_total{backend=\"Vulkan\"} "
+                + json.get("Vulkan").get("bytes_in").asDouble());
+    }
 
     /** The exposition's samples of {@code metric}: label value (or "" without a label) to value. */
     private static Map<String, Double> samples(String exposition, String metric, String label) {

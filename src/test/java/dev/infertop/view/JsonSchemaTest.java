@@ -47,7 +47,8 @@ class JsonSchemaTest {
         layers.add(new LayerStatus(Layer.MOE, LayerStatus.State.ON, "", List.of()));
         s = s.withLayers(layers).withMoe(MoePanelTest.moe()).withFigures(f -> f.withSched(Fixtures.sched()))
                 .withBudget(new BudgetStatus(1, 0.9, 3.2, 0.25, "1.0 s of every 4.0 s"));
-        return RooflinePanelTest.with(s, RooflinePanelTest.totals(RooflinePanelTest.CEILINGS));
+        return RooflinePanelTest.with(s, RooflinePanelTest.totals(RooflinePanelTest.CEILINGS))
+                .withFigures(f -> f.withOffload(OffloadFixtures.offload()));
     }
 
     /** Only the token and graph layers, no model file mapped yet, no budget. */

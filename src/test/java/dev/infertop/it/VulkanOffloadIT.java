@@ -1,0 +1,154 @@
+package dev.infertop.it;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.infertop.workload.LlamaCppWorkload;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * llama.cpp's Vulkan backend (the npm @node-llama-cpp/linux-x64-vulkan build; provision-vulkan.sh) on lavapipe,
+ * Vulkan on the CPU, with the synthetic "tiny" model (2 layers, n_embd 256) offloaded fully and in part. The
+ * offload section must tell enqueue time from device-complete time, and its copies must match the graph: every
+ * tensor the scheduler copied into Vulkan has the bytes its shape in the model gives, per token or per call,
+ * counted against the token layer's own counts (llama_decode's batches), and the ops per backend follow the split.
+ */
+class VulkanOffloadIT {
+    private static final int N_EMBD = 256;   // preset "tiny"
+    private static final int LAYERS = 2;
+    private static final int F32_BYTES = 4;
+    private static Path bench;
+    private static Path tinyModel;
+
+    @BeforeAll
+    static void requirements() {
+        LlamaCppWorkload workload = Requirements.canTraceLlamaCpp();
+        Path dir = workload.root().resolve("prebuilt-vulkan");
+        bench = dir.resolve("llama-bench");
+        Requirements.require(Files.isExecutable(bench) && Files.exists(dir.resolve("libggml-vulkan.so")),
+                "needs the Vulkan build of llama.cpp: run src/scripts/provision-vulkan.sh");
+        Requirements.require(Files.exists(Path.of("/usr/share/vulkan/icd.d/lvp_icd.x86_64.json")),
+                "needs lavapipe (software Vulkan): apt-get install -y mesa-vulkan-drivers libvulkan1");
+        tinyModel = Models.preset("tiny");
+    }
+
+    private static JsonNode trace(int gpuLayers) throws Exception {
+        List<String> args = new ArrayList<>(List.of("--json", "-d", "0.5"));
+        args.addAll(InfertopProcess.env(Map.of("LD_LIBRARY_PATH", bench.getParent().toString(),
+                "GGML_VK_VISIBLE_DEVICES", "0")));
+        args.addAll(List.of("--", bench.toString(), "-m", tinyModel.toString(), "-ngl", Integer.toString(gpuLayers),
+                "-p", "16", "-n", "4", "-r", "1", "-t", "2"));
+        try (InfertopProcess infertop = InfertopProcess.start(args.toArray(String[]::new))) {
+            assertEquals(0, infertop.waitFor(600), "stderr:\n" + infertop.stderrText());
+            JsonNode total = infertop.finalObject();
+            assertTrue(infertop.stderrText().contains("ggml_vulkan: 0 = "), "no Vulkan device found:\n"
+                    + infertop.stderrText());
+            assertEquals(0, total.get("lost_events").asLong());
+            return total;
+        } finally {
+            LeakCheck.assertNothingLeft();
+        }
+    }
+
+    /** Bytes copied to {@code backend} per tensor name, and each tensor's copies. */
+    private static Map<String, long[]> copiesTo(JsonNode total, String backend) {
+        Map<String, long[]> copies = new HashMap<>();
+        for (JsonNode copy : total.get("offload").get("copies")) {
+            if (copy.get("to_backend").asText().equals(backend)) {
+                copies.put(copy.get("tensor").asText(),
+                        new long[] {copy.get("bytes").asLong(), copy.get("copies").asLong()});
+            }
+        }
+        return copies;
+    }
+
+    private static void deviceTimeIsLabelledAndBoundsEnqueue(JsonNode total) {
+        JsonNode vulkan = total.get("offload").get("backends").get("Vulkan");
+        assertNotNull(vulkan, total.get("offload").toString());
+        assertEquals("device-complete", vulkan.get("completion").asText(), vulkan.toString());
+        assertEquals(total.get("graph_computes").get("Vulkan").asLong(), vulkan.get("graphs").asLong());
+        assertTrue(vulkan.get("completed_graphs").asLong() > 0, vulkan.toString());
+        // A compute's span from its entry to the synchronize that closes it holds the compute call itself.
+        assertTrue(vulkan.get("device_complete_ms").asDouble() >= vulkan.get("completed_enqueue_ms").asDouble(),
+                vulkan.toString());
+        assertTrue(vulkan.get("host_waits").asLong() > 0, vulkan.toString());
+        // Host dispatch (ggml_vk_submit): each Vulkan compute hands its recorded nodes to the queue at least once.
+        JsonNode dispatch = total.get("offload").get("host_dispatch").get("Vulkan");
+        assertNotNull(dispatch, total.get("offload").toString());
+        assertTrue(dispatch.get("submits").asLong() >= vulkan.get("graphs").asLong(), dispatch + " " + vulkan);
+        JsonNode cpu = total.get("offload").get("backends").get("CPU");
+        assertEquals("computes in the call", cpu.get("completion").asText(), cpu.toString());
+        assertFalse(cpu.has("device_complete_ms"), cpu.toString());
+    }
+
+    @Test
+    void fullOffloadCopiesTheInputsByTheirShapeAndKeepsOnlyTheEmbeddingOnTheCpu() throws Exception {
+        JsonNode total = trace(99);
+        deviceTimeIsLabelledAndBoundsEnqueue(total);
+        long tokens = total.get("tokens_prefill").asLong() + total.get("tokens_decode").asLong();
+        long calls = total.get("decode_calls").asLong();
+        assertTrue(tokens > 0 && calls > 0, total.toString());
+
+        Map<String, long[]> toVulkan = copiesTo(total, "Vulkan0");
+        String copies = total.get("offload").get("copies").toString();
+        // The token embedding's rows (GET_ROWS on the CPU, where token_embd stays): n_embd F32 per token.
+        assertNotNull(toVulkan.get("embd"), copies);
+        assertEquals((long) N_EMBD * F32_BYTES * tokens, toVulkan.get("embd")[0], copies);
+        // Positions: one int32 per token; the KV cache's row indices: one int64 per token; the output rows
+        // (llama-bench asks for the last token's logits only): one int32 per call.
+        assertEquals(4L * tokens, toVulkan.get("inp_pos")[0], copies);
+        assertEquals(8L * tokens, toVulkan.get("attn_inp_k_idxs")[0], copies);
+        assertEquals(4L * calls, toVulkan.get("out_ids")[0], copies);
+        long bytesIn = toVulkan.values().stream().mapToLong(c -> c[0]).sum();
+        assertEquals(bytesIn, total.get("offload").get("backends").get("Vulkan").get("bytes_in").asLong(), copies);
+
+        // The op mix: every computing op of the CPU backend is the embedding's GET_ROWS; Vulkan runs the
+        // layers' and the output's matmuls (7 a layer, 1 for the output) and the attention.
+        Set<String> views = Set.of("NONE", "RESHAPE", "VIEW", "PERMUTE", "TRANSPOSE");
+        JsonNode cpuOps = total.get("backends").get("CPU").get("ops");
+        cpuOps.fieldNames().forEachRemaining(op -> assertTrue(op.equals("GET_ROWS") || views.contains(op),
+                "the CPU ran " + op + ": " + cpuOps));
+        JsonNode vulkanOps = total.get("backends").get("Vulkan").get("ops");
+        assertTrue(vulkanOps.has("FLASH_ATTN_EXT") && vulkanOps.has("ROPE"), vulkanOps.toString());
+        long vulkanGraphsCounted = vulkanOps.get("MUL_MAT").get("nodes").asLong() / (7L * LAYERS + 1);
+        assertEquals(vulkanOps.get("MUL_MAT").get("nodes").asLong(), vulkanGraphsCounted * (7L * LAYERS + 1),
+                "MUL_MAT nodes are 15 per Vulkan graph: " + vulkanOps);
+    }
+
+    @Test
+    void partialOffloadCopiesTheLastLayersRowsAndKeepsAttentionOnTheCpu() throws Exception {
+        // -ngl 1: only the output layer on Vulkan. Its split starts at the last layer's FFN residual add, whose
+        // two inputs cross over: one row each (the last layer keeps only the rows of the logits asked for).
+        JsonNode total = trace(1);
+        deviceTimeIsLabelledAndBoundsEnqueue(total);
+        long calls = total.get("decode_calls").asLong();
+        Map<String, long[]> toVulkan = copiesTo(total, "Vulkan0");
+        String copies = total.get("offload").get("copies").toString();
+        String last = Integer.toString(LAYERS - 1);
+        assertEquals(Set.of("ffn_inp-" + last, "ffn_out-" + last), toVulkan.keySet(), copies);
+        for (long[] copy : toVulkan.values()) {
+            assertEquals((long) N_EMBD * F32_BYTES * calls, copy[0], copies);
+            assertEquals(calls, copy[1], copies);
+        }
+        Set<String> vulkanOps = new HashSet<>();
+        total.get("backends").get("Vulkan").get("ops").fieldNames().forEachRemaining(vulkanOps::add);
+        Set<String> allowed = Set.of("ADD", "RMS_NORM", "MUL", "MUL_MAT", "NONE", "RESHAPE", "VIEW", "PERMUTE",
+                "TRANSPOSE");
+        assertTrue(allowed.containsAll(vulkanOps), "Vulkan ran " + vulkanOps);
+        JsonNode cpuOps = total.get("backends").get("CPU").get("ops");
+        assertTrue(cpuOps.has("FLASH_ATTN_EXT") && cpuOps.has("ROPE") && cpuOps.has("MUL_MAT"), cpuOps.toString());
+    }
+}

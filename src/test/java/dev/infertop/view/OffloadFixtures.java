@@ -1,0 +1,22 @@
+package dev.infertop.view;
+
+import dev.infertop.model.OffloadTotals;
+import dev.infertop.model.OffloadTotals.Completion;
+
+import java.util.List;
+
+/** Offload figures of a partly offloaded run: Vulkan closed by synchronizes, the CPU computing in the call. */
+public final class OffloadFixtures {
+    private OffloadFixtures() {}
+
+    public static OffloadTotals offload() {
+        return new OffloadTotals(List.of(
+                new OffloadTotals.Backend("Vulkan", Completion.DEVICE_COMPLETE, 40, 12_000_000, 38, 11_000_000,
+                        30_000_000, 45, 17_000_000, 80, 81_920, 400_000),
+                new OffloadTotals.Backend("CPU", Completion.IN_CALL, 40, 50_000_000, 40, 50_000_000, 0, 45,
+                        100_000, 0, 0, 0)),
+                List.of(new OffloadTotals.Copy("ffn_inp-1", "Vulkan0", 0, "256x1x1x1", 40, 40_960, 200_000),
+                        new OffloadTotals.Copy("ffn_out-1", "Vulkan0", 0, "256x1x1x1", 40, 40_960, 200_000)),
+                0, List.of(new OffloadTotals.Dispatch("Vulkan", 40, 3_000_000, 38, 5_000_000)));
+    }
+}

@@ -1,0 +1,94 @@
+package dev.infertop.view;
+
+import com.googlecode.lanterna.TerminalSize;
+import com.googlecode.lanterna.screen.Screen;
+import com.googlecode.lanterna.screen.TerminalScreen;
+import com.googlecode.lanterna.terminal.virtual.DefaultVirtualTerminal;
+import dev.infertop.model.BackendOps;
+import dev.infertop.model.BackendTotals;
+import dev.infertop.model.LayerStatus;
+import dev.infertop.model.OffloadTotals;
+import dev.infertop.model.Snapshot;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.util.List;
+
+import static dev.infertop.view.Fixtures.find;
+import static dev.infertop.view.Fixtures.row;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The backends panel (key b) of a partly offloaded run: each backend's enqueue time in its row, and under it
+ * device-complete time (or "enqueue only"), the host's waits and the bytes copied in; then the copied tensors.
+ */
+class OffloadPanelTest {
+    private DefaultVirtualTerminal terminal;
+    private TerminalScreen screen;
+    private final UiState ui = new UiState();
+
+    static Snapshot vulkanSnapshot(OffloadTotals offload) {
+        Snapshot s = Fixtures.snapshot(LayerStatus.State.ON);
+        List<BackendTotals> backends = List.of(new BackendTotals("CPU", 40, 4_000, 50_000_000L),
+                new BackendTotals("Vulkan", 40, 160, 12_000_000L));
+        List<BackendOps> vulkan = List.of(new BackendOps("Vulkan", 40, 12_000_000L, List.of(
+                new BackendOps.Op("MUL_MAT", 40, 0, false), new BackendOps.Op("ADD", 40, 0, false))));
+        return s.withFigures(f -> f.withBackends(backends, vulkan).withOffload(offload));
+    }
+
+    private void render(Snapshot snapshot) throws IOException {
+        terminal = new DefaultVirtualTerminal(new TerminalSize(100, 30));
+        screen = new TerminalScreen(terminal);
+        screen.startScreen();
+        ui.body = BodyPanel.BACKENDS;
+        new MonitorScreen(Theme.COLOUR, List.of("1", "2", "3"), List.of(new HelpPanel.Entry(List.of("q"), "quit")),
+                "h help  q quit").draw(screen.newTextGraphics(), snapshot, ui);
+        screen.refresh(Screen.RefreshType.DELTA);
+    }
+
+    @AfterEach
+    void stop() throws IOException {
+        if (screen != null) {
+            screen.stopScreen();
+        }
+    }
+
+    private int after(int from, String prefix) {
+        for (int r = from + 1; r < terminal.getTerminalSize().getRows(); r++) {
+            if (row(terminal, r).startsWith(prefix)) {
+                return r;
+            }
+        }
+        return -1;
+    }
+
+    @Test
+    void eachBackendSaysEnqueueAndDeviceTimeApartAndTheCopiesAreListed() throws IOException {
+        render(vulkanSnapshot(OffloadFixtures.offload()));
+        int heading = find(terminal, "BACKEND / OP");
+        assertTrue(row(terminal, heading).contains("ENQUEUE ms"), row(terminal, heading));
+        int vulkan = after(heading, " Vulkan ");
+        assertTrue(row(terminal, vulkan).matches(" Vulkan\\s+40\\s+12\\.00\\s+1\\.2%\\s+160\\s*"), row(terminal, vulkan));
+        assertEquals("   device-complete 30.00 ms over 38 graphs (enqueue 11.00); host wait 17.00 ms/45; in 80 KiB",
+                row(terminal, vulkan + 1).stripTrailing());
+        int cpu = after(heading, " CPU ");
+        assertTrue(row(terminal, cpu + 1).startsWith("   computes in the call: enqueue is compute"),
+                row(terminal, cpu + 1));
+        int copies = after(heading, " COPIED TENSOR");
+        assertTrue(copies > vulkan && copies > cpu, "the copies table below the backends");
+        assertTrue(row(terminal, copies + 1).matches(" ffn_inp-1\\s+Vulkan0\\s+40\\s+40 KiB\\s+1024\\s*"),
+                row(terminal, copies + 1));
+    }
+
+    @Test
+    void aBackendWithoutASynchronizeSaysEnqueueOnly() throws IOException {
+        OffloadTotals enqueueOnly = new OffloadTotals(List.of(new OffloadTotals.Backend("Vulkan",
+                OffloadTotals.Completion.ENQUEUE_ONLY, 40, 12_000_000, 0, 0, 0, 0, 0, 0, 0, 0)), List.of(), 0);
+        render(vulkanSnapshot(enqueueOnly));
+        int vulkan = after(find(terminal, "BACKEND / OP"), " Vulkan ");
+        assertTrue(row(terminal, vulkan + 1).startsWith("   enqueue only: no synchronize of it seen, device time"
+                + " unknown"), row(terminal, vulkan + 1));
+    }
+}
