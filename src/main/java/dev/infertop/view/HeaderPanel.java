@@ -110,6 +110,10 @@ public final class HeaderPanel implements Panel {
             // "limits": what was folded into "other" or dropped, run so far): beside "lost".
             latency += String.format(Locale.ROOT, " capped %d", s.limits().droppedTotal());
         }
+        // Which source the token figures have: the API's calls, or the graphs where llama_decode is not called
+        // (said in full, never as 0 tok/s); nothing seen yet says so too.
+        dev.infertop.model.TokenSource source = s.total().tokens().source();
+        latency += "  tokens: " + (source == dev.infertop.model.TokenSource.API ? "api" : source.state());
         if (s.total().tokens().requests() > 0) {
             // A server: sequences followed token by token; how many decoded in this interval.
             latency += String.format(Locale.ROOT, "  requests: %d active, %d answered", s.interval().tokens().activeRequests(),
