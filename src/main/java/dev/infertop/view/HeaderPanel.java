@@ -110,10 +110,6 @@ public final class HeaderPanel implements Panel {
             // "limits": what was folded into "other" or dropped, run so far): beside "lost".
             latency += String.format(Locale.ROOT, " capped %d", s.limits().droppedTotal());
         }
-        // Which source the token figures have: the API's calls, or the graphs where llama_decode is not called
-        // (said in full, never as 0 tok/s); nothing seen yet says so too.
-        dev.infertop.model.TokenSource source = s.total().tokens().source();
-        latency += "  tokens: " + (source == dev.infertop.model.TokenSource.API ? "api" : source.state());
         if (s.total().tokens().requests() > 0) {
             // A server: sequences followed token by token; how many decoded in this interval.
             latency += String.format(Locale.ROOT, "  requests: %d active, %d answered", s.interval().tokens().activeRequests(),
@@ -128,6 +124,11 @@ public final class HeaderPanel implements Panel {
         if (!thief.isEmpty()) {
             latency += "  " + thief;
         }
+        // Which source the token figures have: the API's calls (last, a detail), or the graphs where llama_decode is
+        // not called and nothing seen yet (first, said in full: the speed rows are not an idle engine's 0 tok/s).
+        dev.infertop.model.TokenSource source = s.total().tokens().source();
+        latency = source == dev.infertop.model.TokenSource.API ? latency + "  tokens: api"
+                : source.state() + "  " + latency;
         theme.apply(g, s.lostEvents() > 0 || s.limits().droppedTotal() > 0 ? Theme.Role.WARN : Theme.Role.NORMAL);
         Cells.put(g, 0, 4, latency, width);
     }
