@@ -165,9 +165,9 @@ class GraphTokensIT {
     @Test
     void anEngineDrivingGgmlsSchedulerItselfIsCountedFromItsGraphs() throws Exception {
         Path root = Containers.debianRoot();
-        Path dev = root.resolveSibling("ggml-dev");
+        Path ggmlDev = root.resolveSibling("ggml-dev");
         Requirements.require(java.nio.file.Files.exists(root.resolveSibling("ggml-dev.stamp")),
-                "needs Debian sid's libggml-dev headers in " + dev + ": run src/scripts/provision-distro-llama.sh");
+                "needs Debian sid's libggml-dev headers in " + ggmlDev + ": run src/scripts/provision-distro-llama.sh");
         String cpuVariant = Containers.cpuVariant(root, tinyModel.getParent());
         Path dir = java.nio.file.Files.createTempDirectory("infertop-sched-engine");
         try {
@@ -176,7 +176,7 @@ class GraphTokensIT {
             // Built by the host's gcc, linked against the root's own libggml (its glibc is newer than the host's:
             // its symbols are resolved in the container, where the engine runs).
             Gcc.compile(dir, java.nio.file.Files.readString(Path.of("src/test/native/sched-engine.c")), "sched-engine",
-                    "-I", dev.resolve("usr/include").toString(),
+                    "-I", ggmlDev.resolve("usr/include").toString(),
                     Containers.hostFile(root, libDir + "/libggml.so.0").toString(),
                     Containers.hostFile(root, libDir + "/libggml-base.so.0").toString(), "-Wl,--allow-shlib-undefined");
             dir.toFile().setReadable(true, false);
