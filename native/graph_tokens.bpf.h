@@ -96,6 +96,11 @@ static __always_inline void scan_source(struct graph_scan *scan, const void *src
 
 	if (!src || src == scan->previous)
 		return;
+	/* Weights and inputs are leaves (GGML_OP_NONE, 0 in every release): an op's result is not named. One
+	 * 4-byte read instead of a name's, for most sources. */
+	if (bpf_probe_read_user(&type, sizeof(type), src + config.tensor_op_offset) || type != 0)
+		return;
+	type = -1;
 	kind = graph_name_kind(src, &runtime);
 	switch (kind) {
 	case GRAPH_NAME_TOKEN_EMBEDDING:
@@ -134,7 +139,7 @@ static long scan_node(__u32 index, void *data)
 {
 	struct graph_scan *scan = data;
 	const void *node = 0;
-	const void *srcs[3] = {};
+	const void *srcs[4] = {}; /* FLASH_ATTN_EXT takes its mask as src[3] */
 	__s32 op = -1;
 
 	if (bpf_probe_read_user(&node, sizeof(node), scan->nodes + (__u64)index * sizeof(void *)) || !node)
@@ -146,6 +151,7 @@ static long scan_node(__u32 index, void *data)
 	scan_source(scan, srcs[0], srcs, 0, op);
 	scan_source(scan, srcs[1], srcs, 1, op);
 	scan_source(scan, srcs[2], srcs, 2, op);
+	scan_source(scan, srcs[3], srcs, 3, op);
 	scan->previous = node;
 	/* Everything a decode graph can say found: the rest of the graph is layers alike. */
 	return scan->n_tokens >= 0 && scan->n_positions >= 0 && scan->kv_len >= 0;
