@@ -48,7 +48,6 @@ class LayerRegistrationTest {
         Pipeline pipeline = Pipeline.build(layout, dev.infertop.io.ConfigFiles.backendNames(), 0, () -> 0,
                 (signature, groups, ids, layers) -> false, address -> "");
         Set<Layer> expected = EnumSet.allOf(Layer.class);
-        expected.remove(Layer.TOKEN); // the trace aggregator's own records (tokens, TTFT, TPOT, sequences)
         assertEquals(expected, pipeline.aggregator().aggregatedLayers());
     }
 
