@@ -26,6 +26,7 @@ enum event_kind {
 	EVENT_BATCH = 14,     /* one llama_decode() call's batch, token by token: token layer, sent before its decode */
 	EVENT_SEQ_RM = 15,    /* llama_memory_seq_rm() (or an older release's kv seq_rm) called: token layer */
 	EVENT_ENCODE = 16,    /* one llama_process(ENCODE) call, struct decode_event: token layer, counted apart */
+	EVENT_GRAPH_TOKENS = 17, /* what one graph says of its tokens (struct graph_tokens_event): token layer */
 };
 
 struct event_header {
@@ -179,6 +180,8 @@ struct probe_config {
 	__u32 batch_n_seq_id_offset;
 	__u32 batch_seq_id_offset;
 	__u32 batch_logits_offset;
+	__u32 op_get_rows;           /* token layer, graphs: enum ggml_op of GET_ROWS, or 0xffffffff: not read */
+	__u32 type_i32;              /* token layer, graphs: enum ggml_type of I32 */
 };
 
 /* Switches the operator layer changes at run time (one-slot array map `op_control`). */
@@ -324,6 +327,73 @@ struct moe_plan {
 /* Value of `moe_graph_plans` (key: signature): which node groups have a plan entry. */
 struct moe_group_bits {
 	__u64 bits[MOE_PLAN_GROUPS / 64];
+};
+
+
+/* ----------------------------------------------------------------------------------------------------
+ * Token layer, from the graphs (infertop.bpf.c, handle_sched_graph_enter and the graph layer's entries).
+ * ---------------------------------------------------------------------------------------------------- */
+
+/*
+ * What a tensor's name tells about a graph, as a runtime's description says (config/runtimes.conf, written into
+ * the `graph_names` map): the wire values of dev.infertop.model.GraphNameKind.
+ */
+enum graph_name_kind {
+	GRAPH_NAME_TOKEN_EMBEDDING = 1, /* a weight GET_ROWS reads one row of per token ("token_embd.weight") */
+	GRAPH_NAME_POSITIONS = 2,       /* the I32 input of the batch's positions ("inp_pos") */
+	GRAPH_NAME_KV_MASK = 3,         /* the attention mask: ne[0] is the KV length attended ("KQ_mask") */
+	GRAPH_NAME_OUTPUT = 4,          /* the logits: ne[1] is the outputs computed ("result_output") */
+	GRAPH_NAME_ENCODER_INPUT = 5,   /* an input only an encoder pass takes (whisper's "mel") */
+};
+
+/* Name bytes a `graph_names` prefix may hold (whisper's "decoder.token_embedding.weight" is 30). */
+#define GRAPH_NAME_BYTES 48
+/* Prefixes all runtimes' descriptions may name together. */
+#define GRAPH_NAMES_MAX 64
+/* Nodes of a graph looked at, from its first: the embedding, the first layer's positions and mask are there. */
+#define GRAPH_SCAN_NODES 48
+
+/* Key of the `graph_names` map (BPF_MAP_TYPE_LPM_TRIE): a prefix of prefixlen bits of a tensor name. */
+struct graph_name_key {
+	__u32 prefixlen;
+	char name[GRAPH_NAME_BYTES];
+};
+
+struct graph_name_value {
+	__u32 kind;    /* enum graph_name_kind */
+	__u32 runtime; /* which description named it (its 1-based index in config/runtimes.conf) */
+};
+
+/* Which probe read the graph: the outermost graph call on the thread, so a graph is read once. */
+enum graph_tokens_level {
+	GRAPH_LEVEL_SCHED = 1,   /* ggml_backend_sched_graph_compute(_async): the whole graph (Ollama, llama.cpp) */
+	GRAPH_LEVEL_BACKEND = 2, /* ggml_backend_graph_compute_async, not inside a scheduler call */
+	GRAPH_LEVEL_CPU = 3,     /* ggml_graph_compute, not inside either */
+};
+
+/* graph_tokens_event.flags */
+#define GRAPH_TOKENS_ENCODER 1u     /* an encoder input was among the nodes' sources: an encoder pass */
+#define GRAPH_TOKENS_POSITIONS 2u   /* pos_first/pos_last were read from the positions input's data */
+#define GRAPH_TOKENS_TRUNCATED 4u   /* the graph has more nodes than were looked at and something was not found */
+
+/*
+ * One graph in which a description's names were found, sent when the graph call returns (start_ns, end_ns:
+ * that call). n_tokens is the row count of the GET_ROWS on the token embedding (its I32 input's ne[0]), -1
+ * when there is none (an encoder pass). Every other figure is -1 when it could not be read.
+ */
+struct graph_tokens_event {
+	struct event_header header;
+	__u64 cgraph;      /* struct ggml_cgraph * */
+	__s32 n_tokens;    /* tokens of the batch (rows the embedding GET_ROWS reads) */
+	__s32 n_outputs;   /* the output's ne[1] when the graph's last node is the description's output */
+	__s32 n_positions; /* the positions input's ne[0] (can be 4 per token: M-RoPE) */
+	__s32 pos_first;   /* positions[0], when GRAPH_TOKENS_POSITIONS */
+	__s32 pos_last;    /* positions[n_tokens - 1], when GRAPH_TOKENS_POSITIONS */
+	__s32 kv_len;      /* the mask's ne[0]: KV cells attended */
+	__u32 runtime;     /* the description whose token embedding (else encoder input) matched */
+	__u32 level;       /* enum graph_tokens_level */
+	__u32 flags;       /* GRAPH_TOKENS_* */
+	__s32 ret;         /* the graph call's return value (enum ggml_status) */
 };
 
 #endif /* INFERTOP_EVENTS_H */

@@ -2,8 +2,9 @@
 /*
  * infertop's probes on an unmodified llama.cpp / GGML process.
  *
- * Token layer: llama_decode entry/exit (llama_process and its batch builders: batch_ext.bpf.h).  Graph layer: ggml_backend_graph_compute_async (every backend) and
- * ggml_graph_compute (the CPU backend).  Each entry probe stores what it needs in a per-thread map; the
+ * Token layer: llama_decode entry/exit (llama_process and its batch builders: batch_ext.bpf.h), and the graphs'
+ * own tokens where those say nothing (graph_tokens.bpf.h).  Graph layer: ggml_backend_graph_compute_async (every
+ * backend) and ggml_graph_compute (the CPU backend).  Each entry probe stores what it needs in a per-thread map; the
  * return probe completes one fixed-size record in the `events` ring buffer.  Records are written without a
  * wake-up: the reader drains on its own clock, so a busy engine pays no extra wake-ups.
  */
@@ -279,6 +280,9 @@ int BPF_KPROBE(handle_seq_rm, void *memory, int seq, int p0, int p1)
 	return 0;
 }
 
+/* Tokens from the graphs where llama.cpp's API says nothing: read at the outermost graph call (its scheduler's). */
+#include "graph_tokens.bpf.h"
+
 /* native/backends.bpf.h, included at the end: ops of graphs on backends other than the CPU. */
 static __always_inline void backends_count_ops(__u64 pid_tgid, void *backend, void *cgraph, const __u8 *guid,
 					      __s32 n_nodes);
@@ -301,6 +305,7 @@ int BPF_KPROBE(handle_graph_enter, void *backend, void *cgraph)
 		bpf_probe_read_user(start.guid, sizeof(start.guid), guid_ptr);
 	start.n_nodes = read_n_nodes(cgraph);
 	backends_count_ops(pid_tgid, backend, cgraph, start.guid, start.n_nodes);
+	graph_tokens_enter(GRAPH_LEVEL_BACKEND, cgraph);
 	start.start_ns = bpf_ktime_get_ns();
 	__u32 tid = (__u32)pid_tgid;
 	bpf_map_update_elem(&graph_start_by_tid, &tid, &start, BPF_ANY);
@@ -317,6 +322,7 @@ int BPF_KRETPROBE(handle_graph_exit, long ret)
 
 	if (!is_target(pid_tgid))
 		return 0;
+	graph_tokens_exit(GRAPH_LEVEL_BACKEND, ret);
 	start = bpf_map_lookup_elem(&graph_start_by_tid, &tid);
 	if (!start)
 		return 0;
@@ -350,6 +356,7 @@ int BPF_KPROBE(handle_cpu_graph_enter, void *cgraph)
 		return 0;
 	start.cgraph = (__u64)cgraph;
 	start.n_nodes = read_n_nodes(cgraph);
+	graph_tokens_enter(GRAPH_LEVEL_CPU, cgraph);
 	start.start_ns = bpf_ktime_get_ns();
 	__u32 tid = (__u32)pid_tgid;
 	bpf_map_update_elem(&cpu_graph_start_by_tid, &tid, &start, BPF_ANY);
@@ -366,6 +373,7 @@ int BPF_KRETPROBE(handle_cpu_graph_exit, long ret)
 
 	if (!is_target(pid_tgid))
 		return 0;
+	graph_tokens_exit(GRAPH_LEVEL_CPU, ret);
 	start = bpf_map_lookup_elem(&cpu_graph_start_by_tid, &tid);
 	if (!start)
 		return 0;

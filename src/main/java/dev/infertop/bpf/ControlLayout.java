@@ -31,7 +31,19 @@ public final class ControlLayout {
     public static final int CONFIG_BATCH_N_SEQ_ID_OFFSET = 84;
     public static final int CONFIG_BATCH_SEQ_ID_OFFSET = 88;
     public static final int CONFIG_BATCH_LOGITS_OFFSET = 92;
-    public static final int CONFIG_SIZE = 96;
+    public static final int CONFIG_OP_GET_ROWS = 96;
+    public static final int CONFIG_TYPE_I32 = 100;
+    public static final int CONFIG_SIZE = 104;
+
+    // struct graph_name_key / graph_name_value (the `graph_names` LPM trie)
+    public static final int GRAPH_NAME_BYTES = 48;
+    public static final int GRAPH_NAMES_MAX = 64;
+    public static final int GRAPH_NAME_KEY_PREFIXLEN = 0;
+    public static final int GRAPH_NAME_KEY_NAME = 4;
+    public static final int GRAPH_NAME_KEY_SIZE = 52;
+    public static final int GRAPH_NAME_VALUE_KIND = 0;
+    public static final int GRAPH_NAME_VALUE_RUNTIME = 4;
+    public static final int GRAPH_NAME_VALUE_SIZE = 8;
 
     // struct op_control (map value)
     public static final int OP_CONTROL_ENABLED = 0;

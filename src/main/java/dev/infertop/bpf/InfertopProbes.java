@@ -91,15 +91,29 @@ public final class InfertopProbes {
         public static final MoeConfig NONE = new MoeConfig(-1, 0, java.util.List.of());
     }
 
+    /**
+     * What the graph probes need to read a graph's tokens: GET_ROWS's op number and I32's type number from the
+     * calibrated tables. {@link #NONE}: no layout, the graphs' tokens are not read.
+     */
+    public record GraphTokensConfig(int opGetRows, int typeI32) {
+        public static final GraphTokensConfig NONE = new GraphTokensConfig(-1, -1);
+    }
+
     public static BpfObject load(int targetTgid, int ringBytes, StructOffsets offsets, Path btfCustomPath)
             throws BpfException {
         return load(targetTgid, ringBytes, offsets, btfCustomPath, MoeConfig.NONE,
                 dev.infertop.target.BatchLayout.LLAMA_H);
     }
 
-    /** @param batch where the target's struct llama_batch keeps its per-token arrays (see BatchCalibrator) */
     public static BpfObject load(int targetTgid, int ringBytes, StructOffsets offsets, Path btfCustomPath,
                                  MoeConfig moe, dev.infertop.target.BatchLayout batch) throws BpfException {
+        return load(targetTgid, ringBytes, offsets, btfCustomPath, moe, batch, GraphTokensConfig.NONE);
+    }
+
+    /** @param batch where the target's struct llama_batch keeps its per-token arrays (see BatchCalibrator) */
+    public static BpfObject load(int targetTgid, int ringBytes, StructOffsets offsets, Path btfCustomPath,
+                                 MoeConfig moe, dev.infertop.target.BatchLayout batch, GraphTokensConfig graphTokens)
+            throws BpfException {
         BpfObject object = BpfObject.open("infertop", objectBytes(architecture()), btfCustomPath);
         try {
             MemorySegment config = object.rodata();
@@ -134,6 +148,8 @@ public final class InfertopProbes {
             config.set(ValueLayout.JAVA_INT, ControlLayout.CONFIG_BATCH_N_SEQ_ID_OFFSET, batch.nSeqIdOffset());
             config.set(ValueLayout.JAVA_INT, ControlLayout.CONFIG_BATCH_SEQ_ID_OFFSET, batch.seqIdOffset());
             config.set(ValueLayout.JAVA_INT, ControlLayout.CONFIG_BATCH_LOGITS_OFFSET, batch.logitsOffset());
+            config.set(ValueLayout.JAVA_INT, ControlLayout.CONFIG_OP_GET_ROWS, graphTokens.opGetRows());
+            config.set(ValueLayout.JAVA_INT, ControlLayout.CONFIG_TYPE_I32, graphTokens.typeI32());
             object.setMaxEntries(RING_BUFFER_MAP, ringBytes);
             if (schedUnavailableReason() != null) {
                 for (String program : SCHED_PROGRAMS) {

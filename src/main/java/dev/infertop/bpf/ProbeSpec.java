@@ -61,6 +61,12 @@ public sealed interface ProbeSpec {
             new FunctionProbe(Layer.TOKEN, "llama_memory_seq_rm", "handle_seq_rm", null, false, true),
             new FunctionProbe(Layer.TOKEN, "llama_kv_self_seq_rm", "handle_seq_rm", null, false, true),
             new FunctionProbe(Layer.TOKEN, "llama_kv_cache_seq_rm", "handle_seq_rm", null, false, true),
+            // The scheduler's whole graph, before its split among backends: where an engine that drives ggml's
+            // scheduler itself (Ollama's) and llama.cpp both compute. The graph's tokens are read here, else at
+            // the backend's or the CPU's own call below, once per graph (graph_tokens.bpf.h); only
+            // ggml_backend_sched_graph_compute's callers reach it without a call to this one.
+            new FunctionProbe(Layer.GRAPH, "ggml_backend_sched_graph_compute_async", "handle_sched_graph_enter",
+                    "handle_sched_graph_exit", false, true),
             new FunctionProbe(Layer.GRAPH, "ggml_backend_graph_compute_async", "handle_graph_enter",
                     "handle_graph_exit", false, false),
             new FunctionProbe(Layer.GRAPH, "ggml_graph_compute", "handle_cpu_graph_enter", "handle_cpu_graph_exit",

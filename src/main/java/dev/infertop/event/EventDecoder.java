@@ -15,6 +15,7 @@ public final class EventDecoder implements RecordHandler {
     /** Per record kind, the listener that takes it ({@link TraceListener#listenerFor}), fixed when made. */
     private final TraceListener[] listeners = new TraceListener[MAX_EVENT_KIND + 1];
     private final NameTable names;
+    private final GraphTokensRecord graphTokens = new GraphTokensRecord();
     private long malformedRecords;
 
     public EventDecoder(TraceListener listener, NameTable names) {
@@ -53,6 +54,7 @@ public final class EventDecoder implements RecordHandler {
             case EVENT_COUNTERS -> counters(data, offset, lengthBytes, tid, startNs, endNs);
             case EVENT_BACKEND_OPS -> backendOps(data, offset, lengthBytes, tid, startNs, endNs);
             case EVENT_MOE -> moe(data, offset, lengthBytes, tid, startNs, endNs);
+            case EVENT_GRAPH_TOKENS -> graphTokens(data, offset, lengthBytes, tid, startNs, endNs);
             default -> malformedRecords++;
         }
     }
@@ -218,6 +220,14 @@ public final class EventDecoder implements RecordHandler {
                 data.get(INT, offset + MOE_LAYER),
                 data.get(LONG, offset + MOE_NE0), data.get(LONG, offset + MOE_NE1), data.get(LONG, offset + MOE_NB1),
                 data.get(INT, offset + MOE_FAILED) != 0, data, offset + MOE_IDS_OFFSET);
+    }
+
+    private void graphTokens(MemorySegment data, long offset, int lengthBytes, int tid, long startNs, long endNs) {
+        if (!graphTokens.read(data, offset, lengthBytes, tid, startNs, endNs)) {
+            malformedRecords++;
+            return;
+        }
+        listeners[EVENT_GRAPH_TOKENS].onGraphTokens(graphTokens);
     }
 
     /** Records with an unknown kind or a short length: a layout mismatch between native/ and Java. */

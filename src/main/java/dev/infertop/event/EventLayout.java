@@ -19,8 +19,10 @@ public final class EventLayout {
     public static final int EVENT_SEQ_RM = 15;
     /** One llama_process(ENCODE) call: a struct decode_event, counted apart from the decode calls. */
     public static final int EVENT_ENCODE = 16;
+    /** What one graph says of its tokens: struct graph_tokens_event (token layer, from the graphs). */
+    public static final int EVENT_GRAPH_TOKENS = 17;
     /** The largest record kind: the decoder keeps one listener per kind up to it. */
-    public static final int MAX_EVENT_KIND = 16;
+    public static final int MAX_EVENT_KIND = 17;
 
     // struct event_header
     public static final int HEADER_KIND = 0;
@@ -67,6 +69,27 @@ public final class EventLayout {
     public static final int CPU_GRAPH_N_NODES = 32;
     public static final int CPU_GRAPH_RET = 36;
     public static final int CPU_GRAPH_SIZE = 40;
+
+    // struct graph_tokens_event
+    public static final int GRAPH_TOKENS_CGRAPH = 24;
+    public static final int GRAPH_TOKENS_N_TOKENS = 32;
+    public static final int GRAPH_TOKENS_N_OUTPUTS = 36;
+    public static final int GRAPH_TOKENS_N_POSITIONS = 40;
+    public static final int GRAPH_TOKENS_POS_FIRST = 44;
+    public static final int GRAPH_TOKENS_POS_LAST = 48;
+    public static final int GRAPH_TOKENS_KV_LEN = 52;
+    public static final int GRAPH_TOKENS_RUNTIME = 56;
+    public static final int GRAPH_TOKENS_LEVEL = 60;
+    public static final int GRAPH_TOKENS_FLAGS = 64;
+    public static final int GRAPH_TOKENS_RET = 68;
+    public static final int GRAPH_TOKENS_SIZE = 72;
+    // enum graph_tokens_level, graph_tokens_event.flags
+    public static final int GRAPH_LEVEL_SCHED = 1;
+    public static final int GRAPH_LEVEL_BACKEND = 2;
+    public static final int GRAPH_LEVEL_CPU = 3;
+    public static final int GRAPH_TOKENS_ENCODER = 1;
+    public static final int GRAPH_TOKENS_POSITIONS = 2;
+    public static final int GRAPH_TOKENS_TRUNCATED = 4;
 
     // struct node_event
     public static final int NODE_NAME_BYTES = 64;

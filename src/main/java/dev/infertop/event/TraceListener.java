@@ -46,6 +46,12 @@ public interface TraceListener {
     default void onGraphCompute(int tid, long startNs, long endNs, long backendAddress, long guidHigh, long guidLow,
                         int nNodes, int status) {}
 
+    /**
+     * One graph whose tensor names a runtime's description knows (token layer, the graph source): its tokens,
+     * positions, outputs and KV length. {@code graph} is the decoder's one view, valid during the call only.
+     */
+    default void onGraphTokens(GraphTokensRecord graph) {}
+
     /** One ggml_graph_compute call (the CPU backend's own entry). */
     default void onCpuGraphCompute(int tid, long startNs, long endNs, long cgraphAddress, int nNodes, int status) {}
 

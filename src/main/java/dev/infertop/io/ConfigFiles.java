@@ -36,6 +36,11 @@ public final class ConfigFiles {
         return CounterSets.from(handler -> readShippedThenUser("counters.conf", handler));
     }
 
+    /** config/runtimes.conf, then the user's: what each GGML runtime's graph names mean. */
+    public static dev.infertop.model.GraphRuntimes graphRuntimes() {
+        return dev.infertop.model.GraphRuntimes.from(handler -> readShippedThenUser("runtimes.conf", handler));
+    }
+
     /** Reads the shipped file, then the user's, if present. */
     public static void readShippedThenUser(String name, ConfigFile.LineHandler handler) {
         try (InputStream shipped = ConfigFiles.class.getResourceAsStream("/dev/infertop/config/" + name)) {

@@ -69,6 +69,15 @@ record Calibration(InfertopProbes.StructOffsets offsets, CalibratedLayout layout
         }
     }
 
+    /** What the graph probes need to read a graph's tokens; none without a calibrated layout. */
+    InfertopProbes.GraphTokensConfig graphTokensConfig() {
+        if (layout == null || layout.ops().number("GET_ROWS").isEmpty() || layout.types().number("i32").isEmpty()) {
+            return InfertopProbes.GraphTokensConfig.NONE;
+        }
+        return new InfertopProbes.GraphTokensConfig(layout.ops().number("GET_ROWS").getAsInt(),
+                layout.types().number("i32").getAsInt());
+    }
+
     /** What the MoE probes need to plan graphs themselves; none without a calibrated layout. */
     InfertopProbes.MoeConfig moeConfig() {
         if (layout == null || layout.ops().number("MUL_MAT_ID").isEmpty()) {

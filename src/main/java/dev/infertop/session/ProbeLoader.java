@@ -29,7 +29,9 @@ final class ProbeLoader {
                        CounterSet counterSet, SiteFinder sites) throws BpfException {
         TraceOptions options = control.options;
         resources.object = InfertopProbes.load(resources.process.pid(), options.ringKib() * 1024,
-                calibration.offsets(), btf, calibration.moeConfig(), calibration.batch());
+                calibration.offsets(), btf, calibration.moeConfig(), calibration.batch(),
+                calibration.graphTokensConfig());
+        dev.infertop.bpf.GraphNames.write(resources.object, dev.infertop.io.ConfigFiles.graphRuntimes());
         dev.infertop.ffi.LibC.trimNativeHeap(); // libbpf freed its copy of the kernel's BTF: out of the RSS too
         BackendNames backendNames = dev.infertop.io.ConfigFiles.backendNames();
         BackendOpsFilter.skipCpu(resources.object, backendNames);

@@ -65,6 +65,17 @@ class EventLayoutTest {
                     P(probe_config, batch_seq_id_offset); P(probe_config, batch_logits_offset);
                     printf("EVENT_SEQ_RM %d\\nEVENT_ENCODE %d\\n", EVENT_SEQ_RM, EVENT_ENCODE);
                     P(seq_rm_event, memory); P(seq_rm_event, seq); P(seq_rm_event, p0); P(seq_rm_event, p1); S(seq_rm_event);
+                    printf("EVENT_GRAPH_TOKENS %d\\nGRAPH_NAME_BYTES %d\\nGRAPH_NAMES_MAX %d\\n", EVENT_GRAPH_TOKENS, GRAPH_NAME_BYTES, GRAPH_NAMES_MAX);
+                    printf("GRAPH_LEVEL_SCHED %d\\nGRAPH_LEVEL_BACKEND %d\\nGRAPH_LEVEL_CPU %d\\n", GRAPH_LEVEL_SCHED, GRAPH_LEVEL_BACKEND, GRAPH_LEVEL_CPU);
+                    printf("GRAPH_TOKENS_ENCODER %u\\nGRAPH_TOKENS_POSITIONS %u\\nGRAPH_TOKENS_TRUNCATED %u\\n", GRAPH_TOKENS_ENCODER, GRAPH_TOKENS_POSITIONS, GRAPH_TOKENS_TRUNCATED);
+                    printf("GRAPH_NAME_TOKEN_EMBEDDING %d\\nGRAPH_NAME_POSITIONS %d\\nGRAPH_NAME_KV_MASK %d\\nGRAPH_NAME_OUTPUT %d\\nGRAPH_NAME_ENCODER_INPUT %d\\n", GRAPH_NAME_TOKEN_EMBEDDING, GRAPH_NAME_POSITIONS, GRAPH_NAME_KV_MASK, GRAPH_NAME_OUTPUT, GRAPH_NAME_ENCODER_INPUT);
+                    P(graph_tokens_event, cgraph); P(graph_tokens_event, n_tokens); P(graph_tokens_event, n_outputs);
+                    P(graph_tokens_event, n_positions); P(graph_tokens_event, pos_first); P(graph_tokens_event, pos_last);
+                    P(graph_tokens_event, kv_len); P(graph_tokens_event, runtime); P(graph_tokens_event, level);
+                    P(graph_tokens_event, flags); P(graph_tokens_event, ret); S(graph_tokens_event);
+                    P(graph_name_key, prefixlen); P(graph_name_key, name); S(graph_name_key);
+                    P(graph_name_value, kind); P(graph_name_value, runtime); S(graph_name_value);
+                    P(probe_config, op_get_rows); P(probe_config, type_i32);
                     return 0;
                 }
                 """);
@@ -200,6 +211,38 @@ class EventLayoutTest {
         assertEquals(dev.infertop.bpf.ControlLayout.CONFIG_BATCH_LOGITS_OFFSET, c.get("probe_config.batch_logits_offset"));
         assertEquals(EventLayout.EVENT_SEQ_RM, c.get("EVENT_SEQ_RM"));
         assertEquals(EventLayout.EVENT_ENCODE, c.get("EVENT_ENCODE"));
+        assertEquals(EventLayout.EVENT_GRAPH_TOKENS, c.get("EVENT_GRAPH_TOKENS"));
+        assertEquals(EventLayout.GRAPH_TOKENS_CGRAPH, c.get("graph_tokens_event.cgraph"));
+        assertEquals(EventLayout.GRAPH_TOKENS_N_TOKENS, c.get("graph_tokens_event.n_tokens"));
+        assertEquals(EventLayout.GRAPH_TOKENS_N_OUTPUTS, c.get("graph_tokens_event.n_outputs"));
+        assertEquals(EventLayout.GRAPH_TOKENS_N_POSITIONS, c.get("graph_tokens_event.n_positions"));
+        assertEquals(EventLayout.GRAPH_TOKENS_POS_FIRST, c.get("graph_tokens_event.pos_first"));
+        assertEquals(EventLayout.GRAPH_TOKENS_POS_LAST, c.get("graph_tokens_event.pos_last"));
+        assertEquals(EventLayout.GRAPH_TOKENS_KV_LEN, c.get("graph_tokens_event.kv_len"));
+        assertEquals(EventLayout.GRAPH_TOKENS_RUNTIME, c.get("graph_tokens_event.runtime"));
+        assertEquals(EventLayout.GRAPH_TOKENS_LEVEL, c.get("graph_tokens_event.level"));
+        assertEquals(EventLayout.GRAPH_TOKENS_FLAGS, c.get("graph_tokens_event.flags"));
+        assertEquals(EventLayout.GRAPH_TOKENS_RET, c.get("graph_tokens_event.ret"));
+        assertEquals(EventLayout.GRAPH_TOKENS_SIZE, c.get("graph_tokens_event"));
+        assertEquals(EventLayout.GRAPH_LEVEL_SCHED, c.get("GRAPH_LEVEL_SCHED"));
+        assertEquals(EventLayout.GRAPH_LEVEL_BACKEND, c.get("GRAPH_LEVEL_BACKEND"));
+        assertEquals(EventLayout.GRAPH_LEVEL_CPU, c.get("GRAPH_LEVEL_CPU"));
+        assertEquals(EventLayout.GRAPH_TOKENS_ENCODER, c.get("GRAPH_TOKENS_ENCODER"));
+        assertEquals(EventLayout.GRAPH_TOKENS_POSITIONS, c.get("GRAPH_TOKENS_POSITIONS"));
+        assertEquals(EventLayout.GRAPH_TOKENS_TRUNCATED, c.get("GRAPH_TOKENS_TRUNCATED"));
+        for (dev.infertop.model.GraphNameKind kind : dev.infertop.model.GraphNameKind.values()) {
+            assertEquals(kind.wire(), c.get(kind.cName()), kind.name());
+        }
+        assertEquals(dev.infertop.bpf.ControlLayout.GRAPH_NAME_BYTES, c.get("GRAPH_NAME_BYTES"));
+        assertEquals(dev.infertop.bpf.ControlLayout.GRAPH_NAMES_MAX, c.get("GRAPH_NAMES_MAX"));
+        assertEquals(dev.infertop.bpf.ControlLayout.GRAPH_NAME_KEY_PREFIXLEN, c.get("graph_name_key.prefixlen"));
+        assertEquals(dev.infertop.bpf.ControlLayout.GRAPH_NAME_KEY_NAME, c.get("graph_name_key.name"));
+        assertEquals(dev.infertop.bpf.ControlLayout.GRAPH_NAME_KEY_SIZE, c.get("graph_name_key"));
+        assertEquals(dev.infertop.bpf.ControlLayout.GRAPH_NAME_VALUE_KIND, c.get("graph_name_value.kind"));
+        assertEquals(dev.infertop.bpf.ControlLayout.GRAPH_NAME_VALUE_RUNTIME, c.get("graph_name_value.runtime"));
+        assertEquals(dev.infertop.bpf.ControlLayout.GRAPH_NAME_VALUE_SIZE, c.get("graph_name_value"));
+        assertEquals(dev.infertop.bpf.ControlLayout.CONFIG_OP_GET_ROWS, c.get("probe_config.op_get_rows"));
+        assertEquals(dev.infertop.bpf.ControlLayout.CONFIG_TYPE_I32, c.get("probe_config.type_i32"));
         assertEquals(EventLayout.SEQ_RM_MEMORY, c.get("seq_rm_event.memory"));
         assertEquals(EventLayout.SEQ_RM_SEQ, c.get("seq_rm_event.seq"));
         assertEquals(EventLayout.SEQ_RM_P0, c.get("seq_rm_event.p0"));
