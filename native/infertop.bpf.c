@@ -895,3 +895,4 @@ int BPF_KPROBE(handle_fused_call, void *params, void *node, void *next)
 #include "counters.bpf.h"
 #include "backends.bpf.h"
 #include "batch_ext.bpf.h"
+#include "whisper.bpf.h"

@@ -70,6 +70,10 @@ public final class MetricsMapping {
         out.metricSnapshot(counter("infertop_encode_tokens", null, "Tokens of the encoder passes (encoder input)",
                 created, Map.of(Labels.EMPTY, (double) s.total().tokens().encodeTokens())));
 
+        if (dev.infertop.model.WhisperTotals.isWhisperProgram(s)) {
+            whisper(out, s.total().whisper(), created);
+        }
+
         Map<Labels, Double> computes = new LinkedHashMap<>();
         Map<Labels, Double> busy = new LinkedHashMap<>();
         for (BackendTotals backend : s.total().backends()) {
@@ -213,6 +217,30 @@ public final class MetricsMapping {
         return builder.dataPoint(GaugeDataPointSnapshot.builder().value(value).build()).build();
     }
 
+    /**
+     * whisper.cpp's units, for a whisper.cpp program only (its llama.cpp token counters stay 0: it makes no such call).
+     * The real-time factor is rate(audio) / rate(transcribing) over any window.
+     */
+    private static void whisper(MetricSnapshots.Builder out, dev.infertop.model.WhisperTotals w, long created) {
+        out.metricSnapshot(counter("infertop_whisper_transcriptions", null,
+                "whisper.cpp transcription calls (whisper_full_with_state) that returned", created,
+                Map.of(Labels.EMPTY, (double) w.transcriptions())));
+        out.metricSnapshot(counter("infertop_whisper_audio_seconds", Unit.SECONDS,
+                "Seconds of 16 kHz audio those calls transcribed", created, Map.of(Labels.EMPTY, w.audioSeconds())));
+        out.metricSnapshot(counter("infertop_whisper_transcribing_seconds", Unit.SECONDS,
+                "Wall time inside those calls: audio seconds over it is the real-time factor", created,
+                Map.of(Labels.EMPTY, w.transcribingNs() / 1e9)));
+        out.metricSnapshot(counter("infertop_whisper_encoder_passes", null,
+                "whisper.cpp encoder passes (graphs with its mel input)", created,
+                Map.of(Labels.EMPTY, (double) w.encoderPasses())));
+        out.metricSnapshot(counter("infertop_whisper_decoder_calls", null,
+                "whisper.cpp decoder calls (graphs reading its token ids)", created,
+                Map.of(Labels.EMPTY, (double) w.decoderCalls())));
+        out.metricSnapshot(counter("infertop_whisper_decoder_tokens", null,
+                "Tokens whisper.cpp's decoder computed (every beam's, the prompt's)", created,
+                Map.of(Labels.EMPTY, (double) w.decoderTokens())));
+    }
+
     private static HistogramSnapshot histogram(String name, String help, long createdMs,
                                                Map<Labels, LatencyBuckets> values) {
         HistogramSnapshot.Builder builder = HistogramSnapshot.builder().name(name).help(help).unit(Unit.SECONDS);
@@ -229,6 +257,9 @@ public final class MetricsMapping {
     static final List<String> NAMES = List.of("infertop_target_info", "infertop_target_running",
             "infertop_prefill_tokens_total", "infertop_decode_tokens_total", "infertop_decode_calls_total",
             "infertop_encode_calls_total", "infertop_encode_tokens_total",
+            "infertop_whisper_transcriptions_total", "infertop_whisper_audio_seconds_total",
+            "infertop_whisper_transcribing_seconds_total", "infertop_whisper_encoder_passes_total",
+            "infertop_whisper_decoder_calls_total", "infertop_whisper_decoder_tokens_total",
             "infertop_graph_computes_total", "infertop_graph_busy_seconds_total", "infertop_barrier_wait_seconds_total",
             "infertop_thread_work_seconds_total", "infertop_moe_expert_selections_total", "infertop_lost_events_total",
             "infertop_probe_cost_ratio", "infertop_overhead_estimate_ratio", "infertop_overhead_budget_ratio",

@@ -10,6 +10,7 @@ import java.util.List;
  * @param spanNs     the time these figures cover: the tick's interval, or the run so far
  * @param cpuGraphs  the CPU backend's graph computes as its own probe sees them (the graph layer)
  * @param backendOps ops counted per graph on backends other than the CPU
+ * @param whisper    whisper.cpp's own units (encoder passes, audio, decoder tokens); empty for another program
  */
 public record Figures(
         long spanNs,
@@ -22,11 +23,26 @@ public record Figures(
         SchedTotals sched,
         CounterTotals counters,
         List<BackendOps> backendOps,
-        RooflineTotals roofline) {
+        RooflineTotals roofline,
+        WhisperTotals whisper) {
 
     public Figures {
         backends = List.copyOf(backends);
         backendOps = List.copyOf(backendOps);
+        whisper = whisper == null ? WhisperTotals.EMPTY : whisper;
+    }
+
+    /** Figures of a program that is not whisper.cpp's. */
+    public Figures(long spanNs, TokenTotals tokens, LatencySummary ttft, LatencySummary tpot, List<BackendTotals> backends,
+                   BackendTotals cpuGraphs, OperatorTotals operators, SchedTotals sched, CounterTotals counters,
+                   List<BackendOps> backendOps, RooflineTotals roofline) {
+        this(spanNs, tokens, ttft, tpot, backends, cpuGraphs, operators, sched, counters, backendOps, roofline,
+                WhisperTotals.EMPTY);
+    }
+
+    public Figures withWhisper(WhisperTotals newWhisper) {
+        return new Figures(spanNs, tokens, ttft, tpot, backends, cpuGraphs, operators, sched, counters, backendOps,
+                roofline, newWhisper);
     }
 
     /** Figures without a roofline (the operator layer off, or a snapshot written before it existed). */
@@ -40,40 +56,40 @@ public record Figures(
     // Copies with one figure changed: tests and replays build on figures without repeating every one.
 
     public Figures withTokens(TokenTotals newTokens) {
-        return new Figures(spanNs, newTokens, ttft, tpot, backends, cpuGraphs, operators, sched, counters, backendOps, roofline);
+        return new Figures(spanNs, newTokens, ttft, tpot, backends, cpuGraphs, operators, sched, counters, backendOps, roofline, whisper);
     }
 
     public Figures withBackends(List<BackendTotals> newBackends, List<BackendOps> newBackendOps) {
         return new Figures(spanNs, tokens, ttft, tpot, newBackends, cpuGraphs, operators, sched, counters,
-                newBackendOps, roofline);
+                newBackendOps, roofline, whisper);
     }
 
     public Figures withSched(SchedTotals newSched) {
-        return new Figures(spanNs, tokens, ttft, tpot, backends, cpuGraphs, operators, newSched, counters, backendOps, roofline);
+        return new Figures(spanNs, tokens, ttft, tpot, backends, cpuGraphs, operators, newSched, counters, backendOps, roofline, whisper);
     }
 
     public Figures withBackendOps(List<BackendOps> newBackendOps) {
         return new Figures(spanNs, tokens, ttft, tpot, backends, cpuGraphs, operators, sched, counters, newBackendOps,
-                roofline);
+                roofline, whisper);
     }
 
     public Figures withRoofline(RooflineTotals newRoofline) {
         return new Figures(spanNs, tokens, ttft, tpot, backends, cpuGraphs, operators, sched, counters, backendOps,
-                newRoofline);
+                newRoofline, whisper);
     }
 
     /** The operator layer's figures (its table and the roofline that costs its nodes) from other figures. */
     public Figures withOperatorFiguresOf(Figures other) {
         return new Figures(spanNs, tokens, ttft, tpot, backends, cpuGraphs, other.operators, sched, counters, backendOps,
-                other.roofline);
+                other.roofline, whisper);
     }
 
     public Figures withOperators(OperatorTotals newOperators) {
         return new Figures(spanNs, tokens, ttft, tpot, backends, cpuGraphs, newOperators, sched, counters, backendOps,
-                roofline);
+                roofline, whisper);
     }
 
     public Figures withCounters(CounterTotals newCounters) {
-        return new Figures(spanNs, tokens, ttft, tpot, backends, cpuGraphs, operators, sched, newCounters, backendOps, roofline);
+        return new Figures(spanNs, tokens, ttft, tpot, backends, cpuGraphs, operators, sched, newCounters, backendOps, roofline, whisper);
     }
 }

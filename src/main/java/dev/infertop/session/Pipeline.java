@@ -52,6 +52,10 @@ record Pipeline(NameTable names, TraceAggregator aggregator, EventDecoder decode
                 new SchedAggregator(targetPid, names, schedHits, threads)).withNames(names);
         CounterAggregator counters = new CounterAggregator();
         aggregator.register(counters);
+        // whisper.cpp's units, from its transcription calls and its graphs (the descriptions ProbeLoader gave the
+        // probes number its records); other runtimes' graph records go on to the token layer's own reader.
+        aggregator.register(new dev.infertop.agg.WhisperAggregator(dev.infertop.io.ConfigFiles.graphRuntimes(),
+                aggregator));
         aggregator.withBackendOps(new BackendOpsAggregator(aggregator.backendKeys(), naming));
         DagRecorder dag = null;
         if (naming != null) {

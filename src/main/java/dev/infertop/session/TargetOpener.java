@@ -171,9 +171,10 @@ final class TargetOpener {
         return new ArrayList<>(libraries);
     }
 
+    /** llama.cpp's and ggml's libraries, and whisper.cpp's (whose transcription call is the token layer's there). */
     static boolean isInferenceLibrary(String path) {
         String name = Path.of(path).getFileName().toString();
-        return name.startsWith("libllama") || name.startsWith("libggml");
+        return name.startsWith("libllama") || name.startsWith("libggml") || name.startsWith("libwhisper");
     }
 
     /** Fails with one line unless some candidate file defines a probed symbol. */

@@ -21,7 +21,7 @@ public record ResolvedLibraries(Path executable, List<Path> needed, List<String>
         dlopenCandidates = List.copyOf(dlopenCandidates);
     }
 
-    /** The llama.cpp/ggml libraries among {@link #needed}, then every dlopen candidate: what to probe. */
+    /** The llama.cpp/ggml (and whisper.cpp) libraries among {@link #needed}, then every dlopen candidate: what to probe. */
     public List<Path> inferenceLibraries() {
         Set<Path> result = new LinkedHashSet<>();
         needed.stream().filter(ResolvedLibraries::isInferenceLibrary).forEach(result::add);
@@ -31,6 +31,6 @@ public record ResolvedLibraries(Path executable, List<Path> needed, List<String>
 
     static boolean isInferenceLibrary(Path library) {
         String name = library.getFileName().toString();
-        return name.startsWith("libllama") || name.startsWith("libggml");
+        return name.startsWith("libllama") || name.startsWith("libggml") || name.startsWith("libwhisper");
     }
 }

@@ -93,8 +93,13 @@ public final class HeaderPanel implements Panel {
                 100 * ui.selfCpuFraction, ui.selfRssBytes >> 20);
         int costWidth = width >= 80 ? 26 : 0;
         int sparkWidth = Math.max(0, Math.min(60, width - SPEED_LABEL_WIDTH - costWidth));
-        speedRow(g, 2, "prefill", tokens.prefillTokensPerSecond(), ui.prefillHistory(sparkWidth), sparkWidth);
-        speedRow(g, 3, "decode", tokens.decodeTokensPerSecond(), ui.decodeHistory(sparkWidth), sparkWidth);
+        if (JsonLinesView.whisperOnly(s, tokens)) {
+            // whisper.cpp: its own units where llama.cpp's tokens per second would read as an idle engine.
+            whisperRows(g, s, SPEED_LABEL_WIDTH + sparkWidth);
+        } else {
+            speedRow(g, 2, "prefill", tokens.prefillTokensPerSecond(), ui.prefillHistory(sparkWidth), sparkWidth);
+            speedRow(g, 3, "decode", tokens.decodeTokensPerSecond(), ui.decodeHistory(sparkWidth), sparkWidth);
+        }
         theme.apply(g, Theme.Role.DIM);
         int costColumn = SPEED_LABEL_WIDTH + sparkWidth;
         Cells.put(g, costColumn, 2, costWidth > 0 ? Cells.right(probes, width - costColumn) : "", width - costColumn);
@@ -129,6 +134,30 @@ public final class HeaderPanel implements Panel {
     }
 
     static final int SPEED_LABEL_WIDTH = 25;
+
+    /** The two speed rows of a whisper.cpp program: encoder passes and audio, then decoder tokens. */
+    private void whisperRows(TextGraphics g, Snapshot s, int width) {
+        theme.apply(g, Theme.Role.NORMAL);
+        Cells.put(g, 0, 2, whisperEncoderText(s), width);
+        Cells.put(g, 0, 3, whisperDecoderText(s), width);
+    }
+
+    /** "encoder  2 passes  audio 3.0 s  12.5x real time" (the run so far; "real time ?" before a transcription ends). */
+    static String whisperEncoderText(Snapshot s) {
+        dev.infertop.model.WhisperTotals w = s.total().whisper();
+        double rtf = w.realTimeFactor();
+        return String.format(Locale.ROOT, "encoder %6d passes  audio %.1f s  %s", w.encoderPasses(), w.audioSeconds(),
+                Double.isNaN(rtf) ? "real time ? (no transcription ended)" : String.format(Locale.ROOT,
+                        "%.2fx real time", rtf));
+    }
+
+    /** "decoder  318 tokens in 64 calls  41.0 tok/s" (tokens: the run's; the rate: this interval's). */
+    static String whisperDecoderText(Snapshot s) {
+        dev.infertop.model.WhisperTotals w = s.total().whisper();
+        double rate = s.interval().whisper().decoderTokensPerSecond(s.interval().spanNs());
+        return String.format(Locale.ROOT, "decoder %6d tokens in %d calls  %s", w.decoderTokens(), w.decoderCalls(),
+                Double.isNaN(rate) ? "" : String.format(Locale.ROOT, "%.1f tok/s", rate));
+    }
 
     private void speedRow(TextGraphics g, int row, String label, double tokensPerSecond, double[] history,
                           int sparkWidth) {
