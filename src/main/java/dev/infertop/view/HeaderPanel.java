@@ -156,7 +156,8 @@ public final class HeaderPanel implements Panel {
         dev.infertop.model.WhisperTotals w = s.total().whisper();
         double rate = s.interval().whisper().decoderTokensPerSecond(s.interval().spanNs());
         return String.format(Locale.ROOT, "decoder %6d tokens in %d calls  %s", w.decoderTokens(), w.decoderCalls(),
-                Double.isNaN(rate) ? "" : String.format(Locale.ROOT, "%.1f tok/s", rate));
+                w.decoderCalls() == 0 ? "(no decoder call yet)"
+                        : Double.isNaN(rate) ? "" : String.format(Locale.ROOT, "%.1f tok/s", rate));
     }
 
     private void speedRow(TextGraphics g, int row, String label, double tokensPerSecond, double[] history,
