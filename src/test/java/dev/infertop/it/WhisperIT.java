@@ -251,5 +251,7 @@ class WhisperIT {
         assertTrue(total.path("decode_tokens_per_s").isNull(), "no llama.cpp rate: " + context);
         assertTrue(total.path("prefill_tokens_per_s").isNull(), "no llama.cpp rate: " + context);
         assertFalse(total.toString().contains("a llama.cpp library"), context);
+        assertFalse(total.path("infertop_stderr").asText().contains("llama_batch"),
+                "no notice about llama.cpp's batches, which a whisper.cpp program has none of: " + context);
     }
 }
