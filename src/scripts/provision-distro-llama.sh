@@ -11,7 +11,11 @@
 # apt-get download through a private sources list and state (the host's apt configuration is not touched) and
 # unpacked with dpkg -x into foreign-arch/<arch>/: never run, only read, so the stripped-library recovery is
 # tested on both instruction sets. Skipped when foreign-arch/<arch>.stamp exists (it holds the version).
-# --root-only leaves the other architecture's library out (the demo, `infertop demo`, needs only the root).
+# And sid's libggml-dev of the root's own libggml0 version (its headers), unpacked into ggml-dev/: the tests build an
+# engine that drives ggml's scheduler itself (src/test/native/sched-engine.c) against it, to run in the root.
+# Skipped when ggml-dev.stamp exists.
+# --root-only leaves the other architecture's library and the headers out (the demo, `infertop demo`, needs only
+# the root).
 # Usage: provision-distro-llama.sh [--root-only] [CACHE_DIR]    (default: $INFERTOP_CACHE or ~/.cache/infertop)
 # Prints the root on its last line of stdout; progress goes to stderr.
 set -euo pipefail
@@ -112,4 +116,31 @@ if [ ! -f "$foreign_dir/$foreign.stamp" ]; then
   echo "libggml0 $version" >"$foreign_dir/$foreign.stamp"
 fi
 say "Debian $suite's $(cat "$foreign_dir/$foreign.stamp") for $foreign ready in $foreign_dir/$foreign"
+
+dev_dir="$dir/ggml-dev"
+if [ ! -f "$dev_dir.stamp" ]; then
+  ggml_version=$(awk '$1=="libggml0"{print $2}' "$dir/versions.txt")
+  [ -n "$ggml_version" ] && [ "$ggml_version" != "?" ] || die "no libggml0 version in $dir/versions.txt"
+  say "fetching Debian $suite's libggml-dev $ggml_version (the root's libggml0) into $dev_dir (apt-get download)"
+  work="$dev_dir.apt"
+  rm -rf "$work" "$dev_dir" "$dev_dir.tmp"
+  mkdir -p "$work/lists/partial" "$work/cache/archives/partial" "$work/deb"
+  echo "deb [trusted=yes] $mirror $suite main" >"$work/sources.list"
+  apt_opts=(-o Dir::Etc::sourcelist="$work/sources.list" -o Dir::Etc::sourceparts=/dev/null
+            -o Dir::State::Lists="$work/lists" -o Dir::Cache="$work/cache"
+            -o APT::Architecture="$arch" -o APT::Architectures="$arch" -o Acquire::Check-Valid-Until=false)
+  id _apt >/dev/null 2>&1 && chown _apt "$work/deb"
+  apt-get -q --error-on=any "${apt_opts[@]}" update >"$work/apt.log" 2>&1 \
+    || die "apt-get update for libggml-dev from $mirror $suite failed: see $work/apt.log"
+  (cd "$work/deb" && apt-get -q "${apt_opts[@]}" download "libggml-dev=$ggml_version") >>"$work/apt.log" 2>&1 \
+    || die "apt-get download libggml-dev=$ggml_version from $mirror $suite failed: see $work/apt.log"
+  deb=$(find "$work/deb" -maxdepth 1 -name "libggml-dev_*_$arch.deb" -print -quit)
+  [ -n "$deb" ] || die "apt-get download left no libggml-dev_*_$arch.deb in $work/deb: see $work/apt.log"
+  dpkg -x "$deb" "$dev_dir.tmp" || die "dpkg -x $deb failed"
+  [ -f "$dev_dir.tmp/usr/include/ggml-backend.h" ] || die "$deb has no usr/include/ggml-backend.h"
+  mv "$dev_dir.tmp" "$dev_dir"
+  rm -rf "$work"
+  echo "libggml-dev $ggml_version" >"$dev_dir.stamp"
+fi
+say "Debian $suite's $(cat "$dev_dir.stamp") headers ready in $dev_dir"
 echo "$root"

@@ -10,6 +10,7 @@ import dev.infertop.model.BackendTotals;
 import dev.infertop.model.CounterTotals;
 import dev.infertop.model.Figures;
 import dev.infertop.model.Layer;
+import dev.infertop.model.LatencySummary;
 import dev.infertop.model.LayerStatus;
 import dev.infertop.model.Limits;
 import dev.infertop.model.OperatorTotals;
@@ -26,39 +27,25 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * Folds decoded events into counters and latency histograms, and freezes them into a {@link Snapshot} each
- * tick. Single writer: the collector thread calls the listener methods and {@link #snapshot}; recording is
- * allocation-free (counters in arrays, HdrHistogram histograms swapped per tick by {@link IntervalRecorder}).
- *
- * <p>Definitions (also in the man page): a llama_decode call with n_tokens == 1 is a decode step, its duration
- * one TPOT sample; a call with n_tokens > 1 is prefill, its duration one TTFT sample (a prompt that spans
- * several calls gives one sample per call).
+ * The router of decoded records to the layers' aggregators, the graph layer's own aggregation (graph computes per
+ * backend), and the freezing of every layer's figures into a {@link Snapshot} each tick. Single writer: the
+ * collector thread calls the listener methods and {@link #snapshot}; recording is allocation-free. The token
+ * layer's figures are {@link TokenAggregator}'s, registered here first.
  */
 public final class TraceAggregator implements TraceListener {
-    private static final int SIGNIFICANT_DIGITS = 3;
-    private static final int MAX_CONTEXTS = SequenceTracker.MAX_CONTEXTS;
-
     private final OperatorAggregator operators;
-    /** Token counters, kept once for the run; the interval's are the difference from the last tick's sample. */
-    private final TokenCounter tokens = new TokenCounter();
-    private final TokenCounter tokensAtLastTick = new TokenCounter();
-    private final IntervalRecorder ttftRecorder = new IntervalRecorder(SIGNIFICANT_DIGITS);
-    private final IntervalRecorder tpotRecorder = new IntervalRecorder(SIGNIFICANT_DIGITS);
-    /** Per-sequence accounting of batches with per-token sequences and positions (llama-server, apps). */
-    private final SequenceTracker sequences = new SequenceTracker(ttftRecorder, tpotRecorder);
+    /** The token layer: its records (API calls, batches, graphs' tokens) go to it directly. */
+    private final TokenAggregator tokenLayer = new TokenAggregator();
+
+    /** The token layer's aggregator (tests feed it records as the decoder would). */
+    public TokenAggregator tokens() {
+        return tokenLayer;
+    }
 
     /** The per-sequence accounting of batches (tests read what the last batch held). */
     SequenceTracker sequences() {
-        return sequences;
+        return tokenLayer.sequences();
     }
-    /** The speculative totals at the last tick: the interval's are the difference. */
-    private dev.infertop.model.SpeculativeTotals lastSpeculative = dev.infertop.model.SpeculativeTotals.EMPTY;
-    /** The batch record just read, for the decode record of the same call that follows it. */
-    private int batchTid = -1;
-    private long batchStartNs;
-    private boolean batchFits;
-    private final long[] contexts = new long[MAX_CONTEXTS];
-    private int contextCount;
 
     /** The backends by GUID, capped: the target chooses them. */
     private final BackendKeys backendKeys;
@@ -90,6 +77,7 @@ public final class TraceAggregator implements TraceListener {
         this.operators = operators;
         this.graphs = operators == null ? null : operators.graphs();
         this.sched = sched;
+        register(tokenLayer);
         if (operators != null) {
             register(operators);
         }
@@ -126,6 +114,19 @@ public final class TraceAggregator implements TraceListener {
         if (flight != null) {
             aggregator.keepForSnapshots(flight, histograms);
         }
+        return this;
+    }
+
+    /**
+     * Registers a runtime's own units (whisper.cpp's: {@link WhisperAggregator}) ahead of the token layer for the
+     * record kinds both take: it keeps the graph records its runtime description numbers as its own and hands every
+     * other one on to the token layer ({@link #tokens()}), so that a graph is counted by one of the two. The one
+     * path by which a record the token layer takes can reach another aggregator first.
+     */
+    public TraceAggregator withRuntimeUnits(LayerAggregator runtime) {
+        register(runtime);
+        layerAggregators.remove(runtime);
+        layerAggregators.add(layerAggregators.indexOf(tokenLayer), runtime);
         return this;
     }
 
@@ -175,8 +176,6 @@ public final class TraceAggregator implements TraceListener {
     // Snapshots: the timeline of the last seconds and every tick's histograms (null when not kept).
     private FlightRecorder flight;
     private IntervalHistograms histograms;
-    private int decodeLabel;
-    private int prefillLabel;
     private int cpuGraphLabel;
     /** Epoch ms minus monotonic ms, to stamp interval histograms with wall-clock times. */
     private final long epochOffsetMs = System.currentTimeMillis() - System.nanoTime() / 1_000_000;
@@ -196,8 +195,7 @@ public final class TraceAggregator implements TraceListener {
      * snapshot: they change with the next event, so a reader copies what it keeps.
      */
     public void forEachRunHistogram(java.util.function.BiConsumer<String, Histogram> reader) {
-        reader.accept("ttft", ttftRecorder.totalHistogram());
-        reader.accept("tpot", tpotRecorder.totalHistogram());
+        tokenLayer.forEachRunHistogram(reader);
         if (operators != null) {
             operators.forEachRunHistogram(reader);
         }
@@ -208,8 +206,6 @@ public final class TraceAggregator implements TraceListener {
         this.flight = flight;
         this.histograms = histograms;
         if (flight != null) {
-            decodeLabel = flight.label("decode");
-            prefillLabel = flight.label("prefill");
             cpuGraphLabel = flight.label("CPU graph");
         }
         for (LayerAggregator aggregator : layerAggregators) {
@@ -264,7 +260,7 @@ public final class TraceAggregator implements TraceListener {
         bounds.add(sched != null ? sched.interferersBound()
                 : Limits.Bound.of("interferers", 0, "interferers_cap", SchedAggregator.MAX_INTERFERERS,
                         Limits.Past.capped("interferers_folded", 0)));
-        bounds.add(sequences.bound());
+        bounds.add(tokenLayer.bound());
         bounds.addAll(moeBounds.subList(1, moeBounds.size()));
         return new Limits(bounds);
     }
@@ -281,76 +277,6 @@ public final class TraceAggregator implements TraceListener {
         this.moe = moeAggregator;
         register(moeAggregator);
         return this;
-    }
-
-    @Override
-    public void onBatch(int tid, long startNs, long endNs, long contextAddress, int nTokens, int recorded,
-                        java.lang.foreign.MemorySegment data, long tokensOffset) {
-        batchTid = tid;
-        batchStartNs = startNs;
-        batchFits = sequences.onBatch(tid, startNs, endNs, contextAddress, nTokens, recorded, data, tokensOffset);
-        addKeptDrafts();
-        if (!batchFits) {
-            tokens.batchesUnread++;
-        }
-    }
-
-    @Override
-    public void onSequenceRemove(int tid, long timeNs, long memoryAddress, int seq, int p0, int p1) {
-        sequences.onSequenceRemove(seq, p0, p1);
-        addKeptDrafts();
-    }
-
-    /** Drafts a verification kept, told after its call: generated tokens of no call of their own. */
-    private void addKeptDrafts() {
-        long kept = sequences.takeKeptDrafts();
-        tokens.tokensDecode += kept;
-    }
-
-    @Override
-    public void onDecode(int tid, long startNs, long endNs, long contextAddress, int nTokens, int status) {
-        long durationNs = Math.max(0, endNs - startNs);
-        noteContext(contextAddress);
-        boolean perSequence = batchFits && batchTid == tid && batchStartNs == startNs;
-        batchTid = -1;
-        if (perSequence && sequences.draftBatch) {
-            // A draft model's call: counted with the speculative figures, not as the engine's tokens.
-        } else if (perSequence) {
-            // The batch said which tokens were prompt and which generated; TTFT and TPOT came per request.
-            tokens.record(sequences.promptTokens, sequences.generatedTokens, sequences.firstOutputs, durationNs,
-                    status);
-            if (roofline != null && status == 0) {
-                roofline.onPositionedTokens(sequences.positionedTokens, sequences.positionedContextPositions);
-            }
-            if (roofline != null && status == 0 && sequences.decodeStep) {
-                roofline.onDecodeStep(graphs.latestSeq(), sequences.generatedTokens, sequences.stepContextPositions);
-            }
-        } else {
-            tokens.record(nTokens, durationNs, status);
-            if (roofline != null && status == 0 && nTokens == 1) {
-                roofline.onDecodeStep(graphs.latestSeq(), 1, -1); // positions not read: weights and FLOPs only
-            }
-            if (nTokens == 1) {
-                tpotRecorder.recordValue(durationNs);
-            } else if (nTokens > 1) {
-                ttftRecorder.recordValue(durationNs);
-            }
-        }
-        if (flight != null) {
-            flight.record(FlightRecorder.Kind.TOKEN, tid, startNs, endNs, nTokens == 1 ? decodeLabel : prefillLabel,
-                    status, nTokens);
-        }
-        if (dag != null) dag.onDecode(nTokens, graphs == null ? 0 : graphs.latestSeq());
-    }
-
-    /**
-     * An encoder pass is counted apart: no TTFT or TPOT sample, no flight-recorder token span, nothing for the
-     * DAG, so every decode figure stays the decoder's. Its context is one the target uses, so it is noted.
-     */
-    @Override
-    public void onEncode(int tid, long startNs, long endNs, long contextAddress, int nTokens, int status) {
-        noteContext(contextAddress);
-        tokens.recordEncode(nTokens);
     }
 
     @Override
@@ -399,6 +325,7 @@ public final class TraceAggregator implements TraceListener {
     public TraceAggregator withRoofline(RooflineAggregator aggregator) {
         if (graphs != null) {
             this.roofline = aggregator;
+            tokenLayer.decodeStepsTo(aggregator);
             register(aggregator);
         }
         return this;
@@ -407,6 +334,7 @@ public final class TraceAggregator implements TraceListener {
     /** Also keeps the last decode graph for the operator DAG (needs the operator aggregator). Before the first event. */
     public TraceAggregator withDag(DagRecorder recorder) {
         this.dag = recorder;
+        tokenLayer.decodesTo(recorder);
         register(recorder);
         return this;
     }
@@ -416,17 +344,6 @@ public final class TraceAggregator implements TraceListener {
         cpuGraphs.record(tid, startNs, endNs, nNodes, lastTickNs);
         if (flight != null) {
             flight.record(FlightRecorder.Kind.GRAPH, tid, startNs, endNs, cpuGraphLabel, status, nNodes);
-        }
-    }
-
-    private void noteContext(long address) {
-        for (int i = 0; i < contextCount; i++) {
-            if (contexts[i] == address) {
-                return;
-            }
-        }
-        if (contextCount < MAX_CONTEXTS) {
-            contexts[contextCount++] = address;
         }
     }
 
@@ -467,18 +384,12 @@ public final class TraceAggregator implements TraceListener {
                 (cpuPath ? cpuGraphs : backendSlot(guidHigh, guidLow)).inFlight(tid, startNs, nowNs, intervalStartNs);
             }
         });
-        int active = sequences.activeSince(lastTickNs);
-        // The requests panel's rows: sequences that decoded in the last 10 s (a slot waits between requests).
-        List<dev.infertop.model.SequenceStatus> recentSequences = sequences.statuses(nowNs, 10_000_000_000L);
         lastTickNs = nowNs;
-        ttftRecorder.closeInterval();
-        tpotRecorder.closeInterval();
         if (histograms != null) {
             // Kept only when the interval holds values (most of a server's have no TTFT).
             histograms.beginInterval(epochOffsetMs + (nowNs - intervalNs) / 1_000_000, epochOffsetMs + nowNs / 1_000_000);
-            ttftRecorder.logInterval(histograms, "ttft");
-            tpotRecorder.logInterval(histograms, "tpot");
         }
+        tokenLayer.closeInterval(nowNs);
 
         OperatorTotals intervalOperators = OperatorTotals.EMPTY;
         OperatorTotals totalOperators = OperatorTotals.EMPTY;
@@ -506,19 +417,12 @@ public final class TraceAggregator implements TraceListener {
                 totalBackends.add(slot.total());
             }
         }
-        dev.infertop.model.SpeculativeTotals speculative = sequences.speculativeTotals();
-        dev.infertop.model.SpeculativeTotals intervalSpeculative = speculative.since(lastSpeculative);
-        lastSpeculative = speculative;
-        // The token and graph layers' figures and the operator layer's (every other layer's derive from them),
-        // then each registered layer's added: its interval closed before its run total is read.
-        Figures interval = new Figures(intervalNs,
-                tokens.freezeSince(tokensAtLastTick, contextCount, active, recentSequences, intervalSpeculative),
-                ttftRecorder.intervalSummary(), tpotRecorder.intervalSummary(),
+        // The graph layer's figures and the operator layer's, then each registered layer's added (the token
+        // layer's first): its interval closed before its run total is read.
+        Figures interval = new Figures(intervalNs, TokenTotals.EMPTY, LatencySummary.EMPTY, LatencySummary.EMPTY,
                 intervalBackends, cpuGraphs.interval(), intervalOperators, SchedTotals.EMPTY, CounterTotals.EMPTY,
                 List.of(), dev.infertop.model.RooflineTotals.EMPTY);
-        Figures total = new Figures(runNs,
-                tokens.freezeSince(TokenCounter.ZERO, contextCount, active, recentSequences, speculative),
-                ttftRecorder.totalSummary(), tpotRecorder.totalSummary(),
+        Figures total = new Figures(runNs, TokenTotals.EMPTY, LatencySummary.EMPTY, LatencySummary.EMPTY,
                 totalBackends, cpuGraphs.total(), totalOperators, SchedTotals.EMPTY, CounterTotals.EMPTY,
                 List.of(), dev.infertop.model.RooflineTotals.EMPTY);
         for (LayerAggregator aggregator : layerAggregators) {
@@ -529,7 +433,6 @@ public final class TraceAggregator implements TraceListener {
                 : dev.infertop.model.MoeTotals.EMPTY;
         Snapshot snapshot = new Snapshot(++sequence, state, target, interval, total, lostEvents, layers, moeTotals,
                 limits(moeTotals));
-        tokensAtLastTick.copyFrom(tokens);
         for (BackendSlot slot : backends) {
             if (slot != null) {
                 slot.sample();
@@ -549,5 +452,6 @@ public final class TraceAggregator implements TraceListener {
     public void start(long nowNs) {
         firstTickNs = nowNs;
         lastTickNs = nowNs;
+        tokenLayer.start(nowNs);
     }
 }

@@ -58,6 +58,19 @@ public final class MetricsMapping {
         out.metricSnapshot(gauge("infertop_target_running", null,
                 "1 while the target runs and is traced, 0 once it has exited", s.state() == RunState.RUNNING ? 1 : 0));
 
+        // Which source the token counters below have (api, graphs, none): one series, value 1.
+        out.metricSnapshot(InfoSnapshot.builder().name("infertop_token_source")
+                .help("Where the token figures come from: api (llama_decode/llama_process calls), graphs (the "
+                        + "graphs' token embedding: llama_decode is not called, inlined or not used), none")
+                .dataPoint(InfoSnapshot.InfoDataPointSnapshot.builder().labels(Labels.of(
+                        "source", s.total().tokens().source().word())).build())
+                .build());
+        out.metricSnapshot(counter("infertop_graph_prefill_tokens", null,
+                "Prompt tokens the graphs computed (their token embedding), whatever the token source",
+                created, Map.of(Labels.EMPTY, (double) s.total().tokens().fromGraphs().promptTokens())));
+        out.metricSnapshot(counter("infertop_graph_decode_tokens", null,
+                "Generated tokens the graphs computed, whatever the token source",
+                created, Map.of(Labels.EMPTY, (double) s.total().tokens().fromGraphs().generatedTokens())));
         out.metricSnapshot(counter("infertop_prefill_tokens", null, "Prompt tokens decoded (prefill)",
                 created, Map.of(Labels.EMPTY, (double) s.total().tokens().tokensPrefill())));
         out.metricSnapshot(counter("infertop_decode_tokens", null, "Generated tokens decoded (decode steps)",
@@ -256,7 +269,8 @@ public final class MetricsMapping {
     /** The metric names this mapping can produce (OpenMetrics family names), for the docs' check. */
     static final List<String> NAMES = List.of("infertop_target_info", "infertop_target_running",
             "infertop_prefill_tokens_total", "infertop_decode_tokens_total", "infertop_decode_calls_total",
-            "infertop_encode_calls_total", "infertop_encode_tokens_total",
+            "infertop_encode_calls_total", "infertop_encode_tokens_total", "infertop_token_source_info",
+            "infertop_graph_prefill_tokens_total", "infertop_graph_decode_tokens_total",
             "infertop_whisper_transcriptions_total", "infertop_whisper_audio_seconds_total",
             "infertop_whisper_transcribing_seconds_total", "infertop_whisper_encoder_passes_total",
             "infertop_whisper_decoder_calls_total", "infertop_whisper_decoder_tokens_total",

@@ -19,6 +19,7 @@ public enum JsonSchema {
     FINAL, SEQ, SCOPE, SPAN_S, PID, COMMAND,
     MODEL("once the target maps its model file"),
     TARGET_STATE,
+    TOKEN_SOURCE, TOKEN_STATE, GRAPH_TOKENS,
     DECODE_CALLS, PREFILL_CALLS, DECODE_STEP_CALLS, FAILED_CALLS, ENCODE_CALLS, ENCODE_TOKENS,
     TOKENS_PREFILL, TOKENS_DECODE,
     PREFILL_TOKENS_PER_S, DECODE_TOKENS_PER_S, DECODE_TOKENS_PER_S_P50, DECODE_THROUGHPUT_PER_S,
@@ -263,6 +264,13 @@ public enum JsonSchema {
         public String key() { return key; }
     }
 
+    /** {@code graph_tokens}: what the graphs alone said (model.GraphTokenCounts). */
+    public enum GraphTokensField implements Key {
+        GRAPHS, PROMPT_TOKENS, GENERATED_TOKENS, POSITIONS_READ, ENCODER_PASSES;
+        private final String key = name().toLowerCase(Locale.ROOT);
+        public String key() { return key; }
+    }
+
     /** {@code speculative}. */
     public enum SpeculativeField implements Key {
         VERIFY_STEPS, DRAFT_TOKENS, ACCEPTED_TOKENS, ACCEPTANCE_RATE, UNRESOLVED_STEPS, DRAFT_CALLS,
@@ -325,6 +333,7 @@ public enum JsonSchema {
             Map.entry("ttft_ms", LatencyField.class), Map.entry("tpot_ms", LatencyField.class),
             Map.entry("requests.ttft_ms", LatencyField.class), Map.entry("requests.tpot_ms", LatencyField.class),
             Map.entry("requests", RequestsField.class), Map.entry("speculative", SpeculativeField.class),
+            Map.entry("graph_tokens", GraphTokensField.class),
             Map.entry("sampled", SampledField.class), Map.entry("roofline.decode_steps.*", DecodeStepField.class),
             Map.entry("whisper", WhisperField.class),
             Map.entry("counters.thresholds", ThresholdField.class),

@@ -17,6 +17,8 @@ import java.util.List;
  * @param encodeCalls    llama_process(ENCODE) calls, an encoder-decoder model's encoder passes: apart from every
  *                       figure above, which are the decoder's
  * @param encodeTokens   the tokens of those calls whose count was known (the probe sends -1 when it is not)
+ * @param source         where the figures above come from: the API's calls, or the graphs where it is not called
+ * @param fromGraphs     what the graphs alone said over the span (the figures above when {@code source} is GRAPHS)
  */
 public record TokenTotals(
         long decodeCalls,
@@ -35,7 +37,9 @@ public record TokenTotals(
         List<SequenceStatus> sequences,
         SpeculativeTotals speculative,
         long encodeCalls,
-        long encodeTokens) {
+        long encodeTokens,
+        TokenSource source,
+        GraphTokenCounts fromGraphs) {
 
     /** Bucket upper bounds of {@link #batchSizes}: 1, 2, 4, ..., 1024 tokens, then more. */
     public static final int BATCH_SIZE_BUCKETS = 12;
@@ -46,6 +50,25 @@ public record TokenTotals(
         batchSizes = List.copyOf(batchSizes);
         sequences = List.copyOf(sequences);
         speculative = speculative == null ? SpeculativeTotals.EMPTY : speculative;
+        source = source == null ? TokenSource.API : source;
+        fromGraphs = fromGraphs == null ? GraphTokenCounts.EMPTY : fromGraphs;
+    }
+
+    /** From the API's calls, no graph figures (a snapshot written before the graphs were read, tests). */
+    public TokenTotals(long decodeCalls, long prefillCalls, long decodeStepCalls, long failedCalls, long tokensPrefill,
+                       long tokensDecode, long prefillBusyNs, long decodeBusyNs, int contexts, long requests,
+                       int activeRequests, long batchesUnread, List<Long> batchSizes, List<SequenceStatus> sequences,
+                       SpeculativeTotals speculative, long encodeCalls, long encodeTokens) {
+        this(decodeCalls, prefillCalls, decodeStepCalls, failedCalls, tokensPrefill, tokensDecode, prefillBusyNs,
+                decodeBusyNs, contexts, requests, activeRequests, batchesUnread, batchSizes, sequences, speculative,
+                encodeCalls, encodeTokens, TokenSource.API, GraphTokenCounts.EMPTY);
+    }
+
+    /** The same figures, said to come from {@code newSource}, with the graphs' own beside. */
+    public TokenTotals withSource(TokenSource newSource, GraphTokenCounts graphCounts) {
+        return new TokenTotals(decodeCalls, prefillCalls, decodeStepCalls, failedCalls, tokensPrefill, tokensDecode,
+                prefillBusyNs, decodeBusyNs, contexts, requests, activeRequests, batchesUnread, batchSizes, sequences,
+                speculative, encodeCalls, encodeTokens, newSource, graphCounts);
     }
 
     /** Without encoder passes (a decoder-only model, or a release without llama_process). */

@@ -53,9 +53,9 @@ record Pipeline(NameTable names, TraceAggregator aggregator, EventDecoder decode
         CounterAggregator counters = new CounterAggregator();
         aggregator.register(counters);
         // whisper.cpp's units, from its transcription calls and its graphs (the descriptions ProbeLoader gave the
-        // probes number its records); other runtimes' graph records go on to the token layer's own reader.
-        aggregator.register(new dev.infertop.agg.WhisperAggregator(dev.infertop.io.ConfigFiles.graphRuntimes(),
-                aggregator));
+        // probes number its records); other runtimes' graph records go on to the token layer.
+        aggregator.withRuntimeUnits(new dev.infertop.agg.WhisperAggregator(dev.infertop.io.ConfigFiles.graphRuntimes(),
+                aggregator.tokens()));
         aggregator.withBackendOps(new BackendOpsAggregator(aggregator.backendKeys(), naming));
         DagRecorder dag = null;
         if (naming != null) {

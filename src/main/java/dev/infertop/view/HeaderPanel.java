@@ -129,6 +129,11 @@ public final class HeaderPanel implements Panel {
         if (!thief.isEmpty()) {
             latency += "  " + thief;
         }
+        // Which source the token figures have: the API's calls (last, a detail), or the graphs where llama_decode is
+        // not called and nothing seen yet (first, said in full: the speed rows are not an idle engine's 0 tok/s).
+        dev.infertop.model.TokenSource source = s.total().tokens().source();
+        latency = source == dev.infertop.model.TokenSource.API ? latency + "  tokens: api"
+                : source.state() + "  " + latency;
         theme.apply(g, s.lostEvents() > 0 || s.limits().droppedTotal() > 0 ? Theme.Role.WARN : Theme.Role.NORMAL);
         Cells.put(g, 0, 4, latency, width);
     }

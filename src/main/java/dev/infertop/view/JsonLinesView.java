@@ -103,6 +103,15 @@ public final class JsonLinesView implements SnapshotView {
             root.put(MODEL.key(), s.target().modelFile());
         }
         root.put(TARGET_STATE.key(), s.state().text());
+        // Which source the token figures below are from: the API's calls, or the graphs where it is not called.
+        root.put(TOKEN_SOURCE.key(), tokens.source().word());
+        root.put(TOKEN_STATE.key(), tokens.source().state());
+        ObjectNode fromGraphs = root.putObject(GRAPH_TOKENS.key());
+        fromGraphs.put(dev.infertop.model.JsonSchema.GraphTokensField.GRAPHS.key(), tokens.fromGraphs().graphs());
+        fromGraphs.put(dev.infertop.model.JsonSchema.GraphTokensField.PROMPT_TOKENS.key(), tokens.fromGraphs().promptTokens());
+        fromGraphs.put(dev.infertop.model.JsonSchema.GraphTokensField.GENERATED_TOKENS.key(), tokens.fromGraphs().generatedTokens());
+        fromGraphs.put(dev.infertop.model.JsonSchema.GraphTokensField.POSITIONS_READ.key(), tokens.fromGraphs().positionsRead());
+        fromGraphs.put(dev.infertop.model.JsonSchema.GraphTokensField.ENCODER_PASSES.key(), tokens.fromGraphs().encoderPasses());
         root.put(DECODE_CALLS.key(), tokens.decodeCalls());
         root.put(PREFILL_CALLS.key(), tokens.prefillCalls());
         root.put(DECODE_STEP_CALLS.key(), tokens.decodeStepCalls());

@@ -69,7 +69,7 @@ class DagRecorderTest {
     }
 
     private void decode(int nTokens) {
-        aggregator.onDecode(7, 0, 1, 0x77, nTokens, 0);
+        aggregator.tokens().onDecode(7, 0, 1, 0x77, nTokens, 0);
     }
 
     private void publish() {

@@ -291,8 +291,8 @@ class HostileKeysTest {
                 batch.set(ValueLayout.JAVA_BYTE, at + EventLayout.BATCH_TOKEN_LOGITS, (byte) (i == 1 ? 1 : 0));
                 batch.set(ValueLayout.JAVA_BYTE, at + EventLayout.BATCH_TOKEN_N_SEQ, (byte) 1);
             }
-            aggregator.onBatch(7, clock, clock + 100, context, 2, 2, batch, 0);
-            aggregator.onDecode(7, clock, clock + 100, context, 2, 0);
+            aggregator.tokens().onBatch(7, clock, clock + 100, context, 2, 2, batch, 0);
+            aggregator.tokens().onDecode(7, clock, clock + 100, context, 2, 0);
             clock += 1_000;
         }
         Snapshot s = tick(aggregator, clock);

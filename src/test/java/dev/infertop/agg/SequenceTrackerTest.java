@@ -50,8 +50,8 @@ class SequenceTrackerTest {
         }
         long start = clockNs;
         long end = start + durationNs;
-        aggregator.onBatch(7, start, end, context, tokens.length, tokens.length, data, 0);
-        aggregator.onDecode(7, start, end, context, tokens.length, 0);
+        aggregator.tokens().onBatch(7, start, end, context, tokens.length, tokens.length, data, 0);
+        aggregator.tokens().onDecode(7, start, end, context, tokens.length, 0);
         clockNs = end + 1_000_000; // 1 ms of the server's own work between calls
     }
 
@@ -172,15 +172,15 @@ class SequenceTrackerTest {
         Tok[] verify = run(5, 8, 1);
         call(3_000_000, verify);
         mirror(verify);
-        aggregator.onSequenceRemove(7, clockNs, 0xabc, 0, 9, -1); // all 3 drafts kept: goes on at 9
-        aggregator.onSequenceRemove(7, clockNs, 0xdef, 0, 9, -1); // the draft's memory: nothing more to tell
+        aggregator.tokens().onSequenceRemove(7, clockNs, 0xabc, 0, 9, -1); // all 3 drafts kept: goes on at 9
+        aggregator.tokens().onSequenceRemove(7, clockNs, 0xdef, 0, 9, -1); // the draft's memory: nothing more to tell
         for (int pos = 9; pos <= 11; pos++) {
             call(DRAFT, 200_000, t(0, pos, true));
         }
         verify = run(9, 12, 1);
         call(3_000_000, verify);
         mirror(verify);
-        aggregator.onSequenceRemove(7, clockNs, 0xabc, 0, 10, -1); // none kept
+        aggregator.tokens().onSequenceRemove(7, clockNs, 0xabc, 0, 10, -1); // none kept
         Snapshot s = snapshot();
         TokenTotals tokens = s.total().tokens();
         var spec = tokens.speculative();

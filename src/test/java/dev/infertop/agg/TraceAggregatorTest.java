@@ -28,10 +28,10 @@ class TraceAggregatorTest {
     void splitsPrefillFromDecodeAndComputesSpeeds() {
         aggregator.start(0);
         // one 64-token prompt in 10 ms, then four decode steps of 2 ms each
-        aggregator.onDecode(1, 0, 10 * MS, 0xc0, 64, 0);
+        aggregator.tokens().onDecode(1, 0, 10 * MS, 0xc0, 64, 0);
         for (int i = 0; i < 4; i++) {
             long start = (20 + 5L * i) * MS;
-            aggregator.onDecode(1, start, start + 2 * MS, 0xc0, 1, 0);
+            aggregator.tokens().onDecode(1, start, start + 2 * MS, 0xc0, 1, 0);
         }
         Snapshot snapshot = aggregator.snapshot(1000 * MS, RunState.RUNNING, TARGET, 0, List.of());
 
@@ -54,9 +54,9 @@ class TraceAggregatorTest {
     @Test
     void intervalsResetWhileTotalsAccumulate() {
         aggregator.start(0);
-        aggregator.onDecode(1, 0, MS, 0xc0, 1, 0);
+        aggregator.tokens().onDecode(1, 0, MS, 0xc0, 1, 0);
         aggregator.snapshot(1000 * MS, RunState.RUNNING, TARGET, 0, List.of());
-        aggregator.onDecode(1, 1000 * MS, 1003 * MS, 0xc1, 1, -1);
+        aggregator.tokens().onDecode(1, 1000 * MS, 1003 * MS, 0xc1, 1, -1);
         Snapshot second = aggregator.snapshot(2000 * MS, RunState.EXITED, TARGET, 7, List.of());
 
         assertEquals(1, second.interval().tokens().decodeCalls());
@@ -75,15 +75,15 @@ class TraceAggregatorTest {
     void encodeCallsAreCountedApartFromDecodeCalls() {
         aggregator.start(0);
         // Interval 1: a 12-token encoder pass, a 3-token prompt, two decode steps, an encode of unknown size.
-        aggregator.onEncode(1, 0, 4 * MS, 0xc0, 12, 0);
-        aggregator.onDecode(1, 5 * MS, 7 * MS, 0xc0, 3, 0);
-        aggregator.onDecode(1, 8 * MS, 9 * MS, 0xc0, 1, 0);
-        aggregator.onDecode(1, 10 * MS, 11 * MS, 0xc0, 1, 0);
-        aggregator.onEncode(1, 12 * MS, 13 * MS, 0xc0, -1, 0);
+        aggregator.tokens().onEncode(1, 0, 4 * MS, 0xc0, 12, 0);
+        aggregator.tokens().onDecode(1, 5 * MS, 7 * MS, 0xc0, 3, 0);
+        aggregator.tokens().onDecode(1, 8 * MS, 9 * MS, 0xc0, 1, 0);
+        aggregator.tokens().onDecode(1, 10 * MS, 11 * MS, 0xc0, 1, 0);
+        aggregator.tokens().onEncode(1, 12 * MS, 13 * MS, 0xc0, -1, 0);
         Snapshot first = aggregator.snapshot(1000 * MS, RunState.RUNNING, TARGET, 0, List.of());
         // Interval 2: a failed 5-token encode, one decode step.
-        aggregator.onEncode(1, 1000 * MS, 1001 * MS, 0xc0, 5, -1);
-        aggregator.onDecode(1, 1002 * MS, 1003 * MS, 0xc0, 1, 0);
+        aggregator.tokens().onEncode(1, 1000 * MS, 1001 * MS, 0xc0, 5, -1);
+        aggregator.tokens().onDecode(1, 1002 * MS, 1003 * MS, 0xc0, 1, 0);
         Snapshot second = aggregator.snapshot(2000 * MS, RunState.RUNNING, TARGET, 0, List.of());
 
         var one = first.interval().tokens();
@@ -124,7 +124,7 @@ class TraceAggregatorTest {
     @Test
     void withoutEncodeCallsTheEncodeFiguresAreZero() {
         aggregator.start(0);
-        aggregator.onDecode(1, 0, MS, 0xc0, 8, 0);
+        aggregator.tokens().onDecode(1, 0, MS, 0xc0, 8, 0);
         Snapshot snapshot = aggregator.snapshot(1000 * MS, RunState.RUNNING, TARGET, 0, List.of());
         assertEquals(0, snapshot.total().tokens().encodeCalls());
         assertEquals(0, snapshot.total().tokens().encodeTokens());
@@ -200,14 +200,17 @@ class TraceAggregatorTest {
 
     /**
      * A layer's records go from the decoder straight to its registered aggregator (one call, no lookup per record);
-     * the token and graph layers' stay here; a registration after the decoder is made would miss records and fails.
+     * the token layer's to its own aggregator, the graph layer's stay here; a registration after the decoder is made
+     * would miss records and fails.
      */
     @Test
     void layerRecordsGoStraightToTheAggregatorRegisteredForThem() {
         SchedAggregator sched = new SchedAggregator(42, new dev.infertop.event.NameTable(), () -> 0);
         TraceAggregator routed = new TraceAggregator(
                 BackendNames.parse("aa67c74396e6a38ae3afea9236bcfc89 CPU\n"), null, sched);
-        assertSame(routed, routed.listenerFor(EventLayout.EVENT_DECODE));
+        assertSame(routed.tokens(), routed.listenerFor(EventLayout.EVENT_DECODE));
+        assertSame(routed.tokens(), routed.listenerFor(EventLayout.EVENT_GRAPH_TOKENS));
+        assertSame(routed, routed.listenerFor(EventLayout.EVENT_GRAPH));
         assertSame(routed, routed.listenerFor(EventLayout.EVENT_NODE), "no operator aggregator: ignored here");
         dev.infertop.event.TraceListener schedRecords = routed.listenerFor(EventLayout.EVENT_SCHED_OFF);
         assertNotSame(routed, schedRecords);

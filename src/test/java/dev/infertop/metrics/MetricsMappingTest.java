@@ -87,6 +87,19 @@ class MetricsMappingTest {
         });
     }
 
+    /** Where llama_decode is not called: the counters are the graphs', and the source label says so. */
+    @Test
+    void theTokenSourceAndTheGraphsTokensAreExposed() throws IOException {
+        Snapshot graphs = Fixtures.snapshot(LayerStatus.State.ON).withFigures(f -> f.withTokens(f.tokens().withSource(
+                dev.infertop.model.TokenSource.GRAPHS, new dev.infertop.model.GraphTokenCounts(101, 260, 93, 101, 0))));
+        String text = openMetrics(frame(graphs));
+        assertLine(text, "infertop_token_source_info{source=\"graphs\"} 1");
+        assertLine(text, "infertop_graph_prefill_tokens_total 260.0");
+        assertLine(text, "infertop_graph_decode_tokens_total 93.0");
+        assertLine(openMetrics(frame(Fixtures.snapshot(LayerStatus.State.ON))),
+                "infertop_token_source_info{source=\"api\"} 1");
+    }
+
     @Test
     void encodeCallsAndTokensAreCountersApartFromTheDecodeCalls() throws IOException {
         String text = openMetrics(frame(withEncodes(Fixtures.snapshot(LayerStatus.State.ON), 4, 96)));
@@ -306,7 +319,10 @@ class MetricsMappingTest {
      */
     private static final Set<String> NAMED_NOT_COMPARED = Set.of(JsonSchema.TTFT_MS.key(), JsonSchema.TPOT_MS.key(),
             JsonSchema.OPS.key(), JsonSchema.OPS_ESTIMATED.key(), JsonSchema.MOE.key(), JsonSchema.LIMITS.key(),
-            JsonSchema.BUDGET.key(), JsonSchema.SAMPLED.key(), JsonSchema.WHISPER.key());
+            JsonSchema.BUDGET.key(), JsonSchema.SAMPLED.key(),
+            // The token source is a label (theTokenSourceAndTheGraphsTokensAreExposed compares it and graph_tokens).
+            JsonSchema.TOKEN_SOURCE.key(), JsonSchema.GRAPH_TOKENS.key(),
+            JsonSchema.WHISPER.key());
 
     /** The exposition's samples of {@code metric}: label value (or "" without a label) to value. */
     private static Map<String, Double> samples(String exposition, String metric, String label) {

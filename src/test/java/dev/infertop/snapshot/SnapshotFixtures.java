@@ -94,7 +94,7 @@ public final class SnapshotFixtures {
             long graphEnd = graphStart + 220 * scale;
             aggregator.onCpuGraphCompute(7, graphStart, graphEnd, 0xabc, 6, 0);
             long callEnd = graphEnd + 500;
-            aggregator.onDecode(7, callStart, callEnd, 0x5000, nTokens, 0);
+            aggregator.tokens().onDecode(7, callStart, callEnd, 0x5000, nTokens, 0);
             t = callEnd + 50_000_000L;
             if (call == 1 || call == 2) {
                 taker.show(aggregator.snapshot(t, RunState.RUNNING, target(), 0, layers()));
