@@ -61,9 +61,10 @@ public final class MetricsMapping {
         // Which source the token counters below have (api, graphs, none): one series, value 1.
         out.metricSnapshot(InfoSnapshot.builder().name("infertop_token_source")
                 .help("Where the token figures come from: api (llama_decode/llama_process calls), graphs (the "
-                        + "graphs' token embedding: llama_decode is not called, inlined or not used), none")
+                        + "graphs' token embedding: llama_decode is not called, inlined or not used), none, whisper.cpp (a whisper.cpp "
+                        + "program: infertop_whisper_*)")
                 .dataPoint(InfoSnapshot.InfoDataPointSnapshot.builder().labels(Labels.of(
-                        "source", s.total().tokens().source().word())).build())
+                        "source", dev.infertop.model.WhisperTotals.tokenSource(s).word())).build())
                 .build());
         out.metricSnapshot(counter("infertop_graph_prefill_tokens", null,
                 "Prompt tokens the graphs computed (their token embedding), whatever the token source",

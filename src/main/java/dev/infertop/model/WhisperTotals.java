@@ -51,6 +51,16 @@ public record WhisperTotals(long transcriptions, long failedTranscriptions, long
         return spanNs <= 0 ? Double.NaN : decoderTokens / (spanNs / 1e9);
     }
 
+    /** A whisper.cpp program that made no llama.cpp call (whisper-talk-llama makes both: its llama figures apply). */
+    public static boolean isWhisperOnly(Snapshot s) {
+        return isWhisperProgram(s) && s.total().tokens().decodeCalls() == 0;
+    }
+
+    /** The token source to show for {@code s}: {@link TokenSource#WHISPER} for a whisper.cpp-only program. */
+    public static TokenSource tokenSource(Snapshot s) {
+        return isWhisperOnly(s) ? TokenSource.WHISPER : s.total().tokens().source();
+    }
+
     /**
      * Whether {@code s} is of a whisper.cpp program: its token layer probes whisper's transcription call, or whisper's
      * graphs were seen. Then whisper's units are shown instead of llama.cpp's tokens per second.

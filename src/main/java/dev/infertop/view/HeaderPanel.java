@@ -93,7 +93,7 @@ public final class HeaderPanel implements Panel {
                 100 * ui.selfCpuFraction, ui.selfRssBytes >> 20);
         int costWidth = width >= 80 ? 26 : 0;
         int sparkWidth = Math.max(0, Math.min(60, width - SPEED_LABEL_WIDTH - costWidth));
-        if (JsonLinesView.whisperOnly(s, tokens)) {
+        if (dev.infertop.model.WhisperTotals.isWhisperOnly(s)) {
             // whisper.cpp: its own units where llama.cpp's tokens per second would read as an idle engine.
             whisperRows(g, s, SPEED_LABEL_WIDTH + sparkWidth);
         } else {
@@ -131,7 +131,7 @@ public final class HeaderPanel implements Panel {
         }
         // Which source the token figures have: the API's calls (last, a detail), or the graphs where llama_decode is
         // not called and nothing seen yet (first, said in full: the speed rows are not an idle engine's 0 tok/s).
-        dev.infertop.model.TokenSource source = s.total().tokens().source();
+        dev.infertop.model.TokenSource source = dev.infertop.model.WhisperTotals.tokenSource(s);
         latency = source == dev.infertop.model.TokenSource.API ? latency + "  tokens: api"
                 : source.state() + "  " + latency;
         theme.apply(g, s.lostEvents() > 0 || s.limits().droppedTotal() > 0 ? Theme.Role.WARN : Theme.Role.NORMAL);

@@ -104,8 +104,8 @@ public final class JsonLinesView implements SnapshotView {
         }
         root.put(TARGET_STATE.key(), s.state().text());
         // Which source the token figures below are from: the API's calls, or the graphs where it is not called.
-        root.put(TOKEN_SOURCE.key(), tokens.source().word());
-        root.put(TOKEN_STATE.key(), tokens.source().state());
+        root.put(TOKEN_SOURCE.key(), WhisperTotals.tokenSource(s).word());
+        root.put(TOKEN_STATE.key(), WhisperTotals.tokenSource(s).state());
         ObjectNode fromGraphs = root.putObject(GRAPH_TOKENS.key());
         fromGraphs.put(dev.infertop.model.JsonSchema.GraphTokensField.GRAPHS.key(), tokens.fromGraphs().graphs());
         fromGraphs.put(dev.infertop.model.JsonSchema.GraphTokensField.PROMPT_TOKENS.key(), tokens.fromGraphs().promptTokens());
@@ -121,7 +121,7 @@ public final class JsonLinesView implements SnapshotView {
         root.put(ENCODE_TOKENS.key(), tokens.encodeTokens());
         root.put(TOKENS_PREFILL.key(), tokens.tokensPrefill());
         root.put(TOKENS_DECODE.key(), tokens.tokensDecode());
-        if (whisperOnly(s, tokens)) {
+        if (WhisperTotals.isWhisperOnly(s)) {
             // A whisper.cpp program makes no llama.cpp call: its rates are not zero, they do not apply ("whisper").
             root.putNull(PREFILL_TOKENS_PER_S.key());
             root.putNull(DECODE_TOKENS_PER_S.key());
@@ -330,11 +330,6 @@ public final class JsonLinesView implements SnapshotView {
     }
 
     /** Speculative decoding: the target's verification steps and the draft context's calls (zeros without). */
-    /** A whisper.cpp program that made no llama.cpp call (whisper-talk-llama makes both: it keeps its rates). */
-    static boolean whisperOnly(Snapshot s, TokenTotals tokens) {
-        return WhisperTotals.isWhisperProgram(s) && s.total().tokens().decodeCalls() == 0;
-    }
-
     /** whisper.cpp's units; a rate with nothing to divide is null ("unknown"), never 0. */
     static void putWhisper(ObjectNode node, WhisperTotals w, long spanNs) {
         node.put(WhisperField.TRANSCRIPTIONS.key(), w.transcriptions());

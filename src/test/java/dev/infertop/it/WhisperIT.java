@@ -250,6 +250,7 @@ class WhisperIT {
         assertTrue(token.path("probes").toString().contains("whisper_full_with_state (entry and return)"), context);
         assertTrue(total.path("decode_tokens_per_s").isNull(), "no llama.cpp rate: " + context);
         assertTrue(total.path("prefill_tokens_per_s").isNull(), "no llama.cpp rate: " + context);
+        assertEquals("whisper.cpp", total.path("token_source").asText(), "whisper's units are the tokens' source: " + context);
         assertFalse(total.toString().contains("a llama.cpp library"), context);
         assertFalse(total.path("infertop_stderr").asText().contains("llama_batch"),
                 "no notice about llama.cpp's batches, which a whisper.cpp program has none of: " + context);

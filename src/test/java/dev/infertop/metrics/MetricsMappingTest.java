@@ -407,6 +407,6 @@ class MetricsMappingTest {
         assertEquals(1.5, whisper.path(JsonSchema.WhisperField.REAL_TIME_FACTOR.key()).asDouble());
         assertEquals(66, whisper.path(JsonSchema.WhisperField.DECODER_TOKENS.key()).asLong());
         String llama = openMetrics(frame(Fixtures.snapshot(LayerStatus.State.ON)));
-        assertFalse(llama.contains("infertop_whisper_"), llama);
+        assertFalse(llama.contains("# TYPE infertop_whisper_"), llama);
     }
 }

@@ -70,6 +70,8 @@ class WhisperViewTest {
         assertEquals(1.5, whisper.path(JsonSchema.WhisperField.REAL_TIME_FACTOR.key()).asDouble());
         assertTrue(line.path(JsonSchema.DECODE_TOKENS_PER_S.key()).isNull(), line.toString());
         assertTrue(line.path(JsonSchema.PREFILL_TOKENS_PER_S.key()).isNull(), line.toString());
+        assertEquals("whisper.cpp", line.path(JsonSchema.TOKEN_SOURCE.key()).asText(), line.toString());
+        assertFalse(line.path(JsonSchema.TOKEN_STATE.key()).asText().contains("no tokens seen"), line.toString());
         JsonNode before = new ObjectMapper().readTree(JsonLinesView.toJson(whisperCli(WhisperTotals.EMPTY)))
                 .path(JsonSchema.WHISPER.key());
         assertTrue(before.path(JsonSchema.WhisperField.REAL_TIME_FACTOR.key()).isNull(), before.toString());
