@@ -1,7 +1,7 @@
 package dev.infertop.it;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.infertop.target.ElfFile;
+import dev.infertop.process.ElfFile;
 import dev.infertop.workload.LlamaCppWorkload;
 import dev.infertop.workload.whisper.SyntheticWav;
 import dev.infertop.workload.whisper.SyntheticWhisperModel;

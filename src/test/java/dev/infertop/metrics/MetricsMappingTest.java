@@ -355,7 +355,7 @@ class MetricsMappingTest {
         Snapshot s = withEncodes(Fixtures.snapshot(LayerStatus.State.ON), 4, 96).withState(RunState.EXITED);
         String exposition = openMetrics(frame(s));
         com.fasterxml.jackson.databind.JsonNode line = new com.fasterxml.jackson.databind.ObjectMapper()
-                .readTree(dev.infertop.view.JsonLinesView.toJsonNode(s, true).toString());
+                .readTree(dev.infertop.json.JsonLinesView.toJsonNode(s, true).toString());
         for (String[] mirrored : MIRRORED) {
             Map<String, Double> json = jsonValues(line, mirrored[2]);
             Map<String, Double> metric = samples(exposition, mirrored[0], mirrored[1]);
@@ -401,7 +401,7 @@ class MetricsMappingTest {
         assertLine(exposition, "infertop_whisper_decoder_calls_total 21.0");
         assertLine(exposition, "infertop_whisper_decoder_tokens_total 66.0");
         com.fasterxml.jackson.databind.JsonNode whisper = new com.fasterxml.jackson.databind.ObjectMapper()
-                .readTree(dev.infertop.view.JsonLinesView.toJsonNode(s, true).toString()).path(JsonSchema.WHISPER.key());
+                .readTree(dev.infertop.json.JsonLinesView.toJsonNode(s, true).toString()).path(JsonSchema.WHISPER.key());
         assertEquals(2, whisper.path(JsonSchema.WhisperField.TRANSCRIPTIONS.key()).asLong());
         assertEquals(6.0, whisper.path(JsonSchema.WhisperField.AUDIO_S.key()).asDouble());
         assertEquals(1.5, whisper.path(JsonSchema.WhisperField.REAL_TIME_FACTOR.key()).asDouble());
