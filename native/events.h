@@ -27,6 +27,7 @@ enum event_kind {
 	EVENT_SEQ_RM = 15,    /* llama_memory_seq_rm() (or an older release's kv seq_rm) called: token layer */
 	EVENT_ENCODE = 16,    /* one llama_process(ENCODE) call, struct decode_event: token layer, counted apart */
 	EVENT_GRAPH_TOKENS = 17, /* what one graph says of its tokens (struct graph_tokens_event): token layer */
+	EVENT_WHISPER_FULL = 18, /* one whisper_full_with_state() call (struct whisper_full_event): token layer */
 	EVENT_OFFLOAD = 19,   /* a backend synchronize or a tensor copy between backends (native/offload.bpf.h) */
 };
 
@@ -373,6 +374,7 @@ enum graph_name_kind {
 	GRAPH_NAME_KV_MASK = 3,         /* the attention mask: ne[0] is the KV length attended ("KQ_mask") */
 	GRAPH_NAME_OUTPUT = 4,          /* the logits: ne[1] is the outputs computed ("result_output") */
 	GRAPH_NAME_ENCODER_INPUT = 5,   /* an input only an encoder pass takes (whisper's "mel") */
+	GRAPH_NAME_TOKEN_IDS = 6,       /* the I32 token ids a GET_ROWS reads an unnamed embedding by (whisper's "embd") */
 };
 
 /* Name bytes a `graph_names` prefix may hold (whisper's "decoder.token_embedding.weight" is 30). */
@@ -423,6 +425,18 @@ struct graph_tokens_event {
 	__u32 level;       /* enum graph_tokens_level */
 	__u32 flags;       /* GRAPH_TOKENS_* */
 	__s32 ret;         /* the graph call's return value (enum ggml_status) */
+};
+
+/*
+ * One whisper_full_with_state() call (whisper.cpp's transcription of one audio buffer; whisper_full and
+ * whisper_full_parallel's threads call it), sent at its return (native/whisper.bpf.h): the audio it was given as
+ * whisper_pcm_to_mel_with_state, which it calls first, saw it. n_samples is -1 when that call was not seen (a
+ * caller that computed the mel spectrogram before and passed no samples).
+ */
+struct whisper_full_event {
+	struct event_header header;
+	__s32 n_samples; /* 16 kHz mono samples transcribed */
+	__s32 ret;       /* whisper_full_with_state's return value: 0 ok */
 };
 
 #endif /* INFERTOP_EVENTS_H */

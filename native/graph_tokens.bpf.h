@@ -115,6 +115,18 @@ static __always_inline void scan_source(struct graph_scan *scan, const void *src
 		if (scan->n_tokens >= 0)
 			scan->runtime = runtime;
 		break;
+	case GRAPH_NAME_TOKEN_IDS:
+		/* ggml_get_rows(embedding, tokens) where the runtime names its inputs but not its weights (whisper.cpp):
+		 * the I32 token ids are src[1], named. */
+		if (j != 1 || scan->n_tokens >= 0 || op != (__s32)config.op_get_rows)
+			return;
+		if (bpf_probe_read_user(&type, sizeof(type), src + config.tensor_type_offset) ||
+		    type != (__s32)config.type_i32)
+			return;
+		scan->n_tokens = read_ne(src, 0);
+		if (scan->n_tokens >= 0)
+			scan->runtime = runtime;
+		break;
 	case GRAPH_NAME_POSITIONS:
 		if (scan->n_positions >= 0)
 			return;

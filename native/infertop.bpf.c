@@ -896,3 +896,4 @@ int BPF_KPROBE(handle_fused_call, void *params, void *node, void *next)
 #include "backends.bpf.h"
 #include "offload.bpf.h"
 #include "batch_ext.bpf.h"
+#include "whisper.bpf.h"

@@ -114,6 +114,10 @@ else
   # The newest llama.cpp as a distribution ships it (llama_process, stripped CPU variants, sid's libc), run as a
   # container by the tests (DistroContainerIT): unpacked into a root of its own, about 15 s.
   bash "$here/provision-distro-llama.sh" >/dev/null
+  # A second GGML runtime (WhisperIT): Debian sid's whisper.cpp (whisper-cli, libwhisper1 on the same libggml0) in a
+  # root of its own beside llama.cpp's, run as a container with a synthetic whisper model; under a minute, once.
+  say "provisioning Debian sid's whisper.cpp root (unpacked once, then cached)"
+  bash "$here/provision-distro-whisper.sh" >/dev/null
   # The emulated arm64 stage (Arm64EmulatedIT): llama-bench cross-compiled for arm64 and a Debian 13 arm64 guest
   # root packed as an initramfs.
   bash "$here/provision-arm64.sh" >/dev/null

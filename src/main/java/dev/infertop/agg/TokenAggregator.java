@@ -347,6 +347,6 @@ public final class TokenAggregator implements LayerAggregator, TraceListener {
     private static Figures withTokenFigures(Figures f, TokenTotals tokenTotals, dev.infertop.model.LatencySummary ttft,
                                             dev.infertop.model.LatencySummary tpot) {
         return new Figures(f.spanNs(), tokenTotals, ttft, tpot, f.backends(), f.cpuGraphs(), f.operators(), f.sched(),
-                f.counters(), f.backendOps(), f.roofline());
+                f.counters(), f.backendOps(), f.roofline(), f.offload(), f.whisper());
     }
 }

@@ -117,6 +117,19 @@ public final class TraceAggregator implements TraceListener {
         return this;
     }
 
+    /**
+     * Registers a runtime's own units (whisper.cpp's: {@link WhisperAggregator}) ahead of the token layer for the
+     * record kinds both take: it keeps the graph records its runtime description numbers as its own and hands every
+     * other one on to the token layer ({@link #tokens()}), so that a graph is counted by one of the two. The one
+     * path by which a record the token layer takes can reach another aggregator first.
+     */
+    public TraceAggregator withRuntimeUnits(LayerAggregator runtime) {
+        register(runtime);
+        layerAggregators.remove(runtime);
+        layerAggregators.add(layerAggregators.indexOf(tokenLayer), runtime);
+        return this;
+    }
+
     private static boolean takesRecords(LayerAggregator aggregator) {
         for (int kind = 0; kind <= EventLayout.MAX_EVENT_KIND; kind++) {
             if (aggregator.records(kind) != null) {

@@ -83,8 +83,8 @@ final class ProbeSites {
             boolean any = members.stream().anyMatch(f -> (plan.get(f) != null && !plan.get(f).isEmpty())
                     || attachedKeys.stream().anyMatch(keys -> keys.contains(key(f))));
             if (!any) {
-                return "no library exports " + String.join(" or ", group) + " (a llama.cpp library too old, too new or"
-                        + " stripped of its exports?)";
+                return "no library exports " + String.join(" or ", group) + " (not a llama.cpp or whisper.cpp"
+                        + " program, or a library too old, too new or stripped of its exports?)";
             }
         }
         return null;

@@ -70,6 +70,14 @@ public sealed interface ProbeSpec {
             new FunctionProbe(Layer.TOKEN, "llama_memory_seq_rm", "handle_seq_rm", null, false, true),
             new FunctionProbe(Layer.TOKEN, "llama_kv_self_seq_rm", "handle_seq_rm", null, false, true),
             new FunctionProbe(Layer.TOKEN, "llama_kv_cache_seq_rm", "handle_seq_rm", null, false, true),
+            // whisper.cpp's transcription call (whisper_full calls it, as whisper_full_parallel's threads do) and the
+            // mel spectrogram it computes first, whose argument is the audio's length: whisper's audio seconds and
+            // real-time factor (whisper.bpf.h); its encoder passes and decoder tokens come from its graphs. Both are
+            // exported and entered through the PLT; the encoder and decoder themselves are static.
+            new FunctionProbe(Layer.TOKEN, "whisper_full_with_state", "handle_whisper_full_enter",
+                    "handle_whisper_full_exit", false, true),
+            new FunctionProbe(Layer.TOKEN, "whisper_pcm_to_mel_with_state", "handle_whisper_mel_enter", null, false,
+                    true),
             // The scheduler's whole graph, before its split among backends: where an engine that drives ggml's
             // scheduler itself (Ollama's) and llama.cpp both compute. The graph's tokens are read here, else at
             // the backend's or the CPU's own call below, once per graph (graph_tokens.bpf.h); only
@@ -124,9 +132,10 @@ public sealed interface ProbeSpec {
 
     /**
      * Groups of optional function probes of which their layer needs at least one: without any of them the layer
-     * reports nothing (a libllama exporting neither llama_decode nor llama_process).
+     * reports nothing (neither a libllama exporting llama_decode or llama_process nor a libwhisper exporting
+     * whisper_full_with_state).
      */
-    List<List<String>> ONE_OF = List.of(List.of("llama_decode", "llama_process"));
+    List<List<String>> ONE_OF = List.of(List.of("llama_decode", "llama_process", "whisper_full_with_state"));
 
     static List<ProbeSpec> of(Layer layer) {
         return ALL.stream().filter(spec -> spec.layer() == layer).toList();

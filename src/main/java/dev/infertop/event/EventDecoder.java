@@ -56,6 +56,7 @@ public final class EventDecoder implements RecordHandler {
             case EVENT_MOE -> moe(data, offset, lengthBytes, tid, startNs, endNs);
             case EVENT_OFFLOAD -> offload(data, offset, lengthBytes, tid, startNs, endNs);
             case EVENT_GRAPH_TOKENS -> graphTokens(data, offset, lengthBytes, tid, startNs, endNs);
+            case EVENT_WHISPER_FULL -> whisperFull(data, offset, lengthBytes, tid, startNs, endNs);
             default -> malformedRecords++;
         }
     }
@@ -256,6 +257,15 @@ public final class EventDecoder implements RecordHandler {
             return;
         }
         listeners[EVENT_GRAPH_TOKENS].onGraphTokens(graphTokens);
+    }
+
+    private void whisperFull(MemorySegment data, long offset, int lengthBytes, int tid, long startNs, long endNs) {
+        if (lengthBytes < WHISPER_FULL_SIZE) {
+            malformedRecords++;
+            return;
+        }
+        listeners[EVENT_WHISPER_FULL].onWhisperFull(tid, startNs, endNs, data.get(INT, offset + WHISPER_FULL_N_SAMPLES),
+                data.get(INT, offset + WHISPER_FULL_RET));
     }
 
     /** Records with an unknown kind or a short length: a layout mismatch between native/ and Java. */

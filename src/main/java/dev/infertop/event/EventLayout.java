@@ -21,6 +21,8 @@ public final class EventLayout {
     public static final int EVENT_ENCODE = 16;
     /** What one graph says of its tokens: struct graph_tokens_event (token layer, from the graphs). */
     public static final int EVENT_GRAPH_TOKENS = 17;
+    /** One whisper_full_with_state call: struct whisper_full_event (token layer, whisper.cpp's own API). */
+    public static final int EVENT_WHISPER_FULL = 18;
     /** The largest record kind: the decoder keeps one listener per kind up to it. */
     public static final int MAX_EVENT_KIND = 19;
 
@@ -83,6 +85,11 @@ public final class EventLayout {
     public static final int GRAPH_TOKENS_FLAGS = 64;
     public static final int GRAPH_TOKENS_RET = 68;
     public static final int GRAPH_TOKENS_SIZE = 72;
+
+    // struct whisper_full_event
+    public static final int WHISPER_FULL_N_SAMPLES = 24;
+    public static final int WHISPER_FULL_RET = 28;
+    public static final int WHISPER_FULL_SIZE = 32;
     // enum graph_tokens_level, graph_tokens_event.flags
     public static final int GRAPH_LEVEL_SCHED = 1;
     public static final int GRAPH_LEVEL_BACKEND = 2;

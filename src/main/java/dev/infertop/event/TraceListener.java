@@ -52,6 +52,12 @@ public interface TraceListener {
      */
     default void onGraphTokens(GraphTokensRecord graph) {}
 
+    /**
+     * One whisper_full_with_state call (whisper.cpp's transcription of one buffer): {@code samples} of 16 kHz audio
+     * as its whisper_pcm_to_mel_with_state call was given them, -1 when that call was not seen; its return value.
+     */
+    default void onWhisperFull(int tid, long startNs, long endNs, int samples, int status) {}
+
     /** One ggml_graph_compute call (the CPU backend's own entry). */
     default void onCpuGraphCompute(int tid, long startNs, long endNs, long cgraphAddress, int nNodes, int status) {}
 

@@ -12,6 +12,7 @@ import dev.infertop.model.OperatorTotals;
 import dev.infertop.model.Snapshot;
 import dev.infertop.model.ThreadTotals;
 import dev.infertop.model.TokenTotals;
+import dev.infertop.model.WhisperTotals;
 
 import java.io.PrintStream;
 import java.util.List;
@@ -104,8 +105,8 @@ public final class JsonLinesView implements SnapshotView {
         }
         root.put(TARGET_STATE.key(), s.state().text());
         // Which source the token figures below are from: the API's calls, or the graphs where it is not called.
-        root.put(TOKEN_SOURCE.key(), tokens.source().word());
-        root.put(TOKEN_STATE.key(), tokens.source().state());
+        root.put(TOKEN_SOURCE.key(), WhisperTotals.tokenSource(s).word());
+        root.put(TOKEN_STATE.key(), WhisperTotals.tokenSource(s).state());
         ObjectNode fromGraphs = root.putObject(GRAPH_TOKENS.key());
         fromGraphs.put(dev.infertop.model.JsonSchema.GraphTokensField.GRAPHS.key(), tokens.fromGraphs().graphs());
         fromGraphs.put(dev.infertop.model.JsonSchema.GraphTokensField.PROMPT_TOKENS.key(), tokens.fromGraphs().promptTokens());
@@ -121,10 +122,18 @@ public final class JsonLinesView implements SnapshotView {
         root.put(ENCODE_TOKENS.key(), tokens.encodeTokens());
         root.put(TOKENS_PREFILL.key(), tokens.tokensPrefill());
         root.put(TOKENS_DECODE.key(), tokens.tokensDecode());
-        root.put(PREFILL_TOKENS_PER_S.key(), round(tokens.prefillTokensPerSecond(), 2));
-        root.put(DECODE_TOKENS_PER_S.key(), round(tokens.decodeTokensPerSecond(), 2));
-        root.put(DECODE_TOKENS_PER_S_P50.key(), round(tpot.medianTokensPerSecond(), 2));
-        root.put(DECODE_THROUGHPUT_PER_S.key(), round(tokens.decodeThroughputPerSecond(spanNs), 2));
+        if (WhisperTotals.isWhisperOnly(s)) {
+            // A whisper.cpp program makes no llama.cpp call: its rates are not zero, they do not apply ("whisper").
+            root.putNull(PREFILL_TOKENS_PER_S.key());
+            root.putNull(DECODE_TOKENS_PER_S.key());
+            root.putNull(DECODE_TOKENS_PER_S_P50.key());
+            root.putNull(DECODE_THROUGHPUT_PER_S.key());
+        } else {
+            root.put(PREFILL_TOKENS_PER_S.key(), round(tokens.prefillTokensPerSecond(), 2));
+            root.put(DECODE_TOKENS_PER_S.key(), round(tokens.decodeTokensPerSecond(), 2));
+            root.put(DECODE_TOKENS_PER_S_P50.key(), round(tpot.medianTokensPerSecond(), 2));
+            root.put(DECODE_THROUGHPUT_PER_S.key(), round(tokens.decodeThroughputPerSecond(spanNs), 2));
+        }
         root.put(CONTEXTS.key(), tokens.contexts());
         putLatency(root.putObject(TTFT_MS.key()), f.ttft());
         putLatency(root.putObject(TPOT_MS.key()), tpot);
@@ -138,6 +147,9 @@ public final class JsonLinesView implements SnapshotView {
         requests.put(RequestsField.GENERATED_TOKENS.key(), tokens.tokensDecode() + tokens.requests());
         requests.put(RequestsField.BATCHES_UNREAD.key(), tokens.batchesUnread());
         putSpeculative(root.putObject(SPECULATIVE.key()), tokens.speculative());
+        if (WhisperTotals.isWhisperProgram(s)) {
+            putWhisper(root.putObject(WHISPER.key()), f.whisper(), spanNs);
+        }
         ObjectNode sizes = root.putObject(BATCH_SIZES.key()); // llama_decode calls by tokens per call
         for (int bucket = 0; bucket < tokens.batchSizes().size(); bucket++) {
             if (tokens.batchSizes().get(bucket) > 0) {
@@ -320,6 +332,28 @@ public final class JsonLinesView implements SnapshotView {
     }
 
     /** Speculative decoding: the target's verification steps and the draft context's calls (zeros without). */
+    /** whisper.cpp's units; a rate with nothing to divide is null ("unknown"), never 0. */
+    static void putWhisper(ObjectNode node, WhisperTotals w, long spanNs) {
+        node.put(WhisperField.TRANSCRIPTIONS.key(), w.transcriptions());
+        node.put(WhisperField.FAILED_TRANSCRIPTIONS.key(), w.failedTranscriptions());
+        node.put(WhisperField.AUDIO_S.key(), round(w.audioSeconds(), 3));
+        node.put(WhisperField.SAMPLES_UNKNOWN.key(), w.samplesUnknown());
+        node.put(WhisperField.TRANSCRIBING_S.key(), round(w.transcribingNs() / 1e9, 3));
+        putRate(node, WhisperField.REAL_TIME_FACTOR.key(), w.realTimeFactor());
+        node.put(WhisperField.ENCODER_PASSES.key(), w.encoderPasses());
+        node.put(WhisperField.DECODER_CALLS.key(), w.decoderCalls());
+        node.put(WhisperField.DECODER_TOKENS.key(), w.decoderTokens());
+        putRate(node, WhisperField.DECODER_TOKENS_PER_S.key(), w.decoderTokensPerSecond(spanNs));
+    }
+
+    private static void putRate(ObjectNode node, String key, double value) {
+        if (Double.isNaN(value)) {
+            node.putNull(key);
+        } else {
+            node.put(key, round(value, 3));
+        }
+    }
+
     private static void putSpeculative(ObjectNode out, dev.infertop.model.SpeculativeTotals spec) {
         out.put(SpeculativeField.VERIFY_STEPS.key(), spec.verifySteps());
         out.put(SpeculativeField.DRAFT_TOKENS.key(), spec.draftTokens());

@@ -61,9 +61,10 @@ public final class MetricsMapping {
         // Which source the token counters below have (api, graphs, none): one series, value 1.
         out.metricSnapshot(InfoSnapshot.builder().name("infertop_token_source")
                 .help("Where the token figures come from: api (llama_decode/llama_process calls), graphs (the "
-                        + "graphs' token embedding: llama_decode is not called, inlined or not used), none")
+                        + "graphs' token embedding: llama_decode is not called, inlined or not used), none, whisper.cpp (a whisper.cpp "
+                        + "program: infertop_whisper_*)")
                 .dataPoint(InfoSnapshot.InfoDataPointSnapshot.builder().labels(Labels.of(
-                        "source", s.total().tokens().source().word())).build())
+                        "source", dev.infertop.model.WhisperTotals.tokenSource(s).word())).build())
                 .build());
         out.metricSnapshot(counter("infertop_graph_prefill_tokens", null,
                 "Prompt tokens the graphs computed (their token embedding), whatever the token source",
@@ -82,6 +83,10 @@ public final class MetricsMapping {
                 created, Map.of(Labels.EMPTY, (double) s.total().tokens().encodeCalls())));
         out.metricSnapshot(counter("infertop_encode_tokens", null, "Tokens of the encoder passes (encoder input)",
                 created, Map.of(Labels.EMPTY, (double) s.total().tokens().encodeTokens())));
+
+        if (dev.infertop.model.WhisperTotals.isWhisperProgram(s)) {
+            whisper(out, s.total().whisper(), created);
+        }
 
         Map<Labels, Double> computes = new LinkedHashMap<>();
         Map<Labels, Double> busy = new LinkedHashMap<>();
@@ -261,6 +266,30 @@ public final class MetricsMapping {
         return builder.dataPoint(GaugeDataPointSnapshot.builder().value(value).build()).build();
     }
 
+    /**
+     * whisper.cpp's units, for a whisper.cpp program only (its llama.cpp token counters stay 0: it makes no such call).
+     * The real-time factor is rate(audio) / rate(transcribing) over any window.
+     */
+    private static void whisper(MetricSnapshots.Builder out, dev.infertop.model.WhisperTotals w, long created) {
+        out.metricSnapshot(counter("infertop_whisper_transcriptions", null,
+                "whisper.cpp transcription calls (whisper_full_with_state) that returned", created,
+                Map.of(Labels.EMPTY, (double) w.transcriptions())));
+        out.metricSnapshot(counter("infertop_whisper_audio_seconds", Unit.SECONDS,
+                "Seconds of 16 kHz audio those calls transcribed", created, Map.of(Labels.EMPTY, w.audioSeconds())));
+        out.metricSnapshot(counter("infertop_whisper_transcribing_seconds", Unit.SECONDS,
+                "Wall time inside those calls: audio seconds over it is the real-time factor", created,
+                Map.of(Labels.EMPTY, w.transcribingNs() / 1e9)));
+        out.metricSnapshot(counter("infertop_whisper_encoder_passes", null,
+                "whisper.cpp encoder passes (graphs with its mel input)", created,
+                Map.of(Labels.EMPTY, (double) w.encoderPasses())));
+        out.metricSnapshot(counter("infertop_whisper_decoder_calls", null,
+                "whisper.cpp decoder calls (graphs reading its token ids)", created,
+                Map.of(Labels.EMPTY, (double) w.decoderCalls())));
+        out.metricSnapshot(counter("infertop_whisper_decoder_tokens", null,
+                "Tokens whisper.cpp's decoder computed (every beam's, the prompt's)", created,
+                Map.of(Labels.EMPTY, (double) w.decoderTokens())));
+    }
+
     private static HistogramSnapshot histogram(String name, String help, long createdMs,
                                                Map<Labels, LatencyBuckets> values) {
         HistogramSnapshot.Builder builder = HistogramSnapshot.builder().name(name).help(help).unit(Unit.SECONDS);
@@ -278,6 +307,9 @@ public final class MetricsMapping {
             "infertop_prefill_tokens_total", "infertop_decode_tokens_total", "infertop_decode_calls_total",
             "infertop_encode_calls_total", "infertop_encode_tokens_total", "infertop_token_source_info",
             "infertop_graph_prefill_tokens_total", "infertop_graph_decode_tokens_total",
+            "infertop_whisper_transcriptions_total", "infertop_whisper_audio_seconds_total",
+            "infertop_whisper_transcribing_seconds_total", "infertop_whisper_encoder_passes_total",
+            "infertop_whisper_decoder_calls_total", "infertop_whisper_decoder_tokens_total",
             "infertop_graph_computes_total", "infertop_graph_busy_seconds_total", "infertop_backend_completion",
             "infertop_backend_device_complete_seconds_total", "infertop_backend_host_wait_seconds_total",
             "infertop_backend_copied_in_bytes_total", "infertop_barrier_wait_seconds_total",

@@ -11,6 +11,7 @@ import java.util.List;
  * @param cpuGraphs  the CPU backend's graph computes as its own probe sees them (the graph layer)
  * @param backendOps ops counted per graph on backends other than the CPU
  * @param offload    enqueue against device-complete time per backend, and what the scheduler copied between them
+ * @param whisper    whisper.cpp's own units (encoder passes, audio, decoder tokens); empty for another program
  */
 public record Figures(
         long spanNs,
@@ -24,12 +25,14 @@ public record Figures(
         CounterTotals counters,
         List<BackendOps> backendOps,
         RooflineTotals roofline,
-        OffloadTotals offload) {
+        OffloadTotals offload,
+        WhisperTotals whisper) {
 
     public Figures {
         backends = List.copyOf(backends);
         backendOps = List.copyOf(backendOps);
         offload = offload == null ? OffloadTotals.EMPTY : offload;
+        whisper = whisper == null ? WhisperTotals.EMPTY : whisper;
     }
 
     /** Figures without offload figures (a snapshot written before they existed). */
@@ -37,12 +40,17 @@ public record Figures(
                    BackendTotals cpuGraphs, OperatorTotals operators, SchedTotals sched, CounterTotals counters,
                    List<BackendOps> backendOps, RooflineTotals roofline) {
         this(spanNs, tokens, ttft, tpot, backends, cpuGraphs, operators, sched, counters, backendOps, roofline,
-                OffloadTotals.EMPTY);
+                OffloadTotals.EMPTY, WhisperTotals.EMPTY);
     }
 
     public Figures withOffload(OffloadTotals newOffload) {
         return new Figures(spanNs, tokens, ttft, tpot, backends, cpuGraphs, operators, sched, counters, backendOps,
-                roofline, newOffload);
+                roofline, newOffload, whisper);
+    }
+
+    public Figures withWhisper(WhisperTotals newWhisper) {
+        return new Figures(spanNs, tokens, ttft, tpot, backends, cpuGraphs, operators, sched, counters, backendOps,
+                roofline, offload, newWhisper);
     }
 
     /** Figures without a roofline (the operator layer off, or a snapshot written before it existed). */
@@ -56,40 +64,40 @@ public record Figures(
     // Copies with one figure changed: tests and replays build on figures without repeating every one.
 
     public Figures withTokens(TokenTotals newTokens) {
-        return new Figures(spanNs, newTokens, ttft, tpot, backends, cpuGraphs, operators, sched, counters, backendOps, roofline, offload);
+        return new Figures(spanNs, newTokens, ttft, tpot, backends, cpuGraphs, operators, sched, counters, backendOps, roofline, offload, whisper);
     }
 
     public Figures withBackends(List<BackendTotals> newBackends, List<BackendOps> newBackendOps) {
         return new Figures(spanNs, tokens, ttft, tpot, newBackends, cpuGraphs, operators, sched, counters,
-                newBackendOps, roofline, offload);
+                newBackendOps, roofline, offload, whisper);
     }
 
     public Figures withSched(SchedTotals newSched) {
-        return new Figures(spanNs, tokens, ttft, tpot, backends, cpuGraphs, operators, newSched, counters, backendOps, roofline, offload);
+        return new Figures(spanNs, tokens, ttft, tpot, backends, cpuGraphs, operators, newSched, counters, backendOps, roofline, offload, whisper);
     }
 
     public Figures withBackendOps(List<BackendOps> newBackendOps) {
         return new Figures(spanNs, tokens, ttft, tpot, backends, cpuGraphs, operators, sched, counters, newBackendOps,
-                roofline, offload);
+                roofline, offload, whisper);
     }
 
     public Figures withRoofline(RooflineTotals newRoofline) {
         return new Figures(spanNs, tokens, ttft, tpot, backends, cpuGraphs, operators, sched, counters, backendOps,
-                newRoofline, offload);
+                newRoofline, offload, whisper);
     }
 
     /** The operator layer's figures (its table and the roofline that costs its nodes) from other figures. */
     public Figures withOperatorFiguresOf(Figures other) {
         return new Figures(spanNs, tokens, ttft, tpot, backends, cpuGraphs, other.operators, sched, counters, backendOps,
-                other.roofline, offload);
+                other.roofline, offload, whisper);
     }
 
     public Figures withOperators(OperatorTotals newOperators) {
         return new Figures(spanNs, tokens, ttft, tpot, backends, cpuGraphs, newOperators, sched, counters, backendOps,
-                roofline, offload);
+                roofline, offload, whisper);
     }
 
     public Figures withCounters(CounterTotals newCounters) {
-        return new Figures(spanNs, tokens, ttft, tpot, backends, cpuGraphs, operators, sched, newCounters, backendOps, roofline, offload);
+        return new Figures(spanNs, tokens, ttft, tpot, backends, cpuGraphs, operators, sched, newCounters, backendOps, roofline, offload, whisper);
     }
 }

@@ -14,7 +14,12 @@ public enum GraphNameKind {
     /** The logits, the graph's last node: its ne[1] is how many outputs the batch computed. */
     OUTPUT(4, "output", "GRAPH_NAME_OUTPUT"),
     /** An input only an encoder pass takes (whisper's "mel"): the graph is an encoder pass, not a decode. */
-    ENCODER_INPUT(5, "encoder-input", "GRAPH_NAME_ENCODER_INPUT");
+    ENCODER_INPUT(5, "encoder-input", "GRAPH_NAME_ENCODER_INPUT"),
+    /**
+     * The I32 token ids a GET_ROWS reads the token embedding by, where the runtime names its inputs and not its
+     * weights (whisper.cpp's "embd"): its length is the batch's tokens.
+     */
+    TOKEN_IDS(6, "token-ids", "GRAPH_NAME_TOKEN_IDS");
 
     private final int wire;
     private final String word;

@@ -24,6 +24,7 @@ public enum JsonSchema {
     TOKENS_PREFILL, TOKENS_DECODE,
     PREFILL_TOKENS_PER_S, DECODE_TOKENS_PER_S, DECODE_TOKENS_PER_S_P50, DECODE_THROUGHPUT_PER_S,
     CONTEXTS, TTFT_MS, TPOT_MS, REQUESTS, SPECULATIVE, BATCH_SIZES,
+    WHISPER("for a whisper.cpp program"),
     GRAPH_COMPUTES, GRAPH_NODES, GRAPH_BUSY_MS, CPU_GRAPH_COMPUTES, CPU_GRAPH_NODES, CPU_GRAPH_BUSY_MS,
     OP_GRAPHS, OP_GRAPHS_UNATTRIBUTED, OPS, OPS_ESTIMATED, SAMPLED, THREADS,
     ROOFLINE("with the operator layer, once a node was costed"),
@@ -311,6 +312,14 @@ public enum JsonSchema {
         public String key() { return key; }
     }
 
+    /** {@code whisper}: whisper.cpp's own units ({@link WhisperTotals}). */
+    public enum WhisperField implements Key {
+        TRANSCRIPTIONS, FAILED_TRANSCRIPTIONS, AUDIO_S, SAMPLES_UNKNOWN, TRANSCRIBING_S, REAL_TIME_FACTOR,
+        ENCODER_PASSES, DECODER_CALLS, DECODER_TOKENS, DECODER_TOKENS_PER_S;
+        private final String key = name().toLowerCase(Locale.ROOT);
+        public String key() { return key; }
+    }
+
     /** {@code sampled}. */
     public enum SampledField implements Key {
         OPERATOR_SAMPLED_RATIO, WINDOW_FIGURES;
@@ -359,6 +368,7 @@ public enum JsonSchema {
             Map.entry("requests", RequestsField.class), Map.entry("speculative", SpeculativeField.class),
             Map.entry("graph_tokens", GraphTokensField.class),
             Map.entry("sampled", SampledField.class), Map.entry("roofline.decode_steps.*", DecodeStepField.class),
+            Map.entry("whisper", WhisperField.class),
             Map.entry("counters.thresholds", ThresholdField.class),
             Map.entry("snapshot.flight_recorder", FlightRecorderField.class),
             Map.entry("snapshot.left_out.[]", LeftOutField.class),

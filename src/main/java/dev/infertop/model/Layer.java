@@ -15,7 +15,7 @@ import java.util.stream.Collectors;
 public enum Layer {
     TOKEN("llama_decode entry/exit: tokens, TTFT, TPOT, tokens/s",
             JsonSchema.TTFT_MS, JsonSchema.TPOT_MS, JsonSchema.REQUESTS, JsonSchema.SPECULATIVE, JsonSchema.BATCH_SIZES,
-            JsonSchema.GRAPH_TOKENS),
+            JsonSchema.GRAPH_TOKENS, JsonSchema.WHISPER),
     GRAPH("graph computes per backend: ggml_backend_graph_compute_async, ggml_graph_compute",
             JsonSchema.GRAPH_COMPUTES, JsonSchema.GRAPH_NODES, JsonSchema.GRAPH_BUSY_MS, JsonSchema.BACKENDS),
     OPERATOR("every CPU graph node on every thread: op, tensor, shape, work and barrier wait",

@@ -10,7 +10,9 @@ public enum TokenSource {
     /** No API call seen, graphs with a token embedding computed: the tokens are the graphs'. */
     GRAPHS("graphs", "llama_decode is not called: inlined or not used; tokens from the graphs"),
     /** Neither: nothing decoded yet, or a graph whose names no runtime's description knows. */
-    NONE("none", "no tokens seen: no llama.cpp API call, no graph with a known token embedding");
+    NONE("none", "no tokens seen: no llama.cpp API call, no graph with a known token embedding"),
+    /** A whisper.cpp program: no llama.cpp tokens; its own units ({@link WhisperTotals}) instead. */
+    WHISPER("whisper.cpp", "whisper.cpp: its units are encoder passes, audio and decoder tokens (whisper)");
 
     private final String word;
     private final String state;
@@ -20,7 +22,7 @@ public enum TokenSource {
         this.state = state;
     }
 
-    /** The JSON value and Prometheus label: api, graphs, none. */
+    /** The JSON value and Prometheus label: api, graphs, none, whisper.cpp. */
     public String word() {
         return word;
     }

@@ -33,9 +33,13 @@ public record ResolvedLibraries(Path executable, List<Path> needed, List<String>
         return List.copyOf(result);
     }
 
-    /** Named like llama.cpp's libraries (as before: names only add, never remove), or holding its code. */
+    /**
+     * Named like llama.cpp's, ggml's or whisper.cpp's libraries (names only add, never remove), or holding ggml or
+     * llama.cpp code.
+     */
     static boolean isInferenceLibrary(Path library) {
         String name = library.getFileName().toString();
-        return name.startsWith("libllama") || name.startsWith("libggml") || GgmlCodeFinder.holdsCode(library);
+        return name.startsWith("libllama") || name.startsWith("libggml") || name.startsWith("libwhisper")
+                || GgmlCodeFinder.holdsCode(library);
     }
 }

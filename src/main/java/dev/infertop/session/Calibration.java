@@ -33,8 +33,11 @@ record Calibration(InfertopProbes.StructOffsets offsets, CalibratedLayout layout
         Calibration ggml = ggml(candidates, targetPid);
         BatchCalibrator.Result batch = BatchCalibrator.withDefaultCache().forTarget(candidates,
                 OptionalInt.of(targetPid));
-        batch.fallbackReason().ifPresent(why -> err.println("infertop: token layer: llama_batch read with "
-                + "llama.h's layout, each batch checked (" + why + ")"));
+        // A whisper.cpp program has no llama_batch to read: the fallback would be said of nothing it does.
+        boolean whisperOnly = candidates.stream().anyMatch(p -> p.getFileName().toString().startsWith("libwhisper"))
+                && candidates.stream().noneMatch(p -> p.getFileName().toString().startsWith("libllama"));
+        batch.fallbackReason().filter(why -> !whisperOnly).ifPresent(why -> err.println("infertop: token layer: "
+                + "llama_batch read with llama.h's layout, each batch checked (" + why + ")"));
         return new Calibration(ggml.offsets, ggml.layout, ggml.problem, batch.layout());
     }
 

@@ -53,6 +53,10 @@ record Pipeline(NameTable names, TraceAggregator aggregator, EventDecoder decode
                 new SchedAggregator(targetPid, names, schedHits, threads)).withNames(names);
         CounterAggregator counters = new CounterAggregator();
         aggregator.register(counters);
+        // whisper.cpp's units, from its transcription calls and its graphs (the descriptions ProbeLoader gave the
+        // probes number its records); other runtimes' graph records go on to the token layer.
+        aggregator.withRuntimeUnits(new dev.infertop.agg.WhisperAggregator(dev.infertop.io.ConfigFiles.graphRuntimes(),
+                aggregator.tokens()));
         aggregator.withBackendOps(new BackendOpsAggregator(aggregator.backendKeys(), naming));
         OffloadAggregator offload = new OffloadAggregator(aggregator.backendKeys(), names);
         aggregator.register(offload).followGraphComputes(offload);

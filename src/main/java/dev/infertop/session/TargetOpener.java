@@ -196,7 +196,8 @@ final class TargetOpener {
 
     private static boolean isNamedLikeInferenceLibrary(String path) {
         Path name = Path.of(path).getFileName();
-        return name != null && (name.toString().startsWith("libllama") || name.toString().startsWith("libggml"));
+        return name != null && (name.toString().startsWith("libllama") || name.toString().startsWith("libggml")
+                || name.toString().startsWith("libwhisper")); // whisper.cpp: its transcription call is the token layer's
     }
 
     private void requireInferenceCode(List<Path> candidates, String what) {

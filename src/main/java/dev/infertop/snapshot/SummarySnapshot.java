@@ -117,7 +117,8 @@ public final class SummarySnapshot {
             layers.add(new LayerStatus(layer, state, entry.getValue().path(JsonSchema.LayerField.REASON.key()).asText(""), probes));
         }
         Figures run = new Figures(spanNs, tokens, ttft, tpot, backends, cpu, operators, DeepLayerSummary.sched(s),
-                DeepLayerSummary.counters(s), backendOps(s), RooflineSummary.totals(s), OffloadSummary.totals(s));
+                DeepLayerSummary.counters(s), backendOps(s), RooflineSummary.totals(s), OffloadSummary.totals(s),
+                dev.infertop.model.WhisperTotals.EMPTY);
         return new Snapshot(s.path(JsonSchema.SEQ.key()).asLong(), RunState.REPLAY, target, run, run, s.path(JsonSchema.LOST_EVENTS.key()).asLong(),
                 layers, MoeSummary.totals(s)).withBudget(budget(s));
     }

@@ -93,8 +93,13 @@ public final class HeaderPanel implements Panel {
                 100 * ui.selfCpuFraction, ui.selfRssBytes >> 20);
         int costWidth = width >= 80 ? 26 : 0;
         int sparkWidth = Math.max(0, Math.min(60, width - SPEED_LABEL_WIDTH - costWidth));
-        speedRow(g, 2, "prefill", tokens.prefillTokensPerSecond(), ui.prefillHistory(sparkWidth), sparkWidth);
-        speedRow(g, 3, "decode", tokens.decodeTokensPerSecond(), ui.decodeHistory(sparkWidth), sparkWidth);
+        if (dev.infertop.model.WhisperTotals.isWhisperOnly(s)) {
+            // whisper.cpp: its own units where llama.cpp's tokens per second would read as an idle engine.
+            whisperRows(g, s, SPEED_LABEL_WIDTH + sparkWidth);
+        } else {
+            speedRow(g, 2, "prefill", tokens.prefillTokensPerSecond(), ui.prefillHistory(sparkWidth), sparkWidth);
+            speedRow(g, 3, "decode", tokens.decodeTokensPerSecond(), ui.decodeHistory(sparkWidth), sparkWidth);
+        }
         theme.apply(g, Theme.Role.DIM);
         int costColumn = SPEED_LABEL_WIDTH + sparkWidth;
         Cells.put(g, costColumn, 2, costWidth > 0 ? Cells.right(probes, width - costColumn) : "", width - costColumn);
@@ -126,7 +131,7 @@ public final class HeaderPanel implements Panel {
         }
         // Which source the token figures have: the API's calls (last, a detail), or the graphs where llama_decode is
         // not called and nothing seen yet (first, said in full: the speed rows are not an idle engine's 0 tok/s).
-        dev.infertop.model.TokenSource source = s.total().tokens().source();
+        dev.infertop.model.TokenSource source = dev.infertop.model.WhisperTotals.tokenSource(s);
         latency = source == dev.infertop.model.TokenSource.API ? latency + "  tokens: api"
                 : source.state() + "  " + latency;
         theme.apply(g, s.lostEvents() > 0 || s.limits().droppedTotal() > 0 ? Theme.Role.WARN : Theme.Role.NORMAL);
@@ -134,6 +139,31 @@ public final class HeaderPanel implements Panel {
     }
 
     static final int SPEED_LABEL_WIDTH = 25;
+
+    /** The two speed rows of a whisper.cpp program: encoder passes and audio, then decoder tokens. */
+    private void whisperRows(TextGraphics g, Snapshot s, int width) {
+        theme.apply(g, Theme.Role.NORMAL);
+        Cells.put(g, 0, 2, whisperEncoderText(s), width);
+        Cells.put(g, 0, 3, whisperDecoderText(s), width);
+    }
+
+    /** "encoder  2 passes  audio 3.0 s  12.5x real time" (the run so far; "real time ?" before a transcription ends). */
+    static String whisperEncoderText(Snapshot s) {
+        dev.infertop.model.WhisperTotals w = s.total().whisper();
+        double rtf = w.realTimeFactor();
+        return String.format(Locale.ROOT, "encoder %6d passes  audio %.1f s  %s", w.encoderPasses(), w.audioSeconds(),
+                Double.isNaN(rtf) ? "real time ? (no transcription ended)" : String.format(Locale.ROOT,
+                        "%.2fx real time", rtf));
+    }
+
+    /** "decoder  318 tokens in 64 calls  41.0 tok/s" (tokens: the run's; the rate: this interval's). */
+    static String whisperDecoderText(Snapshot s) {
+        dev.infertop.model.WhisperTotals w = s.total().whisper();
+        double rate = s.interval().whisper().decoderTokensPerSecond(s.interval().spanNs());
+        return String.format(Locale.ROOT, "decoder %6d tokens in %d calls  %s", w.decoderTokens(), w.decoderCalls(),
+                w.decoderCalls() == 0 ? "(no decoder call yet)"
+                        : Double.isNaN(rate) ? "" : String.format(Locale.ROOT, "%.1f tok/s", rate));
+    }
 
     private void speedRow(TextGraphics g, int row, String label, double tokensPerSecond, double[] history,
                           int sparkWidth) {

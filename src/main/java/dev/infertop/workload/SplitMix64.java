@@ -5,29 +5,29 @@ package dev.infertop.workload;
  * because generated model files must stay byte-identical across JDK versions, and only our own code
  * guarantees the sequence.
  */
-final class SplitMix64 {
+public final class SplitMix64 {
 
     private static final long GOLDEN_GAMMA = 0x9E3779B97F4A7C15L;
     private static final float TWO_POW_MINUS_24 = 0x1.0p-24f;
 
     private long state;
 
-    SplitMix64(long seed) {
+    public SplitMix64(long seed) {
         this.state = seed;
     }
 
     /** A well-mixed seed for an independent stream identified by {@code streamId} under {@code seed}. */
-    static long streamSeed(long seed, long streamId) {
+    public static long streamSeed(long seed, long streamId) {
         return mix(seed + mix(streamId * GOLDEN_GAMMA + GOLDEN_GAMMA));
     }
 
-    long nextLong() {
+    public long nextLong() {
         state += GOLDEN_GAMMA;
         return mix(state);
     }
 
     /** Uniform in [-1, 1) with 24 bits of resolution: enough for F16 weights, and exact in float. */
-    float nextSignedUnitFloat() {
+    public float nextSignedUnitFloat() {
         return (int) (nextLong() >>> 40) * TWO_POW_MINUS_24 * 2f - 1f;
     }
 

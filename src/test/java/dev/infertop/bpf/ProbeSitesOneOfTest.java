@@ -17,8 +17,8 @@ import org.junit.jupiter.api.Test;
 class ProbeSitesOneOfTest {
     private static final Path LIBLLAMA = Path.of("/usr/lib/x86_64-linux-gnu/libllama.so.0");
     private static final List<ProbeSpec> TOKEN = ProbeSpec.of(Layer.TOKEN);
-    private static final String NEITHER = "no library exports llama_decode or llama_process (a llama.cpp library"
-            + " too old, too new or stripped of its exports?)";
+    private static final String NEITHER = "no library exports llama_decode or llama_process or whisper_full_with_state"
+            + " (not a llama.cpp or whisper.cpp program, or a library too old, too new or stripped of its exports?)";
 
     private static ProbeSpec tokenFunction(String symbol) {
         return TOKEN.stream().filter(s -> s instanceof ProbeSpec.FunctionProbe f && f.symbol().equals(symbol))
@@ -50,6 +50,20 @@ class ProbeSitesOneOfTest {
                 "llama_decode alone (releases before llama_process)");
         assertNull(ProbeSites.noneOfFound(TOKEN, planWithSitesFor(TOKEN, "llama_decode", "llama_process"),
                 List.of()), "both");
+    }
+
+    /**
+     * A whisper.cpp program (whisper-cli on libwhisper, no libllama): its transcription call is the token layer's
+     * entry point, and the reason a layer has none blames no llama.cpp library.
+     */
+    @Test
+    void whispersTranscriptionCallIsAnEntryPointAndTheReasonNamesBothRuntimes() {
+        assertNull(ProbeSites.noneOfFound(TOKEN, planWithSitesFor(TOKEN, "whisper_full_with_state"), List.of()),
+                "whisper_full_with_state alone (whisper-cli)");
+        String reason = ProbeSites.noneOfFound(TOKEN, planWithSitesFor(TOKEN, "whisper_pcm_to_mel_with_state"),
+                List.of());
+        assertEquals(NEITHER, reason, "the mel spectrogram alone is not an entry point");
+        org.junit.jupiter.api.Assertions.assertFalse(reason.contains("a llama.cpp library"), reason);
     }
 
     @Test

@@ -76,6 +76,8 @@ class EventLayoutTest {
                     P(graph_name_key, prefixlen); P(graph_name_key, name); S(graph_name_key);
                     P(graph_name_value, kind); P(graph_name_value, runtime); S(graph_name_value);
                     P(probe_config, op_get_rows); P(probe_config, type_i32);
+                    printf("GRAPH_NAME_TOKEN_IDS %d\\nEVENT_WHISPER_FULL %d\\n", GRAPH_NAME_TOKEN_IDS, EVENT_WHISPER_FULL);
+                    P(whisper_full_event, n_samples); P(whisper_full_event, ret); S(whisper_full_event);
                     return 0;
                 }
                 """);
@@ -230,6 +232,10 @@ class EventLayoutTest {
         assertEquals(EventLayout.GRAPH_TOKENS_ENCODER, c.get("GRAPH_TOKENS_ENCODER"));
         assertEquals(EventLayout.GRAPH_TOKENS_POSITIONS, c.get("GRAPH_TOKENS_POSITIONS"));
         assertEquals(EventLayout.GRAPH_TOKENS_TRUNCATED, c.get("GRAPH_TOKENS_TRUNCATED"));
+        assertEquals(EventLayout.EVENT_WHISPER_FULL, c.get("EVENT_WHISPER_FULL"));
+        assertEquals(EventLayout.WHISPER_FULL_N_SAMPLES, c.get("whisper_full_event.n_samples"));
+        assertEquals(EventLayout.WHISPER_FULL_RET, c.get("whisper_full_event.ret"));
+        assertEquals(EventLayout.WHISPER_FULL_SIZE, c.get("whisper_full_event"));
         for (dev.infertop.model.GraphNameKind kind : dev.infertop.model.GraphNameKind.values()) {
             assertEquals(kind.wire(), c.get(kind.cName()), kind.name());
         }

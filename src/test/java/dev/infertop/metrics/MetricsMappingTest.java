@@ -234,7 +234,7 @@ class MetricsMappingTest {
         MoeTotals moe = new MoeTotals(true, 10, 1, counts, counts, new long[1], new long[1], counts, counts,
                 new long[1], new long[1], new long[1], List.of(), new double[1], 16384, 1, 0, 0, 0, 0, 8);
         Snapshot traced = Fixtures.snapshot(LayerStatus.State.ON)
-                .withFigures(f -> f.withOffload(dev.infertop.view.OffloadFixtures.offload()));
+                .withFigures(f -> f.withOffload(dev.infertop.view.OffloadFixtures.offload()).withWhisper(WHISPER));
         Snapshot estimated = traced.withFigures(f -> f.withOperators(f.operators().withEstimated(
                 List.of(new dev.infertop.model.OpEstimate("MUL_MAT", 480, 12_500_000)))));
         String text = openMetrics(frame(estimated.withMoe(moe)
@@ -316,13 +316,14 @@ class MetricsMappingTest {
     /**
      * Fields the man page names beside a metric that no value comparison above covers, each with why: the
      * histograms count the frame's HdrHistograms (not the JSON's percentiles), the MoE, budget and sampled figures
-     * are held to the exposition by their own tests above.
+     * are held to the exposition by their own tests above, whisper's by its own test below.
      */
     private static final Set<String> NAMED_NOT_COMPARED = Set.of(JsonSchema.TTFT_MS.key(), JsonSchema.TPOT_MS.key(),
             JsonSchema.OPS.key(), JsonSchema.OPS_ESTIMATED.key(), JsonSchema.MOE.key(), JsonSchema.LIMITS.key(),
             JsonSchema.BUDGET.key(), JsonSchema.SAMPLED.key(), JsonSchema.OFFLOAD.key(),
             // The token source is a label (theTokenSourceAndTheGraphsTokensAreExposed compares it and graph_tokens).
-            JsonSchema.TOKEN_SOURCE.key(), JsonSchema.GRAPH_TOKENS.key());
+            JsonSchema.TOKEN_SOURCE.key(), JsonSchema.GRAPH_TOKENS.key(),
+            JsonSchema.WHISPER.key());
 
     /** The offload metrics against the offload JSON of the same snapshot (NAMED_NOT_COMPARED: offload). */
     @Test
@@ -406,5 +407,33 @@ class MetricsMappingTest {
             assertTrue(compared.contains(field) || NAMED_NOT_COMPARED.contains(field),
                     "PROMETHEUS METRICS names JSON " + field + " beside a metric; no value comparison covers it");
         }
+    }
+    /** A whisper.cpp program's run: 2 transcriptions of 3 s each in 4 s, 2 encoder passes, 21 decoder calls of 66 tokens. */
+    static final dev.infertop.model.WhisperTotals WHISPER = new dev.infertop.model.WhisperTotals(2, 0, 96_000, 0,
+            4_000_000_000L, 2, 21, 66);
+
+    /**
+     * whisper.cpp's units are counters of their own, for a whisper.cpp program, equal to the JSON's {@code whisper}
+     * figures; a llama.cpp program has none of them.
+     */
+    @Test
+    void aWhisperProgramsUnitsAreItsOwnCountersEqualToTheJson() throws Exception {
+        Snapshot s = Fixtures.snapshot(LayerStatus.State.ON).withFigures(f -> f.withWhisper(WHISPER))
+                .withState(RunState.EXITED);
+        String exposition = openMetrics(frame(s));
+        assertLine(exposition, "infertop_whisper_transcriptions_total 2.0");
+        assertLine(exposition, "infertop_whisper_audio_seconds_total 6.0");
+        assertLine(exposition, "infertop_whisper_transcribing_seconds_total 4.0");
+        assertLine(exposition, "infertop_whisper_encoder_passes_total 2.0");
+        assertLine(exposition, "infertop_whisper_decoder_calls_total 21.0");
+        assertLine(exposition, "infertop_whisper_decoder_tokens_total 66.0");
+        com.fasterxml.jackson.databind.JsonNode whisper = new com.fasterxml.jackson.databind.ObjectMapper()
+                .readTree(dev.infertop.json.JsonLinesView.toJsonNode(s, true).toString()).path(JsonSchema.WHISPER.key());
+        assertEquals(2, whisper.path(JsonSchema.WhisperField.TRANSCRIPTIONS.key()).asLong());
+        assertEquals(6.0, whisper.path(JsonSchema.WhisperField.AUDIO_S.key()).asDouble());
+        assertEquals(1.5, whisper.path(JsonSchema.WhisperField.REAL_TIME_FACTOR.key()).asDouble());
+        assertEquals(66, whisper.path(JsonSchema.WhisperField.DECODER_TOKENS.key()).asLong());
+        String llama = openMetrics(frame(Fixtures.snapshot(LayerStatus.State.ON)));
+        assertFalse(llama.contains("# TYPE infertop_whisper_"), llama);
     }
 }

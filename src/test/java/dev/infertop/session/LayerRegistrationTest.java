@@ -47,6 +47,8 @@ class LayerRegistrationTest {
         CalibratedLayout layout = SyntheticDecodeStreamTest.layout(SyntheticDecodeStreamTest.OPS);
         Pipeline pipeline = Pipeline.build(layout, dev.infertop.io.ConfigFiles.backendNames(), 0, () -> 0,
                 (signature, groups, ids, layers) -> false, address -> "");
+        // The token layer's llama.cpp records are the trace aggregator's own (tokens, TTFT, TPOT, sequences); whisper's
+        // units are an aggregator of the token layer's registered beside them.
         Set<Layer> expected = EnumSet.allOf(Layer.class);
         assertEquals(expected, pipeline.aggregator().aggregatedLayers());
     }

@@ -47,8 +47,10 @@ class JsonSchemaTest {
         layers.add(new LayerStatus(Layer.MOE, LayerStatus.State.ON, "", List.of()));
         s = s.withLayers(layers).withMoe(MoePanelTest.moe()).withFigures(f -> f.withSched(Fixtures.sched()))
                 .withBudget(new BudgetStatus(1, 0.9, 3.2, 0.25, "1.0 s of every 4.0 s"));
+        // whisper.cpp's units too (whisper-talk-llama runs both engines): every field at once.
         return RooflinePanelTest.with(s, RooflinePanelTest.totals(RooflinePanelTest.CEILINGS))
-                .withFigures(f -> f.withOffload(OffloadFixtures.offload()));
+                .withFigures(f -> f.withOffload(OffloadFixtures.offload())
+                        .withWhisper(new dev.infertop.model.WhisperTotals(1, 0, 48_000, 0, 2_000_000_000L, 1, 21, 66)));
     }
 
     /** Only the token and graph layers, no model file mapped yet, no budget. */
