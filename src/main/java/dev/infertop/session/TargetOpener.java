@@ -79,6 +79,9 @@ final class TargetOpener {
         ResolvedLibraries resolved;
         try {
             executable = resolver.findExecutable(options.command().getFirst());
+            if (!ElfFile.hasElfMagic(executable)) {
+                return launchFollowing(executable, environment); // a script: its interpreter starts the engine
+            }
             resolved = resolver.resolve(executable);
         } catch (TargetException e) {
             throw new UserError(e.getMessage());
@@ -86,8 +89,84 @@ final class TargetOpener {
         List<Path> candidates = new ArrayList<>(resolved.inferenceLibraries());
         candidates.add(resolved.executable());
         candidates.addAll(options.extraLibraries());
+        if (options.extraLibraries().isEmpty() && !hasInferenceCode(candidates)) {
+            return launchFollowing(executable, environment); // sh -c, chroot, unshare, a container runtime
+        }
         requireInferenceCode(candidates, "command " + options.command().getFirst());
         requireUsableByLaunchUser(executable, resolved.inferenceLibraries());
+        LaunchedCommand command = startCommand(executable, environment);
+        return new OpenedTarget(command, candidates);
+    }
+
+    /**
+     * The command is a launcher (no GGML code of its own): started, let out of its gate at once, and followed
+     * ({@link LaunchedTreeFollower}) to the first process of its tree that maps GGML code, which is traced from
+     * before its first graph in the command's stead; the command's exit status is still infertop's. When the
+     * tree ends without one, one line says so.
+     */
+    private OpenedTarget launchFollowing(Path executable, Map<String, String> environment) {
+        TraceOptions options = control.options;
+        requireUsableByLaunchUser(executable, List.of());
+        for (Path library : options.extraLibraries()) {
+            if (!Files.isRegularFile(library)) {
+                throw new UserError("--lib " + library + ": no such file");
+            }
+        }
+        LaunchedCommand command = startCommand(executable, environment);
+        LaunchedTreeFollower.HeldEngine engine;
+        long startedNs;
+        LaunchedTreeFollower.HoldCost cost;
+        String imagesRun;
+        try (LaunchedTreeFollower follower = attachFollower(command, options.extraLibraries())) {
+            command.openGate();
+            startedNs = System.nanoTime();
+            control.err.println("infertop: " + dev.infertop.model.SafeText.of(options.command().getFirst())
+                    + " has no GGML code of its own: following it to the first process it starts that has");
+            engine = follower.awaitEngine(command::treeRunning, () -> control.stopping).orElse(null);
+            cost = follower.cost();
+            imagesRun = follower.imagesRun();
+        } catch (IOException e) {
+            command.close();
+            throw new UserError("cannot start " + options.command().getFirst() + ": " + e.getMessage());
+        }
+        if (engine == null) {
+            boolean stopped = control.stopping;
+            command.close();
+            if (stopped) {
+                throw new UserError("stopped before the command started a process with GGML code", 130);
+            }
+            String status = command.exitStatus().map(s -> "exit status " + s).orElse("still running");
+            throw new UserError(String.format(java.util.Locale.ROOT,
+                    "the command ran %.1f s and started no process with GGML code: %s (%s; stopped %d times at "
+                            + "exec, %.1f ms in all)",
+                    (System.nanoTime() - startedNs) / 1e9, imagesRun, status, cost.holds(), cost.heldNs() / 1e6), 1);
+        }
+        List<Path> candidates;
+        try {
+            command.follow(engine.pid(), engine.pidfd());
+            candidates = librariesMappedBy(engine.pid(), true);
+        } catch (IOException | UserError e) {
+            command.close();
+            throw e instanceof UserError u ? u : new UserError(e.getMessage());
+        }
+        control.notice(String.format(java.util.Locale.ROOT, "infertop: following pid %d (%s), started by the "
+                        + "command, held before its first instruction of main; the hold stopped the tree %d times, "
+                        + "%.1f ms in all", engine.pid(), engine.image(), cost.holds(), cost.heldNs() / 1e6));
+        return new OpenedTarget(command, candidates);
+    }
+
+    private static LaunchedTreeFollower attachFollower(LaunchedCommand command, List<Path> extraLibraries) {
+        try {
+            return LaunchedTreeFollower.attach((int) command.launcherPid(), extraLibraries);
+        } catch (dev.infertop.bpf.BpfException e) {
+            command.close();
+            throw new UserError("cannot follow the command to the process it starts: " + e.getMessage());
+        }
+    }
+
+    /** The command started and held at its gate, its output routed as the output mode wants. */
+    private LaunchedCommand startCommand(Path executable, Map<String, String> environment) {
+        TraceOptions options = control.options;
         try {
             Path log = options.targetLog();
             if (log == null && options.output() == TraceOptions.OutputMode.LIVE) {
@@ -105,10 +184,9 @@ final class TargetOpener {
             // Opened here without following links; infertop appends the command's output through /proc/PID/fd/N.
             TargetLog targetLog = log == null ? null : TargetLog.open(log);
             control.targetLog = targetLog;
-            TracedProcess process = LaunchedCommand.start(executable, options.command().subList(1,
+            return LaunchedCommand.start(executable, options.command().subList(1,
                     options.command().size()), environment, route,
                     targetLog == null ? null : Path.of(targetLog.procPath()), runAs);
-            return new OpenedTarget(process, candidates);
         } catch (IOException e) {
             throw new UserError("cannot start " + options.command().getFirst() + ": " + e.getMessage());
         }
@@ -174,6 +252,26 @@ final class TargetOpener {
     static boolean isInferenceLibrary(String path) {
         String name = Path.of(path).getFileName().toString();
         return name.startsWith("libllama") || name.startsWith("libggml");
+    }
+
+    /** Whether some candidate file is a llama.cpp/ggml library or defines a probed symbol. */
+    private static boolean hasInferenceCode(List<Path> candidates) {
+        for (Path candidate : candidates) {
+            if (!Files.isRegularFile(candidate)) {
+                continue;
+            }
+            if (isInferenceLibrary(candidate.toString())) {
+                return true;
+            }
+            try (ElfFile elf = ElfFile.open(candidate)) {
+                if (elf.function("llama_decode").isPresent() || elf.function("ggml_graph_compute").isPresent()) {
+                    return true;
+                }
+            } catch (TargetException e) {
+                // not one of this machine's ELF files
+            }
+        }
+        return false;
     }
 
     /** Fails with one line unless some candidate file defines a probed symbol. */

@@ -52,6 +52,11 @@ public final class LaunchedCommand implements TracedProcess {
     private final List<Thread> relays;
     private final OutputStream log;
     private boolean released;
+    /** The process of the tree that is traced when it is not the command itself (a launcher's engine). */
+    private volatile Followed followed;
+
+    /** A descendant traced in the command's stead: held stopped until {@link #release()}. */
+    private record Followed(ProcessHandle process, dev.infertop.ffi.Pidfd pidfd) {}
 
     private LaunchedCommand(Process process, TreeCgroup cgroup, List<Thread> relays, OutputStream log) {
         this.process = process;
@@ -209,12 +214,40 @@ public final class LaunchedCommand implements TracedProcess {
 
     @Override
     public int pid() {
-        return (int) process.pid();
+        Followed engine = followed;
+        return engine == null ? (int) process.pid() : (int) engine.process().pid();
+    }
+
+    /** The pid of the command itself (the launcher, when a descendant is {@link #follow followed}). */
+    public long launcherPid() {
+        return process.pid();
     }
 
     @Override
     public boolean isAlive() {
-        return process.isAlive();
+        Followed engine = followed;
+        return engine == null ? process.isAlive() : engine.process().isAlive();
+    }
+
+    /** Whether the command or anything it started (its cgroup holds) still runs. */
+    public boolean treeRunning() {
+        return process.isAlive() || cgroup.hasMembers();
+    }
+
+    /**
+     * From now on the traced process is {@code pid}, a descendant of the command held stopped through
+     * {@code pidfd}: {@link #release()} resumes it, and the command's own exit status is still infertop's.
+     */
+    public void follow(int pid, dev.infertop.ffi.Pidfd pidfd) throws IOException {
+        ProcessHandle handle = ProcessHandle.of(pid).orElseThrow(() -> new IOException("process " + pid
+                + " exited before it was traced"));
+        followed = new Followed(handle, pidfd);
+        released = false;
+    }
+
+    /** Lets the command out of its start gate before anything is traced (a launcher, followed to its engine). */
+    public void openGate() throws IOException {
+        release();
     }
 
     @Override
@@ -236,6 +269,14 @@ public final class LaunchedCommand implements TracedProcess {
         if (released) {
             return;
         }
+        Followed engine = followed;
+        if (engine != null) {
+            if (!engine.pidfd().signal(dev.infertop.ffi.Pidfd.SIGCONT)) {
+                throw new IOException("the followed process " + engine.process().pid() + " exited while held");
+            }
+            released = true;
+            return;
+        }
         try (OutputStream gate = process.getOutputStream()) {
             gate.write('\n');
         } catch (IOException e) {
@@ -247,6 +288,10 @@ public final class LaunchedCommand implements TracedProcess {
 
     @Override
     public void beginStop() {
+        Followed engine = followed;
+        if (engine != null && !engine.process().isAlive()) {
+            return; // the engine ended on its own: the command finishes what it does after it (close() waits)
+        }
         if (process.isAlive()) {
             process.destroy(); // SIGTERM now; close() waits for it
         }
@@ -258,6 +303,13 @@ public final class LaunchedCommand implements TracedProcess {
      */
     @Override
     public void close() {
+        Followed engine = followed;
+        if (engine != null) {
+            engine.pidfd().close();
+            if (!engine.process().isAlive()) {
+                awaitCommand(); // its engine is done: what the launcher does after it is its own
+            }
+        }
         if (process.isAlive()) {
             process.destroy();
             try {
@@ -288,6 +340,15 @@ public final class LaunchedCommand implements TracedProcess {
             } catch (IOException e) {
                 // the log's last bytes are lost, nothing else
             }
+        }
+    }
+
+    /** Waits for the command to exit on its own (a launcher after its engine: tearing down its container). */
+    private void awaitCommand() {
+        try {
+            process.waitFor();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 
