@@ -9,7 +9,7 @@
  *  - sched_process_exec, for a process of `tree` whose new image is not a known launcher (`launchers`: device
  *    and inode of images already seen to run no GGML code): the process is stopped (SIGSTOP, before its first
  *    instruction) and user space told (`held`). User space resumes it at once, or after it put a uprobe on the
- *    image's entry point (`hold_at_entry`), which stops it again once the dynamic loader has mapped its whole
+ *    image's entry point (`handle_entry_hold`), which stops it again once the dynamic loader has mapped its whole
  *    DT_NEEDED closure, in its own root, before main: there its maps say whether it is an engine.
  * A record that does not fit in `held` is counted (`unheld`) and the process is not stopped: it is never left
  * stopped with no one to resume it.
@@ -123,7 +123,7 @@ static __always_inline void hold(__u32 tgid, __u64 start_ns, __u32 kind, __u64 d
 }
 
 SEC("tp_btf/sched_process_fork")
-int BPF_PROG(follow_fork, struct task_struct *parent, struct task_struct *child)
+int BPF_PROG(handle_tree_fork, struct task_struct *parent, struct task_struct *child)
 {
 	__u32 parent_tgid = BPF_CORE_READ(parent, tgid);
 	__u32 child_tgid = BPF_CORE_READ(child, tgid);
@@ -136,7 +136,7 @@ int BPF_PROG(follow_fork, struct task_struct *parent, struct task_struct *child)
 }
 
 SEC("tp_btf/sched_process_exit")
-int BPF_PROG(follow_exit, struct task_struct *p)
+int BPF_PROG(handle_tree_exit, struct task_struct *p)
 {
 	__u32 tgid = BPF_CORE_READ(p, tgid);
 
@@ -146,7 +146,7 @@ int BPF_PROG(follow_exit, struct task_struct *p)
 }
 
 SEC("tp_btf/sched_process_exec")
-int BPF_PROG(hold_exec, struct task_struct *p, int old_pid, struct linux_binprm *bprm)
+int BPF_PROG(handle_exec_hold, struct task_struct *p, int old_pid, struct linux_binprm *bprm)
 {
 	__u32 tgid = BPF_CORE_READ(p, tgid);
 	struct image_key key = {};
@@ -163,7 +163,7 @@ int BPF_PROG(hold_exec, struct task_struct *p, int old_pid, struct linux_binprm 
 
 /* Attached by user space to one held process's image, at its entry point, for that process only. */
 SEC("uprobe")
-int hold_at_entry(struct pt_regs *ctx)
+int handle_entry_hold(struct pt_regs *ctx)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	__u32 tgid = (__u32)(bpf_get_current_pid_tgid() >> 32);

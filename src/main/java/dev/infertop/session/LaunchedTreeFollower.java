@@ -77,10 +77,14 @@ final class LaunchedTreeFollower implements AutoCloseable {
     private final Set<String> imagesRun = new LinkedHashSet<>();
     private HeldEngine found;
     private boolean closing;
+    private final int launchedPid;
+    /** Run once, when a process other than the command itself first execs. */
+    private Runnable firstDescendant;
     private long holds;
     private long heldNs;
 
-    private LaunchedTreeFollower(BpfObject object, RingBufferReader ring, List<Path> extraLibraries) {
+    private LaunchedTreeFollower(int launchedPid, BpfObject object, RingBufferReader ring, List<Path> extraLibraries) {
+        this.launchedPid = launchedPid;
         this.object = object;
         this.ring = ring;
         this.extraLibraries = extraLibraries;
@@ -94,11 +98,11 @@ final class LaunchedTreeFollower implements AutoCloseable {
             object.rodata().set(ValueLayout.JAVA_INT, 0, launchedPid);
             object.load();
             RingBufferReader ring = new RingBufferReader(object.mapFd("held"), RING_BYTES);
-            LaunchedTreeFollower follower = new LaunchedTreeFollower(object, ring, extraLibraries);
+            LaunchedTreeFollower follower = new LaunchedTreeFollower(launchedPid, object, ring, extraLibraries);
             try {
-                follower.links.add(TracepointLink.attach(object.program("follow_fork"), "sched_process_fork"));
-                follower.links.add(TracepointLink.attach(object.program("follow_exit"), "sched_process_exit"));
-                follower.links.add(TracepointLink.attach(object.program("hold_exec"), "sched_process_exec"));
+                follower.links.add(TracepointLink.attach(object.program("handle_tree_fork"), "sched_process_fork"));
+                follower.links.add(TracepointLink.attach(object.program("handle_tree_exit"), "sched_process_exit"));
+                follower.links.add(TracepointLink.attach(object.program("handle_exec_hold"), "sched_process_exec"));
             } catch (BpfException e) {
                 follower.close();
                 throw e;
@@ -126,7 +130,8 @@ final class LaunchedTreeFollower implements AutoCloseable {
      * Waits until a process of the tree is found to run GGML code (returned stopped), or {@code treeRunning}
      * says the tree has ended, or {@code stopping} says infertop stops (then empty).
      */
-    Optional<HeldEngine> awaitEngine(BooleanSupplier treeRunning, BooleanSupplier stopping) {
+    Optional<HeldEngine> awaitEngine(BooleanSupplier treeRunning, BooleanSupplier stopping, Runnable firstDescendant) {
+        this.firstDescendant = firstDescendant;
         while (found == null && !stopping.getAsBoolean()) {
             boolean running = treeRunning.getAsBoolean();
             ring.drain(this::onHold);
@@ -152,6 +157,10 @@ final class LaunchedTreeFollower implements AutoCloseable {
                 data.get(ValueLayout.JAVA_LONG_UNALIGNED, offset + 24));
         long beganNs = System.nanoTime();
         holds++;
+        if (pid != launchedPid && firstDescendant != null) {
+            firstDescendant.run();
+            firstDescendant = null;
+        }
         Pidfd pidfd = openVerified(pid, startNs);
         if (pidfd == null) {
             return; // gone; its pid may name another process by now, which is left alone
@@ -192,7 +201,7 @@ final class LaunchedTreeFollower implements AutoCloseable {
             return;
         }
         try {
-            ProbeLink entry = UprobeLink.attach(object.program("hold_at_entry"), pid, exe, entryOffset, false);
+            ProbeLink entry = UprobeLink.attach(object.program("handle_entry_hold"), pid, exe, entryOffset, false);
             awaitingEntry.put(pid, new AwaitingEntry(pidfd, image, entry, name));
         } catch (BpfException e) {
             judge(pid, pidfd, image, name, beganNs); // no hold at its entry: judged by its image alone

@@ -120,9 +120,11 @@ final class TargetOpener {
         try (LaunchedTreeFollower follower = attachFollower(command, options.extraLibraries())) {
             command.openGate();
             startedNs = System.nanoTime();
-            control.err.println("infertop: " + dev.infertop.model.SafeText.of(options.command().getFirst())
-                    + " has no GGML code of its own: following it to the first process it starts that has");
-            engine = follower.awaitEngine(command::treeRunning, () -> control.stopping).orElse(null);
+            // Said once it starts something: a command that starts nothing ends in one line.
+            String name = dev.infertop.model.SafeText.of(options.command().getFirst());
+            engine = follower.awaitEngine(command::treeRunning, () -> control.stopping, () -> control.err.println(
+                    "infertop: " + name + " has no GGML code of its own: following it to the first process it "
+                            + "starts that has")).orElse(null);
             cost = follower.cost();
             imagesRun = follower.imagesRun();
         } catch (IOException e) {
@@ -137,14 +139,18 @@ final class TargetOpener {
             }
             String status = command.exitStatus().map(s -> "exit status " + s).orElse("still running");
             throw new UserError(String.format(java.util.Locale.ROOT,
-                    "the command ran %.1f s and started no process with GGML code: %s (%s; stopped %d times at "
-                            + "exec, %.1f ms in all)",
+                    "the command ran %.1f s and started no process with GGML code (no llama.cpp/ggml library, "
+                            + "libllama* or libggml*, and no llama_decode or ggml_graph_compute): %s (%s; stopped %d "
+                            + "times at exec, %.1f ms in all)",
                     (System.nanoTime() - startedNs) / 1e9, imagesRun, status, cost.holds(), cost.heldNs() / 1e6), 1);
         }
         List<Path> candidates;
         try {
             command.follow(engine.pid(), engine.pidfd());
             candidates = librariesMappedBy(engine.pid(), true);
+            // What it will dlopen (the CPU variant), probed before it runs: its first graph is counted too.
+            candidates.addAll(dev.infertop.target.BackendVariants.of(engine.pid(),
+                    ProcessMaps.of(engine.pid()).mappedLibraries()));
         } catch (IOException | UserError e) {
             command.close();
             throw e instanceof UserError u ? u : new UserError(e.getMessage());

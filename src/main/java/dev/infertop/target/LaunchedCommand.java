@@ -54,6 +54,10 @@ public final class LaunchedCommand implements TracedProcess {
     private boolean released;
     /** The process of the tree that is traced when it is not the command itself (a launcher's engine). */
     private volatile Followed followed;
+    /** Set when infertop stops the command (q, -n, a signal): then nothing waits for it to end on its own. */
+    private volatile boolean stopAsked;
+    /** While a followed engine runs: a JVM exit (a signal) stops the wait for the command after it. */
+    private Thread stopOnExit;
 
     /** A descendant traced in the command's stead: held stopped until {@link #release()}. */
     private record Followed(ProcessHandle process, dev.infertop.ffi.Pidfd pidfd) {}
@@ -243,6 +247,13 @@ public final class LaunchedCommand implements TracedProcess {
                 + " exited before it was traced"));
         followed = new Followed(handle, pidfd);
         released = false;
+        stopOnExit = new Thread(() -> stopAsked = true, "infertop-launcher-stop");
+        Runtime.getRuntime().addShutdownHook(stopOnExit);
+    }
+
+    /** Whether a descendant is traced in the command's stead. */
+    public boolean following() {
+        return followed != null;
     }
 
     /** Lets the command out of its start gate before anything is traced (a launcher, followed to its engine). */
@@ -289,9 +300,10 @@ public final class LaunchedCommand implements TracedProcess {
     @Override
     public void beginStop() {
         Followed engine = followed;
-        if (engine != null && !engine.process().isAlive()) {
+        if (engine != null && !engine.process().isAlive() && !stopAsked) {
             return; // the engine ended on its own: the command finishes what it does after it (close() waits)
         }
+        stopAsked = true;
         if (process.isAlive()) {
             process.destroy(); // SIGTERM now; close() waits for it
         }
@@ -306,8 +318,13 @@ public final class LaunchedCommand implements TracedProcess {
         Followed engine = followed;
         if (engine != null) {
             engine.pidfd().close();
-            if (!engine.process().isAlive()) {
+            if (!stopAsked && !engine.process().isAlive()) {
                 awaitCommand(); // its engine is done: what the launcher does after it is its own
+            }
+            try {
+                Runtime.getRuntime().removeShutdownHook(stopOnExit);
+            } catch (IllegalStateException shuttingDown) {
+                // the hook runs, or has run: nothing to remove
             }
         }
         if (process.isAlive()) {
@@ -346,7 +363,9 @@ public final class LaunchedCommand implements TracedProcess {
     /** Waits for the command to exit on its own (a launcher after its engine: tearing down its container). */
     private void awaitCommand() {
         try {
-            process.waitFor();
+            while (!stopAsked && !process.waitFor(200, TimeUnit.MILLISECONDS)) {
+                // until it exits, or infertop is stopped (then it is stopped below)
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
