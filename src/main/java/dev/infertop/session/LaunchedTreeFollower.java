@@ -56,6 +56,8 @@ final class LaunchedTreeFollower implements AutoCloseable {
     /** /proc/PID/stat's start time is in USER_HZ ticks (100 a second on every Linux architecture). */
     private static final long NS_PER_TICK = 10_000_000L;
     private static final int MAX_IMAGES_NAMED = 8;
+    /** Names of the programs the tree ran kept for the last line: a tree may run any number of them. */
+    private static final int MAX_NAMES_KEPT = 64;
 
     /** A process of the launched tree with GGML code, stopped where it was found; resumed by its {@link #pidfd}. */
     record HeldEngine(int pid, Pidfd pidfd, String image) {}
@@ -81,6 +83,7 @@ final class LaunchedTreeFollower implements AutoCloseable {
     /** Run once, when a process other than the command itself first execs. */
     private Runnable firstDescendant;
     private long holds;
+    private long namesNotKept;
     private long heldNs;
 
     private LaunchedTreeFollower(int launchedPid, BpfObject object, RingBufferReader ring, List<Path> extraLibraries) {
@@ -139,7 +142,14 @@ final class LaunchedTreeFollower implements AutoCloseable {
                 break;
             }
             if (!running) {
-                awaitingEntry.keySet().removeIf(pid -> !alive(pid));
+                awaitingEntry.entrySet().removeIf(waiting -> {
+                    if (alive(waiting.getKey())) {
+                        return false;
+                    }
+                    waiting.getValue().entry().close(); // exited before its entry point: its uprobe goes
+                    waiting.getValue().pidfd().close();
+                    return true;
+                });
             }
             ring.await(100);
         }
@@ -180,7 +190,11 @@ final class LaunchedTreeFollower implements AutoCloseable {
 
     private void onExec(int pid, Pidfd pidfd, ImageKey image, long beganNs) {
         String name = TracedProcess.commandName(pid);
-        imagesRun.add(name);
+        if (imagesRun.size() < MAX_NAMES_KEPT) {
+            imagesRun.add(name);
+        } else if (!imagesRun.contains(name)) {
+            namesNotKept++;
+        }
         if (launchers.contains(image)) {
             resume(pidfd, beganNs); // judged while this one was on its way
             return;
@@ -339,9 +353,8 @@ final class LaunchedTreeFollower implements AutoCloseable {
     String imagesRun() {
         List<String> names = new ArrayList<>(imagesRun);
         String shown = String.join(", ", names.subList(0, Math.min(names.size(), MAX_IMAGES_NAMED)));
-        return names.isEmpty() ? "it ran no other program"
-                : "it ran " + shown + (names.size() > MAX_IMAGES_NAMED ? " and " + (names.size() - MAX_IMAGES_NAMED)
-                        + " more" : "");
+        long more = Math.max(0, names.size() - MAX_IMAGES_NAMED) + namesNotKept;
+        return names.isEmpty() ? "it ran no program" : "it ran " + shown + (more > 0 ? " and " + more + " more" : "");
     }
 
     /**

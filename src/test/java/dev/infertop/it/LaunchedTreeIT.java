@@ -107,8 +107,8 @@ class LaunchedTreeIT {
         assertEquals(CALLS, total.get("decode_calls").asLong(), "llama-bench's own calls: " + context);
         assertEquals(CALLS, total.get("cpu_graph_computes").asLong(), "one CPU graph per call: " + context);
         assertEquals(0, total.get("lost_events").asLong(), context);
-        assertEquals("on", total.get("layers").get("operator").get("state").asText(), context);
-        assertEquals(0, total.get("op_graphs_unattributed").asLong(), context);
+        assertEquals("on", total.get("layers").get("operator").get("state").asText(),
+                "the node loop of the CPU variant it dlopens, probed before it ran: " + context);
     }
 
     /** A wrapper script (not an ELF file: once refused) that runs sed and grep, then the container. */
