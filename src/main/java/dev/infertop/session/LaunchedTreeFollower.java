@@ -62,8 +62,11 @@ final class LaunchedTreeFollower implements AutoCloseable {
     /** A process of the launched tree with GGML code, stopped where it was found; resumed by its {@link #pidfd}. */
     record HeldEngine(int pid, Pidfd pidfd, String image) {}
 
-    /** What the hold cost the launcher so far: each stop, from the kernel's record to the resume. */
-    record HoldCost(long holds, long heldNs, int images) {}
+    /**
+     * What the hold cost the launcher so far: each stop, from the kernel's record to the resume; {@code unheld}:
+     * execs that ran on unstopped because the record of their stop found the ring full (never seen, so said).
+     */
+    record HoldCost(long holds, long heldNs, int images, long unheld) {}
 
     private record ImageKey(long dev, long ino) {}
 
@@ -346,7 +349,21 @@ final class LaunchedTreeFollower implements AutoCloseable {
 
     /** What the hold has cost so far. */
     HoldCost cost() {
-        return new HoldCost(holds, heldNs, launchers.size());
+        return new HoldCost(holds, heldNs, launchers.size(), unheld());
+    }
+
+    private long unheld() {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment key = arena.allocate(ValueLayout.JAVA_INT);
+            MemorySegment value = arena.allocate(ValueLayout.JAVA_LONG);
+            int rc = (int) dev.infertop.ffi.LibBpf.bpf_map_lookup_elem$handle().invokeExact(object.mapFd("unheld"),
+                    key, value);
+            return rc == 0 ? value.get(ValueLayout.JAVA_LONG, 0) : 0;
+        } catch (BpfException e) {
+            return 0;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
     }
 
     /** The programs the tree ran (their comm), for the line that says none was an engine. */

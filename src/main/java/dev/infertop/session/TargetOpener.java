@@ -137,7 +137,8 @@ final class TargetOpener {
             if (stopped) {
                 throw new UserError("stopped before the command started a process with GGML code", 130);
             }
-            String status = command.exitStatus().map(s -> "exit status " + s).orElse("still running");
+            String status = command.exitStatus().map(s -> "exit status " + s).orElse("still running")
+                    + (cost.unheld() > 0 ? "; " + cost.unheld() + " execs not looked at: the hold's ring was full" : "");
             throw new UserError(String.format(java.util.Locale.ROOT,
                     "the command ran %.1f s and started no process with GGML code (no llama.cpp/ggml library, "
                             + "libllama* or libggml*, and no llama_decode or ggml_graph_compute): %s (%s; stopped %d "
@@ -155,8 +156,12 @@ final class TargetOpener {
             command.close();
             throw e instanceof UserError u ? u : new UserError(e.getMessage());
         }
+        if (cost.unheld() > 0) {
+            control.notice("infertop: " + cost.unheld() + " execs of the command's tree ran without being looked at "
+                    + "(the hold's ring was full): an engine among them would not be followed");
+        }
         control.notice(String.format(java.util.Locale.ROOT, "infertop: following pid %d (%s), started by the "
-                        + "command, held before its first instruction of main; the hold stopped the tree %d times, "
+                        + "command, held at its entry point, before main; the hold stopped the tree %d times, "
                         + "%.1f ms in all", engine.pid(), engine.image(), cost.holds(), cost.heldNs() / 1e6));
         return new OpenedTarget(command, candidates);
     }
