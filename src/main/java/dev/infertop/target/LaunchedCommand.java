@@ -24,6 +24,11 @@ import java.util.stream.Collectors;
  * are pipes whose contents infertop relays (never a descriptor of infertop's terminal); its environment is
  * {@link #environment the few variables a login sets} and what was asked for. It and everything it starts are in
  * a cgroup of their own ({@link TreeCgroup}), killed as one when the session ends.
+ *
+ * <p>A command with no GGML code of its own (a launcher: a script, chroot, a container runtime) is let out of
+ * its gate at once, and the engine it starts is {@link #follow followed}: from then on {@link #pid()} is the
+ * engine's, {@link #release()} resumes the engine (held stopped by a pidfd), and when the engine ends on its own
+ * infertop waits for the command, whose exit status is still infertop's.
  */
 public final class LaunchedCommand implements TracedProcess {
     private static final String PROGRAM = "launch-target";

@@ -59,7 +59,11 @@ class LaunchedTreeIT {
                 "-p", "64", "-n", "32", "-r", "3", "-t", "2");
     }
 
-    /** infertop --json -- COMMAND, its final object, with the tracefs counts of the root's files meanwhile. */
+    /**
+     * infertop --json -- COMMAND, its final object, with what tracefs uprobes on the root's files counted meanwhile
+     * in the process infertop traced: each hit is recorded (with its thread group id) in a tracing instance of
+     * this test's own, so that another program of the same root running meanwhile is not counted.
+     */
     private static JsonNode traceCounted(Map<String, Long> counted, String... command) throws Exception {
         Tracefs.require();
         Path libllama = Containers.hostFile(root, LIBDIR + "/libllama.so.0");
@@ -68,23 +72,45 @@ class LaunchedTreeIT {
         List<String> args = new ArrayList<>(List.of("--json", "-d", "0.5", "--"));
         args.addAll(List.of(command));
         JsonNode total;
-        try (Tracefs oracle = Tracefs.group("infertop_tree_it"); ElfFile llama = ElfFile.open(libllama);
+        String group = "infertop_tree_it";
+        Path instance = Tracefs.TRACING.resolve("instances").resolve(group);
+        try (Tracefs oracle = Tracefs.group(group); ElfFile llama = ElfFile.open(libllama);
              ElfFile ggmlBase = ElfFile.open(base); ElfFile cpu = ElfFile.open(variant)) {
             oracle.addProbe("process", libllama, llama.fileOffsetOf(llama.function("llama_process").orElseThrow().vaddr()));
             oracle.addProbe("backend", base, ggmlBase.fileOffsetOf(
                     ggmlBase.function("ggml_backend_graph_compute_async").orElseThrow().vaddr()));
             oracle.addProbe("cpu", variant, cpu.fileOffsetOf(cpu.function("ggml_graph_compute").orElseThrow().vaddr()));
-            oracle.enable();
-            Map<String, Long> before = oracle.hits();
-            try (InfertopProcess infertop = InfertopProcess.start(args.toArray(String[]::new))) {
-                assertEquals(0, infertop.waitFor(300), infertop.stderrText());
-                total = infertop.finalObject();
-                ((com.fasterxml.jackson.databind.node.ObjectNode) total).put("infertop_stderr", infertop.stderrText());
+            if (Files.isDirectory(instance)) {
+                Files.delete(instance); // a crashed earlier run's
             }
-            oracle.disable();
-            Map<String, Long> after = oracle.hits();
+            Files.createDirectory(instance);
+            String trace;
+            try {
+                Files.writeString(instance.resolve("options/record-tgid"), "1");
+                Files.writeString(instance.resolve("buffer_size_kb"), "4096");
+                Files.writeString(instance.resolve("events").resolve(group).resolve("enable"), "1");
+                try (InfertopProcess infertop = InfertopProcess.start(args.toArray(String[]::new))) {
+                    assertEquals(0, infertop.waitFor(300), infertop.stderrText());
+                    total = infertop.finalObject();
+                    ((com.fasterxml.jackson.databind.node.ObjectNode) total).put("infertop_stderr",
+                            infertop.stderrText());
+                }
+                Files.writeString(instance.resolve("events").resolve(group).resolve("enable"), "0");
+                trace = Files.readString(instance.resolve("trace"));
+            } finally {
+                try {
+                    Files.writeString(instance.resolve("events").resolve(group).resolve("enable"), "0");
+                } finally {
+                    Files.delete(instance);
+                }
+            }
+            long tgid = total.get("pid").asLong();
+            assertTrue(!trace.contains("LOST"), "the tracing instance lost events");
             for (String event : List.of("process", "backend", "cpu")) {
-                counted.put(event, Tracefs.hitsOf(after, event) - Tracefs.hitsOf(before, event));
+                // "llama-bench-28542 (  28542) [001] ..... 123.456789: cpu: (0x7f...)"
+                java.util.regex.Pattern line = java.util.regex.Pattern.compile(
+                        "\\(\\s*" + tgid + "\\)\\s+\\[\\d+\\].*:\\s+" + event + ":");
+                counted.put(event, trace.lines().filter(l -> line.matcher(l).find()).count());
             }
         }
         System.out.printf("launched tree %s: llama_process %d (tracefs %d), graphs %s (tracefs %d), CPU graphs %d "
