@@ -175,7 +175,7 @@ struct probe_config {
 	__u32 op_mul_mat_id;         /* MoE layer: enum ggml_op of MUL_MAT_ID, or 0xffffffff: no self-planning */
 	__u32 compute_flag;          /* MoE layer: GGML_TENSOR_FLAG_COMPUTE, 0 in releases without it */
 	__u64 empty_ops[2];          /* MoE layer: bit per op the CPU loop skips (NONE, VIEW, ...) */
-	__u32 batch_pos_offset;      /* token layer: offsets in struct llama_batch (dev.infertop.target.BatchLayout) */
+	__u32 batch_pos_offset;      /* token layer: offsets in struct llama_batch (dev.infertop.process.BatchLayout) */
 	__u32 batch_n_seq_id_offset;
 	__u32 batch_seq_id_offset;
 	__u32 batch_logits_offset;

@@ -6,8 +6,8 @@
 # native/tools/confine.h), for this machine's architecture
 # and, where Debian's cross compiler gcc-aarch64-linux-gnu is installed on an x86_64 machine, for arm64 too (the
 # release tarball then runs on a board): → OUT_DIR/../machine/<arch>/uprobe-cost, the loop `infertop machine`
-# times a probe hit on, OUT_DIR/../target/layout/<arch>/enter-target-root, the calibration child's sandbox, and
-# OUT_DIR/../target/<arch>/launch-target, what a launched command starts as.
+# times a probe hit on, OUT_DIR/../process/layout/<arch>/enter-target-root, the calibration child's sandbox, and
+# OUT_DIR/../process/<arch>/launch-target, what a launched command starts as.
 # The cross-compiled ones are static: they run on any arm64 libc.
 set -euo pipefail
 native="$1"; out="$2"
@@ -43,21 +43,21 @@ cc_bin="$(command -v cc || command -v gcc || echo "$clang_bin")"
 "$cc_bin" -O2 -Wall -Werror -o "$out/../machine/$host_arch/uprobe-cost" "$native/tools/uprobe-cost.c" \
   || die "the C compiler failed on $native/tools/uprobe-cost.c (see the messages above)"
 # The calibration child's way into a target's own root (a container): host side of infertop, this architecture.
-mkdir -p "$out/../target/layout/$host_arch"
-"$cc_bin" -O2 -Wall -Werror -o "$out/../target/layout/$host_arch/enter-target-root" "$native/tools/enter-target-root.c" \
+mkdir -p "$out/../process/layout/$host_arch"
+"$cc_bin" -O2 -Wall -Werror -o "$out/../process/layout/$host_arch/enter-target-root" "$native/tools/enter-target-root.c" \
   || die "the C compiler failed on $native/tools/enter-target-root.c (see the messages above)"
-mkdir -p "$out/../target/$host_arch"
-"$cc_bin" -O2 -Wall -Werror -o "$out/../target/$host_arch/launch-target" "$native/tools/launch-target.c" \
+mkdir -p "$out/../process/$host_arch"
+"$cc_bin" -O2 -Wall -Werror -o "$out/../process/$host_arch/launch-target" "$native/tools/launch-target.c" \
   || die "the C compiler failed on $native/tools/launch-target.c (see the messages above)"
 
 # arm64 from an x86_64 build machine, when the cross compiler is there (setup.sh installs it for the test suite).
 cross_cc="${AARCH64_CC:-$(command -v aarch64-linux-gnu-gcc || true)}"
 if [ "$host_arch" != arm64 ] && [ -n "$cross_cc" ]; then
-  mkdir -p "$out/../machine/arm64" "$out/../target/layout/arm64" "$out/../target/arm64"
+  mkdir -p "$out/../machine/arm64" "$out/../process/layout/arm64" "$out/../process/arm64"
   "$cross_cc" -O2 -Wall -Werror -static -o "$out/../machine/arm64/uprobe-cost" "$native/tools/uprobe-cost.c" \
     || die "$cross_cc failed on $native/tools/uprobe-cost.c (see the messages above)"
-  "$cross_cc" -O2 -Wall -Werror -static -o "$out/../target/layout/arm64/enter-target-root" "$native/tools/enter-target-root.c" \
+  "$cross_cc" -O2 -Wall -Werror -static -o "$out/../process/layout/arm64/enter-target-root" "$native/tools/enter-target-root.c" \
     || die "$cross_cc failed on $native/tools/enter-target-root.c (see the messages above)"
-  "$cross_cc" -O2 -Wall -Werror -static -o "$out/../target/arm64/launch-target" "$native/tools/launch-target.c" \
+  "$cross_cc" -O2 -Wall -Werror -static -o "$out/../process/arm64/launch-target" "$native/tools/launch-target.c" \
     || die "$cross_cc failed on $native/tools/launch-target.c (see the messages above)"
 fi

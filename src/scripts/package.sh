@@ -22,7 +22,7 @@ source "$here/jdk25.sh"
 contents="$("$JAVA_HOME/bin/jar" tf "$jar")"
 for arch in x86_64 arm64; do
   for entry in dev/infertop/bpf/$arch/infertop.bpf.o dev/infertop/machine/$arch/uprobe-cost \
-               dev/infertop/target/layout/$arch/enter-target-root dev/infertop/target/$arch/launch-target; do
+               dev/infertop/process/layout/$arch/enter-target-root dev/infertop/process/$arch/launch-target; do
     grep -qx "$entry" <<<"$contents" \
       || die "$jar lacks $entry: for arm64 install gcc-aarch64-linux-gnu (Debian) and build again (src/scripts/build.sh)"
   done

@@ -248,12 +248,12 @@ class LayeringTest {
 
     @Test
     void theMayImportSentenceIsRead() {
-        assertEquals(Set.of("model", "target.layout"), mayImport("""
+        assertEquals(Set.of("model", "process.layout"), mayImport("""
                 /**
                  * Role.
                  * <p>
                  * May import: {@code model},
-                 * {@code target.layout}. {@code view} is not in this sentence.
+                 * {@code process.layout}. {@code view} is not in this sentence.
                  */"""));
         assertEquals(Set.of(), mayImport(" * May import: no other infertop package. {@code ffi} aside."));
         assertEquals(null, mayImport(" * Nothing said."));

@@ -1,6 +1,6 @@
 package dev.infertop.agg;
 
-import dev.infertop.target.layout.CalibratedLayout;
+import dev.infertop.process.layout.CalibratedLayout;
 
 /**
  * Op names from the target's own tables (ggml_op_name, ggml_unary_op_name), never a copied table. A UNARY

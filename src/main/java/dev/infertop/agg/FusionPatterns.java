@@ -1,6 +1,6 @@
 package dev.infertop.agg;
 
-import dev.infertop.target.layout.OpTable;
+import dev.infertop.process.layout.OpTable;
 
 import java.util.ArrayList;
 import java.util.Collection;

@@ -172,7 +172,7 @@ final class IntervalRecorder {
         totalTree = tree;
     }
 
-    /** The lowest bucket whose running count (from bucket 0 up) reaches {@code target} (1 ≤ target ≤ total). */
+    /** The lowest bucket whose running count (from bucket 0 up) reaches {@code process} (1 ≤ target ≤ total). */
     private int bucketReaching(long target) {
         int position = 0;
         long remaining = target;

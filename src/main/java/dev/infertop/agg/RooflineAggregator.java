@@ -7,8 +7,8 @@ import dev.infertop.model.Figures;
 import dev.infertop.model.Layer;
 import dev.infertop.model.Roofline;
 import dev.infertop.model.RooflineTotals;
-import dev.infertop.target.layout.TensorHeaders;
-import dev.infertop.target.layout.TypeTable;
+import dev.infertop.process.layout.TensorHeaders;
+import dev.infertop.process.layout.TypeTable;
 
 import java.util.ArrayList;
 import java.util.Arrays;

@@ -1,8 +1,8 @@
 package dev.infertop.agg;
 
 import dev.infertop.agg.graph.CpuGraph;
-import dev.infertop.target.layout.TensorHeaders;
-import dev.infertop.target.layout.TypeTable;
+import dev.infertop.process.layout.TensorHeaders;
+import dev.infertop.process.layout.TypeTable;
 
 import java.util.Arrays;
 

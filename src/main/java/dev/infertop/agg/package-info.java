@@ -5,7 +5,7 @@
  * Single writer: only the collector thread touches an aggregator.
  * <p>
  * May import: {@code agg.graph}, {@code bpf}, {@code event}, {@code history}, {@code model},
- * {@code target.layout}, {@code view}. {@code bpf} only for the record source the collector drains and the
+ * {@code process.layout}, {@code view}. {@code bpf} only for the record source the collector drains and the
  * graphs in flight at a tick, {@code view} only for the {@code SnapshotView} interface it hands each snapshot to;
  * no view or exporter reads an aggregator back (snapshot's taker copies what it needs at a tick).
  * <p>

@@ -1,6 +1,6 @@
 package dev.infertop.bpf;
 
-import dev.infertop.target.MemoryMapping;
+import dev.infertop.process.MemoryMapping;
 
 import java.nio.file.Path;
 import java.util.ArrayList;

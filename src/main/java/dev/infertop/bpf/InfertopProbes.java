@@ -94,12 +94,12 @@ public final class InfertopProbes {
     public static BpfObject load(int targetTgid, int ringBytes, StructOffsets offsets, Path btfCustomPath)
             throws BpfException {
         return load(targetTgid, ringBytes, offsets, btfCustomPath, MoeConfig.NONE,
-                dev.infertop.target.BatchLayout.LLAMA_H);
+                dev.infertop.process.BatchLayout.LLAMA_H);
     }
 
     /** @param batch where the target's struct llama_batch keeps its per-token arrays (see BatchCalibrator) */
     public static BpfObject load(int targetTgid, int ringBytes, StructOffsets offsets, Path btfCustomPath,
-                                 MoeConfig moe, dev.infertop.target.BatchLayout batch) throws BpfException {
+                                 MoeConfig moe, dev.infertop.process.BatchLayout batch) throws BpfException {
         BpfObject object = BpfObject.open("infertop", objectBytes(architecture()), btfCustomPath);
         try {
             MemorySegment config = object.rodata();

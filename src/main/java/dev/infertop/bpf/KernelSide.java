@@ -78,7 +78,7 @@ public interface KernelSide {
      * A call-site probe of the layer attached at {@code fileOffset} in {@code library}, the file {@code mappedAs}
      * shows mapped (null: not known).
      */
-    default void attachedCallSite(String program, Path library, dev.infertop.target.MemoryMapping mappedAs,
+    default void attachedCallSite(String program, Path library, dev.infertop.process.MemoryMapping mappedAs,
                                   long fileOffset, ProbeLink link) {}
 
     /** Lines the layer's status adds to its placements while attached (sites left unprobed, and why). */

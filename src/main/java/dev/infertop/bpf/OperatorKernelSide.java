@@ -56,7 +56,7 @@ public final class OperatorKernelSide implements KernelSide {
     }
 
     @Override
-    public void attachedCallSite(String program, Path library, dev.infertop.target.MemoryMapping mappedAs,
+    public void attachedCallSite(String program, Path library, dev.infertop.process.MemoryMapping mappedAs,
                                  long fileOffset, ProbeLink link) {
         if (ArrivalProbes.isArrivalProgram(program)) {
             arrivals.attached(program, library, mappedAs, fileOffset, link);

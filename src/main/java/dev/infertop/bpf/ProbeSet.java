@@ -3,11 +3,11 @@ package dev.infertop.bpf;
 import dev.infertop.bpf.ProbeSites.Site;
 import dev.infertop.model.Layer;
 import dev.infertop.model.LayerStatus;
-import dev.infertop.target.MappedFile;
-import dev.infertop.target.MemoryMapping;
-import dev.infertop.target.ProcessMaps;
-import dev.infertop.target.ScanTimeLimit;
-import dev.infertop.target.TargetException;
+import dev.infertop.process.MappedFile;
+import dev.infertop.process.MemoryMapping;
+import dev.infertop.process.ProcessMaps;
+import dev.infertop.process.ScanTimeLimit;
+import dev.infertop.process.TargetException;
 
 import java.nio.file.Path;
 import java.util.ArrayList;

@@ -1,17 +1,17 @@
 package dev.infertop.bpf;
 
-import dev.infertop.target.CallSite;
-import dev.infertop.target.CallSiteScanner;
-import dev.infertop.target.ElfFile;
-import dev.infertop.target.ElfSymbol;
-import dev.infertop.target.MemoryMapping;
-import dev.infertop.target.NodeLoopBarriers;
-import dev.infertop.target.ProbePlacement;
-import dev.infertop.target.ProbeSite;
-import dev.infertop.target.ScanTimeLimit;
-import dev.infertop.target.StrippedFunctions;
-import dev.infertop.target.SymbolTable;
-import dev.infertop.target.TargetException;
+import dev.infertop.process.CallSite;
+import dev.infertop.process.CallSiteScanner;
+import dev.infertop.process.ElfFile;
+import dev.infertop.process.ElfSymbol;
+import dev.infertop.process.MemoryMapping;
+import dev.infertop.process.NodeLoopBarriers;
+import dev.infertop.process.ProbePlacement;
+import dev.infertop.process.ProbeSite;
+import dev.infertop.process.ScanTimeLimit;
+import dev.infertop.process.StrippedFunctions;
+import dev.infertop.process.SymbolTable;
+import dev.infertop.process.TargetException;
 
 import java.nio.file.Path;
 import java.util.ArrayList;

@@ -18,7 +18,7 @@ public sealed interface ProbeSpec {
 
     /**
      * Call instructions inside {@code caller} (and its clones) whose callee's name matches: all of them, or,
-     * with {@code nodeLoopOnly}, those the graph node loop itself makes ({@link dev.infertop.target.NodeLoopBarriers}).
+     * with {@code nodeLoopOnly}, those the graph node loop itself makes ({@link dev.infertop.process.NodeLoopBarriers}).
      */
     record CallSiteProbe(Layer layer, String caller, String calleeDescription, Predicate<String> callee,
                          boolean nodeLoopOnly, String program, boolean optional) implements ProbeSpec {}

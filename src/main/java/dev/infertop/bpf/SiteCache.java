@@ -148,7 +148,7 @@ final class SiteCache {
             } else if (Files.isDirectory(source)) {
                 // Run from classes (tests): the newest class of the packages that find sites stands for the build.
                 long newest = 0;
-                for (String dir : List.of("dev/infertop/bpf", "dev/infertop/target")) {
+                for (String dir : List.of("dev/infertop/bpf", "dev/infertop/process")) {
                     try (var classes = Files.list(source.resolve(dir))) {
                         for (Path file : (Iterable<Path>) classes::iterator) {
                             newest = Math.max(newest, Files.getLastModifiedTime(file).toMillis());

@@ -2,14 +2,14 @@ package dev.infertop.bpf;
 
 import dev.infertop.bpf.ProbeSites.Site;
 import dev.infertop.ffi.RegularFile;
-import dev.infertop.target.ContentHashCache;
-import dev.infertop.target.ElfFile;
-import dev.infertop.target.MappedFile;
-import dev.infertop.target.MemoryMapping;
-import dev.infertop.target.PltResolver;
-import dev.infertop.target.ProcessMaps;
-import dev.infertop.target.ScanTimeLimit;
-import dev.infertop.target.TargetException;
+import dev.infertop.process.ContentHashCache;
+import dev.infertop.process.ElfFile;
+import dev.infertop.process.MappedFile;
+import dev.infertop.process.MemoryMapping;
+import dev.infertop.process.PltResolver;
+import dev.infertop.process.ProcessMaps;
+import dev.infertop.process.ScanTimeLimit;
+import dev.infertop.process.TargetException;
 
 import java.io.IOException;
 import java.lang.foreign.Arena;

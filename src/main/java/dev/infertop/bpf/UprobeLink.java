@@ -2,8 +2,8 @@ package dev.infertop.bpf;
 
 import dev.infertop.ffi.Errno;
 import dev.infertop.ffi.LibBpf;
-import dev.infertop.target.MappedFile;
-import dev.infertop.target.MemoryMapping;
+import dev.infertop.process.MappedFile;
+import dev.infertop.process.MemoryMapping;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;

@@ -331,7 +331,7 @@ final class DemoCommand implements java.util.concurrent.Callable<Integer> {
     private String[] containerUser(DebianLlamaCpp debian) {
         String chosen = user != null ? user : parent.user;
         if (chosen != null) {
-            dev.infertop.target.UserAccount account = dev.infertop.target.UserAccount.lookup(chosen)
+            dev.infertop.process.UserAccount account = dev.infertop.process.UserAccount.lookup(chosen)
                     .orElseThrow(() -> new UserError("demo --user " + chosen + ": no such user", 2));
             return new String[] {account.uid() + ":" + account.gid(), account.name()};
         }
@@ -357,11 +357,11 @@ final class DemoCommand implements java.util.concurrent.Callable<Integer> {
         LaunchUser choice = LaunchUser.choose(chosen, System.getenv(), dev.infertop.ffi.UserDatabase.realUid(),
                 dev.infertop.ffi.LibC.geteuid(), LaunchUser.Directory.SYSTEM);
         if (choice.account().isPresent()) {
-            dev.infertop.target.UserAccount account = choice.account().get();
-            java.util.Optional<Path> setpriv = dev.infertop.target.Setpriv.find();
+            dev.infertop.process.UserAccount account = choice.account().get();
+            java.util.Optional<Path> setpriv = dev.infertop.process.Setpriv.find();
             if (setpriv.isPresent()) { // without it, the trace run says so
                 try {
-                    java.util.Optional<Path> unusable = dev.infertop.target.Setpriv.firstUnusable(setpriv.get(),
+                    java.util.Optional<Path> unusable = dev.infertop.process.Setpriv.firstUnusable(setpriv.get(),
                             account, List.of(tool), List.of(modelFile));
                     if (unusable.isPresent()) {
                         throw new UserError("demo --user " + account.name() + ": " + account.name() + " cannot reach "

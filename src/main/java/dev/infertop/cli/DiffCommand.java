@@ -136,7 +136,7 @@ final class DiffCommand implements Callable<Integer> {
             }
         }
         if (json) {
-            System.out.println(dev.infertop.view.SafeJson.line(DiffJson.json(diff, failOnPercent)));
+            System.out.println(dev.infertop.json.SafeJson.line(DiffJson.json(diff, failOnPercent)));
         } else {
             DiffText.print(diff, System.out);
         }

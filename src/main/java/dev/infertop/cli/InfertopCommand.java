@@ -160,7 +160,7 @@ public final class InfertopCommand implements Callable<Integer> {
     @Option(names = "--patience", paramLabel = "N", defaultValue = "1",
             description = "Wait N times longer for attach-time work: reading each of the target's libraries (10 s) "
                     + "and the calibration child (30 s). For emulated machines and slow boards (default: "
-                    + "${DEFAULT-VALUE}, at most " + dev.infertop.target.AttachPatience.MAX_FACTOR + ").")
+                    + "${DEFAULT-VALUE}, at most " + dev.infertop.process.AttachPatience.MAX_FACTOR + ").")
     int patience;
 
     @Option(names = "--op-when", paramLabel = "RULE",
@@ -237,7 +237,7 @@ public final class InfertopCommand implements Callable<Integer> {
         }
         try {
             // process-wide: the limits are read where the libraries are scanned, long after the options
-            dev.infertop.target.AttachPatience.set(patience);
+            dev.infertop.process.AttachPatience.set(patience);
         } catch (IllegalArgumentException e) {
             throw new UserError("--patience: " + e.getMessage(), 2);
         }

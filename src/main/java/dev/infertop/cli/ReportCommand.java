@@ -27,7 +27,7 @@ final class ReportCommand implements Callable<Integer> {
     public Integer call() {
         SnapshotDirectory snapshot = open(directory);
         if (json) {
-            System.out.println(dev.infertop.view.SafeJson.line(SnapshotReport.json(snapshot)));
+            System.out.println(dev.infertop.json.SafeJson.line(SnapshotReport.json(snapshot)));
         } else {
             SnapshotReport.printText(snapshot, System.out);
         }

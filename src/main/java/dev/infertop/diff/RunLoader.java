@@ -9,7 +9,7 @@ import dev.infertop.ffi.RegularFile;
 import dev.infertop.history.IntervalHistograms;
 import dev.infertop.snapshot.SnapshotDirectory;
 import dev.infertop.snapshot.SnapshotReadException;
-import dev.infertop.view.SafeJson;
+import dev.infertop.json.SafeJson;
 
 import java.io.BufferedReader;
 import java.io.IOException;

@@ -4,7 +4,7 @@
  * Reads through {@code snapshot} (a snapshot directory checked as {@code report} checks it) and {@code model};
  * nothing here is read by the tracing side.
  * <p>
- * May import: {@code export}, {@code ffi}, {@code history}, {@code model}, {@code snapshot}, {@code view}.
+ * May import: {@code export}, {@code ffi}, {@code history}, {@code json}, {@code model}, {@code snapshot}.
  * <p>
  * The layering is checked by LayeringTest (src/test/java/dev/infertop/LayeringTest.java).
  */

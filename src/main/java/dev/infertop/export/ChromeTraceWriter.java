@@ -5,7 +5,7 @@ import dev.infertop.history.FlightRecorder.Slice;
 import dev.infertop.history.FlightRecorder;
 import dev.infertop.history.MoeTimeline;
 import dev.infertop.history.SchedTimeline;
-import dev.infertop.view.SafeJson;
+import dev.infertop.json.SafeJson;
 
 import java.io.IOException;
 import java.io.OutputStream;

@@ -2,7 +2,7 @@ package dev.infertop.export;
 
 import dev.infertop.io.FileAccess;
 import dev.infertop.io.WritableDirectory;
-import dev.infertop.view.SafeJson;
+import dev.infertop.json.SafeJson;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -65,7 +65,7 @@ public final class SnapshotDirectoryWriter {
     }
 
     /**
-     * Writes {@code content} to {@code target} (or target-2, -3, … when that exists already) and returns the
+     * Writes {@code content} to {@code process} (or target-2, -3, … when that exists already) and returns the
      * directory written.
      */
     public static Path write(Path target, SnapshotContent content) throws SnapshotWriteException {
@@ -197,7 +197,7 @@ public final class SnapshotDirectoryWriter {
     }
 
     /**
-     * Renames the finished temporary directory to {@code target}, or target-2, -3, … where a name is taken
+     * Renames the finished temporary directory to {@code process}, or target-2, -3, … where a name is taken
      * (RENAME_NOREPLACE: whatever has the name, whoever made it, stays as it is); the name it got.
      */
     private static String moveIntoPlace(WritableDirectory directory, String temp, String target) throws IOException {
@@ -235,7 +235,7 @@ public final class SnapshotDirectoryWriter {
     }
 
     /**
-     * Deletes the hidden temporary directories a write of {@code target} made (a write given up midway): those
+     * Deletes the hidden temporary directories a write of {@code process} made (a write given up midway): those
      * of that prefix in its parent that infertop's uid owns, each walked with fds.
      */
     public static void deleteTemporaries(Path target) {

@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.infertop.model.OverheadEstimate;
 import dev.infertop.model.Snapshot;
-import dev.infertop.view.JsonLinesView;
+import dev.infertop.json.JsonLinesView;
 import dev.infertop.model.JsonSchema;
 
 import java.io.IOException;

@@ -2,9 +2,9 @@ package dev.infertop.machine;
 
 import dev.infertop.ffi.Errno;
 import dev.infertop.ffi.PerfEvent;
-import dev.infertop.target.ElfFile;
-import dev.infertop.target.ElfSymbol;
-import dev.infertop.target.TargetException;
+import dev.infertop.process.ElfFile;
+import dev.infertop.process.ElfSymbol;
+import dev.infertop.process.TargetException;
 
 import java.io.BufferedReader;
 import java.io.IOException;

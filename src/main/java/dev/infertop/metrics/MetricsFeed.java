@@ -2,8 +2,8 @@ package dev.infertop.metrics;
 
 import dev.infertop.model.Snapshot;
 import dev.infertop.model.TargetInfo;
-import dev.infertop.target.ElfFile;
-import dev.infertop.target.TargetException;
+import dev.infertop.process.ElfFile;
+import dev.infertop.process.TargetException;
 import dev.infertop.view.SnapshotView;
 import org.HdrHistogram.Histogram;
 

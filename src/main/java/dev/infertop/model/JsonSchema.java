@@ -8,7 +8,7 @@ import java.util.Map;
  * The top-level fields of a JSON Lines object (and of a snapshot's summary.json), declared once: the key is the
  * constant's name in lower case, and a field that is not in every object says when it is there. The objects inside
  * that more than one class spells (an op, a thread, a latency, the roofline, ...) have their keys in the nested
- * enums below, {@link #OBJECTS} saying where each one is. The writers ({@code view.JsonLinesView} and its parts,
+ * enums below, {@link #OBJECTS} saying where each one is. The writers ({@code json.JsonLinesView} and its parts,
  * {@code export.SummaryWriter}) and the readers ({@code diff}, {@code snapshot}: report, replay) name keys through
  * these constants only; view.JsonSchemaTest holds the writer, the readers, man/infertop.1's JSON FIELDS and the
  * Prometheus mapping to this list, and fails on a key spelled as a literal. It is here, in {@code model}, so that

@@ -5,7 +5,7 @@ import java.util.function.UnaryOperator;
 
 /**
  * Everything a view shows for one tick, immutable: who and where ({@code sequence}, {@code state},
- * {@code target}, the probe layers, what was lost or bounded), then the same {@link Figures} twice: the last
+ * {@code process}, the probe layers, what was lost or bounded), then the same {@link Figures} twice: the last
  * tick's ({@code interval}) and the whole run's ({@code total}). Views read only this: the collector never
  * reads UI state.
  *

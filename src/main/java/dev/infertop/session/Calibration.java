@@ -1,13 +1,13 @@
 package dev.infertop.session;
 
 import dev.infertop.bpf.InfertopProbes;
-import dev.infertop.target.BatchLayout;
-import dev.infertop.target.layout.BatchCalibrator;
-import dev.infertop.target.layout.CalibratedLayout;
-import dev.infertop.target.layout.CalibrationException;
-import dev.infertop.target.layout.GraphLayout;
-import dev.infertop.target.layout.LayoutCalibrator;
-import dev.infertop.target.layout.TensorLayout;
+import dev.infertop.process.BatchLayout;
+import dev.infertop.process.layout.BatchCalibrator;
+import dev.infertop.process.layout.CalibratedLayout;
+import dev.infertop.process.layout.CalibrationException;
+import dev.infertop.process.layout.GraphLayout;
+import dev.infertop.process.layout.LayoutCalibrator;
+import dev.infertop.process.layout.TensorLayout;
 
 import java.io.PrintStream;
 import java.nio.file.Path;

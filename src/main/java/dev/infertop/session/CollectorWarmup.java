@@ -11,7 +11,7 @@ import dev.infertop.snapshot.SnapshotOptions;
 import dev.infertop.snapshot.SnapshotTaker;
 import dev.infertop.tui.OffscreenView;
 import dev.infertop.view.BatchTextView;
-import dev.infertop.view.JsonLinesView;
+import dev.infertop.json.JsonLinesView;
 import dev.infertop.view.SnapshotView;
 import dev.infertop.view.Theme;
 

@@ -1,7 +1,7 @@
 package dev.infertop.session;
 
 import dev.infertop.model.SafeText;
-import dev.infertop.target.ProcessUids;
+import dev.infertop.process.ProcessUids;
 
 import java.util.Optional;
 

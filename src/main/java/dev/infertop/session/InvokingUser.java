@@ -1,8 +1,8 @@
 package dev.infertop.session;
 
 import dev.infertop.model.SafeText;
-import dev.infertop.target.ProcessUids;
-import dev.infertop.target.UserAccount;
+import dev.infertop.process.ProcessUids;
+import dev.infertop.process.UserAccount;
 
 import java.util.Map;
 import java.util.Optional;

@@ -1,7 +1,7 @@
 package dev.infertop.session;
 
 import dev.infertop.model.SafeText;
-import dev.infertop.target.UserAccount;
+import dev.infertop.process.UserAccount;
 
 import java.util.Map;
 import java.util.Optional;

@@ -8,11 +8,11 @@ import dev.infertop.bpf.RingBufferReader;
 import dev.infertop.bpf.TracepointLink;
 import dev.infertop.bpf.UprobeLink;
 import dev.infertop.ffi.Pidfd;
-import dev.infertop.target.ElfFile;
-import dev.infertop.target.MemoryMapping;
-import dev.infertop.target.ProcessMaps;
-import dev.infertop.target.TargetException;
-import dev.infertop.target.TracedProcess;
+import dev.infertop.process.ElfFile;
+import dev.infertop.process.MemoryMapping;
+import dev.infertop.process.ProcessMaps;
+import dev.infertop.process.TargetException;
+import dev.infertop.process.TracedProcess;
 
 import java.io.IOException;
 import java.io.InputStream;

@@ -8,8 +8,8 @@ import dev.infertop.machine.CeilingCache;
 import dev.infertop.machine.UprobeHitCost;
 import dev.infertop.model.BudgetStatus;
 import dev.infertop.model.Layer;
-import dev.infertop.target.MachineIdleTime;
-import dev.infertop.target.ProcessCpuTime;
+import dev.infertop.process.MachineIdleTime;
+import dev.infertop.process.ProcessCpuTime;
 
 import java.io.IOException;
 import java.util.Optional;

@@ -14,8 +14,8 @@ import dev.infertop.agg.TraceAggregator;
 import dev.infertop.event.EventDecoder;
 import dev.infertop.event.NameTable;
 import dev.infertop.model.BackendNames;
-import dev.infertop.target.TracedProcess;
-import dev.infertop.target.layout.CalibratedLayout;
+import dev.infertop.process.TracedProcess;
+import dev.infertop.process.layout.CalibratedLayout;
 
 import java.util.function.LongFunction;
 import java.util.function.LongSupplier;

@@ -6,7 +6,7 @@ import dev.infertop.bpf.BpfObject;
 import dev.infertop.bpf.PerCpuCounter;
 import dev.infertop.bpf.ProbeSet;
 import dev.infertop.bpf.RingBufferReader;
-import dev.infertop.target.TracedProcess;
+import dev.infertop.process.TracedProcess;
 
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;

@@ -2,7 +2,7 @@ package dev.infertop.session;
 
 import dev.infertop.event.EventDecoder;
 import dev.infertop.event.RecordWriter;
-import dev.infertop.target.layout.CalibratedLayout;
+import dev.infertop.process.layout.CalibratedLayout;
 
 import java.util.ArrayList;
 import java.util.List;

@@ -1,15 +1,15 @@
 package dev.infertop.session;
 
 import dev.infertop.io.TargetLog;
-import dev.infertop.target.AttachedProcess;
-import dev.infertop.target.ElfFile;
-import dev.infertop.target.LaunchedCommand;
-import dev.infertop.target.LibraryResolver;
-import dev.infertop.target.MemoryMapping;
-import dev.infertop.target.ProcessMaps;
-import dev.infertop.target.ResolvedLibraries;
-import dev.infertop.target.TargetException;
-import dev.infertop.target.TracedProcess;
+import dev.infertop.process.AttachedProcess;
+import dev.infertop.process.ElfFile;
+import dev.infertop.process.LaunchedCommand;
+import dev.infertop.process.LibraryResolver;
+import dev.infertop.process.MemoryMapping;
+import dev.infertop.process.ProcessMaps;
+import dev.infertop.process.ResolvedLibraries;
+import dev.infertop.process.TargetException;
+import dev.infertop.process.TracedProcess;
 import dev.infertop.workload.LlamaCppWorkload;
 
 import java.io.IOException;
@@ -50,7 +50,7 @@ final class TargetOpener {
             this.launchUserNote = null;
             return;
         }
-        Path setpriv = dev.infertop.target.Setpriv.find().orElseThrow(() -> new UserError("running the command as "
+        Path setpriv = dev.infertop.process.Setpriv.find().orElseThrow(() -> new UserError("running the command as "
                 + choice.account().get().name() + " needs setpriv (util-linux), which is not installed; "
                 + "install it, or give --user root", 2));
         this.launchUserNote = choice.note();
@@ -62,7 +62,7 @@ final class TargetOpener {
         if (pid != null) {
             TracedProcess process = attach(pid);
             List<Path> candidates = librariesMappedBy(process.pid(), true);
-            invoking.foreignProcessNote(pid, TracedProcess.commandName(pid), dev.infertop.target.ProcessUids.of(pid))
+            invoking.foreignProcessNote(pid, TracedProcess.commandName(pid), dev.infertop.process.ProcessUids.of(pid))
                     .ifPresent(control::notice);
             return new OpenedTarget(process, candidates);
         }
@@ -150,7 +150,7 @@ final class TargetOpener {
             command.follow(engine.pid(), engine.pidfd());
             candidates = librariesMappedBy(engine.pid(), true);
             // What it will dlopen (the CPU variant), probed before it runs: its first graph is counted too.
-            candidates.addAll(dev.infertop.target.BackendVariants.of(engine.pid(),
+            candidates.addAll(dev.infertop.process.BackendVariants.of(engine.pid(),
                     ProcessMaps.of(engine.pid()).mappedLibraries()));
         } catch (IOException | UserError e) {
             command.close();
@@ -212,7 +212,7 @@ final class TargetOpener {
             return;
         }
         try {
-            Optional<Path> unusable = dev.infertop.target.Setpriv.firstUnusable(runAs.setpriv(),
+            Optional<Path> unusable = dev.infertop.process.Setpriv.firstUnusable(runAs.setpriv(),
                     runAs.user(), List.of(executable), libraries.stream().filter(Files::isRegularFile).toList());
             if (unusable.isPresent()) {
                 throw new UserError(runAs.user().name() + " cannot " + (unusable.get().equals(executable)

@@ -14,12 +14,12 @@ import dev.infertop.model.CounterSet;
 import dev.infertop.model.Layer;
 import dev.infertop.model.RunState;
 import dev.infertop.snapshot.SnapshotTaker;
-import dev.infertop.target.LaunchedCommand;
-import dev.infertop.target.TargetMemory;
-import dev.infertop.target.TracedProcess;
-import dev.infertop.target.layout.LayoutCache;
+import dev.infertop.process.LaunchedCommand;
+import dev.infertop.process.TargetMemory;
+import dev.infertop.process.TracedProcess;
+import dev.infertop.process.layout.LayoutCache;
 import dev.infertop.view.BatchTextView;
-import dev.infertop.view.JsonLinesView;
+import dev.infertop.json.JsonLinesView;
 import dev.infertop.view.SnapshotView;
 
 import java.io.IOException;
@@ -110,7 +110,7 @@ final class TargetSession {
         resources.schedHits = new PerCpuCounter(resources.object.mapFd(InfertopProbes.SCHED_HITS_MAP));
         PerCpuCounter schedHits = resources.schedHits;
         int targetPid = process.pid();
-        dev.infertop.target.DeadlineReads.TARGET.notices(control::notice); // a read of its memory that stalls
+        dev.infertop.process.DeadlineReads.TARGET.notices(control::notice); // a read of its memory that stalls
         int nameOffset = calibration.offsets().tensorName();
         // The roofline's ceilings before the first screen (the operator layer costs the nodes it holds them against).
         dev.infertop.model.Roofline.Ceilings ceilings = calibration.layout() == null

@@ -1,10 +1,10 @@
 package dev.infertop.session;
 
 import dev.infertop.agg.RooflineAggregator;
-import dev.infertop.target.TargetMemory;
-import dev.infertop.target.layout.TensorHeaders;
-import dev.infertop.target.layout.TensorLayout;
-import dev.infertop.target.layout.TypeTable;
+import dev.infertop.process.TargetMemory;
+import dev.infertop.process.layout.TensorHeaders;
+import dev.infertop.process.layout.TensorLayout;
+import dev.infertop.process.layout.TypeTable;
 
 /**
  * A node's source that is no node of its graph (a weight, an input, the KV cache) as the target holds it: type

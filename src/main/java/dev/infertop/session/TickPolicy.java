@@ -11,10 +11,10 @@ import dev.infertop.model.Layer;
 import dev.infertop.model.LayerStatus;
 import dev.infertop.model.Snapshot;
 import dev.infertop.model.TargetInfo;
-import dev.infertop.target.MemoryMapping;
-import dev.infertop.target.ProcessMaps;
-import dev.infertop.target.TargetException;
-import dev.infertop.target.TracedProcess;
+import dev.infertop.process.MemoryMapping;
+import dev.infertop.process.ProcessMaps;
+import dev.infertop.process.TargetException;
+import dev.infertop.process.TracedProcess;
 
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -42,7 +42,7 @@ final class TickPolicy implements Collector.Session {
 
     private String commandLabel() {
         if (control.options.command().isEmpty()
-                || (process instanceof dev.infertop.target.LaunchedCommand launched && launched.following())) {
+                || (process instanceof dev.infertop.process.LaunchedCommand launched && launched.following())) {
             return TracedProcess.commandName(process.pid()); // -p, --follow, or the engine a launcher started
         }
         return Path.of(control.options.command().getFirst()).getFileName().toString();

@@ -15,7 +15,7 @@ import org.HdrHistogram.EncodableHistogram;
 import org.HdrHistogram.Histogram;
 import org.HdrHistogram.HistogramLogReader;
 
-import dev.infertop.view.SafeJson;
+import dev.infertop.json.SafeJson;
 
 import java.io.IOException;
 import java.io.InputStream;

@@ -420,7 +420,7 @@ public final class LiveMonitor implements Runnable {
     /** infertop's own CPU share since the last sample (utime+stime from /proc/self/stat) and its RSS. */
     private void sampleSelf() {
         try {
-            long cpuNs = dev.infertop.target.ProcessCpuTime.selfNs();
+            long cpuNs = dev.infertop.process.ProcessCpuTime.selfNs();
             long now = System.nanoTime();
             if (lastCpuNs >= 0 && now > lastCpuSampleNs) {
                 ui.selfCpuFraction = (cpuNs - lastCpuNs) / (double) (now - lastCpuSampleNs);

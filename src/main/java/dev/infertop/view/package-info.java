@@ -1,5 +1,5 @@
 /**
- * The panels of the live view, batch text and JSON Lines: everything drawn from a
+ * The panels of the live view and batch text: everything drawn from a
  * {@link dev.infertop.model.Snapshot}, never from an aggregator.
  * <p>
  * May import: {@code ffi}, {@code model}. No aggregator ({@code agg}): views read snapshots only; {@code ffi} only

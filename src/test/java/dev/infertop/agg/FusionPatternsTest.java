@@ -1,6 +1,6 @@
 package dev.infertop.agg;
 
-import dev.infertop.target.layout.OpTable;
+import dev.infertop.process.layout.OpTable;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;

@@ -3,8 +3,8 @@ package dev.infertop.agg;
 import dev.infertop.agg.graph.CpuGraphAssembler;
 import dev.infertop.model.Roofline;
 import dev.infertop.model.RooflineTotals;
-import dev.infertop.target.layout.TensorHeaders;
-import dev.infertop.target.layout.TypeTable;
+import dev.infertop.process.layout.TensorHeaders;
+import dev.infertop.process.layout.TypeTable;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;

@@ -86,7 +86,7 @@ class SequenceTrackerTest {
         assertEquals(4.0, s.total().ttft().p50Ms(), 0.01);
         assertEquals(4, s.total().tpot().count());
         assertEquals(3.0, s.total().tpot().p50Ms(), 0.01);
-        var json = dev.infertop.view.JsonLinesView.toJsonNode(s, true);
+        var json = dev.infertop.json.JsonLinesView.toJsonNode(s, true);
         assertEquals("{\"2\":2,\"5-8\":1}", json.path("batch_sizes").toString(), "calls by tokens per call");
         assertEquals(2, json.path("requests").path("count").asLong());
         assertEquals(2 + 4, json.path("requests").path("generated_tokens").asLong(), "first outputs + decoded");

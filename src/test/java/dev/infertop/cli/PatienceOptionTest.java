@@ -1,8 +1,8 @@
 package dev.infertop.cli;
 
 import dev.infertop.session.UserError;
-import dev.infertop.target.AttachPatience;
-import dev.infertop.target.ScanTimeLimit;
+import dev.infertop.process.AttachPatience;
+import dev.infertop.process.ScanTimeLimit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import picocli.CommandLine;

@@ -1,7 +1,7 @@
 package dev.infertop.it;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.infertop.target.ElfFile;
+import dev.infertop.process.ElfFile;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;

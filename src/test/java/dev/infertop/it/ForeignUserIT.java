@@ -1,7 +1,7 @@
 package dev.infertop.it;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.infertop.target.UserAccount;
+import dev.infertop.process.UserAccount;
 import dev.infertop.workload.LlamaCppWorkload;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -344,7 +344,7 @@ class ForeignUserIT {
     @Test
     void demoAsAUserWhoCannotReadTheCacheIsOneLine() throws Exception {
         Path tool = LlamaCppWorkload.findProvisioned().sourceBuildTool("llama-bench");
-        Requirements.require(dev.infertop.target.Setpriv.firstUnusable(setpriv, nobody, List.of(tool), List.of())
+        Requirements.require(dev.infertop.process.Setpriv.firstUnusable(setpriv, nobody, List.of(tool), List.of())
                 .isPresent(), "infertop's cache is readable by nobody here (not in a private home)");
         String line = assertOneUsageLine(Map.of(), "demo", "--build", "source", "--model", "tiny", "--workload",
                 "bench", "--json", "--user", "nobody");

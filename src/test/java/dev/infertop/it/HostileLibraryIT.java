@@ -1,7 +1,7 @@
 package dev.infertop.it;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.infertop.target.layout.ConstructorLibrary;
+import dev.infertop.process.layout.ConstructorLibrary;
 import dev.infertop.workload.LlamaCppWorkload;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;

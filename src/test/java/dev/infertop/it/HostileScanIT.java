@@ -1,6 +1,6 @@
 package dev.infertop.it;
 
-import dev.infertop.target.CraftedStrippedElf;
+import dev.infertop.process.CraftedStrippedElf;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 

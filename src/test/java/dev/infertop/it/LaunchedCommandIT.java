@@ -1,7 +1,7 @@
 package dev.infertop.it;
 
-import dev.infertop.target.layout.ConstructorLibrary;
-import dev.infertop.target.layout.Keyrings;
+import dev.infertop.process.layout.ConstructorLibrary;
+import dev.infertop.process.layout.Keyrings;
 import dev.infertop.workload.LlamaCppWorkload;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;

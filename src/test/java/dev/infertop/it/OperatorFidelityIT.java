@@ -1,8 +1,8 @@
 package dev.infertop.it;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.infertop.target.ElfFile;
-import dev.infertop.target.ElfSymbol;
+import dev.infertop.process.ElfFile;
+import dev.infertop.process.ElfSymbol;
 import dev.infertop.workload.LlamaCppWorkload;
 import dev.infertop.workload.SyntheticModel;
 import org.junit.jupiter.api.AfterEach;

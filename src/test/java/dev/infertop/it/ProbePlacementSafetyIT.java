@@ -1,9 +1,9 @@
 package dev.infertop.it;
 
-import dev.infertop.target.ElfFile;
-import dev.infertop.target.ElfSymbol;
-import dev.infertop.target.ProbePlacement;
-import dev.infertop.target.ProbeSite;
+import dev.infertop.process.ElfFile;
+import dev.infertop.process.ElfSymbol;
+import dev.infertop.process.ProbePlacement;
+import dev.infertop.process.ProbeSite;
 import dev.infertop.workload.LlamaCppWorkload;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;

@@ -1,7 +1,7 @@
 package dev.infertop.it;
 
-import dev.infertop.target.ElfFile;
-import dev.infertop.target.Machine;
+import dev.infertop.process.ElfFile;
+import dev.infertop.process.Machine;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -47,14 +47,14 @@ class ReleaseTarballIT {
                 .toString(), "xf", home.resolve("bin/infertop.jar").toString()));
         for (String arch : List.of("x86_64", "arm64")) {
             extract.addAll(List.of("dev/infertop/bpf/" + arch + "/infertop.bpf.o",
-                    "dev/infertop/target/layout/" + arch + "/enter-target-root", "dev/infertop/machine/" + arch
-                            + "/uprobe-cost", "dev/infertop/target/" + arch + "/launch-target"));
+                    "dev/infertop/process/layout/" + arch + "/enter-target-root", "dev/infertop/machine/" + arch
+                            + "/uprobe-cost", "dev/infertop/process/" + arch + "/launch-target"));
         }
         run(extract, jarContents);
         for (String arch : List.of("x86_64", "arm64")) {
             Machine machine = arch.equals("arm64") ? Machine.AARCH64 : Machine.X86_64;
-            for (String helper : List.of("dev/infertop/target/layout/" + arch + "/enter-target-root",
-                    "dev/infertop/machine/" + arch + "/uprobe-cost", "dev/infertop/target/" + arch + "/launch-target")) {
+            for (String helper : List.of("dev/infertop/process/layout/" + arch + "/enter-target-root",
+                    "dev/infertop/machine/" + arch + "/uprobe-cost", "dev/infertop/process/" + arch + "/launch-target")) {
                 Path binary = jarContents.resolve(helper);
                 assertEquals(java.util.Optional.of(machine), ElfFile.peekMachine(binary), helper);
                 if (arch.equals("arm64")) {

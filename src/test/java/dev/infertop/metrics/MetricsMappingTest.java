@@ -339,7 +339,7 @@ class MetricsMappingTest {
         Snapshot s = withEncodes(Fixtures.snapshot(LayerStatus.State.ON), 4, 96).withState(RunState.EXITED);
         String exposition = openMetrics(frame(s));
         com.fasterxml.jackson.databind.JsonNode line = new com.fasterxml.jackson.databind.ObjectMapper()
-                .readTree(dev.infertop.view.JsonLinesView.toJsonNode(s, true).toString());
+                .readTree(dev.infertop.json.JsonLinesView.toJsonNode(s, true).toString());
         for (String[] mirrored : MIRRORED) {
             Map<String, Double> json = jsonValues(line, mirrored[2]);
             Map<String, Double> metric = samples(exposition, mirrored[0], mirrored[1]);

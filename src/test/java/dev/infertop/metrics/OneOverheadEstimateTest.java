@@ -15,7 +15,7 @@ import dev.infertop.model.Snapshot;
 import dev.infertop.snapshot.SnapshotFixtures;
 import dev.infertop.view.Fixtures;
 import dev.infertop.view.HelpPanel;
-import dev.infertop.view.JsonLinesView;
+import dev.infertop.json.JsonLinesView;
 import dev.infertop.view.MonitorScreen;
 import dev.infertop.view.Theme;
 import dev.infertop.view.UiState;

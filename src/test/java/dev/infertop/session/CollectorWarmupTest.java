@@ -7,7 +7,7 @@ import dev.infertop.model.BackendNames;
 import dev.infertop.model.RunState;
 import dev.infertop.model.Snapshot;
 import dev.infertop.model.TargetInfo;
-import dev.infertop.target.layout.CalibratedLayout;
+import dev.infertop.process.layout.CalibratedLayout;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;

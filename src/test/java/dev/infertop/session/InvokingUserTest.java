@@ -1,6 +1,6 @@
 package dev.infertop.session;
 
-import dev.infertop.target.ProcessUids;
+import dev.infertop.process.ProcessUids;
 import org.junit.jupiter.api.Test;
 
 import java.util.Map;

@@ -1,6 +1,6 @@
 package dev.infertop.session;
 
-import dev.infertop.target.UserAccount;
+import dev.infertop.process.UserAccount;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;

@@ -2,7 +2,7 @@ package dev.infertop.session;
 
 import dev.infertop.bpf.ProbeLayer;
 import dev.infertop.model.Layer;
-import dev.infertop.target.layout.CalibratedLayout;
+import dev.infertop.process.layout.CalibratedLayout;
 import dev.infertop.view.BodyPanel;
 import org.junit.jupiter.api.Test;
 

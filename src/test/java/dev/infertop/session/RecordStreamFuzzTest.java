@@ -16,12 +16,12 @@ import dev.infertop.model.RunState;
 import dev.infertop.model.SafeText;
 import dev.infertop.model.Snapshot;
 import dev.infertop.model.TargetInfo;
-import dev.infertop.target.layout.CalibratedLayout;
-import dev.infertop.target.layout.GraphLayout;
-import dev.infertop.target.layout.TensorHeaders;
-import dev.infertop.target.layout.TensorLayout;
-import dev.infertop.target.layout.TypeTable;
-import dev.infertop.view.JsonLinesView;
+import dev.infertop.process.layout.CalibratedLayout;
+import dev.infertop.process.layout.GraphLayout;
+import dev.infertop.process.layout.TensorHeaders;
+import dev.infertop.process.layout.TensorLayout;
+import dev.infertop.process.layout.TypeTable;
+import dev.infertop.json.JsonLinesView;
 
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;

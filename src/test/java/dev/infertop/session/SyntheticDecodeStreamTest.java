@@ -5,8 +5,8 @@ import dev.infertop.model.OpTotals;
 import dev.infertop.model.RunState;
 import dev.infertop.model.Snapshot;
 import dev.infertop.model.TargetInfo;
-import dev.infertop.target.layout.CalibratedLayout;
-import dev.infertop.target.layout.OpTable;
+import dev.infertop.process.layout.CalibratedLayout;
+import dev.infertop.process.layout.OpTable;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;

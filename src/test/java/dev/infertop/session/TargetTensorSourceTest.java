@@ -1,9 +1,9 @@
 package dev.infertop.session;
 
 import dev.infertop.agg.RooflineAggregator;
-import dev.infertop.target.layout.TensorHeaders;
-import dev.infertop.target.layout.TensorLayout;
-import dev.infertop.target.layout.TypeTable;
+import dev.infertop.process.layout.TensorHeaders;
+import dev.infertop.process.layout.TensorLayout;
+import dev.infertop.process.layout.TypeTable;
 import org.junit.jupiter.api.Test;
 
 import java.lang.foreign.Arena;

@@ -226,7 +226,7 @@ class JsonSchemaTest {
             Map.entry("agg/ThreadSlots.java", Set.of("threads")),
             Map.entry("model/TensorGroup.java", Set.of("moe")),
             Map.entry("tui/KeyHelp.java", Set.of("threads")),
-            Map.entry("target/layout/LayoutAnswer.java", Set.of("ops")),
+            Map.entry("process/layout/LayoutAnswer.java", Set.of("ops")),
             Map.entry("snapshot/SnapshotReport.java", Set.of("snapshot")),
             Map.entry("diff/DiffJson.java", Set.of("ops")),
             Map.entry("diff/RunLoader.java", Set.of("snapshot")));
