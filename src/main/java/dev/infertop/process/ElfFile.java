@@ -72,6 +72,7 @@ public final class ElfFile implements AutoCloseable {
      */
     static final int MAX_LOAD_SEGMENTS = 128;
     private static final int PT_LOAD = 1;
+    private static final int PT_INTERP = 3;
     private static final int PT_DYNAMIC = 2;
     private static final int PT_NOTE = 4;
     private static final int STT_FUNC = 2;
@@ -321,6 +322,36 @@ public final class ElfFile implements AutoCloseable {
         if (symbolsRead == Symbols.NONE) {
             throw new IllegalStateException(path + " was opened for its headers only: no function to look up");
         }
+    }
+
+    /**
+     * Whether {@code path} begins with ELF's magic bytes (a script, for one, does not: its interpreter is what
+     * runs). Read without blocking on a FIFO: only a regular file is opened.
+     */
+    public static boolean hasElfMagic(Path path) throws TargetException {
+        if (!java.nio.file.Files.isRegularFile(path)) {
+            throw new TargetException(path + " is not a regular file");
+        }
+        byte[] magic = new byte[4];
+        try (java.io.InputStream in = java.nio.file.Files.newInputStream(path)) {
+            return in.readNBytes(magic, 0, 4) == 4 && magic[0] == 0x7f && magic[1] == 'E' && magic[2] == 'L'
+                    && magic[3] == 'F';
+        } catch (java.io.IOException e) {
+            throw new TargetException("cannot read " + path + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** e_entry: the link-time address of the first instruction the program runs (after its loader, if any). */
+    public long entryPoint() {
+        return file.get(U64, 0x18);
+    }
+
+    /**
+     * Whether the file names a program interpreter (PT_INTERP, a dynamic loader): its libraries are then mapped
+     * by that loader after exec, before {@link #entryPoint()} runs.
+     */
+    public boolean hasInterpreter() throws TargetException {
+        return programHeaders().stream().anyMatch(h -> h.type() == PT_INTERP);
     }
 
     /** The file offset of the byte at link-time address {@code vaddr}: what libbpf's uprobe func_offset wants. */

@@ -24,6 +24,11 @@ import java.util.stream.Collectors;
  * are pipes whose contents infertop relays (never a descriptor of infertop's terminal); its environment is
  * {@link #environment the few variables a login sets} and what was asked for. It and everything it starts are in
  * a cgroup of their own ({@link TreeCgroup}), killed as one when the session ends.
+ *
+ * <p>A command with no GGML code of its own (a launcher: a script, chroot, a container runtime) is let out of
+ * its gate at once, and the engine it starts is {@link #follow followed}: from then on {@link #pid()} is the
+ * engine's, {@link #release()} resumes the engine (held stopped by a pidfd), and when the engine ends on its own
+ * infertop waits for the command, whose exit status is still infertop's.
  */
 public final class LaunchedCommand implements TracedProcess {
     private static final String PROGRAM = "launch-target";
@@ -52,6 +57,15 @@ public final class LaunchedCommand implements TracedProcess {
     private final List<Thread> relays;
     private final OutputStream log;
     private boolean released;
+    /** The process of the tree that is traced when it is not the command itself (a launcher's engine). */
+    private volatile Followed followed;
+    /** Set when infertop stops the command (q, -n, a signal): then nothing waits for it to end on its own. */
+    private volatile boolean stopAsked;
+    /** While a followed engine runs: a JVM exit (a signal) stops the wait for the command after it. */
+    private Thread stopOnExit;
+
+    /** A descendant traced in the command's stead: held stopped until {@link #release()}. */
+    private record Followed(ProcessHandle process, dev.infertop.ffi.Pidfd pidfd) {}
 
     private LaunchedCommand(Process process, TreeCgroup cgroup, List<Thread> relays, OutputStream log) {
         this.process = process;
@@ -209,12 +223,47 @@ public final class LaunchedCommand implements TracedProcess {
 
     @Override
     public int pid() {
-        return (int) process.pid();
+        Followed engine = followed;
+        return engine == null ? (int) process.pid() : (int) engine.process().pid();
+    }
+
+    /** The pid of the command itself (the launcher, when a descendant is {@link #follow followed}). */
+    public long launcherPid() {
+        return process.pid();
     }
 
     @Override
     public boolean isAlive() {
-        return process.isAlive();
+        Followed engine = followed;
+        return engine == null ? process.isAlive() : engine.process().isAlive();
+    }
+
+    /** Whether the command or anything it started (its cgroup holds) still runs. */
+    public boolean treeRunning() {
+        return process.isAlive() || cgroup.hasMembers();
+    }
+
+    /**
+     * From now on the traced process is {@code pid}, a descendant of the command held stopped through
+     * {@code pidfd}: {@link #release()} resumes it, and the command's own exit status is still infertop's.
+     */
+    public void follow(int pid, dev.infertop.ffi.Pidfd pidfd) throws IOException {
+        ProcessHandle handle = ProcessHandle.of(pid).orElseThrow(() -> new IOException("process " + pid
+                + " exited before it was traced"));
+        followed = new Followed(handle, pidfd);
+        released = false;
+        stopOnExit = new Thread(() -> stopAsked = true, "infertop-launcher-stop");
+        Runtime.getRuntime().addShutdownHook(stopOnExit);
+    }
+
+    /** Whether a descendant is traced in the command's stead. */
+    public boolean following() {
+        return followed != null;
+    }
+
+    /** Lets the command out of its start gate before anything is traced (a launcher, followed to its engine). */
+    public void openGate() throws IOException {
+        release();
     }
 
     @Override
@@ -236,6 +285,14 @@ public final class LaunchedCommand implements TracedProcess {
         if (released) {
             return;
         }
+        Followed engine = followed;
+        if (engine != null) {
+            if (!engine.pidfd().signal(dev.infertop.ffi.Pidfd.SIGCONT)) {
+                throw new IOException("the followed process " + engine.process().pid() + " exited while held");
+            }
+            released = true;
+            return;
+        }
         try (OutputStream gate = process.getOutputStream()) {
             gate.write('\n');
         } catch (IOException e) {
@@ -247,6 +304,11 @@ public final class LaunchedCommand implements TracedProcess {
 
     @Override
     public void beginStop() {
+        Followed engine = followed;
+        if (engine != null && !engine.process().isAlive() && !stopAsked) {
+            return; // the engine ended on its own: the command finishes what it does after it (close() waits)
+        }
+        stopAsked = true;
         if (process.isAlive()) {
             process.destroy(); // SIGTERM now; close() waits for it
         }
@@ -258,6 +320,18 @@ public final class LaunchedCommand implements TracedProcess {
      */
     @Override
     public void close() {
+        Followed engine = followed;
+        if (engine != null) {
+            engine.pidfd().close();
+            if (!stopAsked && !engine.process().isAlive()) {
+                awaitCommand(); // its engine is done: what the launcher does after it is its own
+            }
+            try {
+                Runtime.getRuntime().removeShutdownHook(stopOnExit);
+            } catch (IllegalStateException shuttingDown) {
+                // the hook runs, or has run: nothing to remove
+            }
+        }
         if (process.isAlive()) {
             process.destroy();
             try {
@@ -288,6 +362,17 @@ public final class LaunchedCommand implements TracedProcess {
             } catch (IOException e) {
                 // the log's last bytes are lost, nothing else
             }
+        }
+    }
+
+    /** Waits for the command to exit on its own (a launcher after its engine: tearing down its container). */
+    private void awaitCommand() {
+        try {
+            while (!stopAsked && !process.waitFor(200, TimeUnit.MILLISECONDS)) {
+                // until it exits, or infertop is stopped (then it is stopped below)
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 

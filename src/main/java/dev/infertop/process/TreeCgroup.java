@@ -149,6 +149,11 @@ public final class TreeCgroup implements AutoCloseable {
         return all;
     }
 
+    /** Whether some process is still in the group that kills the tree (false where there is none). */
+    public boolean hasMembers() {
+        return killer != null && !members(killer.directory()).isEmpty();
+    }
+
     /** For notes: "cgroup v2 /sys/fs/cgroup/unified/...; v1 pids, memory" or "no cgroup". */
     public String description() {
         return groups.isEmpty() ? "no cgroup" : "cgroup " + String.join(", ", groups.stream().map(Group::kind).toList());

@@ -3,6 +3,7 @@ package dev.infertop.session;
 import dev.infertop.io.TargetLog;
 import dev.infertop.process.AttachedProcess;
 import dev.infertop.process.GgmlCodeFinder;
+import dev.infertop.process.ElfFile;
 import dev.infertop.process.LaunchedCommand;
 import dev.infertop.process.LibraryResolver;
 import dev.infertop.process.MemoryMapping;
@@ -79,6 +80,9 @@ final class TargetOpener {
         ResolvedLibraries resolved;
         try {
             executable = resolver.findExecutable(options.command().getFirst());
+            if (!ElfFile.hasElfMagic(executable)) {
+                return launchFollowing(executable, environment); // a script: its interpreter starts the engine
+            }
             resolved = resolver.resolve(executable);
         } catch (TargetException e) {
             throw new UserError(e.getMessage());
@@ -86,8 +90,95 @@ final class TargetOpener {
         List<Path> candidates = new ArrayList<>(resolved.inferenceLibraries());
         candidates.add(resolved.executable());
         candidates.addAll(options.extraLibraries());
+        if (options.extraLibraries().isEmpty() && !hasInferenceCode(candidates)) {
+            return launchFollowing(executable, environment); // sh -c, chroot, unshare, a container runtime
+        }
         requireInferenceCode(candidates, "command " + options.command().getFirst());
         requireUsableByLaunchUser(executable, resolved.inferenceLibraries());
+        LaunchedCommand command = startCommand(executable, environment);
+        return new OpenedTarget(command, candidates);
+    }
+
+    /**
+     * The command is a launcher (no GGML code of its own): started, let out of its gate at once, and followed
+     * ({@link LaunchedTreeFollower}) to the first process of its tree that maps GGML code, which is traced from
+     * before its first graph in the command's stead; the command's exit status is still infertop's. When the
+     * tree ends without one, one line says so.
+     */
+    private OpenedTarget launchFollowing(Path executable, Map<String, String> environment) {
+        TraceOptions options = control.options;
+        requireUsableByLaunchUser(executable, List.of());
+        for (Path library : options.extraLibraries()) {
+            if (!Files.isRegularFile(library)) {
+                throw new UserError("--lib " + library + ": no such file");
+            }
+        }
+        LaunchedCommand command = startCommand(executable, environment);
+        LaunchedTreeFollower.HeldEngine engine;
+        long startedNs;
+        LaunchedTreeFollower.HoldCost cost;
+        String imagesRun;
+        try (LaunchedTreeFollower follower = attachFollower(command, options.extraLibraries())) {
+            command.openGate();
+            startedNs = System.nanoTime();
+            // Said once it starts something: a command that starts nothing ends in one line.
+            String name = dev.infertop.model.SafeText.of(options.command().getFirst());
+            engine = follower.awaitEngine(command::treeRunning, () -> control.stopping, () -> control.err.println(
+                    "infertop: " + name + " has no GGML code of its own: following it to the first process it "
+                            + "starts that has")).orElse(null);
+            cost = follower.cost();
+            imagesRun = follower.imagesRun();
+        } catch (IOException e) {
+            command.close();
+            throw new UserError("cannot start " + options.command().getFirst() + ": " + e.getMessage());
+        }
+        if (engine == null) {
+            boolean stopped = control.stopping;
+            command.close();
+            if (stopped) {
+                throw new UserError("stopped before the command started a process with GGML code", 130);
+            }
+            String status = command.exitStatus().map(s -> "exit status " + s).orElse("still running")
+                    + (cost.unheld() > 0 ? "; " + cost.unheld() + " execs not looked at: the hold's ring was full" : "");
+            throw new UserError(String.format(java.util.Locale.ROOT,
+                    "the command ran %.1f s and started no process with GGML code (no llama.cpp/ggml library, "
+                            + "libllama* or libggml*, and no llama_decode or ggml_graph_compute): %s (%s; stopped %d "
+                            + "times at exec, %.1f ms in all)",
+                    (System.nanoTime() - startedNs) / 1e9, imagesRun, status, cost.holds(), cost.heldNs() / 1e6), 1);
+        }
+        List<Path> candidates;
+        try {
+            command.follow(engine.pid(), engine.pidfd());
+            candidates = librariesMappedBy(engine.pid(), true);
+            // What it will dlopen (the CPU variant), probed before it runs: its first graph is counted too.
+            candidates.addAll(dev.infertop.process.BackendVariants.of(engine.pid(),
+                    ProcessMaps.of(engine.pid()).mappedLibraries()));
+        } catch (IOException | UserError e) {
+            command.close();
+            throw e instanceof UserError u ? u : new UserError(e.getMessage());
+        }
+        if (cost.unheld() > 0) {
+            control.notice("infertop: " + cost.unheld() + " execs of the command's tree ran without being looked at "
+                    + "(the hold's ring was full): an engine among them would not be followed");
+        }
+        control.notice(String.format(java.util.Locale.ROOT, "infertop: following pid %d (%s), started by the "
+                        + "command, held at its entry point, before main; the hold stopped the tree %d times, "
+                        + "%.1f ms in all", engine.pid(), engine.image(), cost.holds(), cost.heldNs() / 1e6));
+        return new OpenedTarget(command, candidates);
+    }
+
+    private static LaunchedTreeFollower attachFollower(LaunchedCommand command, List<Path> extraLibraries) {
+        try {
+            return LaunchedTreeFollower.attach((int) command.launcherPid(), extraLibraries);
+        } catch (dev.infertop.bpf.BpfException e) {
+            command.close();
+            throw new UserError("cannot follow the command to the process it starts: " + e.getMessage());
+        }
+    }
+
+    /** The command started and held at its gate, its output routed as the output mode wants. */
+    private LaunchedCommand startCommand(Path executable, Map<String, String> environment) {
+        TraceOptions options = control.options;
         try {
             Path log = options.targetLog();
             if (log == null && options.output() == TraceOptions.OutputMode.LIVE) {
@@ -105,10 +196,9 @@ final class TargetOpener {
             // Opened here without following links; infertop appends the command's output through /proc/PID/fd/N.
             TargetLog targetLog = log == null ? null : TargetLog.open(log);
             control.targetLog = targetLog;
-            TracedProcess process = LaunchedCommand.start(executable, options.command().subList(1,
+            return LaunchedCommand.start(executable, options.command().subList(1,
                     options.command().size()), environment, route,
                     targetLog == null ? null : Path.of(targetLog.procPath()), runAs);
-            return new OpenedTarget(process, candidates);
         } catch (IOException e) {
             throw new UserError("cannot start " + options.command().getFirst() + ": " + e.getMessage());
         }
@@ -200,6 +290,27 @@ final class TargetOpener {
                 || name.toString().startsWith("libwhisper")); // whisper.cpp: its transcription call is the token layer's
     }
 
+    /** Whether some candidate file is a llama.cpp/ggml library or defines a probed symbol. */
+    private static boolean hasInferenceCode(List<Path> candidates) {
+        for (Path candidate : candidates) {
+            if (!Files.isRegularFile(candidate)) {
+                continue;
+            }
+            if (isInferenceLibrary(candidate.toString())) {
+                return true;
+            }
+            try (ElfFile elf = ElfFile.open(candidate)) {
+                if (elf.function("llama_decode").isPresent() || elf.function("ggml_graph_compute").isPresent()) {
+                    return true;
+                }
+            } catch (TargetException e) {
+                // not one of this machine's ELF files
+            }
+        }
+        return false;
+    }
+
+    /** Fails with one line unless some candidate file defines a probed symbol. */
     private void requireInferenceCode(List<Path> candidates, String what) {
         requireInferenceCode(candidates, what, List.of());
     }

@@ -41,8 +41,9 @@ final class TickPolicy implements Collector.Session {
     }
 
     private String commandLabel() {
-        if (control.options.command().isEmpty()) {
-            return TracedProcess.commandName(process.pid());
+        if (control.options.command().isEmpty()
+                || (process instanceof dev.infertop.process.LaunchedCommand launched && launched.following())) {
+            return TracedProcess.commandName(process.pid()); // -p, --follow, or the engine a launcher started
         }
         return Path.of(control.options.command().getFirst()).getFileName().toString();
     }
