@@ -155,7 +155,7 @@ static long bpf_probe_read_user(void *dst, uint32_t size, const void *src)
 	return -EFAULT;
 }
 
-/* ---- what infertop.bpf.c defines before including moe.bpf.h ---- */
+/* ---- what infertop.bpf.c (common.bpf.h, operator.bpf.h) defines before including moe.bpf.h ---- */
 
 static struct probe_config config;
 static uint64_t shim_clock_ns;

@@ -8,7 +8,7 @@ import java.lang.foreign.ValueLayout;
 
 /**
  * The graph layer's per-thread start maps ({@code graph_start_by_tid}, {@code cpu_graph_start_by_tid} in
- * native/infertop.bpf.c), read at each tick: the graphs begun and not ended yet. A few entries (one per thread
+ * native/graph.bpf.h), read at each tick: the graphs begun and not ended yet. A few entries (one per thread
  * computing a graph), read with one key walk each: a syscall per entry, a tick at a time.
  */
 public final class GraphStartMaps implements GraphsInFlight, AutoCloseable {

@@ -16,8 +16,10 @@ public enum Layer {
     TOKEN("llama_decode entry/exit: tokens, TTFT, TPOT, tokens/s",
             JsonSchema.TTFT_MS, JsonSchema.TPOT_MS, JsonSchema.REQUESTS, JsonSchema.SPECULATIVE, JsonSchema.BATCH_SIZES,
             JsonSchema.GRAPH_TOKENS, JsonSchema.WHISPER),
-    GRAPH("graph computes per backend: ggml_backend_graph_compute_async, ggml_graph_compute",
-            JsonSchema.GRAPH_COMPUTES, JsonSchema.GRAPH_NODES, JsonSchema.GRAPH_BUSY_MS, JsonSchema.BACKENDS),
+    GRAPH("graph computes per backend: ggml_backend_graph_compute_async, ggml_graph_compute; device completion "
+            + "at ggml_backend_synchronize, copies between backends",
+            JsonSchema.GRAPH_COMPUTES, JsonSchema.GRAPH_NODES, JsonSchema.GRAPH_BUSY_MS, JsonSchema.BACKENDS,
+            JsonSchema.OFFLOAD),
     OPERATOR("every CPU graph node on every thread: op, tensor, shape, work and barrier wait",
             JsonSchema.OPS, JsonSchema.THREADS, JsonSchema.ROOFLINE, JsonSchema.OPS_ESTIMATED),
     SCHED("sched_switch/sched_wakeup tracepoints: thread states (running, runnable, sleeping) and who ran "
