@@ -120,7 +120,8 @@ class LlamaBenchIT {
      * own tg figure, from the same traced run. On the 245 M-parameter model: on the 2.6 M one, llama-bench's
      * rep-to-rep spread on this machine is ±25 % and its mean of per-rep rates then differs from any
      * whole-run rate. A run whose reference is itself noisy (llama-bench's stddev above 10 % of its mean, e.g.
-     * another process took the CPU) is repeated, at most three times. llama-bench leaves its warm-up out (one
+     * another process took the CPU) and infertop's figure outside it is repeated, at most three times; a
+     * noisy reference that infertop's figure still meets is agreement all the same. llama-bench leaves its warm-up out (one
      * step, the first on a fresh context); infertop counts every step it saw and cannot tell which one that was,
      * so its rate over the steps llama-bench timed lies between its rate over every step and its rate without the
      * slowest one: that range must meet llama-bench's figure ± 5 % (CI once saw 46.1 tok/s against 50.8 with
@@ -148,16 +149,18 @@ class LlamaBenchIT {
                         + "(%.2f with it; steps %s), llama-bench %.2f ± %.2f", attempt, measured, everyStep, steps,
                         reference[0], reference[1]);
                 System.out.println("decode speed " + last);
-                if (reference[1] > 0.10 * reference[0]) {
+                boolean agrees = measured >= 0.95 * reference[0] && everyStep <= 1.05 * reference[0];
+                if (!agrees && reference[1] > 0.10 * reference[0]) {
                     continue; // the reference itself was disturbed: measure again
                 }
-                assertTrue(measured >= 0.95 * reference[0] && everyStep <= 1.05 * reference[0], last);
+                assertTrue(agrees, last);
                 return;
             } finally {
                 LeakCheck.assertNothingLeft();
             }
         }
-        throw new AssertionError("llama-bench's own tg figure never settled (stddev > 10 % of mean) in 3 runs; " + last);
+        throw new AssertionError("llama-bench's own tg figure never settled (stddev > 10 % of mean) in 3 runs and "
+                + "infertop's did not meet it: a machine this busy cannot tell; " + last);
     }
 
     /**
