@@ -121,8 +121,8 @@ class LlamaBenchIT {
      * rep-to-rep spread on this machine is ±25 % and its mean of per-rep rates then differs from any
      * whole-run rate. A run whose reference is itself noisy (llama-bench's stddev above 10 % of its mean, e.g.
      * another process took the CPU) and infertop's figure outside it is repeated, at most three times; a
-     * noisy reference that infertop's figure still meets is agreement all the same. llama-bench leaves its warm-up out (one
-     * step, the first on a fresh context); infertop counts every step it saw and cannot tell which one that was,
+     * noisy reference that infertop's figure still meets is agreement all the same. llama-bench leaves its
+     * warm-up out (one step, the first on a fresh context); infertop counts every step it saw and cannot tell which one that was,
      * so its rate over the steps llama-bench timed lies between its rate over every step and its rate without the
      * slowest one: that range must meet llama-bench's figure ± 5 % (CI once saw 46.1 tok/s against 50.8 with
      * every step counted, and no more was printed; the message now says what the steps took).
