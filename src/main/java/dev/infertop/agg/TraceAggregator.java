@@ -341,6 +341,7 @@ public final class TraceAggregator implements TraceListener {
                     status, nTokens);
         }
         if (dag != null) dag.onDecode(nTokens, graphs == null ? 0 : graphs.latestSeq());
+        for (GraphComputeListener follower : graphComputeFollowers) follower.onDecodeCall(tid, nTokens);
     }
 
     /**
