@@ -94,6 +94,27 @@ class VulkanOffloadIT {
         assertFalse(cpu.has("device_complete_ms"), cpu.toString());
     }
 
+    /**
+     * The per-token figures count the same llama_decode calls as the token layer (llama-bench's batches: one token
+     * a generated token, more prompt tokens), and the per-graph figure is the backend's bytes over its graphs.
+     */
+    private static JsonNode perTokenMatchesTheTokenLayer(JsonNode total) {
+        JsonNode perToken = total.get("offload").get("per_token");
+        assertNotNull(perToken, total.get("offload").toString());
+        assertEquals(total.get("tokens_prefill").asLong(), perToken.get("prompt_tokens").asLong(), perToken.toString());
+        assertEquals(total.get("tokens_decode").asLong(), perToken.get("generated_tokens").asLong(), perToken.toString());
+        JsonNode vulkan = total.get("offload").get("backends").get("Vulkan");
+        assertEquals((double) vulkan.get("bytes_in").asLong() / vulkan.get("graphs").asLong(),
+                vulkan.get("bytes_in_per_graph").asDouble(), 1e-3, vulkan.toString());
+        return perToken;
+    }
+
+    /** Calls of more than one token (prompt) and of one (generated): the token layer's split of decode_calls. */
+    private static long[] promptAndGeneratedCalls(JsonNode total) {
+        long generated = total.get("tokens_decode").asLong();
+        return new long[] {total.get("decode_calls").asLong() - generated, generated};
+    }
+
     @Test
     void fullOffloadCopiesTheInputsByTheirShapeAndKeepsOnlyTheEmbeddingOnTheCpu() throws Exception {
         JsonNode total = trace(99);
@@ -114,6 +135,30 @@ class VulkanOffloadIT {
         assertEquals(4L * calls, toVulkan.get("out_ids")[0], copies);
         long bytesIn = toVulkan.values().stream().mapToLong(c -> c[0]).sum();
         assertEquals(bytesIn, total.get("offload").get("backends").get("Vulkan").get("bytes_in").asLong(), copies);
+
+        // Per token: a call copies, per token, its embedding row, position, K and V cache row indices (int64)
+        // and its row of the F16 attention mask (n_kv wide: the mask's first dimension), then one output row id.
+        JsonNode perToken = perTokenMatchesTheTokenLayer(total);
+        long[] promptGenerated = promptAndGeneratedCalls(total);
+        long kvCells = maskWidth(total);
+        long perTokenBytes = (long) N_EMBD * F32_BYTES + 4 + 8 + 8 + 2 * kvCells;
+        assertEquals(Set.of("embd", "inp_pos", "attn_inp_k_idxs", "attn_inp_v_idxs", "attn_inp_kq_mask", "out_ids"),
+                toVulkan.keySet(), copies);
+        assertEquals(perTokenBytes * perToken.get("prompt_tokens").asLong() + 4L * promptGenerated[0],
+                perToken.get("prompt_bytes_in").asLong(), perToken + " " + copies);
+        assertEquals((double) perTokenBytes + 4, perToken.get("bytes_in_per_generated_token").asDouble(), 1e-9,
+                perToken.toString());
+        assertEquals(bytesIn, perToken.get("prompt_bytes_in").asLong() + perToken.get("generated_bytes_in").asLong(),
+                "every copy was made in a llama_decode call: " + perToken);
+
+        // What stayed on the CPU: the embedding's GET_ROWS, once per CPU graph, n_embd wide.
+        JsonNode stayed = total.get("offload").get("stayed_on_cpu");
+        assertTrue(stayed.get("cpu_graphs").asLong() > 0, stayed.toString());
+        assertEquals(Set.of("GET_ROWS"), fieldNames(stayed.get("ops_per_graph")), stayed.toString());
+        assertEquals(1.0, stayed.get("ops_per_graph").get("GET_ROWS").asDouble(), stayed.toString());
+        JsonNode embedding = stayed.get("nodes").get(0);
+        assertEquals("GET_ROWS", embedding.get("op").asText(), stayed.toString());
+        assertTrue(embedding.get("shape").asText().startsWith(N_EMBD + "x"), stayed.toString());
 
         // The op mix: every computing op of the CPU backend is the embedding's GET_ROWS; Vulkan runs the
         // layers' and the output's matmuls (7 a layer, 1 for the output) and the attention.
@@ -143,6 +188,23 @@ class VulkanOffloadIT {
             assertEquals((long) N_EMBD * F32_BYTES * calls, copy[0], copies);
             assertEquals(calls, copy[1], copies);
         }
+        // Per token: each call copies those two rows whatever its tokens: a generated token costs 2 rows, a
+        // prompt call 2 rows over its tokens.
+        JsonNode perToken = perTokenMatchesTheTokenLayer(total);
+        long[] promptGenerated = promptAndGeneratedCalls(total);
+        long twoRows = 2L * N_EMBD * F32_BYTES;
+        assertEquals(twoRows * promptGenerated[0], perToken.get("prompt_bytes_in").asLong(), perToken.toString());
+        assertEquals((double) twoRows, perToken.get("bytes_in_per_generated_token").asDouble(), 1e-9,
+                perToken.toString());
+        assertEquals((double) twoRows, total.get("offload").get("backends").get("Vulkan").get("bytes_in_per_graph")
+                .asDouble(), 1e-9, "one Vulkan graph per call, two rows each");
+
+        // What stayed on the CPU: both layers, so per CPU graph their 7 matmuls each and one attention each.
+        JsonNode stayed = total.get("offload").get("stayed_on_cpu");
+        JsonNode opsPerGraph = stayed.get("ops_per_graph");
+        assertEquals(7.0 * LAYERS, opsPerGraph.get("MUL_MAT").asDouble(), stayed.toString());
+        assertEquals((double) LAYERS, opsPerGraph.get("FLASH_ATTN_EXT").asDouble(), stayed.toString());
+        assertEquals(0, stayed.get("nodes_folded").asLong(), stayed.toString());
         Set<String> vulkanOps = new HashSet<>();
         total.get("backends").get("Vulkan").get("ops").fieldNames().forEachRemaining(vulkanOps::add);
         Set<String> allowed = Set.of("ADD", "RMS_NORM", "MUL", "MUL_MAT", "NONE", "RESHAPE", "VIEW", "PERMUTE",
@@ -150,5 +212,21 @@ class VulkanOffloadIT {
         assertTrue(allowed.containsAll(vulkanOps), "Vulkan ran " + vulkanOps);
         JsonNode cpuOps = total.get("backends").get("CPU").get("ops");
         assertTrue(cpuOps.has("FLASH_ATTN_EXT") && cpuOps.has("ROPE") && cpuOps.has("MUL_MAT"), cpuOps.toString());
+    }
+
+    /** The KV cells the attention mask spans (its ne0, as recorded for its first copy). */
+    private static long maskWidth(JsonNode total) {
+        for (JsonNode copy : total.get("offload").get("copies")) {
+            if (copy.get("tensor").asText().equals("attn_inp_kq_mask")) {
+                return Long.parseLong(copy.get("shape").asText().split("x")[0]);
+            }
+        }
+        throw new AssertionError("no mask copied: " + total.get("offload").get("copies"));
+    }
+
+    private static Set<String> fieldNames(JsonNode object) {
+        Set<String> names = new HashSet<>();
+        object.fieldNames().forEachRemaining(names::add);
+        return names;
     }
 }
