@@ -76,6 +76,11 @@ class VulkanOffloadIT {
     }
 
     private static void deviceTimeIsLabelledAndBoundsEnqueue(JsonNode total) {
+        deviceTimeIsLabelledAndBoundsEnqueue(total, true);
+    }
+
+    /** {@code hostDispatch}: the Vulkan library keeps its symbol table (ggml_vk_submit is probed). */
+    static void deviceTimeIsLabelledAndBoundsEnqueue(JsonNode total, boolean hostDispatch) {
         JsonNode vulkan = total.get("offload").get("backends").get("Vulkan");
         assertNotNull(vulkan, total.get("offload").toString());
         assertEquals("device-complete", vulkan.get("completion").asText(), vulkan.toString());
@@ -85,6 +90,10 @@ class VulkanOffloadIT {
         assertTrue(vulkan.get("device_complete_ms").asDouble() >= vulkan.get("completed_enqueue_ms").asDouble(),
                 vulkan.toString());
         assertTrue(vulkan.get("host_waits").asLong() > 0, vulkan.toString());
+        if (!hostDispatch) {
+            assertFalse(total.get("offload").get("host_dispatch").has("Vulkan"), total.get("offload").toString());
+            return;
+        }
         // Host dispatch (ggml_vk_submit): each Vulkan compute hands its recorded nodes to the queue at least once.
         JsonNode dispatch = total.get("offload").get("host_dispatch").get("Vulkan");
         assertNotNull(dispatch, total.get("offload").toString());
@@ -119,6 +128,19 @@ class VulkanOffloadIT {
     void fullOffloadCopiesTheInputsByTheirShapeAndKeepsOnlyTheEmbeddingOnTheCpu() throws Exception {
         JsonNode total = trace(99);
         deviceTimeIsLabelledAndBoundsEnqueue(total);
+        fullOffloadOracles(total);
+    }
+
+    /** What -ngl 99 copies and keeps on the CPU, from the model's sizes (also sid's build: VulkanDistroIT). */
+    static void fullOffloadOracles(JsonNode total) {
+        fullOffloadOracles(total, "embd", Set.of("attn_inp_k_idxs", "attn_inp_v_idxs"));
+    }
+
+    /**
+     * As above, for a release that names the embedding's rows {@code embedding} and copies an int64 per token for
+     * each of {@code rowIds} (the KV cache's K and V row indices; newer releases add their input slots).
+     */
+    static void fullOffloadOracles(JsonNode total, String embedding, Set<String> rowIds) {
         long tokens = total.get("tokens_prefill").asLong() + total.get("tokens_decode").asLong();
         long calls = total.get("decode_calls").asLong();
         assertTrue(tokens > 0 && calls > 0, total.toString());
@@ -126,8 +148,8 @@ class VulkanOffloadIT {
         Map<String, long[]> toVulkan = copiesTo(total, "Vulkan0");
         String copies = total.get("offload").get("copies").toString();
         // The token embedding's rows (GET_ROWS on the CPU, where token_embd stays): n_embd F32 per token.
-        assertNotNull(toVulkan.get("embd"), copies);
-        assertEquals((long) N_EMBD * F32_BYTES * tokens, toVulkan.get("embd")[0], copies);
+        assertNotNull(toVulkan.get(embedding), copies);
+        assertEquals((long) N_EMBD * F32_BYTES * tokens, toVulkan.get(embedding)[0], copies);
         // Positions: one int32 per token; the KV cache's row indices: one int64 per token; the output rows
         // (llama-bench asks for the last token's logits only): one int32 per call.
         assertEquals(4L * tokens, toVulkan.get("inp_pos")[0], copies);
@@ -141,9 +163,10 @@ class VulkanOffloadIT {
         JsonNode perToken = perTokenMatchesTheTokenLayer(total);
         long[] promptGenerated = promptAndGeneratedCalls(total);
         long kvCells = maskWidth(total);
-        long perTokenBytes = (long) N_EMBD * F32_BYTES + 4 + 8 + 8 + 2 * kvCells;
-        assertEquals(Set.of("embd", "inp_pos", "attn_inp_k_idxs", "attn_inp_v_idxs", "attn_inp_kq_mask", "out_ids"),
-                toVulkan.keySet(), copies);
+        long perTokenBytes = (long) N_EMBD * F32_BYTES + 4 + 8L * rowIds.size() + 2 * kvCells;
+        Set<String> inputs = new HashSet<>(rowIds);
+        inputs.addAll(Set.of(embedding, "inp_pos", "attn_inp_kq_mask", "out_ids"));
+        assertEquals(inputs, toVulkan.keySet(), copies);
         assertEquals(perTokenBytes * perToken.get("prompt_tokens").asLong() + 4L * promptGenerated[0],
                 perToken.get("prompt_bytes_in").asLong(), perToken + " " + copies);
         assertEquals((double) perTokenBytes + 4, perToken.get("bytes_in_per_generated_token").asDouble(), 1e-9,
@@ -179,6 +202,11 @@ class VulkanOffloadIT {
         // two inputs cross over: one row each (the last layer keeps only the rows of the logits asked for).
         JsonNode total = trace(1);
         deviceTimeIsLabelledAndBoundsEnqueue(total);
+        partialOffloadOracles(total);
+    }
+
+    /** What -ngl 1 copies and keeps on the CPU, from the model's sizes (also sid's build: VulkanDistroIT). */
+    static void partialOffloadOracles(JsonNode total) {
         long calls = total.get("decode_calls").asLong();
         Map<String, long[]> toVulkan = copiesTo(total, "Vulkan0");
         String copies = total.get("offload").get("copies").toString();
