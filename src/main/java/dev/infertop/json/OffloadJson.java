@@ -35,7 +35,9 @@ final class OffloadJson {
             n.put(OffloadBackendField.COPIES_IN.key(), b.copiesIn());
             n.put(OffloadBackendField.BYTES_IN.key(), b.bytesIn());
             n.put(OffloadBackendField.COPY_MS.key(), ms(b.copyNs()));
-            if (b.graphs() > 0) {
+            if (offload.copiesUnseen(b)) {
+                n.put(OffloadBackendField.COPIES_UNSEEN.key(), true);
+            } else if (b.graphs() > 0) {
                 n.put(OffloadBackendField.BYTES_IN_PER_GRAPH.key(), perUnit(b.bytesInPerGraph()));
             }
         }
@@ -59,7 +61,7 @@ final class OffloadJson {
             n.put(OffloadDispatchField.FENCE_WAITS.key(), d.fenceWaits());
             n.put(OffloadDispatchField.FENCE_WAIT_MS.key(), ms(d.fenceWaitNs()));
         }
-        putPerToken(node, offload.perToken());
+        putPerToken(node, offload.perToken(), offload.backendsWithCopiesUnseen());
         putStayed(node, offload.stayedOnCpu());
     }
 
@@ -84,16 +86,22 @@ final class OffloadJson {
         n.put(OffloadStayedField.NODES_FOLDED.key(), stayed.nodesFolded());
     }
 
-    private static void putPerToken(ObjectNode node, OffloadTotals.TokenBytes t) {
+    private static void putPerToken(ObjectNode node, OffloadTotals.TokenBytes t, java.util.List<String> unseen) {
         ObjectNode n = node.putObject(OffloadField.PER_TOKEN.key());
+        if (!unseen.isEmpty()) {
+            // Some copies went unseen: the bytes seen are a part, and no per-token figure is given.
+            ArrayNode into = n.putArray(OffloadTokenField.COPIES_UNSEEN_INTO.key());
+            unseen.forEach(into::add);
+        }
+        boolean known = unseen.isEmpty();
         n.put(OffloadTokenField.PROMPT_TOKENS.key(), t.promptTokens());
         n.put(OffloadTokenField.PROMPT_BYTES_IN.key(), t.promptBytes());
-        if (t.promptTokens() > 0) {
+        if (known && t.promptTokens() > 0) {
             n.put(OffloadTokenField.BYTES_IN_PER_PROMPT_TOKEN.key(), perUnit(t.bytesPerPromptToken()));
         }
         n.put(OffloadTokenField.GENERATED_TOKENS.key(), t.generatedTokens());
         n.put(OffloadTokenField.GENERATED_BYTES_IN.key(), t.generatedBytes());
-        if (t.generatedTokens() > 0) {
+        if (known && t.generatedTokens() > 0) {
             n.put(OffloadTokenField.BYTES_IN_PER_GENERATED_TOKEN.key(), perUnit(t.bytesPerGeneratedToken()));
         }
     }

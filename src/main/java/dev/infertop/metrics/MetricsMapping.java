@@ -229,7 +229,7 @@ public final class MetricsMapping {
             }
             hostWait.merge(labels, backend.waitNs() / 1e9, Double::sum);
             bytesIn.merge(labels, (double) backend.bytesIn(), Double::sum);
-            if (backend.graphs() > 0) {
+            if (backend.graphs() > 0 && !offload.copiesUnseen(backend)) {
                 bytesPerGraph.put(labels, backend.bytesInPerGraph());
             }
         }
@@ -252,11 +252,12 @@ public final class MetricsMapping {
                 .help("Bytes the scheduler copied between backends per token decoded, over the run, by token kind "
                         + "(prompt: calls of more than one token; generated: calls of one)").unit(Unit.BYTES);
         dev.infertop.model.OffloadTotals.TokenBytes tokens = offload.perToken();
-        if (tokens.promptTokens() > 0) {
+        boolean seen = offload.backendsWithCopiesUnseen().isEmpty();
+        if (seen && tokens.promptTokens() > 0) {
             perToken.dataPoint(GaugeDataPointSnapshot.builder().labels(Labels.of("token", "prompt"))
                     .value(tokens.bytesPerPromptToken()).build());
         }
-        if (tokens.generatedTokens() > 0) {
+        if (seen && tokens.generatedTokens() > 0) {
             perToken.dataPoint(GaugeDataPointSnapshot.builder().labels(Labels.of("token", "generated"))
                     .value(tokens.bytesPerGeneratedToken()).build());
         }

@@ -132,7 +132,7 @@ public enum JsonSchema {
      */
     public enum OffloadBackendField implements Key {
         COMPLETION, GRAPHS, ENQUEUE_MS, COMPLETED_GRAPHS, COMPLETED_ENQUEUE_MS, DEVICE_COMPLETE_MS, HOST_WAITS,
-        HOST_WAIT_MS, COPIES_IN, BYTES_IN, COPY_MS, BYTES_IN_PER_GRAPH;
+        HOST_WAIT_MS, COPIES_IN, BYTES_IN, COPY_MS, BYTES_IN_PER_GRAPH, COPIES_UNSEEN;
         private final String key = name().toLowerCase(Locale.ROOT);
         public String key() { return key; }
     }
@@ -150,7 +150,7 @@ public enum JsonSchema {
      */
     public enum OffloadTokenField implements Key {
         PROMPT_TOKENS, PROMPT_BYTES_IN, BYTES_IN_PER_PROMPT_TOKEN, GENERATED_TOKENS, GENERATED_BYTES_IN,
-        BYTES_IN_PER_GENERATED_TOKEN;
+        BYTES_IN_PER_GENERATED_TOKEN, COPIES_UNSEEN_INTO;
         private final String key = name().toLowerCase(Locale.ROOT);
         public String key() { return key; }
     }

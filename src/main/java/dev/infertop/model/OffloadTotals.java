@@ -152,6 +152,29 @@ public record OffloadTotals(List<Backend> backends, List<Copy> copies, long copi
      */
     public record Copy(String tensor, String toBackend, int type, String shape, long copies, long bytes, long copyNs) {}
 
+    /**
+     * Whether copies into {@code b} went unseen: a device backend computed graphs while the CPU computed some too
+     * (a split graph, whose inputs must cross), yet no copy into it was seen. Its own async copy function was not
+     * probed (a stripped library keeps no symbol for it), so its bytes in, and every per-token figure, are unknown,
+     * never 0.
+     */
+    public boolean copiesUnseen(Backend b) {
+        if (b.completion() == Completion.IN_CALL || b.graphs() == 0 || b.copiesIn() > 0) {
+            return false;
+        }
+        for (Backend other : backends) {
+            if (other.completion() == Completion.IN_CALL && other.graphs() > 0) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** The backends copies into which went unseen ({@link #copiesUnseen}). */
+    public List<String> backendsWithCopiesUnseen() {
+        return backends.stream().filter(this::copiesUnseen).map(Backend::backend).toList();
+    }
+
     /** The backend's figures, or null. */
     public Backend backend(String name) {
         for (Backend b : backends) {

@@ -58,7 +58,8 @@ public final class BackendsPanel implements Panel {
             OffloadTotals.Backend device = offload.backend(backend.backend());
             // Bytes copied in per graph of this backend: the cost of each step of its split ("-": none copied in;
             // blank without the offload figures).
-            String inPerGraph = device == null ? "" : device.graphs() == 0 || device.copiesIn() == 0 ? "-"
+            String inPerGraph = device == null ? "" : offload.copiesUnseen(device) ? "unseen"
+                    : device.graphs() == 0 || device.copiesIn() == 0 ? "-"
                     : bytes(Math.round(device.bytesInPerGraph()));
             Cells.put(g, 0, row++, String.format(Locale.ROOT, " %-22s %8d %11s %6.1f%% %9d %11s", backend.backend(),
                     backend.graphs(), OperatorColumn.ms(backend.busyNs() / 1e6),
@@ -154,7 +155,10 @@ public final class BackendsPanel implements Panel {
         String prompt = t.promptTokens() == 0 ? "-" : String.format(Locale.ROOT, "%.0f B", t.bytesPerPromptToken());
         String generated = t.generatedTokens() == 0 ? "-"
                 : String.format(Locale.ROOT, "%.0f B", t.bytesPerGeneratedToken());
-        String tokens = t.promptTokens() + t.generatedTokens() == 0 ? "copied per token: no llama_decode seen"
+        List<String> unseen = offload.backendsWithCopiesUnseen();
+        String tokens = !unseen.isEmpty() ? "copies into " + String.join(", ", unseen)
+                + " unseen (its own copy not probed: stripped?)"
+                : t.promptTokens() + t.generatedTokens() == 0 ? "copied per token: no llama_decode seen"
                 : "copied per prompt token " + prompt + ", per generated token " + generated;
         return String.format(Locale.ROOT, "cost: %s; device waits %s ms/%d", tokens,
                 OperatorColumn.ms(waitNs / 1e6), waits);

@@ -83,9 +83,20 @@ class VulkanDistroIT {
     @Test
     void sidsVulkanBuildPartlyOffloadedCopiesTheLastLayersRows() throws Exception {
         JsonNode total = traceBench(1);
-        System.out.println("PARTIAL offload " + total.get("offload") + "\nPARTIAL backends " + total.get("backends")
-                + "\nPARTIAL stderr " + total.get("infertop_stderr"));
         VulkanOffloadIT.deviceTimeIsLabelledAndBoundsEnqueue(total, false);
-        VulkanOffloadIT.partialOffloadOracles(total);
+        // The CPU computes both layers, Vulkan the output: as with the npm build, per CPU graph.
+        JsonNode stayed = total.get("offload").get("stayed_on_cpu");
+        assertEquals(14.0, stayed.get("ops_per_graph").get("MUL_MAT").asDouble(), stayed.toString());
+        assertEquals(2.0, stayed.get("ops_per_graph").get("FLASH_ATTN_EXT").asDouble(), stayed.toString());
+        // This release copies the split's inputs by a path not probed here (the Vulkan backend's own static
+        // cpy_tensor_async has no symbol in a stripped library): none is seen, and that is said, never a 0.
+        JsonNode vulkan = total.get("offload").get("backends").get("Vulkan");
+        assertEquals(0, vulkan.get("copies_in").asLong(), vulkan.toString());
+        assertTrue(vulkan.get("copies_unseen").asBoolean(), vulkan.toString());
+        assertTrue(!vulkan.has("bytes_in_per_graph"), vulkan.toString());
+        JsonNode perToken = total.get("offload").get("per_token");
+        assertEquals("[\"Vulkan\"]", perToken.get("copies_unseen_into").toString(), perToken.toString());
+        assertTrue(!perToken.has("bytes_in_per_prompt_token") && !perToken.has("bytes_in_per_generated_token"),
+                perToken.toString());
     }
 }

@@ -112,6 +112,26 @@ class OffloadPanelTest {
     }
 
     @Test
+    void aDeviceThatComputedBesideTheCpuWithNoCopySeenHasItsCopiesUnseenNotZero() throws IOException {
+        OffloadTotals o = OffloadFixtures.offload();
+        OffloadTotals.Backend v = o.backend("Vulkan");
+        OffloadTotals noCopies = new OffloadTotals(List.of(new OffloadTotals.Backend("Vulkan", v.completion(),
+                v.graphs(), v.enqueueNs(), v.completedGraphs(), v.completedEnqueueNs(), v.deviceNs(), v.waits(),
+                v.waitNs(), 0, 0, 0), o.backend("CPU")), List.of(), 0, o.dispatch(), o.perToken(), o.stayedOnCpu());
+        assertEquals(List.of("Vulkan"), noCopies.backendsWithCopiesUnseen());
+        assertEquals(List.of(), o.backendsWithCopiesUnseen(), "copies were seen");
+        render(vulkanSnapshot(noCopies));
+        int vulkan = after(find(terminal, "BACKEND / OP"), " Vulkan ");
+        assertTrue(row(terminal, vulkan).stripTrailing().endsWith(" unseen"), row(terminal, vulkan));
+        assertTrue(BackendsPanel.costLine(noCopies).startsWith("cost: copies into Vulkan unseen"),
+                BackendsPanel.costLine(noCopies));
+        com.fasterxml.jackson.databind.JsonNode json = new com.fasterxml.jackson.databind.ObjectMapper().readTree(
+                dev.infertop.json.JsonLinesView.toJson(vulkanSnapshot(noCopies)));
+        assertTrue(json.get("offload").get("backends").get("Vulkan").get("copies_unseen").asBoolean());
+        assertTrue(!json.get("offload").get("per_token").has("bytes_in_per_prompt_token"), json.toString());
+    }
+
+    @Test
     void aBackendWithoutASynchronizeSaysEnqueueOnly() throws IOException {
         OffloadTotals enqueueOnly = new OffloadTotals(List.of(new OffloadTotals.Backend("Vulkan",
                 OffloadTotals.Completion.ENQUEUE_ONLY, 40, 12_000_000, 0, 0, 0, 0, 0, 0, 0, 0)), List.of(), 0);
