@@ -75,9 +75,11 @@ class VulkanDistroIT {
         JsonNode total = traceBench(99);
         VulkanOffloadIT.deviceTimeIsLabelledAndBoundsEnqueue(total, false);
         // This release feeds token ids and embeddings through one input (inp_mixed_embd) and copies each
-        // token's input slot (inp_mixed_slots, int64) too.
+        // token's input slot (inp_mixed_slots, int64) too. Its token layer (llama_process, per-sequence
+        // accounting) does not count every call's tokens as llama_decode's records give them: the per-token
+        // figures' own counts, from the same records, are the tokens here.
         VulkanOffloadIT.fullOffloadOracles(total, "inp_mixed_embd",
-                java.util.Set.of("attn_inp_k_idxs", "attn_inp_v_idxs", "inp_mixed_slots"));
+                java.util.Set.of("attn_inp_k_idxs", "attn_inp_v_idxs", "inp_mixed_slots"), false);
     }
 
     @Test

@@ -108,8 +108,18 @@ class VulkanOffloadIT {
      * a generated token, more prompt tokens), and the per-graph figure is the backend's bytes over its graphs.
      */
     private static JsonNode perTokenMatchesTheTokenLayer(JsonNode total) {
+        return perTokenMatchesTheTokenLayer(total, true);
+    }
+
+    private static JsonNode perTokenMatchesTheTokenLayer(JsonNode total, boolean tokenLayerAgrees) {
         JsonNode perToken = total.get("offload").get("per_token");
         assertNotNull(perToken, total.get("offload").toString());
+        JsonNode vulkanBackend = total.get("offload").get("backends").get("Vulkan");
+        assertEquals((double) vulkanBackend.get("bytes_in").asLong() / vulkanBackend.get("graphs").asLong(),
+                vulkanBackend.get("bytes_in_per_graph").asDouble(), 1e-3, vulkanBackend.toString());
+        if (!tokenLayerAgrees) {
+            return perToken;
+        }
         // Every decoded token is given its call's copies (a release whose batches say which tokens are prompt
         // and which generated splits them per sequence in the token layer, so only the sum is the same there).
         assertEquals(total.get("tokens_prefill").asLong() + total.get("tokens_decode").asLong(),
@@ -122,8 +132,12 @@ class VulkanOffloadIT {
 
     /** Calls of more than one token (prompt) and of one (generated): decode_calls split by the per-token figures. */
     private static long[] promptAndGeneratedCalls(JsonNode total) {
+        return promptAndGeneratedCalls(total, total.get("decode_calls").asLong());
+    }
+
+    private static long[] promptAndGeneratedCalls(JsonNode total, long calls) {
         long generated = total.get("offload").get("per_token").get("generated_tokens").asLong(); // one a call
-        return new long[] {total.get("decode_calls").asLong() - generated, generated};
+        return new long[] {calls - generated, generated};
     }
 
     @Test
@@ -138,19 +152,25 @@ class VulkanOffloadIT {
 
     /** What -ngl 99 copies and keeps on the CPU, from the model's sizes (also sid's build: VulkanDistroIT). */
     static void fullOffloadOracles(JsonNode total) {
-        fullOffloadOracles(total, "embd", Set.of("attn_inp_k_idxs", "attn_inp_v_idxs"));
+        fullOffloadOracles(total, "embd", Set.of("attn_inp_k_idxs", "attn_inp_v_idxs"), true);
     }
 
     /**
      * As above, for a release that names the embedding's rows {@code embedding} and copies an int64 per token for
-     * each of {@code rowIds} (the KV cache's K and V row indices; newer releases add their input slots).
+     * each of {@code rowIds} (the KV cache's K and V row indices; newer releases add their input slots);
+     * {@code tokenLayerAgrees}: the token layer's token counts are llama_decode's own (else the per-token
+     * figures' counts, from the same records, are the oracle's tokens).
      */
-    static void fullOffloadOracles(JsonNode total, String embedding, Set<String> rowIds) {
-        long tokens = total.get("tokens_prefill").asLong() + total.get("tokens_decode").asLong();
-        long calls = total.get("decode_calls").asLong();
+    static void fullOffloadOracles(JsonNode total, String embedding, Set<String> rowIds, boolean tokenLayerAgrees) {
+        JsonNode counted = total.get("offload").get("per_token");
+        long tokens = tokenLayerAgrees ? total.get("tokens_prefill").asLong() + total.get("tokens_decode").asLong()
+                : counted.get("prompt_tokens").asLong() + counted.get("generated_tokens").asLong();
+        Map<String, long[]> toVulkan = copiesTo(total, "Vulkan0");
+        // The output row ids are copied once a call: the calls, where the token layer's are not llama_decode's.
+        long calls = tokenLayerAgrees ? total.get("decode_calls").asLong()
+                : toVulkan.getOrDefault("out_ids", new long[2])[1];
         assertTrue(tokens > 0 && calls > 0, total.toString());
 
-        Map<String, long[]> toVulkan = copiesTo(total, "Vulkan0");
         String copies = total.get("offload").get("copies").toString();
         // The token embedding's rows (GET_ROWS on the CPU, where token_embd stays): n_embd F32 per token.
         assertNotNull(toVulkan.get(embedding), copies);
@@ -165,8 +185,8 @@ class VulkanOffloadIT {
 
         // Per token: a call copies, per token, its embedding row, position, K and V cache row indices (int64)
         // and its row of the F16 attention mask (n_kv wide: the mask's first dimension), then one output row id.
-        JsonNode perToken = perTokenMatchesTheTokenLayer(total);
-        long[] promptGenerated = promptAndGeneratedCalls(total);
+        JsonNode perToken = perTokenMatchesTheTokenLayer(total, tokenLayerAgrees);
+        long[] promptGenerated = promptAndGeneratedCalls(total, calls);
         long kvCells = maskWidth(total);
         long perTokenBytes = (long) N_EMBD * F32_BYTES + 4 + 8L * rowIds.size() + 2 * kvCells;
         Set<String> inputs = new HashSet<>(rowIds);
