@@ -14,15 +14,24 @@
 # And sid's libggml-dev of the root's own libggml0 version (its headers), unpacked into ggml-dev/: the tests build an
 # engine that drives ggml's scheduler itself (src/test/native/sched-engine.c) against it, to run in the root.
 # Skipped when ggml-dev.stamp exists.
-# --root-only leaves the other architecture's library and the headers out (the demo, `infertop demo`, needs only
+# Then a second root, vulkan-root/: the same tools with sid's libggml0-backend-vulkan (a Vulkan build nobody
+# here compiled: stripped, dlopen'ed from the backends directory) and Mesa's lavapipe (mesa-vulkan-drivers,
+# Vulkan on the CPU) from sid, so VulkanDistroIT runs sid's llama-bench offloaded in a container. Apart from
+# the first root, which other tests read as it is. Skipped when vulkan-root.stamp exists; its time is printed.
+# --root-only leaves the other architecture's library, the headers and the Vulkan root out (the demo needs only
 # the root).
-# Usage: provision-distro-llama.sh [--root-only] [CACHE_DIR]    (default: $INFERTOP_CACHE or ~/.cache/infertop)
+# --vulkan-only makes (or checks) the Vulkan root alone.
+# Usage: provision-distro-llama.sh [--root-only|--vulkan-only] [CACHE_DIR]  (default: $INFERTOP_CACHE or ~/.cache/infertop)
 # Prints the root on its last line of stdout; progress goes to stderr.
 set -euo pipefail
 
 root_only=false
+vulkan_only=false
 if [ "${1:-}" = "--root-only" ]; then
   root_only=true
+  shift
+elif [ "${1:-}" = "--vulkan-only" ]; then
+  vulkan_only=true
   shift
 fi
 cache="${1:-${INFERTOP_CACHE:-$HOME/.cache/infertop}}"
@@ -42,6 +51,51 @@ case "$(uname -m)" in
 esac
 [ "$(id -u)" -eq 0 ] || die "run as root (mmdebstrap unpacks a root owned by root)"
 command -v mmdebstrap >/dev/null 2>&1 || die "mmdebstrap is missing: apt-get install -y mmdebstrap"
+
+# The usrmerge links, /proc, /models and /tmp a maintainer script or the runtime would make, in the root in "$1".
+fix_root() {
+  for d in bin sbin lib lib64; do
+    [ -e "$1/usr/$d" ] && [ ! -e "$1/$d" ] && ln -s "usr/$d" "$1/$d"
+  done
+  mkdir -p "$1/proc" "$1/sys" "$1/models" "$1/tmp"
+  chmod 1777 "$1/tmp"
+}
+
+# The Vulkan root: sid's tools, its Vulkan backend and lavapipe, unpacked as the first root is.
+vulkan_root() {
+  local vroot="$dir/vulkan-root" started=$SECONDS
+  local vpackages=(llama.cpp-tools libllama0 libggml0 libggml0-backend-vulkan mesa-vulkan-drivers libvulkan1)
+  if [ ! -f "$dir/vulkan-root.stamp" ]; then
+    say "unpacking Debian $suite's ${vpackages[*]} into a Vulkan root of its own (mmdebstrap; Mesa's LLVM makes it about 430 MB, 35 s)"
+    rm -rf "$vroot" "$dir/vulkan-root.tmp"
+    mkdir -p "$dir"
+    if ! mmdebstrap --variant=extract --architectures="$arch" --include="$(IFS=,; echo "${vpackages[*]}")" \
+         --aptopt='Acquire::Check-Valid-Until "false"' "$suite" "$dir/vulkan-root.tmp" "$mirror" \
+         >"$dir/vulkan-mmdebstrap.log" 2>&1; then
+      die "mmdebstrap (Vulkan root) failed: see $dir/vulkan-mmdebstrap.log"
+    fi
+    fix_root "$dir/vulkan-root.tmp"
+    [ -x "$dir/vulkan-root.tmp/usr/bin/llama-bench" ] || die "the Vulkan root has no llama-bench: see $dir/vulkan-mmdebstrap.log"
+    find "$dir/vulkan-root.tmp/usr/lib" -name 'libggml-vulkan.so' -print -quit | grep -q . \
+      || die "the Vulkan root has no libggml-vulkan.so: see $dir/vulkan-mmdebstrap.log"
+    ls "$dir/vulkan-root.tmp/usr/share/vulkan/icd.d/"lvp_icd*.json >/dev/null 2>&1 \
+      || die "the Vulkan root has no lavapipe ICD (mesa-vulkan-drivers): see $dir/vulkan-mmdebstrap.log"
+    for p in "${vpackages[@]}"; do
+      v=$(zcat "$dir/vulkan-root.tmp/usr/share/doc/$p/changelog.Debian.gz" 2>/dev/null | sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' || true)
+      echo "$p ${v:-?}"
+    done >"$dir/vulkan-versions.txt"
+    mv "$dir/vulkan-root.tmp" "$vroot"
+    touch "$dir/vulkan-root.stamp"
+    say "Vulkan root unpacked in $((SECONDS - started)) s"
+  fi
+  say "Debian $suite Vulkan root ready in $vroot ($(tr '\n' ' ' <"$dir/vulkan-versions.txt"))"
+}
+
+if $vulkan_only; then
+  vulkan_root
+  echo "$dir/vulkan-root"
+  exit 0
+fi
 
 if [ ! -f "$dir/root.stamp" ]; then
   say "unpacking Debian $suite's ${packages[*]} into a root of their own (mmdebstrap, about 15 s and 80 MB)"
@@ -143,4 +197,5 @@ if [ ! -f "$dev_dir.stamp" ]; then
   echo "libggml-dev $ggml_version" >"$dev_dir.stamp"
 fi
 say "Debian $suite's $(cat "$dev_dir.stamp") headers ready in $dev_dir"
+vulkan_root
 echo "$root"

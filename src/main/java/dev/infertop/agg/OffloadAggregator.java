@@ -1,5 +1,9 @@
 package dev.infertop.agg;
 
+import dev.infertop.agg.graph.CpuGraph;
+import dev.infertop.agg.graph.CpuGraphAssembler;
+import dev.infertop.agg.graph.CpuGraphListener;
+import dev.infertop.agg.graph.NodeNaming;
 import dev.infertop.event.EventLayout;
 import dev.infertop.event.NameTable;
 import dev.infertop.event.TraceListener;
@@ -20,7 +24,7 @@ import java.util.List;
  * call ({@link Completion#IN_CALL}); a backend no synchronize of which was seen is "enqueue only". Single writer:
  * the collector thread; no allocation per event once a backend instance and a copied tensor were seen.
  */
-public final class OffloadAggregator implements LayerAggregator, GraphComputeListener {
+public final class OffloadAggregator implements LayerAggregator, GraphComputeListener, CpuGraphListener {
     /** Copied tensors kept by name and destination: the target chooses names, so the table is capped. */
     public static final int MAX_COPIES = 256;
     /** Backend instances (ggml_backend_t) followed at once: one per device per backend kind. */
@@ -66,6 +70,33 @@ public final class OffloadAggregator implements LayerAggregator, GraphComputeLis
     // The Vulkan backend's host dispatch: submits and their time, fence waits and their time.
     private final Counts vulkanDispatch = new Counts(4);
 
+    // Bytes copied per thread since its last llama_decode returned, then given to that call's tokens.
+    private static final int MAX_DECODING_THREADS = 16;
+    private final int[] pendingTid = new int[MAX_DECODING_THREADS];
+    private final long[] pendingBytes = new long[MAX_DECODING_THREADS];
+    private int pendingThreads;
+    private static final int PROMPT_TOKENS = 0;
+    private static final int PROMPT_BYTES = 1;
+    private static final int GENERATED_TOKENS = 2;
+    private static final int GENERATED_BYTES = 3;
+    private final Counts perToken = new Counts(4);
+
+    // The CPU's computing nodes once a device computed (the operator layer's graphs, which it walks anyway), by
+    // name id and op: a graph repeats its nodes in order, so the k-th node read is looked for at entry k first.
+    public static final int MAX_CPU_NODES = 256;
+    private final int[] stayedNameId = new int[MAX_CPU_NODES];
+    private final int[] stayedOp = new int[MAX_CPU_NODES];
+    private final String[] stayedOpName = new String[MAX_CPU_NODES];
+    private final String[] stayedTensor = new String[MAX_CPU_NODES];
+    private final String[] stayedShape = new String[MAX_CPU_NODES];
+    private final Counts stayedRuns = new Counts(MAX_CPU_NODES);
+    private int stayedEntries;
+    private static final int CPU_GRAPHS = 0;
+    private static final int CPU_NODES_FOLDED = 1;
+    private final Counts stayedGraphs = new Counts(2);
+    private boolean deviceComputed;
+    private NodeNaming naming;
+
     /**
      * @param backendKeys the backends as the graph layer keys them ({@link TraceAggregator#backendKeys()})
      * @param names       the decoder's name table (copied tensors' names)
@@ -84,6 +115,9 @@ public final class OffloadAggregator implements LayerAggregator, GraphComputeLis
     public void onGraphCompute(int tid, long startNs, long endNs, long backendAddress, long guidHigh, long guidLow) {
         int key = backendKeys.indexOf(guidHigh, guidLow);
         Counts counts = counts(key);
+        if (!deviceComputed && !computesInCall(backendKeys.name(key))) {
+            deviceComputed = true;
+        }
         long enqueueNs = Math.max(0, endNs - startNs);
         counts.add(GRAPHS, 1);
         counts.add(ENQUEUE_NS, enqueueNs);
@@ -121,6 +155,16 @@ public final class OffloadAggregator implements LayerAggregator, GraphComputeLis
     /** A tensor copied between backends' buffers; its destination's name says to which backend. */
     public void onTensorCopy(long startNs, long endNs, long bytes, int type, long ne0, long ne1, long ne2, long ne3,
                              int srcNameId, int dstNameId) {
+        onTensorCopy(0, startNs, endNs, bytes, type, ne0, ne1, ne2, ne3, srcNameId, dstNameId);
+    }
+
+    /** As above, made by thread {@code tid}: its bytes wait for the llama_decode call it is part of to return. */
+    public void onTensorCopy(int tid, long startNs, long endNs, long bytes, int type, long ne0, long ne1, long ne2,
+                             long ne3, int srcNameId, int dstNameId) {
+        int thread = pendingThread(tid);
+        if (thread >= 0) {
+            pendingBytes[thread] += bytes;
+        }
         long copyNs = Math.max(0, endNs - startNs);
         int entry = copyEntry(srcNameId, dstNameId, type, ne0, ne1, ne2, ne3);
         String to = entry >= 0 ? copyTo[entry] : destination(names.name(dstNameId));
@@ -138,6 +182,93 @@ public final class OffloadAggregator implements LayerAggregator, GraphComputeLis
             counts.add(BYTES_IN, bytes);
             counts.add(COPY_NS, copyNs);
         }
+    }
+
+    /**
+     * A llama_decode call of {@code nTokens} returned on {@code tid}: the bytes its thread copied since the call
+     * before are its tokens' (one token: a generated token; more: prompt tokens; none known: no token's).
+     */
+    @Override
+    public void onDecodeCall(int tid, int nTokens) {
+        int thread = pendingThread(tid);
+        if (thread < 0) {
+            return;
+        }
+        long bytes = pendingBytes[thread];
+        pendingBytes[thread] = 0;
+        if (nTokens == 1) {
+            perToken.add(GENERATED_TOKENS, 1);
+            perToken.add(GENERATED_BYTES, bytes);
+        } else if (nTokens > 1) {
+            perToken.add(PROMPT_TOKENS, nTokens);
+            perToken.add(PROMPT_BYTES, bytes);
+        }
+    }
+
+    /** It reads the CPU graphs the operator layer assembles: their nodes are what stayed on the CPU. */
+    @Override
+    public void followGraphs(CpuGraphAssembler assembler) {
+        naming = assembler.naming();
+        assembler.addListener(this);
+    }
+
+    /** A CPU graph after a device computed: its computing nodes stayed on the CPU. */
+    @Override
+    public void onGraph(CpuGraph graph) {
+        if (!deviceComputed || !graph.nodesKnown()) {
+            return;
+        }
+        stayedGraphs.add(CPU_GRAPHS, 1);
+        int k = 0;
+        for (int node = 0; node < graph.nodeCount(); node++) {
+            if (!graph.executes(naming, node)) {
+                continue;
+            }
+            int entry = stayedEntry(graph, node, k++);
+            if (entry < 0) {
+                stayedGraphs.add(CPU_NODES_FOLDED, 1);
+            } else {
+                stayedRuns.add(entry, 1);
+            }
+        }
+    }
+
+    private int stayedEntry(CpuGraph graph, int node, int k) {
+        int nameId = graph.nameId(node);
+        int op = graph.op(node);
+        if (k < stayedEntries && stayedNameId[k] == nameId && stayedOp[k] == op) {
+            return k;
+        }
+        for (int i = 0; i < stayedEntries; i++) {
+            if (stayedNameId[i] == nameId && stayedOp[i] == op) {
+                return i;
+            }
+        }
+        if (stayedEntries == MAX_CPU_NODES) {
+            return -1;
+        }
+        int at = stayedEntries++;
+        stayedNameId[at] = nameId;
+        stayedOp[at] = op;
+        stayedOpName[at] = naming.opName(op, graph.opParam0(node));
+        String name = nameId < 0 ? null : names.name(nameId);
+        stayedTensor[at] = name == null || name.isEmpty() ? "(unnamed)" : name;
+        stayedShape[at] = graph.ne(node, 0) + "x" + graph.ne(node, 1) + "x" + graph.ne(node, 2) + "x" + graph.ne(node, 3);
+        return at;
+    }
+
+    /** The slot of {@code tid}'s copied bytes; -1 past the threads followed (their copies go in no token's). */
+    private int pendingThread(int tid) {
+        for (int i = 0; i < pendingThreads; i++) {
+            if (pendingTid[i] == tid) {
+                return i;
+            }
+        }
+        if (pendingThreads == MAX_DECODING_THREADS) {
+            return -1;
+        }
+        pendingTid[pendingThreads] = tid;
+        return pendingThreads++;
     }
 
     /** The Vulkan backend submitted a batch of nodes, or ({@code fenceWait}) waited for its fence. */
@@ -227,7 +358,7 @@ public final class OffloadAggregator implements LayerAggregator, GraphComputeLis
         @Override
         public void onTensorCopy(int tid, long startNs, long endNs, boolean async, long bytes, int type, long ne0,
                                  long ne1, long ne2, long ne3, int srcNameId, int dstNameId) {
-            OffloadAggregator.this.onTensorCopy(startNs, endNs, bytes, type, ne0, ne1, ne2, ne3, srcNameId,
+            OffloadAggregator.this.onTensorCopy(tid, startNs, endNs, bytes, type, ne0, ne1, ne2, ne3, srcNameId,
                     dstNameId);
         }
 
@@ -255,6 +386,9 @@ public final class OffloadAggregator implements LayerAggregator, GraphComputeLis
         }
         folded.sample();
         vulkanDispatch.sample();
+        perToken.sample();
+        stayedRuns.sample();
+        stayedGraphs.sample();
         return figures.withOffload(interval);
     }
 
@@ -292,6 +426,19 @@ public final class OffloadAggregator implements LayerAggregator, GraphComputeLis
         List<OffloadTotals.Dispatch> dispatch = vulkanDispatch.total(0) + vulkanDispatch.total(2) == 0 ? List.of()
                 : List.of(new OffloadTotals.Dispatch("Vulkan", vulkanDispatch.of(0, totals),
                         vulkanDispatch.of(1, totals), vulkanDispatch.of(2, totals), vulkanDispatch.of(3, totals)));
-        return new OffloadTotals(backends, copies, folded.of(0, totals), dispatch);
+        OffloadTotals.TokenBytes tokens = new OffloadTotals.TokenBytes(perToken.of(PROMPT_TOKENS, totals),
+                perToken.of(PROMPT_BYTES, totals), perToken.of(GENERATED_TOKENS, totals),
+                perToken.of(GENERATED_BYTES, totals));
+        List<OffloadTotals.StayedOnCpu.Node> stayed = new ArrayList<>();
+        for (int i = 0; i < stayedEntries; i++) {
+            long runs = stayedRuns.of(i, totals);
+            if (runs > 0) {
+                stayed.add(new OffloadTotals.StayedOnCpu.Node(stayedOpName[i], stayedTensor[i], stayedShape[i], runs));
+            }
+        }
+        stayed.sort((a, b) -> Long.compare(b.runs(), a.runs()));
+        OffloadTotals.StayedOnCpu onCpu = new OffloadTotals.StayedOnCpu(stayedGraphs.of(CPU_GRAPHS, totals), stayed,
+                stayedGraphs.of(CPU_NODES_FOLDED, totals));
+        return new OffloadTotals(backends, copies, folded.of(0, totals), dispatch, tokens, onCpu);
     }
 }

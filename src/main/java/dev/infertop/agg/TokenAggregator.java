@@ -114,6 +114,14 @@ public final class TokenAggregator implements LayerAggregator, TraceListener {
         this.dag = recorder;
     }
 
+    /** Layers told of each decode call, its thread and tokens (the offload layer's bytes per token). */
+    private final java.util.List<GraphComputeListener> decodeCallFollowers = new java.util.ArrayList<>();
+
+    /** Tells {@code follower} of every decode call from now on (TraceAggregator.followGraphComputes). */
+    void decodeCallsTo(GraphComputeListener follower) {
+        decodeCallFollowers.add(follower);
+    }
+
     /** The per-sequence accounting of batches (tests read what the last batch held). */
     SequenceTracker sequences() {
         return sequences;
@@ -207,6 +215,9 @@ public final class TokenAggregator implements LayerAggregator, TraceListener {
         }
         if (dag != null) {
             dag.onDecode(nTokens, graphs == null ? 0 : graphs.latestSeq());
+        }
+        for (GraphComputeListener follower : decodeCallFollowers) {
+            follower.onDecodeCall(tid, nTokens);
         }
     }
 

@@ -299,9 +299,10 @@ public final class TraceAggregator implements TraceListener {
     /** Layers that follow every backend's graph computes (the offload layer's device time). */
     private final List<GraphComputeListener> graphComputeFollowers = new ArrayList<>();
 
-    /** Hands {@code follower} every graph compute from now on. Before the first event. */
+    /** Hands {@code follower} every graph compute and every decode call from now on. Before the first event. */
     public TraceAggregator followGraphComputes(GraphComputeListener follower) {
         graphComputeFollowers.add(follower);
+        tokenLayer.decodeCallsTo(follower);
         return this;
     }
 

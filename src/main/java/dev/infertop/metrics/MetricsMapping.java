@@ -237,6 +237,7 @@ public final class MetricsMapping {
         Map<Labels, Double> device = new LinkedHashMap<>();
         Map<Labels, Double> hostWait = new LinkedHashMap<>();
         Map<Labels, Double> bytesIn = new LinkedHashMap<>();
+        Map<Labels, Double> bytesPerGraph = new LinkedHashMap<>();
         for (dev.infertop.model.OffloadTotals.Backend backend : offload.backends()) {
             Labels labels = Labels.of("backend", LabelValues.sanitize(backend.backend()));
             completion.dataPoint(GaugeDataPointSnapshot.builder().labels(labels.add("completion",
@@ -246,6 +247,9 @@ public final class MetricsMapping {
             }
             hostWait.merge(labels, backend.waitNs() / 1e9, Double::sum);
             bytesIn.merge(labels, (double) backend.bytesIn(), Double::sum);
+            if (backend.graphs() > 0 && !offload.copiesUnseen(backend)) {
+                bytesPerGraph.put(labels, backend.bytesInPerGraph());
+            }
         }
         out.metricSnapshot(completion.build());
         out.metricSnapshot(counter("infertop_backend_device_complete_seconds", Unit.SECONDS,
@@ -256,6 +260,26 @@ public final class MetricsMapping {
                 "Time the host spent in ggml_backend_synchronize per backend", created, hostWait));
         out.metricSnapshot(counter("infertop_backend_copied_in_bytes", Unit.BYTES,
                 "Bytes of the tensors the scheduler copied into each backend", created, bytesIn));
+        GaugeSnapshot.Builder perGraph = GaugeSnapshot.builder().name("infertop_backend_copied_in_per_graph_bytes")
+                .help("Bytes the scheduler copied into each backend per graph it computed, over the run").unit(Unit.BYTES);
+        bytesPerGraph.forEach((labels, v) -> perGraph.dataPoint(GaugeDataPointSnapshot.builder().labels(labels)
+                .value(v).build()));
+        out.metricSnapshot(perGraph.build());
+        // Per token only for the kinds of token decoded: a gauge with no series says "none", never a 0.
+        GaugeSnapshot.Builder perToken = GaugeSnapshot.builder().name("infertop_copied_in_per_token_bytes")
+                .help("Bytes the scheduler copied between backends per token decoded, over the run, by token kind "
+                        + "(prompt: calls of more than one token; generated: calls of one)").unit(Unit.BYTES);
+        dev.infertop.model.OffloadTotals.TokenBytes tokens = offload.perToken();
+        boolean seen = offload.backendsWithCopiesUnseen().isEmpty();
+        if (seen && tokens.promptTokens() > 0) {
+            perToken.dataPoint(GaugeDataPointSnapshot.builder().labels(Labels.of("token", "prompt"))
+                    .value(tokens.bytesPerPromptToken()).build());
+        }
+        if (seen && tokens.generatedTokens() > 0) {
+            perToken.dataPoint(GaugeDataPointSnapshot.builder().labels(Labels.of("token", "generated"))
+                    .value(tokens.bytesPerGeneratedToken()).build());
+        }
+        out.metricSnapshot(perToken.build());
     }
 
     private static GaugeSnapshot gauge(String name, Unit unit, String help, double value) {
@@ -312,7 +336,8 @@ public final class MetricsMapping {
             "infertop_whisper_decoder_calls_total", "infertop_whisper_decoder_tokens_total",
             "infertop_graph_computes_total", "infertop_graph_busy_seconds_total", "infertop_backend_completion",
             "infertop_backend_device_complete_seconds_total", "infertop_backend_host_wait_seconds_total",
-            "infertop_backend_copied_in_bytes_total", "infertop_barrier_wait_seconds_total",
+            "infertop_backend_copied_in_bytes_total", "infertop_backend_copied_in_per_graph_bytes",
+            "infertop_copied_in_per_token_bytes", "infertop_barrier_wait_seconds_total",
             "infertop_thread_work_seconds_total", "infertop_moe_expert_selections_total", "infertop_lost_events_total",
             "infertop_probe_cost_ratio", "infertop_overhead_estimate_ratio", "infertop_overhead_budget_ratio",
             "infertop_operator_sampled_ratio", "infertop_ttft_seconds", "infertop_tpot_seconds",

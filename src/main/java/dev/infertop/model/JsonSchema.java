@@ -123,7 +123,7 @@ public enum JsonSchema {
 
     /** {@code offload}: device time per backend, and the tensors copied between backends. */
     public enum OffloadField implements Key {
-        BACKENDS, COPIES, COPIES_FOLDED, HOST_DISPATCH;
+        BACKENDS, COPIES, COPIES_FOLDED, HOST_DISPATCH, PER_TOKEN, STAYED_ON_CPU;
         private final String key = name().toLowerCase(Locale.ROOT);
         public String key() { return key; }
     }
@@ -134,7 +134,7 @@ public enum JsonSchema {
      */
     public enum OffloadBackendField implements Key {
         COMPLETION, GRAPHS, ENQUEUE_MS, COMPLETED_GRAPHS, COMPLETED_ENQUEUE_MS, DEVICE_COMPLETE_MS, HOST_WAITS,
-        HOST_WAIT_MS, COPIES_IN, BYTES_IN, COPY_MS;
+        HOST_WAIT_MS, COPIES_IN, BYTES_IN, COPY_MS, BYTES_IN_PER_GRAPH, COPIES_UNSEEN;
         private final String key = name().toLowerCase(Locale.ROOT);
         public String key() { return key; }
     }
@@ -142,6 +142,31 @@ public enum JsonSchema {
     /** One backend of {@code offload.host_dispatch}: host time in its compute calls and synchronizes, never device time. */
     public enum OffloadDispatchField implements Key {
         SUBMITS, SUBMIT_MS, FENCE_WAITS, FENCE_WAIT_MS;
+        private final String key = name().toLowerCase(Locale.ROOT);
+        public String key() { return key; }
+    }
+
+    /**
+     * {@code offload.per_token}: bytes copied in the llama_decode calls that ended, by their tokens; a
+     * {@code bytes_in_per_*} key only where there were such tokens (never a 0 for "none").
+     */
+    public enum OffloadTokenField implements Key {
+        PROMPT_TOKENS, PROMPT_BYTES_IN, BYTES_IN_PER_PROMPT_TOKEN, GENERATED_TOKENS, GENERATED_BYTES_IN,
+        BYTES_IN_PER_GENERATED_TOKEN, COPIES_UNSEEN_INTO;
+        private final String key = name().toLowerCase(Locale.ROOT);
+        public String key() { return key; }
+    }
+
+    /** {@code offload.stayed_on_cpu}: the CPU graphs read once a device computed, and their computing nodes. */
+    public enum OffloadStayedField implements Key {
+        CPU_GRAPHS, OPS_PER_GRAPH, NODES, NODES_FOLDED;
+        private final String key = name().toLowerCase(Locale.ROOT);
+        public String key() { return key; }
+    }
+
+    /** One node of {@code offload.stayed_on_cpu.nodes}. */
+    public enum OffloadStayedNodeField implements Key {
+        OP, TENSOR, SHAPE, RUNS, RUNS_PER_GRAPH;
         private final String key = name().toLowerCase(Locale.ROOT);
         public String key() { return key; }
     }
@@ -378,6 +403,9 @@ public enum JsonSchema {
             Map.entry("offload", OffloadField.class), Map.entry("offload.backends.*", OffloadBackendField.class),
             Map.entry("offload.copies.[]", OffloadCopyField.class),
             Map.entry("offload.host_dispatch.*", OffloadDispatchField.class),
+            Map.entry("offload.per_token", OffloadTokenField.class),
+            Map.entry("offload.stayed_on_cpu", OffloadStayedField.class),
+            Map.entry("offload.stayed_on_cpu.nodes.[]", OffloadStayedNodeField.class),
             Map.entry("layers.*", LayerField.class),
             Map.entry("budget", BudgetField.class),
             Map.entry("roofline", RooflineField.class), Map.entry("roofline.ops.*", RooflineOpField.class),

@@ -5,6 +5,9 @@ import dev.infertop.model.JsonSchema.OffloadBackendField;
 import dev.infertop.model.JsonSchema.OffloadCopyField;
 import dev.infertop.model.JsonSchema.OffloadDispatchField;
 import dev.infertop.model.JsonSchema.OffloadField;
+import dev.infertop.model.JsonSchema.OffloadStayedField;
+import dev.infertop.model.JsonSchema.OffloadStayedNodeField;
+import dev.infertop.model.JsonSchema.OffloadTokenField;
 import dev.infertop.model.OffloadTotals;
 import dev.infertop.model.SafeText;
 
@@ -21,6 +24,7 @@ import java.util.Map;
 final class OffloadSummary {
     private static final int MAX_BACKENDS = 17;
     private static final int MAX_COPIES = 256;
+    private static final int MAX_CPU_NODES = 256;
 
     private OffloadSummary() {}
 
@@ -64,7 +68,26 @@ final class OffloadSummary {
                     count(d, OffloadDispatchField.SUBMITS.key()), ns(d, OffloadDispatchField.SUBMIT_MS.key()),
                     count(d, OffloadDispatchField.FENCE_WAITS.key()), ns(d, OffloadDispatchField.FENCE_WAIT_MS.key())));
         }
-        return new OffloadTotals(backends, copies, count(offload, OffloadField.COPIES_FOLDED.key()), dispatch);
+        JsonNode t = offload.path(OffloadField.PER_TOKEN.key());
+        OffloadTotals.TokenBytes perToken = new OffloadTotals.TokenBytes(
+                count(t, OffloadTokenField.PROMPT_TOKENS.key()), count(t, OffloadTokenField.PROMPT_BYTES_IN.key()),
+                count(t, OffloadTokenField.GENERATED_TOKENS.key()),
+                count(t, OffloadTokenField.GENERATED_BYTES_IN.key()));
+        JsonNode st = offload.path(OffloadField.STAYED_ON_CPU.key());
+        List<OffloadTotals.StayedOnCpu.Node> stayed = new ArrayList<>();
+        for (JsonNode n : st.path(OffloadStayedField.NODES.key())) {
+            if (stayed.size() == MAX_CPU_NODES) {
+                break;
+            }
+            stayed.add(new OffloadTotals.StayedOnCpu.Node(SafeText.of(n.path(OffloadStayedNodeField.OP.key()).asText("")),
+                    SafeText.of(n.path(OffloadStayedNodeField.TENSOR.key()).asText("")),
+                    SafeText.of(n.path(OffloadStayedNodeField.SHAPE.key()).asText("")),
+                    count(n, OffloadStayedNodeField.RUNS.key())));
+        }
+        OffloadTotals.StayedOnCpu onCpu = new OffloadTotals.StayedOnCpu(count(st, OffloadStayedField.CPU_GRAPHS.key()),
+                stayed, count(st, OffloadStayedField.NODES_FOLDED.key()));
+        return new OffloadTotals(backends, copies, count(offload, OffloadField.COPIES_FOLDED.key()), dispatch,
+                perToken, onCpu);
     }
 
     private static OffloadTotals.Completion completion(String label) {

@@ -13,8 +13,9 @@ import java.util.Locale;
  * Per backend (CPU, BLAS, CUDA, ...): graphs computed, enqueue time (in the compute call) and its share of the
  * interval, nodes; then how the backend's work ended (device-complete time to the synchronize that closed it, or
  * "enqueue only" where none was seen), the host's waits and what was copied into it; under it the backend's ops
- * by time (node counts; "-" where a mixed graph's time cannot be split by op). Below, the tensors the scheduler
- * copied between backends. Opened in place of the operator table; each backend gets an equal share of the rows.
+ * by time (node counts; "-" where a mixed graph's time cannot be split by op). Below, once a device computed,
+ * what stayed on the CPU (its nodes per CPU graph, by tensor) and what moving the rest cost (bytes copied per
+ * token, the host's waits); then the tensors the scheduler copied between backends. Opened in place of the operator table; each backend gets an equal share of the rows.
  */
 public final class BackendsPanel implements Panel {
     private final Theme theme;
@@ -33,11 +34,15 @@ public final class BackendsPanel implements Panel {
         List<BackendBreakdown> backends = BackendBreakdown.of(s.shown());
         long spanNs = s.shown().spanNs();
         theme.apply(g, Theme.Role.HEADING);
-        Cells.put(g, 0, 0, String.format(Locale.ROOT, " %-22s %8s %11s %7s %9s", "BACKEND / OP", "GRAPHS",
-                "ENQUEUE ms", "ENQ%", "NODES"), width);
+        Cells.put(g, 0, 0, String.format(Locale.ROOT, " %-22s %8s %11s %7s %9s %11s", "BACKEND / OP", "GRAPHS",
+                "ENQUEUE ms", "ENQ%", "NODES", "IN/GRAPH"), width);
         OffloadTotals offload = s.shown().offload();
         List<OffloadTotals.Copy> copies = offload.copies();
         int copyRows = copies.isEmpty() ? 0 : Math.min(copies.size(), COPY_ROWS) + 1;
+        boolean offloaded = offloaded(offload);
+        OffloadTotals.StayedOnCpu stayed = offload.stayedOnCpu();
+        int stayedRows = !offloaded ? 0 : 2 + Math.max(1, Math.min(stayed.nodes().size(), STAYED_ROWS));
+        copyRows += stayedRows;
         int row = 1;
         if (backends.isEmpty()) {
             theme.apply(g, Theme.Role.DIM);
@@ -50,10 +55,15 @@ public final class BackendsPanel implements Panel {
                 break;
             }
             theme.apply(g, Theme.Role.TITLE);
-            Cells.put(g, 0, row++, String.format(Locale.ROOT, " %-22s %8d %11s %6.1f%% %9d", backend.backend(),
-                    backend.graphs(), OperatorColumn.ms(backend.busyNs() / 1e6),
-                    spanNs <= 0 ? 0.0 : 100.0 * backend.busyNs() / spanNs, backend.nodes()), width);
             OffloadTotals.Backend device = offload.backend(backend.backend());
+            // Bytes copied in per graph of this backend: the cost of each step of its split ("-": none copied in;
+            // blank without the offload figures).
+            String inPerGraph = device == null ? "" : offload.copiesUnseen(device) ? "unseen"
+                    : device.graphs() == 0 || device.copiesIn() == 0 ? "-"
+                    : bytes(Math.round(device.bytesInPerGraph()));
+            Cells.put(g, 0, row++, String.format(Locale.ROOT, " %-22s %8d %11s %6.1f%% %9d %11s", backend.backend(),
+                    backend.graphs(), OperatorColumn.ms(backend.busyNs() / 1e6),
+                    spanNs <= 0 ? 0.0 : 100.0 * backend.busyNs() / spanNs, backend.nodes(), inPerGraph), width);
             if (device != null && row < rows) {
                 theme.apply(g, device.completion() == OffloadTotals.Completion.ENQUEUE_ONLY ? Theme.Role.DIM
                         : Theme.Role.NORMAL);
@@ -76,6 +86,9 @@ public final class BackendsPanel implements Panel {
                         time, share, op.nodes()), width);
             }
         }
+        if (offloaded && row < rows) {
+            row = drawStayed(g, row, rows, width, offload);
+        }
         if (!copies.isEmpty() && row < rows) {
             theme.apply(g, Theme.Role.HEADING);
             Cells.put(g, 0, row++, String.format(Locale.ROOT, " %-28s %-10s %8s %10s %10s", "COPIED TENSOR",
@@ -93,6 +106,63 @@ public final class BackendsPanel implements Panel {
     }
 
     private static final int COPY_ROWS = 4;
+    private static final int STAYED_ROWS = 4;
+
+    /** Whether a backend that does not compute in the call (a device) computed graphs. */
+    private static boolean offloaded(OffloadTotals offload) {
+        for (OffloadTotals.Backend b : offload.backends()) {
+            if (b.completion() != OffloadTotals.Completion.IN_CALL && b.graphs() > 0) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Which nodes stayed on the CPU (per CPU graph), then one line of what moving the rest cost. */
+    private int drawStayed(TextGraphics g, int row, int rows, int width, OffloadTotals offload) {
+        OffloadTotals.StayedOnCpu stayed = offload.stayedOnCpu();
+        theme.apply(g, Theme.Role.HEADING);
+        Cells.put(g, 0, row++, String.format(Locale.ROOT, " %-28s %-10s %-16s %9s", "STAYED ON THE CPU",
+                "OP", "SHAPE", "PER GRAPH"), width);
+        theme.apply(g, Theme.Role.NORMAL);
+        if (stayed.cpuGraphs() == 0 && row < rows) {
+            theme.apply(g, Theme.Role.DIM);
+            Cells.put(g, 0, row++, "   (no CPU graph read since a device computed: nodes need the operator layer)",
+                    width);
+        }
+        for (int i = 0; i < stayed.nodes().size() && i < STAYED_ROWS && row < rows; i++) {
+            OffloadTotals.StayedOnCpu.Node node = stayed.nodes().get(i);
+            Cells.put(g, 0, row++, String.format(Locale.ROOT, " %-28s %-10s %-16s %9.2f", node.tensor(), node.op(),
+                    node.shape(), stayed.runsPerGraph(node)), width);
+        }
+        if (row < rows) {
+            Cells.put(g, 0, row++, "   " + costLine(offload), width);
+        }
+        return row;
+    }
+
+    /** What moving the rest off the CPU cost: bytes copied per token, the host's waits for the devices. */
+    static String costLine(OffloadTotals offload) {
+        OffloadTotals.TokenBytes t = offload.perToken();
+        long waitNs = 0;
+        long waits = 0;
+        for (OffloadTotals.Backend b : offload.backends()) {
+            if (b.completion() != OffloadTotals.Completion.IN_CALL) {
+                waitNs += b.waitNs();
+                waits += b.waits();
+            }
+        }
+        String prompt = t.promptTokens() == 0 ? "-" : String.format(Locale.ROOT, "%.0f B", t.bytesPerPromptToken());
+        String generated = t.generatedTokens() == 0 ? "-"
+                : String.format(Locale.ROOT, "%.0f B", t.bytesPerGeneratedToken());
+        List<String> unseen = offload.backendsWithCopiesUnseen();
+        String tokens = !unseen.isEmpty() ? "copies into " + String.join(", ", unseen)
+                + " unseen (its own copy not probed: stripped?)"
+                : t.promptTokens() + t.generatedTokens() == 0 ? "copied per token: no llama_decode seen"
+                : "copied per prompt token " + prompt + ", per generated token " + generated;
+        return String.format(Locale.ROOT, "cost: %s; device waits %s ms/%d", tokens,
+                OperatorColumn.ms(waitNs / 1e6), waits);
+    }
 
     /** How the backend's work ended, the host's waits for it, what was copied into it: one line. */
     static String completionLine(OffloadTotals.Backend b) {

@@ -10,8 +10,12 @@ import org.junit.jupiter.api.Test;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Enqueue against device-complete time, and copies by tensor and destination, with exact numbers. */
 class OffloadAggregatorTest {
@@ -131,5 +135,78 @@ class OffloadAggregatorTest {
         assertEquals(OffloadAggregator.MAX_COPIES, run.copies().size());
         assertEquals(1, run.copiesFolded());
         assertEquals(4L * (OffloadAggregator.MAX_COPIES + 1), run.backend("Vulkan").bytesIn());
+    }
+
+    private void copy(int tid, long bytes, String src, String dst) {
+        aggregator.onTensorCopy(tid, 0, 1_000, bytes, 0, bytes / 4, 1, 1, 1, name(src), name(dst));
+    }
+
+    @Test
+    void theBytesADecodeCallsThreadCopiedAreItsTokensByTheTokenLayersDecodeRecord() {
+        // Wired as the pipeline wires it: the decoder hands llama_decode records to the token layer (listenerFor),
+        // which tells the offload aggregator.
+        TraceAggregator trace = new TraceAggregator(BackendNames.parse(""), null);
+        trace.register(aggregator).followGraphComputes(aggregator);
+        // A prompt of 16 tokens: 16 rows of 1024 bytes and 16 positions of 4; then two generated tokens of
+        // 1024 + 4 bytes each. Thread 9 copied 100 bytes in a call that has not returned yet.
+        copy(7, 16 * 1024, "embd", "Vulkan0#embd#0");
+        copy(7, 16 * 4, "inp_pos", "Vulkan0#inp_pos#0");
+        copy(9, 100, "embd", "Vulkan0#embd#0");
+        trace.listenerFor(dev.infertop.event.EventLayout.EVENT_DECODE).onDecode(7, 0, 5_000_000, 0xc0, 16, 0);
+        OffloadTotals first = aggregator.figures(false);
+        assertEquals(new OffloadTotals.TokenBytes(16, 16 * 1028, 0, 0), first.perToken());
+        assertEquals(1028.0, first.perToken().bytesPerPromptToken());
+        assertTrue(Double.isNaN(first.perToken().bytesPerGeneratedToken()), "no generated token: NaN, not 0");
+        aggregator.addInterval(new Figures(0, null, null, null, List.of(), null, null, null, null, List.of()));
+        for (int token = 0; token < 2; token++) {
+            copy(7, 1024, "embd", "Vulkan0#embd#0");
+            copy(7, 4, "inp_pos", "Vulkan0#inp_pos#0");
+            trace.listenerFor(dev.infertop.event.EventLayout.EVENT_DECODE).onDecode(7, 0, 1_000_000, 0xc0, 1, 0);
+        }
+        OffloadTotals interval = aggregator.figures(false);
+        assertEquals(new OffloadTotals.TokenBytes(0, 0, 2, 2 * 1028), interval.perToken());
+        assertEquals(1028.0, interval.perToken().bytesPerGeneratedToken());
+        assertEquals(new OffloadTotals.TokenBytes(16, 16 * 1028, 2, 2 * 1028), aggregator.figures(true).perToken());
+        trace.listenerFor(dev.infertop.event.EventLayout.EVENT_DECODE).onDecode(9, 0, 1_000_000, 0xc0, 1, 0);
+        assertEquals(new OffloadTotals.TokenBytes(16, 16 * 1028, 3, 2 * 1028 + 100),
+                aggregator.figures(true).perToken(), "thread 9's bytes are its own call's");
+    }
+
+    @Test
+    void bytesInPerGraphAreTheBackendsCopiesOverItsGraphs() {
+        aggregator.onGraphCompute(7, 0, 1_000, VK0, VK_HIGH, VK_LOW);
+        aggregator.onGraphCompute(7, 2_000, 3_000, VK0, VK_HIGH, VK_LOW);
+        copy(7, 1000, "embd", "Vulkan0#embd#0");
+        copy(7, 24, "inp_pos", "Vulkan0#inp_pos#0");
+        assertEquals(512.0, aggregator.figures(true).backend("Vulkan").bytesInPerGraph());
+    }
+
+    @Test
+    void theNodesTheCpuRanOnceADeviceComputedAreCountedByNamePerGraph() {
+        final int none = 0, mulMat = 1, getRows = 2, add = 3;
+        dev.infertop.agg.graph.CpuGraphAssembler graphs = new dev.infertop.agg.graph.CpuGraphAssembler(
+                GraphFixture.naming(List.of("NONE", "MUL_MAT", "GET_ROWS", "ADD"), 0, Set.of(none)));
+        GraphFixture fixture = new GraphFixture(graphs);
+        aggregator.followGraphs(graphs);
+        int embd = name("inp_embd"), ffn = name("ffn_out-1"), view = name("view-0");
+        // Graph 1: before any device computed (a CPU-only run so far): not an offloaded graph.
+        // (A graph is told when the next one starts: graph 2's first node finishes it.)
+        fixture.node(1, 0, 0, 0x10, getRows, 0, 256, 16, 1, 1, 0, 0, 0, embd);
+        // Graphs 2 and 3: the embedding stays on the CPU each time; graph 3 also an ADD; views compute nothing.
+        fixture.node(2, 1_000, 0, 0x20, getRows, 0, 256, 16, 1, 1, 0, 0, 0, embd);
+        aggregator.onGraphCompute(7, 100, 200, VK0, VK_HIGH, VK_LOW);
+        fixture.node(2, 1_000, 1, 0x21, none, 0, 256, 16, 1, 1, 0, 0, 0, view);
+        fixture.node(3, 2_000, 0, 0x30, getRows, 0, 256, 1, 1, 1, 0, 0, 0, embd)
+                .node(3, 2_000, 1, 0x31, add, 0, 256, 1, 1, 1, 0, 0, 0, ffn)
+                .node(3, 2_000, 2, 0x32, mulMat, 0, 256, 1, 1, 1, 0, 0, 0, ffn);
+        fixture.finish();
+        OffloadTotals.StayedOnCpu stayed = aggregator.figures(true).stayedOnCpu();
+        assertEquals(2, stayed.cpuGraphs());
+        assertEquals(List.of(new OffloadTotals.StayedOnCpu.Node("GET_ROWS", "inp_embd", "256x16x1x1", 2),
+                new OffloadTotals.StayedOnCpu.Node("ADD", "ffn_out-1", "256x1x1x1", 1),
+                new OffloadTotals.StayedOnCpu.Node("MUL_MAT", "ffn_out-1", "256x1x1x1", 1)), stayed.nodes());
+        assertEquals(Map.of("GET_ROWS", 1.0, "ADD", 0.5, "MUL_MAT", 0.5), stayed.opsPerGraph());
+        assertEquals(0.5, stayed.runsPerGraph(stayed.nodes().get(1)));
+        assertEquals(0, stayed.nodesFolded());
     }
 }

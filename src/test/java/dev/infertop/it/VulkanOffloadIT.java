@@ -76,6 +76,11 @@ class VulkanOffloadIT {
     }
 
     private static void deviceTimeIsLabelledAndBoundsEnqueue(JsonNode total) {
+        deviceTimeIsLabelledAndBoundsEnqueue(total, true);
+    }
+
+    /** {@code hostDispatch}: the Vulkan library keeps its symbol table (ggml_vk_submit is probed). */
+    static void deviceTimeIsLabelledAndBoundsEnqueue(JsonNode total, boolean hostDispatch) {
         JsonNode vulkan = total.get("offload").get("backends").get("Vulkan");
         assertNotNull(vulkan, total.get("offload").toString());
         assertEquals("device-complete", vulkan.get("completion").asText(), vulkan.toString());
@@ -85,6 +90,10 @@ class VulkanOffloadIT {
         assertTrue(vulkan.get("device_complete_ms").asDouble() >= vulkan.get("completed_enqueue_ms").asDouble(),
                 vulkan.toString());
         assertTrue(vulkan.get("host_waits").asLong() > 0, vulkan.toString());
+        if (!hostDispatch) {
+            assertFalse(total.get("offload").get("host_dispatch").has("Vulkan"), total.get("offload").toString());
+            return;
+        }
         // Host dispatch (ggml_vk_submit): each Vulkan compute hands its recorded nodes to the queue at least once.
         JsonNode dispatch = total.get("offload").get("host_dispatch").get("Vulkan");
         assertNotNull(dispatch, total.get("offload").toString());
@@ -94,19 +103,78 @@ class VulkanOffloadIT {
         assertFalse(cpu.has("device_complete_ms"), cpu.toString());
     }
 
+    /**
+     * The per-token figures count the same llama_decode calls as the token layer (llama-bench's batches: one token
+     * a generated token, more prompt tokens), and the per-graph figure is the backend's bytes over its graphs.
+     */
+    private static JsonNode perTokenMatchesTheTokenLayer(JsonNode total) {
+        return perTokenMatchesTheTokenLayer(total, true);
+    }
+
+    private static JsonNode perTokenMatchesTheTokenLayer(JsonNode total, boolean tokenLayerAgrees) {
+        JsonNode perToken = total.get("offload").get("per_token");
+        assertNotNull(perToken, total.get("offload").toString());
+        JsonNode vulkanBackend = total.get("offload").get("backends").get("Vulkan");
+        assertEquals((double) vulkanBackend.get("bytes_in").asLong() / vulkanBackend.get("graphs").asLong(),
+                vulkanBackend.get("bytes_in_per_graph").asDouble(), 1e-3, vulkanBackend.toString());
+        if (!tokenLayerAgrees) {
+            return perToken;
+        }
+        // Every decoded token is given its call's copies (a release whose batches say which tokens are prompt
+        // and which generated splits them per sequence in the token layer, so only the sum is the same there).
+        assertEquals(total.get("tokens_prefill").asLong() + total.get("tokens_decode").asLong(),
+                perToken.get("prompt_tokens").asLong() + perToken.get("generated_tokens").asLong(), perToken.toString());
+        JsonNode vulkan = total.get("offload").get("backends").get("Vulkan");
+        assertEquals((double) vulkan.get("bytes_in").asLong() / vulkan.get("graphs").asLong(),
+                vulkan.get("bytes_in_per_graph").asDouble(), 1e-3, vulkan.toString());
+        return perToken;
+    }
+
+    /** Calls of more than one token (prompt) and of one (generated): decode_calls split by the per-token figures. */
+    private static long[] promptAndGeneratedCalls(JsonNode total) {
+        return promptAndGeneratedCalls(total, total.get("decode_calls").asLong());
+    }
+
+    private static long[] promptAndGeneratedCalls(JsonNode total, long calls) {
+        long generated = total.get("offload").get("per_token").get("generated_tokens").asLong(); // one a call
+        return new long[] {calls - generated, generated};
+    }
+
     @Test
     void fullOffloadCopiesTheInputsByTheirShapeAndKeepsOnlyTheEmbeddingOnTheCpu() throws Exception {
         JsonNode total = trace(99);
         deviceTimeIsLabelledAndBoundsEnqueue(total);
-        long tokens = total.get("tokens_prefill").asLong() + total.get("tokens_decode").asLong();
-        long calls = total.get("decode_calls").asLong();
+        fullOffloadOracles(total);
+        // llama_batch_get_one's batches: the token layer's split is the per-token figures' split.
+        assertEquals(total.get("tokens_prefill").asLong(), total.get("offload").get("per_token").get("prompt_tokens")
+                .asLong(), total.get("offload").toString());
+    }
+
+    /** What -ngl 99 copies and keeps on the CPU, from the model's sizes (also sid's build: VulkanDistroIT). */
+    static void fullOffloadOracles(JsonNode total) {
+        fullOffloadOracles(total, "embd", Set.of("attn_inp_k_idxs", "attn_inp_v_idxs"), true);
+    }
+
+    /**
+     * As above, for a release that names the embedding's rows {@code embedding} and copies an int64 per token for
+     * each of {@code rowIds} (the KV cache's K and V row indices; newer releases add their input slots);
+     * {@code tokenLayerAgrees}: the token layer's token counts are llama_decode's own (else the per-token
+     * figures' counts, from the same records, are the oracle's tokens).
+     */
+    static void fullOffloadOracles(JsonNode total, String embedding, Set<String> rowIds, boolean tokenLayerAgrees) {
+        JsonNode counted = total.get("offload").get("per_token");
+        long tokens = tokenLayerAgrees ? total.get("tokens_prefill").asLong() + total.get("tokens_decode").asLong()
+                : counted.get("prompt_tokens").asLong() + counted.get("generated_tokens").asLong();
+        Map<String, long[]> toVulkan = copiesTo(total, "Vulkan0");
+        // The output row ids are copied once a call: the calls, where the token layer's are not llama_decode's.
+        long calls = tokenLayerAgrees ? total.get("decode_calls").asLong()
+                : toVulkan.getOrDefault("out_ids", new long[2])[1];
         assertTrue(tokens > 0 && calls > 0, total.toString());
 
-        Map<String, long[]> toVulkan = copiesTo(total, "Vulkan0");
         String copies = total.get("offload").get("copies").toString();
         // The token embedding's rows (GET_ROWS on the CPU, where token_embd stays): n_embd F32 per token.
-        assertNotNull(toVulkan.get("embd"), copies);
-        assertEquals((long) N_EMBD * F32_BYTES * tokens, toVulkan.get("embd")[0], copies);
+        assertNotNull(toVulkan.get(embedding), copies);
+        assertEquals((long) N_EMBD * F32_BYTES * tokens, toVulkan.get(embedding)[0], copies);
         // Positions: one int32 per token; the KV cache's row indices: one int64 per token; the output rows
         // (llama-bench asks for the last token's logits only): one int32 per call.
         assertEquals(4L * tokens, toVulkan.get("inp_pos")[0], copies);
@@ -114,6 +182,31 @@ class VulkanOffloadIT {
         assertEquals(4L * calls, toVulkan.get("out_ids")[0], copies);
         long bytesIn = toVulkan.values().stream().mapToLong(c -> c[0]).sum();
         assertEquals(bytesIn, total.get("offload").get("backends").get("Vulkan").get("bytes_in").asLong(), copies);
+
+        // Per token: a call copies, per token, its embedding row, position, K and V cache row indices (int64)
+        // and its row of the F16 attention mask (n_kv wide: the mask's first dimension), then one output row id.
+        JsonNode perToken = perTokenMatchesTheTokenLayer(total, tokenLayerAgrees);
+        long[] promptGenerated = promptAndGeneratedCalls(total, calls);
+        long kvCells = maskWidth(total);
+        long perTokenBytes = (long) N_EMBD * F32_BYTES + 4 + 8L * rowIds.size() + 2 * kvCells;
+        Set<String> inputs = new HashSet<>(rowIds);
+        inputs.addAll(Set.of(embedding, "inp_pos", "attn_inp_kq_mask", "out_ids"));
+        assertEquals(inputs, toVulkan.keySet(), copies);
+        assertEquals(perTokenBytes * perToken.get("prompt_tokens").asLong() + 4L * promptGenerated[0],
+                perToken.get("prompt_bytes_in").asLong(), perToken + " " + copies);
+        assertEquals((double) perTokenBytes + 4, perToken.get("bytes_in_per_generated_token").asDouble(), 1e-9,
+                perToken.toString());
+        assertEquals(bytesIn, perToken.get("prompt_bytes_in").asLong() + perToken.get("generated_bytes_in").asLong(),
+                "every copy was made in a llama_decode call: " + perToken);
+
+        // What stayed on the CPU: the embedding's GET_ROWS, once per CPU graph, n_embd wide.
+        JsonNode stayed = total.get("offload").get("stayed_on_cpu");
+        assertTrue(stayed.get("cpu_graphs").asLong() > 0, stayed.toString());
+        assertEquals(Set.of("GET_ROWS"), fieldNames(stayed.get("ops_per_graph")), stayed.toString());
+        assertEquals(1.0, stayed.get("ops_per_graph").get("GET_ROWS").asDouble(), stayed.toString());
+        JsonNode getRows = stayed.get("nodes").get(0);
+        assertEquals("GET_ROWS", getRows.get("op").asText(), stayed.toString());
+        assertTrue(getRows.get("shape").asText().startsWith(N_EMBD + "x"), stayed.toString());
 
         // The op mix: every computing op of the CPU backend is the embedding's GET_ROWS; Vulkan runs the
         // layers' and the output's matmuls (7 a layer, 1 for the output) and the attention.
@@ -134,6 +227,11 @@ class VulkanOffloadIT {
         // two inputs cross over: one row each (the last layer keeps only the rows of the logits asked for).
         JsonNode total = trace(1);
         deviceTimeIsLabelledAndBoundsEnqueue(total);
+        partialOffloadOracles(total);
+    }
+
+    /** What -ngl 1 copies and keeps on the CPU, from the model's sizes (also sid's build: VulkanDistroIT). */
+    static void partialOffloadOracles(JsonNode total) {
         long calls = total.get("decode_calls").asLong();
         Map<String, long[]> toVulkan = copiesTo(total, "Vulkan0");
         String copies = total.get("offload").get("copies").toString();
@@ -143,6 +241,23 @@ class VulkanOffloadIT {
             assertEquals((long) N_EMBD * F32_BYTES * calls, copy[0], copies);
             assertEquals(calls, copy[1], copies);
         }
+        // Per token: each call copies those two rows whatever its tokens: a generated token costs 2 rows, a
+        // prompt call 2 rows over its tokens.
+        JsonNode perToken = perTokenMatchesTheTokenLayer(total);
+        long[] promptGenerated = promptAndGeneratedCalls(total);
+        long twoRows = 2L * N_EMBD * F32_BYTES;
+        assertEquals(twoRows * promptGenerated[0], perToken.get("prompt_bytes_in").asLong(), perToken.toString());
+        assertEquals((double) twoRows, perToken.get("bytes_in_per_generated_token").asDouble(), 1e-9,
+                perToken.toString());
+        assertEquals((double) twoRows, total.get("offload").get("backends").get("Vulkan").get("bytes_in_per_graph")
+                .asDouble(), 1e-9, "one Vulkan graph per call, two rows each");
+
+        // What stayed on the CPU: both layers, so per CPU graph their 7 matmuls each and one attention each.
+        JsonNode stayed = total.get("offload").get("stayed_on_cpu");
+        JsonNode opsPerGraph = stayed.get("ops_per_graph");
+        assertEquals(7.0 * LAYERS, opsPerGraph.get("MUL_MAT").asDouble(), stayed.toString());
+        assertEquals((double) LAYERS, opsPerGraph.get("FLASH_ATTN_EXT").asDouble(), stayed.toString());
+        assertEquals(0, stayed.get("nodes_folded").asLong(), stayed.toString());
         Set<String> vulkanOps = new HashSet<>();
         total.get("backends").get("Vulkan").get("ops").fieldNames().forEachRemaining(vulkanOps::add);
         Set<String> allowed = Set.of("ADD", "RMS_NORM", "MUL", "MUL_MAT", "NONE", "RESHAPE", "VIEW", "PERMUTE",
@@ -150,5 +265,21 @@ class VulkanOffloadIT {
         assertTrue(allowed.containsAll(vulkanOps), "Vulkan ran " + vulkanOps);
         JsonNode cpuOps = total.get("backends").get("CPU").get("ops");
         assertTrue(cpuOps.has("FLASH_ATTN_EXT") && cpuOps.has("ROPE") && cpuOps.has("MUL_MAT"), cpuOps.toString());
+    }
+
+    /** The KV cells the attention mask spans (its ne0, as recorded for its first copy). */
+    private static long maskWidth(JsonNode total) {
+        for (JsonNode copy : total.get("offload").get("copies")) {
+            if (copy.get("tensor").asText().equals("attn_inp_kq_mask")) {
+                return Long.parseLong(copy.get("shape").asText().split("x")[0]);
+            }
+        }
+        throw new AssertionError("no mask copied: " + total.get("offload").get("copies"));
+    }
+
+    private static Set<String> fieldNames(JsonNode object) {
+        Set<String> names = new HashSet<>();
+        object.fieldNames().forEachRemaining(names::add);
+        return names;
     }
 }

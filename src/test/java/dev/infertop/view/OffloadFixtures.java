@@ -17,6 +17,10 @@ public final class OffloadFixtures {
                         100_000, 0, 0, 0)),
                 List.of(new OffloadTotals.Copy("ffn_inp-1", "Vulkan0", 0, "256x1x1x1", 40, 40_960, 200_000),
                         new OffloadTotals.Copy("ffn_out-1", "Vulkan0", 0, "256x1x1x1", 40, 40_960, 200_000)),
-                0, List.of(new OffloadTotals.Dispatch("Vulkan", 40, 3_000_000, 38, 5_000_000)));
+                0, List.of(new OffloadTotals.Dispatch("Vulkan", 40, 3_000_000, 38, 5_000_000)),
+                new OffloadTotals.TokenBytes(32, 32 * 1040, 8, 8 * 1044),
+                new OffloadTotals.StayedOnCpu(40, List.of(
+                        new OffloadTotals.StayedOnCpu.Node("GET_ROWS", "inp_embd", "256x16x1x1", 40),
+                        new OffloadTotals.StayedOnCpu.Node("MUL_MAT", "Qcur-0", "256x16x1x1", 20)), 3));
     }
 }

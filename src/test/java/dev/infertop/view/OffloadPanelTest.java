@@ -70,16 +70,65 @@ class OffloadPanelTest {
         int heading = find(terminal, "BACKEND / OP");
         assertTrue(row(terminal, heading).contains("ENQUEUE ms"), row(terminal, heading));
         int vulkan = after(heading, " Vulkan ");
-        assertTrue(row(terminal, vulkan).matches(" Vulkan\\s+40\\s+12\\.00\\s+1\\.2%\\s+160\\s*"), row(terminal, vulkan));
+        // 80 copies of 81920 bytes over 40 Vulkan graphs: 2048 bytes in per graph; the CPU got none.
+        assertTrue(row(terminal, vulkan).matches(" Vulkan\\s+40\\s+12\\.00\\s+1\\.2%\\s+160\\s+2048 B\\s*"),
+                row(terminal, vulkan));
         assertEquals("   device-complete 30.00 ms over 38 graphs (enqueue 11.00); host wait 17.00 ms/45; in 80 KiB",
                 row(terminal, vulkan + 1).stripTrailing());
         int cpu = after(heading, " CPU ");
+        assertTrue(row(terminal, cpu).stripTrailing().endsWith(" -"), row(terminal, cpu));
         assertTrue(row(terminal, cpu + 1).startsWith("   computes in the call: enqueue is compute"),
                 row(terminal, cpu + 1));
         int copies = after(heading, " COPIED TENSOR");
         assertTrue(copies > vulkan && copies > cpu, "the copies table below the backends");
         assertTrue(row(terminal, copies + 1).matches(" ffn_inp-1\\s+Vulkan0\\s+40\\s+40 KiB\\s+1024\\s*"),
                 row(terminal, copies + 1));
+    }
+
+    @Test
+    void whatStayedOnTheCpuIsListedPerGraphWithWhatMovingTheRestCost() throws IOException {
+        render(vulkanSnapshot(OffloadFixtures.offload()));
+        int stayed = find(terminal, "STAYED ON THE CPU");
+        assertTrue(stayed > after(find(terminal, "BACKEND / OP"), " CPU "), "below the backends");
+        // 40 CPU graphs: inp_embd ran in each, Qcur-0 in every other one.
+        assertTrue(row(terminal, stayed + 1).matches(" inp_embd\\s+GET_ROWS\\s+256x16x1x1\\s+1\\.00\\s*"),
+                row(terminal, stayed + 1));
+        assertTrue(row(terminal, stayed + 2).matches(" Qcur-0\\s+MUL_MAT\\s+256x16x1x1\\s+0\\.50\\s*"),
+                row(terminal, stayed + 2));
+        // 32 prompt tokens' copies of 1040 bytes each, 8 generated tokens' of 1044; the host waited for Vulkan only.
+        assertEquals("   cost: copied per prompt token 1040 B, per generated token 1044 B; device waits 17.00 ms/45",
+                row(terminal, stayed + 3).stripTrailing());
+        assertTrue(after(stayed, " COPIED TENSOR") > stayed, "the copies below");
+    }
+
+    @Test
+    void withoutADecodeCallThePerTokenCostSaysSoAndNotZero() {
+        OffloadTotals o = OffloadFixtures.offload();
+        OffloadTotals none = new OffloadTotals(o.backends(), o.copies(), 0, o.dispatch(),
+                OffloadTotals.TokenBytes.NONE, o.stayedOnCpu());
+        assertEquals("cost: copied per token: no llama_decode seen; device waits 17.00 ms/45",
+                BackendsPanel.costLine(none));
+        assertTrue(Double.isNaN(OffloadTotals.TokenBytes.NONE.bytesPerPromptToken()));
+    }
+
+    @Test
+    void aDeviceThatComputedBesideTheCpuWithNoCopySeenHasItsCopiesUnseenNotZero() throws IOException {
+        OffloadTotals o = OffloadFixtures.offload();
+        OffloadTotals.Backend v = o.backend("Vulkan");
+        OffloadTotals noCopies = new OffloadTotals(List.of(new OffloadTotals.Backend("Vulkan", v.completion(),
+                v.graphs(), v.enqueueNs(), v.completedGraphs(), v.completedEnqueueNs(), v.deviceNs(), v.waits(),
+                v.waitNs(), 0, 0, 0), o.backend("CPU")), List.of(), 0, o.dispatch(), o.perToken(), o.stayedOnCpu());
+        assertEquals(List.of("Vulkan"), noCopies.backendsWithCopiesUnseen());
+        assertEquals(List.of(), o.backendsWithCopiesUnseen(), "copies were seen");
+        render(vulkanSnapshot(noCopies));
+        int vulkan = after(find(terminal, "BACKEND / OP"), " Vulkan ");
+        assertTrue(row(terminal, vulkan).stripTrailing().endsWith(" unseen"), row(terminal, vulkan));
+        assertTrue(BackendsPanel.costLine(noCopies).startsWith("cost: copies into Vulkan unseen"),
+                BackendsPanel.costLine(noCopies));
+        com.fasterxml.jackson.databind.JsonNode json = new com.fasterxml.jackson.databind.ObjectMapper().readTree(
+                dev.infertop.json.JsonLinesView.toJson(vulkanSnapshot(noCopies)));
+        assertTrue(json.get("offload").get("backends").get("Vulkan").get("copies_unseen").asBoolean());
+        assertTrue(!json.get("offload").get("per_token").has("bytes_in_per_prompt_token"), json.toString());
     }
 
     @Test
