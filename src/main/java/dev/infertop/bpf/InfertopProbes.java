@@ -140,6 +140,12 @@ public final class InfertopProbes {
                     object.setAutoload(program, false);
                 }
             }
+            if (System.getenv("INFERTOP_DEBUG") != null) {
+                System.err.println("infertop: " + UprobeMultiSupport.verdict().line());
+            }
+            if (UprobeMultiSupport.available()) {
+                object.loadUprobesForMultiLinks();
+            }
             object.load();
             return object;
         } catch (BpfException | RuntimeException e) {

@@ -220,7 +220,7 @@ public final class ProbeSet implements AutoCloseable {
     }
 
     public synchronized int attachedProbeCount() {
-        return layers.values().stream().mapToInt(s -> s.links.size()).sum();
+        return layers.values().stream().flatMap(s -> s.links.stream()).mapToInt(ProbeLink::probeCount).sum();
     }
 
     private void attachMissing(LayerState state) throws BpfException {
@@ -282,9 +282,7 @@ public final class ProbeSet implements AutoCloseable {
         for (Map.Entry<ProbeSpec, Map<Path, List<Site>>> entry : plan.entrySet()) {
             String key = ProbeSites.key(entry.getKey());
             for (Map.Entry<Path, List<Site>> library : entry.getValue().entrySet()) {
-                for (Site site : library.getValue()) {
-                    attach(state, entry.getKey(), library.getKey(), site);
-                }
+                attach(state, entry.getKey(), library.getKey(), library.getValue());
                 state.attached.computeIfAbsent(library.getKey(), l -> new ArrayList<>()).add(key);
             }
         }
@@ -318,30 +316,39 @@ public final class ProbeSet implements AutoCloseable {
         return true;
     }
 
-    private void attach(LayerState state, ProbeSpec spec, Path library, Site site) throws BpfException {
+    /** Attaches a probe's sites in one library: each program's as one link where uprobe-multi links are used. */
+    private void attach(LayerState state, ProbeSpec spec, Path library, List<Site> librarySites)
+            throws BpfException {
+        long[] offsets = librarySites.stream().mapToLong(Site::fileOffset).toArray();
+        MemoryMapping mapping = mappedAs.get(library);
         switch (spec) {
             case ProbeSpec.FunctionProbe function -> {
                 if (function.exitProgram() != null) {
-                    // Return probe first: an entry record with no return probe yet would wait in the map forever.
-                    state.links.add(UprobeLink.attach(object.program(function.exitProgram()), pid, library,
-                            mappedAs.get(library), site.fileOffset(), true));
+                    // Return probes first: an entry record with no return probe yet would wait in the map forever.
+                    state.links.addAll(UprobeLink.attachAll(object, object.program(function.exitProgram()), pid,
+                            library, mapping, offsets, true));
                 }
-                state.links.add(UprobeLink.attach(object.program(function.entryProgram()), pid, library,
-                        mappedAs.get(library), site.fileOffset(), false));
+                state.links.addAll(UprobeLink.attachAll(object, object.program(function.entryProgram()), pid,
+                        library, mapping, offsets, false));
             }
             case ProbeSpec.CallSiteProbe call -> {
-                ProbeLink link = UprobeLink.attach(object.program(call.program()), pid, library,
-                        mappedAs.get(library), site.fileOffset(), false);
-                state.links.add(link);
-                state.kernel.attachedCallSite(call.program(), library, mappedAs.get(library), site.fileOffset(),
-                        link);
+                List<UprobeLink> made = UprobeLink.attachAll(object, object.program(call.program()), pid, library,
+                        mapping, offsets, false);
+                state.links.addAll(made);
+                for (int i = 0; i < librarySites.size(); i++) {
+                    // one link per site, or one for them all
+                    ProbeLink link = made.size() == librarySites.size() ? made.get(i) : made.getFirst();
+                    state.kernel.attachedCallSite(call.program(), library, mapping, offsets[i], link);
+                }
             }
             case ProbeSpec.TracepointProbe tracepoint -> throw new IllegalStateException(
                     "tracepoint " + tracepoint.tracepoint() + " has no library site");
         }
         boolean withReturn = spec instanceof ProbeSpec.FunctionProbe function && function.exitProgram() != null;
-        state.placements.add(site.what() + (withReturn ? " (entry and return)" : "") + " @ " + library.getFileName()
-                + "+0x" + Long.toHexString(site.fileOffset()) + ": " + site.reason());
+        for (Site site : librarySites) {
+            state.placements.add(site.what() + (withReturn ? " (entry and return)" : "") + " @ "
+                    + library.getFileName() + "+0x" + Long.toHexString(site.fileOffset()) + ": " + site.reason());
+        }
     }
 
     private void detach(LayerState state) {
