@@ -279,14 +279,54 @@ public final class ProbeSet implements AutoCloseable {
             state.failures.add(noneOf);
             return;
         }
+        // Each program's sites in one library, whichever probes they are of, attach together: one uprobe-multi
+        // link where the kernel has them. Return probes first: an entry record with no return probe yet would
+        // wait in the map forever.
+        Map<ProgramInFile, List<Site>> returns = new LinkedHashMap<>();
+        Map<ProgramInFile, List<Site>> entries = new LinkedHashMap<>();
+        for (Map.Entry<ProbeSpec, Map<Path, List<Site>>> entry : plan.entrySet()) {
+            for (Map.Entry<Path, List<Site>> library : entry.getValue().entrySet()) {
+                Path file = library.getKey();
+                switch (entry.getKey()) {
+                    case ProbeSpec.FunctionProbe function -> {
+                        if (function.exitProgram() != null) {
+                            returns.computeIfAbsent(new ProgramInFile(function.exitProgram(), file, false),
+                                    k -> new ArrayList<>()).addAll(library.getValue());
+                        }
+                        entries.computeIfAbsent(new ProgramInFile(function.entryProgram(), file, false),
+                                k -> new ArrayList<>()).addAll(library.getValue());
+                    }
+                    case ProbeSpec.CallSiteProbe call -> entries.computeIfAbsent(
+                            new ProgramInFile(call.program(), file, true), k -> new ArrayList<>())
+                            .addAll(library.getValue());
+                    case ProbeSpec.TracepointProbe tracepoint -> throw new IllegalStateException(
+                            "tracepoint " + tracepoint.tracepoint() + " has no library site");
+                }
+            }
+        }
+        for (Map.Entry<ProgramInFile, List<Site>> group : returns.entrySet()) {
+            attach(state, group.getKey(), group.getValue(), true);
+        }
+        for (Map.Entry<ProgramInFile, List<Site>> group : entries.entrySet()) {
+            attach(state, group.getKey(), group.getValue(), false);
+        }
         for (Map.Entry<ProbeSpec, Map<Path, List<Site>>> entry : plan.entrySet()) {
             String key = ProbeSites.key(entry.getKey());
+            boolean withReturn = entry.getKey() instanceof ProbeSpec.FunctionProbe function
+                    && function.exitProgram() != null;
             for (Map.Entry<Path, List<Site>> library : entry.getValue().entrySet()) {
-                attach(state, entry.getKey(), library.getKey(), library.getValue());
+                for (Site site : library.getValue()) {
+                    state.placements.add(site.what() + (withReturn ? " (entry and return)" : "") + " @ "
+                            + library.getKey().getFileName() + "+0x" + Long.toHexString(site.fileOffset()) + ": "
+                            + site.reason());
+                }
                 state.attached.computeIfAbsent(library.getKey(), l -> new ArrayList<>()).add(key);
             }
         }
     }
+
+    /** One program's probes in one library; {@code callSites}: the layer's kernel side hears of each site. */
+    private record ProgramInFile(String program, Path library, boolean callSites) {}
 
     /**
      * A layer of tracepoint programs (the sched layer) needs no library: all its programs are attached once,
@@ -316,38 +356,20 @@ public final class ProbeSet implements AutoCloseable {
         return true;
     }
 
-    /** Attaches a probe's sites in one library: each program's as one link where uprobe-multi links are used. */
-    private void attach(LayerState state, ProbeSpec spec, Path library, List<Site> librarySites)
+    /** Attaches a program at its sites in one library: one link where uprobe-multi links are used. */
+    private void attach(LayerState state, ProgramInFile where, List<Site> librarySites, boolean retprobe)
             throws BpfException {
         long[] offsets = librarySites.stream().mapToLong(Site::fileOffset).toArray();
-        MemoryMapping mapping = mappedAs.get(library);
-        switch (spec) {
-            case ProbeSpec.FunctionProbe function -> {
-                if (function.exitProgram() != null) {
-                    // Return probes first: an entry record with no return probe yet would wait in the map forever.
-                    state.links.addAll(UprobeLink.attachAll(object, object.program(function.exitProgram()), pid,
-                            library, mapping, offsets, true));
-                }
-                state.links.addAll(UprobeLink.attachAll(object, object.program(function.entryProgram()), pid,
-                        library, mapping, offsets, false));
+        MemoryMapping mapping = mappedAs.get(where.library());
+        List<UprobeLink> made = UprobeLink.attachAll(object, object.program(where.program()), pid, where.library(),
+                mapping, offsets, retprobe);
+        state.links.addAll(made);
+        if (where.callSites()) {
+            for (int i = 0; i < offsets.length; i++) {
+                // one link per site, or one for them all
+                ProbeLink link = made.size() == offsets.length ? made.get(i) : made.getFirst();
+                state.kernel.attachedCallSite(where.program(), where.library(), mapping, offsets[i], link);
             }
-            case ProbeSpec.CallSiteProbe call -> {
-                List<UprobeLink> made = UprobeLink.attachAll(object, object.program(call.program()), pid, library,
-                        mapping, offsets, false);
-                state.links.addAll(made);
-                for (int i = 0; i < librarySites.size(); i++) {
-                    // one link per site, or one for them all
-                    ProbeLink link = made.size() == librarySites.size() ? made.get(i) : made.getFirst();
-                    state.kernel.attachedCallSite(call.program(), library, mapping, offsets[i], link);
-                }
-            }
-            case ProbeSpec.TracepointProbe tracepoint -> throw new IllegalStateException(
-                    "tracepoint " + tracepoint.tracepoint() + " has no library site");
-        }
-        boolean withReturn = spec instanceof ProbeSpec.FunctionProbe function && function.exitProgram() != null;
-        for (Site site : librarySites) {
-            state.placements.add(site.what() + (withReturn ? " (entry and return)" : "") + " @ "
-                    + library.getFileName() + "+0x" + Long.toHexString(site.fileOffset()) + ": " + site.reason());
         }
     }
 
