@@ -166,7 +166,20 @@ public final class OperatorKernelSide implements KernelSide {
             closing = arrivals.pause();
             layer.linksDetached(closing);
         }
+        long startNs = System.nanoTime();
         LinkCloser.closeAll(closing);
+        debug("detached", closing, startNs);
+    }
+
+    /** Each switch of the per-thread probes' cost on stderr (INFERTOP_DEBUG, as the budget's phases). */
+    private static final boolean DEBUG = System.getenv("INFERTOP_DEBUG") != null;
+
+    private static void debug(String what, List<ProbeLink> links, long startNs) {
+        if (DEBUG) {
+            System.err.println("infertop budget: per-thread probes " + what + " in "
+                    + (System.nanoTime() - startNs) / 1_000_000 + " ms (" + links.size() + " links, "
+                    + links.stream().mapToInt(ProbeLink::probeCount).sum() + " probes)");
+        }
     }
 
     /**
@@ -187,6 +200,7 @@ public final class OperatorKernelSide implements KernelSide {
             groups.computeIfAbsent(Arrays.asList(site.program, site.library, site.mappedAs), k -> new ArrayList<>())
                     .add(site);
         }
+        long startNs = System.nanoTime();
         List<ProbeLink> made = new ArrayList<>();
         Map<ArrivalProbes.Site, ProbeLink> linkOf = new IdentityHashMap<>();
         try {
@@ -204,6 +218,7 @@ public final class OperatorKernelSide implements KernelSide {
             LinkCloser.closeAll(made);
             throw e;
         }
+        debug("attached", made, startNs);
         synchronized (layer.lock()) {
             if (!layer.wanted() || !arrivals.paused()) {
                 LinkCloser.closeAll(made); // the layer went off, or was attached anew, meanwhile
