@@ -18,7 +18,7 @@ public final class BpfObject implements AutoCloseable {
     private final String name;
     private MemorySegment object;
     private boolean loaded;
-    /** Whether its uprobe programs were loaded for uprobe-multi links ({@link UprobeMultiSupport}). */
+    /** Whether its uprobe programs were loaded for uprobe-multi links ({@link dev.infertop.ffi.UprobeMultiSupport}). */
     private boolean uprobeMultiLinks;
 
     private BpfObject(String name, MemorySegment object) {
@@ -108,7 +108,7 @@ public final class BpfObject implements AutoCloseable {
 
     /**
      * Loads every uprobe and uretprobe program for uprobe-multi links (BPF_TRACE_UPROBE_MULTI): {@link UprobeLink}
-     * then attaches each program's sites in one file as one link. Only where {@link UprobeMultiSupport} says the
+     * then attaches each program's sites in one file as one link. Only where {@link dev.infertop.ffi.UprobeMultiSupport} says the
      * kernel has them: such a program cannot be attached through a perf event.
      */
     public void loadUprobesForMultiLinks() throws BpfException {

@@ -1,6 +1,8 @@
 package dev.infertop.bpf;
 
 
+import dev.infertop.ffi.UprobeMultiSupport;
+
 import java.io.IOException;
 import java.io.InputStream;
 import java.lang.foreign.MemorySegment;

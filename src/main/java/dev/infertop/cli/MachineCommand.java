@@ -1,6 +1,7 @@
 package dev.infertop.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.infertop.ffi.UprobeMultiSupport;
 import dev.infertop.machine.CeilingCache;
 import dev.infertop.machine.CeilingMeasurement;
 import dev.infertop.machine.MachineCeilings;
@@ -10,7 +11,6 @@ import dev.infertop.session.UserError;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
-import dev.infertop.bpf.UprobeMultiSupport;
 import java.io.IOException;
 import java.util.Optional;
 import java.util.concurrent.Callable;

@@ -88,8 +88,8 @@ class LeakCheckIT {
     /** An uprobe-multi link is in no {@code bpftool perf show}: one held by this JVM is a leak all the same. */
     @Test
     void aHeldUprobeMultiLinkIsALeak() throws Exception {
-        Requirements.require(dev.infertop.bpf.UprobeMultiSupport.available(), "needs uprobe-multi links (Linux 6.6+): "
-                + dev.infertop.bpf.UprobeMultiSupport.verdict().line());
+        Requirements.require(dev.infertop.ffi.UprobeMultiSupport.available(), "needs uprobe-multi links (Linux 6.6+): "
+                + dev.infertop.ffi.UprobeMultiSupport.verdict().line());
         int program = dev.infertop.ffi.BpfSyscall.loadEmptyKprobeProgram(
                 dev.infertop.ffi.BpfSyscall.BPF_TRACE_UPROBE_MULTI);
         assertTrue(program >= 0, "errno " + -program);

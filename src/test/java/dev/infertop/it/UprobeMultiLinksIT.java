@@ -1,6 +1,6 @@
 package dev.infertop.it;
 
-import dev.infertop.bpf.UprobeMultiSupport;
+import dev.infertop.ffi.UprobeMultiSupport;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 

@@ -1,9 +1,4 @@
-package dev.infertop.bpf;
-
-import dev.infertop.ffi.BpfSyscall;
-import dev.infertop.ffi.Errno;
-import dev.infertop.ffi.LibBpf;
-import dev.infertop.ffi.LibC;
+package dev.infertop.ffi;
 
 /**
  * Whether uprobes attach as uprobe-multi links (one link per program and file, Linux 6.6+) or one perf event
