@@ -34,7 +34,9 @@ public final class UprobeMultiSupport {
         }
         int program = BpfSyscall.loadEmptyKprobeProgram(BpfSyscall.BPF_TRACE_UPROBE_MULTI);
         if (program < 0) {
-            return perf("this kernel loads no program for them: " + LibBpf.strerror(-program));
+            return perf(-program == Errno.EPERM || -program == Errno.EACCES
+                    ? "no privilege to load the program that probes for uprobe-multi links"
+                    : "this kernel loads no program for uprobe-multi links: " + LibBpf.strerror(-program));
         }
         try {
             int link = BpfSyscall.createUprobeMultiLink(program, "/", new long[] {0}, false, 0);
