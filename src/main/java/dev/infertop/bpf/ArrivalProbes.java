@@ -14,7 +14,10 @@ import java.util.List;
  * {@link OperatorKernelSide} holds.
  */
 final class ArrivalProbes {
-    /** A site found and attached by the layer; {@code link} is null while the windows keep it detached. */
+    /**
+     * A site found and attached by the layer; {@code link} (which may hold other sites of its program and library
+     * too) is null while the windows keep it detached.
+     */
     static final class Site {
         final String program;
         final Path library;
@@ -54,7 +57,9 @@ final class ArrivalProbes {
         List<ProbeLink> links = new ArrayList<>();
         for (Site site : sites) {
             if (site.link != null) {
-                links.add(site.link);
+                if (links.stream().noneMatch(link -> link == site.link)) { // an uprobe-multi link holds many sites
+                    links.add(site.link);
+                }
                 site.link = null;
             }
         }

@@ -18,6 +18,8 @@ public final class BpfObject implements AutoCloseable {
     private final String name;
     private MemorySegment object;
     private boolean loaded;
+    /** Whether its uprobe programs were loaded for uprobe-multi links ({@link dev.infertop.ffi.UprobeMultiSupport}). */
+    private boolean uprobeMultiLinks;
 
     private BpfObject(String name, MemorySegment object) {
         this.name = name;
@@ -102,6 +104,42 @@ public final class BpfObject implements AutoCloseable {
         if (rc != 0) {
             throw new BpfException("cannot set autoload of " + programName + ": " + LibBpf.strerror(rc));
         }
+    }
+
+    /**
+     * Loads every uprobe and uretprobe program for uprobe-multi links (BPF_TRACE_UPROBE_MULTI): {@link UprobeLink}
+     * then attaches each program's sites in one file as one link. Only where {@link dev.infertop.ffi.UprobeMultiSupport} says the
+     * kernel has them: such a program cannot be attached through a perf event.
+     */
+    public void loadUprobesForMultiLinks() throws BpfException {
+        requireNotLoaded("attach types");
+        try {
+            MemorySegment program = MemorySegment.NULL;
+            while (true) {
+                program = (MemorySegment) LibBpf.bpf_object__next_program$handle().invokeExact(object, program);
+                if (program.equals(MemorySegment.NULL)) {
+                    break;
+                }
+                if ((int) LibBpf.bpf_program__type$handle().invokeExact(program) != LibBpf.BPF_PROG_TYPE_KPROBE) {
+                    continue;
+                }
+                int rc = (int) LibBpf.bpf_program__set_expected_attach_type$handle().invokeExact(program,
+                        dev.infertop.ffi.BpfSyscall.BPF_TRACE_UPROBE_MULTI);
+                if (rc != 0) {
+                    throw new BpfException(name + ": cannot set a program's attach type: " + LibBpf.strerror(-rc));
+                }
+            }
+        } catch (BpfException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+        uprobeMultiLinks = true;
+    }
+
+    /** Whether its uprobes attach as uprobe-multi links (else one perf event each). */
+    public boolean uprobeMultiLinks() {
+        return uprobeMultiLinks;
     }
 
     public void load() throws BpfException {

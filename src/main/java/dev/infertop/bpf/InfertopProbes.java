@@ -1,6 +1,8 @@
 package dev.infertop.bpf;
 
 
+import dev.infertop.ffi.UprobeMultiSupport;
+
 import java.io.IOException;
 import java.io.InputStream;
 import java.lang.foreign.MemorySegment;
@@ -155,6 +157,12 @@ public final class InfertopProbes {
                 for (String program : SCHED_PROGRAMS) {
                     object.setAutoload(program, false);
                 }
+            }
+            if (System.getenv("INFERTOP_DEBUG") != null) {
+                System.err.println("infertop: " + UprobeMultiSupport.verdict().line());
+            }
+            if (UprobeMultiSupport.available()) {
+                object.loadUprobesForMultiLinks();
             }
             object.load();
             return object;

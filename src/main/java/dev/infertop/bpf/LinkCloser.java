@@ -7,7 +7,8 @@ import java.util.List;
  * Detaches many probes at once. Closing a uprobe's perf event makes the kernel unregister it and wait for a
  * grace period before it returns, so the default layers' links closed one after another take a long time.
  * The kernel serialises most of it (trace events' event_mutex), so threads only overlap the rest
- * (measurements.md, "Quit").
+ * (measurements.md, "Quit"). An uprobe-multi link waits once for all its probes, and takes no such mutex:
+ * closed in parallel, the links' waits overlap.
  */
 final class LinkCloser {
     /** Threads for one detach: the waits are in the kernel, not on a CPU, so more threads than cores. */

@@ -4,6 +4,10 @@ import dev.infertop.bpf.ProbeSites.Site;
 
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.Collection;
 import java.util.List;
 import java.util.function.Predicate;
@@ -162,12 +166,25 @@ public final class OperatorKernelSide implements KernelSide {
             closing = arrivals.pause();
             layer.linksDetached(closing);
         }
+        long startNs = System.nanoTime();
         LinkCloser.closeAll(closing);
+        debug("detached", closing, startNs);
+    }
+
+    /** Each switch of the per-thread probes' cost on stderr (INFERTOP_DEBUG, as the budget's phases). */
+    private static final boolean DEBUG = System.getenv("INFERTOP_DEBUG") != null;
+
+    private static void debug(String what, List<ProbeLink> links, long startNs) {
+        if (DEBUG) {
+            System.err.println("infertop budget: per-thread probes " + what + " in "
+                    + (System.nanoTime() - startNs) / 1_000_000 + " ms (" + links.size() + " links, "
+                    + links.stream().mapToInt(ProbeLink::probeCount).sum() + " probes)");
+        }
     }
 
     /**
      * Starts a sample window: the per-thread probes attach again at the sites found before (outside the lock:
-     * each attach is a perf event open), then graphs are sampled from the next one on.
+     * each attach is a bpf or perf_event_open call), then graphs are sampled from the next one on.
      */
     public void resumeArrivals() throws BpfException {
         List<ArrivalProbes.Site> sites;
@@ -177,23 +194,38 @@ public final class OperatorKernelSide implements KernelSide {
             }
             sites = arrivals.detachedSites();
         }
+        // One attach per program and library: one uprobe-multi link each where the kernel has them.
+        Map<List<Object>, List<ArrivalProbes.Site>> groups = new LinkedHashMap<>();
+        for (ArrivalProbes.Site site : sites) {
+            groups.computeIfAbsent(Arrays.asList(site.program, site.library, site.mappedAs), k -> new ArrayList<>())
+                    .add(site);
+        }
+        long startNs = System.nanoTime();
         List<ProbeLink> made = new ArrayList<>();
+        Map<ArrivalProbes.Site, ProbeLink> linkOf = new IdentityHashMap<>();
         try {
-            for (ArrivalProbes.Site site : sites) {
-                made.add(UprobeLink.attach(layer.object().program(site.program), layer.pid(), site.library,
-                        site.mappedAs, site.fileOffset, false));
+            for (List<ArrivalProbes.Site> group : groups.values()) {
+                ArrivalProbes.Site first = group.getFirst();
+                long[] offsets = group.stream().mapToLong(site -> site.fileOffset).toArray();
+                List<UprobeLink> links = UprobeLink.attachAll(layer.object(), layer.object().program(first.program),
+                        layer.pid(), first.library, first.mappedAs, offsets, false);
+                made.addAll(links);
+                for (int i = 0; i < group.size(); i++) {
+                    linkOf.put(group.get(i), links.size() == group.size() ? links.get(i) : links.getFirst());
+                }
             }
-        } catch (BpfException e) {
+        } catch (BpfException | RuntimeException e) {
             LinkCloser.closeAll(made);
             throw e;
         }
+        debug("attached", made, startNs);
         synchronized (layer.lock()) {
             if (!layer.wanted() || !arrivals.paused()) {
                 LinkCloser.closeAll(made); // the layer went off, or was attached anew, meanwhile
                 return;
             }
-            for (int i = 0; i < sites.size(); i++) {
-                sites.get(i).link = made.get(i);
+            for (ArrivalProbes.Site site : sites) {
+                site.link = linkOf.get(site);
             }
             layer.linksAttached(made);
             arrivals.resumed();

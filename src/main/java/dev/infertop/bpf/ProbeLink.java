@@ -9,6 +9,11 @@ public interface ProbeLink extends AutoCloseable {
     @Override
     void close();
 
+    /** How many probes it holds (an uprobe-multi link holds one per offset). */
+    default int probeCount() {
+        return 1;
+    }
+
     /** Detaches and frees a libbpf link (NULL: nothing to do); returns NULL, for the holder's field. */
     static MemorySegment destroy(MemorySegment link) {
         if (!link.equals(MemorySegment.NULL)) {

@@ -220,7 +220,7 @@ public final class ProbeSet implements AutoCloseable {
     }
 
     public synchronized int attachedProbeCount() {
-        return layers.values().stream().mapToInt(s -> s.links.size()).sum();
+        return layers.values().stream().flatMap(s -> s.links.stream()).mapToInt(ProbeLink::probeCount).sum();
     }
 
     private void attachMissing(LayerState state) throws BpfException {
@@ -279,16 +279,54 @@ public final class ProbeSet implements AutoCloseable {
             state.failures.add(noneOf);
             return;
         }
+        // Each program's sites in one library, whichever probes they are of, attach together: one uprobe-multi
+        // link where the kernel has them. Return probes first: an entry record with no return probe yet would
+        // wait in the map forever.
+        Map<ProgramInFile, List<Site>> returns = new LinkedHashMap<>();
+        Map<ProgramInFile, List<Site>> entries = new LinkedHashMap<>();
+        for (Map.Entry<ProbeSpec, Map<Path, List<Site>>> entry : plan.entrySet()) {
+            for (Map.Entry<Path, List<Site>> library : entry.getValue().entrySet()) {
+                Path file = library.getKey();
+                switch (entry.getKey()) {
+                    case ProbeSpec.FunctionProbe function -> {
+                        if (function.exitProgram() != null) {
+                            returns.computeIfAbsent(new ProgramInFile(function.exitProgram(), file, false),
+                                    k -> new ArrayList<>()).addAll(library.getValue());
+                        }
+                        entries.computeIfAbsent(new ProgramInFile(function.entryProgram(), file, false),
+                                k -> new ArrayList<>()).addAll(library.getValue());
+                    }
+                    case ProbeSpec.CallSiteProbe call -> entries.computeIfAbsent(
+                            new ProgramInFile(call.program(), file, true), k -> new ArrayList<>())
+                            .addAll(library.getValue());
+                    case ProbeSpec.TracepointProbe tracepoint -> throw new IllegalStateException(
+                            "tracepoint " + tracepoint.tracepoint() + " has no library site");
+                }
+            }
+        }
+        for (Map.Entry<ProgramInFile, List<Site>> group : returns.entrySet()) {
+            attach(state, group.getKey(), group.getValue(), true);
+        }
+        for (Map.Entry<ProgramInFile, List<Site>> group : entries.entrySet()) {
+            attach(state, group.getKey(), group.getValue(), false);
+        }
         for (Map.Entry<ProbeSpec, Map<Path, List<Site>>> entry : plan.entrySet()) {
             String key = ProbeSites.key(entry.getKey());
+            boolean withReturn = entry.getKey() instanceof ProbeSpec.FunctionProbe function
+                    && function.exitProgram() != null;
             for (Map.Entry<Path, List<Site>> library : entry.getValue().entrySet()) {
                 for (Site site : library.getValue()) {
-                    attach(state, entry.getKey(), library.getKey(), site);
+                    state.placements.add(site.what() + (withReturn ? " (entry and return)" : "") + " @ "
+                            + library.getKey().getFileName() + "+0x" + Long.toHexString(site.fileOffset()) + ": "
+                            + site.reason());
                 }
                 state.attached.computeIfAbsent(library.getKey(), l -> new ArrayList<>()).add(key);
             }
         }
     }
+
+    /** One program's probes in one library; {@code callSites}: the layer's kernel side hears of each site. */
+    private record ProgramInFile(String program, Path library, boolean callSites) {}
 
     /**
      * A layer of tracepoint programs (the sched layer) needs no library: all its programs are attached once,
@@ -318,30 +356,21 @@ public final class ProbeSet implements AutoCloseable {
         return true;
     }
 
-    private void attach(LayerState state, ProbeSpec spec, Path library, Site site) throws BpfException {
-        switch (spec) {
-            case ProbeSpec.FunctionProbe function -> {
-                if (function.exitProgram() != null) {
-                    // Return probe first: an entry record with no return probe yet would wait in the map forever.
-                    state.links.add(UprobeLink.attach(object.program(function.exitProgram()), pid, library,
-                            mappedAs.get(library), site.fileOffset(), true));
-                }
-                state.links.add(UprobeLink.attach(object.program(function.entryProgram()), pid, library,
-                        mappedAs.get(library), site.fileOffset(), false));
+    /** Attaches a program at its sites in one library: one link where uprobe-multi links are used. */
+    private void attach(LayerState state, ProgramInFile where, List<Site> librarySites, boolean retprobe)
+            throws BpfException {
+        long[] offsets = librarySites.stream().mapToLong(Site::fileOffset).toArray();
+        MemoryMapping mapping = mappedAs.get(where.library());
+        List<UprobeLink> made = UprobeLink.attachAll(object, object.program(where.program()), pid, where.library(),
+                mapping, offsets, retprobe);
+        state.links.addAll(made);
+        if (where.callSites()) {
+            for (int i = 0; i < offsets.length; i++) {
+                // one link per site, or one for them all
+                ProbeLink link = made.size() == offsets.length ? made.get(i) : made.getFirst();
+                state.kernel.attachedCallSite(where.program(), where.library(), mapping, offsets[i], link);
             }
-            case ProbeSpec.CallSiteProbe call -> {
-                ProbeLink link = UprobeLink.attach(object.program(call.program()), pid, library,
-                        mappedAs.get(library), site.fileOffset(), false);
-                state.links.add(link);
-                state.kernel.attachedCallSite(call.program(), library, mappedAs.get(library), site.fileOffset(),
-                        link);
-            }
-            case ProbeSpec.TracepointProbe tracepoint -> throw new IllegalStateException(
-                    "tracepoint " + tracepoint.tracepoint() + " has no library site");
         }
-        boolean withReturn = spec instanceof ProbeSpec.FunctionProbe function && function.exitProgram() != null;
-        state.placements.add(site.what() + (withReturn ? " (entry and return)" : "") + " @ " + library.getFileName()
-                + "+0x" + Long.toHexString(site.fileOffset()) + ": " + site.reason());
     }
 
     private void detach(LayerState state) {

@@ -1,6 +1,7 @@
 package dev.infertop.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.infertop.ffi.UprobeMultiSupport;
 import dev.infertop.machine.CeilingCache;
 import dev.infertop.machine.CeilingMeasurement;
 import dev.infertop.machine.MachineCeilings;
@@ -71,9 +72,11 @@ final class MachineCommand implements Callable<Integer> {
             ObjectMapper mapper = new ObjectMapper();
             com.fasterxml.jackson.databind.node.ObjectNode node = mapper.valueToTree(ceilings);
             hit.ifPresent(cost -> node.set("uprobe_hit", mapper.valueToTree(cost)));
+            node.put("uprobe_links", UprobeMultiSupport.available() ? "uprobe_multi" : "perf_event");
             System.out.println(mapper.writeValueAsString(node));
         } else {
             System.out.println(ceilings.describe() + hit.map(cost -> "\n" + cost.describe()).orElse("")
+                    + "\n" + UprobeMultiSupport.verdict().line()
                     + (cached.isPresent() ? "\n(cached in " + cache.fileFor(n).getParent()
                     + "; --measure to measure again)" : ""));
         }

@@ -30,6 +30,7 @@ public final class Errno {
     public static final int EPERM = 1;
     public static final int ENOENT = 2;
     public static final int ESRCH = 3;
+    public static final int EBADF = 9;
     public static final int EINTR = 4;
     public static final int EAGAIN = 11;
     public static final int EACCES = 13;

@@ -232,6 +232,40 @@ public final class LibBpf {
         return bpf_program__fd.HANDLE;
     }
 
+    // int bpf_program__set_expected_attach_type(struct bpf_program *prog, enum bpf_attach_type type): before
+    // load only; 0, or -errno
+    private static final class bpf_program__set_expected_attach_type {
+        static final MethodHandle HANDLE = bind("bpf_program__set_expected_attach_type",
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
+    }
+
+    public static MethodHandle bpf_program__set_expected_attach_type$handle() {
+        return bpf_program__set_expected_attach_type.HANDLE;
+    }
+
+    // enum bpf_prog_type bpf_program__type(const struct bpf_program *prog)
+    private static final class bpf_program__type {
+        static final MethodHandle HANDLE = bind("bpf_program__type", FunctionDescriptor.of(JAVA_INT, ADDRESS));
+    }
+
+    public static MethodHandle bpf_program__type$handle() {
+        return bpf_program__type.HANDLE;
+    }
+
+    /** enum bpf_prog_type: uprobes and uretprobes are kprobe programs. */
+    public static final int BPF_PROG_TYPE_KPROBE = 2;
+
+    // struct bpf_program *bpf_object__next_program(const struct bpf_object *obj, struct bpf_program *prog):
+    // the program after prog (NULL: the first), NULL after the last
+    private static final class bpf_object__next_program {
+        static final MethodHandle HANDLE = bind("bpf_object__next_program",
+                FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS));
+    }
+
+    public static MethodHandle bpf_object__next_program$handle() {
+        return bpf_object__next_program.HANDLE;
+    }
+
     // int bpf_enable_stats(enum bpf_stats_type type): an fd that keeps run-time stats on while open (Linux 5.8+);
     // -errno on error. BPF_STATS_RUN_TIME = 0.
     private static final class bpf_enable_stats {

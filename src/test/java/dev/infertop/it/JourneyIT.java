@@ -641,11 +641,15 @@ class JourneyIT {
         }
     }
 
-    /** Uprobes held by process {@code pid} ({@code bpftool perf show} lines start with "pid N "). */
+    /**
+     * Uprobes held by process {@code pid}: in {@code bpftool perf show} (lines start with "pid N ") and in its
+     * uprobe-multi links.
+     */
     private static long uprobesHeldBy(long pid) throws Exception {
         String holder = "pid " + pid + " ";
         return Processes.output(Requirements.bpftool().toString(), "perf", "show").lines()
-                .filter(l -> l.startsWith(holder) && (l.contains("uprobe") || l.contains("uretprobe"))).count();
+                .filter(l -> l.startsWith(holder) && (l.contains("uprobe") || l.contains("uretprobe"))).count()
+                + UprobeMultiLinks.heldBy(pid).stream().mapToLong(link -> link.fileOffsets().size()).sum();
     }
 
     private static void drain(BufferedReader reader, List<String> into) {

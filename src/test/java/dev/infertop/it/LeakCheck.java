@@ -20,7 +20,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /**
  * Proves nothing of this test's infertop is left in the kernel: no uprobe in {@code bpftool perf show} (where
- * libbpf's perf_event-based uprobes appear), none of libbpf's legacy tracefs uprobes in uprobe_events, no infertop
+ * libbpf's perf_event-based uprobes appear), no uprobe-multi link ({@link UprobeMultiLinks}), none of libbpf's legacy tracefs uprobes in uprobe_events, no infertop
  * program in {@code bpftool prog show}, nothing pinned under /sys/fs/bpf.
  *
  * <p>The kernel's lists are machine-wide, and another infertop may be running on the machine (a user's, another
@@ -80,6 +80,16 @@ final class LeakCheck {
             if (!isAnotherInfertop(holder, ours)) {
                 leaks.add("bpftool perf show: pid " + holder + " fd " + probe.path("fd").asText() + " " + kind + " "
                         + probe.path("filename").asText() + " offset " + probe.path("offset").asText());
+            }
+        }
+        // Where infertop attaches uprobes as uprobe-multi links they are in no perf show: each link is a leak
+        // unless every holder is another live infertop (no holder: pinned, or held by nothing that can close it).
+        for (UprobeMultiLinks.Link link : UprobeMultiLinks.all()) {
+            if (link.holders().isEmpty() || !link.holders().stream().allMatch(h -> isAnotherInfertop(h, ours))) {
+                leaks.add("uprobe-multi link " + link.id() + " (prog_id " + link.programId() + ", "
+                        + (link.retprobe() ? "uretprobes" : "uprobes") + " " + link.path() + " at "
+                        + link.fileOffsets().size() + " offsets) held by " + (link.holders().isEmpty() ? "nothing"
+                        : link.holders().stream().map(h -> "pid " + h).collect(Collectors.joining(", "))));
             }
         }
         Map<Long, List<Long>> programHolders = programHolders();

@@ -84,4 +84,31 @@ class LeakCheckIT {
             Files.deleteIfExists(pidFile);
         }
     }
+
+    /** An uprobe-multi link is in no {@code bpftool perf show}: one held by this JVM is a leak all the same. */
+    @Test
+    void aHeldUprobeMultiLinkIsALeak() throws Exception {
+        Requirements.require(dev.infertop.ffi.UprobeMultiSupport.available(), "needs uprobe-multi links (Linux 6.6+): "
+                + dev.infertop.ffi.UprobeMultiSupport.verdict().line());
+        int program = dev.infertop.ffi.BpfSyscall.loadEmptyKprobeProgram(
+                dev.infertop.ffi.BpfSyscall.BPF_TRACE_UPROBE_MULTI);
+        assertTrue(program >= 0, "errno " + -program);
+        try {
+            // In a file this JVM does not map, filtered to this JVM: no process gets a breakpoint.
+            int link = dev.infertop.ffi.BpfSyscall.createUprobeMultiLink(program, "/bin/true", new long[] {0, 1},
+                    false, (int) ProcessHandle.current().pid());
+            assertTrue(link >= 0, "errno " + -link);
+            try {
+                List<String> leaks = LeakCheck.findLeaks();
+                assertTrue(leaks.stream().anyMatch(l -> l.startsWith("uprobe-multi link ")
+                        && l.contains("/bin/true") && l.contains("2 offsets")
+                        && l.contains("pid " + ProcessHandle.current().pid())), leaks.toString());
+            } finally {
+                dev.infertop.ffi.LibC.closeQuietly(link);
+            }
+            assertFalse(LeakCheck.findLeaks().stream().anyMatch(l -> l.contains("/bin/true")), "closed: gone");
+        } finally {
+            dev.infertop.ffi.LibC.closeQuietly(program);
+        }
+    }
 }

@@ -71,11 +71,12 @@ class LiveMonitorIT extends LiveViewFixture {
         return ProcessHandle.of(infertopPid()).orElseThrow();
     }
 
-    /** Uprobes held by this infertop (other processes' probes do not count). */
+    /** Uprobes held by this infertop, as perf events or in uprobe-multi links (other processes' probes do not count). */
     private long uprobes() throws Exception {
         String holder = "pid " + infertopPid() + " ";
         return Processes.output(Requirements.bpftool().toString(), "perf", "show").lines()
-                .filter(l -> l.startsWith(holder) && (l.contains("uprobe") || l.contains("uretprobe"))).count();
+                .filter(l -> l.startsWith(holder) && (l.contains("uprobe") || l.contains("uretprobe"))).count()
+                + UprobeMultiLinks.heldBy(infertopPid()).stream().mapToLong(link -> link.fileOffsets().size()).sum();
     }
 
     @Test

@@ -157,8 +157,8 @@ class OperatorControlsIT {
     }
 
     /**
-     * The uprobes whose perf events {@code ownerPid} holds (bpftool lists the process holding the fd, i.e. the
-     * infertop JVM), as "uprobe|uretprobe FILE+0xOFFSET", sorted. Other sessions' probes are not counted.
+     * The uprobes whose perf events or uprobe-multi links {@code ownerPid} holds (bpftool lists the process holding
+     * the fd, i.e. the infertop JVM), as "uprobe|uretprobe FILE+0xOFFSET", sorted. Other sessions' probes are not counted.
      */
     static List<String> uprobesOwnedBy(long ownerPid) throws Exception {
         Process process = new ProcessBuilder(Requirements.bpftool().toString(), "perf", "show")
@@ -172,6 +172,9 @@ class OperatorControlsIT {
                 probes.add(matcher.group(2) + " " + Path.of(matcher.group(3)).getFileName() + "+0x"
                         + Long.toHexString(Long.parseLong(matcher.group(4))));
             }
+        }
+        for (UprobeMultiLinks.Link link : UprobeMultiLinks.heldBy(ownerPid)) {
+            probes.addAll(link.probes());
         }
         probes.sort(null);
         return probes;
