@@ -288,14 +288,16 @@ final class DemoCommand implements java.util.concurrent.Callable<Integer> {
     private static final long TOOL_START_TIMEOUT_S = 120;
 
     /**
-     * Whether this process holds a uprobe yet: each probe the trace attaches is a perf event file descriptor, and
-     * they are attached together, a moment before the first interval.
+     * Whether this process holds a uprobe yet: a probe the trace attaches is a BPF link (uprobe-multi) or a perf
+     * event file descriptor, and they are attached together, a moment before the first interval. (The object's
+     * maps and programs are other anonymous inodes, open before any probe.)
      */
     private static boolean probesAttached() {
         try (java.util.stream.Stream<Path> fds = Files.list(Path.of("/proc/self/fd"))) {
             return fds.anyMatch(fd -> {
                 try {
-                    return Files.readSymbolicLink(fd).toString().equals("anon_inode:[perf_event]");
+                    String target = Files.readSymbolicLink(fd).toString();
+                    return target.equals("anon_inode:[perf_event]") || target.equals("anon_inode:bpf_link");
                 } catch (IOException e) {
                     return false; // closed meanwhile
                 }
