@@ -198,9 +198,7 @@ final class OverheadBudget implements AutoCloseable {
             // Until the first phase ends, the displayed estimate (records × hit cost) rests on this plan's hit cost.
             status = new BudgetStatus(budgetPercent, Double.NaN, Double.NaN, 1, status.sampling(),
                     BudgetStatus.BUDGET_WINDOW_S, plan.hitCost());
-            // With the operator layer off there is no window to honour the budget in: the first reading comes
-            // as it would with no limit.
-            long phaseMs = probes.operatorOn() ? plan.firstWindowMs() : BudgetPlan.FIRST_ON_MS;
+            long phaseMs = plan.firstWindowMs();
             // One reading ends a phase and starts the next: the attaches and detaches between them (infertop's
             // CPU, in the kernel) fall into the phase after, not between two.
             Reading before = readings.read();
