@@ -43,11 +43,7 @@ final class BudgetPlan {
      * stays below the JIT's thresholds for minutes.
      */
     static final long UNLIMITED_ON_MS = 5000;
-    /**
-     * The first reading with no limit ({@code --budget 0}: every graph traced, nothing to decide), and the first
-     * window after the operator layer is switched on live (its table fills at once). Under a limit the run's first
-     * window is {@link #firstWindowMs()}'s.
-     */
+    /** The first window, measured before anything is decided: long enough for a steady figure. */
     static final long FIRST_ON_MS = 2000;
     /**
      * The longest gap before one has measured the cost without the per-thread probes: the first window's
@@ -80,7 +76,7 @@ final class BudgetPlan {
     private boolean baseMeasuredInGap;
     private double arrivalsPercent = Double.NaN;
     private double onShare = 1;
-    private long onMs;
+    private long onMs = ON_MS;
     private long offMs;
     private String sampling;
 
@@ -94,7 +90,6 @@ final class BudgetPlan {
         this.hitNs = hitNs;
         this.hitNote = hitNote;
         this.sampling = samplingUndecided(budgetPercent);
-        this.onMs = budgetPercent > 0 ? MIN_ON_MS : ON_MS;
     }
 
     /**
@@ -135,16 +130,6 @@ final class BudgetPlan {
         }
         plan();
         return offMs;
-    }
-
-    /**
-     * The run's first window, before anything is measured. Under a limit, the shortest there is: every graph
-     * traced for 2 s before the first decision cost a short command a third of its run at full tracing and the
-     * attach and detach around it; a quarter of a second still holds several decode graphs of a mid-sized model
-     * (the window's length is also what {@link #windowMs()} gives until a phase with graphs has decided).
-     */
-    long firstWindowMs() {
-        return budgetPercent > 0 ? MIN_ON_MS : FIRST_ON_MS;
     }
 
     /** How long the next window lasts when {@link #afterOnPhase} keeps the per-thread probes (returns 0). */

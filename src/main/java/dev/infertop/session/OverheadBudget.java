@@ -198,7 +198,7 @@ final class OverheadBudget implements AutoCloseable {
             // Until the first phase ends, the displayed estimate (records × hit cost) rests on this plan's hit cost.
             status = new BudgetStatus(budgetPercent, Double.NaN, Double.NaN, 1, status.sampling(),
                     BudgetStatus.BUDGET_WINDOW_S, plan.hitCost());
-            long phaseMs = plan.firstWindowMs();
+            long phaseMs = BudgetPlan.FIRST_ON_MS;
             // One reading ends a phase and starts the next: the attaches and detaches between them (infertop's
             // CPU, in the kernel) fall into the phase after, not between two.
             Reading before = readings.read();

@@ -79,21 +79,6 @@ class BudgetPlanTest {
         assertTrue(second < first, "a cheaper base leaves room for more windows: " + first + " → " + second);
     }
 
-    /**
-     * Under a limit the run's first window is the shortest there is, not 2 s of every graph before anything is
-     * measured, and so are the windows after phases that computed no graph (the model loading); with no limit
-     * nothing is decided and the first reading comes after 2 s.
-     */
-    @Test
-    void theFirstWindowHonoursTheBudget() {
-        BudgetPlan plan = new BudgetPlan(1, 1000, "");
-        assertEquals(250, plan.firstWindowMs());
-        assertEquals(0, plan.afterOnPhase(new BudgetPlan.Phase(2 * SECOND, 3, 0, 5000, SECOND, 900_000_000, IDLE_CORE)));
-        assertEquals(250, plan.windowMs(), "loading the model: the next window is as short");
-        assertEquals(2000, new BudgetPlan(0, 1000, "").firstWindowMs());
-        assertEquals(BudgetPlan.UNLIMITED_ON_MS, new BudgetPlan(0, 1000, "").windowMs());
-    }
-
     @Test
     void theFirstGapIsShortUntilItMeasuredTheRest() {
         BudgetPlan plan = new BudgetPlan(0.01, 1000, "");
