@@ -131,6 +131,14 @@ final class LeakCheck {
      * {@code prog_id} in its fdinfo (a bpftool built without its skeletons prints no {@code pids}).
      */
     private static Map<Long, List<Long>> programHolders() {
+        return fdinfoHolders("prog_id:");
+    }
+
+    /**
+     * Which processes hold a descriptor whose fdinfo has {@code key} (e.g. {@code prog_id:}, {@code link_id:}),
+     * by its value.
+     */
+    static Map<Long, List<Long>> fdinfoHolders(String key) {
         Map<Long, List<Long>> holders = new HashMap<>();
         File[] processes = new File("/proc").listFiles((dir, name) -> name.chars().allMatch(Character::isDigit));
         for (File process : processes == null ? new File[0] : processes) {
@@ -142,8 +150,8 @@ final class LeakCheck {
             for (File descriptor : descriptors) {
                 try {
                     for (String line : Files.readAllLines(descriptor.toPath())) {
-                        if (line.startsWith("prog_id:")) {
-                            long id = Long.parseLong(line.substring("prog_id:".length()).strip());
+                        if (line.startsWith(key)) {
+                            long id = Long.parseLong(line.substring(key.length()).strip());
                             List<Long> of = holders.computeIfAbsent(id, k -> new ArrayList<>());
                             if (!of.contains(pid)) {
                                 of.add(pid);

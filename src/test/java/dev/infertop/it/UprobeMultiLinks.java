@@ -2,17 +2,13 @@ package dev.infertop.it;
 
 import dev.infertop.ffi.Errno;
 
-import java.io.File;
-import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -55,7 +51,7 @@ final class UprobeMultiLinks {
 
     /** Every uprobe-multi link in the kernel now. */
     static List<Link> all() {
-        Map<Integer, List<Long>> holders = linkHolders();
+        Map<Long, List<Long>> holders = LeakCheck.fdinfoHolders("link_id:");
         List<Link> links = new ArrayList<>();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment attr = arena.allocate(128, 8);
@@ -68,7 +64,7 @@ final class UprobeMultiLinks {
                     break; // ENOENT: no more
                 }
                 id = attr.get(JAVA_INT, 4); // next_id
-                Link link = read(arena, id, holders.getOrDefault(id, List.of()));
+                Link link = read(arena, id, holders.getOrDefault((long) id, List.of()));
                 if (link != null) {
                     links.add(link);
                 }
@@ -141,34 +137,5 @@ final class UprobeMultiLinks {
             case "aarch64", "arm64" -> 280;
             default -> 321;
         };
-    }
-
-    /** Which processes hold a descriptor of each link (its fdinfo's {@code link_id}). */
-    private static Map<Integer, List<Long>> linkHolders() {
-        Map<Integer, List<Long>> holders = new HashMap<>();
-        File[] processes = new File("/proc").listFiles((dir, name) -> name.chars().allMatch(Character::isDigit));
-        for (File process : processes == null ? new File[0] : processes) {
-            File[] descriptors = new File(process, "fdinfo").listFiles();
-            if (descriptors == null) {
-                continue; // gone, or a kernel thread
-            }
-            long pid = Long.parseLong(process.getName());
-            for (File descriptor : descriptors) {
-                try {
-                    for (String line : Files.readAllLines(descriptor.toPath())) {
-                        if (line.startsWith("link_id:")) {
-                            int id = Integer.parseInt(line.substring("link_id:".length()).strip());
-                            List<Long> of = holders.computeIfAbsent(id, k -> new ArrayList<>());
-                            if (!of.contains(pid)) {
-                                of.add(pid);
-                            }
-                        }
-                    }
-                } catch (IOException | RuntimeException e) {
-                    // closed or the process ended while read: it holds nothing now
-                }
-            }
-        }
-        return holders;
     }
 }
