@@ -51,12 +51,12 @@ class CountersLiveIT extends LiveViewFixture {
         LeakCheck.assertNothingLeft();
     }
 
-    /** The perf fds of {@code pid} that are not uprobe links: its counters (read until the uprobes hold still). */
+    /** The perf fds of {@code pid} that are not uprobes (uprobe-multi links hold none): its counters (read until the uprobes hold still). */
     private static long counterFds(long pid) throws Exception {
         for (int attempt = 0; ; attempt++) {
-            int uprobes = OperatorControlsIT.uprobesOwnedBy(pid).size();
+            int uprobes = OperatorControlsIT.perfUprobesOwnedBy(pid).size();
             long fds = PerfCountersIT.perfFds(pid);
-            if (OperatorControlsIT.uprobesOwnedBy(pid).size() == uprobes || attempt == 10) {
+            if (OperatorControlsIT.perfUprobesOwnedBy(pid).size() == uprobes || attempt == 10) {
                 return fds - uprobes;
             }
         }

@@ -194,8 +194,12 @@ class DiffIT {
         JsonNode mulMat = op(quantDiff, "MUL_MAT");
         assertEquals("MUL_MAT", quantDiff.path("ops").path(0).path("op").asText(), "the biggest mover");
         assertTrue(mulMat.path("change").asDouble() < 0 && mulMat.path("significant").asBoolean(), mulMat.toString());
-        assertEquals(mulMat.path("a_figures").path("calls_per_token").asDouble(),
-                mulMat.path("b_figures").path("calls_per_token").asDouble(), 0.01, "the same graph");
+        // The same graph: calls per generated token agree to within the runs' different share of prompt graphs
+        // (each repetition's first token, at position 0, is its prompt: 10 of 481 graphs here, 40 of 1921 there),
+        // well under the one call in 15 that a graph with one MUL_MAT more or less would move it by.
+        double aCalls = mulMat.path("a_figures").path("calls_per_token").asDouble();
+        assertEquals(aCalls, mulMat.path("b_figures").path("calls_per_token").asDouble(), 0.01 * aCalls,
+                "the same graph");
         double bytesRatio = mulMat.path("b_figures").path("bytes_per_token").asDouble()
                 / mulMat.path("a_figures").path("bytes_per_token").asDouble();
         // Q4_0 stores 32 weights in 18 bytes (4.5 bits) where F16 takes 64: the matmuls read 0.28 as many weight bytes.
@@ -222,8 +226,8 @@ class DiffIT {
         JsonNode barrier = tokens(threads, "barrier wait per generated token");
         assertTrue(barrier.path("b").asDouble() > 10 * Math.max(barrier.path("a").asDouble(), 1e-4), barrier.toString());
         for (JsonNode op : threads.path("ops")) {
-            assertEquals(op.path("a_figures").path("calls_per_token").asDouble(),
-                    op.path("b_figures").path("calls_per_token").asDouble(), 0.01, op.toString());
+            double calls = op.path("a_figures").path("calls_per_token").asDouble();
+            assertEquals(calls, op.path("b_figures").path("calls_per_token").asDouble(), 0.01 * calls, op.toString());
         }
         assertTrue(op(threads, "MUL_MAT").path("b_figures").path("barrier_wait_ms_per_token").asDouble() > 0,
                 op(threads, "MUL_MAT").toString());

@@ -161,6 +161,16 @@ class OperatorControlsIT {
      * the fd, i.e. the infertop JVM), as "uprobe|uretprobe FILE+0xOFFSET", sorted. Other sessions' probes are not counted.
      */
     static List<String> uprobesOwnedBy(long ownerPid) throws Exception {
+        List<String> probes = new ArrayList<>(perfUprobesOwnedBy(ownerPid));
+        for (UprobeMultiLinks.Link link : UprobeMultiLinks.heldBy(ownerPid)) {
+            probes.addAll(link.probes());
+        }
+        probes.sort(null);
+        return probes;
+    }
+
+    /** The uprobes {@code ownerPid} holds as perf events (one fd each), not those of its uprobe-multi links. */
+    static List<String> perfUprobesOwnedBy(long ownerPid) throws Exception {
         Process process = new ProcessBuilder(Requirements.bpftool().toString(), "perf", "show")
                 .redirectErrorStream(true).start();
         String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
@@ -172,9 +182,6 @@ class OperatorControlsIT {
                 probes.add(matcher.group(2) + " " + Path.of(matcher.group(3)).getFileName() + "+0x"
                         + Long.toHexString(Long.parseLong(matcher.group(4))));
             }
-        }
-        for (UprobeMultiLinks.Link link : UprobeMultiLinks.heldBy(ownerPid)) {
-            probes.addAll(link.probes());
         }
         probes.sort(null);
         return probes;
@@ -502,7 +509,8 @@ class OperatorControlsIT {
         int pairs = 2;
         int generated = 32;
         int repetitions = 2;
-        long expectedTokens = 1 + (long) repetitions * generated; // llama-bench's warm-up token, then its reps
+        // llama-bench's warm-up token, then its reps; each run's first token (position 0) is its prompt
+        long expectedTokens = new LlamaBenchRun(0, generated, repetitions).generatedTokensCounted();
         try (InfertopProcess overhead = InfertopProcess.start("overhead", "--pairs", Integer.toString(pairs),
                 "--layers", "token,graph", "--json", "--", bench.toString(), "-m", tinyModel.toString(), "-p", "0",
                 "-n", Integer.toString(generated), "-r", Integer.toString(repetitions), "-t", "2")) {
