@@ -384,6 +384,14 @@ enum graph_name_kind {
 /* Nodes of a graph looked at, from its first: the embedding, the first layer's positions and mask are there. */
 #define GRAPH_SCAN_NODES 48
 
+/* The nodes a graph's token embedding, positions, KV mask and encoder input were found at (-1: at none). */
+struct graph_scan_hint {
+	__s32 tokens_node;
+	__s32 positions_node;
+	__s32 kv_node;
+	__s32 encoder_node;
+};
+
 /* Key of the `graph_names` map (BPF_MAP_TYPE_LPM_TRIE): a prefix of prefixlen bits of a tensor name. */
 struct graph_name_key {
 	__u32 prefixlen;

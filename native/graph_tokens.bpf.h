@@ -52,7 +52,26 @@ struct graph_scan {
 	__s32 kv_len;
 	__u32 runtime;
 	__u32 encoder;
+	struct graph_scan_hint found_at; /* the node each was found at, -1 where none was */
 };
+
+/*
+ * A process's graphs of one node count are built alike, step after step: where the last full scan of such a graph
+ * found the token embedding, positions, mask and encoder input, the next graph is looked at first (a node each
+ * instead of a scan of up to GRAPH_SCAN_NODES nodes, the hot path of every graph). Each hinted node's sources are
+ * still matched by name and kind, so a hint that no longer fits finds nothing and the full scan runs again.
+ */
+struct graph_scan_hint_key {
+	__u32 tgid;
+	__s32 n_nodes;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 256);
+	__type(key, struct graph_scan_hint_key);
+	__type(value, struct graph_scan_hint);
+} graph_scan_hints SEC(".maps");
 
 /* The kind `graph_names` gives the tensor's name, 0 when none; *runtime set on a match. */
 static __always_inline __u32 graph_name_kind(const void *tensor, __u32 *runtime)
@@ -153,6 +172,8 @@ static long scan_node(__u32 index, void *data)
 	const void *node = 0;
 	const void *srcs[4] = {}; /* FLASH_ATTN_EXT takes its mask as src[3] */
 	__s32 op = -1;
+	int had_tokens, had_positions, had_kv;
+	__u32 had_encoder;
 
 	if (bpf_probe_read_user(&node, sizeof(node), scan->nodes + (__u64)index * sizeof(void *)) || !node)
 		return 0;
@@ -160,13 +181,76 @@ static long scan_node(__u32 index, void *data)
 		op = -1;
 	if (bpf_probe_read_user(srcs, sizeof(srcs), node + config.tensor_src_offset))
 		return 0;
+	had_tokens = scan->n_tokens >= 0;
+	had_positions = scan->n_positions >= 0;
+	had_kv = scan->kv_len >= 0;
+	had_encoder = scan->encoder;
 	scan_source(scan, srcs[0], srcs, 0, op);
 	scan_source(scan, srcs[1], srcs, 1, op);
 	scan_source(scan, srcs[2], srcs, 2, op);
 	scan_source(scan, srcs[3], srcs, 3, op);
+	if (!had_tokens && scan->n_tokens >= 0)
+		scan->found_at.tokens_node = (__s32)index;
+	if (!had_positions && scan->n_positions >= 0)
+		scan->found_at.positions_node = (__s32)index;
+	if (!had_kv && scan->kv_len >= 0)
+		scan->found_at.kv_node = (__s32)index;
+	if (!had_encoder && scan->encoder)
+		scan->found_at.encoder_node = (__s32)index;
 	scan->previous = node;
 	/* Everything a decode graph can say found: the rest of the graph is layers alike. */
 	return scan->n_tokens >= 0 && scan->n_positions >= 0 && scan->kv_len >= 0;
+}
+
+static __always_inline void scan_reset(struct graph_scan *scan)
+{
+	scan->previous = 0;
+	scan->positions_data = 0;
+	scan->n_tokens = -1;
+	scan->n_positions = -1;
+	scan->kv_len = -1;
+	scan->runtime = 0;
+	scan->encoder = 0;
+	scan->found_at.tokens_node = -1;
+	scan->found_at.positions_node = -1;
+	scan->found_at.kv_node = -1;
+	scan->found_at.encoder_node = -1;
+}
+
+/* The hinted node, when there is one, holds what the full scan found there (a -1 hint: found nowhere). */
+static __always_inline int hint_holds(struct graph_scan *scan, __s32 node, __s32 n_nodes, int what)
+{
+	if (node < 0)
+		return 1;
+	if (node >= n_nodes || node >= GRAPH_SCAN_NODES)
+		return 0;
+	scan_node((__u32)node, scan);
+	switch (what) {
+	case 0: return scan->n_tokens >= 0;
+	case 1: return scan->n_positions >= 0;
+	case 2: return scan->kv_len >= 0;
+	default: return scan->encoder != 0;
+	}
+}
+
+/*
+ * What a graph of `n_nodes` nodes says, read at the nodes where the last full scan of one found it; 0 (the scan
+ * reset) when there is no hint or a hinted node no longer holds its part: the caller scans in full.
+ */
+static __always_inline int scan_hinted(struct graph_scan *scan, __s32 n_nodes)
+{
+	struct graph_scan_hint_key key = {.tgid = bpf_get_current_pid_tgid() >> 32, .n_nodes = n_nodes};
+	struct graph_scan_hint *hint = bpf_map_lookup_elem(&graph_scan_hints, &key);
+	struct graph_scan_hint at;
+
+	if (!hint)
+		return 0;
+	at = *hint;
+	if (hint_holds(scan, at.tokens_node, n_nodes, 0) && hint_holds(scan, at.positions_node, n_nodes, 1) &&
+	    hint_holds(scan, at.kv_node, n_nodes, 2) && hint_holds(scan, at.encoder_node, n_nodes, 3))
+		return 1;
+	scan_reset(scan);
+	return 0;
 }
 
 /* The graph call's entry at `level`: reads the graph unless an outer graph call on this thread did. */
@@ -198,14 +282,16 @@ static __always_inline void graph_tokens_enter(__u32 level, const void *cgraph)
 	e->pos_first = -1;
 	e->pos_last = -1;
 	e->kv_len = -1;
-	scan.n_tokens = -1;
-	scan.n_positions = -1;
-	scan.kv_len = -1;
+	scan_reset(&scan);
 	scan.n_nodes = n_nodes;
 	if (n_nodes > 0 &&
 	    !bpf_probe_read_user(&scan.nodes, sizeof(scan.nodes), cgraph + config.cgraph_nodes_offset) && scan.nodes) {
-		scanned = n_nodes < GRAPH_SCAN_NODES ? (__u32)n_nodes : GRAPH_SCAN_NODES;
-		bpf_loop(scanned, scan_node, &scan, 0);
+		if (!scan_hinted(&scan, n_nodes)) {
+			scanned = n_nodes < GRAPH_SCAN_NODES ? (__u32)n_nodes : GRAPH_SCAN_NODES;
+			bpf_loop(scanned, scan_node, &scan, 0);
+			struct graph_scan_hint_key key = {.tgid = bpf_get_current_pid_tgid() >> 32, .n_nodes = n_nodes};
+			bpf_map_update_elem(&graph_scan_hints, &key, &scan.found_at, BPF_ANY);
+		}
 		if (n_nodes > GRAPH_SCAN_NODES && (scan.n_tokens < 0 || scan.n_positions < 0 || scan.kv_len < 0))
 			e->flags |= GRAPH_TOKENS_TRUNCATED;
 		/* The logits are the last node in llama.cpp's graphs: [n_vocab, n_outputs]. */

@@ -4,6 +4,7 @@
  * (ggml_backend_sched_graph_compute_async on the CPU backend), as Ollama's engine does. Each graph embeds its
  * batch's tokens with a GET_ROWS on a weight named token_embd.weight from an I32 input, ropes a projection with
  * an I32 positions input named inp_pos, and computes logits named result_output for its last token only.
+ * Odd sequences' graphs have the same node count in another order.
  * It feeds SEQUENCES sequences, each a prompt of PROMPT tokens (positions 0..PROMPT-1) then STEPS single-token
  * steps, and prints what it fed on its last line: "fed prompt P generated G graphs N".
  * It waits for SIGUSR1 before its first graph (after the backends are loaded), so that a tracer attaches first.
@@ -104,9 +105,12 @@ int main(int argc, char **argv)
 			ggml_set_name(inp_out, "inp_out_ids");
 			ggml_set_input(inp_out);
 
+			// Odd sequences build their graphs of the same node count in another order (a SCALE of a weight
+			// first, no norm), so that a tracer that remembers where a graph's inputs were must look again.
+			struct ggml_tensor *scaled = s % 2 ? ggml_scale(ctx, wq, 1.0f) : NULL;
 			struct ggml_tensor *x = ggml_get_rows(ctx, tok_embd, inp_tokens);
 			ggml_set_name(x, "inp_embd");
-			struct ggml_tensor *h = ggml_rms_norm(ctx, x, 1e-5f);
+			struct ggml_tensor *h = s % 2 ? x : ggml_rms_norm(ctx, x, 1e-5f);
 			struct ggml_tensor *q = ggml_mul_mat(ctx, wq, h);
 			q = ggml_reshape_3d(ctx, q, N_EMBD / N_HEAD, N_HEAD, n);
 			q = ggml_rope_ext(ctx, q, inp_pos, NULL, N_EMBD / N_HEAD, 0, 4096, 10000.0f, 1.0f, 0.0f, 1.0f,
@@ -118,6 +122,8 @@ int main(int argc, char **argv)
 			ggml_set_name(logits, "result_output");
 			ggml_set_output(logits);
 			struct ggml_cgraph *gf = ggml_new_graph(ctx);
+			if (scaled)
+				ggml_build_forward_expand(gf, scaled);
 			ggml_build_forward_expand(gf, logits);
 
 			ggml_backend_sched_reset(sched);
