@@ -42,6 +42,12 @@ class BudgetIT {
     static final double SHARE_POINTS = 5;
     /** MUL_MAT's median from the windows vs all graphs: seen 137.7 vs 163.5 µs with a build running beside. */
     static final double P50_RATIO = 1.35;
+    /**
+     * CPU pressure (share of the run some task waited for a CPU) above which the medians are not compared: the run's
+     * own threads (llama-bench's two and infertop's) on two cores wait a little; a busy loop per core beside them,
+     * about half the time.
+     */
+    static final double MAX_PRESSURE = 0.25;
     /** MUL_MAT's share of decode at least (74-96 % seen here, by how busy the machine was). */
     static final double MIN_SHARE = 0.5;
     private static LlamaCppWorkload llama;
@@ -58,6 +64,7 @@ class BudgetIT {
     void windowsOfOneRunGiveTheSharesOfAllItsGraphsAndATinyBudgetSamples() throws Exception {
         Path model = Models.preset("bench");
         Path snapshots = work.resolve("full");
+        CpuPressure pressure = CpuPressure.start();
         JsonNode full = trace(model, 48, "--budget", "0", "--flight-seconds", "300", "--snapshot-on-exit",
                 "--snapshot-dir", snapshots.toString());
         // --budget 0: every graph traced, the counts exact.
@@ -85,9 +92,18 @@ class BudgetIT {
         assertSharesMatch(all, sampled, SHARE_POINTS, "same run");
         double p50All = p50Us(slices, "MUL_MAT");
         double p50Windows = p50Us(windows, "MUL_MAT");
-        System.out.printf("budget: MUL_MAT p50 %.1f µs all, %.1f µs windows%n", p50All, p50Windows);
-        assertTrue(Math.max(p50All, p50Windows) / Math.min(p50All, p50Windows) <= P50_RATIO,
-                "MUL_MAT p50 " + p50All + " vs " + p50Windows);
+        double waited = pressure.share();
+        System.out.printf("budget: MUL_MAT p50 %.1f µs all, %.1f µs windows; CPU pressure %.0f %% of the run%n",
+                p50All, p50Windows, 100 * waited);
+        if (waited > MAX_PRESSURE) {
+            // Other work took the cores now and then: a node's time is then bimodal (preempted or not) and its
+            // median moves from second to second, whatever infertop does; measured above, not asserted.
+            System.out.println("budget: the MUL_MAT medians are not compared: tasks waited for a CPU "
+                    + Math.round(100 * waited) + " % of the run (other work on this machine)");
+        } else {
+            assertTrue(Math.max(p50All, p50Windows) / Math.min(p50All, p50Windows) <= P50_RATIO,
+                    "MUL_MAT p50 " + p50All + " vs " + p50Windows + " (CPU pressure " + waited + ")");
+        }
 
         // 2. A budget far below the full cost: the controller samples.
         JsonNode tiny = trace(model, 96, "--budget", "0.05");
