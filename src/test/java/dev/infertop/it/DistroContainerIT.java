@@ -277,8 +277,13 @@ class DistroContainerIT {
                     context);
             double serverTtft = timings.stream().mapToDouble(t -> t.path("prompt_ms").asDouble()).average().orElseThrow();
             double ttft = requests.path("ttft_ms").path("mean").asDouble();
-            assertTrue(Math.abs(ttft - serverTtft) <= 0.25 * serverTtft + 2, "TTFT mean " + ttft + " ms against the "
-                    + "server's " + serverTtft + " ms: " + context);
+            System.out.printf("distro: TTFT mean infertop %.2f ms, server %.2f ms%n", ttft, serverTtft);
+            // On the tiny model a prompt takes a few ms, and the server's prompt_ms also holds its own work around
+            // the decode calls (the batch assembled, a prompt waiting for other slots' steps): several ms on a
+            // busy 2-core machine, as much as the prompt. infertop's figure is the decode part: not above the
+            // server's, and not below half of it. ServingIT compares the two closely where a prompt takes seconds.
+            assertTrue(ttft <= 1.25 * serverTtft + 2 && ttft >= 0.5 * serverTtft - 2, "TTFT mean " + ttft
+                    + " ms against the server's " + serverTtft + " ms: " + context);
             assertEquals(0, total.path("lost_events").asLong(), context);
         }
     }
