@@ -390,7 +390,11 @@ struct graph_scan_hint {
 	__s32 positions_node;
 	__s32 kv_node;
 	__s32 encoder_node;
+	__u32 uses; /* graphs read by this hint since its full scan */
 };
+/* A hint is used this many times, then a full scan renews it: a part missed once (a read that failed) is not
+ * missed for the rest of the run. */
+#define GRAPH_SCAN_HINT_USES 256
 
 /* Key of the `graph_names` map (BPF_MAP_TYPE_LPM_TRIE): a prefix of prefixlen bits of a tensor name. */
 struct graph_name_key {

@@ -59,7 +59,8 @@ struct graph_scan {
  * A process's graphs of one node count are built alike, step after step: where the last full scan of such a graph
  * found the token embedding, positions, mask and encoder input, the next graph is looked at first (a node each
  * instead of a scan of up to GRAPH_SCAN_NODES nodes, the hot path of every graph). Each hinted node's sources are
- * still matched by name and kind, so a hint that no longer fits finds nothing and the full scan runs again.
+ * still matched by name and kind, so a hint that no longer fits finds nothing and the full scan runs again; every
+ * GRAPH_SCAN_HINT_USES graphs it runs anyway and renews the hint.
  */
 struct graph_scan_hint_key {
 	__u32 tgid;
@@ -215,6 +216,7 @@ static __always_inline void scan_reset(struct graph_scan *scan)
 	scan->found_at.positions_node = -1;
 	scan->found_at.kv_node = -1;
 	scan->found_at.encoder_node = -1;
+	scan->found_at.uses = 0;
 }
 
 /* The hinted node, when there is one, holds what the full scan found there (a -1 hint: found nowhere). */
@@ -243,8 +245,9 @@ static __always_inline int scan_hinted(struct graph_scan *scan, __s32 n_nodes)
 	struct graph_scan_hint *hint = bpf_map_lookup_elem(&graph_scan_hints, &key);
 	struct graph_scan_hint at;
 
-	if (!hint)
+	if (!hint || hint->uses >= GRAPH_SCAN_HINT_USES)
 		return 0;
+	hint->uses++; /* one writer per process in practice; a lost increment only delays the renewal */
 	at = *hint;
 	if (hint_holds(scan, at.tokens_node, n_nodes, 0) && hint_holds(scan, at.positions_node, n_nodes, 1) &&
 	    hint_holds(scan, at.kv_node, n_nodes, 2) && hint_holds(scan, at.encoder_node, n_nodes, 3))
@@ -289,8 +292,12 @@ static __always_inline void graph_tokens_enter(__u32 level, const void *cgraph)
 		if (!scan_hinted(&scan, n_nodes)) {
 			scanned = n_nodes < GRAPH_SCAN_NODES ? (__u32)n_nodes : GRAPH_SCAN_NODES;
 			bpf_loop(scanned, scan_node, &scan, 0);
+			/* A graph that said nothing leaves no hint: graphs of its size are scanned in full as before. */
 			struct graph_scan_hint_key key = {.tgid = bpf_get_current_pid_tgid() >> 32, .n_nodes = n_nodes};
-			bpf_map_update_elem(&graph_scan_hints, &key, &scan.found_at, BPF_ANY);
+			if (scan.found_at.tokens_node >= 0 || scan.found_at.encoder_node >= 0)
+				bpf_map_update_elem(&graph_scan_hints, &key, &scan.found_at, BPF_ANY);
+			else
+				bpf_map_delete_elem(&graph_scan_hints, &key);
 		}
 		if (n_nodes > GRAPH_SCAN_NODES && (scan.n_tokens < 0 || scan.n_positions < 0 || scan.kv_len < 0))
 			e->flags |= GRAPH_TOKENS_TRUNCATED;
