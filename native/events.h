@@ -29,6 +29,7 @@ enum event_kind {
 	EVENT_GRAPH_TOKENS = 17, /* what one graph says of its tokens (struct graph_tokens_event): token layer */
 	EVENT_WHISPER_FULL = 18, /* one whisper_full_with_state() call (struct whisper_full_event): token layer */
 	EVENT_OFFLOAD = 19,   /* a backend synchronize or a tensor copy between backends (native/offload.bpf.h) */
+	EVENT_OP_SAMPLE = 20, /* a target thread found on a CPU by the operator layer's clock sampler (op_sample.bpf.h) */
 };
 
 struct event_header {
@@ -449,6 +450,18 @@ struct whisper_full_event {
 	struct event_header header;
 	__s32 n_samples; /* 16 kHz mono samples transcribed */
 	__s32 ret;       /* whisper_full_with_state's return value: 0 ok */
+};
+
+/*
+ * A target thread interrupted on its CPU by the operator layer's clock sampler (a cpu-clock perf event per CPU,
+ * native/op_sample.bpf.h): where it was. start_ns == end_ns, the moment. User space learns which op each code
+ * address runs from the samples that fall in the exact sample windows, and names the rest by it.
+ */
+struct op_sample_event {
+	struct event_header header;
+	__u64 ip;    /* the interrupted user-mode instruction address; 0 when the thread was in the kernel */
+	__u32 cpu;   /* the CPU it ran on */
+	__u32 pad;
 };
 
 #endif /* INFERTOP_EVENTS_H */

@@ -20,6 +20,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #include "token.bpf.h"
 #include "graph.bpf.h"
 #include "operator.bpf.h"
+#include "op_sample.bpf.h"
 #include "sched.bpf.h"
 #include "counters.bpf.h"
 #include "backends.bpf.h"

@@ -29,4 +29,14 @@ struct pt_regs {
 #error "infertop BPF objects are built for __TARGET_ARCH_x86 or __TARGET_ARCH_arm64"
 #endif
 
+/*
+ * A perf_event program's context, struct bpf_perf_event_data of linux/bpf_perf_event.h: the interrupted
+ * registers (bpf_user_pt_regs_t: struct pt_regs on x86-64, struct user_pt_regs on arm64, both as above) first.
+ */
+struct bpf_perf_event_data_regs {
+	struct pt_regs regs;
+	__u64 sample_period;
+	__u64 addr;
+};
+
 #endif /* INFERTOP_REGS_H */

@@ -31,6 +31,17 @@ public final class OperatorKernelSide implements KernelSide {
     private boolean fusedCallsRequired;
     /** Fused-op call sites found and left unprobed, as placement-like lines (the layer's status). */
     private final List<String> fusedCallsNotProbed = new ArrayList<>();
+    /** The clock sampler's period per CPU (0: no sampler), and its links while the layer's probes are attached. */
+    private long samplePeriodNs = DEFAULT_SAMPLE_PERIOD_NS;
+    private List<ProbeLink> samplers;
+    /** Why the sampler is not running, as a status line; empty while it runs or was not asked for. */
+    private String samplerProblem = "";
+
+    /**
+     * The clock sampler's default period: 2 ms of a CPU's user time, 500 samples a second on a busy CPU. Its cost is
+     * a timer interrupt per period per busy CPU, whatever the target runs.
+     */
+    public static final long DEFAULT_SAMPLE_PERIOD_NS = 2_000_000L;
 
     OperatorKernelSide(KernelSide.LayerHandle layer) {
         this.layer = layer;
@@ -51,6 +62,7 @@ public final class OperatorKernelSide implements KernelSide {
     public void detached() {
         arrivals.forget();
         control.paused(false);
+        samplers = null; // closed with the layer's other links
     }
 
     /** The MoE layer's BPF side numbers a thread's groups by its fused calls: they are probed from then on. */
@@ -64,12 +76,58 @@ public final class OperatorKernelSide implements KernelSide {
                                  long fileOffset, ProbeLink link) {
         if (ArrivalProbes.isArrivalProgram(program)) {
             arrivals.attached(program, library, mappedAs, fileOffset, link);
+            if (samplers == null) {
+                attachSamplers();
+            }
+        }
+    }
+
+    /**
+     * The clock sampler, one timer per online CPU, from the layer's first barrier probe on: it names the op each
+     * sample interrupted by what the barrier probes' windows teach (agg.OpSamples), so it runs only with them. It
+     * stays attached between the budget's windows (that is its purpose) and goes with the layer's other links.
+     */
+    private void attachSamplers() {
+        samplers = new ArrayList<>();
+        samplerProblem = "";
+        if (samplePeriodNs <= 0) {
+            return;
+        }
+        try {
+            for (int cpu : PerfCounters.onlineCpus()) {
+                samplers.add(ClockSampleLink.attach(layer.object(), cpu, samplePeriodNs));
+            }
+        } catch (BpfException | RuntimeException e) {
+            LinkCloser.closeAll(samplers);
+            samplers.clear();
+            samplerProblem = "op sampler off: " + e.getMessage();
+            return;
+        }
+        layer.linksAttached(samplers);
+    }
+
+    /** The clock sampler's period per CPU from the next attach on; 0: none. */
+    public void samplePeriodNs(long periodNs) {
+        synchronized (layer.lock()) {
+            this.samplePeriodNs = Math.max(0, periodNs);
+        }
+    }
+
+    /** The sampler's period while it runs; 0 while it does not. */
+    public long samplingPeriodNs() {
+        synchronized (layer.lock()) {
+            return samplers != null && !samplers.isEmpty() ? samplePeriodNs : 0;
         }
     }
 
     @Override
     public List<String> notes() {
-        return fusedCallsNotProbed;
+        if (samplerProblem.isEmpty()) {
+            return fusedCallsNotProbed;
+        }
+        List<String> notes = new ArrayList<>(fusedCallsNotProbed);
+        notes.add(samplerProblem);
+        return notes;
     }
 
     /**

@@ -151,6 +151,11 @@ public final class InfertopCommand implements Callable<Integer> {
             description = "Operator layer: trace every Nth CPU graph (token) only (default: ${DEFAULT-VALUE}).")
     int operatorEvery;
 
+    @Option(names = "--op-sample-hz", paramLabel = "HZ", defaultValue = "500",
+            description = "Operator layer: a clock interrupt per busy CPU HZ times a second names the op each of the "
+                    + "target's threads is in, between the exact windows too; 0: no sampler (default: ${DEFAULT-VALUE}).")
+    int opSampleHz;
+
     @Option(names = "--budget", paramLabel = "PCT", defaultValue = "1",
             description = "Keep infertop's estimated cost under PCT %% of the target's own CPU time (probe hits x the "
                     + "measured cost of a hit, BPF run time, infertop's CPU) by sampling the operator layer's "
@@ -252,7 +257,7 @@ public final class InfertopCommand implements Callable<Integer> {
                 budgetPercent, operatorWhen == null ? null : OperatorRule.parse(operatorWhen), operatorThreads, follow, counters,
                 new dev.infertop.snapshot.SnapshotOptions(snapshotDir, snapshotEverySeconds, snapshotOnExit,
                         flightSeconds, snapshotAccess()), dagFile, listenAddress,
-                ListenOption.webConfig(webConfig, listenAddress), user, anyUser);
+                ListenOption.webConfig(webConfig, listenAddress), user, anyUser, opSampleHz);
     }
 
     /** --env NAME=VALUE entries: NAME a shell variable name, neither part holding a NUL; only with -- COMMAND. */

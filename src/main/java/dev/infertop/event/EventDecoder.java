@@ -57,6 +57,7 @@ public final class EventDecoder implements RecordHandler {
             case EVENT_OFFLOAD -> offload(data, offset, lengthBytes, tid, startNs, endNs);
             case EVENT_GRAPH_TOKENS -> graphTokens(data, offset, lengthBytes, tid, startNs, endNs);
             case EVENT_WHISPER_FULL -> whisperFull(data, offset, lengthBytes, tid, startNs, endNs);
+            case EVENT_OP_SAMPLE -> opSample(data, offset, lengthBytes, tid, startNs);
             default -> malformedRecords++;
         }
     }
@@ -266,6 +267,15 @@ public final class EventDecoder implements RecordHandler {
         }
         listeners[EVENT_WHISPER_FULL].onWhisperFull(tid, startNs, endNs, data.get(INT, offset + WHISPER_FULL_N_SAMPLES),
                 data.get(INT, offset + WHISPER_FULL_RET));
+    }
+
+    private void opSample(MemorySegment data, long offset, int lengthBytes, int tid, long timeNs) {
+        if (lengthBytes < OP_SAMPLE_SIZE) {
+            malformedRecords++;
+            return;
+        }
+        listeners[EVENT_OP_SAMPLE].onOpSample(tid, timeNs, data.get(INT, offset + OP_SAMPLE_CPU),
+                data.get(LONG, offset + OP_SAMPLE_IP));
     }
 
     /** Records with an unknown kind or a short length: a layout mismatch between native/ and Java. */

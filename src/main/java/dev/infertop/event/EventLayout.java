@@ -23,8 +23,10 @@ public final class EventLayout {
     public static final int EVENT_GRAPH_TOKENS = 17;
     /** One whisper_full_with_state call: struct whisper_full_event (token layer, whisper.cpp's own API). */
     public static final int EVENT_WHISPER_FULL = 18;
+    /** A target thread found on its CPU by the operator layer's clock sampler: struct op_sample_event. */
+    public static final int EVENT_OP_SAMPLE = 20;
     /** The largest record kind: the decoder keeps one listener per kind up to it. */
-    public static final int MAX_EVENT_KIND = 19;
+    public static final int MAX_EVENT_KIND = 20;
 
     // struct event_header
     public static final int HEADER_KIND = 0;
@@ -178,6 +180,10 @@ public final class EventLayout {
     public static final int BACKEND_OPS_COUNTED = 52;
     public static final int BACKEND_OPS_OP_NODES = 56;
     public static final int BACKEND_OPS_SIZE = 312;
+    // struct op_sample_event (native/op_sample.bpf.h)
+    public static final int OP_SAMPLE_IP = 24;
+    public static final int OP_SAMPLE_CPU = 32;
+    public static final int OP_SAMPLE_SIZE = 40;
     // struct offload_event (native/offload.bpf.h)
     public static final int EVENT_OFFLOAD = 19;
     public static final int OFFLOAD_SYNC = 1;

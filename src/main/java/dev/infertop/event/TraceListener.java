@@ -58,6 +58,12 @@ public interface TraceListener {
      */
     default void onWhisperFull(int tid, long startNs, long endNs, int samples, int status) {}
 
+    /**
+     * A target thread interrupted on {@code cpu} by the operator layer's clock sampler at {@code timeNs}, at user
+     * address {@code ip} (0: it was in the kernel).
+     */
+    default void onOpSample(int tid, long timeNs, int cpu, long ip) {}
+
     /** One ggml_graph_compute call (the CPU backend's own entry). */
     default void onCpuGraphCompute(int tid, long startNs, long endNs, long cgraphAddress, int nNodes, int status) {}
 

@@ -222,6 +222,17 @@ public final class LibBpf {
         return bpf_program__attach.HANDLE;
     }
 
+    // struct bpf_link *bpf_program__attach_perf_event(const struct bpf_program *prog, int pfd)
+    // The link owns pfd from then on: bpf_link__destroy disables and closes it. Returns NULL and sets errno.
+    private static final class bpf_program__attach_perf_event {
+        static final MethodHandle HANDLE = bind("bpf_program__attach_perf_event",
+                FunctionDescriptor.of(ADDRESS, ADDRESS, JAVA_INT), Errno.CAPTURE);
+    }
+
+    public static MethodHandle bpf_program__attach_perf_event$handle() {
+        return bpf_program__attach_perf_event.HANDLE;
+    }
+
     // int bpf_program__fd(const struct bpf_program *prog): the loaded program's fd, or -errno
     private static final class bpf_program__fd {
         static final MethodHandle HANDLE = bind("bpf_program__fd",

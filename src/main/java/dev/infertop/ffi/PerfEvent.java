@@ -57,6 +57,9 @@ public final class PerfEvent {
     public static final int TYPE_HW_CACHE = 3;
     public static final int TYPE_RAW = 4;
 
+    // enum perf_sw_ids
+    public static final long SW_CPU_CLOCK = 0;
+
     // perf_event_attr.read_format
     public static final long FORMAT_TOTAL_TIME_ENABLED = 1;
     public static final long FORMAT_TOTAL_TIME_RUNNING = 2;
@@ -114,7 +117,10 @@ public final class PerfEvent {
         public static final long FLAG_DISABLED = 1L;
         /** {@code inherit}: must stay 0 for an event in a BPF perf event array. */
         public static final long FLAG_INHERIT = 1L << 1;
+        public static final long FLAG_EXCLUDE_KERNEL = 1L << 5;
         public static final long FLAG_EXCLUDE_HV = 1L << 6;
+        public static final long FLAG_EXCLUDE_IDLE = 1L << 7;
+        public static final long SAMPLE_PERIOD = offset("sample_period");
 
         private static long offset(String field) {
             return LAYOUT.byteOffset(MemoryLayout.PathElement.groupElement(field));
@@ -139,6 +145,27 @@ public final class PerfEvent {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment state = Errno.allocate(arena);
             MemorySegment attr = Attr.counting(arena, type, config);
+            long fd = (long) syscall.invokeExact(state, syscallNumber(), attr, -1, cpu, -1, FLAG_FD_CLOEXEC);
+            return fd >= 0 ? (int) fd : -Errno.read(state);
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    /**
+     * Opens a cpu-clock timer on {@code cpu} for every process (pid -1) that overflows every {@code periodNs} of
+     * that CPU's time while it runs user code (kernel and idle time excluded: the BPF program attached to it runs
+     * only where a sample can name an op). Returns the fd, or minus errno. Needs CAP_PERFMON (or root).
+     */
+    public static int openClockSampler(int cpu, long periodNs) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment state = Errno.allocate(arena);
+            MemorySegment attr = arena.allocate(Attr.LAYOUT);
+            attr.set(JAVA_INT, Attr.TYPE, TYPE_SOFTWARE);
+            attr.set(JAVA_INT, Attr.SIZE, (int) Attr.LAYOUT.byteSize());
+            attr.set(JAVA_LONG, Attr.CONFIG, SW_CPU_CLOCK);
+            attr.set(JAVA_LONG, Attr.SAMPLE_PERIOD, periodNs);
+            attr.set(JAVA_LONG, Attr.FLAGS, Attr.FLAG_EXCLUDE_KERNEL | Attr.FLAG_EXCLUDE_HV | Attr.FLAG_EXCLUDE_IDLE);
             long fd = (long) syscall.invokeExact(state, syscallNumber(), attr, -1, cpu, -1, FLAG_FD_CLOEXEC);
             return fd >= 0 ? (int) fd : -Errno.read(state);
         } catch (Throwable t) {

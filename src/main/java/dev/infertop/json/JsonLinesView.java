@@ -194,6 +194,7 @@ public final class JsonLinesView implements SnapshotView {
             node.put(OpField.GROUPS.key(), round(op.groups(), 1));
             node.put(OpField.WALL_MS.key(), round(op.wallNs() / 1e6, 3));
         }
+        putOpsSampled(root.putObject(OPS_SAMPLED.key()), operators.sampled());
         putSampled(root.putObject(SAMPLED.key()), s);
         ObjectNode threads = root.putObject(THREADS.key());
         for (ThreadTotals thread : operators.threads()) {
@@ -384,4 +385,35 @@ public final class JsonLinesView implements SnapshotView {
         double scale = Math.pow(10, decimals);
         return Math.round(value * scale) / scale;
     }
+
+    /** The clock samples: counts rounded to a tenth (a code line seen in two ops splits its samples). */
+    private static void putOpsSampled(ObjectNode node, dev.infertop.model.OpSampleTotals sampled) {
+        node.put(OpsSampledField.PERIOD_MS.key(), round(sampled.periodNs() / 1e6, 3));
+        node.put(OpsSampledField.SAMPLES.key(), sampled.samples());
+        node.put(OpsSampledField.UNKNOWN.key(), round(sampled.unknown(), 1));
+        node.put(OpsSampledField.BARRIER_WAIT.key(), round(sampled.barrierWait(), 1));
+        node.put(OpsSampledField.OUTSIDE_GRAPHS.key(), round(sampled.outsideGraphs(), 1));
+        node.put(OpsSampledField.LEARNED_SAMPLES.key(), sampled.learnedSamples());
+        node.put(OpsSampledField.LEARNED_LINES.key(), sampled.learnedLines());
+        putSampledOps(node.putObject(OpsSampledField.OPS.key()), sampled.ops());
+        ObjectNode threads = node.putObject(OpsSampledField.THREADS.key());
+        for (dev.infertop.model.OpSampleTotals.Thread thread : sampled.threads()) {
+            ObjectNode t = threads.putObject(Integer.toString(thread.tid()));
+            t.put(SampledThreadField.SAMPLES.key(), thread.samples());
+            t.put(SampledThreadField.OP.key(), thread.op());
+        }
+        ObjectNode between = node.putObject(OpsSampledField.BETWEEN_WINDOWS.key());
+        between.put(SampledBetweenField.SAMPLES.key(), sampled.between().samples());
+        between.put(SampledBetweenField.UNKNOWN.key(), round(sampled.between().unknown(), 1));
+        putSampledOps(between.putObject(SampledBetweenField.OPS.key()), sampled.between().ops());
+    }
+
+    private static void putSampledOps(ObjectNode node, List<dev.infertop.model.OpSampleTotals.Op> ops) {
+        for (dev.infertop.model.OpSampleTotals.Op op : ops) {
+            ObjectNode o = node.putObject(op.op());
+            o.put(SampledOpField.SAMPLES.key(), round(op.samples(), 1));
+            o.put(SampledOpField.SHARE.key(), round(op.share(), 4));
+        }
+    }
+
 }

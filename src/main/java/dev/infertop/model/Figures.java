@@ -87,8 +87,13 @@ public record Figures(
     }
 
     /** The operator layer's figures (its table and the roofline that costs its nodes) from other figures. */
+    /**
+     * The operator figures of {@code other} (an earlier window's) in these: its ops, threads and roofline, but these
+     * figures' own lanes and clock samples, which are current whether or not a window ran.
+     */
     public Figures withOperatorFiguresOf(Figures other) {
-        return new Figures(spanNs, tokens, ttft, tpot, backends, cpuGraphs, other.operators, sched, counters, backendOps,
+        OperatorTotals held = other.operators.withSampled(operators.sampled(), operators.lanes());
+        return new Figures(spanNs, tokens, ttft, tpot, backends, cpuGraphs, held, sched, counters, backendOps,
                 other.roofline, offload, whisper);
     }
 

@@ -26,7 +26,7 @@ public enum JsonSchema {
     CONTEXTS, TTFT_MS, TPOT_MS, REQUESTS, SPECULATIVE, BATCH_SIZES,
     WHISPER("for a whisper.cpp program"),
     GRAPH_COMPUTES, GRAPH_NODES, GRAPH_BUSY_MS, CPU_GRAPH_COMPUTES, CPU_GRAPH_NODES, CPU_GRAPH_BUSY_MS,
-    OP_GRAPHS, OP_GRAPHS_UNATTRIBUTED, OPS, OPS_ESTIMATED, SAMPLED, THREADS,
+    OP_GRAPHS, OP_GRAPHS_UNATTRIBUTED, OPS, OPS_ESTIMATED, OPS_SAMPLED, SAMPLED, THREADS,
     ROOFLINE("with the operator layer, once a node was costed"),
     SCHED,
     COUNTERS("while the counters layer is not off"),
@@ -103,6 +103,35 @@ public enum JsonSchema {
     /** One op of {@code ops} (and of {@code ops_estimated}, which has groups and wall_ms). */
     public enum OpField implements Key {
         GROUPS, NODES, WALL_MS, WORK_MS, BARRIER_WAIT_MS, P50_MS, P90_MS, P99_MS, MAX_MS, LAST_SHAPE;
+        private final String key = name().toLowerCase(Locale.ROOT);
+        public String key() { return key; }
+    }
+
+    /** {@code ops_sampled}: the operator layer's clock samples, named by what the exact windows taught. */
+    public enum OpsSampledField implements Key {
+        PERIOD_MS, SAMPLES, UNKNOWN, BARRIER_WAIT, OUTSIDE_GRAPHS, LEARNED_SAMPLES, LEARNED_LINES, OPS, THREADS,
+        BETWEEN_WINDOWS;
+        private final String key = name().toLowerCase(Locale.ROOT);
+        public String key() { return key; }
+    }
+
+    /** One op of {@code ops_sampled.ops} (and of {@code ops_sampled.between_windows.ops}). */
+    public enum SampledOpField implements Key {
+        SAMPLES, SHARE;
+        private final String key = name().toLowerCase(Locale.ROOT);
+        public String key() { return key; }
+    }
+
+    /** One thread of {@code ops_sampled.threads}. */
+    public enum SampledThreadField implements Key {
+        SAMPLES, OP;
+        private final String key = name().toLowerCase(Locale.ROOT);
+        public String key() { return key; }
+    }
+
+    /** {@code ops_sampled.between_windows}: the run's samples no exact window covered. */
+    public enum SampledBetweenField implements Key {
+        SAMPLES, UNKNOWN, OPS;
         private final String key = name().toLowerCase(Locale.ROOT);
         public String key() { return key; }
     }
@@ -398,6 +427,10 @@ public enum JsonSchema {
             Map.entry("snapshot.flight_recorder", FlightRecorderField.class),
             Map.entry("snapshot.left_out.[]", LeftOutField.class),
             Map.entry("ops.*", OpField.class), Map.entry("ops_estimated.*", OpField.class),
+            Map.entry("ops_sampled", OpsSampledField.class), Map.entry("ops_sampled.ops.*", SampledOpField.class),
+            Map.entry("ops_sampled.threads.*", SampledThreadField.class),
+            Map.entry("ops_sampled.between_windows", SampledBetweenField.class),
+            Map.entry("ops_sampled.between_windows.ops.*", SampledOpField.class),
             Map.entry("threads.*", ThreadField.class),
             Map.entry("backends.*", BackendField.class), Map.entry("backends.*.ops.*", BackendOpField.class),
             Map.entry("offload", OffloadField.class), Map.entry("offload.backends.*", OffloadBackendField.class),

@@ -21,7 +21,7 @@ public enum Layer {
             JsonSchema.GRAPH_COMPUTES, JsonSchema.GRAPH_NODES, JsonSchema.GRAPH_BUSY_MS, JsonSchema.BACKENDS,
             JsonSchema.OFFLOAD),
     OPERATOR("every CPU graph node on every thread: op, tensor, shape, work and barrier wait",
-            JsonSchema.OPS, JsonSchema.THREADS, JsonSchema.ROOFLINE, JsonSchema.OPS_ESTIMATED),
+            JsonSchema.OPS, JsonSchema.THREADS, JsonSchema.ROOFLINE, JsonSchema.OPS_ESTIMATED, JsonSchema.OPS_SAMPLED),
     SCHED("sched_switch/sched_wakeup tracepoints: thread states (running, runnable, sleeping) and who ran "
             + "on the CPU while a thread waited for it", JsonSchema.SCHED),
     COUNTERS("perf counters per CPU read at each node group's barrier: per op counts, IPC, L3 refill bandwidth",

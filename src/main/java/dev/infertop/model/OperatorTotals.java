@@ -8,7 +8,7 @@ import java.util.List;
  */
 public record OperatorTotals(List<OpTotals> ops, List<ThreadTotals> threads, long graphsAttributed,
                              long graphsUnattributed, List<OpTotals> tensorGroups, List<ThreadLane> lanes,
-                             List<OpEstimate> estimated) {
+                             List<OpEstimate> estimated, OpSampleTotals sampled) {
     public static final OperatorTotals EMPTY = new OperatorTotals(List.of(), List.of(), 0, 0);
 
     public OperatorTotals {
@@ -17,6 +17,20 @@ public record OperatorTotals(List<OpTotals> ops, List<ThreadTotals> threads, lon
         tensorGroups = List.copyOf(tensorGroups);
         lanes = List.copyOf(lanes);
         estimated = List.copyOf(estimated);
+        sampled = sampled == null ? OpSampleTotals.EMPTY : sampled;
+    }
+
+    /** Without clock samples (a replayed snapshot, a test). */
+    public OperatorTotals(List<OpTotals> ops, List<ThreadTotals> threads, long graphsAttributed,
+                          long graphsUnattributed, List<OpTotals> tensorGroups, List<ThreadLane> lanes,
+                          List<OpEstimate> estimated) {
+        this(ops, threads, graphsAttributed, graphsUnattributed, tensorGroups, lanes, estimated, OpSampleTotals.EMPTY);
+    }
+
+    /** The same figures with the clock samples' and the lanes they filled. */
+    public OperatorTotals withSampled(OpSampleTotals newSampled, List<ThreadLane> newLanes) {
+        return new OperatorTotals(ops, threads, graphsAttributed, graphsUnattributed, tensorGroups, newLanes,
+                estimated, newSampled);
     }
 
     /** Without estimates over every graph (a replayed snapshot, a test). */
@@ -27,7 +41,8 @@ public record OperatorTotals(List<OpTotals> ops, List<ThreadTotals> threads, lon
 
     /** The same figures with {@code newEstimated} as the estimates over every graph. */
     public OperatorTotals withEstimated(List<OpEstimate> newEstimated) {
-        return new OperatorTotals(ops, threads, graphsAttributed, graphsUnattributed, tensorGroups, lanes, newEstimated);
+        return new OperatorTotals(ops, threads, graphsAttributed, graphsUnattributed, tensorGroups, lanes, newEstimated,
+                sampled);
     }
 
     public OperatorTotals(List<OpTotals> ops, List<ThreadTotals> threads, long graphsAttributed,

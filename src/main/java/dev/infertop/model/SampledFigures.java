@@ -25,6 +25,7 @@ public final class SampledFigures {
             fields.addAll(layer.jsonSections());
         }
         fields.remove(ESTIMATED); // every graph's, scaled from the windows'
+        fields.remove(JsonSchema.OPS_SAMPLED.key()); // the clock samples: between the windows too
 
         fields.addAll(List.of(JsonSchema.OP_GRAPHS.key(), JsonSchema.OP_GRAPHS_UNATTRIBUTED.key(),
                 JsonSchema.BACKENDS.key() + ".CPU." + JsonSchema.BackendField.OPS.key()));

@@ -42,6 +42,13 @@ record Pipeline(NameTable names, TraceAggregator aggregator, EventDecoder decode
     static Pipeline build(CalibratedLayout layout, BackendNames backendNames, int targetPid, LongSupplier schedHits,
                           MoeAggregator.PlanWriter moePlans, LongFunction<String> leafNames,
                           dev.infertop.model.Roofline.Ceilings ceilings) {
+        return build(layout, backendNames, targetPid, schedHits, moePlans, leafNames, ceilings, () -> 0);
+    }
+
+    /** {@code samplePeriodNs}: the operator layer's clock sampler's period while it runs, else 0. */
+    static Pipeline build(CalibratedLayout layout, BackendNames backendNames, int targetPid, LongSupplier schedHits,
+                          MoeAggregator.PlanWriter moePlans, LongFunction<String> leafNames,
+                          dev.infertop.model.Roofline.Ceilings ceilings, LongSupplier samplePeriodNs) {
         NameTable names = new NameTable();
         OpNaming naming = layout != null ? new CalibratedOpNaming(layout) : null;
         // One table of the target's threads for every per-thread layer; a thread gone from the target gives
@@ -62,6 +69,8 @@ record Pipeline(NameTable names, TraceAggregator aggregator, EventDecoder decode
         aggregator.register(offload).followGraphComputes(offload);
         DagRecorder dag = null;
         if (naming != null) {
+            // The clock samples are named by what the operator layer's windows saw: after it, from its graphs.
+            aggregator.register(new dev.infertop.agg.OpSamples(samplePeriodNs));
             MoeAggregator moe = new MoeAggregator(naming, names, moePlans);
             aggregator.withMoe(moe);
             dag = new DagRecorder(naming, names, leafNames);

@@ -51,6 +51,7 @@ final class ProbeLoader {
             operator.inferFusedCalls(fusion::learn);
         }
         operator.setEvery(options.operatorEvery());
+        operator.samplePeriodNs(options.opSamplePeriodNs());
         operator.setThreads(options.operatorThreads());
         return new Loaded(backendNames, perfCounters, fusion);
     }

@@ -120,7 +120,8 @@ final class TargetSession {
                 : RooflineCeilings.atStart(process instanceof LaunchedCommand, control::notice);
         Pipeline pipeline = Pipeline.build(calibration.layout(), loaded.backendNames(), targetPid, schedHits::sum,
                 resources.probes.kernelSide(Layer.MOE, MoeKernelSide.class).plans()::write, address ->
-                        TargetMemory.cString(targetPid, address + nameOffset, 64), ceilings);
+                        TargetMemory.cString(targetPid, address + nameOffset, 64), ceilings,
+                resources.probes.kernelSide(Layer.OPERATOR, dev.infertop.bpf.OperatorKernelSide.class)::samplingPeriodNs);
         resources.graphStarts = new dev.infertop.bpf.GraphStartMaps(resources.object);
         pipeline.aggregator().withGraphsInFlight(resources.graphStarts);
         policy.followFusion(pipeline.aggregator().operators(), loaded.fusion());

@@ -32,7 +32,13 @@ public record TraceOptions(
         dev.infertop.metrics.ListenAddress listen,
         dev.infertop.metrics.WebConfig webConfig,
         String user,
-        boolean anyUser) {
+        boolean anyUser,
+        int opSampleHz) {
+
+    /** The clock sampler's period per CPU for {@link #opSampleHz}, 0 for none. */
+    public long opSamplePeriodNs() {
+        return opSampleHz <= 0 ? 0 : 1_000_000_000L / opSampleHz;
+    }
 
     /**
      * BATCH and JSON for scripts; LIVE is the full-screen view (stdout a terminal, no option given); QUIET
@@ -87,6 +93,9 @@ public record TraceOptions(
         }
         if (operatorEvery < 1) {
             throw new UserError("--op-every must be 1 or more, got " + operatorEvery, 2);
+        }
+        if (opSampleHz < 0 || opSampleHz > 10_000) {
+            throw new UserError("--op-sample-hz must be from 0 (no sampler) to 10000, got " + opSampleHz, 2);
         }
         if (!(budgetPercent >= 0 && budgetPercent <= 100)) {
             throw new UserError("--budget must be a percentage from 0 (no limit) to 100, got " + budgetPercent, 2);

@@ -11,7 +11,9 @@ import java.util.Locale;
 
 /**
  * One row per inference thread: its work share over the interval, what it runs now, and a strip of the last
- * seconds, one character per 50 ms cell: the op class's letter in its colour, '.' for barrier wait, ' ' idle.
+ * seconds, one character per 50 ms cell: the op class's letter in its colour, '.' for barrier wait, ' ' idle;
+ * a lower-case letter and ',' where the clock samples named the cell (no exact window covered it), and the op
+ * now marked '~' when the samples named it.
  * A thread whose work share is far from the others' is marked '!' in the warning colour.
  */
 public final class ThreadLanesPanel implements Panel {
@@ -19,6 +21,7 @@ public final class ThreadLanesPanel implements Panel {
     static final double UNBALANCED_POINTS = 15;
     static final int STRIP_COLUMN = 30;
     public static final char WAIT_CHAR = '.';
+    public static final char SAMPLED_WAIT_CHAR = ',';
 
     private final Theme theme;
 
@@ -75,14 +78,16 @@ public final class ThreadLanesPanel implements Panel {
             int first = lane.cellCount() - stripWidth;
             for (int c = 0; c < stripWidth; c++) {
                 int cell = first + c;
-                byte value = cell < 0 ? ThreadLane.IDLE : lane.cell(cell);
-                if (value >= 0) {
-                    OpClass opClass = OpClass.values()[value];
+                OpClass opClass = cell < 0 ? null : lane.cellClass(cell);
+                boolean sampled = cell >= 0 && lane.sampled(cell);
+                if (opClass != null) {
                     theme.applyClass(g, opClass);
-                    g.setCharacter(STRIP_COLUMN + c, row, opClass.symbol());
+                    g.setCharacter(STRIP_COLUMN + c, row,
+                            sampled ? Character.toLowerCase(opClass.symbol()) : opClass.symbol());
                 } else {
-                    theme.apply(g, value == ThreadLane.WAIT ? Theme.Role.WAIT : Theme.Role.NORMAL);
-                    g.setCharacter(STRIP_COLUMN + c, row, value == ThreadLane.WAIT ? WAIT_CHAR : ' ');
+                    boolean waiting = cell >= 0 && lane.waiting(cell);
+                    theme.apply(g, waiting ? Theme.Role.WAIT : Theme.Role.NORMAL);
+                    g.setCharacter(STRIP_COLUMN + c, row, !waiting ? ' ' : sampled ? SAMPLED_WAIT_CHAR : WAIT_CHAR);
                 }
             }
         }
@@ -94,7 +99,7 @@ public final class ThreadLanesPanel implements Panel {
             text.append(opClass.symbol()).append(' ').append(opClass.label(), 0, Math.min(4, opClass.label().length()))
                     .append(' ');
         }
-        return text.append(WAIT_CHAR).append(" wait").toString();
+        return text.append(WAIT_CHAR).append(" wait, lower case sampled").toString();
     }
 
     /** Work as a share of the time the thread spent in graphs this interval, in percent. */

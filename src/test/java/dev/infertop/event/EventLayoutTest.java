@@ -78,6 +78,8 @@ class EventLayoutTest {
                     P(probe_config, op_get_rows); P(probe_config, type_i32);
                     printf("GRAPH_NAME_TOKEN_IDS %d\\nEVENT_WHISPER_FULL %d\\n", GRAPH_NAME_TOKEN_IDS, EVENT_WHISPER_FULL);
                     P(whisper_full_event, n_samples); P(whisper_full_event, ret); S(whisper_full_event);
+                    printf("EVENT_OP_SAMPLE %d\\n", EVENT_OP_SAMPLE);
+                    P(op_sample_event, ip); P(op_sample_event, cpu); S(op_sample_event);
                     return 0;
                 }
                 """);
@@ -236,6 +238,10 @@ class EventLayoutTest {
         assertEquals(EventLayout.WHISPER_FULL_N_SAMPLES, c.get("whisper_full_event.n_samples"));
         assertEquals(EventLayout.WHISPER_FULL_RET, c.get("whisper_full_event.ret"));
         assertEquals(EventLayout.WHISPER_FULL_SIZE, c.get("whisper_full_event"));
+        assertEquals(EventLayout.EVENT_OP_SAMPLE, c.get("EVENT_OP_SAMPLE"));
+        assertEquals(EventLayout.OP_SAMPLE_IP, c.get("op_sample_event.ip"));
+        assertEquals(EventLayout.OP_SAMPLE_CPU, c.get("op_sample_event.cpu"));
+        assertEquals(EventLayout.OP_SAMPLE_SIZE, c.get("op_sample_event"));
         for (dev.infertop.model.GraphNameKind kind : dev.infertop.model.GraphNameKind.values()) {
             assertEquals(kind.wire(), c.get(kind.cName()), kind.name());
         }

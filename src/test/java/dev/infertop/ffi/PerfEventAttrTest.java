@@ -26,7 +26,7 @@ class PerfEventAttrTest {
                 int main(void) {
                     struct perf_event_attr a;
                     unsigned long long flags;
-                    P(type); P(size); P(config); P(read_format); P(config1); P(config2); P(wakeup_events);
+                    P(type); P(size); P(config); P(sample_period); P(read_format); P(config1); P(config2); P(wakeup_events);
                     P(sample_regs_intr); P(aux_watermark); P(sample_max_stack);
                     printf("VER5 %d\\n", PERF_ATTR_SIZE_VER5);
                     printf("HARDWARE %d\\nSOFTWARE %d\\nHW_CACHE %d\\nRAW %d\\n", PERF_TYPE_HARDWARE, PERF_TYPE_SOFTWARE,
@@ -42,6 +42,13 @@ class PerfEventAttrTest {
                     memset(&a, 0, sizeof(a)); a.exclude_hv = 1;
                     memcpy(&flags, (char *) &a + offsetof(struct perf_event_attr, read_format) + 8, 8);
                     printf("exclude_hv %llu\\n", flags);
+                    memset(&a, 0, sizeof(a)); a.exclude_kernel = 1;
+                    memcpy(&flags, (char *) &a + offsetof(struct perf_event_attr, read_format) + 8, 8);
+                    printf("exclude_kernel %llu\\n", flags);
+                    memset(&a, 0, sizeof(a)); a.exclude_idle = 1;
+                    memcpy(&flags, (char *) &a + offsetof(struct perf_event_attr, read_format) + 8, 8);
+                    printf("exclude_idle %llu\\n", flags);
+                    printf("CPU_CLOCK %d\\n", PERF_COUNT_SW_CPU_CLOCK);
                     return 0;
                 }
                 """);
@@ -74,6 +81,10 @@ class PerfEventAttrTest {
         assertEquals(PerfEvent.Attr.FLAG_DISABLED, c.get("disabled"));
         assertEquals(PerfEvent.Attr.FLAG_INHERIT, c.get("inherit"));
         assertEquals(PerfEvent.Attr.FLAG_EXCLUDE_HV, c.get("exclude_hv"));
+        assertEquals(PerfEvent.Attr.FLAG_EXCLUDE_KERNEL, c.get("exclude_kernel"));
+        assertEquals(PerfEvent.Attr.FLAG_EXCLUDE_IDLE, c.get("exclude_idle"));
+        assertEquals(PerfEvent.SW_CPU_CLOCK, c.get("CPU_CLOCK"));
+        assertEquals(PerfEvent.Attr.SAMPLE_PERIOD, c.get("sample_period"));
     }
 
     private static long offset(String field) {

@@ -69,7 +69,8 @@ public final class Fixtures {
                 new ThreadTotals(103, 5500, 500_000_000L, 500_000_000L, 1, 3));
         List<ThreadLane> lanes = List.of(lane(101, "MUL_MAT"), lane(102, "MUL_MAT"), lane(103, "SOFT_MAX"));
         OperatorTotals operators = operatorState == LayerStatus.State.ON
-                ? new OperatorTotals(ops, threads, 69, 0, groups, lanes) : OperatorTotals.EMPTY;
+                ? new OperatorTotals(ops, threads, 69, 0, groups, lanes).withSampled(SAMPLED, lanes)
+                : OperatorTotals.EMPTY;
         TokenTotals interval = new TokenTotals(70, 1, 69, 0, 64, 69, 16_000_000, 1_000_000_000, 1);
         LatencySummary ttft = new LatencySummary(1, 16, 16, 16, 16, 16);
         LatencySummary tpot = new LatencySummary(69, 14.2, 15, 16.5, 17, 14.5);
@@ -167,4 +168,14 @@ public final class Fixtures {
         }
         return text.toString();
     }
+
+    /** Clock samples over the fixture's second: 500 Hz on 2 threads, most in MUL_MAT. */
+    static final dev.infertop.model.OpSampleTotals SAMPLED = new dev.infertop.model.OpSampleTotals(2_000_000, 1000, 10,
+            150, 40, List.of(new dev.infertop.model.OpSampleTotals.Op("MUL_MAT", 640, 0.8),
+                    new dev.infertop.model.OpSampleTotals.Op("SOFT_MAX", 160, 0.2)),
+            List.of(new dev.infertop.model.OpSampleTotals.Thread(101, 500, "MUL_MAT"),
+                    new dev.infertop.model.OpSampleTotals.Thread(102, 500, "MUL_MAT")), 4000, 120,
+            new dev.infertop.model.OpSampleTotals.Between(3000, 20,
+                    List.of(new dev.infertop.model.OpSampleTotals.Op("MUL_MAT", 2400, 0.8))));
+
 }

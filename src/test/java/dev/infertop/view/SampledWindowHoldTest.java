@@ -14,8 +14,9 @@ class SampledWindowHoldTest {
     private static final BudgetStatus SAMPLING = new BudgetStatus(1, 0.9, 3.2, 0.25, "1.0 s of every 4.0 s");
 
     private static Snapshot gap(Snapshot traced) {
-        return traced.withInterval(traced.interval().withOperatorFiguresOf(
-                Fixtures.snapshot(LayerStatus.State.OFF).interval())).withBudget(SAMPLING);
+        dev.infertop.model.Figures off = Fixtures.snapshot(LayerStatus.State.OFF).interval();
+        return traced.withInterval(traced.interval().withOperatorFiguresOf(off).withOperators(off.operators()))
+                .withBudget(SAMPLING);
     }
 
     @Test
@@ -24,7 +25,12 @@ class SampledWindowHoldTest {
         Snapshot traced = Fixtures.snapshot(LayerStatus.State.ON).withBudget(SAMPLING);
         assertSame(traced, hold.apply(traced));
         Snapshot shown = hold.apply(gap(traced));
-        assertEquals(traced.interval().operators(), shown.interval().operators());
+        assertEquals(traced.interval().operators().ops(), shown.interval().operators().ops());
+        assertEquals(traced.interval().operators().threads(), shown.interval().operators().threads());
+        assertEquals(gap(traced).interval().operators().lanes(), shown.interval().operators().lanes(),
+                "the lanes are the interval's own: a strip of the last seconds, never held");
+        assertEquals(gap(traced).interval().operators().sampled(), shown.interval().operators().sampled(),
+                "the clock samples are the interval's own");
         assertEquals(traced.interval().roofline(), shown.interval().roofline());
         assertEquals(gap(traced).total(), shown.total(), "the run's totals are left as they are");
     }
