@@ -43,6 +43,12 @@ public final class OpSamples implements LayerAggregator, CpuGraphListener {
      * and one graph lasting longer (a long prompt) leaves its early samples counted as outside the windows.
      */
     static final long TEACH_WINDOW_NS = 3_000_000_000L;
+    /**
+     * Two traced graphs in a row closer than this: the compute threads' samples between them were outside graphs.
+     * Graph numbers do not advance while the windows are paused, so consecutive numbers can be a pause apart;
+     * a pause lasts far longer than this, a token's sampling and bookkeeping less.
+     */
+    static final long MAX_GAP_BETWEEN_GRAPHS_NS = 20_000_000L;
     static final String WAIT = "barrier wait";
     static final String OUTSIDE = "outside graphs";
     static final String UNKNOWN = "unknown";
@@ -206,7 +212,8 @@ public final class OpSamples implements LayerAggregator, CpuGraphListener {
             startNs = Math.min(startNs, graph.threadStartNs(t));
         }
         long endNs = graph.releaseNs(graph.groupCount() - 1);
-        boolean followsPrevious = previousGraphSeq >= 0 && graph.seq() == previousGraphSeq + 1;
+        boolean followsPrevious = previousGraphSeq >= 0 && graph.seq() == previousGraphSeq + 1
+                && startNs - previousGraphEndNs <= MAX_GAP_BETWEEN_GRAPHS_NS;
         long fromNs = followsPrevious ? previousGraphEndNs : startNs;
         int[] opLabels = opLabels(graph.groupOpNames(), graph.groupCount());
         for (long i = queueTail - 1; i >= queueHead; i--) {

@@ -19,6 +19,11 @@ public enum OperatorColumn {
     SHARE("TIME%", "%", 6, true, true, Layer.OPERATOR,
             Comparator.comparingLong(OpTotals::wallNs),
             (op, span) -> String.format(Locale.ROOT, "%.1f", 100 * op.wallFraction(span))),
+    /**
+     * The op's share of the clock samples that named an op this interval: current between the exact windows
+     * too. Sorted and formatted from the snapshot's samples ({@link #now}), not from the row.
+     */
+    NOW("NOW%", "%", 6, true, true, Layer.OPERATOR, Comparator.comparing(OpTotals::op), (op, span) -> "-"),
     P50("P50ms", "ms", 7, true, true, Layer.OPERATOR,
             Comparator.comparingDouble(op -> op.wall().p50Ms()), (op, span) -> ms(op.wall().p50Ms())),
     P90("P90ms", "ms", 7, true, true, Layer.OPERATOR,
@@ -85,6 +90,23 @@ public enum OperatorColumn {
 
     public String format(OpTotals op, long spanNs) {
         return format.apply(op, spanNs);
+    }
+
+    /** The NOW% cell: the op's sampled share in percent, "-" where no sample named it. */
+    static String now(dev.infertop.model.OpSampleTotals sampled, OpTotals op) {
+        double share = sampled.shareOf(op.op());
+        return Double.isNaN(share) ? "-" : String.format(Locale.ROOT, "%.1f", 100 * share);
+    }
+
+    /** The rows' order for {@code column}: NOW% by the samples' shares, the others by their own. */
+    static Comparator<OpTotals> order(OperatorColumn column, dev.infertop.model.OpSampleTotals sampled) {
+        if (column != NOW) {
+            return column.order();
+        }
+        return Comparator.comparingDouble(op -> {
+            double share = sampled.shareOf(op.op());
+            return Double.isNaN(share) ? -1 : share;
+        });
     }
 
     static String ms(double ms) {

@@ -32,7 +32,7 @@ public final class OperatorRows {
                 rows.add(op);
             }
         }
-        Comparator<OpTotals> order = ui.sortColumn.order();
+        Comparator<OpTotals> order = OperatorColumn.order(ui.sortColumn, operators.sampled());
         if (ui.sortDescending) {
             order = order.reversed();
         }

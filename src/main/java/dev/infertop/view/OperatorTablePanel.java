@@ -29,8 +29,9 @@ public final class OperatorTablePanel implements Panel {
         long spanNs = OperatorRows.spanNs(s);
         theme.apply(g, Theme.Role.HEADING);
         String held = s.isFinal() ? "" : s.budget().heldWindowText();
-        Cells.put(g, 0, 0, held.isEmpty() ? line(null, ui, width, spanNs)
-                : line(null, ui, width, spanNs).stripTrailing() + "  (" + held + ")", width);
+        dev.infertop.model.OpSampleTotals sampled = s.shown().operators().sampled();
+        Cells.put(g, 0, 0, held.isEmpty() ? line(null, ui, width, spanNs, sampled)
+                : line(null, ui, width, spanNs, sampled).stripTrailing() + "  (" + held + "; NOW% sampled)", width);
         int visible = rows - 1;
         int selected = OperatorRows.selectedIndex(list, ui);
         if (selected < ui.scroll) {
@@ -47,7 +48,7 @@ public final class OperatorTablePanel implements Panel {
                 continue;
             }
             theme.apply(g, index == selected ? Theme.Role.SELECTED : Theme.Role.NORMAL);
-            Cells.put(g, 0, i + 1, line(list.get(index), ui, width, spanNs), width);
+            Cells.put(g, 0, i + 1, line(list.get(index), ui, width, spanNs, sampled), width);
         }
     }
 
@@ -63,7 +64,7 @@ public final class OperatorTablePanel implements Panel {
     }
 
     /** One table line: the heading when {@code op} is null. */
-    static String line(OpTotals op, UiState ui, int width, long spanNs) {
+    static String line(OpTotals op, UiState ui, int width, long spanNs, dev.infertop.model.OpSampleTotals sampled) {
         StringBuilder text = new StringBuilder();
         for (OperatorColumn column : OperatorColumn.values()) {
             String cell;
@@ -73,7 +74,7 @@ public final class OperatorTablePanel implements Panel {
                     cell = cell + (ui.sortDescending ? "▼" : "▲");
                 }
             } else {
-                cell = column.format(op, spanNs);
+                cell = column == OperatorColumn.NOW ? OperatorColumn.now(sampled, op) : column.format(op, spanNs);
             }
             int columnWidth = switch (column) {
                 case NAME -> OperatorColumn.NAME_WIDTH;

@@ -112,6 +112,19 @@ class OpSamplesTest {
     }
 
     @Test
+    void aPauseBetweenTwoWindowsIsNotOutsideGraphs() {
+        windowGraph();
+        // Graph numbers stop while the windows are paused: graph 2 is the next window's first, 2 s later.
+        fixture.same(2, 1, 2_000_000_000L);
+        samples.sample(7, 1_000_000_000L, A + 16); // computing, untraced
+        fixture.arrivals(7, 2, 2_000_001_000L, 2_000_005_000L, 2_000_009_000L)
+                .arrivals(8, 2, 2_000_001_000L, 2_000_006_000L, 2_000_008_000L).finish();
+        samples.tick();
+        assertEquals(1, samples.interval().outsideGraphs(), 1e-9, "only the window's own thread 9");
+        assertEquals(9, samples.interval().learnedSamples());
+    }
+
+    @Test
     void theLanesFillWithSampledCellsWhereNoWindowWas() {
         windowGraph();
         samples.tick();

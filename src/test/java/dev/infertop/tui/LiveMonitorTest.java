@@ -116,9 +116,14 @@ class LiveMonitorTest {
         assertTrue(row(terminal, 10).startsWith("MUL_MAT"), Fixtures.screen(terminal));
 
         keys('>');
+        assertEquals(OperatorColumn.NOW, monitor.state().sortColumn);
+        assertTrue(row(terminal, 9).contains("NOW%▼"), row(terminal, 9));
+        assertTrue(row(terminal, 10).startsWith("MUL_MAT") && row(terminal, 10).contains(" 80.0 "),
+                "most samples first: " + row(terminal, 10));
+        keys('>');
         assertEquals(OperatorColumn.P50, monitor.state().sortColumn);
         assertTrue(row(terminal, 9).contains("P50ms▼"), row(terminal, 9));
-        keys('<', 'j');
+        keys('<', '<', 'j');
         assertEquals(OperatorColumn.SHARE, monitor.state().sortColumn);
         assertEquals("RMS_NORM+MUL", monitor.state().selectedName);
 

@@ -97,9 +97,9 @@ class MonitorScreenTest {
     @Test
     void tableSortsByTimeShareAndHighlightsTheSelection() throws IOException {
         render(Theme.COLOUR, on(), 80, 24);
-        assertTrue(row(terminal, 9).startsWith("OP                 CALLS/s TIME%▼   P50ms   P90ms   P99ms   MAXms LAST SHAPE"),
+        assertTrue(row(terminal, 9).startsWith("OP                 CALLS/s TIME%▼   NOW%   P50ms   P90ms   P99ms   MAXms LAST"),
                 row(terminal, 9));
-        assertTrue(row(terminal, 10).startsWith("MUL_MAT               4000   60.0   0.120   0.180   0.300   0.410 ffn_up-3"),
+        assertTrue(row(terminal, 10).startsWith("MUL_MAT               4000   60.0   80.0   0.120   0.180   0.300   0.410 ffn"),
                 row(terminal, 10));
         assertTrue(row(terminal, 11).startsWith("RMS_NORM+MUL"), row(terminal, 11));
         assertTrue(row(terminal, 12).startsWith("SOFT_MAX"), row(terminal, 12));
@@ -210,4 +210,25 @@ class MonitorScreenTest {
         render(Theme.COLOUR, on(), 80, 24);
         assertTrue(row(terminal, 0).contains("FROZEN"), row(terminal, 0));
     }
+
+    /** Cells the clock samples named show the class's letter in lower case and ',' for wait; the op now '~'. */
+    @Test
+    void sampledLaneCellsAreLowerCase() throws IOException {
+        Snapshot s = on();
+        byte[] cells = new byte[200];
+        java.util.Arrays.fill(cells, dev.infertop.model.ThreadLane.IDLE);
+        cells[196] = (byte) dev.infertop.model.OpClass.NORM.ordinal();
+        cells[197] = (byte) (dev.infertop.model.OpClass.MATMUL.ordinal() + dev.infertop.model.ThreadLane.SAMPLED);
+        cells[198] = dev.infertop.model.ThreadLane.SAMPLED_WAIT;
+        cells[199] = (byte) (dev.infertop.model.OpClass.MATMUL.ordinal() + dev.infertop.model.ThreadLane.SAMPLED);
+        dev.infertop.model.ThreadLane lane = new dev.infertop.model.ThreadLane(101, "~MUL_MAT", 50_000_000L,
+                10_000_000_000L, cells);
+        Snapshot sampled = s.withInterval(s.interval().withOperators(
+                s.interval().operators().withSampled(s.interval().operators().sampled(), List.of(lane))));
+        render(Theme.COLOUR, sampled, 80, 24);
+        int row = find(terminal, "~MUL_MAT");
+        assertTrue(row >= 0, Fixtures.screen(terminal));
+        assertEquals("Nm,m", row(terminal, row).substring(76, 80), row(terminal, row));
+    }
+
 }
