@@ -1,0 +1,146 @@
+package dev.infertop.it;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.infertop.workload.LlamaCppWorkload;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The operator layer's clock sampler on llama-bench decoding the 245 M-parameter model on both cores.
+ * <ol>
+ *   <li>Every graph traced ({@code --budget 0}): the samples, named by what the traced graphs taught their code
+ *       lines, give each op's share of the work as the barrier times of the same run do, within
+ *       {@link #SHARE_POINTS}.</li>
+ *   <li>The default options (the overhead budget's windows, on a 2-core machine 0.25 s of every 30 s): every
+ *       interval names what each compute thread is doing, window or not, and the samples between the windows
+ *       give the shares the windows do, within {@link #WINDOW_SHARE_POINTS}: the windows are few (one or two in
+ *       the run) and the first falls at the start, where the first touch of each weight page slows MUL_MAT
+ *       (BudgetIT), so their exact shares are those of a few hundred ms.</li>
+ * </ol>
+ */
+class OpSamplerIT {
+    /** An op's share from the samples vs the same run's exact work time, every graph traced, in points. */
+    static final double SHARE_POINTS = 2;
+    /** The samples between windows vs the few windows' exact shares (92.2-92.4 % vs 93.7-95.5 % for MUL_MAT). */
+    static final double WINDOW_SHARE_POINTS = 5;
+    /** The same under CPU pressure from other work on the machine (the windows and the gaps see different loads). */
+    static final double SHARE_POINTS_UNDER_PRESSURE = 5;
+    static final double MAX_PRESSURE = 0.25;
+    /** Ops compared: those with at least this share of the exact work. */
+    static final double MIN_COMPARED_SHARE = 0.01;
+    private static LlamaCppWorkload llama;
+
+    @BeforeAll
+    static void requirements() {
+        llama = Requirements.canTraceLlamaCpp();
+    }
+
+    private static List<JsonNode> trace(String... options) throws Exception {
+        Path model = Models.preset("bench");
+        List<String> args = new java.util.ArrayList<>(List.of("--json", "-d", "1"));
+        args.addAll(List.of(options));
+        args.addAll(List.of("--", llama.sourceBuildTool("llama-bench").toString(), "-m", model.toString(), "-p", "0",
+                "-n", "64", "-r", "10", "-t", "2"));
+        try (InfertopProcess infertop = InfertopProcess.start(args.toArray(String[]::new))) {
+            assertEquals(0, infertop.waitFor(300), infertop.stderrText());
+            LeakCheck.assertNothingLeft();
+            return infertop.jsonLines();
+        }
+    }
+
+    /** Each op's share of the exact work time (summed over threads) of a line's {@code ops}. */
+    private static Map<String, Double> exactShares(JsonNode line) {
+        Map<String, Double> exact = new TreeMap<>();
+        line.path("ops").properties().forEach(e -> exact.put(e.getKey(), e.getValue().path("work_ms").asDouble()));
+        double work = exact.values().stream().mapToDouble(Double::doubleValue).sum();
+        exact.replaceAll((op, ms) -> ms / work);
+        return exact;
+    }
+
+    private static Map<String, Double> sampledShares(JsonNode ops) {
+        Map<String, Double> shares = new TreeMap<>();
+        ops.properties().forEach(e -> shares.put(e.getKey(), e.getValue().path("share").asDouble()));
+        return shares;
+    }
+
+    private static void assertSharesAgree(Map<String, Double> exact, Map<String, Double> sampled, double points) {
+        assertTrue(exact.getOrDefault("MUL_MAT", 0.0) > 0.5, "MUL_MAT leads decode: " + exact);
+        for (Map.Entry<String, Double> op : exact.entrySet()) {
+            if (op.getValue() < MIN_COMPARED_SHARE) {
+                continue;
+            }
+            double other = sampled.getOrDefault(op.getKey(), 0.0);
+            assertTrue(Math.abs(op.getValue() - other) * 100 <= points, op.getKey() + ": exact "
+                    + Math.round(op.getValue() * 1000) / 10.0 + " % vs sampled " + Math.round(other * 1000) / 10.0
+                    + " % (tolerance " + points + " points)");
+        }
+    }
+
+    @Test
+    void withEveryGraphTracedTheSamplesGiveTheExactShares() throws Exception {
+        CpuPressure pressure = CpuPressure.start();
+        JsonNode last = trace("--budget", "0").getLast();
+        JsonNode sampled = last.path("ops_sampled");
+        assertEquals("every graph", last.path("budget").path("sampling").asText(), last.path("budget").toString());
+        assertTrue(sampled.path("samples").asLong() >= 2000, "the sampler ran: " + sampled);
+        assertTrue(sampled.path("unknown").asDouble() <= 0.02 * sampled.path("samples").asLong(),
+                "every graph traced teaches nearly every sample's line: " + sampled);
+        Map<String, Double> exact = exactShares(last);
+        Map<String, Double> fromSamples = sampledShares(sampled.path("ops"));
+        double waited = pressure.share();
+        double points = waited > MAX_PRESSURE ? SHARE_POINTS_UNDER_PRESSURE : SHARE_POINTS;
+        System.out.printf("op sampler, every graph: exact %s%n  sampled %s%n  CPU pressure %.0f %%%n", exact,
+                fromSamples, 100 * waited);
+        assertSharesAgree(exact, fromSamples, points);
+    }
+
+    @Test
+    void betweenWindowsEveryIntervalNamesTheThreadsOpsAndTheWindowsShares() throws Exception {
+        List<JsonNode> lines = trace();
+        JsonNode last = lines.getLast();
+        assertTrue(last.path("final").asBoolean(), "a final line");
+        JsonNode sampled = last.path("ops_sampled");
+        System.out.println("op sampler: run " + sampled);
+        assertEquals(2.0, sampled.path("period_ms").asDouble(), 1e-9, "the default 500 Hz: " + sampled);
+        assertTrue(last.path("budget").path("arrival_share").asDouble() < 1,
+                "the budget left gaps between windows: " + last.path("budget"));
+
+        // 1. Between the windows, the samples' shares are the windows' exact ones.
+        JsonNode between = sampled.path("between_windows");
+        long betweenSamples = between.path("samples").asLong();
+        assertTrue(betweenSamples >= 1000, "the sampler ran between the windows: " + between);
+        assertTrue(between.path("unknown").asDouble() <= 0.05 * betweenSamples,
+                "the windows taught nearly all the code the gaps ran: " + between);
+        Map<String, Double> exact = exactShares(last);
+        Map<String, Double> fromSamples = sampledShares(between.path("ops"));
+        System.out.printf("op sampler, windows: exact %s%n  between windows %s%n", exact, fromSamples);
+        assertSharesAgree(exact, fromSamples, WINDOW_SHARE_POINTS);
+
+        // 2. Every interval that decoded, window or not, names each compute thread's op from its samples.
+        List<JsonNode> decoding = lines.stream().filter(l -> !l.path("final").asBoolean())
+                .filter(l -> l.path("cpu_graph_computes").asLong() >= 10).toList();
+        long gaps = decoding.stream().filter(l -> l.path("op_graphs").asLong() == 0).count();
+        assertTrue(gaps >= 2, "intervals with no traced graph: " + gaps + " of " + decoding.size());
+        for (JsonNode line : decoding.subList(1, decoding.size())) { // the first is the layer's first window
+            JsonNode interval = line.path("ops_sampled");
+            assertTrue(interval.path("samples").asLong() >= 100, "interval " + line.path("seq") + ": " + interval);
+            long named = 0;
+            for (Map.Entry<String, JsonNode> thread : interval.path("threads").properties()) {
+                String op = thread.getValue().path("op").asText();
+                if (thread.getValue().path("samples").asLong() >= 100 && op.equals("MUL_MAT")) {
+                    named++;
+                }
+            }
+            assertTrue(named >= 2, "both decode threads named by their samples in interval " + line.path("seq")
+                    + " (op graphs " + line.path("op_graphs") + "): " + interval.path("threads"));
+        }
+    }
+}
