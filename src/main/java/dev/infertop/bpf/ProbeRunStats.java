@@ -43,7 +43,12 @@ public final class ProbeRunStats implements AutoCloseable {
         }
     }
 
-    private record Program(int fd, boolean uprobe, boolean arrivals) {}
+    /** {@code clock}: the operator layer's clock sampler, whose run time counts but whose runs are not hits. */
+    private record Program(int fd, boolean uprobe, boolean arrivals, boolean clock) {
+        Program(int fd, boolean uprobe, boolean arrivals) {
+            this(fd, uprobe, arrivals, false);
+        }
+    }
 
     private final int statsFd;
     private final List<Program> programs;
@@ -88,6 +93,16 @@ public final class ProbeRunStats implements AutoCloseable {
                 }
             }
         }
+        try {
+            int clockFd = (int) LibBpf.bpf_program__fd$handle().invokeExact(object.program(ClockSampleLink.PROGRAM));
+            if (clockFd >= 0) {
+                programs.add(new Program(clockFd, false, false, true));
+            }
+        } catch (BpfException e) {
+            // an object without the sampler (a test's): nothing to count
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
         return new ProbeRunStats(fd, List.copyOf(programs));
     }
 
@@ -121,6 +136,9 @@ public final class ProbeRunStats implements AutoCloseable {
             long runs = info.get(ValueLayout.JAVA_LONG, LibBpf.ProgInfo.RUN_CNT);
             long programNs = info.get(ValueLayout.JAVA_LONG, LibBpf.ProgInfo.RUN_TIME_NS);
             runNs += programNs;
+            if (program.clock()) {
+                continue; // its run time is the budget's; its runs are timer interrupts, not traps or tracepoints
+            }
             if (program.uprobe()) {
                 hits += runs;
                 if (program.arrivals()) {

@@ -79,6 +79,34 @@ class LiveMonitorIT extends LiveViewFixture {
                 + UprobeMultiLinks.heldBy(infertopPid()).stream().mapToLong(link -> link.fileOffsets().size()).sum();
     }
 
+    /**
+     * The lane rows whose last second (the strip's last 20 cells) holds cells the clock samples named (lower case)
+     * and whose op now is the samples' ({@code ~}).
+     */
+    private static long sampledLanes(String screen) {
+        return lines(screen).stream().filter(line -> line.length() > 50 && line.charAt(29) == '|')
+                .filter(line -> line.substring(8, 29).contains("% ~"))
+                .filter(line -> line.substring(Math.max(30, line.stripTrailing().length() - 20)).chars()
+                        .anyMatch(c -> "maneco".indexOf(c) >= 0))
+                .count();
+    }
+
+    /**
+     * With the default options the budget traces the operator layer in short windows: between them the op table
+     * is the last window's (and says how old), while the lanes are current: the clock samples fill their newest
+     * cells and name each decode thread's op now, and NOW% is this interval's.
+     */
+    @Test
+    void betweenWindowsTheSamplesKeepTheLanesCurrent() throws Exception {
+        startOnBench("infertop-it-" + ProcessHandle.current().pid() + "-" + System.nanoTime() % 100000, 100, 100000);
+        String screen = pane.awaitScreen("a held window with lanes the samples filled", s -> s.contains(" s ago")
+                && sampledLanes(s) >= 2, 120);
+        assertTrue(screen.contains("NOW%"), screen);
+        assertTrue(tableRows(screen, "OP ").stream().anyMatch(row -> row.startsWith("MUL_MAT")
+                && Pattern.compile("MUL_MAT +\\S+ +\\S+ +[0-9]+\\.[0-9] ").matcher(row).find()),
+                "MUL_MAT's NOW% from this interval's samples:\n" + screen);
+    }
+
     @Test
     void keysDriveTheLiveViewAndQuitRestoresTheTerminal() throws Exception {
         start();
