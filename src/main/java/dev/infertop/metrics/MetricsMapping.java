@@ -179,6 +179,19 @@ public final class MetricsMapping {
                             + "as in the sample windows (operator layer)", created, estimatedSeconds));
         }
 
+        // The clock samples, window or not (man page: --op-sample-hz): an op's share of them over any range.
+        Map<Labels, Double> samples = new LinkedHashMap<>();
+        for (dev.infertop.model.OpSampleTotals.Op op : s.total().operators().sampled().ops()) {
+            samples.merge(Labels.of("op", LabelValues.sanitize(op.op()), "backend", OPERATOR_BACKEND), op.samples(),
+                    Double::sum);
+        }
+        if (!samples.isEmpty()) {
+            out.metricSnapshot(counter("infertop_op_samples", null,
+                    "Clock samples of the target's threads that named each op (operator layer's sampler, between "
+                            + "the budget's windows too; a code line seen in two ops splits its samples)",
+                    created, samples));
+        }
+
         out.metricSnapshot(histogram("infertop_ttft_seconds",
                 "Time of each prefill llama_decode call (TTFT)", created,
                 Map.of(Labels.EMPTY, latency(frame, "ttft", LatencyBuckets.TTFT_EDGES_NS)
@@ -342,5 +355,5 @@ public final class MetricsMapping {
             "infertop_probe_cost_ratio", "infertop_overhead_estimate_ratio", "infertop_overhead_budget_ratio",
             "infertop_operator_sampled_ratio", "infertop_ttft_seconds", "infertop_tpot_seconds",
             "infertop_op_duration_seconds", "infertop_op_estimated_groups_total",
-            "infertop_op_estimated_seconds_total");
+            "infertop_op_estimated_seconds_total", "infertop_op_samples_total");
 }

@@ -148,7 +148,10 @@ class MetricsMappingTest {
         assertLine(text, "infertop_op_duration_seconds_count{backend=\"CPU\",op=\"MUL_MAT\"} 4000");
         assertLine(text, "infertop_op_duration_seconds_sum{backend=\"CPU\",op=\"MUL_MAT\"} 0.6");
         // An op without a run histogram in the frame (none recorded yet) gets no series.
-        assertFalse(text.contains("op=\"SOFT_MAX\""), text);
+        assertFalse(text.contains("infertop_op_duration_seconds_count{backend=\"CPU\",op=\"SOFT_MAX\"}"), text);
+        // The clock samples per op, window or not (the run's: the fixture's 640 and 160).
+        assertLine(text, "infertop_op_samples_total{backend=\"CPU\",op=\"MUL_MAT\"} 640.0");
+        assertLine(text, "infertop_op_samples_total{backend=\"CPU\",op=\"SOFT_MAX\"} 160.0");
         // The TPOT sum is the run's HdrHistogram mean times its count, as the snapshot has them: 69 × 14.5 ms.
         double sum = text.lines().filter(l -> l.startsWith("infertop_tpot_seconds_sum "))
                 .mapToDouble(l -> Double.parseDouble(l.substring(l.indexOf(' ') + 1))).findFirst().orElseThrow();
@@ -321,6 +324,8 @@ class MetricsMappingTest {
     private static final Set<String> NAMED_NOT_COMPARED = Set.of(JsonSchema.TTFT_MS.key(), JsonSchema.TPOT_MS.key(),
             JsonSchema.OPS.key(), JsonSchema.OPS_ESTIMATED.key(), JsonSchema.MOE.key(), JsonSchema.LIMITS.key(),
             JsonSchema.BUDGET.key(), JsonSchema.SAMPLED.key(), JsonSchema.OFFLOAD.key(),
+            // Three levels deep (ops_sampled.ops.OP.samples): compared in histogramsCount... with the fixture's.
+            JsonSchema.OPS_SAMPLED.key(),
             // The token source is a label (theTokenSourceAndTheGraphsTokensAreExposed compares it and graph_tokens).
             JsonSchema.TOKEN_SOURCE.key(), JsonSchema.GRAPH_TOKENS.key(),
             JsonSchema.WHISPER.key());
