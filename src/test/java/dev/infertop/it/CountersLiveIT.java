@@ -15,9 +15,10 @@ class CountersLiveIT extends LiveViewFixture {
     @Test
     void keySixOpensAndClosesThePerfEventsAndCShowsThePanel() throws Exception {
         // --budget 0: the operator layer's per-thread probes stay attached (no sample windows), so every perf
-        // fd counted below is the counters layer's or a uprobe that does not change while this runs.
+        // fd counted below is the counters layer's or a uprobe that does not change while this runs; and no clock
+        // sampler, whose cpu-clock events (one per CPU) are perf fds too.
         startOnBench("infertop-counters-it-" + ProcessHandle.current().pid(), 120, 100000,
-                "--counters", "software", "--budget", "0");
+                "--counters", "software", "--budget", "0", "--op-sample-hz", "0");
         // "cost ~": the budget has its first estimate, so the uprobe hit cost it measures on a machine with no
         // cache yet (a counting perf uprobe, open for about a second) is measured and closed before counting.
         pane.awaitScreen("MUL_MAT rows, counters off, the budget's first estimate",
