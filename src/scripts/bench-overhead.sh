@@ -17,13 +17,15 @@
 #    operator layer switched off and on (SIGUSR2) every PERIOD_S seconds; the decode time per token of the
 #    intervals run wholly in one state (not the one a switch fell in) is compared between neighbouring
 #    blocks: median ratio on/off with its range.
-# -D TRIPLETS: then the defaults against no infertop and against --budget 0, on a short and a long run
+# -D TRIPLETS: then the defaults against no infertop, against --budget 0 and against the defaults without the
+#    clock sampler (--op-sample-hz 0), on a short and a long run
 #    (`llama-bench ... -r SHORT_REPS`, default 1, ~2.5 s on a quiet 2-core machine, and -r LONG_REPS, default 5,
-#    ~12 s): TRIPLETS interleaved triplets (bare, infertop with default options, infertop --budget 0, the order
-#    rotated each time) after a warm-up triplet; medians and ranges of tokens/s and of each traced run's
-#    slowdown against its triplet's bare run; infertop's own CPU (utime+stime of /proc/JVM/stat over the run's
-#    wall time) and the op table's age (from the JSON: seconds since the last interval with an operator graph,
-#    over the intervals that decoded).
+#    ~12 s): TRIPLETS interleaved rounds (bare, infertop with default options, infertop --budget 0, infertop
+#    --op-sample-hz 0, the order rotated each time) after a warm-up round; medians and ranges of tokens/s and of
+#    each traced run's slowdown against its round's bare run; infertop's own CPU (utime+stime of /proc/JVM/stat
+#    over the run's wall time), the op table's age (from the JSON: seconds since the last interval with an
+#    operator graph, over the intervals that decoded) and the lanes' age (since the last interval with an
+#    operator graph or clock samples).
 # Everything printed is also written to OUT (default: bench-overhead-<date>.txt in the current directory).
 # Defaults: PAIRS 7, REPS 5, MODEL the synthetic 245 M-parameter bench model in ~/.cache/infertop/models
 # (written if missing), LLAMA_BENCH the source build in ~/.cache/infertop (src/scripts/setup.sh provisions it).
@@ -291,7 +293,7 @@ if [ "$triplets" -gt 0 ]; then
   for d_reps in "$short_d_reps" "$long_d_reps"; do
     decode_workload "$d_reps" -o jsonl
     echo | tee -a "$out"
-    echo "== defaults against no infertop and --budget 0: ${workload[*]}, $triplets triplets after 1 warm-up ==" | tee -a "$out"
+    echo "== defaults against no infertop, --budget 0 and --op-sample-hz 0: ${workload[*]}, $triplets rounds after 1 warm-up ==" | tee -a "$out"
     python3 - "$infertop" "$triplets" "${workload[@]}" <<'PY' | tee -a "$out"
 import json, os, statistics, subprocess, sys, tempfile, time
 from benchlib import samples_ts, spread
@@ -331,41 +333,47 @@ def traced_run(options):
             except ValueError:
                 pass
         ts = tokens_per_s(err.read())
-    ages, clock, last_op = [], 0.0, None
+    ages, lane_ages, clock, last_op, last_lane = [], [], 0.0, None, None
     for r in rows:
         if r.get("final"):
             continue
         clock += r.get("span_s", 0)
         if r.get("op_graphs", 0) > 0:
             last_op = clock
+        if r.get("op_graphs", 0) > 0 or r.get("ops_sampled", {}).get("samples", 0) > 0:
+            last_lane = clock
         if r.get("tokens_decode", 0) > 0:
             ages.append(clock - last_op if last_op is not None else clock)
+            lane_ages.append(clock - last_lane if last_lane is not None else clock)
     final = rows[-1] if rows and rows[-1].get("final") else {}
-    return {"ts": ts, "cpu_share": cpu / wall if wall else None, "ages": ages,
+    return {"ts": ts, "cpu_share": cpu / wall if wall else None, "ages": ages, "lane_ages": lane_ages,
             "sampling": final.get("budget", {}).get("sampling")}
 
-kinds = {"bare": bare, "defaults": lambda: traced_run([]), "budget 0": lambda: traced_run(["--budget", "0"])}
+kinds = {"bare": bare, "defaults": lambda: traced_run([]), "budget 0": lambda: traced_run(["--budget", "0"]),
+         "no sampler": lambda: traced_run(["--op-sample-hz", "0"])}
 order = list(kinds)
 results = {k: [] for k in kinds}
 for t in range(triplets + 1):
-    rotated = order[t % 3:] + order[:t % 3]
+    rotated = order[t % len(order):] + order[:t % len(order)]
     got = {k: kinds[k]() for k in rotated}
     if t == 0:
         continue  # warm-up: page cache, CPU frequency, infertop's start-up cache
     for k, v in got.items():
         results[k].append(v)
     line = "  ".join(f"{k} {v['ts']:.2f} t/s" if v["ts"] else f"{k} -" for k, v in got.items())
-    print(f"  triplet {t} ({' > '.join(rotated)}): {line}", flush=True)
+    print(f"  round {t} ({' > '.join(rotated)}): {line}", flush=True)
 base = [r["ts"] for r in results["bare"]]
 print(f"  bare: {spread([b for b in base if b], 2)} tokens/s")
-for k in ("defaults", "budget 0"):
+for k in ("defaults", "budget 0", "no sampler"):
     slow = [100 * (b / r["ts"] - 1) for b, r in zip(base, results[k]) if b and r["ts"]]
     cpu = [100 * r["cpu_share"] for r in results[k] if r["cpu_share"] is not None]
     ages = [a for r in results[k] for a in r["ages"]]
+    lane_ages = [a for r in results[k] for a in r["lane_ages"]]
     print(f"  {k}: {spread([r['ts'] for r in results[k] if r['ts']], 2)} tokens/s; slowdown against the"
           f" triplet's bare run {spread(slow, 2) if slow else '-'} %; infertop's own CPU"
           f" {spread(cpu, 2) if cpu else '-'} % of a core (start-up included); op table age"
-          f" {spread(ages, 1) if ages else '-'} s over {len(ages)} decoding intervals;"
+          f" {spread(ages, 1) if ages else '-'} s, lanes {spread(lane_ages, 1) if lane_ages else '-'} s, over"
+          f" {len(ages)} decoding intervals;"
           f" sampling at the end: {sorted({str(r['sampling']) for r in results[k]})}")
 PY
   done

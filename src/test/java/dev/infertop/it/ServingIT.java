@@ -121,7 +121,64 @@ class ServingIT {
             System.out.printf("serving: TTFT median infertop %.2f ms, server %.2f ms%n", ttftMedian, serverTtftMedian);
             assertTrue(Math.abs(ttftMedian - serverTtftMedian) <= 0.25 * serverTtftMedian + 2, "TTFT p50: " + context);
             assertBusyAtMostTheInterval(infertop.jsonLines());
+            assertTheSamplesNameTheServersWork(total);
         }
+    }
+
+    /**
+     * The clock sampler on a server under the default budget: its HTTP and slot threads' code is outside graphs,
+     * its compute threads' is named by what the windows taught, and the samples (window or not) lead with MUL_MAT
+     * as the windows' exact work does. (The prompts and decode steps of 4 slots mix differently from second to
+     * second, and the windows are a few: the shares are printed beside the exact ones, not held to them.)
+     */
+    /** With every graph traced, the samples' op shares are those of the same run's exact work time (OpSamplerIT). */
+    static void assertTheSamplesGiveTheExactShares(JsonNode total) {
+        JsonNode sampled = total.path("ops_sampled");
+        Map<String, Double> exact = new java.util.TreeMap<>();
+        total.path("ops").properties().forEach(e -> exact.put(e.getKey(), e.getValue().path("work_ms").asDouble()));
+        double work = exact.values().stream().mapToDouble(Double::doubleValue).sum();
+        exact.replaceAll((op, ms) -> ms / work);
+        Map<String, Double> shares = new java.util.TreeMap<>();
+        sampled.path("ops").properties().forEach(e -> shares.put(e.getKey(), e.getValue().path("share").asDouble()));
+        System.out.println("serving, every graph: samples " + sampled.path("samples") + " (unknown "
+                + sampled.path("unknown") + "); sampled shares " + shares + "; exact " + exact);
+        assertTrue(sampled.path("samples").asLong() >= 200, "the sampler ran on the server: " + sampled);
+        double named = shares.isEmpty() ? 0 : sampled.path("samples").asLong() - sampled.path("unknown").asDouble()
+                - sampled.path("barrier_wait").asDouble() - sampled.path("outside_graphs").asDouble();
+        for (Map.Entry<String, Double> op : exact.entrySet()) {
+            if (op.getValue() >= 0.02) {
+                double p = op.getValue();
+                // A few hundred samples on the tiny model: three standard errors of a share, and the traps' time,
+                // which the exact work holds and the samples (user time only) do not.
+                double points = 300 * Math.sqrt(p * (1 - p) / Math.max(1, named)) + SAMPLED_SHARE_POINTS;
+                double other = shares.getOrDefault(op.getKey(), 0.0);
+                assertTrue(Math.abs(p - other) * 100 <= points, op.getKey() + ": exact " + p + " vs sampled " + other
+                        + " (tolerance " + points + " points over " + named + " samples): " + shares + " vs " + exact);
+            }
+        }
+    }
+
+    /** Beside the samples' standard error: the barrier traps' time in the exact small ops, in points. */
+    static final double SAMPLED_SHARE_POINTS = 2;
+
+    static void assertTheSamplesNameTheServersWork(JsonNode total) {
+        JsonNode sampled = total.path("ops_sampled");
+        long samples = sampled.path("samples").asLong();
+        Map<String, Double> exact = new java.util.TreeMap<>();
+        total.path("ops").properties().forEach(e -> exact.put(e.getKey(), e.getValue().path("work_ms").asDouble()));
+        double work = exact.values().stream().mapToDouble(Double::doubleValue).sum();
+        exact.replaceAll((op, ms) -> Math.round(1000 * ms / work) / 1000.0);
+        Map<String, Double> shares = new java.util.TreeMap<>();
+        sampled.path("ops").properties().forEach(e -> shares.put(e.getKey(), e.getValue().path("share").asDouble()));
+        System.out.println("serving: samples " + samples + " (unknown " + sampled.path("unknown") + ", outside graphs "
+                + sampled.path("outside_graphs") + ", between windows " + sampled.path("between_windows").path("samples")
+                + "); sampled shares " + shares + "; exact " + exact);
+        assertTrue(samples >= 200, "the sampler ran on the server: " + sampled);
+        assertTrue(sampled.path("unknown").asDouble() <= 0.25 * samples, "the windows taught most lines: " + sampled);
+        String top = sampled.path("ops").properties().iterator().next().getKey();
+        assertEquals("MUL_MAT", top, "most samples in MUL_MAT: " + sampled);
+        assertTrue(shares.get("MUL_MAT") >= 0.5 && exact.getOrDefault("MUL_MAT", 0.0) >= 0.5,
+                "MUL_MAT leads both: sampled " + shares + ", exact " + exact);
     }
 
     /**
@@ -190,6 +247,7 @@ class ServingIT {
             assertEquals(128 + 15, infertop.waitFor(30), infertop.stderrText());
             total = infertop.finalObject();
         }
+        assertTheSamplesGiveTheExactShares(total);
         JsonNode roofline = total.path("roofline");
         long serverPositions = 0;
         long decodedTokens = 0;
