@@ -84,9 +84,14 @@ public final class OpSamples implements LayerAggregator, CpuGraphListener {
     private long previousGraphEndNs;
     private int[] previousTids = new int[0];
 
-    /** Per thread: its sampled activity strip (the exact one is the operator layer's). */
+    /**
+     * Per thread: its sampled activity strip (the exact one is the operator layer's), for the threads sampled in an
+     * op in the last {@link ActivityRing#SPAN_NS}, {@link ThreadSlots#MAX_THREADS} at most (~13 KB each): the
+     * target chooses how many threads it starts.
+     */
     private final Map<Integer, ActivityRing> strips = new HashMap<>();
-    private final Map<Integer, Long> lastSampleNs = new HashMap<>();
+    /** Threads listed per interval at most (those with most samples): the same bound. */
+    static final int MAX_THREADS = ThreadSlots.MAX_THREADS;
 
     /** {@code periodNs}: the sampler's period while it runs, 0 while it does not (read at each tick). */
     public OpSamples(java.util.function.LongSupplier periodNs) {
@@ -340,14 +345,22 @@ public final class OpSamples implements LayerAggregator, CpuGraphListener {
         long period = Math.max(1, periodNs.getAsLong());
         int slot = line == null ? -1 : line.best == WAIT_LABEL ? ActivityRing.WAIT_SLOT
                 : line.best == OUTSIDE_LABEL ? -1 : OpClass.of(labels.get(line.best)).ordinal();
-        lastSampleNs.merge(tid, ns, Math::max);
         if (slot >= 0) {
-            strips.computeIfAbsent(tid, t -> new ActivityRing()).add(ns - period, ns, slot);
+            ActivityRing strip = strips.get(tid);
+            if (strip == null && strips.size() < MAX_THREADS) {
+                strip = new ActivityRing();
+                strips.put(tid, strip);
+            }
+            if (strip != null) {
+                strip.add(ns - period, ns, slot);
+            }
         }
     }
 
     @Override
     public void tick() {
+        long newestNs = queueTail > 0 ? queueNs[(int) ((queueTail - 1) & (QUEUE - 1))] : 0;
+        strips.values().removeIf(strip -> strip.lastNs < newestNs - ActivityRing.SPAN_NS); // threads gone quiet
         for (; tickFrom < queueTail; tickFrom++) {
             nameForTick(tickFrom);
         }
@@ -387,6 +400,11 @@ public final class OpSamples implements LayerAggregator, CpuGraphListener {
                 double[] named = tally.byThread.get(entry.getKey());
                 threads.add(new OpSampleTotals.Thread(entry.getKey(), entry.getValue(), mostNamed(named,
                         entry.getValue() - (named == null ? 0 : sum(named)))));
+            }
+            threads.sort(java.util.Comparator.comparingLong(OpSampleTotals.Thread::samples).reversed()
+                    .thenComparingInt(OpSampleTotals.Thread::tid));
+            if (threads.size() > MAX_THREADS) {
+                threads = new ArrayList<>(threads.subList(0, MAX_THREADS));
             }
             threads.sort(java.util.Comparator.comparingInt(OpSampleTotals.Thread::tid));
         }

@@ -148,4 +148,23 @@ class OpSamplesTest {
         assertFalse(merged.sampled(0), "a window's cell stays exact");
         assertEquals("~MUL_MAT", merged.currentOp(), "the op now is the samples' where they are newer");
     }
+
+    /** A target that starts a thread per request: strips and listed threads stay bounded, the busiest kept. */
+    @Test
+    void manyThreadsAreBounded() {
+        windowGraph();
+        samples.tick();
+        long nowNs = 20_025_000_000L;
+        for (int tid = 1000; tid < 1000 + 3 * OpSamples.MAX_THREADS; tid++) {
+            samples.sample(tid, nowNs - 1_000_000, A);
+        }
+        samples.sample(7, nowNs - 900_000, A);
+        samples.sample(7, nowNs - 800_000, A);
+        samples.tick();
+        assertEquals(OpSamples.MAX_THREADS, samples.lanes(nowNs).size());
+        assertEquals(OpSamples.MAX_THREADS, samples.interval().threads().size());
+        assertEquals("MUL_MAT", samples.interval().opOf(7), "the busiest thread is listed");
+        assertEquals(3 * OpSamples.MAX_THREADS + 2, samples.interval().samples(), "every sample counted");
+    }
+
 }
