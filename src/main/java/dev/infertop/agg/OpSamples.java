@@ -365,7 +365,6 @@ public final class OpSamples implements LayerAggregator, CpuGraphListener {
             nameForTick(tickFrom);
         }
         if (queueTail > queueHead) {
-            long newestNs = queueNs[(int) ((queueTail - 1) & (QUEUE - 1))];
             while (queueHead < queueTail && queueNs[(int) (queueHead & (QUEUE - 1))] < newestNs - TEACH_WINDOW_NS) {
                 retire();
             }

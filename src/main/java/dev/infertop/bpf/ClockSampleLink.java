@@ -53,6 +53,12 @@ public final class ClockSampleLink implements ProbeLink {
         return cpu;
     }
 
+    /** Not a probe: a timer. The probes infertop says it attached are uprobes and tracepoints. */
+    @Override
+    public int probeCount() {
+        return 0;
+    }
+
     @Override
     public synchronized void close() {
         link = ProbeLink.destroy(link);

@@ -131,14 +131,16 @@ class LiveMonitorIT extends LiveViewFixture {
         pane.awaitScreen("operator on with rows again", s -> s.contains("3:operator on") && s.contains("MUL_MAT"), 20);
         assertEquals(withOperators, uprobes());
 
-        // Sort by the next column after time share, p50: rows follow the column.
+        // Sort by the column after the samples' share (NOW%, next to time share), p50: rows follow the column.
+        pane.keys(">");
+        pane.awaitScreen("the NOW% sort", s -> s.contains("NOW%▼"), 10);
         pane.keys(">");
         screen = pane.awaitScreen("the p50 sort", s -> s.contains("P50ms▼"), 10);
         List<String> rows = tableRows(screen, "OP ");
         assertTrue(rows.size() >= 3, screen);
         double previous = Double.MAX_VALUE;
         for (String row : rows) {
-            String p50 = row.substring(34, 41).strip();
+            String p50 = row.substring(41, 48).strip();
             double value = p50.equals("-") ? 0 : Double.parseDouble(p50);
             assertTrue(value <= previous, "not sorted by p50:\n" + screen);
             previous = value;

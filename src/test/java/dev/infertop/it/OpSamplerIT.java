@@ -27,12 +27,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * </ol>
  */
 class OpSamplerIT {
-    /** An op's share from the samples vs the same run's exact work time, every graph traced, in points. */
+    /**
+     * An op's share from the samples vs the same run's exact work time, every graph traced, in points; compared
+     * only where the run's tasks waited for a CPU under {@link #MAX_PRESSURE} of the time (BudgetIT's rule).
+     */
     static final double SHARE_POINTS = 2;
     /** The samples between windows vs the few windows' exact shares (92.2-92.4 % vs 93.7-95.5 % for MUL_MAT). */
     static final double WINDOW_SHARE_POINTS = 5;
-    /** The same under CPU pressure from other work on the machine (the windows and the gaps see different loads). */
-    static final double SHARE_POINTS_UNDER_PRESSURE = 5;
     static final double MAX_PRESSURE = 0.25;
     /** Ops compared: those with at least this share of the exact work. */
     static final double MIN_COMPARED_SHARE = 0.01;
@@ -96,15 +97,23 @@ class OpSamplerIT {
         Map<String, Double> exact = exactShares(last);
         Map<String, Double> fromSamples = sampledShares(sampled.path("ops"));
         double waited = pressure.share();
-        double points = waited > MAX_PRESSURE ? SHARE_POINTS_UNDER_PRESSURE : SHARE_POINTS;
         System.out.printf("op sampler, every graph: exact %s%n  sampled %s%n  CPU pressure %.0f %%%n", exact,
                 fromSamples, 100 * waited);
-        assertSharesAgree(exact, fromSamples, points);
+        if (waited > MAX_PRESSURE) {
+            // Other work took the cores now and then: a preempted op's exact time holds the wait, its samples do
+            // not (a thread off its CPU is not sampled); measured above, not compared.
+            System.out.println("op sampler: the shares are not compared: tasks waited for a CPU "
+                    + Math.round(100 * waited) + " % of the run (other work on this machine)");
+            return;
+        }
+        assertSharesAgree(exact, fromSamples, SHARE_POINTS);
     }
 
     @Test
     void betweenWindowsEveryIntervalNamesTheThreadsOpsAndTheWindowsShares() throws Exception {
+        CpuPressure pressure = CpuPressure.start();
         List<JsonNode> lines = trace();
+        double waited = pressure.share();
         JsonNode last = lines.getLast();
         assertTrue(last.path("final").asBoolean(), "a final line");
         JsonNode sampled = last.path("ops_sampled");
@@ -121,8 +130,11 @@ class OpSamplerIT {
                 "the windows taught nearly all the code the gaps ran: " + between);
         Map<String, Double> exact = exactShares(last);
         Map<String, Double> fromSamples = sampledShares(between.path("ops"));
-        System.out.printf("op sampler, windows: exact %s%n  between windows %s%n", exact, fromSamples);
-        assertSharesAgree(exact, fromSamples, WINDOW_SHARE_POINTS);
+        System.out.printf("op sampler, windows: exact %s%n  between windows %s%n  CPU pressure %.0f %%%n", exact,
+                fromSamples, 100 * waited);
+        if (waited <= MAX_PRESSURE) {
+            assertSharesAgree(exact, fromSamples, WINDOW_SHARE_POINTS);
+        }
 
         // 2. Every interval that decoded, window or not, names each compute thread's op from its samples.
         List<JsonNode> decoding = lines.stream().filter(l -> !l.path("final").asBoolean())
