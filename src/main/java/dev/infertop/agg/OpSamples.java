@@ -391,8 +391,15 @@ public final class OpSamples implements LayerAggregator, CpuGraphListener {
         }
     }
 
+    /** The period the sampler last ran at: the run's figures keep it after the layer detached (a stop). */
+    private long lastPeriodNs;
+
     private OpSampleTotals figures(Tally tally, boolean perThread) {
-        long period = periodNs.getAsLong();
+        long now = periodNs.getAsLong();
+        if (now > 0) {
+            lastPeriodNs = now;
+        }
+        long period = now > 0 ? now : perThread && tally.samples == 0 ? 0 : lastPeriodNs;
         List<OpSampleTotals.Thread> threads = new ArrayList<>();
         if (perThread) {
             for (Map.Entry<Integer, Long> entry : tally.samplesByThread.entrySet()) {

@@ -22,7 +22,8 @@ class OpSamplesTest {
     private final CpuGraphAssembler graphs = new CpuGraphAssembler(
             GraphFixture.naming(List.of("MUL_MAT", "SOFT_MAX"), COMPUTE, Set.of()));
     private final GraphFixture fixture = new GraphFixture(graphs);
-    private final OpSamples samples = new OpSamples(() -> PERIOD_NS);
+    private final long[] period = {PERIOD_NS};
+    private final OpSamples samples = new OpSamples(() -> period[0]);
 
     OpSamplesTest() {
         samples.followGraphs(graphs);
@@ -82,8 +83,11 @@ class OpSamplesTest {
         assertEquals(OpSamples.UNKNOWN, interval.opOf(8), "one unknown sample outweighs two halves");
         assertEquals(9, interval.learnedSamples(), "samples outside a window teach nothing");
 
+        period[0] = 0; // the layer detached before the end (a stop): the run's figures keep the period it ran at
         samples.finishRun();
         OpSampleTotals run = samples.total();
+        assertEquals(PERIOD_NS, run.periodNs());
+        assertEquals(0, samples.interval().periodNs(), "an interval with no sample after the detach");
         assertEquals(12, run.samples());
         assertEquals(new OpSampleTotals.Between(3, 1, List.of(new OpSampleTotals.Op("MUL_MAT", 1.5, 0.75),
                 new OpSampleTotals.Op("SOFT_MAX", 0.5, 0.25))), run.between(),
