@@ -65,7 +65,9 @@ class BudgetIT {
         Path model = Models.preset("bench");
         Path snapshots = work.resolve("full");
         CpuPressure pressure = CpuPressure.start();
-        JsonNode full = trace(model, 48, "--budget", "0", "--flight-seconds", "300", "--snapshot-on-exit",
+        // 96 tokens a repetition: with 48 a run on a fast machine ended (about 2 s of decoding) before the
+        // estimate's first reading, 2 s after the attach, and the budget had no figure to show.
+        JsonNode full = trace(model, 96, "--budget", "0", "--flight-seconds", "300", "--snapshot-on-exit",
                 "--snapshot-dir", snapshots.toString());
         // --budget 0: every graph traced, the counts exact.
         assertEquals("every graph", full.path("budget").path("sampling").asText(), full.path("budget").toString());
