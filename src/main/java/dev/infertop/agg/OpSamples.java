@@ -496,15 +496,8 @@ public final class OpSamples implements LayerAggregator, CpuGraphListener {
                 ThreadLane.withSamples(figures.operators().lanes(), lanes(clockNs()))));
     }
 
-    /** The clock the samples are stamped with (CLOCK_MONOTONIC, as bpf_ktime_get_ns). */
-    private long clockNs = -1;
-
-    /** A test's clock for the strips; the collector's otherwise. */
-    void clockNs(long nowNs) {
-        this.clockNs = nowNs;
-    }
-
-    private long clockNs() {
-        return clockNs >= 0 ? clockNs : System.nanoTime();
+    /** The clock the samples are stamped with: CLOCK_MONOTONIC, as bpf_ktime_get_ns (tests call lanes(now)). */
+    private static long clockNs() {
+        return System.nanoTime();
     }
 }

@@ -58,7 +58,7 @@ class OpSamplerIT {
     }
 
     /** Each op's share of the exact work time (summed over threads) of a line's {@code ops}. */
-    private static Map<String, Double> exactShares(JsonNode line) {
+    static Map<String, Double> exactShares(JsonNode line) {
         Map<String, Double> exact = new TreeMap<>();
         line.path("ops").properties().forEach(e -> exact.put(e.getKey(), e.getValue().path("work_ms").asDouble()));
         double work = exact.values().stream().mapToDouble(Double::doubleValue).sum();
@@ -66,7 +66,7 @@ class OpSamplerIT {
         return exact;
     }
 
-    private static Map<String, Double> sampledShares(JsonNode ops) {
+    static Map<String, Double> sampledShares(JsonNode ops) {
         Map<String, Double> shares = new TreeMap<>();
         ops.properties().forEach(e -> shares.put(e.getKey(), e.getValue().path("share").asDouble()));
         return shares;

@@ -134,12 +134,8 @@ class ServingIT {
     /** With every graph traced, the samples' op shares are those of the same run's exact work time (OpSamplerIT). */
     static void assertTheSamplesGiveTheExactShares(JsonNode total) {
         JsonNode sampled = total.path("ops_sampled");
-        Map<String, Double> exact = new java.util.TreeMap<>();
-        total.path("ops").properties().forEach(e -> exact.put(e.getKey(), e.getValue().path("work_ms").asDouble()));
-        double work = exact.values().stream().mapToDouble(Double::doubleValue).sum();
-        exact.replaceAll((op, ms) -> ms / work);
-        Map<String, Double> shares = new java.util.TreeMap<>();
-        sampled.path("ops").properties().forEach(e -> shares.put(e.getKey(), e.getValue().path("share").asDouble()));
+        Map<String, Double> exact = OpSamplerIT.exactShares(total);
+        Map<String, Double> shares = OpSamplerIT.sampledShares(sampled.path("ops"));
         System.out.println("serving, every graph: samples " + sampled.path("samples") + " (unknown "
                 + sampled.path("unknown") + "); sampled shares " + shares + "; exact " + exact);
         assertTrue(sampled.path("samples").asLong() >= 100, "the sampler ran on the server: " + sampled);
@@ -165,12 +161,9 @@ class ServingIT {
     static void assertTheSamplesNameTheServersWork(JsonNode total) {
         JsonNode sampled = total.path("ops_sampled");
         long samples = sampled.path("samples").asLong();
-        Map<String, Double> exact = new java.util.TreeMap<>();
-        total.path("ops").properties().forEach(e -> exact.put(e.getKey(), e.getValue().path("work_ms").asDouble()));
-        double work = exact.values().stream().mapToDouble(Double::doubleValue).sum();
-        exact.replaceAll((op, ms) -> Math.round(1000 * ms / work) / 1000.0);
-        Map<String, Double> shares = new java.util.TreeMap<>();
-        sampled.path("ops").properties().forEach(e -> shares.put(e.getKey(), e.getValue().path("share").asDouble()));
+        Map<String, Double> exact = new java.util.TreeMap<>(OpSamplerIT.exactShares(total));
+        exact.replaceAll((op, share) -> Math.round(1000 * share) / 1000.0);
+        Map<String, Double> shares = OpSamplerIT.sampledShares(sampled.path("ops"));
         System.out.println("serving: samples " + samples + " (unknown " + sampled.path("unknown") + ", outside graphs "
                 + sampled.path("outside_graphs") + ", between windows " + sampled.path("between_windows").path("samples")
                 + "); sampled shares " + shares + "; exact " + exact);
