@@ -206,6 +206,20 @@ public final class BpfObject implements AutoCloseable {
         }
     }
 
+    /** The u64 value of an int {@code key} (a slot of an array map); empty where the map has none. */
+    public java.util.OptionalLong lookupLong(String mapName, int key) throws BpfException {
+        int fd = mapFd(mapName);
+        try (Arena local = Arena.ofConfined()) {
+            MemorySegment keySegment = local.allocate(ValueLayout.JAVA_INT);
+            keySegment.set(ValueLayout.JAVA_INT, 0, key);
+            MemorySegment value = local.allocate(ValueLayout.JAVA_LONG);
+            int rc = (int) LibBpf.bpf_map_lookup_elem$handle().invokeExact(fd, keySegment, value);
+            return rc == 0 ? java.util.OptionalLong.of(value.get(ValueLayout.JAVA_LONG, 0)) : java.util.OptionalLong.empty();
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
     /** Writes the value of an int {@code key}: a slot of an array map, or an entry of a hash map. */
     public void updateElement(String mapName, int key, MemorySegment value) throws BpfException {
         int fd = mapFd(mapName);

@@ -18,6 +18,8 @@ public final class InfertopProbes {
     public static final String OP_CONTROL_MAP = "op_control";
     public static final String THREAD_FILTER_MAP = "thread_filter";
     public static final String WALK_MEMO_MAP = "walk_memo";
+    /** The operator layer's count of the graphs it began tracing (native/operator.bpf.h). */
+    public static final String GRAPH_COUNTER_MAP = "graph_counter";
     /** Sched layer: handler runs per CPU (native/sched.bpf.h). */
     public static final String SCHED_HITS_MAP = "sched_hits";
     public static final String SCHED_EPOCH_MAP = "sched_epoch";

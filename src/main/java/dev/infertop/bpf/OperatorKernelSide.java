@@ -203,19 +203,46 @@ public final class OperatorKernelSide implements KernelSide {
     }
 
     /**
-     * Ends a sample window: no graph is sampled from now on, and after {@code graceMs} (the graph in flight
-     * finishes with its arrivals) the per-thread probes are detached. The detach waits in the kernel, outside
-     * the lock. No-op when the layer is off or already paused.
+     * The graphs the layer has begun tracing since it was loaded: a window in which none began traced nothing
+     * (a long graph, a prompt under load, started before the window and outlasted it).
+     */
+    public long graphsTraced() throws BpfException {
+        return layer.object().lookupLong(InfertopProbes.GRAPH_COUNTER_MAP, 0).orElse(0);
+    }
+
+    /** The graphs in flight (the graph layer's start maps), for a window's last graph to end before its probes go. */
+    public void followGraphsInFlight(GraphsInFlight inFlight) {
+        synchronized (layer.lock()) {
+            this.graphsInFlight = inFlight;
+        }
+    }
+
+    private GraphsInFlight graphsInFlight = GraphsInFlight.NONE;
+
+    /**
+     * The longest a window's last graph is waited for after the window: a prompt's graph on a loaded machine
+     * takes seconds, and a graph cut off by the detach is attributed to nothing. It costs the traps of that one
+     * graph, which the window began.
+     */
+    static final long MAX_LAST_GRAPH_MS = 10_000;
+
+    /**
+     * Ends a sample window: no graph is sampled from now on, and after {@code graceMs}, or once the CPU graphs in
+     * flight then have ended (at most {@link #MAX_LAST_GRAPH_MS}: the graph in flight finishes with its
+     * arrivals), the per-thread probes are detached. The detach waits in the kernel, outside the lock. No-op
+     * when the layer is off or already paused.
      */
     public void pauseArrivals(long graceMs) throws BpfException {
+        GraphsInFlight inFlight;
         synchronized (layer.lock()) {
             if (!layer.wanted() || arrivals.paused()) {
                 return;
             }
             control.paused(true);
             control.write(true);
+            inFlight = graphsInFlight;
         }
-        sleepMs(graceMs);
+        awaitGraphsEnded(cpuGraphsInFlight(inFlight), inFlight, graceMs);
         List<ProbeLink> closing;
         synchronized (layer.lock()) {
             if (!control.paused()) {
@@ -296,6 +323,29 @@ public final class OperatorKernelSide implements KernelSide {
     public boolean arrivalsPaused() {
         synchronized (layer.lock()) {
             return arrivals.paused();
+        }
+    }
+
+    /** The CPU graphs in flight now, as (thread, start) pairs. */
+    private static java.util.Set<List<Long>> cpuGraphsInFlight(GraphsInFlight inFlight) {
+        java.util.Set<List<Long>> graphs = new java.util.HashSet<>();
+        inFlight.forEach((cpuPath, tid, startNs, guidHigh, guidLow) -> {
+            if (cpuPath) {
+                graphs.add(List.of((long) tid, startNs));
+            }
+        });
+        return graphs;
+    }
+
+    /** Sleeps {@code graceMs}, then on until none of {@code graphs} is in flight (at most {@link #MAX_LAST_GRAPH_MS}). */
+    private static void awaitGraphsEnded(java.util.Set<List<Long>> graphs, GraphsInFlight inFlight, long graceMs) {
+        long deadlineNs = System.nanoTime() + MAX_LAST_GRAPH_MS * 1_000_000;
+        sleepMs(graceMs);
+        while (!graphs.isEmpty() && System.nanoTime() < deadlineNs && !Thread.currentThread().isInterrupted()) {
+            graphs.retainAll(cpuGraphsInFlight(inFlight));
+            if (!graphs.isEmpty()) {
+                sleepMs(10);
+            }
         }
     }
 

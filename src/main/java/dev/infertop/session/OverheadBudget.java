@@ -33,6 +33,14 @@ import java.util.function.Consumer;
 final class OverheadBudget implements AutoCloseable {
     /** After a window ends, the graph in flight finishes with its arrivals before the probes go. */
     static final long GRACE_MS = 100;
+    /**
+     * The longest a window is kept open past its length for a graph to begin in it: one that began none (a
+     * long graph, a prompt under load, that started before the window and outlasted it) traced nothing, and the
+     * next window may be half a minute away. Waiting costs the traps of the rest of the graph in flight.
+     */
+    static final long MAX_AWAIT_GRAPH_MS = 10_000;
+    /** How often the graph count is read while a window waits for a graph to begin. */
+    static final long AWAIT_GRAPH_POLL_MS = 10;
     /** Where a hit's cost cannot be measured: the documented default ({@link dev.infertop.model.HitCost#DEFAULT}). */
     static final double ASSUMED_HIT_NS = dev.infertop.model.HitCost.DEFAULT.nsPerHit();
     /**
@@ -67,6 +75,9 @@ final class OverheadBudget implements AutoCloseable {
 
         void pauseArrivals(long graceMs) throws BpfException;
 
+        /** The graphs the layer has begun tracing so far (a count that only grows). */
+        long graphsTraced() throws BpfException;
+
         void resumeArrivals() throws BpfException;
 
         /** The whole layer off, {@code why} its reason. */
@@ -93,6 +104,11 @@ final class OverheadBudget implements AutoCloseable {
                 @Override
                 public void resumeArrivals() throws BpfException {
                     operator.resumeArrivals();
+                }
+
+                @Override
+                public long graphsTraced() throws BpfException {
+                    return operator.graphsTraced();
                 }
 
                 @Override
@@ -202,6 +218,7 @@ final class OverheadBudget implements AutoCloseable {
             // One reading ends a phase and starts the next: the attaches and detaches between them (infertop's
             // CPU, in the kernel) fall into the phase after, not between two.
             Reading before = readings.read();
+            long tracedAtWindowStart = probes.graphsTraced();
             while (!stopped) {
                 operatorSwitched = false; // before the state is read: a switch after it wakes this phase
                 boolean operatorOnBefore = probes.operatorOn();
@@ -238,6 +255,7 @@ final class OverheadBudget implements AutoCloseable {
                 } else if (!probes.arrivalsPaused()) {
                     long offMs = plan.afterOnPhase(phase);
                     if (offMs > 0) {
+                        awaitATracedGraph(tracedAtWindowStart);
                         probes.pauseArrivals(GRACE_MS);
                         phaseMs = offMs;
                     } else {
@@ -245,6 +263,7 @@ final class OverheadBudget implements AutoCloseable {
                     }
                 } else {
                     plan.afterOffPhase(phase);
+                    tracedAtWindowStart = probes.graphsTraced();
                     probes.resumeArrivals();
                     phaseMs = plan.windowMs();
                 }
@@ -258,6 +277,20 @@ final class OverheadBudget implements AutoCloseable {
         } catch (BpfException | RuntimeException e) {
             if (!stopped) {
                 failClosed(e);
+            }
+        }
+    }
+
+    /**
+     * Keeps the window open until a graph began in it (the probes trace graphs from their start), at most
+     * {@link #MAX_AWAIT_GRAPH_MS}: the window's last graph then ends before the probes go (pauseArrivals).
+     */
+    private void awaitATracedGraph(long tracedAtWindowStart) throws BpfException {
+        long deadlineNs = System.nanoTime() + MAX_AWAIT_GRAPH_MS * 1_000_000;
+        while (!stopped && !operatorSwitched && probes.graphsTraced() == tracedAtWindowStart
+                && System.nanoTime() < deadlineNs) {
+            if (!sleep(AWAIT_GRAPH_POLL_MS)) {
+                return;
             }
         }
     }

@@ -124,6 +124,8 @@ final class TargetSession {
                 resources.probes.kernelSide(Layer.OPERATOR, dev.infertop.bpf.OperatorKernelSide.class)::samplingPeriodNs);
         resources.graphStarts = new dev.infertop.bpf.GraphStartMaps(resources.object);
         pipeline.aggregator().withGraphsInFlight(resources.graphStarts);
+        resources.probes.kernelSide(Layer.OPERATOR, dev.infertop.bpf.OperatorKernelSide.class)
+                .followGraphsInFlight(resources.graphStarts);
         policy.followFusion(pipeline.aggregator().operators(), loaded.fusion());
         CounterSet chosen = counterSet;
         loaded.perfCounters().listener(opened -> pipeline.counters().configure(chosen, opened));

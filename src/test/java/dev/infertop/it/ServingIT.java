@@ -121,7 +121,7 @@ class ServingIT {
             System.out.printf("serving: TTFT median infertop %.2f ms, server %.2f ms%n", ttftMedian, serverTtftMedian);
             assertTrue(Math.abs(ttftMedian - serverTtftMedian) <= 0.25 * serverTtftMedian + 2, "TTFT p50: " + context);
             assertBusyAtMostTheInterval(infertop.jsonLines());
-            assertTheSamplesNameTheServersWork(total);
+            assertTheSamplesNameTheServersWork(total, infertop.stderrText());
         }
     }
 
@@ -158,7 +158,7 @@ class ServingIT {
     /** Beside the samples' standard error: the barrier traps' time in the exact small ops, in points. */
     static final double SAMPLED_SHARE_POINTS = 2;
 
-    static void assertTheSamplesNameTheServersWork(JsonNode total) {
+    static void assertTheSamplesNameTheServersWork(JsonNode total, String stderr) {
         JsonNode sampled = total.path("ops_sampled");
         long samples = sampled.path("samples").asLong();
         Map<String, Double> exact = new java.util.TreeMap<>(OpSamplerIT.exactShares(total));
@@ -168,9 +168,11 @@ class ServingIT {
                 + sampled.path("outside_graphs") + ", between windows " + sampled.path("between_windows").path("samples")
                 + "); sampled shares " + shares + "; exact " + exact);
         assertTrue(samples >= 200, "the sampler ran on the server: " + sampled);
-        assertTrue(sampled.path("unknown").asDouble() <= 0.25 * samples, "the windows taught most lines: " + sampled);
+        String context = sampled + "\nexact " + exact + "\nlayers " + total.path("layers") + "\nbudget "
+                + total.path("budget") + "\nsampled graphs " + total.path("sampled") + "\ninfertop's stderr: " + stderr;
+        assertTrue(sampled.path("unknown").asDouble() <= 0.25 * samples, "the windows taught most lines: " + context);
         String top = sampled.path("ops").properties().iterator().next().getKey();
-        assertEquals("MUL_MAT", top, "most samples in MUL_MAT: " + sampled);
+        assertEquals("MUL_MAT", top, "most samples in MUL_MAT: " + context);
         assertTrue(shares.get("MUL_MAT") >= 0.5 && exact.getOrDefault("MUL_MAT", 0.0) >= 0.5,
                 "MUL_MAT leads both: sampled " + shares + ", exact " + exact);
     }

@@ -56,6 +56,15 @@ class OverheadBudgetTest {
             paused = false;
         }
 
+        /** Graphs begun while the probes are attached: one per read, as a busy target's. */
+        final java.util.concurrent.atomic.AtomicLong traced = new java.util.concurrent.atomic.AtomicLong();
+        volatile boolean graphsBegin = true;
+
+        @Override
+        public long graphsTraced() {
+            return graphsBegin && !paused ? traced.incrementAndGet() : traced.get();
+        }
+
         @Override
         public void operatorOff(String why) throws BpfException {
             calls.add("off: " + why);
@@ -162,6 +171,27 @@ class OverheadBudgetTest {
             }
         }, notices::add)) {
             assertEquals("measuring", budget.status().sampling(), "a limit: the first window is undecided");
+        }
+    }
+
+    /**
+     * A long graph (a prompt under load) began before the first window and outlasted it: the window traced no
+     * graph, so it stays open until one begins, then ends (its last graph finishes before the probes go).
+     */
+    @Test
+    void aWindowInWhichNoGraphBeganStaysOpenUntilOneDoes() throws Exception {
+        Probes probes = new Probes();
+        probes.graphsBegin = false;
+        try (OverheadBudget budget = start(probes, new Readings(-1, null))) {
+            Thread.sleep(BudgetPlan.FIRST_ON_MS + 700);
+            assertEquals(List.of(), probes.calls, "no pause while no graph began in the window");
+            probes.graphsBegin = true;
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+            while (probes.calls.isEmpty() && System.nanoTime() < deadline) {
+                Thread.sleep(10);
+            }
+            assertEquals("pause", probes.calls.isEmpty() ? "none" : probes.calls.getFirst(),
+                    "the window ends once a graph began in it");
         }
     }
 
