@@ -24,6 +24,12 @@ final class BranchWalk {
     /** Anything else: the walk does not know where the code goes. */
     record Unknown() implements End {}
 
+    /** The walk came to {@code vaddr}, one of the addresses it was asked to stop at. */
+    record Reached(long vaddr) implements End {}
+
+    /** Where a walk stopped, and whether it jumped backwards on the way (a loop's back edge). */
+    record Walk(End end, boolean jumpedBack) {}
+
     /** Instructions a walk follows at most: the tails it looks at are an epilogue or a loop's condition. */
     static final int MAX_INSTRUCTIONS = 32;
 
@@ -39,11 +45,23 @@ final class BranchWalk {
 
     /** Walks from {@code vaddr} (an instruction start inside the function). */
     End from(long vaddr) {
+        return walk(vaddr, java.util.Set.of()).end();
+    }
+
+    /**
+     * Walks from {@code vaddr} as {@link #from}, stopping also where it comes to one of {@code stops}
+     * ({@link Reached}; {@code vaddr} itself included).
+     */
+    Walk walk(long vaddr, java.util.Set<Long> stops) {
         long pc = vaddr;
+        boolean jumpedBack = false;
         for (int step = 0; step < MAX_INSTRUCTIONS; step++) {
             long at = pc - function.vaddr();
             if (at < 0 || at >= code.length) {
-                return new Unknown();
+                return new Walk(new Unknown(), jumpedBack);
+            }
+            if (stops.contains(pc)) {
+                return new Walk(new Reached(pc), jumpedBack);
             }
             Step next;
             try {
@@ -52,14 +70,16 @@ final class BranchWalk {
                     case AARCH64 -> aarch64(pc, (int) at);
                 };
             } catch (TargetException e) {
-                return new Unknown(); // bytes the decoder cannot measure: no way on that the walk can trust
+                // bytes the decoder cannot measure: no way on that the walk can trust
+                return new Walk(new Unknown(), jumpedBack);
             }
             if (next.end() != null) {
-                return next.end();
+                return new Walk(next.end(), jumpedBack);
             }
+            jumpedBack |= next.nextVaddr() <= pc;
             pc = next.nextVaddr();
         }
-        return new Unknown();
+        return new Walk(new Unknown(), jumpedBack);
     }
 
     /** Either where the walk goes on, or where it ends. */
