@@ -4,6 +4,7 @@ import dev.infertop.process.CallSite;
 import dev.infertop.process.CallSiteScanner;
 import dev.infertop.process.ElfFile;
 import dev.infertop.process.ElfSymbol;
+import dev.infertop.process.InlinedNodeLoop;
 import dev.infertop.process.MemoryMapping;
 import dev.infertop.process.NodeLoopBarriers;
 import dev.infertop.process.ProbePlacement;
@@ -18,6 +19,7 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -140,6 +142,17 @@ final class ProbeSites {
                     candidates = StrippedFunctions.recover(elf, f.symbol()).stream().toList();
                 }
                 List<Site> sites = new ArrayList<>();
+                if (candidates.isEmpty() && f.symbol().equals(StrippedFunctions.NODE_LOOP)) {
+                    Optional<InlinedNodeLoop.Sites> inlined = InlinedNodeLoop.find(elf);
+                    if (inlined.isPresent()) {
+                        // No function to enter: the thread's first read of the thread count before its first node.
+                        long vaddr = inlined.get().threadStartVaddr();
+                        yield List.of(new Site(f.symbol() + " (inlined)", elf.fileOffsetOf(vaddr),
+                                "start at " + inlined.get().function().name() + "+0x"
+                                        + Long.toHexString(vaddr - inlined.get().function().vaddr()) + ": "
+                                        + inlined.get().reason()));
+                    }
+                }
                 for (ElfSymbol function : candidates) {
                     if (function.sizeBytes() > 0) {
                         ProbeSite site = ProbePlacement.place(elf, function);
@@ -156,6 +169,22 @@ final class ProbeSites {
                 List<ElfSymbol> callers = elf.functionAndClones(c.caller());
                 if (callers.isEmpty()) {
                     callers = StrippedFunctions.recover(elf, c.caller()).stream().toList();
+                }
+                if (callers.isEmpty() && c.caller().equals(StrippedFunctions.NODE_LOOP)) {
+                    Optional<InlinedNodeLoop.Sites> inlined = InlinedNodeLoop.find(elf);
+                    if (inlined.isPresent() && c.nodeLoopOnly()) {
+                        // The barrier is no call: its reads of the thread count after a node and after the loop.
+                        ElfSymbol into = inlined.get().function();
+                        for (long vaddr : new long[] {inlined.get().inLoopVaddr(), inlined.get().afterLoopVaddr()}) {
+                            sites.add(new Site("ggml_barrier (inlined) in " + into.name(), elf.fileOffsetOf(vaddr),
+                                    (vaddr == inlined.get().inLoopVaddr() ? "after each node" : "after the loop")
+                                            + " at " + into.name() + "+0x" + Long.toHexString(vaddr - into.vaddr())
+                                            + ": " + inlined.get().reason(), "ggml_barrier"));
+                        }
+                        yield sites;
+                    }
+                    // The loop's other calls (the fused ops') are calls in the function it is inlined into.
+                    callers = inlined.map(InlinedNodeLoop.Sites::function).stream().toList();
                 }
                 for (ElfSymbol caller : callers) {
                     if (caller.sizeBytes() == 0) {

@@ -46,6 +46,7 @@ class LinkedInAppIT {
     private static JsonNode total;
     private static JsonNode counted;
     private static long tracefsGraphs;
+    private static long tracefsMulMats;
     private static String stderr;
 
     @BeforeAll
@@ -71,6 +72,7 @@ class LinkedInAppIT {
             await(lines, "ready ", 180);
             // Enabled while the app waits: every graph it runs from here on is one of the completions.
             tracefs.addProbe("graph", addon, entryOffset(addon, "ggml_graph_compute"));
+            tracefs.addProbe("mul_mat", addon, entryOffset(addon, "ggml_compute_forward_mul_mat"));
             tracefs.enable();
             long startNs = System.nanoTime();
             try (InfertopProcess infertop = InfertopProcess.start(Map.of("INFERTOP_DEBUG", "1"), "--json", "-d", "1",
@@ -89,7 +91,9 @@ class LinkedInAppIT {
                 stderr = infertop.stderrText();
             } finally {
                 tracefs.disable();
-                tracefsGraphs = Tracefs.hitsOf(tracefs.hits(), "graph");
+                Map<String, Long> hits = tracefs.hits();
+                tracefsGraphs = Tracefs.hitsOf(hits, "graph");
+                tracefsMulMats = Tracefs.hitsOf(hits, "mul_mat");
             }
             in.write("exit\n");
             in.flush();
@@ -132,19 +136,28 @@ class LinkedInAppIT {
     }
 
     /**
-     * The operator layer on the addon. LTO inlined ggml's node loop into the exported ggml_graph_compute and folded
-     * ggml_barrier into an accessor, so there is no barrier call for the per-node probe: the layer must say so and
-     * name the object, never run blind or report zero nodes as if measured. (Probing the inlined barrier itself is
-     * the way to lift this.)
+     * The operator layer on the addon. LTO inlined ggml's node loop into the exported ggml_graph_compute, and the
+     * addon was built with ggml's OpenMP code but without OpenMP, so ggml_barrier is a lone read of the thread count
+     * (InlinedNodeLoop): the layer probes those reads. Every graph attributed (a wrong place would leave graphs
+     * unattributed: each thread's arrivals must match the graph's node groups), and MUL_MAT's node count equal to
+     * an independent tracefs count of ggml_compute_forward_mul_mat's calls (the addon computes on one thread).
      */
     @Test
-    void theOperatorLayerSaysWhyItCannotRunOnTheAddon() {
+    void theOperatorLayerTracesTheInlinedNodeLoop() {
         assertNotNull(total, "no run");
         JsonNode operator = total.path("layers").path("operator");
-        String context = "operator layer: " + operator + "\ninfertop: " + total;
-        assertEquals("unavailable", operator.path("state").asText(), context);
-        assertTrue(operator.path("reason").asText().contains("index.node"), "the reason names the object: " + context);
-        assertEquals(0, total.path("op_graphs").asLong(), context);
+        String context = "operator layer: " + operator + "\ninfertop: " + total + "\nstderr: " + stderr;
+        System.out.printf("linked-in app: operator layer %s; %d op graphs of %d CPU graphs, %d unattributed; MUL_MAT "
+                        + "%d nodes (tracefs %d calls)%n", operator.path("state").asText(),
+                total.path("op_graphs").asLong(), total.path("cpu_graph_computes").asLong(),
+                total.path("op_graphs_unattributed").asLong(), total.path("ops").path("MUL_MAT").path("nodes").asLong(),
+                tracefsMulMats);
+        assertEquals("on", operator.path("state").asText(), context);
+        assertTrue(operator.path("probes").toString().contains("inlined"), "the inlined loop's reads: " + context);
+        assertEquals(tracefsGraphs, total.path("op_graphs").asLong(), "every graph traced (--budget 0): " + context);
+        assertEquals(0, total.path("op_graphs_unattributed").asLong(), context);
+        assertTrue(tracefsMulMats > 0, context);
+        assertEquals(tracefsMulMats, total.path("ops").path("MUL_MAT").path("nodes").asLong(), "MUL_MAT: " + context);
     }
 
     /**
