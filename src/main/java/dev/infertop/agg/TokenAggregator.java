@@ -55,6 +55,8 @@ public final class TokenAggregator implements LayerAggregator, TraceListener {
     private final IntervalRecorder graphTtftRecorder = new IntervalRecorder(SIGNIFICANT_DIGITS);
     private final IntervalRecorder graphTpotRecorder = new IntervalRecorder(SIGNIFICANT_DIGITS);
     private long graphsWithPositions;
+    /** The requests the graphs tell apart (one sequence at a time), for a run whose source is the graphs. */
+    private final GraphRequests graphRequests = new GraphRequests(SIGNIFICANT_DIGITS);
     private GraphTokenCounts graphCountsAtLastTick = GraphTokenCounts.EMPTY;
 
     private SpeculativeTotals lastSpeculative = SpeculativeTotals.EMPTY;
@@ -265,6 +267,7 @@ public final class TokenAggregator implements LayerAggregator, TraceListener {
         int generated = generatedOf(graph.tokens(), graph.outputs(), firstPosition);
         long durationNs = graph.durationNs();
         graphTokens.record(graph.tokens() - generated, generated, 0, durationNs, graph.status());
+        graphRequests.onGraph(graph.tokens() - generated, generated, firstPosition, graph.startNs(), graph.endNs());
         if (generated > 0) {
             graphTpotRecorder.recordValue(durationNs);
         } else if (graph.tokens() > 0) {
@@ -301,6 +304,7 @@ public final class TokenAggregator implements LayerAggregator, TraceListener {
         tpotRecorder.closeInterval();
         graphTtftRecorder.closeInterval();
         graphTpotRecorder.closeInterval();
+        graphRequests.closeInterval();
         if (histograms != null) {
             boolean api = source() != TokenSource.GRAPHS;
             (api ? ttftRecorder : graphTtftRecorder).logInterval(histograms, "ttft");
@@ -315,7 +319,8 @@ public final class TokenAggregator implements LayerAggregator, TraceListener {
 
     private GraphTokenCounts graphCounts() {
         return new GraphTokenCounts(graphTokens.calls, graphTokens.tokensPrefill, graphTokens.tokensDecode,
-                graphsWithPositions, graphTokens.encodeCalls);
+                graphsWithPositions, graphTokens.encodeCalls, graphRequests.known() ? graphRequests.requests() : -1,
+                graphRequests.totalTtft(), graphRequests.totalTpot());
     }
 
     @Override
@@ -324,7 +329,8 @@ public final class TokenAggregator implements LayerAggregator, TraceListener {
         SpeculativeTotals intervalSpeculative = speculative.since(lastSpeculative);
         lastSpeculative = speculative;
         GraphTokenCounts counts = graphCounts();
-        GraphTokenCounts intervalCounts = counts.since(graphCountsAtLastTick);
+        GraphTokenCounts intervalCounts = counts.since(graphCountsAtLastTick, graphRequests.intervalTtft(),
+                graphRequests.intervalTpot());
         graphCountsAtLastTick = counts;
         TokenSource source = source();
         Figures out;

@@ -111,6 +111,11 @@ public final class JsonLinesView implements SnapshotView {
         fromGraphs.put(dev.infertop.model.JsonSchema.GraphTokensField.GRAPHS.key(), tokens.fromGraphs().graphs());
         fromGraphs.put(dev.infertop.model.JsonSchema.GraphTokensField.PROMPT_TOKENS.key(), tokens.fromGraphs().promptTokens());
         fromGraphs.put(dev.infertop.model.JsonSchema.GraphTokensField.GENERATED_TOKENS.key(), tokens.fromGraphs().generatedTokens());
+        if (tokens.fromGraphs().requestsKnown()) {
+            fromGraphs.put(dev.infertop.model.JsonSchema.GraphTokensField.REQUESTS.key(), tokens.fromGraphs().requests());
+        } else {
+            fromGraphs.putNull(dev.infertop.model.JsonSchema.GraphTokensField.REQUESTS.key());
+        }
         fromGraphs.put(dev.infertop.model.JsonSchema.GraphTokensField.POSITIONS_READ.key(), tokens.fromGraphs().positionsRead());
         fromGraphs.put(dev.infertop.model.JsonSchema.GraphTokensField.ENCODER_PASSES.key(), tokens.fromGraphs().encoderPasses());
         root.put(DECODE_CALLS.key(), tokens.decodeCalls());
@@ -138,13 +143,17 @@ public final class JsonLinesView implements SnapshotView {
         putLatency(root.putObject(TTFT_MS.key()), f.ttft());
         putLatency(root.putObject(TPOT_MS.key()), tpot);
         // Requests: sequences of batches read token by token (a server's slots); zero for llama-bench's batches.
+        // From the graphs (the API not called): requests as the graphs tell them apart, one sequence at a time.
+        dev.infertop.model.GraphTokenCounts graphs = tokens.fromGraphs();
+        boolean graphRequests = tokens.source() == dev.infertop.model.TokenSource.GRAPHS && graphs.requestsKnown();
+        long requestCount = graphRequests ? graphs.requests() : tokens.requests();
         ObjectNode requests = root.putObject(REQUESTS.key());
-        requests.put(RequestsField.COUNT.key(), tokens.requests());
+        requests.put(RequestsField.COUNT.key(), requestCount);
         requests.put(RequestsField.ACTIVE.key(), tokens.activeRequests());
-        putLatency(requests.putObject(RequestsField.TTFT_MS.key()), f.ttft());
-        putLatency(requests.putObject(RequestsField.TPOT_MS.key()), tpot);
+        putLatency(requests.putObject(RequestsField.TTFT_MS.key()), graphRequests ? graphs.requestTtft() : f.ttft());
+        putLatency(requests.putObject(RequestsField.TPOT_MS.key()), graphRequests ? graphs.requestTpot() : tpot);
         requests.put(RequestsField.PROMPT_TOKENS.key(), tokens.tokensPrefill());
-        requests.put(RequestsField.GENERATED_TOKENS.key(), tokens.tokensDecode() + tokens.requests());
+        requests.put(RequestsField.GENERATED_TOKENS.key(), tokens.tokensDecode() + requestCount);
         requests.put(RequestsField.BATCHES_UNREAD.key(), tokens.batchesUnread());
         putSpeculative(root.putObject(SPECULATIVE.key()), tokens.speculative());
         if (WhisperTotals.isWhisperProgram(s)) {

@@ -353,7 +353,7 @@ public enum JsonSchema {
 
     /** {@code graph_tokens}: what the graphs alone said (model.GraphTokenCounts). */
     public enum GraphTokensField implements Key {
-        GRAPHS, PROMPT_TOKENS, GENERATED_TOKENS, POSITIONS_READ, ENCODER_PASSES;
+        GRAPHS, PROMPT_TOKENS, GENERATED_TOKENS, POSITIONS_READ, ENCODER_PASSES, REQUESTS;
         private final String key = name().toLowerCase(Locale.ROOT);
         public String key() { return key; }
     }

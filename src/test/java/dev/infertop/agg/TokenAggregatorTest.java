@@ -73,7 +73,17 @@ class TokenAggregatorTest {
         assertEquals(500.0, total.decodeTokensPerSecond(), 1e-9);
         assertEquals(2, s.total().ttft().count());
         assertEquals(16, s.total().tpot().count());
-        assertEquals(new dev.infertop.model.GraphTokenCounts(18, 32, 16, 18, 0), total.fromGraphs());
+        dev.infertop.model.GraphTokenCounts graphs = total.fromGraphs();
+        assertEquals(new dev.infertop.model.GraphTokenCounts(18, 32, 16, 18, 0), new dev.infertop.model.GraphTokenCounts(
+                graphs.graphs(), graphs.promptTokens(), graphs.generatedTokens(), graphs.positionsRead(),
+                graphs.encoderPasses()));
+        // Requests, one sequence at a time: TTFT each prompt's 10 ms; TPOT from the prompt's end to the first step's
+        // end (12 ms), then 5 ms a step.
+        assertEquals(2, graphs.requests());
+        assertEquals(2, graphs.requestTtft().count());
+        assertEquals(10, graphs.requestTtft().meanMs(), 0.05);
+        assertEquals(16, graphs.requestTpot().count());
+        assertEquals((12 + 7 * 5) / 8.0, graphs.requestTpot().meanMs(), 0.05);
         assertEquals(total.fromGraphs(), s.interval().tokens().fromGraphs(), "the first interval is the run");
         assertEquals(0, snapshot(2000 * MS).interval().tokens().fromGraphs().graphs(), "nothing in the next");
     }

@@ -176,6 +176,38 @@ class LinkedInAppIT {
                 "generated tokens decoded, each answer's last one included: " + context);
     }
 
+    /**
+     * The requests as the app timed them, told from the graphs alone (one sequence at a time: a prompt graph after
+     * a generated token begins one): its count, TTFT against the app's prompt_ms (from the prompt's first batch to
+     * its first output) and TPOT against its predicted_ms per generated token. Means, since the app gives one
+     * figure per request.
+     */
+    @Test
+    void requestsFromTheGraphsAreTheAppsOwn() {
+        assertNotNull(total, "no run");
+        JsonNode requests = total.path("requests");
+        String context = "infertop: " + requests + " " + total.path("graph_tokens") + "\napp: " + counted;
+        double appTtft = 0;
+        double appPredictedMs = 0;
+        long appPredicted = 0;
+        for (JsonNode request : counted.path("requests")) {
+            appTtft += request.path("prompt_ms").asDouble() / COMPLETIONS;
+            appPredictedMs += request.path("predicted_ms").asDouble();
+            appPredicted += request.path("predicted_n").asLong();
+        }
+        double appTpot = appPredictedMs / appPredicted;
+        double ttft = requests.path("ttft_ms").path("mean").asDouble();
+        double tpot = requests.path("tpot_ms").path("mean").asDouble();
+        System.out.printf("linked-in app: %d requests from the graphs (app %d); TTFT mean %.2f ms (app %.2f); TPOT mean "
+                + "%.3f ms (app %.3f)%n", requests.path("count").asLong(), COMPLETIONS, ttft, appTtft, tpot, appTpot);
+        assertEquals("graphs", total.path("token_source").asText(), context);
+        assertEquals(COMPLETIONS, requests.path("count").asLong(), context);
+        assertEquals(COMPLETIONS, total.path("graph_tokens").path("requests").asLong(), context);
+        assertEquals(COMPLETIONS, requests.path("ttft_ms").path("count").asLong(), "one TTFT per request: " + context);
+        assertTrue(Math.abs(ttft - appTtft) <= 0.25 * appTtft + 2, "TTFT mean: " + context);
+        assertTrue(Math.abs(tpot - appTpot) <= 0.25 * appTpot + 0.5, "TPOT mean: " + context);
+    }
+
     private static long entryOffset(Path library, String function) throws Exception {
         try (ElfFile elf = ElfFile.open(library)) {
             ElfSymbol symbol = elf.function(function).filter(s -> s.sizeBytes() > 0).orElseThrow(
