@@ -167,15 +167,21 @@ static __always_inline void scan_source(struct graph_scan *scan, const void *src
 	}
 }
 
-static long scan_node(__u32 index, void *data)
+/*
+ * Node `index`'s sources, looked up by name. A global function: the verifier checks it once, on its own, where
+ * as bpf_loop's callback (static) it walked its paths again for every iteration it could not prove alike, and in
+ * each of the three programs that read graphs (seconds per program on Linux 6.x, at every attach).
+ */
+__noinline int graph_scan_node(__u32 index, struct graph_scan *scan)
 {
-	struct graph_scan *scan = data;
 	const void *node = 0;
 	const void *srcs[4] = {}; /* FLASH_ATTN_EXT takes its mask as src[3] */
 	__s32 op = -1;
 	int had_tokens, had_positions, had_kv;
 	__u32 had_encoder;
 
+	if (!scan)
+		return 1;
 	if (bpf_probe_read_user(&node, sizeof(node), scan->nodes + (__u64)index * sizeof(void *)) || !node)
 		return 0;
 	if (bpf_probe_read_user(&op, sizeof(op), node + config.tensor_op_offset))
@@ -203,6 +209,11 @@ static long scan_node(__u32 index, void *data)
 	return scan->n_tokens >= 0 && scan->n_positions >= 0 && scan->kv_len >= 0;
 }
 
+static long scan_node(__u32 index, void *data)
+{
+	return graph_scan_node(index, data) ? 1 : 0;
+}
+
 static __always_inline void scan_reset(struct graph_scan *scan)
 {
 	scan->previous = 0;
@@ -226,7 +237,7 @@ static __always_inline int hint_holds(struct graph_scan *scan, __s32 node, __s32
 		return 1;
 	if (node >= n_nodes || node >= GRAPH_SCAN_NODES)
 		return 0;
-	scan_node((__u32)node, scan);
+	graph_scan_node((__u32)node, scan);
 	switch (what) {
 	case 0: return scan->n_tokens >= 0;
 	case 1: return scan->n_positions >= 0;
