@@ -214,7 +214,10 @@ final class OverheadBudget implements AutoCloseable {
             // Until the first phase ends, the displayed estimate (records × hit cost) rests on this plan's hit cost.
             status = new BudgetStatus(budgetPercent, Double.NaN, Double.NaN, 1, status.sampling(),
                     BudgetStatus.BUDGET_WINDOW_S, plan.hitCost());
-            long phaseMs = BudgetPlan.FIRST_ON_MS;
+            // Under a limit the first window is the shortest there is (it still lasts until a graph began and ended
+            // in it): a short command is not traced whole, at any cost, before anything is measured. Without one
+            // the first reading only comes sooner.
+            long phaseMs = budgetPercent > 0 ? BudgetPlan.MIN_ON_MS : BudgetPlan.FIRST_ON_MS;
             // One reading ends a phase and starts the next: the attaches and detaches between them (infertop's
             // CPU, in the kernel) fall into the phase after, not between two.
             Reading before = readings.read();
