@@ -3,17 +3,21 @@
 // stdin (so a tracer can attach first), runs COMPLETIONS completions of N_PREDICT tokens each with THREADS threads,
 // prints one JSON line with the application's own per-request timings (prompt and generated tokens, as
 // llama.node reports them) and their sums, then waits for "exit" (so the tracer can finish while the process lives).
-// Copied next to node_modules (require resolves from the script's directory).
-// Usage: node completions.js MODEL.gguf [COMPLETIONS] [N_PREDICT] [THREADS]
+// With START_AFTER_MS it reads no stdin: it loads the model that long after the addon (initLlama), runs at once
+// and exits after its JSON line (a program launched under a tracer, whose stdin is not the tracer's: the tracer
+// attaches while it waits, before the model load's first graph). Copied next to node_modules (require
+// resolves from the script's directory).
+// Usage: node completions.js MODEL.gguf [COMPLETIONS] [N_PREDICT] [THREADS] [START_AFTER_MS]
 'use strict';
-const { loadModel } = require('@fugood/llama.node');
+const { loadModel, initLlama } = require('@fugood/llama.node');
 const readline = require('node:readline');
 
-const [modelPath, completionsArg = '8', predictArg = '32', threadsArg = '2'] = process.argv.slice(2);
+const [modelPath, completionsArg = '8', predictArg = '32', threadsArg = '2', startAfterArg] = process.argv.slice(2);
+const startAfterMs = startAfterArg === undefined ? -1 : Number(startAfterArg);
 const completions = Number(completionsArg);
 const nPredict = Number(predictArg);
 const threads = Number(threadsArg);
-const lines = readline.createInterface({ input: process.stdin })[Symbol.asyncIterator]();
+const lines = startAfterMs >= 0 ? null : readline.createInterface({ input: process.stdin })[Symbol.asyncIterator]();
 const waitFor = async (word) => {
   for (;;) {
     const { value, done } = await lines.next();
@@ -23,9 +27,15 @@ const waitFor = async (word) => {
 };
 
 (async () => {
+  if (startAfterMs >= 0) {
+    await initLlama(); // the addon is dlopen'ed here (the require alone does not load it)
+    await new Promise((resolve) => setTimeout(resolve, startAfterMs));
+  }
   const context = await loadModel({ model: modelPath, n_ctx: 2048, n_threads: threads, n_gpu_layers: 0 });
   console.log(`ready ${process.pid}`);
-  await waitFor('go');
+  if (startAfterMs < 0) {
+    await waitFor('go');
+  }
   const requests = [];
   for (let i = 0; i < completions; i++) {
     const result = await context.completion({
@@ -37,7 +47,9 @@ const waitFor = async (word) => {
   const sum = (key) => requests.reduce((total, r) => total + r[key], 0);
   console.log(JSON.stringify({ completions, prompt_tokens: sum('prompt_n'), generated_tokens: sum('predicted_n'),
     requests }));
-  await waitFor('exit');
+  if (startAfterMs < 0) {
+    await waitFor('exit');
+  }
   await context.release();
   process.exit(0);
 })().catch((e) => { console.error(`completions.js: ${e && e.message ? e.message : e}`); process.exit(2); });

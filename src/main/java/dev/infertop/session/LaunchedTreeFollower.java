@@ -9,6 +9,7 @@ import dev.infertop.bpf.TracepointLink;
 import dev.infertop.bpf.UprobeLink;
 import dev.infertop.ffi.Pidfd;
 import dev.infertop.process.ElfFile;
+import dev.infertop.process.GgmlCodeFinder;
 import dev.infertop.process.MemoryMapping;
 import dev.infertop.process.ProcessMaps;
 import dev.infertop.process.TargetException;
@@ -25,6 +26,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -59,8 +61,13 @@ final class LaunchedTreeFollower implements AutoCloseable {
     /** Names of the programs the tree ran kept for the last line: a tree may run any number of them. */
     private static final int MAX_NAMES_KEPT = 64;
 
-    /** A process of the launched tree with GGML code, stopped where it was found; resumed by its {@link #pidfd}. */
-    record HeldEngine(int pid, Pidfd pidfd, String image) {}
+    /**
+     * A process of the launched tree with GGML code, stopped where it was found; resumed by its {@link #pidfd}.
+     * {@code loadedLate}: null for one held at exec or its entry point; else the object it mapped while it ran
+     * (a Node addon dlopen'ed by node), found by a watch of its maps: it was not stopped, and what it computed
+     * before the probes attached is not seen.
+     */
+    record HeldEngine(int pid, Pidfd pidfd, String image, String loadedLate) {}
 
     /**
      * What the hold cost the launcher so far: each stop, from the kernel's record to the resume; {@code unheld}:
@@ -72,6 +79,20 @@ final class LaunchedTreeFollower implements AutoCloseable {
 
     /** A dynamic image's process resumed with a uprobe on its entry point, until it reaches it. */
     private record AwaitingEntry(Pidfd pidfd, ImageKey image, ProbeLink entry, String name) {}
+
+    /**
+     * A process judged no engine and let go, watched for GGML code it maps later (node dlopen's an addon, Python
+     * imports a wheel's library): its pidfd, its start time (a pid reused meanwhile is not read), and the files
+     * already looked at.
+     */
+    private record Watched(Pidfd pidfd, long startTicks, String name, Set<String> seen) {}
+
+    /** Processes watched at most: a tree may start any number, and each costs a maps read per watch. */
+    static final int MAX_WATCHED = 32;
+    /** How often the watched processes' maps are read: an addon is mapped well before its first graph. */
+    static final long WATCH_EVERY_NS = 200_000_000L;
+    private final Map<Integer, Watched> watched = new LinkedHashMap<>();
+    private long nextWatchNs;
 
     private final BpfObject object;
     private final List<ProbeLink> links = new ArrayList<>();
@@ -141,6 +162,9 @@ final class LaunchedTreeFollower implements AutoCloseable {
         while (found == null && !stopping.getAsBoolean()) {
             boolean running = treeRunning.getAsBoolean();
             ring.drain(this::onHold);
+            if (found == null) {
+                watchForLateCode();
+            }
             if (found != null || (!running && awaitingEntry.isEmpty())) {
                 break;
             }
@@ -246,7 +270,78 @@ final class LaunchedTreeFollower implements AutoCloseable {
             return;
         }
         markLauncher(image);
-        resume(pidfd, beganNs);
+        resumeWatched(pid, pidfd, name, beganNs);
+    }
+
+    /** Lets a process judged no engine go on, and watches it for GGML code it maps later (while room is left). */
+    private void resumeWatched(int pid, Pidfd pidfd, String name, long beganNs) {
+        Set<String> seen = new HashSet<>();
+        long started;
+        try {
+            started = startTicks(pid);
+            for (MemoryMapping mapping : ProcessMaps.of(pid).mappedLibraries()) {
+                seen.add(fileKey(mapping)); // judged just now: nothing of it holds GGML code
+            }
+        } catch (IOException e) { // TargetException too
+            resume(pidfd, beganNs);
+            return;
+        }
+        pidfd.signal(Pidfd.SIGCONT);
+        heldNs += System.nanoTime() - beganNs;
+        if (watched.size() >= MAX_WATCHED || found != null) {
+            pidfd.close();
+            return;
+        }
+        Watched old = watched.put(pid, new Watched(pidfd, started, name, seen));
+        if (old != null) {
+            old.pidfd().close(); // the same process judged again after another exec
+        }
+    }
+
+    /**
+     * Reads the watched processes' maps (every {@link #WATCH_EVERY_NS}): the first that maps a file holding GGML
+     * code (by what it defines, as for -p, or a --lib file) is the engine, running; a process gone is dropped.
+     */
+    private void watchForLateCode() {
+        long now = System.nanoTime();
+        if (watched.isEmpty() || now < nextWatchNs) {
+            return;
+        }
+        nextWatchNs = now + WATCH_EVERY_NS;
+        for (java.util.Iterator<Map.Entry<Integer, Watched>> it = watched.entrySet().iterator(); it.hasNext(); ) {
+            Map.Entry<Integer, Watched> entry = it.next();
+            int pid = entry.getKey();
+            Watched watch = entry.getValue();
+            List<MemoryMapping> mappings;
+            try {
+                if (startTicks(pid) != watch.startTicks()) {
+                    throw new IOException("another process");
+                }
+                mappings = ProcessMaps.of(pid).mappedLibraries();
+            } catch (IOException e) { // TargetException too
+                watch.pidfd().close(); // gone (its pid may name another process by now)
+                it.remove();
+                continue;
+            }
+            for (MemoryMapping mapping : mappings) {
+                if (!mapping.isExecutable() || !watch.seen().add(fileKey(mapping))) {
+                    continue;
+                }
+                Path file = Path.of(mapping.path());
+                boolean extra = extraLibraries.stream().anyMatch(library -> sameFile(library, mapping));
+                if (extra || GgmlCodeFinder.examine(file, mapping).holdsCode()) {
+                    it.remove();
+                    Path name = file.getFileName();
+                    found = new HeldEngine(pid, watch.pidfd(), watch.name(), name == null ? file.toString()
+                            : name.toString());
+                    return;
+                }
+            }
+        }
+    }
+
+    private static String fileKey(MemoryMapping mapping) {
+        return mapping.device() + ":" + mapping.inode();
     }
 
     /** Whether the executable itself defines a probed function (llama.cpp linked in statically). */
@@ -290,7 +385,7 @@ final class LaunchedTreeFollower implements AutoCloseable {
 
     private void engine(int pid, Pidfd pidfd, String name, long beganNs) {
         heldNs += System.nanoTime() - beganNs;
-        found = new HeldEngine(pid, pidfd, name);
+        found = new HeldEngine(pid, pidfd, name, null);
     }
 
     private void markLauncher(ImageKey image) {
@@ -388,6 +483,10 @@ final class LaunchedTreeFollower implements AutoCloseable {
             waiting.pidfd().close();
         }
         awaitingEntry.clear();
+        for (Watched watch : watched.values()) {
+            watch.pidfd().close(); // running: only the descriptors go
+        }
+        watched.clear();
         closing = true; // records read from here on are all resumed
         ring.drain(this::onHold);
         ring.close();

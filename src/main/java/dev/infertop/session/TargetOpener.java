@@ -125,7 +125,7 @@ final class TargetOpener {
             String name = dev.infertop.model.SafeText.of(options.command().getFirst());
             engine = follower.awaitEngine(command::treeRunning, () -> control.stopping, () -> control.err.println(
                     "infertop: " + name + " has no GGML code of its own: following it to the first process it "
-                            + "starts that has")).orElse(null);
+                            + "starts, or code it loads, that has")).orElse(null);
             cost = follower.cost();
             imagesRun = follower.imagesRun();
         } catch (IOException e) {
@@ -161,9 +161,17 @@ final class TargetOpener {
             control.notice("infertop: " + cost.unheld() + " execs of the command's tree ran without being looked at "
                     + "(the hold's ring was full): an engine among them would not be followed");
         }
-        control.notice(String.format(java.util.Locale.ROOT, "infertop: following pid %d (%s), started by the "
-                        + "command, held at its entry point, before main; the hold stopped the tree %d times, "
-                        + "%.1f ms in all", engine.pid(), engine.image(), cost.holds(), cost.heldNs() / 1e6));
+        if (engine.loadedLate() != null) {
+            // Mapped while it ran (dlopen): nothing stopped it there, so its work before the attach is not seen.
+            control.notice(String.format(java.util.Locale.ROOT, "infertop: following pid %d (%s), which loaded "
+                            + "GGML code (%s) while it ran: traced from now, what it computed before is not seen; "
+                            + "the hold stopped the tree %d times, %.1f ms in all", engine.pid(), engine.image(),
+                    dev.infertop.model.SafeText.of(engine.loadedLate()), cost.holds(), cost.heldNs() / 1e6));
+        } else {
+            control.notice(String.format(java.util.Locale.ROOT, "infertop: following pid %d (%s), started by the "
+                            + "command, held at its entry point, before main; the hold stopped the tree %d times, "
+                            + "%.1f ms in all", engine.pid(), engine.image(), cost.holds(), cost.heldNs() / 1e6));
+        }
         return new OpenedTarget(command, candidates);
     }
 

@@ -18,6 +18,7 @@ import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.Comparator;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -41,6 +42,8 @@ class LinkedInAppIT {
     private static final String GROUP = "infertop_linked";
     private static final String ADDON = "node_modules/@fugood/node-llama-linux-x64/index.node";
     private static final int COMPLETIONS = 8;
+    /** The prompt tokens of the model load's warm-up graph. */
+    private static final int WARM_UP_TOKENS = 2;
 
     private static Path app;
     private static JsonNode total;
@@ -206,6 +209,68 @@ class LinkedInAppIT {
         assertEquals(COMPLETIONS, requests.path("ttft_ms").path("count").asLong(), "one TTFT per request: " + context);
         assertTrue(Math.abs(ttft - appTtft) <= 0.25 * appTtft + 2, "TTFT mean: " + context);
         assertTrue(Math.abs(tpot - appTpot) <= 0.25 * appTpot + 0.5, "TPOT mean: " + context);
+    }
+
+    /**
+     * {@code infertop -- node completions.js ...}: node has no GGML code of its own and starts no process that has;
+     * it dlopen's the addon while it runs (the require of @fugood/llama.node). infertop follows the command to the
+     * code it loads, says that it was not stopped there, and counts every graph a tracefs uprobe on the addon
+     * counts (the app loads its model 3 s after the addon: the attach comes first, as the lines' order shows, and
+     * the model load's warm-up graph is counted too).
+     */
+    @Test
+    void aLaunchedNodeIsFollowedToTheAddonItLoads() throws Exception {
+        assertNotNull(app, "no app");
+        Path addon = app.resolve(ADDON);
+        int completions = 2;
+        try (Tracefs tracefs = Tracefs.group(GROUP + "_launched")) {
+            tracefs.addProbe("graph", addon, entryOffset(addon, "ggml_graph_compute"));
+            tracefs.enable();
+            long graphs;
+            JsonNode launched;
+            String launchedStderr;
+            try (InfertopProcess infertop = InfertopProcess.start("--json", "-d", "1", "--budget", "0", "--",
+                    "node", app.resolve("completions.js").toString(), Models.preset("tiny").toString(),
+                    Integer.toString(completions), "16", "2", "3000")) {
+                assertEquals(0, infertop.waitFor(300), infertop.stderrText());
+                List<String> lines = infertop.stderrText().lines().toList();
+                int attached = indexOf(lines, "infertop: tracing pid");
+                int ready = indexOf(lines, "ready ");
+                assertTrue(attached >= 0 && ready > attached, "attached before the model loaded: line " + attached
+                        + ", the app's ready line " + ready + "\n" + infertop.stderrText());
+                launched = infertop.finalObject();
+                launchedStderr = infertop.stderrText();
+            } finally {
+                tracefs.disable();
+            }
+            graphs = Tracefs.hitsOf(tracefs.hits(), "graph");
+            String context = "infertop: " + launched + "\nstderr: " + launchedStderr;
+            String counted = launchedStderr.lines().filter(line -> line.startsWith("{\"completions\"")).findFirst()
+                    .orElseThrow(() -> new AssertionError("the app printed no result: " + context));
+            JsonNode app = JSON.readTree(counted);
+            System.out.printf("linked-in app, launched: %d CPU graphs (tracefs %d); app %d + %d tokens, infertop %d + %d%n",
+                    launched.path("cpu_graph_computes").asLong(), graphs, app.path("prompt_tokens").asLong(),
+                    app.path("generated_tokens").asLong(), launched.path("tokens_prefill").asLong(),
+                    launched.path("tokens_decode").asLong());
+            assertTrue(launchedStderr.contains("which loaded GGML code (index.node) while it ran"), context);
+            assertTrue(graphs >= completions, "tracefs saw " + graphs + " graphs: " + context);
+            assertEquals(graphs, launched.path("cpu_graph_computes").asLong(), "CPU graphs: " + context);
+            // Traced from before the model load: its warm-up graph too, two prompt tokens (BOS and EOS, as
+            // llama.cpp's common warm-up decodes) that the app's own timings leave out.
+            assertEquals(app.path("prompt_tokens").asLong() + WARM_UP_TOKENS, launched.path("tokens_prefill").asLong(),
+                    context);
+            assertEquals(app.path("generated_tokens").asLong(), launched.path("tokens_decode").asLong(), context);
+            assertEquals(0, launched.path("op_graphs_unattributed").asLong(), context);
+        }
+    }
+
+    private static int indexOf(List<String> lines, String prefix) {
+        for (int i = 0; i < lines.size(); i++) {
+            if (lines.get(i).startsWith(prefix)) {
+                return i;
+            }
+        }
+        return -1;
     }
 
     private static long entryOffset(Path library, String function) throws Exception {
