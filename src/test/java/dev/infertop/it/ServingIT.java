@@ -91,6 +91,16 @@ class ServingIT {
             assertEquals(metrics.get("llamacpp:n_decode_total").longValue(), total.path("decode_calls").asLong(),
                     "llama_decode calls: " + context);
             assertEquals(REQUESTS, requests.path("count").asLong(), "requests: " + context);
+            // The graphs beside the API: they carry no sequence ids, so a batch of several slots' steps cannot be
+            // split into prompt and generated tokens per sequence, but every token the server computed is counted
+            // once, and the requests are unknown to them (never guessed).
+            JsonNode graphs = total.path("graph_tokens");
+            System.out.println("serving: graphs " + graphs + "; api " + total.path("tokens_prefill") + " + "
+                    + total.path("tokens_decode"));
+            assertEquals(total.path("tokens_prefill").asLong() + total.path("tokens_decode").asLong(),
+                    graphs.path("prompt_tokens").asLong() + graphs.path("generated_tokens").asLong(),
+                    "every token computed, by the graphs: " + context);
+            assertTrue(graphs.path("requests").isNull(), "several sequences a graph: requests unknown: " + context);
             assertEquals(0, requests.path("batches_unread").asLong(), context);
             assertEquals(REQUESTS, requests.path("ttft_ms").path("count").asLong(), "one TTFT per request: " + context);
             assertEquals(REQUESTS * (PREDICT - 1L), requests.path("tpot_ms").path("count").asLong(),
