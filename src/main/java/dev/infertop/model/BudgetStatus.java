@@ -105,14 +105,17 @@ public record BudgetStatus(double budgetPercent, double estimatePercent, double 
                 : "cost: measuring / " + limit;
     }
 
-    /** After the operator layer's state while windows sample it: " 1s/6.2s" (attached 1 s of every 6.2 s). */
+    /**
+     * After the operator layer's state while windows sample it: " 1s/6.2s" (attached 1 s of every 6.2 s). Not
+     * the held window's age: the panels that show window figures say it, and in the header's layers line it
+     * pushed the layers after the operator's past the screen's edge.
+     */
     public String windowsText() {
         if (!present() || arrivalShare >= 1 || arrivalShare <= 0) {
             return "";
         }
         double periodS = windowS / arrivalShare;
-        String held = heldWindowText();
-        return String.format(Locale.ROOT, " %ss/%.1fs", trim(windowS), periodS) + (held.isEmpty() ? "" : ", " + held);
+        return String.format(Locale.ROOT, " %ss/%.1fs", trim(windowS), periodS);
     }
 
     /** The length of a sample window unless the budget needs shorter ones (session.BudgetPlan.ON_MS). */

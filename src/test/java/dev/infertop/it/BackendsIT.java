@@ -40,7 +40,7 @@ class BackendsIT {
     @Test
     void prefillMatmulsRunOnBlasAndTheRestOnTheCpu() throws Exception {
         JsonNode total;
-        try (InfertopProcess infertop = InfertopProcess.start("--json", "-d", "0.5", "--", blasBench.toString(),
+        try (InfertopProcess infertop = InfertopProcess.start("--json", "-d", "0.5", "--budget", "0", "--", blasBench.toString(),
                 "-m", tinyModel.toString(), "-p", Integer.toString(PROMPT_TOKENS), "-n", "4", "-r", "1", "-t", "2")) {
             assertEquals(0, infertop.waitFor(180), "stderr:\n" + infertop.stderrText());
             total = infertop.finalObject();

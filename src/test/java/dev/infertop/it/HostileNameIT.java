@@ -172,7 +172,8 @@ class HostileNameIT {
     }
 
     private static String paneTitle(String session) throws Exception {
-        return Processes.output("/usr/bin/tmux", "display-message", "-p", "-t", session, "#{pane_title}").strip();
+        return Processes.output("/usr/bin/tmux", "-L", session, "display-message", "-p", "-t", session,
+                "#{pane_title}").strip();
     }
 
     @Test

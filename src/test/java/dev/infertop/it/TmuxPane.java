@@ -13,7 +13,9 @@ import static org.junit.jupiter.api.Assertions.fail;
  * infertop's live view in a real terminal: the launcher in a detached tmux session of a fixed size, driven with
  * send-keys and read back with capture-pane. The pane's shell prints {@code EXITED-<status>} when infertop ends
  * and then stays, so the last screen and the exit status can be read. Closing kills the session (a SIGHUP to
- * whatever still runs in it); closing twice is harmless.
+ * whatever still runs in it); closing twice is harmless. Each pane has a tmux server of its own (its socket named
+ * after the session): on the shared default server, a session started while the last one's kill was ending that
+ * server was lost with it ("no server running").
  */
 final class TmuxPane implements AutoCloseable {
     private static final Path TMUX = Path.of("/usr/bin/tmux");
@@ -47,8 +49,8 @@ final class TmuxPane implements AutoCloseable {
             throws Exception {
         require();
         String command = LAUNCHER + " " + String.join(" ", infertopArgs);
-        List<String> newSession = new ArrayList<>(List.of(TMUX.toString(), "new-session", "-d", "-s", session,
-                "-x", Integer.toString(columns), "-y", Integer.toString(rows)));
+        List<String> newSession = new ArrayList<>(List.of(TMUX.toString(), "-L", session, "new-session", "-d", "-s",
+                session, "-x", Integer.toString(columns), "-y", Integer.toString(rows)));
         if (directory != null) {
             newSession.addAll(List.of("-c", directory.toString()));
         }
@@ -65,7 +67,8 @@ final class TmuxPane implements AutoCloseable {
     static TmuxPane startShell(String session, int columns, int rows, Path directory, String commandLine)
             throws Exception {
         require();
-        Processes.output(TMUX.toString(), "new-session", "-d", "-s", session, "-x", Integer.toString(columns),
+        Processes.output(TMUX.toString(), "-L", session, "new-session", "-d", "-s", session, "-x",
+                Integer.toString(columns),
                 "-y", Integer.toString(rows), "-c", directory.toString(),
                 "-e", "INFERTOP_JAR=" + Requirements.jar().toAbsolutePath(),
                 "sh -c '" + commandLine + "; echo EXITED-$?; sleep 600'");
@@ -74,23 +77,23 @@ final class TmuxPane implements AutoCloseable {
 
     /** The window keeps its size whatever clients attach, and changes only by {@link #resize}. */
     void keepSize() throws Exception {
-        tmux("set-option", "-t", session, "window-size", "manual");
+        tmux(session, "set-option", "-t", session, "window-size", "manual");
     }
 
     void resize(int columns, int rows) throws Exception {
-        tmux("resize-window", "-t", session, "-x", Integer.toString(columns), "-y", Integer.toString(rows));
+        tmux(session, "resize-window", "-t", session, "-x", Integer.toString(columns), "-y", Integer.toString(rows));
     }
 
     /** tmux send-keys: each argument a key name ("Enter", "Escape") or, after "-l", literal text. */
     void keys(String... keys) throws Exception {
         List<String> command = new ArrayList<>(List.of("send-keys", "-t", session));
         command.addAll(List.of(keys));
-        tmux(command.toArray(String[]::new));
+        tmux(session, command.toArray(String[]::new));
     }
 
     /** The visible screen, one line per row (trailing blanks cut by tmux). */
     String capture() throws Exception {
-        return tmux("capture-pane", "-p", "-t", session);
+        return tmux(session, "capture-pane", "-p", "-t", session);
     }
 
     /**
@@ -121,12 +124,12 @@ final class TmuxPane implements AutoCloseable {
 
     /** A tmux format variable of the pane, e.g. {@code #{alternate_on}} (1 while the alternate screen is on). */
     String paneFormat(String format) throws Exception {
-        return tmux("display-message", "-p", "-t", session, format).strip();
+        return tmux(session, "display-message", "-p", "-t", session, format).strip();
     }
 
     /** The infertop JVM in the pane: the launcher script execs java in place of the shell's child. */
     ProcessHandle infertop() throws Exception {
-        long shell = Long.parseLong(tmux("display-message", "-p", "-t", session, "#{pane_pid}").strip());
+        long shell = Long.parseLong(tmux(session, "display-message", "-p", "-t", session, "#{pane_pid}").strip());
         return ProcessHandle.of(shell).orElseThrow().children()
                 .filter(p -> p.info().command().orElse("").endsWith("java")).findFirst().orElseThrow();
     }
@@ -135,12 +138,12 @@ final class TmuxPane implements AutoCloseable {
     public void close() throws IOException, InterruptedException {
         if (!closed) {
             closed = true;
-            tmux("kill-session", "-t", session);
+            tmux(session, "kill-session", "-t", session);
         }
     }
 
-    private static String tmux(String... arguments) throws IOException, InterruptedException {
-        List<String> command = new ArrayList<>(List.of(TMUX.toString()));
+    private static String tmux(String session, String... arguments) throws IOException, InterruptedException {
+        List<String> command = new ArrayList<>(List.of(TMUX.toString(), "-L", session));
         command.addAll(List.of(arguments));
         return Processes.output(command.toArray(String[]::new));
     }
