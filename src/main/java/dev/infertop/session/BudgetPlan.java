@@ -43,10 +43,7 @@ final class BudgetPlan {
      * stays below the JIT's thresholds for minutes.
      */
     static final long UNLIMITED_ON_MS = 5000;
-    /**
-     * The first window of the operator layer switched on live (the user asked for its table: it fills at once),
-     * and the first reading without a limit. The start's first window under a limit is {@link #MIN_ON_MS}.
-     */
+    /** The first window, measured before anything is decided, at the start and when switched on live. */
     static final long FIRST_ON_MS = 2000;
     /**
      * The longest gap before one has measured the cost without the per-thread probes: the first window's

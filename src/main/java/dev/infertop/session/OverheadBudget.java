@@ -41,13 +41,6 @@ final class OverheadBudget implements AutoCloseable {
     static final long MAX_AWAIT_GRAPH_MS = 10_000;
     /** How often the graph count is read while a window waits for a graph to begin. */
     static final long AWAIT_GRAPH_POLL_MS = 10;
-    /**
-     * Graphs the start's first window traces (within {@link #MAX_AWAIT_GRAPH_MS} more than its length): the clock
-     * sampler names what it samples by what the windows taught, and a window of one graph (a server's prompt)
-     * teaches nothing of the decode steps' code, which the samples then call unknown until the next window, up
-     * to half a minute later (ServingIT: 63 % unknown with one graph).
-     */
-    static final int FIRST_WINDOW_GRAPHS = 8;
     /** Where a hit's cost cannot be measured: the documented default ({@link dev.infertop.model.HitCost#DEFAULT}). */
     static final double ASSUMED_HIT_NS = dev.infertop.model.HitCost.DEFAULT.nsPerHit();
     /**
@@ -221,15 +214,14 @@ final class OverheadBudget implements AutoCloseable {
             // Until the first phase ends, the displayed estimate (records × hit cost) rests on this plan's hit cost.
             status = new BudgetStatus(budgetPercent, Double.NaN, Double.NaN, 1, status.sampling(),
                     BudgetStatus.BUDGET_WINDOW_S, plan.hitCost());
-            // Under a limit the first window is the shortest there is (it still lasts until a graph began and ended
-            // in it): a short command is not traced whole, at any cost, before anything is measured. Without one
-            // the first reading only comes sooner.
-            long phaseMs = budgetPercent > 0 ? BudgetPlan.MIN_ON_MS : BudgetPlan.FIRST_ON_MS;
+            // The first window is FIRST_ON_MS of every graph: shorter ones (0.25 s, then 0.25 s and 8 graphs) taught
+            // the clock sampler too little of the code (63 % and 5.3 % of its samples unknown on a server and on
+            // llama-bench), and 32 graphs left the budget in the window for the rest of a 10 s run.
+            long phaseMs = BudgetPlan.FIRST_ON_MS;
             // One reading ends a phase and starts the next: the attaches and detaches between them (infertop's
             // CPU, in the kernel) fall into the phase after, not between two.
             Reading before = readings.read();
             long tracedAtWindowStart = probes.graphsTraced();
-            boolean firstWindow = true;
             while (!stopped) {
                 operatorSwitched = false; // before the state is read: a switch after it wakes this phase
                 boolean operatorOnBefore = probes.operatorOn();
@@ -266,8 +258,7 @@ final class OverheadBudget implements AutoCloseable {
                 } else if (!probes.arrivalsPaused()) {
                     long offMs = plan.afterOnPhase(phase);
                     if (offMs > 0) {
-                        awaitTracedGraphs(tracedAtWindowStart, firstWindow ? FIRST_WINDOW_GRAPHS : 1);
-                        firstWindow = false;
+                        awaitTracedGraphs(tracedAtWindowStart, 1);
                         probes.pauseArrivals(GRACE_MS);
                         phaseMs = offMs;
                     } else {

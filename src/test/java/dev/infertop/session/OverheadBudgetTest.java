@@ -183,7 +183,7 @@ class OverheadBudgetTest {
         Probes probes = new Probes();
         probes.graphsBegin = false;
         try (OverheadBudget budget = start(probes, new Readings(-1, null))) {
-            Thread.sleep(BudgetPlan.MIN_ON_MS + 1200);
+            Thread.sleep(BudgetPlan.FIRST_ON_MS + 700);
             assertEquals(List.of(), probes.calls, "no pause while no graph began in the window");
             probes.graphsBegin = true;
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
