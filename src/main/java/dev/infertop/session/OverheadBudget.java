@@ -214,9 +214,8 @@ final class OverheadBudget implements AutoCloseable {
             // Until the first phase ends, the displayed estimate (records × hit cost) rests on this plan's hit cost.
             status = new BudgetStatus(budgetPercent, Double.NaN, Double.NaN, 1, status.sampling(),
                     BudgetStatus.BUDGET_WINDOW_S, plan.hitCost());
-            // The first window is FIRST_ON_MS of every graph: shorter ones (0.25 s, then 0.25 s and 8 graphs) taught
-            // the clock sampler too little of the code (63 % and 5.3 % of its samples unknown on a server and on
-            // llama-bench), and 32 graphs left the budget in the window for the rest of a 10 s run.
+            // The first window is FIRST_ON_MS of every graph: shorter ones taught the clock sampler too little of
+            // the code (measurements.md, "The clock sampler").
             long phaseMs = BudgetPlan.FIRST_ON_MS;
             // One reading ends a phase and starts the next: the attaches and detaches between them (infertop's
             // CPU, in the kernel) fall into the phase after, not between two.

@@ -128,8 +128,7 @@ class CountersIT {
         // The upper bound over every counted group against every thread's time: a group's stretch runs from the
         // barrier arrival before it, so it holds the wait after the group before it, which is another op's. Over
         // the ops without a migrated group alone, the waits after a migrated op's groups (often MUL_MAT's, the
-        // longest) would count in the stretches and not in the bound (a CI run: 31.9 ms against 28.2 over 1,728
-        // groups). Plus 1 µs a group: the probe's own time in each group's stretch (a CI run here: task-clock
+        // longest) would count in the stretches and not in the bound. Plus 1 µs a group: the probe's own time in each group's stretch (a CI run here: task-clock
         // 34.37 ms against work + wait 32.81 over ~2,800 groups, 4.8 % above, where other runs stayed within 3 %).
         assertTrue(taskClockMs <= 1.03 * workAndWaitMs + 0.1 + 0.001 * groups,
                 "task-clock " + taskClockMs + " ms > the threads' work + wait " + workAndWaitMs + " ms over "
