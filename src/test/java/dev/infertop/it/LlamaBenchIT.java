@@ -95,13 +95,14 @@ class LlamaBenchIT {
                 .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(ProcessBuilder.Redirect.DISCARD).start();
         try {
             // Freeze it as soon as ld.so has mapped the libraries infertop probes (libggml-cpu last: libggml's
-            // dependency, the deepest), i.e. before main() loads the model.
+            // dependency, the deepest), i.e. before main() loads the model. The stop is a direct kill(2): a
+            // spawned kill(1) took long enough on a loaded machine for the warm-up call to run first.
             awaitMapped(target.pid(), 10, "libllama.", "libggml-base.", "libggml-cpu.");
-            signal(target.pid(), "STOP");
+            Containers.signal(target.pid(), Containers.SIGSTOP);
             try (InfertopProcess infertop = InfertopProcess.start("--json", "-d", "0.5", "-p",
                     Long.toString(target.pid()))) {
                 infertop.awaitStderr("probes attached", 60);
-                signal(target.pid(), "CONT");
+                Containers.signal(target.pid(), Containers.SIGCONT);
                 assertTrue(target.waitFor(180, TimeUnit.SECONDS), "llama-bench finished");
                 assertEquals(0, target.exitValue());
                 assertEquals(0, infertop.waitFor(30), infertop.stderrText());
