@@ -30,6 +30,7 @@ enum event_kind {
 	EVENT_WHISPER_FULL = 18, /* one whisper_full_with_state() call (struct whisper_full_event): token layer */
 	EVENT_OFFLOAD = 19,   /* a backend synchronize or a tensor copy between backends (native/offload.bpf.h) */
 	EVENT_OP_SAMPLE = 20, /* a target thread found on a CPU by the operator layer's clock sampler (op_sample.bpf.h) */
+	EVENT_BACKEND_DISPATCH = 21, /* a device backend's host dispatch of one graph's nodes, node by node (backends.bpf.h) */
 };
 
 struct event_header {
@@ -275,6 +276,27 @@ struct backend_ops_event {
 	__s32 n_nodes;     /* cgraph->n_nodes */
 	__u32 counted;     /* nodes whose op was read */
 	__u16 op_nodes[BACKEND_OP_SLOTS];
+};
+
+/*
+ * One graph a device backend recorded node by node on the host (Vulkan: ggml_vk_build_graph per node, called
+ * from its graph compute), sent when ggml_backend_graph_compute_async returns, before that call's EVENT_GRAPH:
+ * per op, the nodes it was called for (a view's call dispatches nothing) and the nodes it skipped because an
+ * earlier node's dispatch computes them (fused). Only graphs recorded whole: from their first node on, with the
+ * operator layer on from entry to return. Host dispatch, never device time.
+ */
+struct backend_dispatch_event {
+	struct event_header header; /* start_ns: the first node's call; end_ns: the compute's return */
+	__u64 backend;     /* ggml_backend_t */
+	__u8 guid[16];     /* *backend->guid */
+	__s32 n_nodes;     /* cgraph->n_nodes */
+	__u32 calls;       /* calls made, all ops */
+	__u16 op_calls[BACKEND_OP_SLOTS];
+	__u16 op_fused[BACKEND_OP_SLOTS];
+	/* the record being filled: the last node called for, and its op */
+	__s32 last_index;
+	__u32 last_op;
+	__u64 cgraph;
 };
 
 enum offload_what {

@@ -39,6 +39,9 @@ struct {
 static __always_inline void backends_count_ops(__u64 pid_tgid, void *backend, void *cgraph, const __u8 *guid,
 					      __s32 n_nodes);
 
+/* native/backends.bpf.h: a device backend's node-by-node dispatch of this graph, sent before its record. */
+static __always_inline void backends_end_dispatch(__u32 tid);
+
 /*
  * enum ggml_status ggml_backend_graph_compute_async(ggml_backend_t backend, struct ggml_cgraph *cgraph)
  * struct ggml_backend starts with `ggml_guid_t guid`, a pointer to the backend's 16-byte GUID.
@@ -75,6 +78,7 @@ int BPF_KRETPROBE(handle_graph_exit, long ret)
 	if (!is_target(pid_tgid))
 		return 0;
 	graph_tokens_exit(GRAPH_LEVEL_BACKEND, ret);
+	backends_end_dispatch(tid);
 	start = bpf_map_lookup_elem(&graph_start_by_tid, &tid);
 	if (!start)
 		return 0;

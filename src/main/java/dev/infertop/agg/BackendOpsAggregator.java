@@ -17,8 +17,10 @@ import java.util.List;
  * when its compute starts (EVENT_BACKEND_OPS), its duration when the same thread's
  * ggml_backend_graph_compute_async returns (EVENT_GRAPH). A graph whose computing nodes all have one op
  * (a BLAS split of matmuls, with views around them) gives that op its time; a mixed graph's time stays with
- * the backend only. Single writer: the collector thread; no allocation per event once a thread and a backend
- * were seen.
+ * the backend only. Where the host records a device backend's nodes one by one (Vulkan), each graph followed
+ * whole says, per op, how many nodes it was called for and how many an earlier node's fused dispatch computed
+ * (EVENT_BACKEND_DISPATCH, sent just before the graph's EVENT_GRAPH): kept only for a graph whose op counts
+ * came too. Single writer: the collector thread; no allocation per event once a thread and a backend were seen.
  */
 public final class BackendOpsAggregator implements LayerAggregator {
     /** Slots per graph record (native/events.h BACKEND_OP_SLOTS). */
@@ -41,13 +43,17 @@ public final class BackendOpsAggregator implements LayerAggregator {
     private static final int NODES = 0;
     private static final int TIME_NS = 1;
     private static final int UNTIMED_NODES = 2;
-    private static final int GRAPHS = OP_SLOTS * 3;
-    private static final int BUSY_NS = OP_SLOTS * 3 + 1;
+    private static final int DISPATCH_CALLS = OP_SLOTS * 3;
+    private static final int DISPATCH_FUSED = OP_SLOTS * 4;
+    private static final int GRAPHS = OP_SLOTS * 5;
+    private static final int BUSY_NS = OP_SLOTS * 5 + 1;
+    private static final int DISPATCH_GRAPHS = OP_SLOTS * 5 + 2;
 
     private static final class Slot {
         final String name;
-        // Per op: NODES, TIME_NS, UNTIMED_NODES at [op * 3 + k]; then graphs and busy time. Kept once.
-        final Counts counts = new Counts(OP_SLOTS * 3 + 2);
+        // Per op: NODES, TIME_NS, UNTIMED_NODES at [op * 3 + k], its dispatch calls and fused nodes at
+        // [DISPATCH_CALLS + op] and [DISPATCH_FUSED + op]; then graphs, busy time, graphs followed node by node.
+        final Counts counts = new Counts(OP_SLOTS * 5 + 3);
 
         Slot(String name) {
             this.name = name;
@@ -149,6 +155,49 @@ public final class BackendOpsAggregator implements LayerAggregator {
         slot.counts.add(BUSY_NS, durationNs);
     }
 
+    /**
+     * The thread's graph was recorded node by node: {@code OP_SLOTS} u16 call counts at {@code data[callsOffset]}
+     * and fused-node counts at {@code data[fusedOffset]}. Kept if that graph's op counts came at its start.
+     */
+    public void onBackendDispatch(int tid, long guidHigh, long guidLow, MemorySegment data, long callsOffset,
+                                  long fusedOffset) {
+        int at = pendingOf(tid);
+        if (at < 0 || !pendingValid[at] || pendingGuidHigh[at] != guidHigh || pendingGuidLow[at] != guidLow) {
+            return;
+        }
+        Slot slot = slot(guidHigh, guidLow);
+        for (int op = 0; op < OP_SLOTS; op++) {
+            slot.counts.add(DISPATCH_CALLS + op,
+                    Short.toUnsignedInt(data.get(ValueLayout.JAVA_SHORT_UNALIGNED, callsOffset + 2L * op)));
+            slot.counts.add(DISPATCH_FUSED + op,
+                    Short.toUnsignedInt(data.get(ValueLayout.JAVA_SHORT_UNALIGNED, fusedOffset + 2L * op)));
+        }
+        slot.counts.add(DISPATCH_GRAPHS, 1);
+    }
+
+    /** The same, as arrays (tests). */
+    public void onBackendDispatch(int tid, long guidHigh, long guidLow, int[] calls, int[] fused) {
+        int at = pendingOf(tid);
+        if (at < 0 || !pendingValid[at] || pendingGuidHigh[at] != guidHigh || pendingGuidLow[at] != guidLow) {
+            return;
+        }
+        Slot slot = slot(guidHigh, guidLow);
+        for (int op = 0; op < Math.min(OP_SLOTS, calls.length); op++) {
+            slot.counts.add(DISPATCH_CALLS + op, calls[op]);
+            slot.counts.add(DISPATCH_FUSED + op, fused[op]);
+        }
+        slot.counts.add(DISPATCH_GRAPHS, 1);
+    }
+
+    private int pendingOf(int tid) {
+        for (int i = 0; i < pendingThreads; i++) {
+            if (pendingTid[i] == tid) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
     private boolean isView(int op) {
         return naming != null && naming.isEmpty(op);
     }
@@ -203,11 +252,17 @@ public final class BackendOpsAggregator implements LayerAggregator {
                                  int counted, MemorySegment data, long opNodesOffset) {
             BackendOpsAggregator.this.onBackendOps(tid, guidHigh, guidLow, data, opNodesOffset);
         }
+
+        @Override
+        public void onBackendDispatch(int tid, long startNs, long endNs, long guidHigh, long guidLow, int nNodes,
+                                      int calls, MemorySegment data, long opCallsOffset, long opFusedOffset) {
+            BackendOpsAggregator.this.onBackendDispatch(tid, guidHigh, guidLow, data, opCallsOffset, opFusedOffset);
+        }
     };
 
     @Override
     public TraceListener records(int kind) {
-        return kind == EventLayout.EVENT_BACKEND_OPS ? decoded : null;
+        return kind == EventLayout.EVENT_BACKEND_OPS || kind == EventLayout.EVENT_BACKEND_DISPATCH ? decoded : null;
     }
 
     @Override
@@ -236,6 +291,24 @@ public final class BackendOpsAggregator implements LayerAggregator {
         return snapshot(true);
     }
 
+    /** The node-by-node dispatch over the span, or null where no graph of the backend was followed so. */
+    private BackendOps.NodeDispatch dispatch(Counts c, boolean totals) {
+        long graphs = c.of(DISPATCH_GRAPHS, totals);
+        if (graphs == 0 && c.total(DISPATCH_GRAPHS) == 0) {
+            return null;
+        }
+        List<BackendOps.OpDispatch> ops = new ArrayList<>();
+        for (int op = 0; op < OP_SLOTS; op++) {
+            long calls = c.of(DISPATCH_CALLS + op, totals);
+            long fused = c.of(DISPATCH_FUSED + op, totals);
+            if (calls > 0 || fused > 0) {
+                ops.add(new BackendOps.OpDispatch(opName(op), calls, fused, isView(op)));
+            }
+        }
+        ops.sort((a, b) -> Long.compare(b.calls() + b.fused(), a.calls() + a.fused()));
+        return new BackendOps.NodeDispatch(graphs, ops);
+    }
+
     private List<BackendOps> snapshot(boolean totals) {
         List<BackendOps> result = new ArrayList<>();
         for (Slot slot : slots) {
@@ -253,7 +326,8 @@ public final class BackendOpsAggregator implements LayerAggregator {
             }
             ops.sort((a, b) -> a.timeNs() != b.timeNs() ? Long.compare(b.timeNs(), a.timeNs())
                     : Long.compare(b.nodes(), a.nodes()));
-            result.add(new BackendOps(slot.name, c.of(GRAPHS, totals), c.of(BUSY_NS, totals), ops));
+            result.add(new BackendOps(slot.name, c.of(GRAPHS, totals), c.of(BUSY_NS, totals), ops,
+                    dispatch(c, totals)));
         }
         return result;
     }

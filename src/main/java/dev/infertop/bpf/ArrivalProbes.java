@@ -40,7 +40,8 @@ final class ArrivalProbes {
 
     /** Whether {@code program} is one of these: the programs a sample window switches. */
     static boolean isArrivalProgram(String program) {
-        return program.equals("handle_node_done") || program.equals(ProbeSpec.FUSED_CALL_PROGRAM);
+        return program.equals("handle_node_done") || program.equals(ProbeSpec.FUSED_CALL_PROGRAM)
+                || program.equals(ProbeSpec.NODE_DISPATCH_PROGRAM);
     }
 
     void attached(String program, Path library, MemoryMapping mappedAs, long fileOffset, ProbeLink link) {

@@ -76,7 +76,8 @@ public final class OperatorKernelSide implements KernelSide {
                                  long fileOffset, ProbeLink link) {
         if (ArrivalProbes.isArrivalProgram(program)) {
             arrivals.attached(program, library, mappedAs, fileOffset, link);
-            if (samplers == null) {
+            // the sampler learns from the CPU's barriers only; a device backend's dispatch teaches it nothing
+            if (samplers == null && !program.equals(ProbeSpec.NODE_DISPATCH_PROGRAM)) {
                 attachSamplers();
             }
         }

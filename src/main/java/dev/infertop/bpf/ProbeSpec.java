@@ -41,6 +41,12 @@ public sealed interface ProbeSpec {
     String VULKAN_SUBMIT = "_Z14ggml_vk_submitRSt10shared_ptrI17vk_context_structEN2vk5FenceE";
     /** void ggml_vk_wait_for_fence(ggml_backend_vk_context *) */
     String VULKAN_FENCE_WAIT = "_Z22ggml_vk_wait_for_fenceP23ggml_backend_vk_context";
+    /** static ggml_status ggml_backend_vk_graph_compute(ggml_backend_t, ggml_cgraph *) */
+    String VULKAN_GRAPH_COMPUTE = "_ZL29ggml_backend_vk_graph_computeP12ggml_backendP11ggml_cgraph";
+    /** bool ggml_vk_build_graph(ggml_backend_vk_context *, ggml_cgraph *, int node_idx, ggml_tensor *, int, bool, bool, bool) */
+    String VULKAN_BUILD_GRAPH_PREFIX = "_Z19ggml_vk_build_graphP23ggml_backend_vk_context";
+    /** The device backends' node-by-node host dispatch: per-node, so switched with the operator layer's windows. */
+    String NODE_DISPATCH_PROGRAM = "handle_vk_record";
     /** static bool ggml_backend_cuda_cpy_tensor_async(ggml_backend_t, ggml_backend_t, const ggml_tensor *, ggml_tensor *) */
     String CUDA_COPY_ASYNC = "_ZL34ggml_backend_cuda_cpy_tensor_asyncP12ggml_backendS0_PK11ggml_tensorPS1_";
 
@@ -126,6 +132,12 @@ public sealed interface ProbeSpec {
             new CallSiteProbe(Layer.OPERATOR, "ggml_graph_compute_thread", "fused ops",
                     name -> name.startsWith("ggml_compute_forward_") && name.contains("_fused"), false,
                     FUSED_CALL_PROGRAM, true),
+            // A device backend's host dispatch, node by node: the Vulkan backend's graph compute records each node
+            // it dispatches with a call (static, in the .symtab of unstripped builds), and skips the nodes a fused
+            // dispatch computes. Per node, so a per-thread probe of this layer: only in its windows.
+            new CallSiteProbe(Layer.OPERATOR, VULKAN_GRAPH_COMPUTE, "ggml_vk_build_graph",
+                    name -> name.startsWith(VULKAN_BUILD_GRAPH_PREFIX) && !name.contains("."), false,
+                    NODE_DISPATCH_PROGRAM, true),
             // Sched layer: every context switch and wake-up on the machine, filtered to the target in the kernel.
             new TracepointProbe(Layer.SCHED, "sched_switch", "handle_sched_switch", false),
             new TracepointProbe(Layer.SCHED, "sched_wakeup", "handle_sched_wakeup", false));

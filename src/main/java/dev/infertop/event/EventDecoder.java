@@ -53,6 +53,7 @@ public final class EventDecoder implements RecordHandler {
             case EVENT_SCHED_CULPRIT -> schedCulprit(data, offset, lengthBytes, tid, startNs, endNs);
             case EVENT_COUNTERS -> counters(data, offset, lengthBytes, tid, startNs, endNs);
             case EVENT_BACKEND_OPS -> backendOps(data, offset, lengthBytes, tid, startNs, endNs);
+            case EVENT_BACKEND_DISPATCH -> backendDispatch(data, offset, lengthBytes, tid, startNs, endNs);
             case EVENT_MOE -> moe(data, offset, lengthBytes, tid, startNs, endNs);
             case EVENT_OFFLOAD -> offload(data, offset, lengthBytes, tid, startNs, endNs);
             case EVENT_GRAPH_TOKENS -> graphTokens(data, offset, lengthBytes, tid, startNs, endNs);
@@ -208,6 +209,19 @@ public final class EventDecoder implements RecordHandler {
                 data.get(LONG_BIG_ENDIAN, offset + BACKEND_OPS_GUID + 8),
                 data.get(INT, offset + BACKEND_OPS_N_NODES), data.get(INT, offset + BACKEND_OPS_COUNTED),
                 data, offset + BACKEND_OPS_OP_NODES);
+    }
+
+    private void backendDispatch(MemorySegment data, long offset, int lengthBytes, int tid, long startNs,
+                                 long endNs) {
+        if (lengthBytes < BACKEND_DISPATCH_SIZE) {
+            malformedRecords++;
+            return;
+        }
+        listeners[EVENT_BACKEND_DISPATCH].onBackendDispatch(tid, startNs, endNs,
+                data.get(LONG_BIG_ENDIAN, offset + BACKEND_DISPATCH_GUID),
+                data.get(LONG_BIG_ENDIAN, offset + BACKEND_DISPATCH_GUID + 8),
+                data.get(INT, offset + BACKEND_DISPATCH_N_NODES), data.get(INT, offset + BACKEND_DISPATCH_CALLS),
+                data, offset + BACKEND_DISPATCH_OP_CALLS, offset + BACKEND_DISPATCH_OP_FUSED);
     }
 
     /** A synchronize (the backend waited for) or a tensor copy (its source's shape, bytes and both names). */

@@ -26,7 +26,7 @@ public final class EventLayout {
     /** A target thread found on its CPU by the operator layer's clock sampler: struct op_sample_event. */
     public static final int EVENT_OP_SAMPLE = 20;
     /** The largest record kind: the decoder keeps one listener per kind up to it. */
-    public static final int MAX_EVENT_KIND = 20;
+    public static final int MAX_EVENT_KIND = 21;
 
     // struct event_header
     public static final int HEADER_KIND = 0;
@@ -180,6 +180,15 @@ public final class EventLayout {
     public static final int BACKEND_OPS_COUNTED = 52;
     public static final int BACKEND_OPS_OP_NODES = 56;
     public static final int BACKEND_OPS_SIZE = 312;
+    // struct backend_dispatch_event (native/backends.bpf.h)
+    public static final int EVENT_BACKEND_DISPATCH = 21;
+    public static final int BACKEND_DISPATCH_BACKEND = 24;
+    public static final int BACKEND_DISPATCH_GUID = 32;
+    public static final int BACKEND_DISPATCH_N_NODES = 48;
+    public static final int BACKEND_DISPATCH_CALLS = 52;
+    public static final int BACKEND_DISPATCH_OP_CALLS = 56;
+    public static final int BACKEND_DISPATCH_OP_FUSED = 312;
+    public static final int BACKEND_DISPATCH_SIZE = 584;
     // struct op_sample_event (native/op_sample.bpf.h)
     public static final int OP_SAMPLE_IP = 24;
     public static final int OP_SAMPLE_CPU = 32;

@@ -120,6 +120,17 @@ public interface TraceListener {
                               int counted, java.lang.foreign.MemorySegment data, long opNodesOffset) {}
 
     /**
+     * A device backend recorded one graph's nodes on the host, node by node, from {@code startNs} (its first
+     * node) to {@code endNs} (the compute's return): per op, the nodes it was called for and the nodes an earlier
+     * node's dispatch computed (fused), {@code EventLayout.BACKEND_OP_SLOTS} unsigned shorts each at
+     * {@code data[opCallsOffset]} and {@code data[opFusedOffset]} (read them during the call only). Sent just
+     * before that compute's {@link #onGraphCompute}.
+     */
+    default void onBackendDispatch(int tid, long startNs, long endNs, long guidHigh, long guidLow, int nNodes,
+                                   int calls, java.lang.foreign.MemorySegment data, long opCallsOffset,
+                                   long opFusedOffset) {}
+
+    /**
      * The host waited for a backend: ggml_backend_synchronize({@code backendAddress}) ran from {@code startNs}
      * to {@code endNs}; {@code backendAddress} 0 for ggml_backend_event_synchronize (an event names no backend).
      * A device backend's queued work is complete at its return.

@@ -233,6 +233,9 @@ public final class JsonLinesView implements SnapshotView {
                     opNode.put(BackendOpField.MS.key(), round(op.timeNs() / 1e6, 3));
                 }
             }
+            if (backend.dispatch() != null) {
+                putDispatch(node.putObject(BackendField.DISPATCH.key()), backend.dispatch());
+            }
         }
         OffloadJson.put(root.putObject(OFFLOAD.key()), f.offload());
         MoeJson.put(root, s.moe());
@@ -254,6 +257,21 @@ public final class JsonLinesView implements SnapshotView {
             }
         }
         return root;
+    }
+
+    /** A device backend's node-by-node host dispatch: per op, the nodes called for and the nodes fused. */
+    private static void putDispatch(ObjectNode node, dev.infertop.model.BackendOps.NodeDispatch dispatch) {
+        node.put(BackendDispatchField.GRAPHS.key(), dispatch.graphs());
+        node.put(BackendDispatchField.CALLS.key(), dispatch.calls());
+        node.put(BackendDispatchField.DISPATCHES.key(), dispatch.dispatches());
+        node.put(BackendDispatchField.FUSED_NODES.key(), dispatch.fusedNodes());
+        ObjectNode ops = node.putObject(BackendDispatchField.OPS.key());
+        for (dev.infertop.model.BackendOps.OpDispatch op : dispatch.ops()) {
+            ObjectNode opNode = ops.putObject(op.op());
+            opNode.put(BackendDispatchOpField.CALLS.key(), op.calls());
+            opNode.put(BackendDispatchOpField.DISPATCHES.key(), op.view() ? 0 : op.calls());
+            opNode.put(BackendDispatchOpField.FUSED.key(), op.fused());
+        }
     }
 
     /**

@@ -8,7 +8,8 @@ import java.util.List;
  * graph counts and busy time from the graph layer; ops of the CPU backend from the operator layer (every
  * node group, timed); ops of other backends counted per graph ({@link BackendOps}).
  */
-public record BackendBreakdown(String backend, long graphs, long nodes, long busyNs, List<BackendOps.Op> ops) {
+public record BackendBreakdown(String backend, long graphs, long nodes, long busyNs, List<BackendOps.Op> ops,
+                               BackendOps.NodeDispatch dispatch) {
     public BackendBreakdown {
         ops = List.copyOf(ops);
     }
@@ -25,6 +26,7 @@ public record BackendBreakdown(String backend, long graphs, long nodes, long bus
         List<String> seen = new ArrayList<>();
         for (BackendTotals backend : backends) {
             List<BackendOps.Op> ops = new ArrayList<>();
+            BackendOps.NodeDispatch dispatch = null;
             if (backend.backend().equals(CPU)) {
                 for (OpTotals op : operators.ops()) {
                     ops.add(new BackendOps.Op(op.op(), op.nodes(), op.wallNs(), true));
@@ -33,15 +35,18 @@ public record BackendBreakdown(String backend, long graphs, long nodes, long bus
                 for (BackendOps other : counted) {
                     if (other.backend().equals(backend.backend())) {
                         ops.addAll(other.ops());
+                        dispatch = other.dispatch();
                     }
                 }
             }
-            result.add(new BackendBreakdown(backend.backend(), backend.computes(), backend.nodes(), backend.busyNs(), ops));
+            result.add(new BackendBreakdown(backend.backend(), backend.computes(), backend.nodes(), backend.busyNs(), ops,
+                    dispatch));
             seen.add(backend.backend());
         }
         for (BackendOps other : counted) {
             if (!seen.contains(other.backend())) { // graph layer off: counts still came
-                result.add(new BackendBreakdown(other.backend(), other.graphs(), other.nodes(), other.busyNs(), other.ops()));
+                result.add(new BackendBreakdown(other.backend(), other.graphs(), other.nodes(), other.busyNs(), other.ops(),
+                        other.dispatch()));
             }
         }
         return result;

@@ -145,7 +145,7 @@ public enum JsonSchema {
 
     /** One backend of {@code backends}. */
     public enum BackendField implements Key {
-        GRAPHS, NODES, BUSY_MS, OPS;
+        GRAPHS, NODES, BUSY_MS, OPS, DISPATCH;
         private final String key = name().toLowerCase(Locale.ROOT);
         public String key() { return key; }
     }
@@ -210,6 +210,20 @@ public enum JsonSchema {
     /** One op of a backend's {@code ops}. */
     public enum BackendOpField implements Key {
         NODES, MS;
+        private final String key = name().toLowerCase(Locale.ROOT);
+        public String key() { return key; }
+    }
+
+    /** {@code backends.*.dispatch}: the host's node-by-node dispatch of a device backend's graphs. */
+    public enum BackendDispatchField implements Key {
+        GRAPHS, CALLS, DISPATCHES, FUSED_NODES, OPS;
+        private final String key = name().toLowerCase(Locale.ROOT);
+        public String key() { return key; }
+    }
+
+    /** One op of {@code backends.*.dispatch.ops}. */
+    public enum BackendDispatchOpField implements Key {
+        CALLS, DISPATCHES, FUSED;
         private final String key = name().toLowerCase(Locale.ROOT);
         public String key() { return key; }
     }
@@ -433,6 +447,8 @@ public enum JsonSchema {
             Map.entry("ops_sampled.between_windows.ops.*", SampledOpField.class),
             Map.entry("threads.*", ThreadField.class),
             Map.entry("backends.*", BackendField.class), Map.entry("backends.*.ops.*", BackendOpField.class),
+            Map.entry("backends.*.dispatch", BackendDispatchField.class),
+            Map.entry("backends.*.dispatch.ops.*", BackendDispatchOpField.class),
             Map.entry("offload", OffloadField.class), Map.entry("offload.backends.*", OffloadBackendField.class),
             Map.entry("offload.copies.[]", OffloadCopyField.class),
             Map.entry("offload.host_dispatch.*", OffloadDispatchField.class),

@@ -167,9 +167,29 @@ public final class SummarySnapshot {
                 ops.add(new BackendOps.Op(op.getKey(), op.getValue().path(JsonSchema.BackendOpField.NODES.key()).asLong(),
                         ms(op.getValue().path(JsonSchema.BackendOpField.MS.key())), op.getValue().has(JsonSchema.BackendOpField.MS.key())));
             }
-            result.add(new BackendOps(entry.getKey(), backend.path(JsonSchema.BackendField.GRAPHS.key()).asLong(), ms(backend.path(JsonSchema.BackendField.BUSY_MS.key())), ops));
+            result.add(new BackendOps(entry.getKey(), backend.path(JsonSchema.BackendField.GRAPHS.key()).asLong(),
+                    ms(backend.path(JsonSchema.BackendField.BUSY_MS.key())), ops,
+                    dispatch(backend.path(JsonSchema.BackendField.DISPATCH.key()))));
         }
         return result;
+    }
+
+    /** A backend's node-by-node dispatch, or null where summary.json has none. */
+    private static BackendOps.NodeDispatch dispatch(JsonNode dispatch) {
+        if (!dispatch.isObject()) {
+            return null;
+        }
+        List<BackendOps.OpDispatch> byOp = new ArrayList<>();
+        for (Iterator<Map.Entry<String, JsonNode>> o = dispatch.path(JsonSchema.BackendDispatchField.OPS.key()).fields();
+             o.hasNext(); ) {
+            Map.Entry<String, JsonNode> op = o.next();
+            long calls = op.getValue().path(JsonSchema.BackendDispatchOpField.CALLS.key()).asLong();
+            // a view's calls dispatch nothing: summary.json writes its dispatches as 0
+            byOp.add(new BackendOps.OpDispatch(op.getKey(), calls,
+                    op.getValue().path(JsonSchema.BackendDispatchOpField.FUSED.key()).asLong(),
+                    calls > 0 && op.getValue().path(JsonSchema.BackendDispatchOpField.DISPATCHES.key()).asLong() == 0));
+        }
+        return new BackendOps.NodeDispatch(dispatch.path(JsonSchema.BackendDispatchField.GRAPHS.key()).asLong(), byOp);
     }
 
     /** Busy time back from tokens and tokens/s (summary.json keeps the rate): the same rate to its rounding. */

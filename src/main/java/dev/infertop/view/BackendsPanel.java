@@ -49,7 +49,7 @@ public final class BackendsPanel implements Panel {
             Cells.put(g, 0, row++, " no graph computed in this interval (graph layer off, or the target is idle)", width);
         }
         int opRows = backends.isEmpty() ? 0
-                : Math.max(1, (rows - 1 - copyRows - 2 * backends.size()) / backends.size());
+                : Math.max(1, (rows - 1 - copyRows - 3 * backends.size()) / backends.size());
         for (BackendBreakdown backend : backends) {
             if (row >= rows) {
                 break;
@@ -69,6 +69,10 @@ public final class BackendsPanel implements Panel {
                         : Theme.Role.NORMAL);
                 Cells.put(g, 0, row++, "   " + completionLine(device), width);
             }
+            if (device != null && device.completion() != OffloadTotals.Completion.IN_CALL && row < rows) {
+                theme.apply(g, backend.dispatch() == null ? Theme.Role.DIM : Theme.Role.NORMAL);
+                Cells.put(g, 0, row++, "   " + dispatchLine(backend.dispatch()), width);
+            }
             List<BackendOps.Op> ops = backend.ops();
             theme.apply(g, Theme.Role.NORMAL);
             if (ops.isEmpty() && row < rows) {
@@ -82,8 +86,9 @@ public final class BackendsPanel implements Panel {
                 String time = op.timed() ? OperatorColumn.ms(op.timeNs() / 1e6) : "-";
                 String share = op.timed() && backend.busyNs() > 0
                         ? String.format(Locale.ROOT, "%6.1f%%", 100.0 * op.timeNs() / backend.busyNs()) : "      -";
-                Cells.put(g, 0, row++, String.format(Locale.ROOT, "   %-20s %8s %11s %s %9d", op.op(), "",
-                        time, share, op.nodes()), width);
+                long fused = fusedNodes(backend.dispatch(), op.op());
+                Cells.put(g, 0, row++, String.format(Locale.ROOT, "   %-20s %8s %11s %s %9d%s", op.op(), "",
+                        time, share, op.nodes(), fused > 0 ? "  " + fused + " fused" : ""), width);
             }
         }
         if (offloaded && row < rows) {
@@ -165,6 +170,27 @@ public final class BackendsPanel implements Panel {
     }
 
     /** How the backend's work ended, the host's waits for it, what was copied into it: one line. */
+    /** The host's node-by-node dispatch of a device backend's graphs, or what is missing to see it. */
+    static String dispatchLine(BackendOps.NodeDispatch d) {
+        if (d == null) {
+            return "host dispatch per node: not seen (only Vulkan's, where its library keeps its symbol table)";
+        }
+        return String.format(Locale.ROOT, "host dispatch: %d dispatches, %d nodes fused into them, over %d graphs "
+                + "followed node by node", d.dispatches(), d.fusedNodes(), d.graphs());
+    }
+
+    private static long fusedNodes(BackendOps.NodeDispatch d, String op) {
+        if (d == null) {
+            return 0;
+        }
+        for (BackendOps.OpDispatch o : d.ops()) {
+            if (o.op().equals(op)) {
+                return o.fused();
+            }
+        }
+        return 0;
+    }
+
     static String completionLine(OffloadTotals.Backend b) {
         String end = switch (b.completion()) {
             case DEVICE_COMPLETE -> String.format(Locale.ROOT, "device-complete %s ms over %d graphs (enqueue %s)",

@@ -92,4 +92,48 @@ class BackendOpsAggregatorTest {
         assertEquals(1, aggregator.totals().getFirst().graphs());
         assertEquals(300, aggregator.totals().getFirst().ops().getFirst().timeNs());
     }
+
+    @Test
+    void aGraphFollowedNodeByNodeCountsItsDispatchesAndFusedNodesPerOp() {
+        final int MUL = 2, RMS_NORM = 4;
+        // 2 graphs of: RMS_NORM (MUL fused into it), VIEW, MUL_MAT, MUL_MAT (ADD fused into it).
+        for (int graph = 0; graph < 2; graph++) {
+            aggregator.onBackendOps(11, BLAS_HIGH, BLAS_LOW, counts(RMS_NORM, 1, MUL, 1, VIEW, 1, MUL_MAT, 2, ADD, 1));
+            aggregator.onBackendDispatch(11, BLAS_HIGH, BLAS_LOW, counts(RMS_NORM, 1, VIEW, 1, MUL_MAT, 2),
+                    counts(MUL, 1, ADD, 1));
+            aggregator.onGraphCompute(11, BLAS_HIGH, BLAS_LOW, 1_000);
+        }
+        // a third graph whose dispatch was not followed (the window closed in it) adds nodes, no dispatch
+        aggregator.onBackendOps(11, BLAS_HIGH, BLAS_LOW, counts(MUL_MAT, 2));
+        aggregator.onGraphCompute(11, BLAS_HIGH, BLAS_LOW, 1_000);
+        // a dispatch record with no op counts before it (a graph begun before the window) is left out
+        aggregator.onBackendDispatch(11, BLAS_HIGH, BLAS_LOW, counts(MUL_MAT, 9), counts(ADD, 9));
+
+        BackendOps blas = aggregator.totals().getFirst();
+        assertEquals(3, blas.graphs());
+        BackendOps.NodeDispatch d = blas.dispatch();
+        assertEquals(2, d.graphs());
+        assertEquals(8, d.calls());       // (RMS_NORM + VIEW + 2 MUL_MAT) x 2
+        assertEquals(6, d.dispatches());  // the views' calls dispatch nothing
+        assertEquals(4, d.fusedNodes());
+        assertEquals(new BackendOps.OpDispatch("MUL_MAT", 4, 0, false), d.ops().get(0));
+        assertTrue(d.ops().contains(new BackendOps.OpDispatch("MUL", 0, 2, false)), d.ops().toString());
+        assertTrue(d.ops().contains(new BackendOps.OpDispatch("ADD", 0, 2, false)), d.ops().toString());
+        assertTrue(d.ops().contains(new BackendOps.OpDispatch("VIEW", 2, 0, true)), d.ops().toString());
+        assertTrue(d.ops().contains(new BackendOps.OpDispatch("RMS_NORM", 2, 0, false)), d.ops().toString());
+        assertEquals(5, d.ops().size());
+
+        // the interval closes: the next one has none followed, but the backend was followed before, so it says 0
+        aggregator.interval();
+        BackendOps.NodeDispatch next = aggregator.interval().getFirst().dispatch();
+        assertEquals(0, next.graphs());
+        assertEquals(0, next.calls());
+    }
+
+    @Test
+    void aBackendNeverFollowedNodeByNodeHasNoDispatchFigures() {
+        aggregator.onBackendOps(11, BLAS_HIGH, BLAS_LOW, counts(MUL_MAT, 3));
+        aggregator.onGraphCompute(11, BLAS_HIGH, BLAS_LOW, 9_000);
+        assertEquals(null, aggregator.totals().getFirst().dispatch());
+    }
 }

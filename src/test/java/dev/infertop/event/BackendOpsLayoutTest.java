@@ -27,6 +27,11 @@ class BackendOpsLayoutTest {
                     P(backend_ops_event, backend); P(backend_ops_event, guid); P(backend_ops_event, n_nodes);
                     P(backend_ops_event, counted); P(backend_ops_event, op_nodes);
                     printf("backend_ops_event %zu\\n", sizeof(struct backend_ops_event));
+                    printf("EVENT_BACKEND_DISPATCH %d\\n", EVENT_BACKEND_DISPATCH);
+                    P(backend_dispatch_event, backend); P(backend_dispatch_event, guid);
+                    P(backend_dispatch_event, n_nodes); P(backend_dispatch_event, calls);
+                    P(backend_dispatch_event, op_calls); P(backend_dispatch_event, op_fused);
+                    printf("backend_dispatch_event %zu\\n", sizeof(struct backend_dispatch_event));
                     return 0;
                 }
                 """);
@@ -46,6 +51,14 @@ class BackendOpsLayoutTest {
         assertEquals(EventLayout.BACKEND_OPS_OP_NODES, c.get("backend_ops_event.op_nodes"));
         assertEquals(EventLayout.BACKEND_OPS_SIZE, c.get("backend_ops_event"));
         assertEquals(dev.infertop.agg.BackendOpsAggregator.OP_SLOTS, EventLayout.BACKEND_OP_SLOTS);
+        assertEquals(EventLayout.EVENT_BACKEND_DISPATCH, c.get("EVENT_BACKEND_DISPATCH"));
+        assertEquals(EventLayout.BACKEND_DISPATCH_BACKEND, c.get("backend_dispatch_event.backend"));
+        assertEquals(EventLayout.BACKEND_DISPATCH_GUID, c.get("backend_dispatch_event.guid"));
+        assertEquals(EventLayout.BACKEND_DISPATCH_N_NODES, c.get("backend_dispatch_event.n_nodes"));
+        assertEquals(EventLayout.BACKEND_DISPATCH_CALLS, c.get("backend_dispatch_event.calls"));
+        assertEquals(EventLayout.BACKEND_DISPATCH_OP_CALLS, c.get("backend_dispatch_event.op_calls"));
+        assertEquals(EventLayout.BACKEND_DISPATCH_OP_FUSED, c.get("backend_dispatch_event.op_fused"));
+        assertEquals(EventLayout.BACKEND_DISPATCH_SIZE, c.get("backend_dispatch_event"));
     }
 
     private static String run(Path dir, String... command) throws IOException, InterruptedException {

@@ -46,9 +46,17 @@ class VulkanOffloadIT {
     }
 
     private static JsonNode trace(int gpuLayers) throws Exception {
+        return trace(gpuLayers, List.of(), Map.of());
+    }
+
+    private static JsonNode trace(int gpuLayers, List<String> options, Map<String, String> environment)
+            throws Exception {
         List<String> args = new ArrayList<>(List.of("--json", "-d", "0.5"));
-        args.addAll(InfertopProcess.env(Map.of("LD_LIBRARY_PATH", bench.getParent().toString(),
-                "GGML_VK_VISIBLE_DEVICES", "0")));
+        args.addAll(options);
+        Map<String, String> env = new HashMap<>(environment);
+        env.put("LD_LIBRARY_PATH", bench.getParent().toString());
+        env.put("GGML_VK_VISIBLE_DEVICES", "0");
+        args.addAll(InfertopProcess.env(env));
         args.addAll(List.of("--", bench.toString(), "-m", tinyModel.toString(), "-ngl", Integer.toString(gpuLayers),
                 "-p", "16", "-n", "4", "-r", "1", "-t", "2"));
         try (InfertopProcess infertop = InfertopProcess.start(args.toArray(String[]::new))) {
@@ -92,6 +100,8 @@ class VulkanOffloadIT {
         assertTrue(vulkan.get("host_waits").asLong() > 0, vulkan.toString());
         if (!hostDispatch) {
             assertFalse(total.get("offload").get("host_dispatch").has("Vulkan"), total.get("offload").toString());
+            // nor its node-by-node recording (a static function): no dispatch figure rather than a zero
+            assertFalse(total.get("backends").get("Vulkan").has("dispatch"), total.get("backends").toString());
             return;
         }
         // Host dispatch (ggml_vk_submit): each Vulkan compute hands its recorded nodes to the queue at least once.
@@ -219,6 +229,58 @@ class VulkanOffloadIT {
         long vulkanGraphsCounted = vulkanOps.get("MUL_MAT").get("nodes").asLong() / (7L * LAYERS + 1);
         assertEquals(vulkanOps.get("MUL_MAT").get("nodes").asLong(), vulkanGraphsCounted * (7L * LAYERS + 1),
                 "MUL_MAT nodes are 15 per Vulkan graph: " + vulkanOps);
+    }
+
+    /**
+     * The host's node-by-node dispatch (ggml_vk_build_graph, called per node the backend records): every node of
+     * every Vulkan graph is either called for or computed by an earlier node's fused dispatch, op by op, against
+     * the graph's own node counts. With ggml-vulkan's fusion switched off (GGML_VK_DISABLE_FUSION) no node is
+     * fused and each op's calls are its nodes.
+     */
+    @Test
+    void fullOffloadDispatchCountsEveryNodeFusedOrNot() throws Exception {
+        JsonNode fusing = trace(99, List.of("--budget", "0"), Map.of());
+        long fusedNodes = dispatchAccountsForEveryNode(fusing);
+        assertTrue(fusedNodes > 0, "ggml-vulkan fuses on lavapipe: " + fusing.get("backends").get("Vulkan"));
+        JsonNode unfused = trace(99, List.of("--budget", "0"), Map.of("GGML_VK_DISABLE_FUSION", "1"));
+        assertEquals(0, dispatchAccountsForEveryNode(unfused), unfused.get("backends").get("Vulkan").toString());
+        JsonNode fusingDispatch = fusing.get("backends").get("Vulkan").get("dispatch");
+        JsonNode unfusedDispatch = unfused.get("backends").get("Vulkan").get("dispatch");
+        // The same graphs: fusion turns each fused computing node's own dispatch into none (a fused view had none).
+        long fusedViews = 0;
+        for (String view : List.of("NONE", "RESHAPE", "VIEW", "PERMUTE", "TRANSPOSE")) {
+            fusedViews += fusingDispatch.get("ops").path(view).path("fused").asLong();
+        }
+        assertEquals(perGraph(unfusedDispatch, "dispatches"), perGraph(fusingDispatch, "dispatches")
+                + (fusingDispatch.get("fused_nodes").asDouble() - fusedViews) / fusingDispatch.get("graphs").asLong(),
+                1e-9, fusingDispatch + " " + unfusedDispatch);
+    }
+
+    /** Checks the dispatch figures against the graph's op counts; returns the nodes fused. */
+    private static long dispatchAccountsForEveryNode(JsonNode total) {
+        JsonNode vulkan = total.get("backends").get("Vulkan");
+        JsonNode dispatch = vulkan.get("dispatch");
+        assertNotNull(dispatch, "the Vulkan build keeps ggml_vk_build_graph: " + vulkan);
+        // --budget 0: every graph is followed, from its first node to its return
+        assertEquals(vulkan.get("graphs").asLong(), dispatch.get("graphs").asLong(), vulkan.toString());
+        JsonNode ops = vulkan.get("ops");
+        ops.fieldNames().forEachRemaining(op -> {
+            JsonNode d = dispatch.get("ops").get(op);
+            assertNotNull(d, op + " has nodes but no dispatch figure: " + vulkan);
+            assertEquals(ops.get(op).get("nodes").asLong(), d.get("calls").asLong() + d.get("fused").asLong(),
+                    op + ": calls + fused = nodes: " + vulkan);
+        });
+        assertEquals(ops.size(), dispatch.get("ops").size(), vulkan.toString());
+        assertEquals(vulkan.get("nodes").asLong(), dispatch.get("calls").asLong()
+                + dispatch.get("fused_nodes").asLong(), vulkan.toString());
+        assertTrue(dispatch.get("dispatches").asLong() > 0
+                && dispatch.get("dispatches").asLong() < dispatch.get("calls").asLong(),
+                "views are called for and dispatch nothing: " + dispatch);
+        return dispatch.get("fused_nodes").asLong();
+    }
+
+    private static double perGraph(JsonNode dispatch, String field) {
+        return dispatch.get(field).asDouble() / dispatch.get("graphs").asLong();
     }
 
     @Test

@@ -50,6 +50,9 @@ class JsonSchemaTest {
         // whisper.cpp's units too (whisper-talk-llama runs both engines): every field at once.
         return RooflinePanelTest.with(s, RooflinePanelTest.totals(RooflinePanelTest.CEILINGS))
                 .withFigures(f -> f.withOffload(OffloadFixtures.offload())
+                        .withBackendOps(List.of(new dev.infertop.model.BackendOps("Vulkan", 30, 1_000_000, List.of(
+                                new dev.infertop.model.BackendOps.Op("MUL_MAT", 30, 0, false)),
+                                OffloadPanelTest.dispatch())))
                         .withWhisper(new dev.infertop.model.WhisperTotals(1, 0, 48_000, 0, 2_000_000_000L, 1, 21, 66)));
     }
 

@@ -18,6 +18,7 @@ import java.util.List;
 import static dev.infertop.view.Fixtures.find;
 import static dev.infertop.view.Fixtures.row;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -30,12 +31,42 @@ class OffloadPanelTest {
     private final UiState ui = new UiState();
 
     static Snapshot vulkanSnapshot(OffloadTotals offload) {
+        return vulkanSnapshot(offload, null);
+    }
+
+    /** 40 Vulkan graphs of a MUL_MAT and an ADD each; with {@code dispatch}, followed node by node. */
+    static Snapshot vulkanSnapshot(OffloadTotals offload, BackendOps.NodeDispatch dispatch) {
         Snapshot s = Fixtures.snapshot(LayerStatus.State.ON);
         List<BackendTotals> backends = List.of(new BackendTotals("CPU", 40, 4_000, 50_000_000L),
                 new BackendTotals("Vulkan", 40, 160, 12_000_000L));
         List<BackendOps> vulkan = List.of(new BackendOps("Vulkan", 40, 12_000_000L, List.of(
-                new BackendOps.Op("MUL_MAT", 40, 0, false), new BackendOps.Op("ADD", 40, 0, false))));
+                new BackendOps.Op("MUL_MAT", 40, 0, false), new BackendOps.Op("ADD", 40, 0, false)), dispatch));
         return s.withFigures(f -> f.withBackends(backends, vulkan).withOffload(offload));
+    }
+
+    /** 30 graphs followed: each MUL_MAT dispatched, its ADD fused into it in 20 of them. */
+    static BackendOps.NodeDispatch dispatch() {
+        return new BackendOps.NodeDispatch(30, List.of(new BackendOps.OpDispatch("MUL_MAT", 30, 0, false),
+                new BackendOps.OpDispatch("ADD", 10, 20, false)));
+    }
+
+    @Test
+    void aDeviceFollowedNodeByNodeSaysItsDispatchesAndFusedNodesAndOneNotFollowedSaysSo() throws IOException {
+        render(vulkanSnapshot(OffloadFixtures.offload(), dispatch()));
+        int vulkan = after(find(terminal, "BACKEND / OP"), " Vulkan ");
+        assertEquals("   host dispatch: 40 dispatches, 20 nodes fused into them, over 30 graphs followed node by node",
+                row(terminal, vulkan + 2).stripTrailing());
+        int add = after(vulkan, "   ADD ");
+        assertTrue(row(terminal, add).stripTrailing().endsWith(" 40  20 fused"), row(terminal, add));
+        int mulMat = after(vulkan, "   MUL_MAT ");
+        assertFalse(row(terminal, mulMat).contains("fused"), row(terminal, mulMat));
+
+        render(vulkanSnapshot(OffloadFixtures.offload()));
+        vulkan = after(find(terminal, "BACKEND / OP"), " Vulkan ");
+        assertTrue(row(terminal, vulkan + 2).startsWith("   host dispatch per node: not seen"), row(terminal, vulkan + 2));
+        int cpu = after(find(terminal, "BACKEND / OP"), " CPU ");
+        assertFalse(row(terminal, cpu + 2).contains("host dispatch"), "the CPU computes in the call: "
+                + row(terminal, cpu + 2));
     }
 
     private void render(Snapshot snapshot) throws IOException {
