@@ -342,6 +342,9 @@ enum moe_subtype {
 	MOE_IDS = 2,   /* the ids tensor of one planned node group, copied when the group's first thread arrived */
 };
 
+/* moe_event.group of ids read from the host copy the scheduler made of them (the experts computed elsewhere). */
+#define MOE_GROUP_HOST_COPY 0xffffffffu
+
 struct moe_event {
 	struct event_header header; /* start_ns: the moment; end_ns: 0 */
 	__u64 graph_seq;
@@ -398,6 +401,7 @@ enum graph_name_kind {
 	GRAPH_NAME_OUTPUT = 4,          /* the logits: ne[1] is the outputs computed ("result_output") */
 	GRAPH_NAME_ENCODER_INPUT = 5,   /* an input only an encoder pass takes (whisper's "mel") */
 	GRAPH_NAME_TOKEN_IDS = 6,       /* the I32 token ids a GET_ROWS reads an unnamed embedding by (whisper's "embd") */
+	GRAPH_NAME_MOE_IDS = 7,         /* the selected experts' ids, MUL_MAT_ID's src[2] ("ffn_moe_topk-L"): MoE layer */
 };
 
 /* Name bytes a `graph_names` prefix may hold (whisper's "decoder.token_embedding.weight" is 30). */

@@ -24,6 +24,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #include "sched.bpf.h"
 #include "counters.bpf.h"
 #include "backends.bpf.h"
+#include "moe_host_copy.bpf.h"
 #include "offload.bpf.h"
 #include "batch_ext.bpf.h"
 #include "whisper.bpf.h"

@@ -137,8 +137,10 @@ int BPF_KRETPROBE(handle_sync_exit)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 
-	if (is_target(pid_tgid))
+	if (is_target(pid_tgid)) {
 		offload_finish(&offload_sync_by_tid, pid_tgid);
+		moe_on_sync((__u32)pid_tgid);
+	}
 	return 0;
 }
 

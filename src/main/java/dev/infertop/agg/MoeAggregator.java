@@ -68,6 +68,12 @@ public final class MoeAggregator implements LayerAggregator, CpuGraphListener, E
      */
     public static final int MAX_PLANS = 64;
     private long graphsUnplanned;
+    private long nodesReadFromHostCopies;
+    // The batch being read, across graphs: the layer read last, and whether the batch had more than one token.
+    private int lastLayerRead = -1;
+    private boolean batchIsPrefill;
+    /** The graph sequence given to host-copy reads: of no CPU graph followed here. */
+    private static final long HOST_COPY_SEQ = Long.MIN_VALUE;
     private static final int PREFILL = 0;
     private static final int DECODE = 1;
 
@@ -156,6 +162,13 @@ public final class MoeAggregator implements LayerAggregator, CpuGraphListener, E
             readFailures++;
             return; // the graph's finish counts its rows as unread
         }
+        if (group == EventLayout.MOE_GROUP_HOST_COPY) {
+            // The experts ran on a device: no CPU graph of this one's plans, no node time; counted by batch size.
+            nodesReadFromHostCopies++;
+            readIds(tid, timeNs, HOST_COPY_SEQ, group, layer, (int) Math.min(ne0, MAX_EXPERTS), ne1, nb1, value,
+                    data, idsOffset);
+            return;
+        }
         readIds(tid, timeNs, seq, group, layer, (int) Math.min(ne0, MAX_EXPERTS), ne1, nb1, value, data, idsOffset);
     }
 
@@ -183,11 +196,21 @@ public final class MoeAggregator implements LayerAggregator, CpuGraphListener, E
         }
         layers = Math.max(layers, layer + 1);
         // A batch is prefill when it has more than one token. The last layer of a prefill graph computes only
-        // the tokens whose logits are wanted (often one): it goes with its graph, not with decode.
+        // the tokens whose logits are wanted (often one): it goes with its graph, not with decode. So does a
+        // layer after a prefill batch's host-copy reads (its first layers computed on a device, the rest on the
+        // CPU, in graphs of their own): a batch's layers come in order, so a read of a layer at or below the last
+        // one read begins the next batch.
         if (seq == graphSeq && tokens > 1) {
             graphIsPrefill = true;
         }
-        int phase = tokens > 1 || (seq == graphSeq && graphIsPrefill) ? PREFILL : DECODE;
+        if (layer <= lastLayerRead) {
+            batchIsPrefill = false;
+        }
+        lastLayerRead = layer;
+        if (tokens > 1) {
+            batchIsPrefill = true;
+        }
+        int phase = tokens > 1 || (seq == graphSeq && graphIsPrefill) || batchIsPrefill ? PREFILL : DECODE;
         long[] rowsByExpert = rowsScratch();
         for (int t = 0; t < rows; t++) {
             long rowOffset = idsOffset + t * nb1;
@@ -565,7 +588,7 @@ public final class MoeAggregator implements LayerAggregator, CpuGraphListener, E
                 window[PREFILL].rows(layers), window[DECODE].rows(layers), total[PREFILL].counts(layers, experts),
                 total[DECODE].counts(layers, experts), total[PREFILL].rows(layers), total[DECODE].rows(layers),
                 Arrays.copyOf(rowsUnread, layers), stats, cv, EventLayout.MOE_MAX_ID_BYTES, nodesRead, nodesTruncated,
-                rowsTruncated, graphsWithoutIds, readFailures, idBytesCopied);
+                rowsTruncated, graphsWithoutIds, readFailures, idBytesCopied, nodesReadFromHostCopies);
         window[PREFILL].tick();
         window[DECODE].tick();
         return totals;

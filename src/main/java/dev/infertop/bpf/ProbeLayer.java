@@ -18,7 +18,8 @@ import java.util.Map;
  *                     show nothing
  * @param needs        the layer this one reads from, switched on with it; null when none
  * @param needsWhy     what this layer takes from {@code needs}, as said when switching that one on
- * @param borrowedNote for a layer with no probes of its own that reads at {@code needs}' probes: its status line
+ * @param borrowedNote for a layer that reads at {@code needs}' probes, with none of its own or optional ones only:
+ *                     its status line
  * @param kernelSide   makes, per probe set, what the layer does in the kernel besides attaching its probes
  */
 public record ProbeLayer(Layer layer, List<ProbeSpec> probes, boolean allOrNothing, Layer needs, String needsWhy,
@@ -37,7 +38,8 @@ public record ProbeLayer(Layer layer, List<ProbeSpec> probes, boolean allOrNothi
                 // thread's groups by the operator layer's graph walk: "MoE needs the operator layer" is here only.
                 case MOE -> new ProbeLayer(layer, ProbeSpec.of(layer), false, Layer.OPERATOR,
                         "reads the operator layer's graphs and barrier arrivals",
-                        "expert ids copied at the operator layer's barrier probes (no probe of its own)",
+                        "expert ids copied at the operator layer's barrier probes (and, where the scheduler copies them"
+                                + " back from a device, from that copy)",
                         MoeKernelSide::new);
             });
         }
@@ -47,8 +49,11 @@ public record ProbeLayer(Layer layer, List<ProbeSpec> probes, boolean allOrNothi
         return LAYERS.get(layer);
     }
 
-    /** Whether this layer has no probes of its own and runs when and as the layer it needs does. */
+    /**
+     * Whether this layer runs when and as the layer it needs does: it reads at that layer's probes, and its own,
+     * if any, are all optional (they add to what it reads; without them it still reads).
+     */
     boolean borrowsProbes() {
-        return probes.isEmpty() && needs != null;
+        return needs != null && probes.stream().allMatch(ProbeSpec::optional);
     }
 }

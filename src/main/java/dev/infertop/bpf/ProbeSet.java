@@ -413,7 +413,7 @@ public final class ProbeSet implements AutoCloseable {
                 label = LayerStatus.State.ON;
             }
             if (state.description.borrowsProbes() && state.wanted) {
-                result.add(borrowedStatus(state.description));
+                result.add(borrowedStatus(state));
                 continue;
             }
             List<String> placements = state.placements;
@@ -427,10 +427,11 @@ public final class ProbeSet implements AutoCloseable {
     }
 
     /**
-     * A layer with no probes of its own (the MoE layer reads ids at the operator layer's barrier probes): it
-     * runs when and as the layer it needs does.
+     * A layer that reads at the probes of the layer it needs (the MoE layer reads ids at the operator layer's
+     * barrier probes): it runs when and as that layer does; its own optional probes' placements follow its note.
      */
-    private LayerStatus borrowedStatus(ProbeLayer description) {
+    private LayerStatus borrowedStatus(LayerState state) {
+        ProbeLayer description = state.description;
         LayerState needed = layers.get(description.needs());
         String name = "needs the " + description.needs().id() + " layer";
         if (!needed.wanted) {
@@ -442,7 +443,9 @@ public final class ProbeSet implements AutoCloseable {
             return new LayerStatus(description.layer(), LayerStatus.State.UNAVAILABLE,
                     name + ": " + String.join("; ", needed.failures), List.of());
         }
-        return new LayerStatus(description.layer(), LayerStatus.State.ON, "", List.of(description.borrowedNote()));
+        List<String> lines = new ArrayList<>(List.of(description.borrowedNote()));
+        lines.addAll(state.placements);
+        return new LayerStatus(description.layer(), LayerStatus.State.ON, "", lines);
     }
 
     @Override

@@ -138,6 +138,9 @@ public sealed interface ProbeSpec {
             new CallSiteProbe(Layer.OPERATOR, VULKAN_GRAPH_COMPUTE, "ggml_vk_build_graph",
                     name -> name.startsWith(VULKAN_BUILD_GRAPH_PREFIX) && !name.contains("."), false,
                     NODE_DISPATCH_PROGRAM, true),
+            // MoE layer: experts computed on a device from host memory (-ot exps=CPU): the scheduler reads their ids
+            // back into a host buffer first (exported by libggml-base), complete at the synchronize that follows.
+            new FunctionProbe(Layer.MOE, "ggml_backend_tensor_get_async", "handle_moe_get_async", null, false, true),
             // Sched layer: every context switch and wake-up on the machine, filtered to the target in the kernel.
             new TracepointProbe(Layer.SCHED, "sched_switch", "handle_sched_switch", false),
             new TracepointProbe(Layer.SCHED, "sched_wakeup", "handle_sched_wakeup", false));

@@ -217,6 +217,8 @@ public final class EventLayout {
     public static final int EVENT_MOE = 9;
     public static final int MOE_GRAPH = 1;
     public static final int MOE_IDS = 2;
+    /** moe_event.group of ids read from the scheduler's host copy (MOE_GROUP_HOST_COPY). */
+    public static final int MOE_GROUP_HOST_COPY = -1;
     public static final int MOE_MAX_ID_BYTES = 16384;
     public static final int MOE_GRAPH_SEQ = 24;
     public static final int MOE_SIGNATURE = 32;

@@ -137,6 +137,11 @@ public final class SnapshotDirectoryWriter {
             } else {
                 leftOut.add(new LeftOut(DAG_SVG, problem));
             }
+        } else {
+            // the DAG is of a decode step traced whole: none yet (layer off, or no window has traced one)
+            leftOut.add(new LeftOut(DAG_DOT, "no decode step traced whole yet (the operator layer off, or no"
+                    + " sample window has traced one)", false));
+            leftOut.add(new LeftOut(DAG_SVG, "no DAG: see " + DAG_DOT, false));
         }
         // summary.json last: a directory with a complete summary has every other file.
         byte[] summary = SafeJson.mapper().writerWithDefaultPrettyPrinter()
@@ -146,7 +151,15 @@ public final class SnapshotDirectoryWriter {
     }
 
     /** An optional file that was not written, and why (summary.json's snapshot.left_out). */
-    public record LeftOut(String file, String why) {}
+    /**
+     * A file not in the directory, and why; {@code failed}: a writing or rendering that went wrong (said on the
+     * screen too), else there was nothing to write (said in summary.json only).
+     */
+    public record LeftOut(String file, String why, boolean failed) {
+        public LeftOut(String file, String why) {
+            this(file, why, true);
+        }
+    }
 
     /**
      * How long an optional rendering may take. Our own SVG of a folded 80-layer graph takes well under a

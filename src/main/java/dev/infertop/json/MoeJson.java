@@ -22,6 +22,7 @@ final class MoeJson {
         node.put(JsonSchema.MoeField.EXPERTS.key(), moe.expertCount());
         node.put(JsonSchema.MoeField.ID_BYTES_BOUND.key(), moe.idBytesBound());
         node.put(JsonSchema.MoeField.NODES_READ.key(), moe.nodesRead());
+        node.put(JsonSchema.MoeField.NODES_READ_FROM_HOST_COPIES.key(), moe.nodesReadFromHostCopies());
         node.put(JsonSchema.MoeField.NODES_TRUNCATED.key(), moe.nodesTruncated());
         node.put(JsonSchema.MoeField.ROWS_TRUNCATED.key(), moe.rowsTruncated());
         node.put(JsonSchema.MoeField.GRAPHS_WITHOUT_IDS.key(), moe.graphsWithoutIds());

@@ -19,7 +19,12 @@ public enum GraphNameKind {
      * The I32 token ids a GET_ROWS reads the token embedding by, where the runtime names its inputs and not its
      * weights (whisper.cpp's "embd"): its length is the batch's tokens.
      */
-    TOKEN_IDS(6, "token-ids", "GRAPH_NAME_TOKEN_IDS");
+    TOKEN_IDS(6, "token-ids", "GRAPH_NAME_TOKEN_IDS"),
+    /**
+     * The selected experts' ids (MUL_MAT_ID's src[2], one row per token, named "name-LAYER"): the MoE layer reads
+     * them where the scheduler copies them back to the host (experts computed on a device from host memory).
+     */
+    MOE_IDS(7, "moe-ids", "GRAPH_NAME_MOE_IDS");
 
     private final int wire;
     private final String word;

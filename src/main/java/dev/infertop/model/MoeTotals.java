@@ -30,6 +30,8 @@ import java.util.List;
  * @param graphsWithoutIds   MoE graphs over the run in which at least one planned read is missing
  * @param readFailures       ids reads that failed in the probe (tensor or data unreadable)
  * @param idBytesCopied      bytes of ids copied over the run (the layer's cost, with {@code nodesRead})
+ * @param nodesReadFromHostCopies of {@code nodesRead}, those read from the host copy ggml's scheduler made of ids
+ *                           a device computed (experts computed on the device from host memory)
  */
 public record MoeTotals(
         boolean active,
@@ -52,11 +54,12 @@ public record MoeTotals(
         long rowsTruncated,
         long graphsWithoutIds,
         long readFailures,
-        long idBytesCopied) {
+        long idBytesCopied,
+        long nodesReadFromHostCopies) {
 
     public static final MoeTotals EMPTY = new MoeTotals(false, 0, 0, new long[0][], new long[0][], new long[0],
             new long[0], new long[0][], new long[0][], new long[0], new long[0], new long[0], List.of(), new double[0],
-            0, 0, 0, 0, 0, 0, 0);
+            0, 0, 0, 0, 0, 0, 0, 0);
 
     /**
      * Per expert, all layers together.

@@ -111,7 +111,7 @@ final class MoeSummary {
                 totalRowsPrefill, totalRowsDecode, unread, stats, cv, moe.path(JsonSchema.MoeField.ID_BYTES_BOUND.key()).asInt(),
                 moe.path(JsonSchema.MoeField.NODES_READ.key()).asLong(), moe.path(JsonSchema.MoeField.NODES_TRUNCATED.key()).asLong(),
                 moe.path(JsonSchema.MoeField.ROWS_TRUNCATED.key()).asLong(), moe.path(JsonSchema.MoeField.GRAPHS_WITHOUT_IDS.key()).asLong(),
-                moe.path(JsonSchema.MoeField.READ_FAILURES.key()).asLong(), moe.path(JsonSchema.MoeField.ID_BYTES_COPIED.key()).asLong());
+                moe.path(JsonSchema.MoeField.READ_FAILURES.key()).asLong(), moe.path(JsonSchema.MoeField.ID_BYTES_COPIED.key()).asLong(), moe.path(JsonSchema.MoeField.NODES_READ_FROM_HOST_COPIES.key()).asLong());
     }
 
     private static long[] counts(JsonNode array, int experts) {

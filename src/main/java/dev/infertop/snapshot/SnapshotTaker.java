@@ -144,7 +144,9 @@ public final class SnapshotTaker implements SnapshotView {
             StringBuilder line = new StringBuilder("infertop: snapshot (" + content.trigger() + ") written to "
                     + written.directory());
             for (SnapshotDirectoryWriter.LeftOut file : written.leftOut()) {
-                line.append("; ").append(file.file()).append(" left out: ").append(file.why());
+                if (file.failed()) {
+                    line.append("; ").append(file.file()).append(" left out: ").append(file.why());
+                }
             }
             notices.accept(line.toString());
         } catch (SnapshotWriteException e) {

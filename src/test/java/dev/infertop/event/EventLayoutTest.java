@@ -77,6 +77,7 @@ class EventLayoutTest {
                     P(graph_name_value, kind); P(graph_name_value, runtime); S(graph_name_value);
                     P(probe_config, op_get_rows); P(probe_config, type_i32);
                     printf("GRAPH_NAME_TOKEN_IDS %d\\nEVENT_WHISPER_FULL %d\\n", GRAPH_NAME_TOKEN_IDS, EVENT_WHISPER_FULL);
+                    printf("GRAPH_NAME_MOE_IDS %d\\nMOE_GROUP_HOST_COPY %d\\n", GRAPH_NAME_MOE_IDS, (int)MOE_GROUP_HOST_COPY);
                     P(whisper_full_event, n_samples); P(whisper_full_event, ret); S(whisper_full_event);
                     printf("EVENT_OP_SAMPLE %d\\n", EVENT_OP_SAMPLE);
                     P(op_sample_event, ip); P(op_sample_event, cpu); S(op_sample_event);
@@ -242,6 +243,7 @@ class EventLayoutTest {
         assertEquals(EventLayout.OP_SAMPLE_IP, c.get("op_sample_event.ip"));
         assertEquals(EventLayout.OP_SAMPLE_CPU, c.get("op_sample_event.cpu"));
         assertEquals(EventLayout.OP_SAMPLE_SIZE, c.get("op_sample_event"));
+        assertEquals(EventLayout.MOE_GROUP_HOST_COPY, c.get("MOE_GROUP_HOST_COPY"));
         for (dev.infertop.model.GraphNameKind kind : dev.infertop.model.GraphNameKind.values()) {
             assertEquals(kind.wire(), c.get(kind.cName()), kind.name());
         }

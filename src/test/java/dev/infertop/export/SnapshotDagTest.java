@@ -39,9 +39,16 @@ class SnapshotDagTest {
     }
 
     @Test
-    void withoutATracedDecodeGraphThereIsNoDagFile() throws Exception {
+    void withoutATracedDecodeGraphThereIsNoDagFileAndTheSummarySaysWhy() throws Exception {
         Path dir = SnapshotDirectoryWriter.write(temp.resolve("snap"), withDag(null));
         assertFalse(Files.exists(dir.resolve(SnapshotDirectoryWriter.DAG_DOT)));
-        assertFalse(Files.readString(dir.resolve(SnapshotDirectoryWriter.SUMMARY)).contains("operator-dag"));
+        assertFalse(Files.exists(dir.resolve(SnapshotDirectoryWriter.DAG_SVG)));
+        com.fasterxml.jackson.databind.JsonNode snapshot = new com.fasterxml.jackson.databind.ObjectMapper()
+                .readTree(dir.resolve(SnapshotDirectoryWriter.SUMMARY).toFile()).path("snapshot");
+        assertFalse(snapshot.path("files").toString().contains("operator-dag"), snapshot.toString());
+        assertEquals(SnapshotDirectoryWriter.DAG_DOT, snapshot.path("left_out").get(0).path("file").asText());
+        assertTrue(snapshot.path("left_out").get(0).path("why").asText().startsWith("no decode step traced whole"),
+                snapshot.toString());
+        assertEquals(SnapshotDirectoryWriter.DAG_SVG, snapshot.path("left_out").get(1).path("file").asText());
     }
 }

@@ -256,6 +256,41 @@ class VulkanOffloadIT {
                 1e-9, fusingDispatch + " " + unfusedDispatch);
     }
 
+    /**
+     * MoE with its experts' weights left in host memory and the rest on Vulkan (-ngl 99 -ot exps=CPU, as users run
+     * a large MoE model on a small GPU): a decode step's experts compute on the CPU, whose MUL_MAT_ID the layer
+     * reads as before; a prompt batch's are offloaded by the scheduler, which reads their ids back to the host to
+     * copy only the experts used: read there. Together every token row of every layer is read, and the routing
+     * matches the designed router, as on the CPU (MoeExpertIT).
+     */
+    @Test
+    void moeWithTheExpertsInHostMemoryReadsEveryTokenRowOnBothPaths() throws Exception {
+        Path moeModel = Models.preset("tiny-moe");
+        int prompt = 64, generated = 32, repetitions = 2;
+        List<String> args = new ArrayList<>(List.of("--json", "-d", "0.5", "--layers", "token,graph,moe",
+                "--budget", "0"));
+        args.addAll(InfertopProcess.env(Map.of("LD_LIBRARY_PATH", bench.getParent().toString(),
+                "GGML_VK_VISIBLE_DEVICES", "0")));
+        args.addAll(List.of("--", bench.toString(), "-m", moeModel.toString(), "-ngl", "99", "-ot", "exps=CPU",
+                "-p", Integer.toString(prompt), "-n", Integer.toString(generated), "-r", Integer.toString(repetitions),
+                "-t", "2"));
+        JsonNode total;
+        try (InfertopProcess infertop = InfertopProcess.start(args.toArray(String[]::new))) {
+            assertEquals(0, infertop.waitFor(600), "stderr:\n" + infertop.stderrText());
+            total = infertop.finalObject();
+        } finally {
+            LeakCheck.assertNothingLeft();
+        }
+        assertTrue(total.get("graph_computes").has("Vulkan"), total.get("graph_computes").toString());
+        JsonNode moe = total.get("moe");
+        // one host copy per MoE layer below the last per prompt call (the last layer's one row stays on the CPU)
+        long layersBelowLast = moe.get("layers").size() - 1;
+        assertEquals((repetitions + 1) * layersBelowLast, moe.get("nodes_read_from_host_copies").asLong(),
+                moe.toString());
+        // the positions are on Vulkan: the token layer's split of the tokens is by batch size only
+        MoeExpertIT.assertRoutingMatchesTheDesign(total, prompt, generated, repetitions, false);
+    }
+
     /** Checks the dispatch figures against the graph's op counts; returns the nodes fused. */
     private static long dispatchAccountsForEveryNode(JsonNode total) {
         JsonNode vulkan = total.get("backends").get("Vulkan");

@@ -60,7 +60,7 @@ class BoundedSeriesTest {
             java.util.Arrays.fill(layer, 1);
         }
         MoeTotals moe = new MoeTotals(true, 10, 8, wide, wide, new long[128], new long[128], wide, wide,
-                new long[128], new long[128], new long[128], List.of(), new double[128], 16384, 1, 0, 0, 0, 0, 8);
+                new long[128], new long[128], new long[128], List.of(), new double[128], 16384, 1, 0, 0, 0, 0, 8, 0);
         Snapshot s = aggregator.snapshot(clock, RunState.RUNNING, new TargetInfo(1, "hostile", null, List.of()), 0,
                 List.of(new LayerStatus(dev.infertop.model.Layer.OPERATOR, LayerStatus.State.ON, "", List.of())))
                 .withMoe(moe);

@@ -198,7 +198,7 @@ class MetricsMappingTest {
         long[][] decode = {{1, 1}, {2, 0}};
         MoeTotals moe = new MoeTotals(true, 10, 1, prefill, decode, new long[2], new long[2], prefill, decode,
                 new long[] {4, 4}, new long[] {2, 2}, new long[2], List.of(), new double[] {0, 0}, 16384, 8, 0, 0, 0, 0,
-                64);
+                64, 0);
         String text = openMetrics(frame(Fixtures.snapshot(LayerStatus.State.ON).withMoe(moe)));
         assertLine(text, "infertop_moe_expert_selections_total{expert=\"0\",layer=\"0\"} 4.0");
         assertLine(text, "infertop_moe_expert_selections_total{expert=\"1\",layer=\"0\"} 2.0");
@@ -235,7 +235,7 @@ class MetricsMappingTest {
         String manPage = java.nio.file.Files.readString(java.nio.file.Path.of("man/infertop.1"));
         long[][] counts = {{1}};
         MoeTotals moe = new MoeTotals(true, 10, 1, counts, counts, new long[1], new long[1], counts, counts,
-                new long[1], new long[1], new long[1], List.of(), new double[1], 16384, 1, 0, 0, 0, 0, 8);
+                new long[1], new long[1], new long[1], List.of(), new double[1], 16384, 1, 0, 0, 0, 0, 8, 0);
         Snapshot traced = Fixtures.snapshot(LayerStatus.State.ON)
                 .withFigures(f -> f.withOffload(dev.infertop.view.OffloadFixtures.offload()).withWhisper(WHISPER));
         Snapshot estimated = traced.withFigures(f -> f.withOperators(f.operators().withEstimated(

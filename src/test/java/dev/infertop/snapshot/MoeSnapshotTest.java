@@ -55,7 +55,7 @@ class MoeSnapshotTest {
                 new MoeTotals.ExpertStats(3, 0, Double.NaN, Double.NaN, 0, Double.NaN, -1));
         return new MoeTotals(true, 10, 2, prefill, decode, new long[] {32, 0}, new long[] {8, 8}, prefill, decode,
                 new long[] {32, 0}, new long[] {8, 8}, new long[] {5, 5}, experts, new double[] {0.5, 0.75}, 16384,
-                12, 1, 88, 3, 0, 4096);
+                12, 1, 88, 3, 0, 4096, 0);
     }
 
     private static SnapshotContent content(LayerStatus.State state, MoeTotals moe) {
@@ -116,7 +116,7 @@ class MoeSnapshotTest {
         assertFalse(moe.contains("<rect"), moe);
         MoeTotals noExperts = new MoeTotals(true, 10, 0, new long[0][], new long[0][], new long[0], new long[0],
                 new long[0][], new long[0][], new long[0], new long[0], new long[0], List.of(), new double[0], 16384,
-                0, 0, 0, 0, 0, 0);
+                0, 0, 0, 0, 0, 0, 0);
         String dense = section(HtmlReportWriter.html(content(LayerStatus.State.ON, noExperts)), "Expert activations");
         assertTrue(dense.contains("<p class=\"absent\">the moe layer was on but read no expert ids (a model without "
                 + "MUL_MAT_ID nodes?)</p>"), dense);

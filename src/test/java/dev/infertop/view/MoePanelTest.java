@@ -37,7 +37,7 @@ public class MoePanelTest {
                 new MoeTotals.ExpertStats(3, 0, Double.NaN, Double.NaN, 0, Double.NaN, -1));
         return new MoeTotals(true, 10, 2, prefill, decode, new long[] {32, 0}, new long[] {8, 8}, prefill, decode,
                 new long[] {32, 0}, new long[] {8, 8}, new long[] {5, 5}, experts, new double[] {0.5, 0.75}, 16384,
-                12, 1, 88, 3, 0, 4096);
+                12, 1, 88, 3, 0, 4096, 0);
     }
 
     private static Snapshot with(MoeTotals moe, LayerStatus.State moeState, String reason) {
