@@ -238,7 +238,7 @@ public final class JsonLinesView implements SnapshotView {
             }
         }
         OffloadJson.put(root.putObject(OFFLOAD.key()), f.offload());
-        MoeJson.put(root, s.moe());
+        MoeJson.put(root, s.moe(), dev.infertop.model.ExpertsOnDevices.nodes(s.total()));
         root.put(LOST_EVENTS.key(), s.lostEvents());
         putLimits(root.putObject(LIMITS.key()), s.limits());
         if (s.budget().present()) {

@@ -13,6 +13,11 @@ final class MoeJson {
     private MoeJson() {}
 
     static void put(ObjectNode root, MoeTotals moe) {
+        put(root, moe, java.util.Map.of());
+    }
+
+    /** {@code onDevices}: MUL_MAT_ID nodes per backend other than the CPU, over the run. */
+    static void put(ObjectNode root, MoeTotals moe, java.util.Map<String, Long> onDevices) {
         if (!moe.active()) {
             return;
         }
@@ -23,6 +28,8 @@ final class MoeJson {
         node.put(JsonSchema.MoeField.ID_BYTES_BOUND.key(), moe.idBytesBound());
         node.put(JsonSchema.MoeField.NODES_READ.key(), moe.nodesRead());
         node.put(JsonSchema.MoeField.NODES_READ_FROM_HOST_COPIES.key(), moe.nodesReadFromHostCopies());
+        ObjectNode devices = node.putObject(JsonSchema.MoeField.NODES_ON_DEVICES.key());
+        onDevices.forEach(devices::put);
         node.put(JsonSchema.MoeField.NODES_TRUNCATED.key(), moe.nodesTruncated());
         node.put(JsonSchema.MoeField.ROWS_TRUNCATED.key(), moe.rowsTruncated());
         node.put(JsonSchema.MoeField.GRAPHS_WITHOUT_IDS.key(), moe.graphsWithoutIds());

@@ -317,7 +317,7 @@ public enum JsonSchema {
     public enum MoeField implements Key {
         WINDOW_INTERVALS, EXPERTS_USED, EXPERTS, ID_BYTES_BOUND, NODES_READ, NODES_TRUNCATED, ROWS_TRUNCATED,
         GRAPHS_WITHOUT_IDS, READ_FAILURES, ID_BYTES_COPIED, IMBALANCE_CV, LAYERS, PER_EXPERT,
-        NODES_READ_FROM_HOST_COPIES;
+        NODES_READ_FROM_HOST_COPIES, NODES_ON_DEVICES;
         private final String key = name().toLowerCase(Locale.ROOT);
         public String key() { return key; }
     }

@@ -36,6 +36,12 @@ public final class MoePanel implements Panel {
         Cells.put(g, 0, row++, title(moe), width);
         theme.apply(g, Theme.Role.NORMAL);
         Cells.put(g, 0, row++, reading(moe), width);
+        String devices = onDevices(dev.infertop.model.ExpertsOnDevices.nodes(s.total()), moe);
+        if (devices != null && row < height) {
+            theme.apply(g, Theme.Role.DIM);
+            Cells.put(g, 0, row++, devices, width);
+            theme.apply(g, Theme.Role.NORMAL);
+        }
         String why = unavailable(s);
         if (why != null || moe.expertCount() == 0) {
             theme.apply(g, Theme.Role.DIM);
@@ -105,6 +111,20 @@ public final class MoePanel implements Panel {
         return String.format(Locale.ROOT, "ids of %d nodes read (%s, bound %d B/node): %d truncated, %d graphs "
                         + "without ids, %d failed", moe.nodesRead(), bytes(moe.idBytesCopied()), moe.idBytesBound(),
                 moe.nodesTruncated(), moe.graphsWithoutIds(), moe.readFailures());
+    }
+
+    /**
+     * Expert matmuls a device computed: their ids are read only from the scheduler's host copies; null when none
+     * ran elsewhere than on the CPU.
+     */
+    static String onDevices(java.util.Map<String, Long> nodes, MoeTotals moe) {
+        if (nodes.isEmpty()) {
+            return null;
+        }
+        StringBuilder where = new StringBuilder();
+        nodes.forEach((backend, n) -> where.append(where.isEmpty() ? "" : ", ").append(n).append(" on ").append(backend));
+        return "MUL_MAT_ID nodes computed on devices: " + where + "; their ids are read only where the scheduler "
+                + "copies them back (" + moe.nodesReadFromHostCopies() + " reads)";
     }
 
     /** Why there is nothing to show: the layer is off or cannot run; null when it runs. */

@@ -289,6 +289,35 @@ class VulkanOffloadIT {
                 moe.toString());
         // the positions are on Vulkan: the token layer's split of the tokens is by batch size only
         MoeExpertIT.assertRoutingMatchesTheDesign(total, prompt, generated, repetitions, false);
+        // the offloaded batches' expert matmuls (gate, up, down) are said to have run on Vulkan
+        assertEquals(3 * (repetitions + 1) * layersBelowLast, moe.get("nodes_on_devices").get("Vulkan").asLong(),
+                moe.toString());
+    }
+
+    /**
+     * With the experts' weights on Vulkan too (-ngl 99), their ids never come back to the host: nothing is read,
+     * and the MoE figures say how many expert matmuls ran there instead of showing an empty heatmap as the truth.
+     */
+    @Test
+    void moeFullyOffloadedSaysItsExpertMatmulsRanOnTheDevice() throws Exception {
+        List<String> args = new ArrayList<>(List.of("--json", "-d", "0.5", "--layers", "token,graph,moe",
+                "--budget", "0"));
+        args.addAll(InfertopProcess.env(Map.of("LD_LIBRARY_PATH", bench.getParent().toString(),
+                "GGML_VK_VISIBLE_DEVICES", "0")));
+        args.addAll(List.of("--", bench.toString(), "-m", Models.preset("tiny-moe").toString(), "-ngl", "99",
+                "-p", "16", "-n", "4", "-r", "1", "-t", "2"));
+        JsonNode total;
+        try (InfertopProcess infertop = InfertopProcess.start(args.toArray(String[]::new))) {
+            assertEquals(0, infertop.waitFor(600), "stderr:\n" + infertop.stderrText());
+            total = infertop.finalObject();
+        } finally {
+            LeakCheck.assertNothingLeft();
+        }
+        JsonNode moe = total.get("moe");
+        assertEquals(0, moe.get("nodes_read").asLong(), moe.toString());
+        long vulkanGraphs = total.get("graph_computes").get("Vulkan").asLong();
+        // 2 MoE layers, gate, up and down each, in every Vulkan graph
+        assertEquals(2 * 3 * vulkanGraphs, moe.get("nodes_on_devices").get("Vulkan").asLong(), moe.toString());
     }
 
     /** Checks the dispatch figures against the graph's op counts; returns the nodes fused. */

@@ -88,4 +88,19 @@ public class MoePanelTest {
         assertEquals(8, MoePanel.level(8, 8));
         assertEquals("@@  ..", MoePanel.shades(new long[][] {{8, 0, 1}}, 0, 2, 8, 3));
     }
+
+    @Test
+    void expertMatmulsOnADeviceAreCountedNotHidden() throws Exception {
+        assertEquals(null, MoePanel.onDevices(java.util.Map.of(), moe()));
+        assertEquals("MUL_MAT_ID nodes computed on devices: 12 on Vulkan; their ids are read only where the "
+                + "scheduler copies them back (0 reads)", MoePanel.onDevices(java.util.Map.of("Vulkan", 12L), moe()));
+        dev.infertop.model.Snapshot s = Fixtures.snapshot(dev.infertop.model.LayerStatus.State.ON).withMoe(moe())
+                .withFigures(f -> f.withBackendOps(java.util.List.of(new dev.infertop.model.BackendOps("Vulkan", 4,
+                        1_000_000, java.util.List.of(new dev.infertop.model.BackendOps.Op("MUL_MAT_ID", 12, 0, false),
+                        new dev.infertop.model.BackendOps.Op("MUL_MAT", 8, 0, false))))));
+        com.fasterxml.jackson.databind.JsonNode json = new com.fasterxml.jackson.databind.ObjectMapper().readTree(
+                dev.infertop.json.JsonLinesView.toJson(s));
+        assertEquals(12, json.get("moe").get("nodes_on_devices").get("Vulkan").asLong(), json.get("moe").toString());
+        assertEquals(1, json.get("moe").get("nodes_on_devices").size());
+    }
 }
