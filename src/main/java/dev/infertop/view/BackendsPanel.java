@@ -175,6 +175,9 @@ public final class BackendsPanel implements Panel {
         if (d == null) {
             return "host dispatch per node: not seen (only Vulkan's, where its library keeps its symbol table)";
         }
+        if (d.graphs() == 0) {
+            return "host dispatch per node: no graph followed in this span (only in the operator layer's windows)";
+        }
         return String.format(Locale.ROOT, "host dispatch: %d dispatches, %d nodes fused into them, over %d graphs "
                 + "followed node by node", d.dispatches(), d.fusedNodes(), d.graphs());
     }

@@ -61,6 +61,8 @@ class OffloadPanelTest {
         int mulMat = after(vulkan, "   MUL_MAT ");
         assertFalse(row(terminal, mulMat).contains("fused"), row(terminal, mulMat));
 
+        assertEquals("host dispatch per node: no graph followed in this span (only in the operator layer's windows)",
+                BackendsPanel.dispatchLine(new BackendOps.NodeDispatch(0, List.of())));
         render(vulkanSnapshot(OffloadFixtures.offload()));
         vulkan = after(find(terminal, "BACKEND / OP"), " Vulkan ");
         assertTrue(row(terminal, vulkan + 2).startsWith("   host dispatch per node: not seen"), row(terminal, vulkan + 2));
