@@ -100,6 +100,7 @@ public final class MetricsMapping {
                 "Time spent computing graphs per backend", created, busy));
 
         offload(out, s.total().offload(), created);
+        nodeDispatch(out, s.total().backendOps(), created);
 
         Map<Labels, Double> wait = new LinkedHashMap<>();
         Map<Labels, Double> work = new LinkedHashMap<>();
@@ -295,6 +296,36 @@ public final class MetricsMapping {
         out.metricSnapshot(perToken.build());
     }
 
+    /**
+     * A device backend's host dispatch, node by node (Vulkan's recording), per backend and op: the nodes it
+     * dispatched and the nodes fused into an earlier one's dispatch. Only backends followed so have series: the
+     * others have none, never a 0. Host work, never device time. Bounded: ops of ggml's enum, 16 backends.
+     */
+    private static void nodeDispatch(MetricSnapshots.Builder out, List<dev.infertop.model.BackendOps> backends,
+                                     long created) {
+        Map<Labels, Double> dispatched = new LinkedHashMap<>();
+        Map<Labels, Double> fused = new LinkedHashMap<>();
+        for (dev.infertop.model.BackendOps backend : backends) {
+            if (backend.dispatch() == null) {
+                continue;
+            }
+            for (dev.infertop.model.BackendOps.OpDispatch op : backend.dispatch().ops()) {
+                Labels labels = Labels.of("backend", LabelValues.sanitize(backend.backend()), "op",
+                        LabelValues.sanitize(op.op()));
+                if (!op.view()) {
+                    dispatched.merge(labels, (double) op.calls(), Double::sum);
+                }
+                fused.merge(labels, (double) op.fused(), Double::sum);
+            }
+        }
+        out.metricSnapshot(counter("infertop_backend_node_dispatches", null,
+                "Nodes a device backend dispatched one by one on the host, per op (Vulkan's recording; the graphs "
+                        + "followed in the operator layer's windows): host work, not device time", created,
+                dispatched));
+        out.metricSnapshot(counter("infertop_backend_fused_nodes", null,
+                "Nodes a device backend computed inside an earlier node's fused dispatch, per op", created, fused));
+    }
+
     private static GaugeSnapshot gauge(String name, Unit unit, String help, double value) {
         GaugeSnapshot.Builder builder = GaugeSnapshot.builder().name(name).help(help);
         if (unit != null) {
@@ -350,7 +381,8 @@ public final class MetricsMapping {
             "infertop_graph_computes_total", "infertop_graph_busy_seconds_total", "infertop_backend_completion",
             "infertop_backend_device_complete_seconds_total", "infertop_backend_host_wait_seconds_total",
             "infertop_backend_copied_in_bytes_total", "infertop_backend_copied_in_per_graph_bytes",
-            "infertop_copied_in_per_token_bytes", "infertop_barrier_wait_seconds_total",
+            "infertop_copied_in_per_token_bytes", "infertop_backend_node_dispatches_total",
+            "infertop_backend_fused_nodes_total", "infertop_barrier_wait_seconds_total",
             "infertop_thread_work_seconds_total", "infertop_moe_expert_selections_total", "infertop_lost_events_total",
             "infertop_probe_cost_ratio", "infertop_overhead_estimate_ratio", "infertop_overhead_budget_ratio",
             "infertop_operator_sampled_ratio", "infertop_ttft_seconds", "infertop_tpot_seconds",

@@ -237,7 +237,10 @@ class MetricsMappingTest {
         MoeTotals moe = new MoeTotals(true, 10, 1, counts, counts, new long[1], new long[1], counts, counts,
                 new long[1], new long[1], new long[1], List.of(), new double[1], 16384, 1, 0, 0, 0, 0, 8, 0);
         Snapshot traced = Fixtures.snapshot(LayerStatus.State.ON)
-                .withFigures(f -> f.withOffload(dev.infertop.view.OffloadFixtures.offload()).withWhisper(WHISPER));
+                .withFigures(f -> f.withOffload(dev.infertop.view.OffloadFixtures.offload()).withWhisper(WHISPER)
+                        .withBackendOps(List.of(new dev.infertop.model.BackendOps("Vulkan", 30, 1_000_000, List.of(
+                                new dev.infertop.model.BackendOps.Op("MUL_MAT", 30, 0, false)),
+                                dev.infertop.view.OffloadFixtures.nodeDispatch()))));
         Snapshot estimated = traced.withFigures(f -> f.withOperators(f.operators().withEstimated(
                 List.of(new dev.infertop.model.OpEstimate("MUL_MAT", 480, 12_500_000)))));
         String text = openMetrics(frame(estimated.withMoe(moe)
@@ -246,6 +249,10 @@ class MetricsMappingTest {
         assertLine(text, "infertop_op_estimated_seconds_total{backend=\"CPU\",op=\"MUL_MAT\"} 0.0125");
         assertLine(text, "infertop_overhead_estimate_ratio 0.008");
         assertLine(text, "infertop_operator_sampled_ratio 0.25");
+        // 30 graphs followed: 30 MUL_MAT and 10 ADD dispatched, 20 ADD fused into the MUL_MATs' dispatches
+        assertLine(text, "infertop_backend_node_dispatches_total{backend=\"Vulkan\",op=\"ADD\"} 10.0");
+        assertLine(text, "infertop_backend_node_dispatches_total{backend=\"Vulkan\",op=\"MUL_MAT\"} 30.0");
+        assertLine(text, "infertop_backend_fused_nodes_total{backend=\"Vulkan\",op=\"ADD\"} 20.0");
         java.util.Set<String> families = new java.util.TreeSet<>();
         text.lines().filter(l -> l.startsWith("# TYPE ")).forEach(l -> {
             String[] parts = l.split(" ");
@@ -328,7 +335,35 @@ class MetricsMappingTest {
             JsonSchema.OPS_SAMPLED.key(),
             // The token source is a label (theTokenSourceAndTheGraphsTokensAreExposed compares it and graph_tokens).
             JsonSchema.TOKEN_SOURCE.key(), JsonSchema.GRAPH_TOKENS.key(),
-            JsonSchema.WHISPER.key());
+            JsonSchema.WHISPER.key(),
+            // Two labels deep (backends.B.dispatch.ops.OP): theNodeDispatchMetricsMirrorTheBackendsJson.
+            JsonSchema.BACKENDS.key());
+
+    /** The node-dispatch counters against backends.*.dispatch.ops of the same snapshot; none without dispatch. */
+    @Test
+    void theNodeDispatchMetricsMirrorTheBackendsJson() throws IOException {
+        Snapshot s = Fixtures.snapshot(LayerStatus.State.ON).withFigures(f -> f.withBackendOps(List.of(
+                new dev.infertop.model.BackendOps("Vulkan", 30, 1_000_000, List.of(
+                        new dev.infertop.model.BackendOps.Op("MUL_MAT", 30, 0, false)),
+                        dev.infertop.view.OffloadFixtures.nodeDispatch()),
+                new dev.infertop.model.BackendOps("CUDA", 3, 1_000_000, List.of(
+                        new dev.infertop.model.BackendOps.Op("MUL_MAT", 3, 0, false))))));
+        String text = openMetrics(frame(s));
+        com.fasterxml.jackson.databind.JsonNode ops = new com.fasterxml.jackson.databind.ObjectMapper()
+                .readTree(dev.infertop.json.JsonLinesView.toJson(s)).get(JsonSchema.BACKENDS.key()).get("Vulkan")
+                .get(JsonSchema.BackendField.DISPATCH.key()).get(JsonSchema.BackendDispatchField.OPS.key());
+        int compared = 0;
+        for (java.util.Iterator<Map.Entry<String, com.fasterxml.jackson.databind.JsonNode>> it = ops.fields();
+             it.hasNext(); compared++) {
+            Map.Entry<String, com.fasterxml.jackson.databind.JsonNode> op = it.next();
+            assertLine(text, "infertop_backend_node_dispatches_total{backend=\"Vulkan\",op=\"" + op.getKey() + "\"} "
+                    + op.getValue().get(JsonSchema.BackendDispatchOpField.DISPATCHES.key()).asDouble());
+            assertLine(text, "infertop_backend_fused_nodes_total{backend=\"Vulkan\",op=\"" + op.getKey() + "\"} "
+                    + op.getValue().get(JsonSchema.BackendDispatchOpField.FUSED.key()).asDouble());
+        }
+        assertEquals(2, compared);
+        assertFalse(text.contains("backend=\"CUDA\",op="), "CUDA was not followed node by node: no series");
+    }
 
     /** The offload metrics against the offload JSON of the same snapshot (NAMED_NOT_COMPARED: offload). */
     @Test

@@ -23,4 +23,11 @@ public final class OffloadFixtures {
                         new OffloadTotals.StayedOnCpu.Node("GET_ROWS", "inp_embd", "256x16x1x1", 40),
                         new OffloadTotals.StayedOnCpu.Node("MUL_MAT", "Qcur-0", "256x16x1x1", 20)), 3));
     }
+
+    /** 30 graphs followed node by node: each MUL_MAT dispatched, its ADD fused into it in 20 of them. */
+    public static dev.infertop.model.BackendOps.NodeDispatch nodeDispatch() {
+        return new dev.infertop.model.BackendOps.NodeDispatch(30, java.util.List.of(
+                new dev.infertop.model.BackendOps.OpDispatch("MUL_MAT", 30, 0, false),
+                new dev.infertop.model.BackendOps.OpDispatch("ADD", 10, 20, false)));
+    }
 }

@@ -44,10 +44,8 @@ class OffloadPanelTest {
         return s.withFigures(f -> f.withBackends(backends, vulkan).withOffload(offload));
     }
 
-    /** 30 graphs followed: each MUL_MAT dispatched, its ADD fused into it in 20 of them. */
     static BackendOps.NodeDispatch dispatch() {
-        return new BackendOps.NodeDispatch(30, List.of(new BackendOps.OpDispatch("MUL_MAT", 30, 0, false),
-                new BackendOps.OpDispatch("ADD", 10, 20, false)));
+        return OffloadFixtures.nodeDispatch();
     }
 
     @Test
