@@ -267,20 +267,8 @@ class VulkanOffloadIT {
     void moeWithTheExpertsInHostMemoryReadsEveryTokenRowOnBothPaths() throws Exception {
         Path moeModel = Models.preset("tiny-moe");
         int prompt = 64, generated = 32, repetitions = 2;
-        List<String> args = new ArrayList<>(List.of("--json", "-d", "0.5", "--layers", "token,graph,moe",
-                "--budget", "0"));
-        args.addAll(InfertopProcess.env(Map.of("LD_LIBRARY_PATH", bench.getParent().toString(),
-                "GGML_VK_VISIBLE_DEVICES", "0")));
-        args.addAll(List.of("--", bench.toString(), "-m", moeModel.toString(), "-ngl", "99", "-ot", "exps=CPU",
-                "-p", Integer.toString(prompt), "-n", Integer.toString(generated), "-r", Integer.toString(repetitions),
-                "-t", "2"));
-        JsonNode total;
-        try (InfertopProcess infertop = InfertopProcess.start(args.toArray(String[]::new))) {
-            assertEquals(0, infertop.waitFor(600), "stderr:\n" + infertop.stderrText());
-            total = infertop.finalObject();
-        } finally {
-            LeakCheck.assertNothingLeft();
-        }
+        JsonNode total = traceMoe(moeModel, "-ngl", "99", "-ot", "exps=CPU", "-p", Integer.toString(prompt),
+                "-n", Integer.toString(generated), "-r", Integer.toString(repetitions));
         assertTrue(total.get("graph_computes").has("Vulkan"), total.get("graph_computes").toString());
         JsonNode moe = total.get("moe");
         // one host copy per MoE layer below the last per prompt call (the last layer's one row stays on the CPU)
@@ -300,24 +288,28 @@ class VulkanOffloadIT {
      */
     @Test
     void moeFullyOffloadedSaysItsExpertMatmulsRanOnTheDevice() throws Exception {
-        List<String> args = new ArrayList<>(List.of("--json", "-d", "0.5", "--layers", "token,graph,moe",
-                "--budget", "0"));
-        args.addAll(InfertopProcess.env(Map.of("LD_LIBRARY_PATH", bench.getParent().toString(),
-                "GGML_VK_VISIBLE_DEVICES", "0")));
-        args.addAll(List.of("--", bench.toString(), "-m", Models.preset("tiny-moe").toString(), "-ngl", "99",
-                "-p", "16", "-n", "4", "-r", "1", "-t", "2"));
-        JsonNode total;
-        try (InfertopProcess infertop = InfertopProcess.start(args.toArray(String[]::new))) {
-            assertEquals(0, infertop.waitFor(600), "stderr:\n" + infertop.stderrText());
-            total = infertop.finalObject();
-        } finally {
-            LeakCheck.assertNothingLeft();
-        }
+        JsonNode total = traceMoe(Models.preset("tiny-moe"), "-ngl", "99", "-p", "16", "-n", "4", "-r", "1");
         JsonNode moe = total.get("moe");
         assertEquals(0, moe.get("nodes_read").asLong(), moe.toString());
         long vulkanGraphs = total.get("graph_computes").get("Vulkan").asLong();
         // 2 MoE layers, gate, up and down each, in every Vulkan graph
         assertEquals(2 * 3 * vulkanGraphs, moe.get("nodes_on_devices").get("Vulkan").asLong(), moe.toString());
+    }
+
+    /** The MoE layer on, every graph traced, over the Vulkan llama-bench on {@code model} with {@code benchArgs}. */
+    private static JsonNode traceMoe(Path model, String... benchArgs) throws Exception {
+        List<String> args = new ArrayList<>(List.of("--json", "-d", "0.5", "--layers", "token,graph,moe",
+                "--budget", "0"));
+        args.addAll(InfertopProcess.env(Map.of("LD_LIBRARY_PATH", bench.getParent().toString(),
+                "GGML_VK_VISIBLE_DEVICES", "0")));
+        args.addAll(List.of("--", bench.toString(), "-m", model.toString(), "-t", "2"));
+        args.addAll(List.of(benchArgs));
+        try (InfertopProcess infertop = InfertopProcess.start(args.toArray(String[]::new))) {
+            assertEquals(0, infertop.waitFor(600), "stderr:\n" + infertop.stderrText());
+            return infertop.finalObject();
+        } finally {
+            LeakCheck.assertNothingLeft();
+        }
     }
 
     /** Checks the dispatch figures against the graph's op counts; returns the nodes fused. */
