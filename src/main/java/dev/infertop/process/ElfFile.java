@@ -380,6 +380,38 @@ public final class ElfFile implements AutoCloseable {
     }
 
     /**
+     * Whether the file content of section {@code name} holds {@code needle}, reading at most {@code maxBytes} of
+     * it (a section that is absent, has no file content or lies past the file's end holds nothing).
+     */
+    public boolean sectionContains(String name, byte[] needle, long maxBytes) throws TargetException {
+        Optional<ElfSection> section = section(name);
+        if (section.isEmpty() || section.get().type() == ElfSection.SHT_NOBITS || needle.length == 0) {
+            return false;
+        }
+        long start = section.get().fileOffset();
+        if (start < 0 || start >= file.byteSize()) {
+            return false;
+        }
+        long length = Math.min(Math.min(section.get().sizeBytes(), maxBytes), file.byteSize() - start);
+        try {
+            byte first = needle[0];
+            for (long i = 0; i + needle.length <= length; i++) {
+                if (file.get(ValueLayout.JAVA_BYTE, start + i) != first) {
+                    continue;
+                }
+                long mismatch = MemorySegment.mismatch(file, start + i, start + i + needle.length,
+                        MemorySegment.ofArray(needle), 0, needle.length);
+                if (mismatch < 0) {
+                    return true;
+                }
+            }
+            return false;
+        } catch (InternalError e) {
+            throw changedWhileRead(path);
+        }
+    }
+
+    /**
      * The entries of one SHT_RELA section, their symbols named from the symbol table the section links to
      * (empty name for symbol index 0, as in R_X86_64_RELATIVE). Read on each call: only call-site scanning asks.
      */

@@ -108,6 +108,32 @@ public final class GgmlCodeFinder {
         return found;
     }
 
+    /** ggml's assertion message (GGML_ASSERT's format string), in the read-only data of any object that links ggml. */
+    static final byte[] GGML_ASSERT_FORMAT = "GGML_ASSERT(%s) failed".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+    /** The read-only data searched at most: a large application's is tens of MB, ggml's strings sit among them. */
+    static final long MAX_RODATA_BYTES = 256L << 20;
+
+    /**
+     * Whether {@code file}, which names no ggml or llama function, still holds ggml's code by its strings (an
+     * application that links ggml in with every symbol hidden and stripped): then nothing in it can be probed by
+     * name, and the refusal says so rather than "no ggml". Read only on that path (within the scan time limit);
+     * false where the file cannot be read.
+     */
+    public static boolean holdsAnonymousGgml(Path file) {
+        if (!file.isAbsolute()) {
+            return false;
+        }
+        try {
+            return ScanTimeLimit.run(file.toString(), ScanTimeLimit.limitMs(), () -> {
+                try (ElfFile elf = ElfFile.openHeaders(file)) {
+                    return elf.sectionContains(".rodata", GGML_ASSERT_FORMAT, MAX_RODATA_BYTES);
+                }
+            });
+        } catch (TargetException e) {
+            return false;
+        }
+    }
+
     /** {@link #examine} by path alone (the session's rescans of the maps). */
     public static boolean holdsCode(Path file) {
         return examine(file, null).holdsCode();

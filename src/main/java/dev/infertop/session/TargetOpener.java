@@ -2,6 +2,7 @@ package dev.infertop.session;
 
 import dev.infertop.io.TargetLog;
 import dev.infertop.process.AttachedProcess;
+import dev.infertop.model.SafeText;
 import dev.infertop.process.GgmlCodeFinder;
 import dev.infertop.process.ElfFile;
 import dev.infertop.process.LaunchedCommand;
@@ -365,6 +366,15 @@ final class TargetOpener {
                 + String.join(", ", lookedAt.stream().limit(MAX_NAMED).map(GgmlCodeFinder.Finding::summary).toList())
                 + (lookedAt.size() > MAX_NAMED ? ", and " + (lookedAt.size() - MAX_NAMED) + " more" : "")
                 + "; none defines a ggml_* or llama_* function)";
+        for (GgmlCodeFinder.Finding finding : lookedAt) {
+            if (finding.failure() == null && GgmlCodeFinder.holdsAnonymousGgml(finding.file())) {
+                // Linked in with every symbol hidden: --lib would not help, the probes need names to start from.
+                throw new UserError(what + ": " + SafeText.of(finding.file().toString()) + " holds ggml's code (its"
+                        + " GGML_ASSERT strings) but names none of its functions (built with hidden symbols and"
+                        + " stripped): nothing in it can be probed; a build that exports ggml_graph_compute (default"
+                        + " visibility, or an unstripped .symtab) can be traced");
+            }
+        }
         throw new UserError(what + " uses no llama.cpp/ggml library or code" + seen
                 + ": is it a llama.cpp program? Name the library with --lib PATH");
     }

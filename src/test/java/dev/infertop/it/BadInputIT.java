@@ -106,6 +106,37 @@ class BadInputIT {
         }
     }
 
+    /**
+     * An application that links ggml in with every symbol hidden, then stripped: ggml's code is there (its
+     * assertion strings say so), but no name to probe. The refusal says that, not "no ggml", and not --lib.
+     */
+    @Test
+    void pidWhoseGgmlIsHiddenAndStripped(@org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
+        Path app = Gcc.compile(dir, """
+                #include <stdio.h>
+                #include <unistd.h>
+                __attribute__((noinline, visibility("hidden"))) void ggml_abort(const char *f, int l, const char *m,
+                        const char *x) { fprintf(stderr, m, x); fprintf(stderr, " %s:%d\\n", f, l); }
+                __attribute__((noinline, visibility("hidden"))) int ggml_graph_compute(int n) {
+                    if (n < 0) ggml_abort(__FILE__, __LINE__, "GGML_ASSERT(%s) failed", "n >= 0");
+                    return n + 1;
+                }
+                int main(int argc, char **argv) { (void) argv; for (;;) { if (ggml_graph_compute(argc) < 0) return 1;
+                    sleep(1); } }
+                """, "hidden-ggml-app", "-s");
+        Process target = new ProcessBuilder(app.toString()).start();
+        try {
+            String line = assertOneLineFailure(1, "--json", "-p", Long.toString(target.pid()));
+            assertTrue(line.contains("hidden-ggml-app holds ggml's code (its GGML_ASSERT strings) but names none of its"
+                    + " functions"), line);
+            assertFalse(line.contains("--lib"), "naming the file would not help: " + line);
+            assertTrue(target.isAlive(), "infertop left the process it refused alone");
+        } finally {
+            target.destroyForcibly();
+            target.waitFor(10, TimeUnit.SECONDS);
+        }
+    }
+
     @Test
     void notRoot() throws Exception {
         Path setpriv = Path.of("/usr/bin/setpriv");

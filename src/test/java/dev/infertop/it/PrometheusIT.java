@@ -119,6 +119,9 @@ class PrometheusIT {
             JsonNode matmul = query(prometheusPort,
                     "infertop_op_duration_seconds_bucket{op=\"MUL_MAT\",backend=\"CPU\",le=\"+Inf\"}");
             JsonNode info = query(prometheusPort, "infertop_target_info");
+            // Which source the token counters have, and the graphs' own count beside them: both exist on this build.
+            JsonNode source = query(prometheusPort, "infertop_token_source_info");
+            double graphDecodeTokens = queryValue(prometheusPort, "infertop_graph_decode_tokens_total");
 
             // SIGTERM with kill (Process.destroy() would also close our end of its stdout): the final object.
             LlamaBenchIT.signal(infertop.process.pid(), "TERM");
@@ -139,6 +142,16 @@ class PrometheusIT {
                     + "] that holds the JSON's p50 " + jsonP50Seconds + " s");
             assertEquals(1, matmul.size(), "one MUL_MAT series on the CPU backend: " + matmul);
             assertTrue(matmul.get(0).get("value").get(1).asDouble() > 0);
+            assertEquals(1, source.size(), "one token source series: " + source);
+            assertEquals("api", source.get(0).get("metric").get("source").asText(), source.toString());
+            assertEquals(total.path("token_source").asText(), source.get(0).get("metric").get("source").asText());
+            assertEquals(total.path("graph_tokens").path("generated_tokens").asLong(), (long) graphDecodeTokens,
+                    "the graphs' generated tokens scraped = final JSON");
+            // One sequence at a time: the graphs' generated tokens are the API's, but for the call SIGSTOP may have
+            // caught between its graph's end and its own return (its graph counted, the call not yet).
+            long graphAhead = (long) graphDecodeTokens - total.get("tokens_decode").asLong();
+            assertTrue(graphAhead == 0 || graphAhead == 1, "the graphs' generated tokens against the API's: "
+                    + graphDecodeTokens + " vs " + total.get("tokens_decode"));
             assertEquals(1, info.size(), info.toString());
             assertEquals(Long.toString(benchPid), info.get(0).get("metric").get("pid").asText());
             assertEquals("llama-bench", info.get(0).get("metric").get("command").asText());

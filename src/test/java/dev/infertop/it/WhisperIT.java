@@ -158,6 +158,13 @@ class WhisperIT {
         return Double.parseDouble(m.group(1)) == 0 ? 0 : Long.parseLong(m.group(2));
     }
 
+    /** whisper_print_timings' "NAME time = T ms": T. */
+    static double millis(String output, String name) {
+        Matcher m = Pattern.compile(name + " time =\\s*([0-9.]+) ms").matcher(output);
+        assertTrue(m.find(), "whisper_print_timings has no " + name + " time:\n" + output);
+        return Double.parseDouble(m.group(1));
+    }
+
     @Test
     void whisperCliInAContainerIsCountedInItsOwnUnits() throws Exception {
         Tracefs.require();
@@ -243,7 +250,18 @@ class WhisperIT {
         assertEquals(0, w.path("failed_transcriptions").asLong(), context);
         assertEquals(SyntheticWav.sampleCount(AUDIO_SECONDS), samples, "the WAV's samples as whisper-cli read them");
         assertEquals(samples / 16_000.0, w.path("audio_s").asDouble(), 1e-9, context);
-        assertTrue(w.path("real_time_factor").asDouble() > 0, context);
+        // The real-time factor's time is whisper_full_with_state's: it holds whisper's own timed stages (the graphs'
+        // encode, decode, batchd and prompt times, which do not overlap), and lies within what whisper timed after
+        // its model load (its total less its load time; the stop for the attach falls in there too).
+        double transcribingMs = 1e3 * w.path("audio_s").asDouble() / w.path("real_time_factor").asDouble();
+        double stagesMs = millis(output, "encode") + millis(output, "decode") + millis(output, "batchd")
+                + millis(output, "prompt");
+        double afterLoadMs = millis(output, "total") - millis(output, "load");
+        System.out.printf("whisper: transcription %.2f ms by infertop; whisper's stages %.2f ms, after its load %.2f ms"
+                + "%n", transcribingMs, stagesMs, afterLoadMs);
+        assertTrue(transcribingMs >= stagesMs - 0.05 && transcribingMs <= afterLoadMs + 0.05,
+                "the real-time factor's transcription time " + transcribingMs + " ms between whisper's stages "
+                        + stagesMs + " ms and its time after the load " + afterLoadMs + " ms: " + context);
         // What applies: whisper's units, never llama.cpp's rates or its reason.
         JsonNode token = total.path("layers").path("token");
         assertEquals("on", token.path("state").asText(), context);

@@ -94,6 +94,30 @@ class GgmlCodeFinderTest {
         assertFalse(GgmlCodeFinder.holdsCode(stripped), "no name left to tell");
     }
 
+    /** ggml linked in with hidden symbols: its assertion format string stays in .rodata, no name does. */
+    private static final String HIDDEN = """
+            #include <stdio.h>
+            __attribute__((noinline, visibility("hidden"))) void ggml_abort(const char *file, int line,
+                    const char *fmt, const char *x) { fprintf(stderr, fmt, x); fprintf(stderr, "%s:%d", file, line); }
+            __attribute__((noinline, visibility("hidden"))) int ggml_graph_compute(int x) {
+                if (x < 0) ggml_abort(__FILE__, __LINE__, "GGML_ASSERT(%s) failed", "x >= 0");
+                return x * 3;
+            }
+            int main(int argc, char **argv) { (void) argv; return ggml_graph_compute(argc); }
+            """;
+
+    @Test
+    void aStrippedObjectWithHiddenGgmlIsToldByItsStringsNotFoundByName() throws Exception {
+        Path stripped = TestTools.strippedCopy(compile("app-hidden", HIDDEN, false), dir);
+        assertFalse(GgmlCodeFinder.holdsCode(stripped), "no name: nothing to probe");
+        assertTrue(GgmlCodeFinder.holdsAnonymousGgml(stripped), "ggml's assertion string in its .rodata");
+        Path plain = TestTools.strippedCopy(compile("plain", PROGRAM.replace("ggml_", "f_").replace("llama_", "g_"),
+                false), dir);
+        assertFalse(GgmlCodeFinder.holdsAnonymousGgml(plain), "a program without ggml's strings");
+        assertFalse(GgmlCodeFinder.holdsAnonymousGgml(dir.resolve("absent")), "an absent file holds nothing");
+        assertFalse(GgmlCodeFinder.holdsAnonymousGgml(Path.of("relative")), "not a file's path");
+    }
+
     @Test
     void aFileRewrittenInPlaceIsReadAgain() throws Exception {
         Path addon = compile("index.node", ADDON, true);
