@@ -8,10 +8,14 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * A layer is data: the classes every layer goes through iterate over the layers' descriptions and name no
@@ -33,6 +37,55 @@ class SharedCodeNamesNoLayerTest {
             }
         }
         assertEquals(List.of(), named);
+    }
+
+    /**
+     * The layers' aggregators TraceAggregator still names: the token layer (its decode calls feed the subscriptions),
+     * the operator and sched layers (the threads and the graph walk they share) and the MoE layer (its part of the
+     * snapshot and its bounds). Every other aggregator is reached by registration and its interfaces only; the
+     * list may only shrink (the second test fails when one of these is no longer named).
+     */
+    private static final Set<String> STILL_NAMED = Set.of("TokenAggregator", "OperatorAggregator", "SchedAggregator",
+            "MoeAggregator");
+    private static final Pattern A_LAYER_AGGREGATOR = Pattern.compile(
+            "(?m)^public (?:final )?class (\\w+)\\b[^{]*\\bimplements\\b[^{]*\\bLayerAggregator\\b");
+
+    /** Every class of agg (and below) that implements LayerAggregator, by its simple name. */
+    private static Set<String> layerAggregators() throws IOException {
+        Set<String> names = new TreeSet<>();
+        try (Stream<Path> files = Files.walk(SOURCES.resolve("agg"))) {
+            for (Path file : files.filter(f -> f.toString().endsWith(".java")).toList()) {
+                Matcher m = A_LAYER_AGGREGATOR.matcher(LayeringTest.codeOnly(Files.readString(file)));
+                if (m.find()) {
+                    names.add(m.group(1));
+                }
+            }
+        }
+        return names;
+    }
+
+    @Test
+    void theRouterNamesNoLayersAggregatorButThoseListed() throws IOException {
+        String router = LayeringTest.codeOnly(Files.readString(SOURCES.resolve("agg/TraceAggregator.java")));
+        Set<String> aggregators = layerAggregators();
+        assertTrue(aggregators.containsAll(Set.of("RooflineAggregator", "DagRecorder", "OffloadAggregator",
+                "BackendOpsAggregator", "TokenAggregator")), "the scan finds the aggregators: " + aggregators);
+        List<String> named = new ArrayList<>();
+        for (String aggregator : aggregators) {
+            if (!STILL_NAMED.contains(aggregator) && Pattern.compile("\\b" + aggregator + "\\b").matcher(router).find()) {
+                named.add(aggregator);
+            }
+        }
+        assertEquals(List.of(), named, "register them; subscribe them by the interfaces they implement");
+    }
+
+    @Test
+    void theListOfStillNamedAggregatorsOnlyShrinks() throws IOException {
+        String router = LayeringTest.codeOnly(Files.readString(SOURCES.resolve("agg/TraceAggregator.java")));
+        for (String aggregator : STILL_NAMED) {
+            assertTrue(Pattern.compile("\\b" + aggregator + "\\b").matcher(router).find(),
+                    aggregator + " is no longer named by TraceAggregator: take it off STILL_NAMED");
+        }
     }
 
     @Test

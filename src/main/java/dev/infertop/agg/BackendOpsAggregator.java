@@ -22,7 +22,7 @@ import java.util.List;
  * (EVENT_BACKEND_DISPATCH, sent just before the graph's EVENT_GRAPH): kept only for a graph whose op counts
  * came too. Single writer: the collector thread; no allocation per event once a thread and a backend were seen.
  */
-public final class BackendOpsAggregator implements LayerAggregator {
+public final class BackendOpsAggregator implements LayerAggregator, GraphComputeListener {
     /** Slots per graph record (native/events.h BACKEND_OP_SLOTS). */
     public static final int OP_SLOTS = 128;
     private static final int MAX_THREADS = 256;
@@ -107,6 +107,11 @@ public final class BackendOpsAggregator implements LayerAggregator {
         if (counts.length < OP_SLOTS) {
             java.util.Arrays.fill(pendingCounts[at], counts.length, OP_SLOTS, 0);
         }
+    }
+
+    @Override
+    public void onGraphCompute(int tid, long startNs, long endNs, long backendAddress, long guidHigh, long guidLow) {
+        onGraphCompute(tid, guidHigh, guidLow, Math.max(0, endNs - startNs));
     }
 
     /** The thread's ggml_backend_graph_compute_async returned after {@code durationNs}. */

@@ -22,7 +22,7 @@ import java.util.List;
  * a graph finished before its llama_decode is held as pending. Copying a graph costs a few array copies per
  * token; the immutable node list other threads read is built at most once per snapshot, in {@link #publish()}.
  */
-public final class DagRecorder implements LayerAggregator, CpuGraphListener {
+public final class DagRecorder implements LayerAggregator, CpuGraphListener, DecodeListener {
     /** Decodes remembered to tag graphs attributed before their llama_decode record arrived. */
     private static final int DECODES_KEPT = 8;
 
@@ -165,6 +165,12 @@ public final class DagRecorder implements LayerAggregator, CpuGraphListener {
      * A llama_decode returned: the graphs since the previous one ran for it. {@code latestGraphSeq}: the
      * highest graph_seq of the CPU graph records so far ({@code CpuGraphAssembler.latestSeq()}).
      */
+    @Override
+    public void onDecodeCall(int tid, int nTokens, long latestGraphSeq) {
+        onDecode(nTokens, latestGraphSeq);
+    }
+
+    /** {@link #onDecodeCall} without its thread (tests). */
     public void onDecode(int nTokens, long latestGraphSeq) {
         lastGraphSeq = Math.max(lastGraphSeq, latestGraphSeq);
         if (lastGraphSeq <= taggedUpTo) {

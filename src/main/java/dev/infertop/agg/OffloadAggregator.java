@@ -24,7 +24,8 @@ import java.util.List;
  * call ({@link Completion#IN_CALL}); a backend no synchronize of which was seen is "enqueue only". Single writer:
  * the collector thread; no allocation per event once a backend instance and a copied tensor were seen.
  */
-public final class OffloadAggregator implements LayerAggregator, GraphComputeListener, CpuGraphListener {
+public final class OffloadAggregator implements LayerAggregator, GraphComputeListener, DecodeListener,
+        CpuGraphListener {
     /** Copied tensors kept by name and destination: the target chooses names, so the table is capped. */
     public static final int MAX_COPIES = 256;
     /** Backend instances (ggml_backend_t) followed at once: one per device per backend kind. */
@@ -189,7 +190,7 @@ public final class OffloadAggregator implements LayerAggregator, GraphComputeLis
      * before are its tokens' (one token: a generated token; more: prompt tokens; none known: no token's).
      */
     @Override
-    public void onDecodeCall(int tid, int nTokens) {
+    public void onDecodeCall(int tid, int nTokens, long latestGraphSeq) {
         int thread = pendingThread(tid);
         if (thread < 0) {
             return;

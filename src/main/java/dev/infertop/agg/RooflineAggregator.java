@@ -34,7 +34,7 @@ import java.util.Map;
  * (same node list and grouping, no leaf read again since) adds the groups' costs kept from the last one and costs
  * only its routed groups again, so a decode step costs a few array reads per group, not a source lookup per node.
  */
-public final class RooflineAggregator implements LayerAggregator, CpuGraphListener {
+public final class RooflineAggregator implements LayerAggregator, CpuGraphListener, DecodeListener {
     /** Graphs after which cached sources that are not model weights are read again. */
     static final int REFRESH_GRAPHS = TensorShapes.REFRESH_GRAPHS;
 
@@ -248,6 +248,7 @@ public final class RooflineAggregator implements LayerAggregator, CpuGraphListen
      * call ended). Its graph, costed whole, gives the step's figures; a graph not read (between the budget's
      * windows, the latest then being an older one already claimed) gives none.
      */
+    @Override
     public void onDecodeStep(long graphSeq, int tokens, long contextPositions) {
         if (graphSeq == lastGraphSeq) {
             claim(tokens, contextPositions);
@@ -267,6 +268,7 @@ public final class RooflineAggregator implements LayerAggregator, CpuGraphListen
      * Every call's generated tokens decoded one per sequence (in decode steps or beside a prompt) and their
      * context lengths: the KV cells all decoding read, whether or not the step's graph was costed.
      */
+    @Override
     public void onPositionedTokens(int tokens, long contextPositions) {
         positionedTokens += tokens;
         positionedContextPositions += contextPositions;

@@ -75,8 +75,8 @@ public final class TokenAggregator implements LayerAggregator, TraceListener {
     private int contextCount;
 
     private CpuGraphAssembler graphs;
-    private RooflineAggregator roofline;
-    private DagRecorder dag;
+    /** The layers told of each decode call (the roofline, the DAG, the offload layer): registered aggregators. */
+    private final java.util.List<DecodeListener> decodeListeners = new java.util.ArrayList<>();
     private FlightRecorder flight;
     private IntervalHistograms histograms;
     private int decodeLabel;
@@ -106,22 +106,9 @@ public final class TokenAggregator implements LayerAggregator, TraceListener {
         this.graphs = assembler;
     }
 
-    /** A decode step tells the roofline its tokens and context (named back-channel: TraceAggregator.withRoofline). */
-    void decodeStepsTo(RooflineAggregator aggregator) {
-        this.roofline = aggregator;
-    }
-
-    /** Each decode tells the DAG recorder which graph was the decode's (TraceAggregator.withDag). */
-    void decodesTo(DagRecorder recorder) {
-        this.dag = recorder;
-    }
-
-    /** Layers told of each decode call, its thread and tokens (the offload layer's bytes per token). */
-    private final java.util.List<GraphComputeListener> decodeCallFollowers = new java.util.ArrayList<>();
-
-    /** Tells {@code follower} of every decode call from now on (TraceAggregator.followGraphComputes). */
-    void decodeCallsTo(GraphComputeListener follower) {
-        decodeCallFollowers.add(follower);
+    /** Tells {@code listener} of every decode call from now on (TraceAggregator.register). */
+    void decodesTo(DecodeListener listener) {
+        decodeListeners.add(listener);
     }
 
     /** The per-sequence accounting of batches (tests read what the last batch held). */
@@ -193,17 +180,22 @@ public final class TokenAggregator implements LayerAggregator, TraceListener {
             // The batch said which tokens were prompt and which generated; TTFT and TPOT came per request.
             tokens.record(sequences.promptTokens, sequences.generatedTokens, sequences.firstOutputs, durationNs,
                     status);
-            if (roofline != null && status == 0) {
-                roofline.onPositionedTokens(sequences.positionedTokens, sequences.positionedContextPositions);
-            }
-            if (roofline != null && graphs != null && status == 0 && sequences.decodeStep) {
-                roofline.onDecodeStep(graphs.latestSeq(), sequences.generatedTokens, sequences.stepContextPositions);
+            if (status == 0) {
+                for (DecodeListener listener : decodeListeners) {
+                    listener.onPositionedTokens(sequences.positionedTokens, sequences.positionedContextPositions);
+                    if (graphs != null && sequences.decodeStep) {
+                        listener.onDecodeStep(graphs.latestSeq(), sequences.generatedTokens,
+                                sequences.stepContextPositions);
+                    }
+                }
             }
         } else {
             int generated = generatedOf(nTokens, -1, firstPosition);
             tokens.record(Math.max(0, nTokens) - generated, generated, 0, durationNs, status);
-            if (roofline != null && graphs != null && status == 0 && generated == 1 && nTokens == 1) {
-                roofline.onDecodeStep(graphs.latestSeq(), 1, -1); // positions not read: weights and FLOPs only
+            if (graphs != null && status == 0 && generated == 1 && nTokens == 1) {
+                for (DecodeListener listener : decodeListeners) {
+                    listener.onDecodeStep(graphs.latestSeq(), 1, -1); // positions not read: weights and FLOPs only
+                }
             }
             if (generated > 0) {
                 tpotRecorder.recordValue(durationNs);
@@ -215,11 +207,9 @@ public final class TokenAggregator implements LayerAggregator, TraceListener {
             flight.record(FlightRecorder.Kind.TOKEN, tid, startNs, endNs, nTokens == 1 ? decodeLabel : prefillLabel,
                     status, nTokens);
         }
-        if (dag != null) {
-            dag.onDecode(nTokens, graphs == null ? 0 : graphs.latestSeq());
-        }
-        for (GraphComputeListener follower : decodeCallFollowers) {
-            follower.onDecodeCall(tid, nTokens);
+        long latestGraphSeq = graphs == null ? 0 : graphs.latestSeq();
+        for (DecodeListener listener : decodeListeners) {
+            listener.onDecodeCall(tid, nTokens, latestGraphSeq);
         }
     }
 

@@ -87,20 +87,25 @@ public final class TraceAggregator implements TraceListener {
     }
 
     /**
-     * Every layer's aggregator but the token and graph layers' own (this class's), in registration order: each
-     * stage below iterates over them, and the decoder hands each its records directly ({@link #listenerFor}). The
-     * fields kept besides are named back-channels: a decode step tells the roofline and the DAG, a graph's time
-     * tells the backends' op counts, the MoE layer's plans and bounds and the sched layer's threads go into limits.
+     * Every layer's aggregator but the graph layer's own (this class's), in registration order: each stage below
+     * iterates over them, and the decoder hands each its records directly ({@link #listenerFor}). What an
+     * aggregator hears besides its records it subscribes to by the interfaces it implements ({@link
+     * GraphComputeListener}, {@link DecodeListener}); the MoE layer's plans and bounds and the sched layer's
+     * threads still go into limits by name.
      */
     private final List<LayerAggregator> layerAggregators = new ArrayList<>();
+
+    /** The registered aggregators that follow every backend's graph computes, in registration order. */
+    private final List<GraphComputeListener> graphComputeFollowers = new ArrayList<>();
 
     /** Whether a decoder has asked for the listeners per record kind: one taking records after would miss them. */
     private boolean recordsRouted;
 
     /**
      * Adds a layer's aggregator to every stage: its records, the CPU graphs (when there are any), the timelines, the
-     * ticks, the snapshot's figures. Before the decoder is made. A layer's one registration line (see Pipeline);
-     * the {@code with} methods register the aggregators that also take a named back-channel.
+     * ticks, the snapshot's figures, and what its interfaces subscribe it to: every backend's graph computes
+     * ({@link GraphComputeListener}, in registration order), the token layer's decode calls ({@link
+     * DecodeListener}). Before the decoder is made. A layer's one registration line (see Pipeline).
      */
     public TraceAggregator register(LayerAggregator aggregator) {
         if (recordsRouted && takesRecords(aggregator)) {
@@ -108,6 +113,12 @@ public final class TraceAggregator implements TraceListener {
                     + " the decoder was made would miss its records");
         }
         layerAggregators.add(aggregator);
+        if (aggregator instanceof GraphComputeListener follower) {
+            graphComputeFollowers.add(follower);
+        }
+        if (aggregator instanceof DecodeListener listener) {
+            tokenLayer.decodesTo(listener);
+        }
         if (graphs != null && aggregator != operators) {
             aggregator.followGraphs(graphs);
         }
@@ -290,38 +301,23 @@ public final class TraceAggregator implements TraceListener {
             }
             flight.record(FlightRecorder.Kind.GRAPH, tid, startNs, endNs, slot.flightLabel, status, nNodes);
         }
-        if (backendOps != null) backendOps.onGraphCompute(tid, guidHigh, guidLow, Math.max(0, endNs - startNs));
         for (GraphComputeListener follower : graphComputeFollowers) {
             follower.onGraphCompute(tid, startNs, endNs, backendAddress, guidHigh, guidLow);
         }
     }
 
-    /** Layers that follow every backend's graph computes (the offload layer's device time). */
-    private final List<GraphComputeListener> graphComputeFollowers = new ArrayList<>();
-
-    /** Hands {@code follower} every graph compute and every decode call from now on. Before the first event. */
-    public TraceAggregator followGraphComputes(GraphComputeListener follower) {
-        graphComputeFollowers.add(follower);
-        tokenLayer.decodeCallsTo(follower);
-        return this;
+    /**
+     * The registered aggregator of class {@code kind} (the first, exactly that class), or null when none is: what a
+     * stage after the aggregation reads of one layer (the snapshot's DAG). Collector thread only.
+     */
+    public <T extends LayerAggregator> T registered(Class<T> kind) {
+        for (LayerAggregator aggregator : layerAggregators) {
+            if (aggregator.getClass() == kind) {
+                return kind.cast(aggregator);
+            }
+        }
+        return null;
     }
-
-    private BackendOpsAggregator backendOps;
-    private DagRecorder dag;
-
-    /** Also counts ops of graphs on backends other than the CPU (the backends panel). Before the first event. */
-    public TraceAggregator withBackendOps(BackendOpsAggregator aggregator) {
-        this.backendOps = aggregator;
-        register(aggregator);
-        return this;
-    }
-
-    /** The last decode graph's recorder for the operator DAG, or null when none is kept. Collector thread only. */
-    public DagRecorder dagRecorder() {
-        return dag;
-    }
-
-    private RooflineAggregator roofline;
     private dev.infertop.bpf.GraphsInFlight graphsInFlight = dev.infertop.bpf.GraphsInFlight.NONE;
     private final OpEstimator opEstimator = new OpEstimator();
 
@@ -331,24 +327,6 @@ public final class TraceAggregator implements TraceListener {
      */
     public TraceAggregator withGraphsInFlight(dev.infertop.bpf.GraphsInFlight source) {
         this.graphsInFlight = source;
-        return this;
-    }
-
-    /** Also sums each graph's bytes and FLOPs per op for the roofline (needs the operator aggregator). */
-    public TraceAggregator withRoofline(RooflineAggregator aggregator) {
-        if (graphs != null) {
-            this.roofline = aggregator;
-            tokenLayer.decodeStepsTo(aggregator);
-            register(aggregator);
-        }
-        return this;
-    }
-
-    /** Also keeps the last decode graph for the operator DAG (needs the operator aggregator). Before the first event. */
-    public TraceAggregator withDag(DagRecorder recorder) {
-        this.dag = recorder;
-        tokenLayer.decodesTo(recorder);
-        register(recorder);
         return this;
     }
 

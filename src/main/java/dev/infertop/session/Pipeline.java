@@ -64,9 +64,9 @@ record Pipeline(NameTable names, TraceAggregator aggregator, EventDecoder decode
         // probes number its records); other runtimes' graph records go on to the token layer.
         aggregator.withRuntimeUnits(new dev.infertop.agg.WhisperAggregator(dev.infertop.io.ConfigFiles.graphRuntimes(),
                 aggregator.tokens()));
-        aggregator.withBackendOps(new BackendOpsAggregator(aggregator.backendKeys(), naming));
-        OffloadAggregator offload = new OffloadAggregator(aggregator.backendKeys(), names);
-        aggregator.register(offload).followGraphComputes(offload);
+        // The backends' op counts before the offload layer: both follow the graph computes, in this order.
+        aggregator.register(new BackendOpsAggregator(aggregator.backendKeys(), naming));
+        aggregator.register(new OffloadAggregator(aggregator.backendKeys(), names));
         DagRecorder dag = null;
         if (naming != null) {
             // The clock samples are named by what the operator layer's windows saw: after it, from its graphs.
@@ -74,10 +74,10 @@ record Pipeline(NameTable names, TraceAggregator aggregator, EventDecoder decode
             MoeAggregator moe = new MoeAggregator(naming, names, moePlans);
             aggregator.withMoe(moe);
             dag = new DagRecorder(naming, names, leafNames);
-            aggregator.withDag(dag);
+            aggregator.register(dag);
             if (targetPid > 0) {
                 // The MoE layer's ids tell the roofline which experts each MUL_MAT_ID read.
-                aggregator.withRoofline(new RooflineAggregator(naming, layout.types(),
+                aggregator.register(new RooflineAggregator(naming, layout.types(),
                         new TargetTensorSource(targetPid, layout.tensor(), layout.types()), moe, ceilings));
             }
         }

@@ -213,7 +213,7 @@ public final class SnapshotTaker implements SnapshotView {
         }
         Map<Integer, String> threadNames = new HashMap<>(knownThreadNames);
         threadNames.putAll(threadNames(snapshot.target().pid(), window));
-        dev.infertop.agg.DagRecorder dagRecorder = aggregator.dagRecorder();
+        dev.infertop.agg.DagRecorder dagRecorder = aggregator.registered(dev.infertop.agg.DagRecorder.class);
         dev.infertop.export.OperatorDag dag = dagRecorder == null ? null
                 : dev.infertop.export.OperatorDag.ofGraph(dagRecorder.lastDecodeGraph()).orElse(null);
         return new SnapshotContent(snapshot, window, tensorNames, histograms.copy(), List.copyOf(ticks), trigger,

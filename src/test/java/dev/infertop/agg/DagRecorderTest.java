@@ -43,7 +43,7 @@ class DagRecorderTest {
     private final NameTable names = new NameTable();
     private final OperatorAggregator operators = new OperatorAggregator(naming, names);
     private final DagRecorder recorder = new DagRecorder(naming, names);
-    private final TraceAggregator aggregator = new TraceAggregator(BackendNames.parse(""), operators).withDag(recorder);
+    private final TraceAggregator aggregator = new TraceAggregator(BackendNames.parse(""), operators).register(recorder);
     private final GraphFixture fixture = new GraphFixture(operators);
 
     /** A recorder on a graph walk of its own, with the fixture that feeds it. */

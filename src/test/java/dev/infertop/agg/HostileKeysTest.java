@@ -50,7 +50,7 @@ class HostileKeysTest {
         int computes = 100_000;
         TraceAggregator aggregator = new TraceAggregator(BackendNames.parse(""), null);
         BackendOpsAggregator backendOps = new BackendOpsAggregator(aggregator.backendKeys(), null);
-        aggregator.withBackendOps(backendOps);
+        aggregator.register(backendOps);
         FlightRecorder flight = new FlightRecorder(1 << 12, 1_000_000_000L);
         aggregator.keepForSnapshots(flight, null);
         int labelsBefore = flight.label("a label made before the computes");

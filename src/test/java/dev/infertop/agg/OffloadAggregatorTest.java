@@ -146,7 +146,7 @@ class OffloadAggregatorTest {
         // Wired as the pipeline wires it: the decoder hands llama_decode records to the token layer (listenerFor),
         // which tells the offload aggregator.
         TraceAggregator trace = new TraceAggregator(BackendNames.parse(""), null);
-        trace.register(aggregator).followGraphComputes(aggregator);
+        trace.register(aggregator);
         // A prompt of 16 tokens: 16 rows of 1024 bytes and 16 positions of 4; then two generated tokens of
         // 1024 + 4 bytes each. Thread 9 copied 100 bytes in a call that has not returned yet.
         copy(7, 16 * 1024, "embd", "Vulkan0#embd#0");

@@ -89,7 +89,7 @@ class RecordStreamFuzzTest {
     void stream(byte[] input) {
         Pipeline pipeline = Pipeline.build(LAYOUT, BACKENDS, 0, () -> 0,
                 (signature, groups, ids, layers) -> true, address -> "leaf\u001b]0;" + address);
-        pipeline.aggregator().withRoofline(new RooflineAggregator(new CalibratedOpNaming(LAYOUT), TYPES,
+        pipeline.aggregator().register(new RooflineAggregator(new CalibratedOpNaming(LAYOUT), TYPES,
                 RecordStreamFuzzTest::source, null, null));
         pipeline.aggregator().keepForSnapshots(new FlightRecorder(256, 2_000_000_000L), new IntervalHistograms(4));
         List<String> notices = new ArrayList<>();
