@@ -41,12 +41,11 @@ class SharedCodeNamesNoLayerTest {
 
     /**
      * The layers' aggregators TraceAggregator still names: the token layer (its decode calls feed the subscriptions),
-     * the operator and sched layers (the threads and the graph walk they share) and the MoE layer (its part of the
-     * snapshot and its bounds). Every other aggregator is reached by registration and its interfaces only; the
-     * list may only shrink (the second test fails when one of these is no longer named).
+     * the operator and sched layers (the threads and the graph walk they share). Every other aggregator is reached
+     * by registration and its interfaces only; the list may only shrink (the second test fails when one of these is
+     * no longer named).
      */
-    private static final Set<String> STILL_NAMED = Set.of("TokenAggregator", "OperatorAggregator", "SchedAggregator",
-            "MoeAggregator");
+    private static final Set<String> STILL_NAMED = Set.of("TokenAggregator", "OperatorAggregator", "SchedAggregator");
     private static final Pattern A_LAYER_AGGREGATOR = Pattern.compile(
             "(?m)^public (?:final )?class (\\w+)\\b[^{]*\\bimplements\\b[^{]*\\bLayerAggregator\\b");
 

@@ -6,6 +6,12 @@ import dev.infertop.history.FlightRecorder;
 import dev.infertop.history.IntervalHistograms;
 import dev.infertop.model.Figures;
 import dev.infertop.model.Layer;
+import dev.infertop.model.Limits;
+import dev.infertop.model.Snapshot;
+import org.HdrHistogram.Histogram;
+
+import java.util.List;
+import java.util.function.BiConsumer;
 
 /**
  * A layer's aggregator as {@link TraceAggregator} sees it: registered once, then iterated at each stage (the
@@ -46,4 +52,28 @@ public interface LayerAggregator {
     default Figures addTotal(Figures figures) {
         return figures;
     }
+
+    /**
+     * The snapshot with this layer's part that is not among its figures added (the MoE layer's heatmap);
+     * {@code layerOn}: whether its layer is switched on now. Called once a tick, after the figures.
+     */
+    default Snapshot addToSnapshot(Snapshot snapshot, boolean layerOn) {
+        return snapshot;
+    }
+
+    /** This layer's bounded tables as the snapshot's limits report them, run so far (after addToSnapshot). */
+    default List<Limits.Bound> bounds() {
+        return List.of();
+    }
+
+    /** Whether the collector should drain the ring soon: this layer waits for what only its records can give. */
+    default boolean wantsPromptDrain() {
+        return false;
+    }
+
+    /**
+     * Hands {@code reader} this layer's run latency histograms (values in ns) by their interval-log tags; they
+     * change with the next record, so a reader copies what it keeps.
+     */
+    default void forEachRunHistogram(BiConsumer<String, Histogram> reader) {}
 }

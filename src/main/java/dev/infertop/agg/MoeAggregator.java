@@ -595,6 +595,24 @@ public final class MoeAggregator implements LayerAggregator, CpuGraphListener, E
     }
 
     private boolean planPending;
+    /** The last snapshot's figures: the exported series its bounds report. */
+    private MoeTotals lastTotals = MoeTotals.EMPTY;
+
+    @Override
+    public dev.infertop.model.Snapshot addToSnapshot(dev.infertop.model.Snapshot snapshot, boolean layerOn) {
+        lastTotals = snapshot(layerOn);
+        return snapshot.withMoe(lastTotals);
+    }
+
+    @Override
+    public java.util.List<dev.infertop.model.Limits.Bound> bounds() {
+        return bounds(this, lastTotals);
+    }
+
+    @Override
+    public boolean wantsPromptDrain() {
+        return planPending;
+    }
 
     /** A graph ran whose plan is not made yet: draining the ring soon gets it to BPF sooner. */
     public boolean planPending() {

@@ -401,7 +401,8 @@ public final class OperatorAggregator implements LayerAggregator, CpuGraphListen
     }
 
     /** Each op's run histogram of wall time per node group (ns), tagged {@code op:NAME}; see TraceAggregator. */
-    void forEachRunHistogram(BiConsumer<String, Histogram> reader) {
+    @Override
+    public void forEachRunHistogram(BiConsumer<String, Histogram> reader) {
         for (OpStats stats : opStats.values()) {
             if (stats.counts.total(OpStats.GROUPS) > 0) {
                 reader.accept("op:" + stats.name, stats.recorder.totalHistogram());
@@ -443,5 +444,17 @@ public final class OperatorAggregator implements LayerAggregator, CpuGraphListen
     /** Tensor groups kept now. */
     public int tensorGroups() {
         return tensorGroupStats.size();
+    }
+
+    /** Its tensor groups (by name) and the graph walk's op names, both keyed by what the target chooses. */
+    @Override
+    public java.util.List<dev.infertop.model.Limits.Bound> bounds() {
+        return java.util.List.of(
+                dev.infertop.model.Limits.Bound.of("tensor_groups", tensorGroups(), "tensor_groups_cap",
+                        MAX_TENSOR_GROUPS, dev.infertop.model.Limits.Past.capped("tensor_names_folded",
+                                tensorNamesFolded())),
+                dev.infertop.model.Limits.Bound.of("op_names", graphs.opNames(), "op_names_cap",
+                        CpuGraphAssembler.MAX_OP_NAMES, dev.infertop.model.Limits.Past.capped("op_groups_folded",
+                                graphs.opGroupsFolded())));
     }
 }

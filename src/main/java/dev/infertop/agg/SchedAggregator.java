@@ -231,6 +231,11 @@ public final class SchedAggregator implements LayerAggregator, CpuGraphListener,
     }
 
     /** This layer's bounded tables in the snapshot's limits (its threads are {@link ThreadSlots}'). */
+    @Override
+    public java.util.List<dev.infertop.model.Limits.Bound> bounds() {
+        return java.util.List.of(interferersBound());
+    }
+
     public dev.infertop.model.Limits.Bound interferersBound() {
         return dev.infertop.model.Limits.Bound.of("interferers", culprits.size(), "interferers_cap", MAX_INTERFERERS,
                 dev.infertop.model.Limits.Past.capped("interferers_folded", interferersFolded));

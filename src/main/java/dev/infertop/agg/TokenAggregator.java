@@ -127,7 +127,8 @@ public final class TokenAggregator implements LayerAggregator, TraceListener {
     }
 
     /** The run's TTFT and TPOT histograms (ns) of the run's source, tagged ttft and tpot. */
-    void forEachRunHistogram(java.util.function.BiConsumer<String, Histogram> reader) {
+    @Override
+    public void forEachRunHistogram(java.util.function.BiConsumer<String, Histogram> reader) {
         boolean api = source() != TokenSource.GRAPHS;
         reader.accept("ttft", (api ? ttftRecorder : graphTtftRecorder).totalHistogram());
         reader.accept("tpot", (api ? tpotRecorder : graphTpotRecorder).totalHistogram());
@@ -277,8 +278,9 @@ public final class TokenAggregator implements LayerAggregator, TraceListener {
     }
 
     /** This layer's bound in the snapshot's limits: the contexts followed. */
-    dev.infertop.model.Limits.Bound bound() {
-        return sequences.bound();
+    @Override
+    public java.util.List<dev.infertop.model.Limits.Bound> bounds() {
+        return java.util.List.of(sequences.bound());
     }
 
     /**

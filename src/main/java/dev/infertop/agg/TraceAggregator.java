@@ -206,9 +206,8 @@ public final class TraceAggregator implements TraceListener {
      * snapshot: they change with the next event, so a reader copies what it keeps.
      */
     public void forEachRunHistogram(java.util.function.BiConsumer<String, Histogram> reader) {
-        tokenLayer.forEachRunHistogram(reader);
-        if (operators != null) {
-            operators.forEachRunHistogram(reader);
+        for (LayerAggregator aggregator : layerAggregators) {
+            aggregator.forEachRunHistogram(reader);
         }
     }
 
@@ -224,8 +223,6 @@ public final class TraceAggregator implements TraceListener {
         }
     }
 
-    private dev.infertop.agg.MoeAggregator moe;
-
     private static boolean layerOn(List<LayerStatus> layers, Layer which) {
         for (LayerStatus layer : layers) {
             if (layer.layer() == which && layer.state() != LayerStatus.State.OFF) {
@@ -235,9 +232,14 @@ public final class TraceAggregator implements TraceListener {
         return false;
     }
 
-    /** Whether the reader should drain soon: the MoE layer waits for a plan it can only make from the ring. */
+    /** Whether the reader should drain soon: a layer waits for what only the ring's records give (a MoE plan). */
     public boolean wantsPromptDrain() {
-        return moe != null && moe.planPending();
+        for (LayerAggregator aggregator : layerAggregators) {
+            if (aggregator.wantsPromptDrain()) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private dev.infertop.event.NameTable names;
@@ -250,29 +252,20 @@ public final class TraceAggregator implements TraceListener {
 
     /**
      * What was kept and what went past the collector's bounds, run so far: every table keyed by something the
-     * target (or another process) chooses, each bound named where its table is.
+     * target (or another process) chooses, each bound named where its table is: the decoder's names, each
+     * registered layer's tables, the graph layer's backends, the threads the per-thread layers share.
      */
-    private Limits limits(dev.infertop.model.MoeTotals moeTotals) {
+    private Limits limits() {
         List<Limits.Bound> bounds = new ArrayList<>();
         bounds.add(Limits.Bound.of("tensor_names", names == null ? 0 : names.size(), "tensor_names_cap",
                 dev.infertop.event.NameTable.MAX_NAMES,
                 Limits.Past.capped("name_records_dropped", names == null ? 0 : names.lookupsDropped())));
-        bounds.add(Limits.Bound.of("tensor_groups", operators == null ? 0 : operators.tensorGroups(),
-                "tensor_groups_cap", OperatorAggregator.MAX_TENSOR_GROUPS,
-                Limits.Past.capped("tensor_names_folded", operators == null ? 0 : operators.tensorNamesFolded())));
-        List<Limits.Bound> moeBounds = MoeAggregator.bounds(moe, moeTotals);
-        bounds.add(moeBounds.getFirst()); // its layers: where they always were in the JSON
+        for (LayerAggregator aggregator : layerAggregators) {
+            bounds.addAll(aggregator.bounds());
+        }
         BackendSlot otherBackend = backends[BackendKeys.OTHER];
         bounds.add(backendKeys.bound(otherBackend == null ? 0 : otherBackend.totalComputes()));
-        bounds.add(Limits.Bound.of("op_names", graphs == null ? 0 : graphs.opNames(), "op_names_cap",
-                CpuGraphAssembler.MAX_OP_NAMES,
-                Limits.Past.capped("op_groups_folded", graphs == null ? 0 : graphs.opGroupsFolded())));
         bounds.add(threadSlots().bound());
-        bounds.add(sched != null ? sched.interferersBound()
-                : Limits.Bound.of("interferers", 0, "interferers_cap", SchedAggregator.MAX_INTERFERERS,
-                        Limits.Past.capped("interferers_folded", 0)));
-        bounds.add(tokenLayer.bound());
-        bounds.addAll(moeBounds.subList(1, moeBounds.size()));
         return new Limits(bounds);
     }
 
@@ -281,13 +274,6 @@ public final class TraceAggregator implements TraceListener {
     /** The target's threads as the per-thread layers key them (one table, shared by operator and sched). */
     private ThreadSlots threadSlots() {
         return operators != null ? operators.threadSlots() : sched != null ? sched.threadSlots() : noThreads;
-    }
-
-    /** Adds the MoE layer's aggregator (it follows the operator layer's graphs). */
-    public TraceAggregator withMoe(MoeAggregator moeAggregator) {
-        this.moe = moeAggregator;
-        register(moeAggregator);
-        return this;
     }
 
     @Override
@@ -420,10 +406,12 @@ public final class TraceAggregator implements TraceListener {
             interval = aggregator.addInterval(interval);
             total = aggregator.addTotal(total);
         }
-        dev.infertop.model.MoeTotals moeTotals = moe != null ? moe.snapshot(layerOn(layers, moe.layer()))
-                : dev.infertop.model.MoeTotals.EMPTY;
-        Snapshot snapshot = new Snapshot(++sequence, state, target, interval, total, lostEvents, layers, moeTotals,
-                limits(moeTotals));
+        Snapshot snapshot = new Snapshot(++sequence, state, target, interval, total, lostEvents, layers,
+                dev.infertop.model.MoeTotals.EMPTY, new Limits(List.of()));
+        for (LayerAggregator aggregator : layerAggregators) {
+            snapshot = aggregator.addToSnapshot(snapshot, layerOn(layers, aggregator.layer()));
+        }
+        snapshot = snapshot.withLimits(limits());
         for (BackendSlot slot : backends) {
             if (slot != null) {
                 slot.sample();

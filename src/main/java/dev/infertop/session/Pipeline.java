@@ -72,7 +72,7 @@ record Pipeline(NameTable names, TraceAggregator aggregator, EventDecoder decode
             // The clock samples are named by what the operator layer's windows saw: after it, from its graphs.
             aggregator.register(new dev.infertop.agg.OpSamples(samplePeriodNs));
             MoeAggregator moe = new MoeAggregator(naming, names, moePlans);
-            aggregator.withMoe(moe);
+            aggregator.register(moe);
             dag = new DagRecorder(naming, names, leafNames);
             aggregator.register(dag);
             if (targetPid > 0) {

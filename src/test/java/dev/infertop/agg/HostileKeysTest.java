@@ -307,8 +307,13 @@ class HostileKeysTest {
 
     @Test
     void everyLimitsFieldIsInTheManPage() throws Exception {
-        Snapshot s = tick(new TraceAggregator(BackendNames.parse(""), null, new SchedAggregator(1, new NameTable(),
-                () -> 0)).withNames(new NameTable()), 1);
+        // Every layer whose tables are bounded, as a traced process has them (the operator layer's and MoE's too).
+        NameTable names = new NameTable();
+        OpNaming naming = GraphFixture.naming(List.of("MUL_MAT"), COMPUTE, Set.of());
+        TraceAggregator aggregator = new TraceAggregator(BackendNames.parse(""), new OperatorAggregator(naming, names),
+                new SchedAggregator(1, names, () -> 0)).withNames(names);
+        aggregator.register(new MoeAggregator(naming, names, (signature, groups, ids, layers) -> true));
+        Snapshot s = tick(aggregator, 1);
         String man = java.nio.file.Files.readString(java.nio.file.Path.of("man/infertop.1"));
         String limits = man.substring(man.indexOf("\n.B limits\n"), man.indexOf("\n.B layers\n"));
         assertTrue(s.limits().fields().size() >= 30, s.limits().fields().toString());
