@@ -34,6 +34,22 @@ public interface LayerAggregator {
     /** Listens to the CPU graphs the operator layer assembles; called once, when there are any. */
     default void followGraphs(CpuGraphAssembler graphs) {}
 
+    /** The CPU graph walk this layer assembles and every other layer may follow (the operator layer's), or null. */
+    default CpuGraphAssembler graphWalk() {
+        return null;
+    }
+
+    /** The table of the target's threads this layer keys its figures by, or null: pruned between ticks. */
+    default ThreadSlots threadSlots() {
+        return null;
+    }
+
+    /** The run starts at {@code nowNs} (its first tick, no snapshot). */
+    default void start(long nowNs) {}
+
+    /** A tick at {@code nowNs} closes the interval: first of every stage of a snapshot, before the run's end. */
+    default void closeInterval(long nowNs) {}
+
     /** Records its own kinds into {@code flight} (its histograms into {@code histograms}) from now on; null: none. */
     default void keepForSnapshots(FlightRecorder flight, IntervalHistograms histograms) {}
 

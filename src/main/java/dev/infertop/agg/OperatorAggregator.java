@@ -8,6 +8,7 @@ import dev.infertop.event.NameTable;
 import dev.infertop.event.TraceListener;
 import dev.infertop.history.FlightRecorder;
 import dev.infertop.history.IntervalHistograms;
+import dev.infertop.model.Figures;
 import dev.infertop.model.Layer;
 import dev.infertop.model.OpClass;
 import dev.infertop.model.OpTotals;
@@ -109,6 +110,7 @@ public final class OperatorAggregator implements LayerAggregator, CpuGraphListen
     }
 
     /** The thread slots this layer keys its per-thread figures by. */
+    @Override
     public ThreadSlots threadSlots() {
         return threadSlots;
     }
@@ -139,6 +141,11 @@ public final class OperatorAggregator implements LayerAggregator, CpuGraphListen
     }
 
     /** The CPU graph walk: feed it the operator layer's records; other layers listen to it. */
+    @Override
+    public CpuGraphAssembler graphWalk() {
+        return graphs;
+    }
+
     public CpuGraphAssembler graphs() {
         return graphs;
     }
@@ -444,6 +451,39 @@ public final class OperatorAggregator implements LayerAggregator, CpuGraphListen
     /** Tensor groups kept now. */
     public int tensorGroups() {
         return tensorGroupStats.size();
+    }
+
+    /** Per op, the figures over every CPU graph where the budget's windows traced some (the graph layer's counts). */
+    private final OpEstimator estimator = new OpEstimator();
+    private long tickNs;
+    /** The tick's traced figures (taken at {@link #tick}), then the run's with their estimates (addInterval). */
+    private OperatorTotals tickInterval = OperatorTotals.EMPTY;
+    private OperatorTotals tickTotal = OperatorTotals.EMPTY;
+
+    @Override
+    public void closeInterval(long nowNs) {
+        tickNs = nowNs;
+    }
+
+    /** The lanes up to the tick, the interval's and the run's traced figures: before any other layer's figures. */
+    @Override
+    public void tick() {
+        List<ThreadLane> lanes = lanes(tickNs);
+        tickInterval = interval(lanes);
+        tickTotal = totals(lanes);
+    }
+
+    /** The interval's figures, each op's estimated over the interval's CPU graphs ({@code figures.cpuGraphs()}). */
+    @Override
+    public Figures addInterval(Figures figures) {
+        OperatorTotals[] estimated = estimator.estimate(tickInterval, tickTotal, figures.cpuGraphs());
+        tickTotal = estimated[1];
+        return figures.withOperators(estimated[0]);
+    }
+
+    @Override
+    public Figures addTotal(Figures figures) {
+        return figures.withOperators(tickTotal);
     }
 
     /** Its tensor groups (by name) and the graph walk's op names, both keyed by what the target chooses. */

@@ -88,6 +88,7 @@ public final class SchedAggregator implements LayerAggregator, CpuGraphListener,
     }
 
     /** The thread slots this layer keys its per-thread figures by. */
+    @Override
     public ThreadSlots threadSlots() {
         return threadSlots;
     }

@@ -35,7 +35,7 @@ import java.util.List;
  * <p>Definitions of the latencies without per-sequence batches: a call (graph) counted as generated is one TPOT
  * sample, one counted as prompt one TTFT sample. Single writer, the collector thread; no allocation per record.
  */
-public final class TokenAggregator implements LayerAggregator, TraceListener {
+public final class TokenAggregator implements LayerAggregator, TraceListener, DecodeSource {
     private static final int SIGNIFICANT_DIGITS = 3;
     private static final int MAX_CONTEXTS = SequenceTracker.MAX_CONTEXTS;
     /** A sequence counts as recent in the requests panel for this long after its last decode. */
@@ -107,7 +107,8 @@ public final class TokenAggregator implements LayerAggregator, TraceListener {
     }
 
     /** Tells {@code listener} of every decode call from now on (TraceAggregator.register). */
-    void decodesTo(DecodeListener listener) {
+    @Override
+    public void decodesTo(DecodeListener listener) {
         decodeListeners.add(listener);
     }
 
@@ -287,7 +288,8 @@ public final class TokenAggregator implements LayerAggregator, TraceListener {
      * Closes the interval at {@code nowNs}: the recorders swap, the interval's histograms are logged (the caller
      * began the interval in {@code histograms}), the requests panel's rows are taken.
      */
-    void closeInterval(long nowNs) {
+    @Override
+    public void closeInterval(long nowNs) {
         long since = lastTickNs == Long.MIN_VALUE ? nowNs : lastTickNs;
         activeAtTick = sequences.activeSince(since);
         recentAtTick = sequences.statuses(nowNs, RECENT_NS);
@@ -305,7 +307,8 @@ public final class TokenAggregator implements LayerAggregator, TraceListener {
     }
 
     /** Marks where the first interval starts. */
-    void start(long nowNs) {
+    @Override
+    public void start(long nowNs) {
         lastTickNs = nowNs;
     }
 

@@ -29,24 +29,11 @@ import java.util.Set;
 /**
  * The router of decoded records to the layers' aggregators, the graph layer's own aggregation (graph computes per
  * backend), and the freezing of every layer's figures into a {@link Snapshot} each tick. Single writer: the
- * collector thread calls the listener methods and {@link #snapshot}; recording is allocation-free. The token
- * layer's figures are {@link TokenAggregator}'s, registered here first.
+ * collector thread calls the listener methods and {@link #snapshot}; recording is allocation-free. It names no
+ * layer: every layer's aggregator, the token layer's first, is registered ({@link #register}) and reached through
+ * {@link LayerAggregator} and the subscriptions its interfaces ask for.
  */
 public final class TraceAggregator implements TraceListener {
-    private final OperatorAggregator operators;
-    /** The token layer: its records (API calls, batches, graphs' tokens) go to it directly. */
-    private final TokenAggregator tokenLayer = new TokenAggregator();
-
-    /** The token layer's aggregator (tests feed it records as the decoder would). */
-    public TokenAggregator tokens() {
-        return tokenLayer;
-    }
-
-    /** The per-sequence accounting of batches (tests read what the last batch held). */
-    SequenceTracker sequences() {
-        return tokenLayer.sequences();
-    }
-
     /** The backends by GUID, capped: the target chooses them. */
     private final BackendKeys backendKeys;
     /** Per {@link BackendKeys} index, the last being "other"; null until a graph ran there. */
@@ -62,41 +49,24 @@ public final class TraceAggregator implements TraceListener {
     private long firstTickNs = -1;
     private long lastTickNs = -1;
 
-    /** The operator layer's aggregator, or null when the target's layout is unknown. */
-    public OperatorAggregator operators() {
-        return operators;
-    }
-
-    public TraceAggregator(BackendNames backendNames, OperatorAggregator operators) {
-        this(backendNames, operators, null);
-    }
-
-    /** @param sched the sched layer's aggregator, or null (its records are then ignored) */
-    public TraceAggregator(BackendNames backendNames, OperatorAggregator operators, SchedAggregator sched) {
+    public TraceAggregator(BackendNames backendNames) {
         this.backendKeys = new BackendKeys(backendNames);
-        this.operators = operators;
-        this.graphs = operators == null ? null : operators.graphs();
-        this.sched = sched;
-        register(tokenLayer);
-        if (operators != null) {
-            register(operators);
-        }
-        if (sched != null) {
-            register(sched);
-        }
     }
 
     /**
      * Every layer's aggregator but the graph layer's own (this class's), in registration order: each stage below
      * iterates over them, and the decoder hands each its records directly ({@link #listenerFor}). What an
      * aggregator hears besides its records it subscribes to by the interfaces it implements ({@link
-     * GraphComputeListener}, {@link DecodeListener}); the MoE layer's plans and bounds and the sched layer's
-     * threads still go into limits by name.
+     * GraphComputeListener}, {@link DecodeListener}, {@link DecodeSource}).
      */
     private final List<LayerAggregator> layerAggregators = new ArrayList<>();
 
     /** The registered aggregators that follow every backend's graph computes, in registration order. */
     private final List<GraphComputeListener> graphComputeFollowers = new ArrayList<>();
+    private final List<DecodeSource> decodeSources = new ArrayList<>();
+    private final List<DecodeListener> decodeListeners = new ArrayList<>();
+    /** The tables of the target's threads the registered layers key by (one, shared, in a traced run). */
+    private final List<ThreadSlots> threadTables = new ArrayList<>();
 
     /** Whether a decoder has asked for the listeners per record kind: one taking records after would miss them. */
     private boolean recordsRouted;
@@ -116,28 +86,33 @@ public final class TraceAggregator implements TraceListener {
         if (aggregator instanceof GraphComputeListener follower) {
             graphComputeFollowers.add(follower);
         }
-        if (aggregator instanceof DecodeListener listener) {
-            tokenLayer.decodesTo(listener);
+        if (aggregator instanceof DecodeSource source) {
+            decodeSources.add(source);
+            decodeListeners.forEach(source::decodesTo);
         }
-        if (graphs != null && aggregator != operators) {
+        if (aggregator instanceof DecodeListener listener) {
+            decodeListeners.add(listener);
+            decodeSources.forEach(source -> source.decodesTo(listener));
+        }
+        ThreadSlots threads = aggregator.threadSlots();
+        if (threads != null && !threadTables.contains(threads)) {
+            threadTables.add(threads);
+        }
+        CpuGraphAssembler walk = aggregator.graphWalk();
+        if (walk != null && graphs == null) {
+            // The graph walk is the operator layer's: every layer registered before it follows it from now on.
+            graphs = walk;
+            for (LayerAggregator earlier : layerAggregators) {
+                if (earlier != aggregator) {
+                    earlier.followGraphs(graphs);
+                }
+            }
+        } else if (graphs != null && walk == null) {
             aggregator.followGraphs(graphs);
         }
         if (flight != null) {
             aggregator.keepForSnapshots(flight, histograms);
         }
-        return this;
-    }
-
-    /**
-     * Registers a runtime's own units (whisper.cpp's: {@link WhisperAggregator}) ahead of the token layer for the
-     * record kinds both take: it keeps the graph records its runtime description numbers as its own and hands every
-     * other one on to the token layer ({@link #tokens()}), so that a graph is counted by one of the two. The one
-     * path by which a record the token layer takes can reach another aggregator first.
-     */
-    public TraceAggregator withRuntimeUnits(LayerAggregator runtime) {
-        register(runtime);
-        layerAggregators.remove(runtime);
-        layerAggregators.add(layerAggregators.indexOf(tokenLayer), runtime);
         return this;
     }
 
@@ -151,8 +126,9 @@ public final class TraceAggregator implements TraceListener {
     }
 
     /**
-     * The token and graph layers' records are this aggregator's own; every other kind goes to the registered
-     * aggregator that takes it (ignored when none does: its layer's aggregator was not made).
+     * The graph layer's records are this aggregator's own; every other kind goes to the first registered
+     * aggregator that takes it (ignored when none does: its layer's aggregator was not made). So a runtime's own
+     * units (whisper.cpp's), registered before the token layer, see the graph records first.
      */
     @Override
     public TraceListener listenerFor(int kind) {
@@ -177,12 +153,10 @@ public final class TraceAggregator implements TraceListener {
 
     /**
      * The CPU graph walk (the operator layer's, fed its node, arrival and fused records by the decoder): assembles
-     * each graph once and hands it to every layer that follows it (operators, sched, counters, DAG, MoE). Null
-     * without the operator layer.
+     * each graph once and hands it to every layer that follows it (sched, counters, DAG, MoE). Null without the
+     * operator layer.
      */
-    private final CpuGraphAssembler graphs;
-
-    private final SchedAggregator sched;
+    private CpuGraphAssembler graphs;
 
     // Snapshots: the timeline of the last seconds and every tick's histograms (null when not kept).
     private FlightRecorder flight;
@@ -273,7 +247,7 @@ public final class TraceAggregator implements TraceListener {
 
     /** The target's threads as the per-thread layers key them (one table, shared by operator and sched). */
     private ThreadSlots threadSlots() {
-        return operators != null ? operators.threadSlots() : sched != null ? sched.threadSlots() : noThreads;
+        return threadTables.isEmpty() ? noThreads : threadTables.getFirst();
     }
 
     @Override
@@ -304,8 +278,8 @@ public final class TraceAggregator implements TraceListener {
         }
         return null;
     }
+
     private dev.infertop.bpf.GraphsInFlight graphsInFlight = dev.infertop.bpf.GraphsInFlight.NONE;
-    private final OpEstimator opEstimator = new OpEstimator();
 
     /**
      * Reads the graphs still running at each tick, whose time up to the tick goes to the interval ending there
@@ -366,22 +340,13 @@ public final class TraceAggregator implements TraceListener {
             // Kept only when the interval holds values (most of a server's have no TTFT).
             histograms.beginInterval(epochOffsetMs + (nowNs - intervalNs) / 1_000_000, epochOffsetMs + nowNs / 1_000_000);
         }
-        tokenLayer.closeInterval(nowNs);
-
-        OperatorTotals intervalOperators = OperatorTotals.EMPTY;
-        OperatorTotals totalOperators = OperatorTotals.EMPTY;
+        for (LayerAggregator aggregator : layerAggregators) {
+            aggregator.closeInterval(nowNs);
+        }
         if (isFinal) {
             for (LayerAggregator aggregator : layerAggregators) {
                 aggregator.finishRun();
             }
-        }
-        if (operators != null) {
-            var lanes = operators.lanes(nowNs);
-            intervalOperators = operators.interval(lanes);
-            totalOperators = operators.totals(lanes);
-            OperatorTotals[] estimated = opEstimator.estimate(intervalOperators, totalOperators, cpuGraphs.interval());
-            intervalOperators = estimated[0];
-            totalOperators = estimated[1];
         }
         for (LayerAggregator aggregator : layerAggregators) {
             aggregator.tick();
@@ -394,13 +359,13 @@ public final class TraceAggregator implements TraceListener {
                 totalBackends.add(slot.total());
             }
         }
-        // The graph layer's figures and the operator layer's, then each registered layer's added (the token
-        // layer's first): its interval closed before its run total is read.
+        // The graph layer's figures, then each registered layer's added in registration order (the token layer's,
+        // then the operator layer's, which the layers after it read): its interval closed before its run total.
         Figures interval = new Figures(intervalNs, TokenTotals.EMPTY, LatencySummary.EMPTY, LatencySummary.EMPTY,
-                intervalBackends, cpuGraphs.interval(), intervalOperators, SchedTotals.EMPTY, CounterTotals.EMPTY,
+                intervalBackends, cpuGraphs.interval(), OperatorTotals.EMPTY, SchedTotals.EMPTY, CounterTotals.EMPTY,
                 List.of(), dev.infertop.model.RooflineTotals.EMPTY);
         Figures total = new Figures(runNs, TokenTotals.EMPTY, LatencySummary.EMPTY, LatencySummary.EMPTY,
-                totalBackends, cpuGraphs.total(), totalOperators, SchedTotals.EMPTY, CounterTotals.EMPTY,
+                totalBackends, cpuGraphs.total(), OperatorTotals.EMPTY, SchedTotals.EMPTY, CounterTotals.EMPTY,
                 List.of(), dev.infertop.model.RooflineTotals.EMPTY);
         for (LayerAggregator aggregator : layerAggregators) {
             interval = aggregator.addInterval(interval);
@@ -420,9 +385,8 @@ public final class TraceAggregator implements TraceListener {
         cpuGraphs.sample();
         // Threads that exited give their slots back between ticks: their figures go to "other", which the
         // next interval's sample then starts from (an interval never sees a fold).
-        threadSlots().endTick();
-        if (sched != null && sched.threadSlots() != threadSlots()) {
-            sched.threadSlots().endTick();
+        for (ThreadSlots threads : threadTables) {
+            threads.endTick();
         }
         return snapshot;
     }
@@ -431,6 +395,8 @@ public final class TraceAggregator implements TraceListener {
     public void start(long nowNs) {
         firstTickNs = nowNs;
         lastTickNs = nowNs;
-        tokenLayer.start(nowNs);
+        for (LayerAggregator aggregator : layerAggregators) {
+            aggregator.start(nowNs);
+        }
     }
 }

@@ -11,6 +11,7 @@ import dev.infertop.agg.OperatorAggregator;
 import dev.infertop.agg.RooflineAggregator;
 import dev.infertop.agg.SchedAggregator;
 import dev.infertop.agg.ThreadSlots;
+import dev.infertop.agg.TokenAggregator;
 import dev.infertop.agg.TraceAggregator;
 import dev.infertop.event.EventDecoder;
 import dev.infertop.event.NameTable;
@@ -55,15 +56,18 @@ record Pipeline(NameTable names, TraceAggregator aggregator, EventDecoder decode
         // its slot back (the warm-up has no target: nothing is pruned there).
         ThreadSlots threads = new ThreadSlots(targetPid > 0 ? tid -> TracedProcess.threadGone(targetPid, tid)
                 : tid -> false);
-        TraceAggregator aggregator = new TraceAggregator(backendNames,
-                naming == null ? null : new OperatorAggregator(naming, names, threads),
-                new SchedAggregator(targetPid, names, schedHits, threads)).withNames(names);
+        TraceAggregator aggregator = new TraceAggregator(backendNames).withNames(names);
+        // whisper.cpp's units, from its transcription calls and its graphs (the descriptions ProbeLoader gave the
+        // probes number its records), ahead of the token layer: other runtimes' graph records go on to it.
+        TokenAggregator tokens = new TokenAggregator();
+        aggregator.register(new dev.infertop.agg.WhisperAggregator(dev.infertop.io.ConfigFiles.graphRuntimes(), tokens));
+        aggregator.register(tokens);
+        if (naming != null) {
+            aggregator.register(new OperatorAggregator(naming, names, threads));
+        }
+        aggregator.register(new SchedAggregator(targetPid, names, schedHits, threads));
         CounterAggregator counters = new CounterAggregator();
         aggregator.register(counters);
-        // whisper.cpp's units, from its transcription calls and its graphs (the descriptions ProbeLoader gave the
-        // probes number its records); other runtimes' graph records go on to the token layer.
-        aggregator.withRuntimeUnits(new dev.infertop.agg.WhisperAggregator(dev.infertop.io.ConfigFiles.graphRuntimes(),
-                aggregator.tokens()));
         // The backends' op counts before the offload layer: both follow the graph computes, in this order.
         aggregator.register(new BackendOpsAggregator(aggregator.backendKeys(), naming));
         aggregator.register(new OffloadAggregator(aggregator.backendKeys(), names));

@@ -126,7 +126,7 @@ final class TargetSession {
         pipeline.aggregator().withGraphsInFlight(resources.graphStarts);
         resources.probes.kernelSide(Layer.OPERATOR, dev.infertop.bpf.OperatorKernelSide.class)
                 .followGraphsInFlight(resources.graphStarts);
-        policy.followFusion(pipeline.aggregator().operators(), loaded.fusion());
+        policy.followFusion(pipeline.aggregator().registered(dev.infertop.agg.OperatorAggregator.class), loaded.fusion());
         CounterSet chosen = counterSet;
         loaded.perfCounters().listener(opened -> pipeline.counters().configure(chosen, opened));
         resources.dag = pipeline.dag();

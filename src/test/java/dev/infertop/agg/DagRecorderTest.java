@@ -43,7 +43,7 @@ class DagRecorderTest {
     private final NameTable names = new NameTable();
     private final OperatorAggregator operators = new OperatorAggregator(naming, names);
     private final DagRecorder recorder = new DagRecorder(naming, names);
-    private final TraceAggregator aggregator = new TraceAggregator(BackendNames.parse(""), operators).register(recorder);
+    private final TraceAggregator aggregator = Routers.of(BackendNames.parse(""), operators).register(recorder);
     private final GraphFixture fixture = new GraphFixture(operators);
 
     /** A recorder on a graph walk of its own, with the fixture that feeds it. */
@@ -69,7 +69,7 @@ class DagRecorderTest {
     }
 
     private void decode(int nTokens) {
-        aggregator.tokens().onDecode(7, 0, 1, 0x77, nTokens, 0);
+        Routers.tokens(aggregator).onDecode(7, 0, 1, 0x77, nTokens, 0);
     }
 
     private void publish() {

@@ -48,7 +48,7 @@ class HostileKeysTest {
     @Test
     void aNewBackendGuidPerComputeFor100kComputesKeepsSixteenAndFoldsTheRest() {
         int computes = 100_000;
-        TraceAggregator aggregator = new TraceAggregator(BackendNames.parse(""), null);
+        TraceAggregator aggregator = Routers.of(BackendNames.parse(""), null);
         BackendOpsAggregator backendOps = new BackendOpsAggregator(aggregator.backendKeys(), null);
         aggregator.register(backendOps);
         FlightRecorder flight = new FlightRecorder(1 << 12, 1_000_000_000L);
@@ -112,7 +112,7 @@ class HostileKeysTest {
         OperatorAggregator operators = new OperatorAggregator(
                 GraphFixture.naming(List.of("MUL_MAT"), COMPUTE, Set.of()), names, slots);
         SchedAggregator sched = new SchedAggregator(1, names, () -> 0, slots);
-        TraceAggregator aggregator = new TraceAggregator(BackendNames.parse(""), operators, sched);
+        TraceAggregator aggregator = Routers.of(BackendNames.parse(""), operators, sched);
         GraphFixture graphs = new GraphFixture(operators);
         aggregator.start(0);
         long clock = 1_000_000;
@@ -168,7 +168,7 @@ class HostileKeysTest {
         int living = ThreadSlots.MAX_THREADS + 44;
         ThreadSlots slots = new ThreadSlots(); // nobody exits
         SchedAggregator sched = new SchedAggregator(1, new NameTable(), () -> 0, slots);
-        TraceAggregator aggregator = new TraceAggregator(BackendNames.parse(""), null, sched);
+        TraceAggregator aggregator = Routers.of(BackendNames.parse(""), null, sched);
         aggregator.start(0);
         for (int round = 0; round < 3; round++) {
             for (int tid = 1; tid <= living; tid++) {
@@ -191,7 +191,7 @@ class HostileKeysTest {
         int pids = 10_000;
         NameTable names = new NameTable();
         SchedAggregator sched = new SchedAggregator(1, names, () -> 0);
-        TraceAggregator aggregator = new TraceAggregator(BackendNames.parse(""), null, sched);
+        TraceAggregator aggregator = Routers.of(BackendNames.parse(""), null, sched);
         aggregator.start(0);
         long fed = 0;
         long fedInLastInterval = 0;
@@ -238,7 +238,7 @@ class HostileKeysTest {
         NameTable names = new NameTable();
         OperatorAggregator operators = new OperatorAggregator(
                 GraphFixture.naming(List.of("MUL_MAT"), COMPUTE, Set.of()), names);
-        TraceAggregator aggregator = new TraceAggregator(BackendNames.parse(""), operators);
+        TraceAggregator aggregator = Routers.of(BackendNames.parse(""), operators);
         GraphFixture fixture = new GraphFixture(operators);
         aggregator.start(0);
         long clock = 1_000_000;
@@ -275,7 +275,7 @@ class HostileKeysTest {
     @Test
     void aNewContextPerCallIsFollowedUpToTheCapAndCountedByItsSizeAfter() {
         int contexts = 1000;
-        TraceAggregator aggregator = new TraceAggregator(BackendNames.parse(""), null);
+        TraceAggregator aggregator = Routers.of(BackendNames.parse(""), null);
         aggregator.start(0);
         Arena arena = Arena.ofAuto();
         MemorySegment batch = arena.allocate(2L * EventLayout.BATCH_TOKEN_SIZE + 8);
@@ -291,8 +291,8 @@ class HostileKeysTest {
                 batch.set(ValueLayout.JAVA_BYTE, at + EventLayout.BATCH_TOKEN_LOGITS, (byte) (i == 1 ? 1 : 0));
                 batch.set(ValueLayout.JAVA_BYTE, at + EventLayout.BATCH_TOKEN_N_SEQ, (byte) 1);
             }
-            aggregator.tokens().onBatch(7, clock, clock + 100, context, 2, 2, batch, 0);
-            aggregator.tokens().onDecode(7, clock, clock + 100, context, 2, 0);
+            Routers.tokens(aggregator).onBatch(7, clock, clock + 100, context, 2, 2, batch, 0);
+            Routers.tokens(aggregator).onDecode(7, clock, clock + 100, context, 2, 0);
             clock += 1_000;
         }
         Snapshot s = tick(aggregator, clock);
@@ -310,7 +310,7 @@ class HostileKeysTest {
         // Every layer whose tables are bounded, as a traced process has them (the operator layer's and MoE's too).
         NameTable names = new NameTable();
         OpNaming naming = GraphFixture.naming(List.of("MUL_MAT"), COMPUTE, Set.of());
-        TraceAggregator aggregator = new TraceAggregator(BackendNames.parse(""), new OperatorAggregator(naming, names),
+        TraceAggregator aggregator = Routers.of(BackendNames.parse(""), new OperatorAggregator(naming, names),
                 new SchedAggregator(1, names, () -> 0)).withNames(names);
         aggregator.register(new MoeAggregator(naming, names, (signature, groups, ids, layers) -> true));
         Snapshot s = tick(aggregator, 1);

@@ -48,7 +48,7 @@ class NameBoundsTest {
     void aMillionDistinctTensorNamesStayUnderTheCapsAndTheDropsAreCounted() {
         NameTable names = new NameTable();
         OperatorAggregator operators = new OperatorAggregator(naming, names);
-        TraceAggregator aggregator = new TraceAggregator(dev.infertop.model.BackendNames.parse(""), operators)
+        TraceAggregator aggregator = Routers.of(dev.infertop.model.BackendNames.parse(""), operators)
                 .withNames(names);
         EventDecoder decoder = new EventDecoder(aggregator, names);
         long[] arrivals = new long[NODES_PER_GRAPH + 1];

@@ -145,7 +145,7 @@ class OffloadAggregatorTest {
     void theBytesADecodeCallsThreadCopiedAreItsTokensByTheTokenLayersDecodeRecord() {
         // Wired as the pipeline wires it: the decoder hands llama_decode records to the token layer (listenerFor),
         // which tells the offload aggregator.
-        TraceAggregator trace = new TraceAggregator(BackendNames.parse(""), null);
+        TraceAggregator trace = Routers.of(BackendNames.parse(""), null);
         trace.register(aggregator);
         // A prompt of 16 tokens: 16 rows of 1024 bytes and 16 positions of 4; then two generated tokens of
         // 1024 + 4 bytes each. Thread 9 copied 100 bytes in a call that has not returned yet.

@@ -22,7 +22,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  */
 class SequenceTrackerTest {
     private static final long CTX = 0x5000;
-    private final TraceAggregator aggregator = new TraceAggregator(dev.infertop.io.ConfigFiles.backendNames(), null);
+    private final TraceAggregator aggregator = Routers.of(dev.infertop.io.ConfigFiles.backendNames(), null);
     private final Arena arena = Arena.ofAuto();
     private long clockNs = 1_000_000_000L;
 
@@ -50,8 +50,8 @@ class SequenceTrackerTest {
         }
         long start = clockNs;
         long end = start + durationNs;
-        aggregator.tokens().onBatch(7, start, end, context, tokens.length, tokens.length, data, 0);
-        aggregator.tokens().onDecode(7, start, end, context, tokens.length, 0);
+        Routers.tokens(aggregator).onBatch(7, start, end, context, tokens.length, tokens.length, data, 0);
+        Routers.tokens(aggregator).onDecode(7, start, end, context, tokens.length, 0);
         clockNs = end + 1_000_000; // 1 ms of the server's own work between calls
     }
 
@@ -172,15 +172,15 @@ class SequenceTrackerTest {
         Tok[] verify = run(5, 8, 1);
         call(3_000_000, verify);
         mirror(verify);
-        aggregator.tokens().onSequenceRemove(7, clockNs, 0xabc, 0, 9, -1); // all 3 drafts kept: goes on at 9
-        aggregator.tokens().onSequenceRemove(7, clockNs, 0xdef, 0, 9, -1); // the draft's memory: nothing more to tell
+        Routers.tokens(aggregator).onSequenceRemove(7, clockNs, 0xabc, 0, 9, -1); // all 3 drafts kept: goes on at 9
+        Routers.tokens(aggregator).onSequenceRemove(7, clockNs, 0xdef, 0, 9, -1); // the draft's memory: nothing more to tell
         for (int pos = 9; pos <= 11; pos++) {
             call(DRAFT, 200_000, t(0, pos, true));
         }
         verify = run(9, 12, 1);
         call(3_000_000, verify);
         mirror(verify);
-        aggregator.tokens().onSequenceRemove(7, clockNs, 0xabc, 0, 10, -1); // none kept
+        Routers.tokens(aggregator).onSequenceRemove(7, clockNs, 0xabc, 0, 10, -1); // none kept
         Snapshot s = snapshot();
         TokenTotals tokens = s.total().tokens();
         var spec = tokens.speculative();
@@ -244,7 +244,7 @@ class SequenceTrackerTest {
     @Test
     void aDecodeStepSaysItsSequencesContextLengths() {
         aggregator.start(clockNs);
-        SequenceTracker tracker = aggregator.sequences();
+        SequenceTracker tracker = Routers.sequences(aggregator);
         call(4_000_000, t(0, 0, false), t(0, 1, false), t(0, 2, false), t(0, 3, false), t(0, 4, true),
                 t(1, 0, false), t(1, 1, false), t(1, 2, true));
         assertEquals(false, tracker.decodeStep, "a prompt batch");

@@ -19,8 +19,8 @@ class TokenAggregatorTest {
     private static final long MS = 1_000_000L;
     private static final TargetInfo TARGET = new TargetInfo(1, "engine", null, List.of());
 
-    private final TraceAggregator aggregator = new TraceAggregator(BackendNames.parse(""), null);
-    private final TokenAggregator tokens = aggregator.tokens();
+    private final TraceAggregator aggregator = Routers.of(BackendNames.parse(""), null);
+    private final TokenAggregator tokens = Routers.tokens(aggregator);
     private final GraphTokensRecord graph = new GraphTokensRecord();
 
     /** A decode graph of {@code n} tokens from {@code firstPosition}, {@code outputs} rows of logits. */

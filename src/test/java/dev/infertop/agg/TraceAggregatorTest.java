@@ -21,17 +21,17 @@ class TraceAggregatorTest {
     private static final long CPU_LOW = 0xe3afea9236bcfc89L;
     private static final TargetInfo TARGET = new TargetInfo(42, "llama-bench", null, List.of());
 
-    private final TraceAggregator aggregator = new TraceAggregator(
+    private final TraceAggregator aggregator = Routers.of(
             BackendNames.parse("aa67c74396e6a38ae3afea9236bcfc89 CPU\n"), null);
 
     @Test
     void splitsPrefillFromDecodeAndComputesSpeeds() {
         aggregator.start(0);
         // one 64-token prompt in 10 ms, then four decode steps of 2 ms each
-        aggregator.tokens().onDecode(1, 0, 10 * MS, 0xc0, 64, 0);
+        Routers.tokens(aggregator).onDecode(1, 0, 10 * MS, 0xc0, 64, 0);
         for (int i = 0; i < 4; i++) {
             long start = (20 + 5L * i) * MS;
-            aggregator.tokens().onDecode(1, start, start + 2 * MS, 0xc0, 1, 0);
+            Routers.tokens(aggregator).onDecode(1, start, start + 2 * MS, 0xc0, 1, 0);
         }
         Snapshot snapshot = aggregator.snapshot(1000 * MS, RunState.RUNNING, TARGET, 0, List.of());
 
@@ -54,9 +54,9 @@ class TraceAggregatorTest {
     @Test
     void intervalsResetWhileTotalsAccumulate() {
         aggregator.start(0);
-        aggregator.tokens().onDecode(1, 0, MS, 0xc0, 1, 0);
+        Routers.tokens(aggregator).onDecode(1, 0, MS, 0xc0, 1, 0);
         aggregator.snapshot(1000 * MS, RunState.RUNNING, TARGET, 0, List.of());
-        aggregator.tokens().onDecode(1, 1000 * MS, 1003 * MS, 0xc1, 1, -1);
+        Routers.tokens(aggregator).onDecode(1, 1000 * MS, 1003 * MS, 0xc1, 1, -1);
         Snapshot second = aggregator.snapshot(2000 * MS, RunState.EXITED, TARGET, 7, List.of());
 
         assertEquals(1, second.interval().tokens().decodeCalls());
@@ -75,15 +75,15 @@ class TraceAggregatorTest {
     void encodeCallsAreCountedApartFromDecodeCalls() {
         aggregator.start(0);
         // Interval 1: a 12-token encoder pass, a 3-token prompt, two decode steps, an encode of unknown size.
-        aggregator.tokens().onEncode(1, 0, 4 * MS, 0xc0, 12, 0);
-        aggregator.tokens().onDecode(1, 5 * MS, 7 * MS, 0xc0, 3, 0);
-        aggregator.tokens().onDecode(1, 8 * MS, 9 * MS, 0xc0, 1, 0);
-        aggregator.tokens().onDecode(1, 10 * MS, 11 * MS, 0xc0, 1, 0);
-        aggregator.tokens().onEncode(1, 12 * MS, 13 * MS, 0xc0, -1, 0);
+        Routers.tokens(aggregator).onEncode(1, 0, 4 * MS, 0xc0, 12, 0);
+        Routers.tokens(aggregator).onDecode(1, 5 * MS, 7 * MS, 0xc0, 3, 0);
+        Routers.tokens(aggregator).onDecode(1, 8 * MS, 9 * MS, 0xc0, 1, 0);
+        Routers.tokens(aggregator).onDecode(1, 10 * MS, 11 * MS, 0xc0, 1, 0);
+        Routers.tokens(aggregator).onEncode(1, 12 * MS, 13 * MS, 0xc0, -1, 0);
         Snapshot first = aggregator.snapshot(1000 * MS, RunState.RUNNING, TARGET, 0, List.of());
         // Interval 2: a failed 5-token encode, one decode step.
-        aggregator.tokens().onEncode(1, 1000 * MS, 1001 * MS, 0xc0, 5, -1);
-        aggregator.tokens().onDecode(1, 1002 * MS, 1003 * MS, 0xc0, 1, 0);
+        Routers.tokens(aggregator).onEncode(1, 1000 * MS, 1001 * MS, 0xc0, 5, -1);
+        Routers.tokens(aggregator).onDecode(1, 1002 * MS, 1003 * MS, 0xc0, 1, 0);
         Snapshot second = aggregator.snapshot(2000 * MS, RunState.RUNNING, TARGET, 0, List.of());
 
         var one = first.interval().tokens();
@@ -124,7 +124,7 @@ class TraceAggregatorTest {
     @Test
     void withoutEncodeCallsTheEncodeFiguresAreZero() {
         aggregator.start(0);
-        aggregator.tokens().onDecode(1, 0, MS, 0xc0, 8, 0);
+        Routers.tokens(aggregator).onDecode(1, 0, MS, 0xc0, 8, 0);
         Snapshot snapshot = aggregator.snapshot(1000 * MS, RunState.RUNNING, TARGET, 0, List.of());
         assertEquals(0, snapshot.total().tokens().encodeCalls());
         assertEquals(0, snapshot.total().tokens().encodeTokens());
@@ -206,10 +206,10 @@ class TraceAggregatorTest {
     @Test
     void layerRecordsGoStraightToTheAggregatorRegisteredForThem() {
         SchedAggregator sched = new SchedAggregator(42, new dev.infertop.event.NameTable(), () -> 0);
-        TraceAggregator routed = new TraceAggregator(
+        TraceAggregator routed = Routers.of(
                 BackendNames.parse("aa67c74396e6a38ae3afea9236bcfc89 CPU\n"), null, sched);
-        assertSame(routed.tokens(), routed.listenerFor(EventLayout.EVENT_DECODE));
-        assertSame(routed.tokens(), routed.listenerFor(EventLayout.EVENT_GRAPH_TOKENS));
+        assertSame(Routers.tokens(routed), routed.listenerFor(EventLayout.EVENT_DECODE));
+        assertSame(Routers.tokens(routed), routed.listenerFor(EventLayout.EVENT_GRAPH_TOKENS));
         assertSame(routed, routed.listenerFor(EventLayout.EVENT_GRAPH));
         assertSame(routed, routed.listenerFor(EventLayout.EVENT_NODE), "no operator aggregator: ignored here");
         dev.infertop.event.TraceListener schedRecords = routed.listenerFor(EventLayout.EVENT_SCHED_OFF);

@@ -1,5 +1,6 @@
 package dev.infertop.metrics;
 
+import dev.infertop.agg.Routers;
 import dev.infertop.agg.BackendKeys;
 import dev.infertop.agg.GraphFixture;
 import dev.infertop.agg.OperatorAggregator;
@@ -38,7 +39,7 @@ class BoundedSeriesTest {
         NameTable names = new NameTable();
         OperatorAggregator operators = new OperatorAggregator(
                 GraphFixture.naming(List.of("MUL_MAT"), COMPUTE, Set.of()), names);
-        TraceAggregator aggregator = new TraceAggregator(BackendNames.parse(""), operators).withNames(names);
+        TraceAggregator aggregator = Routers.of(BackendNames.parse(""), operators).withNames(names);
         GraphFixture graphs = new GraphFixture(operators);
         aggregator.start(0);
         long clock = 1_000_000;

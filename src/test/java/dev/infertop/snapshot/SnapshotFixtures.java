@@ -1,5 +1,6 @@
 package dev.infertop.snapshot;
 
+import dev.infertop.agg.Routers;
 import dev.infertop.agg.OpNaming;
 import dev.infertop.agg.OperatorAggregator;
 import dev.infertop.agg.TraceAggregator;
@@ -63,7 +64,7 @@ public final class SnapshotFixtures {
 
     public static Run run(SnapshotOptions options) {
         NameTable names = new NameTable();
-        TraceAggregator aggregator = new TraceAggregator(dev.infertop.io.ConfigFiles.backendNames(), new OperatorAggregator(NAMING, names));
+        TraceAggregator aggregator = Routers.of(dev.infertop.io.ConfigFiles.backendNames(), new OperatorAggregator(NAMING, names));
         List<Snapshot> shown = new ArrayList<>();
         List<String> notices = new ArrayList<>();
         SnapshotView view = shown::add;
@@ -94,7 +95,7 @@ public final class SnapshotFixtures {
             long graphEnd = graphStart + 220 * scale;
             aggregator.onCpuGraphCompute(7, graphStart, graphEnd, 0xabc, 6, 0);
             long callEnd = graphEnd + 500;
-            aggregator.tokens().onDecode(7, callStart, callEnd, 0x5000, nTokens, 0);
+            Routers.tokens(aggregator).onDecode(7, callStart, callEnd, 0x5000, nTokens, 0);
             t = callEnd + 50_000_000L;
             if (call == 1 || call == 2) {
                 taker.show(aggregator.snapshot(t, RunState.RUNNING, target(), 0, layers()));

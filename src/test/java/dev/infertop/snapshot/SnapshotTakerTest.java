@@ -1,5 +1,6 @@
 package dev.infertop.snapshot;
 
+import dev.infertop.agg.Routers;
 import dev.infertop.agg.TraceAggregator;
 import dev.infertop.event.NameTable;
 import dev.infertop.model.BackendNames;
@@ -24,7 +25,7 @@ class SnapshotTakerTest {
 
     private final List<String> notices = new CopyOnWriteArrayList<>();
     private final List<Snapshot> shown = new CopyOnWriteArrayList<>();
-    private final TraceAggregator aggregator = new TraceAggregator(dev.infertop.io.ConfigFiles.backendNames(), null);
+    private final TraceAggregator aggregator = Routers.of(dev.infertop.io.ConfigFiles.backendNames(), null);
 
     private SnapshotTaker taker(double everySeconds, boolean onExit) {
         return new SnapshotTaker(shown::add, aggregator, new NameTable(),
