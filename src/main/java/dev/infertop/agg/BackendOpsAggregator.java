@@ -1,14 +1,13 @@
 package dev.infertop.agg;
 
 import dev.infertop.event.EventLayout;
+import dev.infertop.event.OpCounts;
 import dev.infertop.event.TraceListener;
 import dev.infertop.model.BackendNames;
 import dev.infertop.model.BackendOps;
 import dev.infertop.model.Figures;
 import dev.infertop.model.Layer;
 
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -79,8 +78,8 @@ public final class BackendOpsAggregator implements LayerAggregator, GraphCompute
         this.naming = naming;
     }
 
-    /** A graph starts on a non-CPU backend: {@code OP_SLOTS} u16 counts at {@code data[countsOffset]}. */
-    public void onBackendOps(int tid, long guidHigh, long guidLow, MemorySegment data, long countsOffset) {
+    /** A graph starts on a non-CPU backend: its nodes per op id. */
+    public void onBackendOps(int tid, long guidHigh, long guidLow, OpCounts nodes) {
         int at = pendingIndex(tid);
         if (at < 0) {
             return;
@@ -90,22 +89,7 @@ public final class BackendOpsAggregator implements LayerAggregator, GraphCompute
         pendingValid[at] = true;
         int[] counts = pendingCounts[at];
         for (int op = 0; op < OP_SLOTS; op++) {
-            counts[op] = Short.toUnsignedInt(data.get(ValueLayout.JAVA_SHORT_UNALIGNED, countsOffset + 2L * op));
-        }
-    }
-
-    /** Counts of one graph, as an array (tests, and callers without a record). */
-    public void onBackendOps(int tid, long guidHigh, long guidLow, int[] counts) {
-        int at = pendingIndex(tid);
-        if (at < 0) {
-            return;
-        }
-        pendingGuidHigh[at] = guidHigh;
-        pendingGuidLow[at] = guidLow;
-        pendingValid[at] = true;
-        System.arraycopy(counts, 0, pendingCounts[at], 0, Math.min(counts.length, OP_SLOTS));
-        if (counts.length < OP_SLOTS) {
-            java.util.Arrays.fill(pendingCounts[at], counts.length, OP_SLOTS, 0);
+            counts[op] = op < nodes.size() ? nodes.at(op) : 0;
         }
     }
 
@@ -161,35 +145,18 @@ public final class BackendOpsAggregator implements LayerAggregator, GraphCompute
     }
 
     /**
-     * The thread's graph was recorded node by node: {@code OP_SLOTS} u16 call counts at {@code data[callsOffset]}
-     * and fused-node counts at {@code data[fusedOffset]}. Kept if that graph's op counts came at its start.
+     * The thread's graph was recorded node by node: per op id the nodes its dispatch called for and the nodes an
+     * earlier node's fused dispatch computed. Kept if that graph's op counts came at its start.
      */
-    public void onBackendDispatch(int tid, long guidHigh, long guidLow, MemorySegment data, long callsOffset,
-                                  long fusedOffset) {
+    public void onBackendDispatch(int tid, long guidHigh, long guidLow, OpCounts calls, OpCounts fused) {
         int at = pendingOf(tid);
         if (at < 0 || !pendingValid[at] || pendingGuidHigh[at] != guidHigh || pendingGuidLow[at] != guidLow) {
             return;
         }
         Slot slot = slot(guidHigh, guidLow);
-        for (int op = 0; op < OP_SLOTS; op++) {
-            slot.counts.add(DISPATCH_CALLS + op,
-                    Short.toUnsignedInt(data.get(ValueLayout.JAVA_SHORT_UNALIGNED, callsOffset + 2L * op)));
-            slot.counts.add(DISPATCH_FUSED + op,
-                    Short.toUnsignedInt(data.get(ValueLayout.JAVA_SHORT_UNALIGNED, fusedOffset + 2L * op)));
-        }
-        slot.counts.add(DISPATCH_GRAPHS, 1);
-    }
-
-    /** The same, as arrays (tests). */
-    public void onBackendDispatch(int tid, long guidHigh, long guidLow, int[] calls, int[] fused) {
-        int at = pendingOf(tid);
-        if (at < 0 || !pendingValid[at] || pendingGuidHigh[at] != guidHigh || pendingGuidLow[at] != guidLow) {
-            return;
-        }
-        Slot slot = slot(guidHigh, guidLow);
-        for (int op = 0; op < Math.min(OP_SLOTS, calls.length); op++) {
-            slot.counts.add(DISPATCH_CALLS + op, calls[op]);
-            slot.counts.add(DISPATCH_FUSED + op, fused[op]);
+        for (int op = 0; op < Math.min(OP_SLOTS, Math.min(calls.size(), fused.size())); op++) {
+            slot.counts.add(DISPATCH_CALLS + op, calls.at(op));
+            slot.counts.add(DISPATCH_FUSED + op, fused.at(op));
         }
         slot.counts.add(DISPATCH_GRAPHS, 1);
     }
@@ -254,14 +221,14 @@ public final class BackendOpsAggregator implements LayerAggregator, GraphCompute
     private final TraceListener decoded = new TraceListener() {
         @Override
         public void onBackendOps(int tid, long startNs, long backendAddress, long guidHigh, long guidLow, int nNodes,
-                                 int counted, MemorySegment data, long opNodesOffset) {
-            BackendOpsAggregator.this.onBackendOps(tid, guidHigh, guidLow, data, opNodesOffset);
+                                 int counted, OpCounts nodes) {
+            BackendOpsAggregator.this.onBackendOps(tid, guidHigh, guidLow, nodes);
         }
 
         @Override
         public void onBackendDispatch(int tid, long startNs, long endNs, long guidHigh, long guidLow, int nNodes,
-                                      int calls, MemorySegment data, long opCallsOffset, long opFusedOffset) {
-            BackendOpsAggregator.this.onBackendDispatch(tid, guidHigh, guidLow, data, opCallsOffset, opFusedOffset);
+                                      int calls, OpCounts opCalls, OpCounts opFused) {
+            BackendOpsAggregator.this.onBackendDispatch(tid, guidHigh, guidLow, opCalls, opFused);
         }
     };
 

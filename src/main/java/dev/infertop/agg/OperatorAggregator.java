@@ -19,7 +19,6 @@ import dev.infertop.model.ThreadLane;
 import dev.infertop.model.ThreadTotals;
 import org.HdrHistogram.Histogram;
 
-import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -192,8 +191,8 @@ public final class OperatorAggregator implements LayerAggregator, CpuGraphListen
 
         @Override
         public void onArrivals(int tid, long graphSeq, long startNs, int cpuFirst, int cpuLast, boolean migrated,
-                               MemorySegment data, long tsOffset, int count) {
-            graphs.onArrivals(tid, graphSeq, startNs, cpuFirst, cpuLast, migrated, data, tsOffset, count);
+                               dev.infertop.event.ArrivalTimes arrivals) {
+            graphs.onArrivals(tid, graphSeq, startNs, cpuFirst, cpuLast, migrated, arrivals);
         }
 
         @Override

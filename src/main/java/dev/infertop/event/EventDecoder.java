@@ -16,6 +16,11 @@ public final class EventDecoder implements RecordHandler {
     private final TraceListener[] listeners = new TraceListener[MAX_EVENT_KIND + 1];
     private final NameTable names;
     private final GraphTokensRecord graphTokens = new GraphTokensRecord();
+    // The payloads' views, refilled for each record: a record costs no allocation.
+    private final ArrivalTimes arrivalTimes = new ArrivalTimes();
+    private final OpCounts opNodes = new OpCounts();
+    private final OpCounts opCalls = new OpCounts();
+    private final OpCounts opFused = new OpCounts();
     private long malformedRecords;
 
     public EventDecoder(TraceListener listener, NameTable names) {
@@ -149,7 +154,7 @@ public final class EventDecoder implements RecordHandler {
         }
         listeners[EVENT_ARRIVALS].onArrivals(tid, data.get(LONG, offset + ARRIVALS_GRAPH_SEQ), startNs,
                 data.get(INT, offset + ARRIVALS_CPU_FIRST), data.get(INT, offset + ARRIVALS_CPU_LAST),
-                data.get(INT, offset + ARRIVALS_MIGRATED) != 0, data, offset + ARRIVALS_TS, count);
+                data.get(INT, offset + ARRIVALS_MIGRATED) != 0, arrivalTimes.wrap(data, offset + ARRIVALS_TS, count));
     }
 
     private void threadEvent(int kind, MemorySegment data, long offset, int lengthBytes, int tid, long startNs, long endNs) {
@@ -208,7 +213,7 @@ public final class EventDecoder implements RecordHandler {
                 data.get(LONG_BIG_ENDIAN, offset + BACKEND_OPS_GUID),
                 data.get(LONG_BIG_ENDIAN, offset + BACKEND_OPS_GUID + 8),
                 data.get(INT, offset + BACKEND_OPS_N_NODES), data.get(INT, offset + BACKEND_OPS_COUNTED),
-                data, offset + BACKEND_OPS_OP_NODES);
+                opNodes.wrap(data, offset + BACKEND_OPS_OP_NODES));
     }
 
     private void backendDispatch(MemorySegment data, long offset, int lengthBytes, int tid, long startNs,
@@ -221,7 +226,8 @@ public final class EventDecoder implements RecordHandler {
                 data.get(LONG_BIG_ENDIAN, offset + BACKEND_DISPATCH_GUID),
                 data.get(LONG_BIG_ENDIAN, offset + BACKEND_DISPATCH_GUID + 8),
                 data.get(INT, offset + BACKEND_DISPATCH_N_NODES), data.get(INT, offset + BACKEND_DISPATCH_CALLS),
-                data, offset + BACKEND_DISPATCH_OP_CALLS, offset + BACKEND_DISPATCH_OP_FUSED);
+                opCalls.wrap(data, offset + BACKEND_DISPATCH_OP_CALLS),
+                opFused.wrap(data, offset + BACKEND_DISPATCH_OP_FUSED));
     }
 
     /** A synchronize (the backend waited for) or a tensor copy (its source's shape, bytes and both names). */

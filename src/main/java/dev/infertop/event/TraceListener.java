@@ -78,12 +78,11 @@ public interface TraceListener {
     default void onGraphSame(long graphSeq, long sameAsSeq, long timeNs) {}
 
     /**
-     * One worker thread's walk through graph {@code graphSeq}: its start and, for each node group k, when it
-     * reached the barrier after it: {@code count} longs at {@code data[tsOffset + 8k]} (read them during
-     * the call only).
+     * One worker thread's walk through graph {@code graphSeq}: its start and, for each node group, when it
+     * reached the barrier after it ({@code arrivals}: the decoder's view, read during the call only).
      */
     default void onArrivals(int tid, long graphSeq, long startNs, int cpuFirst, int cpuLast, boolean migrated,
-                    java.lang.foreign.MemorySegment data, long tsOffset, int count) {}
+                    ArrivalTimes arrivals) {}
 
     /** A worker thread runs a fused op: node group {@code seq} starts at {@code tensor}, then {@code nextTensor}. */
     default void onFused(int tid, long graphSeq, int seq, long tensor, long nextTensor, long timeNs) {}
@@ -113,22 +112,20 @@ public interface TraceListener {
 
     /**
      * A graph starts on a backend other than the CPU: {@code counted} of its {@code nNodes} nodes were read,
-     * their op counts are {@code EventLayout.BACKEND_OP_SLOTS} unsigned shorts at {@code data[opNodesOffset]}
-     * (read them during the call only). Its duration comes with this thread's next {@link #onGraphCompute}.
+     * {@code nodes} their counts per op id (the decoder's view: read it during the call only). Its duration comes
+     * with this thread's next {@link #onGraphCompute}.
      */
     default void onBackendOps(int tid, long startNs, long backendAddress, long guidHigh, long guidLow, int nNodes,
-                              int counted, java.lang.foreign.MemorySegment data, long opNodesOffset) {}
+                              int counted, OpCounts nodes) {}
 
     /**
      * A device backend recorded one graph's nodes on the host, node by node, from {@code startNs} (its first
      * node) to {@code endNs} (the compute's return): per op, the nodes it was called for and the nodes an earlier
-     * node's dispatch computed (fused), {@code EventLayout.BACKEND_OP_SLOTS} unsigned shorts each at
-     * {@code data[opCallsOffset]} and {@code data[opFusedOffset]} (read them during the call only). Sent just
-     * before that compute's {@link #onGraphCompute}.
+     * node's dispatch computed (fused), the decoder's views (read them during the call only). Sent just before
+     * that compute's {@link #onGraphCompute}.
      */
     default void onBackendDispatch(int tid, long startNs, long endNs, long guidHigh, long guidLow, int nNodes,
-                                   int calls, java.lang.foreign.MemorySegment data, long opCallsOffset,
-                                   long opFusedOffset) {}
+                                   int calls, OpCounts opCalls, OpCounts opFused) {}
 
     /**
      * The host waited for a backend: ggml_backend_synchronize({@code backendAddress}) ran from {@code startNs}

@@ -37,12 +37,12 @@ class BackendOpsAggregatorTest {
     private final BackendOpsAggregator aggregator = new BackendOpsAggregator(
             BackendNames.parse("12a8aef4c01e61978feb3304a133512d BLAS\n"), naming);
 
-    private static int[] counts(int... opAndCount) {
+    private static dev.infertop.event.OpCounts counts(int... opAndCount) {
         int[] counts = new int[BackendOpsAggregator.OP_SLOTS];
         for (int i = 0; i < opAndCount.length; i += 2) {
             counts[opAndCount[i]] = opAndCount[i + 1];
         }
-        return counts;
+        return dev.infertop.event.OpCounts.of(counts);
     }
 
     @Test

@@ -89,13 +89,7 @@ public final class GraphFixture {
 
     public GraphFixture arrivals(int tid, long seq, long startNs, int cpuFirst, int cpuLast, boolean migrated,
                                  long... times) {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment data = arena.allocate(8L * Math.max(1, times.length), 8);
-            for (int i = 0; i < times.length; i++) {
-                data.setAtIndex(ValueLayout.JAVA_LONG, i, times[i]);
-            }
-            graphs.onArrivals(tid, seq, startNs, cpuFirst, cpuLast, migrated, data, 0, times.length);
-        }
+        graphs.onArrivals(tid, seq, startNs, cpuFirst, cpuLast, migrated, dev.infertop.event.ArrivalTimes.of(times));
         return this;
     }
 

@@ -62,7 +62,7 @@ class HostileKeysTest {
         for (int i = 0; i < computes; i++) {
             long guidHigh = 0x1000L + i;
             long guidLow = ~(long) i;
-            backendOps.onBackendOps(9, guidHigh, guidLow, opCounts);
+            backendOps.onBackendOps(9, guidHigh, guidLow, dev.infertop.event.OpCounts.of(opCounts));
             aggregator.onGraphCompute(9, clock, clock + 100, 0xb000, guidHigh, guidLow, 2, 0);
             clock += 200;
             if (i % 10_000 == 9_999) {

@@ -61,9 +61,9 @@ class EventDecoderFuzzTest {
 
         @Override
         public void onArrivals(int tid, long graphSeq, long startNs, int cpuFirst, int cpuLast, boolean migrated,
-                               MemorySegment data, long tsOffset, int count) {
-            for (int k = 0; k < count; k++) {
-                sum += data.get(LONG, tsOffset + 8L * k);
+                               ArrivalTimes arrivals) {
+            for (int k = 0; k < arrivals.count(); k++) {
+                sum += arrivals.at(k);
             }
         }
 
@@ -81,9 +81,9 @@ class EventDecoderFuzzTest {
 
         @Override
         public void onBackendOps(int tid, long startNs, long backendAddress, long guidHigh, long guidLow,
-                                 int nNodes, int counted, MemorySegment data, long opNodesOffset) {
-            for (int slot = 0; slot < BACKEND_OP_SLOTS; slot++) {
-                sum += data.get(ValueLayout.JAVA_SHORT_UNALIGNED, opNodesOffset + 2L * slot);
+                                 int nNodes, int counted, OpCounts nodes) {
+            for (int slot = 0; slot < nodes.size(); slot++) {
+                sum += nodes.at(slot);
             }
         }
 

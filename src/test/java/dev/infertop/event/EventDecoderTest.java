@@ -59,7 +59,7 @@ class EventDecoderTest {
 
         @Override
         public void onArrivals(int tid, long graphSeq, long startNs, int cpuFirst, int cpuLast, boolean migrated,
-                               MemorySegment data, long tsOffset, int count) {
+                               ArrivalTimes arrivals) {
             calls.add("arrivals");
         }
 

@@ -150,11 +150,13 @@ class DiffIT {
     @Test
     void identicalQuantizedAndThreadPairsDiffAsTheyShould() throws Exception {
         Path q4 = quantized("Q4_0");
-        Path first = run("f16-1", f16, 1, 48, 10);
-        Path second = run("f16-2", f16, 1, 48, 10);
-        Path third = run("f16-3", f16, 1, 48, 10);
-        Path quant = run("q4_0", q4, 1, 48, 40);
-        Path twoThreads = run("f16-t2", f16, 2, 48, 12);
+        // Long enough that every run gives the rank test enough intervals a side on a fast machine too (with a
+        // third of these repetitions a quiet machine's runs left the gate undecided: too few intervals).
+        Path first = run("f16-1", f16, 1, 48, 30);
+        Path second = run("f16-2", f16, 1, 48, 30);
+        Path third = run("f16-3", f16, 1, 48, 30);
+        Path quant = run("q4_0", q4, 1, 48, 60);
+        Path twoThreads = run("f16-t2", f16, 2, 48, 36);
 
         // The same model, build and flags, three runs one after the other: the same graph (calls and bytes per
         // token), nothing differs, and the gate passes. Whether the rank test calls their difference significant

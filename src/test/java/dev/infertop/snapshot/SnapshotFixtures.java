@@ -133,13 +133,7 @@ public final class SnapshotFixtures {
     }
 
     private static void arrivals(TraceAggregator aggregator, int tid, long seq, long startNs, long... times) {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment data = arena.allocate(8L * times.length, 8);
-            for (int i = 0; i < times.length; i++) {
-                data.setAtIndex(ValueLayout.JAVA_LONG, i, times[i]);
-            }
-            aggregator.listenerFor(EventLayout.EVENT_ARRIVALS).onArrivals(tid, seq, startNs, 0, 0, false, data, 0,
-                    times.length);
-        }
+        aggregator.listenerFor(EventLayout.EVENT_ARRIVALS).onArrivals(tid, seq, startNs, 0, 0, false,
+                dev.infertop.event.ArrivalTimes.of(times));
     }
 }

@@ -1,7 +1,5 @@
 package dev.infertop.agg.graph;
 
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -194,7 +192,8 @@ public final class CpuGraphAssembler {
 
     /** One thread's start and barrier arrivals over graph {@code seq} ({@code count} longs at {@code tsOffset}). */
     public void onArrivals(int tid, long seq, long startNs, int cpuFirst, int cpuLast, boolean migrated,
-                           MemorySegment data, long tsOffset, int count) {
+                           dev.infertop.event.ArrivalTimes arrivals) {
+        int count = arrivals.count();
         if (seq != graph.seq) {
             return; // its graph was not begun (ring full, or the layer was switched on mid-graph)
         }
@@ -209,7 +208,7 @@ public final class CpuGraphAssembler {
         if (count > graph.arrivals[t].length) {
             graph.arrivals[t] = new long[Math.max(count, Math.max(2048, graph.arrivals[t].length * 2))];
         }
-        MemorySegment.copy(data, ValueLayout.JAVA_LONG_UNALIGNED, tsOffset, graph.arrivals[t], 0, count);
+        arrivals.copyTo(graph.arrivals[t]);
         graph.arrivalCounts[t] = count;
     }
 

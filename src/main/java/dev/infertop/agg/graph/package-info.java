@@ -4,7 +4,7 @@
  * groups, each thread's barrier arrivals) and handed to every layer that reads it through
  * {@link dev.infertop.agg.graph.CpuGraphListener}.
  * <p>
- * May import: {@code model}.
+ * May import: {@code event} (the records' payload views), {@code model}.
  * <p>
  * The layering is checked by LayeringTest (src/test/java/dev/infertop/LayeringTest.java).
  */
