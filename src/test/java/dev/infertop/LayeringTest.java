@@ -218,6 +218,41 @@ class LayeringTest {
         }
     }
 
+    /**
+     * The wire format ends in {@code event}: past it, code names record kinds and a few capacities and subtypes
+     * of {@code EventLayout}, never a payload offset, and reads no raw memory; the decoder's views do that.
+     */
+    @Test
+    void decodingEndsInEvent() throws IOException {
+        Pattern layoutName = Pattern.compile("\\bEventLayout\\.([A-Z0-9_]+)|import static dev\\.infertop\\.event"
+                + "\\.EventLayout\\.([A-Z0-9_]+);");
+        Pattern notOffset = Pattern.compile("EVENT_[A-Z0-9_]+|MAX_EVENT_KIND|MOE_GRAPH|MOE_IDS|MOE_GROUP_HOST_COPY"
+                + "|MOE_MAX_ID_BYTES|MOE_PLAN_GROUPS");
+        List<String> found = new ArrayList<>();
+        for (String pkg : List.of("agg", "agg/graph", "history", "snapshot", "metrics", "export", "view", "tui")) {
+            Path dir = SOURCES.resolve(pkg);
+            if (!Files.isDirectory(dir)) {
+                continue;
+            }
+            try (Stream<Path> files = Files.list(dir)) {
+                for (Path file : files.filter(p -> p.toString().endsWith(".java")).toList()) {
+                    String code = codeOnly(Files.readString(file));
+                    Matcher m = layoutName.matcher(code);
+                    while (m.find()) {
+                        String name = m.group(1) != null ? m.group(1) : m.group(2);
+                        if (!notOffset.matcher(name).matches()) {
+                            found.add(SOURCES.relativize(file) + ": EventLayout." + name);
+                        }
+                    }
+                    if (code.contains("java.lang.foreign")) {
+                        found.add(SOURCES.relativize(file) + ": java.lang.foreign");
+                    }
+                }
+            }
+        }
+        assertEquals(List.of(), found, "wire layout read past the event package");
+    }
+
     @Test
     void theScannerSeesCodeAndOnlyCode() {
         String source = """

@@ -3,6 +3,7 @@ package dev.infertop.agg;
 import dev.infertop.agg.graph.CpuGraph;
 import dev.infertop.agg.graph.CpuGraphAssembler;
 import dev.infertop.agg.graph.CpuGraphListener;
+import dev.infertop.event.CounterDeltas;
 import dev.infertop.event.EventLayout;
 import dev.infertop.event.TraceListener;
 import dev.infertop.history.CounterTimeline;
@@ -16,20 +17,12 @@ import dev.infertop.model.Figures;
 import dev.infertop.model.Layer;
 import dev.infertop.model.OpCounters;
 
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
-import static dev.infertop.event.EventLayout.COUNTERS_DELTA;
-import static dev.infertop.event.EventLayout.COUNTERS_ENABLED;
-import static dev.infertop.event.EventLayout.COUNTERS_FAILED;
-import static dev.infertop.event.EventLayout.COUNTERS_MIGRATED_BITS;
-import static dev.infertop.event.EventLayout.COUNTERS_RUNNING;
-import static dev.infertop.event.EventLayout.COUNTERS_SWITCHED_BITS;
-import static dev.infertop.event.EventLayout.MAX_COUNTER_EVENTS;
+import static dev.infertop.event.CounterDeltas.EVENTS;
 
 /**
  * Attributes counter deltas to ops. Per thread per graph the probes send the deltas of each node group
@@ -40,8 +33,6 @@ import static dev.infertop.event.EventLayout.MAX_COUNTER_EVENTS;
  * the previous interval's sample. Single writer: the collector thread.
  */
 public final class CounterAggregator implements LayerAggregator, CpuGraphListener {
-    private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG_UNALIGNED;
-    private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT_UNALIGNED;
     static final int HISTORY = 120;
 
     private volatile CounterSet set;
@@ -65,15 +56,15 @@ public final class CounterAggregator implements LayerAggregator, CpuGraphListene
         int tid;
         long graphSeq = -1;
         int count;
-        long[] deltas = new long[1024 * MAX_COUNTER_EVENTS];
-        int[] migratedBits = new int[64];
-        int[] switchedBits = new int[64];
-        final long[] enabledNs = new long[MAX_COUNTER_EVENTS];
-        final long[] runningNs = new long[MAX_COUNTER_EVENTS];
+        long[] deltas = new long[1024 * EVENTS];
+        int[] migratedBits = new int[CounterDeltas.GROUP_BIT_INTS];
+        int[] switchedBits = new int[CounterDeltas.GROUP_BIT_INTS];
+        final long[] enabledNs = new long[EVENTS];
+        final long[] runningNs = new long[EVENTS];
     }
 
     private static final class Totals {
-        final long[] values = new long[MAX_COUNTER_EVENTS];
+        final long[] values = new long[EVENTS];
         long countedGroups;
         long migratedGroups;
         long switchedGroups;
@@ -116,29 +107,26 @@ public final class CounterAggregator implements LayerAggregator, CpuGraphListene
         this.events = List.copyOf(opened);
     }
 
-    /**
-     * One EVENT_COUNTERS record at {@code offset} in {@code data} (read during the call only): {@code count}
-     * groups of {@link dev.infertop.event.EventLayout#MAX_COUNTER_EVENTS} raw deltas.
-     */
-    public void onCounters(int tid, long graphSeq, int count, MemorySegment data, long offset) {
+    /** One thread's counter readings over graph {@code graphSeq} (the decoder's view: read during the call only). */
+    public void onCounters(int tid, long graphSeq, CounterDeltas record) {
         Pending p = pendingOf(tid);
         if (p == null) {
             return;
         }
+        int count = record.groups();
         p.graphSeq = graphSeq;
         p.count = count;
-        if (p.deltas.length < count * MAX_COUNTER_EVENTS) {
-            p.deltas = new long[count * MAX_COUNTER_EVENTS];
+        if (p.deltas.length < count * EVENTS) {
+            p.deltas = new long[count * EVENTS];
         }
-        MemorySegment.copy(data, LONG, offset + COUNTERS_DELTA, p.deltas, 0, count * MAX_COUNTER_EVENTS);
-        MemorySegment.copy(data, INT, offset + COUNTERS_MIGRATED_BITS, p.migratedBits, 0, p.migratedBits.length);
-        MemorySegment.copy(data, INT, offset + COUNTERS_SWITCHED_BITS, p.switchedBits, 0, p.switchedBits.length);
-        for (int e = 0; e < MAX_COUNTER_EVENTS; e++) {
-            p.enabledNs[e] = data.get(LONG, offset + COUNTERS_ENABLED + 8L * e);
-            p.runningNs[e] = data.get(LONG, offset + COUNTERS_RUNNING + 8L * e);
+        record.copyDeltasTo(p.deltas);
+        record.copyMigratedBitsTo(p.migratedBits);
+        record.copySwitchedBitsTo(p.switchedBits);
+        for (int e = 0; e < EVENTS; e++) {
+            p.enabledNs[e] = record.enabledNs(e);
+            p.runningNs[e] = record.runningNs(e);
         }
-        long failed = data.get(INT, offset + COUNTERS_FAILED) & 0xffffffffL;
-        total.failedReads += failed;
+        total.failedReads += record.failedReads();
     }
 
     private Pending pendingOf(int tid) {
@@ -215,10 +203,10 @@ public final class CounterAggregator implements LayerAggregator, CpuGraphListene
             op.total.countedNs += countedNs;
             total.countedGroups++;
             total.countedNs += countedNs;
-            for (int e = 0; e < MAX_COUNTER_EVENTS; e++) {
+            for (int e = 0; e < EVENTS; e++) {
                 // Scaled by the thread's enabled / running time over the whole graph: per-group times would
                 // double the record, and multiplexing rotates events every few ms anyway.
-                long value = CounterFigures.scaled(p.deltas[k * MAX_COUNTER_EVENTS + e], p.enabledNs[e],
+                long value = CounterFigures.scaled(p.deltas[k * EVENTS + e], p.enabledNs[e],
                         p.runningNs[e]);
                 op.total.values[e] += value;
                 total.values[e] += value;
@@ -232,7 +220,7 @@ public final class CounterAggregator implements LayerAggregator, CpuGraphListene
         }
     }
 
-    private final long[] graphCounts = new long[MAX_COUNTER_EVENTS];
+    private final long[] graphCounts = new long[EVENTS];
     private CounterTimeline timeline;
 
     /** Records counter samples into {@code flight} from now on (null: stop). */
@@ -260,8 +248,8 @@ public final class CounterAggregator implements LayerAggregator, CpuGraphListene
     /** The counters layer's record, as the decoder reads it. */
     private final TraceListener decoded = new TraceListener() {
         @Override
-        public void onCounters(int tid, long graphSeq, int count, MemorySegment data, long recordOffset) {
-            CounterAggregator.this.onCounters(tid, graphSeq, count, data, recordOffset);
+        public void onCounters(int tid, long graphSeq, CounterDeltas record) {
+            CounterAggregator.this.onCounters(tid, graphSeq, record);
         }
     };
 

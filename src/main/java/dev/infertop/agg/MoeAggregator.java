@@ -4,6 +4,7 @@ import dev.infertop.agg.graph.CpuGraph;
 import dev.infertop.agg.graph.CpuGraphAssembler;
 import dev.infertop.agg.graph.CpuGraphListener;
 import dev.infertop.event.EventLayout;
+import dev.infertop.event.ExpertIds;
 import dev.infertop.event.NameTable;
 import dev.infertop.event.TraceListener;
 import dev.infertop.history.FlightRecorder;
@@ -13,8 +14,6 @@ import dev.infertop.model.Layer;
 import dev.infertop.model.MoeMath;
 import dev.infertop.model.MoeTotals;
 
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -130,13 +129,13 @@ public final class MoeAggregator implements LayerAggregator, CpuGraphListener, E
     }
 
     public void onMoe(long seq, long graphSignature, int subtype, int group, int value, int layer, long ne0, long ne1,
-                      long nb1, boolean failed, MemorySegment data, long idsOffset) {
-        onMoe(0, 0, seq, graphSignature, subtype, group, value, layer, ne0, ne1, nb1, failed, data, idsOffset);
+                      long nb1, boolean failed, ExpertIds ids) {
+        onMoe(0, 0, seq, graphSignature, subtype, group, value, layer, ne0, ne1, nb1, failed, ids);
     }
 
     /** With the thread that copied the ids and when: an ids read also goes to the timeline, when one is kept. */
     public void onMoe(int tid, long timeNs, long seq, long graphSignature, int subtype, int group, int value, int layer,
-                      long ne0, long ne1, long nb1, boolean failed, MemorySegment data, long idsOffset) {
+                      long ne0, long ne1, long nb1, boolean failed, ExpertIds ids) {
         if (subtype == EventLayout.MOE_GRAPH) {
             // A graph of a shape not planned yet: its plan is made when it ends, and every graph of that shape
             // until the plan reaches BPF goes unread, so the collector should drain promptly meanwhile.
@@ -166,10 +165,10 @@ public final class MoeAggregator implements LayerAggregator, CpuGraphListener, E
             // The experts ran on a device: no CPU graph of this one's plans, no node time; counted by batch size.
             nodesReadFromHostCopies++;
             readIds(tid, timeNs, HOST_COPY_SEQ, group, layer, (int) Math.min(ne0, MAX_EXPERTS), ne1, nb1, value,
-                    data, idsOffset);
+                    ids);
             return;
         }
-        readIds(tid, timeNs, seq, group, layer, (int) Math.min(ne0, MAX_EXPERTS), ne1, nb1, value, data, idsOffset);
+        readIds(tid, timeNs, seq, group, layer, (int) Math.min(ne0, MAX_EXPERTS), ne1, nb1, value, ids);
     }
 
     // Snapshots: each ids read as an instant (null when no flight recorder is kept).
@@ -181,7 +180,7 @@ public final class MoeAggregator implements LayerAggregator, CpuGraphListener, E
     }
 
     private void readIds(int tid, long timeNs, long seq, int group, int layer, int used, long tokens, long nb1,
-                         int bytes, MemorySegment data, long idsOffset) {
+                         int bytes, ExpertIds ids) {
         nodesRead++;
         idBytesCopied += bytes;
         expertsUsed = Math.max(expertsUsed, used);
@@ -213,9 +212,8 @@ public final class MoeAggregator implements LayerAggregator, CpuGraphListener, E
         int phase = tokens > 1 || (seq == graphSeq && graphIsPrefill) || batchIsPrefill ? PREFILL : DECODE;
         long[] rowsByExpert = rowsScratch();
         for (int t = 0; t < rows; t++) {
-            long rowOffset = idsOffset + t * nb1;
             for (int j = 0; j < used; j++) {
-                int expert = data.get(ValueLayout.JAVA_INT_UNALIGNED, rowOffset + 4L * j);
+                int expert = ids.id(t, nb1, j);
                 if (expert < 0 || expert >= MAX_EXPERTS) {
                     idsOutOfRange++;
                     continue;
@@ -307,14 +305,14 @@ public final class MoeAggregator implements LayerAggregator, CpuGraphListener, E
     private final TraceListener decoded = new TraceListener() {
         @Override
         public void onMoe(int tid, long timeNs, long graphSeq, long signature, int subtype, int group, int value,
-                          int layer, long ne0, long ne1, long nb1, boolean failed, MemorySegment data, long idsOffset) {
+                          int layer, long ne0, long ne1, long nb1, boolean failed, ExpertIds ids) {
             if (graphs != null && subtype == EventLayout.MOE_GRAPH) {
                 // The MoE graph record comes before the graph's nodes: the CPU graph before it is finished now, so
                 // this layer sees it before it moves on to the next.
                 graphs.onGraphStart(graphSeq, timeNs);
             }
             MoeAggregator.this.onMoe(tid, timeNs, graphSeq, signature, subtype, group, value, layer, ne0, ne1, nb1,
-                    failed, data, idsOffset);
+                    failed, ids);
         }
     };
 

@@ -1,9 +1,7 @@
 package dev.infertop.agg;
 
-import dev.infertop.event.EventLayout;
+import dev.infertop.event.BatchTokens;
 
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.util.HashMap;
 import java.util.Map;
 
@@ -133,8 +131,8 @@ final class SequenceTracker {
      * Accounts one batch; false when it does not fit (nothing recorded: the caller counts it by its size).
      * On true, {@link #promptTokens} and {@link #generatedTokens} say what it held.
      */
-    boolean onBatch(int tid, long startNs, long endNs, long context, int nTokens, int recorded, MemorySegment data,
-                    long offset) {
+    boolean onBatch(int tid, long startNs, long endNs, long context, int nTokens, BatchTokens batch) {
+        int recorded = batch.count();
         promptTokens = 0;
         generatedTokens = 0;
         firstOutputs = 0;
@@ -143,7 +141,7 @@ final class SequenceTracker {
         stepContextPositions = 0;
         positionedTokens = 0;
         positionedContextPositions = 0;
-        if (recorded <= 0 || recorded != nTokens || !group(recorded, data, offset)) {
+        if (recorded <= 0 || recorded != nTokens || !group(batch)) {
             unfitBatches++;
             clearGroups();
             lastBatchTid = -1;
@@ -156,8 +154,8 @@ final class SequenceTracker {
             lastBatchTid = -1;
             return false;
         }
-        long firstToken = tokenKey(data, offset);
-        long lastToken = tokenKey(data, offset + (long) (recorded - 1) * EventLayout.BATCH_TOKEN_SIZE);
+        long firstToken = tokenKey(batch, 0);
+        long lastToken = tokenKey(batch, recorded - 1);
         if (!owner.draft && tid == lastBatchTid && context != lastBatchContext && recorded == lastBatchTokens
                 && firstToken == lastBatchFirstToken && lastToken == lastBatchLastToken
                 && !contextOf(lastBatchContext).draft) {
@@ -207,7 +205,7 @@ final class SequenceTracker {
             }
             if (!s.generating) {
                 // The prompt, or a chunk of it: its tokens up to the first output; the rest are generated.
-                int prompt = outputs == 0 ? tokens : lastOutputIndexOfFirst(seq, data, offset, recorded);
+                int prompt = outputs == 0 ? tokens : lastOutputIndexOfFirst(seq, batch);
                 promptTokens += prompt;
                 generatedTokens += tokens - prompt;
                 s.promptTokens += prompt;
@@ -281,10 +279,8 @@ final class SequenceTracker {
     }
 
     /** A token's position and sequence in one long, to compare batches. */
-    private static long tokenKey(MemorySegment data, long token) {
-        int pos = data.get(ValueLayout.JAVA_INT_UNALIGNED, token + EventLayout.BATCH_TOKEN_POS);
-        int seq = data.get(ValueLayout.JAVA_INT_UNALIGNED, token + EventLayout.BATCH_TOKEN_SEQ);
-        return ((long) pos << 32) | (seq & 0xffffffffL);
+    private static long tokenKey(BatchTokens batch, int i) {
+        return ((long) batch.position(i) << 32) | (batch.sequence(i) & 0xffffffffL);
     }
 
     /**
@@ -397,13 +393,13 @@ final class SequenceTracker {
     }
 
     /** Fills the per-sequence groups; false when a token does not fit the batch layout. */
-    private boolean group(int recorded, MemorySegment data, long offset) {
+    private boolean group(BatchTokens batch) {
+        int recorded = batch.count();
         for (int i = 0; i < recorded; i++) {
-            long token = offset + (long) i * EventLayout.BATCH_TOKEN_SIZE;
-            int pos = data.get(ValueLayout.JAVA_INT_UNALIGNED, token + EventLayout.BATCH_TOKEN_POS);
-            int seq = data.get(ValueLayout.JAVA_INT_UNALIGNED, token + EventLayout.BATCH_TOKEN_SEQ);
-            byte logits = data.get(ValueLayout.JAVA_BYTE, token + EventLayout.BATCH_TOKEN_LOGITS);
-            byte nSeq = data.get(ValueLayout.JAVA_BYTE, token + EventLayout.BATCH_TOKEN_N_SEQ);
+            int pos = batch.position(i);
+            int seq = batch.sequence(i);
+            byte logits = batch.logits(i);
+            byte nSeq = batch.sequenceCount(i);
             if (seq == -1) {
                 seq = 0; // no seq_id array: llama.cpp puts every token in sequence 0
             }
@@ -427,16 +423,16 @@ final class SequenceTracker {
     }
 
     /** How many of sequence {@code seq}'s tokens in the batch come up to and including its first output. */
-    private static int lastOutputIndexOfFirst(int seq, MemorySegment data, long offset, int recorded) {
+    private static int lastOutputIndexOfFirst(int seq, BatchTokens batch) {
+        int recorded = batch.count();
         int count = 0;
         for (int i = 0; i < recorded; i++) {
-            long token = offset + (long) i * EventLayout.BATCH_TOKEN_SIZE;
-            int tokenSeq = data.get(ValueLayout.JAVA_INT_UNALIGNED, token + EventLayout.BATCH_TOKEN_SEQ);
+            int tokenSeq = batch.sequence(i);
             if ((tokenSeq == -1 ? 0 : tokenSeq) != seq) {
                 continue;
             }
             count++;
-            byte logits = data.get(ValueLayout.JAVA_BYTE, token + EventLayout.BATCH_TOKEN_LOGITS);
+            byte logits = batch.logits(i);
             if (logits == 1 || (logits == -1 && i == recorded - 1)) {
                 return count;
             }

@@ -1,6 +1,7 @@
 package dev.infertop.agg;
 
 import dev.infertop.agg.graph.CpuGraphAssembler;
+import dev.infertop.event.BatchTokens;
 import dev.infertop.event.EventLayout;
 import dev.infertop.event.GraphTokensRecord;
 import dev.infertop.event.TraceListener;
@@ -144,11 +145,10 @@ public final class TokenAggregator implements LayerAggregator, TraceListener, De
     }
 
     @Override
-    public void onBatch(int tid, long startNs, long endNs, long contextAddress, int nTokens, int recorded,
-                        java.lang.foreign.MemorySegment data, long tokensOffset) {
+    public void onBatch(int tid, long startNs, long endNs, long contextAddress, int nTokens, BatchTokens batch) {
         batchTid = tid;
         batchStartNs = startNs;
-        batchFits = sequences.onBatch(tid, startNs, endNs, contextAddress, nTokens, recorded, data, tokensOffset);
+        batchFits = sequences.onBatch(tid, startNs, endNs, contextAddress, nTokens, batch);
         addKeptDrafts();
         if (!batchFits) {
             tokens.batchesUnread++;

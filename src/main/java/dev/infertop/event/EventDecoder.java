@@ -18,6 +18,9 @@ public final class EventDecoder implements RecordHandler {
     private final GraphTokensRecord graphTokens = new GraphTokensRecord();
     // The payloads' views, refilled for each record: a record costs no allocation.
     private final ArrivalTimes arrivalTimes = new ArrivalTimes();
+    private final BatchTokens batchTokens = new BatchTokens();
+    private final CounterDeltas counterDeltas = new CounterDeltas();
+    private final ExpertIds expertIds = new ExpertIds();
     private final OpCounts opNodes = new OpCounts();
     private final OpCounts opCalls = new OpCounts();
     private final OpCounts opFused = new OpCounts();
@@ -96,7 +99,7 @@ public final class EventDecoder implements RecordHandler {
             return;
         }
         listeners[EVENT_BATCH].onBatch(tid, startNs, endNs, data.get(LONG, offset + BATCH_CTX),
-                data.get(INT, offset + BATCH_N_TOKENS), recorded, data, offset + BATCH_TOKENS);
+                data.get(INT, offset + BATCH_N_TOKENS), batchTokens.wrap(data, offset + BATCH_TOKENS, recorded));
     }
 
     private void sequenceRemove(MemorySegment data, long offset, int lengthBytes, int tid, long startNs, long endNs) {
@@ -201,7 +204,8 @@ public final class EventDecoder implements RecordHandler {
             malformedRecords++;
             return;
         }
-        listeners[EVENT_COUNTERS].onCounters(tid, data.get(LONG, offset + COUNTERS_GRAPH_SEQ), count, data, offset);
+        listeners[EVENT_COUNTERS].onCounters(tid, data.get(LONG, offset + COUNTERS_GRAPH_SEQ),
+                counterDeltas.wrap(data, offset, count));
     }
 
     private void backendOps(MemorySegment data, long offset, int lengthBytes, int tid, long startNs, long endNs) {
@@ -269,7 +273,8 @@ public final class EventDecoder implements RecordHandler {
                 data.get(LONG, offset + MOE_SIGNATURE), subtype, data.get(INT, offset + MOE_GROUP), value,
                 data.get(INT, offset + MOE_LAYER),
                 data.get(LONG, offset + MOE_NE0), data.get(LONG, offset + MOE_NE1), data.get(LONG, offset + MOE_NB1),
-                data.get(INT, offset + MOE_FAILED) != 0, data, offset + MOE_IDS_OFFSET);
+                data.get(INT, offset + MOE_FAILED) != 0,
+                expertIds.wrap(data, offset + MOE_IDS_OFFSET, subtype == MOE_IDS ? value : 0));
     }
 
     private void graphTokens(MemorySegment data, long offset, int lengthBytes, int tid, long startNs, long endNs) {

@@ -25,12 +25,10 @@ public interface TraceListener {
 
     /**
      * The batch of the llama_decode call whose {@link #onDecode} comes next on this thread (same start and end):
-     * {@code recorded} tokens at {@code tokensOffset} in {@code data}, each {@link EventLayout#BATCH_TOKEN_SIZE}
-     * bytes (position, sequence id, logits flag, sequence count). Only for batches with per-token positions or
-     * sequences; valid during the call only.
+     * {@code tokens} the {@code tokens.count()} of its {@code nTokens} recorded (the decoder's view, valid during
+     * the call only). Only for batches with per-token positions or sequences.
      */
-    default void onBatch(int tid, long startNs, long endNs, long contextAddress, int nTokens, int recorded,
-                         java.lang.foreign.MemorySegment data, long tokensOffset) {}
+    default void onBatch(int tid, long startNs, long endNs, long contextAddress, int nTokens, BatchTokens tokens) {}
 
     /**
      * A sequence's positions [{@code p0}, {@code p1}) were removed from a memory (llama_memory_seq_rm, or an
@@ -105,10 +103,9 @@ public interface TraceListener {
 
     /**
      * One worker thread's counter deltas per node group over graph {@code graphSeq} (counters layer): the
-     * EVENT_COUNTERS record at {@code recordOffset} in {@code data}, {@code count} groups (read during the call only).
+     * decoder's view of the record, read during the call only.
      */
-    default void onCounters(int tid, long graphSeq, int count, java.lang.foreign.MemorySegment data, long recordOffset) {
-    }
+    default void onCounters(int tid, long graphSeq, CounterDeltas record) {}
 
     /**
      * A graph starts on a backend other than the CPU: {@code counted} of its {@code nNodes} nodes were read,
@@ -151,9 +148,8 @@ public interface TraceListener {
     /**
      * MoE layer: a traced graph started ({@code subtype} MOE_GRAPH: {@code value} 1 when BPF holds a plan for
      * its {@code signature}), or the ids tensor of planned node group {@code group} was copied (MOE_IDS:
-     * {@code value} bytes at {@code data[idsOffset]}, row t at t·nb1; read them during the call only).
+     * {@code value} bytes in {@code ids}, the decoder's view, row t at t·nb1; read them during the call only).
      */
     default void onMoe(int tid, long timeNs, long graphSeq, long signature, int subtype, int group, int value,
-                       int layer, long ne0, long ne1, long nb1, boolean failed,
-                       java.lang.foreign.MemorySegment data, long idsOffset) {}
+                       int layer, long ne0, long ne1, long nb1, boolean failed, ExpertIds ids) {}
 }

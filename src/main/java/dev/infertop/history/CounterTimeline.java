@@ -4,8 +4,6 @@ import dev.infertop.model.CounterEvent;
 
 import java.util.List;
 
-import static dev.infertop.event.EventLayout.MAX_COUNTER_EVENTS;
-
 /**
  * The counters layer over time, as flight-recorder counter samples for a snapshot's timeline: the counts of
  * every thread's attributed graphs are summed into bins of at least {@link #BIN_NS} of wall time; each bin
@@ -22,8 +20,8 @@ public final class CounterTimeline {
     private List<CounterEvent> labelled;
     private int refillsIndex = -1;
     private int lineBytes;
-    private final int[] labels = new int[MAX_COUNTER_EVENTS];
-    private final long[] sums = new long[MAX_COUNTER_EVENTS];
+    private int[] labels = new int[0];
+    private long[] sums = new long[0];
     private long binStartNs = -1;
     private long binEndNs;
 
@@ -41,7 +39,7 @@ public final class CounterTimeline {
             binEndNs = endNs;
         }
         binEndNs = Math.max(binEndNs, endNs);
-        for (int e = 0; e < events.size() && e < MAX_COUNTER_EVENTS; e++) {
+        for (int e = 0; e < sums.length && e < counts.length; e++) {
             sums[e] += counts[e];
         }
         long spanNs = binEndNs - binStartNs;
@@ -51,7 +49,7 @@ public final class CounterTimeline {
         if (refillsIndex >= 0) {
             flight.counter(labels[refillsIndex], binEndNs, sums[refillsIndex] * (double) lineBytes * 1e3 / spanNs);
         } else {
-            for (int e = 0; e < events.size() && e < MAX_COUNTER_EVENTS; e++) {
+            for (int e = 0; e < sums.length; e++) {
                 flight.counter(labels[e], binEndNs, sums[e] * 1e9 / spanNs);
             }
         }
@@ -63,7 +61,9 @@ public final class CounterTimeline {
         labelled = events;
         this.lineBytes = lineBytes;
         refillsIndex = -1;
-        for (int e = 0; e < events.size() && e < MAX_COUNTER_EVENTS; e++) {
+        labels = new int[events.size()];
+        sums = new long[events.size()];
+        for (int e = 0; e < events.size(); e++) {
             if (events.get(e).role() == CounterEvent.Role.REFILLS && refillsIndex < 0) {
                 refillsIndex = e;
             }

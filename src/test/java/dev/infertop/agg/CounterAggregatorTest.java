@@ -1,5 +1,6 @@
 package dev.infertop.agg;
 
+import dev.infertop.event.CounterDeltas;
 import dev.infertop.event.EventLayout;
 import dev.infertop.event.NameTable;
 import dev.infertop.model.CounterEvent;
@@ -95,7 +96,7 @@ class CounterAggregatorTest {
                             EventLayout.COUNTERS_DELTA + 8L * (k * EventLayout.MAX_COUNTER_EVENTS + e), deltas[k][e]);
                 }
             }
-            counters.onCounters(tid, seq, deltas.length, data, 0);
+            counters.onCounters(tid, seq, CounterDeltas.ofRecord(data));
         }
     }
 

@@ -1,5 +1,6 @@
 package dev.infertop.agg;
 
+import dev.infertop.event.BatchTokens;
 import dev.infertop.event.EventLayout;
 import dev.infertop.event.NameTable;
 import dev.infertop.history.FlightRecorder;
@@ -278,20 +279,13 @@ class HostileKeysTest {
         TraceAggregator aggregator = Routers.of(BackendNames.parse(""), null);
         aggregator.start(0);
         Arena arena = Arena.ofAuto();
-        MemorySegment batch = arena.allocate(2L * EventLayout.BATCH_TOKEN_SIZE + 8);
         long clock = 1_000;
         for (int c = 0; c < contexts; c++) {
             long context = 0x7000_0000L + 0x1000L * c;
             // A two-token prompt, at positions of its own (the same tokens in another context would be a draft
             // model's copy of the batch).
-            for (int i = 0; i < 2; i++) {
-                long at = (long) i * EventLayout.BATCH_TOKEN_SIZE;
-                batch.set(ValueLayout.JAVA_INT_UNALIGNED, at + EventLayout.BATCH_TOKEN_POS, 2 * c + i);
-                batch.set(ValueLayout.JAVA_INT_UNALIGNED, at + EventLayout.BATCH_TOKEN_SEQ, 0);
-                batch.set(ValueLayout.JAVA_BYTE, at + EventLayout.BATCH_TOKEN_LOGITS, (byte) (i == 1 ? 1 : 0));
-                batch.set(ValueLayout.JAVA_BYTE, at + EventLayout.BATCH_TOKEN_N_SEQ, (byte) 1);
-            }
-            Routers.tokens(aggregator).onBatch(7, clock, clock + 100, context, 2, 2, batch, 0);
+            BatchTokens batch = BatchTokens.builder(2).add(2 * c, 0, 0, 1).add(2 * c + 1, 0, 1, 1).build();
+            Routers.tokens(aggregator).onBatch(7, clock, clock + 100, context, 2, batch);
             Routers.tokens(aggregator).onDecode(7, clock, clock + 100, context, 2, 0);
             clock += 1_000;
         }

@@ -1,6 +1,7 @@
 package dev.infertop.agg;
 
 import dev.infertop.event.EventLayout;
+import dev.infertop.event.ExpertIds;
 import dev.infertop.event.NameTable;
 import dev.infertop.model.MoeTotals;
 import org.junit.jupiter.api.Test;
@@ -90,7 +91,7 @@ class MoeAggregatorTest {
 
     private void graph(long seq, boolean planned) {
         fixture.graphs().onGraphStart(seq, 0); // the MoE graph record starts the CPU graph too (TraceAggregator)
-        moe.onMoe(seq, SIGNATURE, EventLayout.MOE_GRAPH, 0, planned ? 1 : 0, -1, 0, 0, 0, false, MemorySegment.NULL, 0);
+        moe.onMoe(seq, SIGNATURE, EventLayout.MOE_GRAPH, 0, planned ? 1 : 0, -1, 0, 0, 0, false, ExpertIds.NONE);
     }
 
     /** One thread: started at 1000 ns, arrived after groups 0..4 at these times. */
@@ -106,7 +107,7 @@ class MoeAggregatorTest {
                 data.set(ValueLayout.JAVA_INT, 32L * t + 4L * j, rows[t][j]);
             }
         }
-        moe.onMoe(seq, SIGNATURE, EventLayout.MOE_IDS, group, bytes, layer, 2, rows.length, 32, false, data, 0);
+        moe.onMoe(seq, SIGNATURE, EventLayout.MOE_IDS, group, bytes, layer, 2, rows.length, 32, false, ExpertIds.of(data, bytes));
     }
 
     @Test
@@ -127,7 +128,7 @@ class MoeAggregatorTest {
         int graphs = 200;
         for (long seq = 1; seq <= graphs; seq++) {
             fixture.graphs().onGraphStart(seq, 0);
-            moe.onMoe(seq, 0x5000_0000L + seq, EventLayout.MOE_GRAPH, 0, 0, -1, 0, 0, 0, false, MemorySegment.NULL, 0);
+            moe.onMoe(seq, 0x5000_0000L + seq, EventLayout.MOE_GRAPH, 0, 0, -1, 0, 0, 0, false, ExpertIds.NONE);
             nodes(seq, 1);
             arrivals(seq, 1100, 1300, 1600, 2000, 2100);
         }
@@ -218,7 +219,7 @@ class MoeAggregatorTest {
             data.set(ValueLayout.JAVA_INT, 32L * t, rows[t][0]);
             data.set(ValueLayout.JAVA_INT, 32L * t + 4, rows[t][1]);
         }
-        moe.onMoe(1, SIGNATURE, EventLayout.MOE_IDS, 1, 16384, 0, 2, 600, 32, false, data, 0);
+        moe.onMoe(1, SIGNATURE, EventLayout.MOE_IDS, 1, 16384, 0, 2, 600, 32, false, ExpertIds.of(data, 16384));
         MoeTotals totals = finalSnapshot();
         assertEquals(1, totals.nodesTruncated());
         assertEquals(88, totals.rowsTruncated());
@@ -264,7 +265,7 @@ class MoeAggregatorTest {
         arrivals(1, 1100, 1300, 1600, 2000, 2100);
         graph(2, true);
         fixture.same(2, 1, 0);
-        moe.onMoe(2, SIGNATURE, EventLayout.MOE_IDS, 1, 0, 0, 0, 0, 0, true, MemorySegment.NULL, 0);
+        moe.onMoe(2, SIGNATURE, EventLayout.MOE_IDS, 1, 0, 0, 0, 0, 0, true, ExpertIds.NONE);
         ids(2, 4, 1, new int[][] {{1, 2}, {1, 2}, {1, 2}, {1, 2}, {1, 3}}, 4 * 32 + 8);
         arrivals(2, 1100, 1300, 1600, 2000, 2100);
         MoeTotals totals = finalSnapshot();

@@ -1,6 +1,7 @@
 package dev.infertop.agg;
 
 import dev.infertop.event.EventLayout;
+import dev.infertop.event.ExpertIds;
 import dev.infertop.event.NameTable;
 import dev.infertop.history.FlightRecorder;
 import dev.infertop.history.MoeTimeline;
@@ -47,14 +48,14 @@ class MoeTimelineTest {
             }
         }
         moe.onMoe(tid, atNs, seq, 0xabc, EventLayout.MOE_IDS, 1, 32 * (rows.length - 1) + 8, layer, 2, rows.length, 32,
-                false, data, 0);
+                false, ExpertIds.of(data, 32 * (rows.length - 1) + 8));
     }
 
     @Test
     void eachIdsReadIsOneInstantOnTheCopyingThreadWithItsBatchCounts() {
         FlightRecorder flight = new FlightRecorder(64, 1_000_000_000L);
         moe.keepForSnapshots(flight);
-        moe.onMoe(1, 0xabc, EventLayout.MOE_GRAPH, 0, 1, -1, 0, 0, 0, false, MemorySegment.NULL, 0);
+        moe.onMoe(1, 0xabc, EventLayout.MOE_GRAPH, 0, 1, -1, 0, 0, 0, false, ExpertIds.NONE);
         // A 4-token prefill batch in layer 3: expert 0 gets 3 tokens, 1, 2 and 5 one each, 7 two.
         ids(42, 1_000, 1, 3, new int[][] {{0, 1}, {0, 2}, {7, 0}, {5, 7}});
         // A decode step in layer 0 on another thread.

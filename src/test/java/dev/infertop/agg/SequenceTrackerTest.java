@@ -1,6 +1,6 @@
 package dev.infertop.agg;
 
-import dev.infertop.event.EventLayout;
+import dev.infertop.event.BatchTokens;
 import dev.infertop.model.BackendNames;
 import dev.infertop.model.LayerStatus;
 import dev.infertop.model.RunState;
@@ -9,9 +9,6 @@ import dev.infertop.model.TargetInfo;
 import dev.infertop.model.TokenTotals;
 import org.junit.jupiter.api.Test;
 
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -23,7 +20,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 class SequenceTrackerTest {
     private static final long CTX = 0x5000;
     private final TraceAggregator aggregator = Routers.of(dev.infertop.io.ConfigFiles.backendNames(), null);
-    private final Arena arena = Arena.ofAuto();
     private long clockNs = 1_000_000_000L;
 
     /** One token: sequence, position, whether it asks for output (-1: no such array). */
@@ -40,17 +36,13 @@ class SequenceTrackerTest {
 
     /** The same, on context {@code context}. */
     private void call(long context, long durationNs, Tok... tokens) {
-        MemorySegment data = arena.allocate((long) tokens.length * EventLayout.BATCH_TOKEN_SIZE + 8);
-        for (int i = 0; i < tokens.length; i++) {
-            long at = (long) i * EventLayout.BATCH_TOKEN_SIZE;
-            data.set(ValueLayout.JAVA_INT_UNALIGNED, at + EventLayout.BATCH_TOKEN_POS, tokens[i].pos());
-            data.set(ValueLayout.JAVA_INT_UNALIGNED, at + EventLayout.BATCH_TOKEN_SEQ, tokens[i].seq());
-            data.set(ValueLayout.JAVA_BYTE, at + EventLayout.BATCH_TOKEN_LOGITS, (byte) tokens[i].logits());
-            data.set(ValueLayout.JAVA_BYTE, at + EventLayout.BATCH_TOKEN_N_SEQ, (byte) 1);
+        BatchTokens.Builder batch = BatchTokens.builder(tokens.length);
+        for (Tok token : tokens) {
+            batch.add(token.pos(), token.seq(), token.logits(), 1);
         }
         long start = clockNs;
         long end = start + durationNs;
-        Routers.tokens(aggregator).onBatch(7, start, end, context, tokens.length, tokens.length, data, 0);
+        Routers.tokens(aggregator).onBatch(7, start, end, context, tokens.length, batch.build());
         Routers.tokens(aggregator).onDecode(7, start, end, context, tokens.length, 0);
         clockNs = end + 1_000_000; // 1 ms of the server's own work between calls
     }

@@ -25,14 +25,9 @@ class EventDecoderFuzzTest {
         }
 
         @Override
-        public void onBatch(int tid, long startNs, long endNs, long contextAddress, int nTokens, int recorded,
-                            MemorySegment data, long tokensOffset) {
-            for (int t = 0; t < recorded; t++) {
-                long at = tokensOffset + (long) t * BATCH_TOKEN_SIZE;
-                sum += data.get(ValueLayout.JAVA_INT_UNALIGNED, at + BATCH_TOKEN_POS)
-                        + data.get(ValueLayout.JAVA_INT_UNALIGNED, at + BATCH_TOKEN_SEQ)
-                        + data.get(ValueLayout.JAVA_BYTE, at + BATCH_TOKEN_LOGITS)
-                        + data.get(ValueLayout.JAVA_BYTE, at + BATCH_TOKEN_N_SEQ);
+        public void onBatch(int tid, long startNs, long endNs, long contextAddress, int nTokens, BatchTokens tokens) {
+            for (int t = 0; t < tokens.count(); t++) {
+                sum += tokens.position(t) + tokens.sequence(t) + tokens.logits(t) + tokens.sequenceCount(t);
             }
         }
 
@@ -73,10 +68,16 @@ class EventDecoderFuzzTest {
         }
 
         @Override
-        public void onCounters(int tid, long graphSeq, int count, MemorySegment data, long recordOffset) {
-            for (long k = 0; k < (long) count * MAX_COUNTER_EVENTS; k++) {
-                sum += data.get(LONG, recordOffset + COUNTERS_DELTA + 8 * k);
+        public void onCounters(int tid, long graphSeq, CounterDeltas record) {
+            long[] deltas = new long[record.groups() * CounterDeltas.EVENTS];
+            record.copyDeltasTo(deltas);
+            int[] bits = new int[CounterDeltas.GROUP_BIT_INTS];
+            record.copyMigratedBitsTo(bits);
+            record.copySwitchedBitsTo(bits);
+            for (long delta : deltas) {
+                sum += delta;
             }
+            sum += record.enabledNs(0) + record.runningNs(CounterDeltas.EVENTS - 1) + record.failedReads() + bits[0];
         }
 
         @Override
@@ -89,12 +90,9 @@ class EventDecoderFuzzTest {
 
         @Override
         public void onMoe(int tid, long timeNs, long graphSeq, long signature, int subtype, int group, int value,
-                          int layer, long ne0, long ne1, long nb1, boolean failed, MemorySegment data,
-                          long idsOffset) {
-            if (subtype == MOE_IDS) {
-                for (int b = 0; b < value; b++) {
-                    sum += data.get(ValueLayout.JAVA_BYTE, idsOffset + b);
-                }
+                          int layer, long ne0, long ne1, long nb1, boolean failed, ExpertIds ids) {
+            for (int b = 0; b < ids.bytes(); b++) {
+                sum += ids.byteAt(b);
             }
         }
     }
