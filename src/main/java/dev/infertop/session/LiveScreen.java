@@ -2,6 +2,7 @@ package dev.infertop.session;
 
 import dev.infertop.agg.Collector;
 import dev.infertop.model.Layer;
+import dev.infertop.snapshot.SnapshotTaker;
 import dev.infertop.tui.KeyTable;
 import dev.infertop.tui.LiveMonitor;
 import dev.infertop.tui.LiveView;
@@ -105,7 +106,8 @@ final class LiveScreen {
 
             @Override
             public void toggle(Layer layer) {
-                TickPolicy policy = control.currentPolicy;
+                SessionResources resources = control.current;
+                TickPolicy policy = resources == null ? null : resources.policy;
                 if (policy != null) {
                     policy.toggles.add(layer);
                 }
@@ -113,7 +115,7 @@ final class LiveScreen {
 
             @Override
             public void snapshot() {
-                control.requestSnapshot("key");
+                control.requestSnapshot(SnapshotTaker.Trigger.KEY);
             }
 
             @Override

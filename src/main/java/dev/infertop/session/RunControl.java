@@ -22,13 +22,10 @@ final class RunControl {
     volatile LiveScreen live;
     /** The session being traced, for the shutdown hook and the live view's quit. */
     volatile SessionResources current;
-    /** The traced session's per-tick policy, for the live view's layer keys; null between sessions. */
-    volatile TickPolicy currentPolicy;
     /** q, a signal, or a failure: stop tracing, stop waiting for a process to follow. */
     volatile boolean stopping;
     volatile double intervalSeconds;
-    /** The session's snapshot writer (s, SIGUSR1, --snapshot-every, --snapshot-on-exit), and their numbers. */
-    volatile SnapshotTaker snapshots;
+    /** Snapshot numbers, run-wide: --follow's sessions never reuse one. */
     final AtomicInteger snapshotNumbers = new AtomicInteger();
     /** The launched command's log, held open (the command appends through /proc/PID/fd/N) until the run ends. */
     TargetLog targetLog;
@@ -87,8 +84,9 @@ final class RunControl {
         }
     }
 
-    void requestSnapshot(String trigger) {
-        SnapshotTaker taker = snapshots;
+    void requestSnapshot(SnapshotTaker.Trigger trigger) {
+        SessionResources resources = current;
+        SnapshotTaker taker = resources == null ? null : resources.snapshots;
         if (taker != null) {
             taker.request(trigger);
         }

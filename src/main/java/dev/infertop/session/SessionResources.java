@@ -2,11 +2,8 @@ package dev.infertop.session;
 
 import dev.infertop.agg.Collector;
 import dev.infertop.agg.DagRecorder;
-import dev.infertop.bpf.BpfObject;
-import dev.infertop.bpf.PerCpuCounter;
-import dev.infertop.bpf.ProbeSet;
-import dev.infertop.bpf.RingBufferReader;
 import dev.infertop.process.TracedProcess;
+import dev.infertop.snapshot.SnapshotTaker;
 
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -14,19 +11,20 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * The clean-up stage: everything one traced session acquired, released in reverse order of acquisition;
- * idempotent and callable from the shutdown hook.
+ * idempotent and callable from the shutdown hook. The stages hand what they made to it as they go: the target
+ * opened, the load stage's owner, then the running parts the hook and the live view's keys reach.
  */
 final class SessionResources {
     final TracedProcess process;
-    BpfObject object;
-    ProbeSet probes;
-    RingBufferReader ring;
-    PerCpuCounter lost;
-    PerCpuCounter schedHits;
-    dev.infertop.bpf.GraphStartMaps graphStarts;
+    /** The load stage's owner of the BPF object, probes, ring and maps; null until it loaded. */
+    private volatile LoadedProbes loaded;
     /** Stopped first: it attaches and detaches the operator layer's per-thread probes on its own thread. */
     volatile OverheadBudget budget;
     volatile Collector collector;
+    /** The per-tick policy, for the live view's layer keys; null before the collector and after the session. */
+    volatile TickPolicy policy;
+    /** The snapshot writer (s, SIGUSR1, --snapshot-every, --snapshot-on-exit). */
+    volatile SnapshotTaker snapshots;
     volatile DagRecorder dag;
     volatile boolean stopRequested;
     private boolean closed;
@@ -36,6 +34,11 @@ final class SessionResources {
 
     SessionResources(TracedProcess process) {
         this.process = process;
+    }
+
+    /** Takes the load stage's owner: closed with the session, its probes detached first. */
+    void adopt(LoadedProbes loaded) {
+        this.loaded = loaded;
     }
 
     void stopCollector() {
@@ -55,26 +58,10 @@ final class SessionResources {
         // detach (slow per probe) are both slow: let them overlap.
         process.beginStop();
         detach();
-        if (probes != null) {
-            probes.close(); // idempotent: also what was attached after an early detach from the hook
+        LoadedProbes owned = loaded;
+        if (owned != null) {
+            owned.close(); // detaches again (idempotent): also what was attached after an early detach from the hook
         }
-        StopTimeline.mark("probes detached", System.err);
-        if (ring != null) {
-            ring.close();
-        }
-        if (lost != null) {
-            lost.close();
-        }
-        if (schedHits != null) {
-            schedHits.close();
-        }
-        if (graphStarts != null) {
-            graphStarts.close();
-        }
-        if (object != null) {
-            object.close();
-        }
-        StopTimeline.mark("BPF object closed", System.err);
         process.close();
         StopTimeline.mark("target closed", System.err);
     }
@@ -87,8 +74,9 @@ final class SessionResources {
                 running.close();
                 StopTimeline.mark("budget stopped", System.err);
             }
-            if (probes != null) {
-                probes.close();
+            LoadedProbes owned = loaded;
+            if (owned != null) {
+                owned.detach();
             }
             detached.countDown();
         }

@@ -2,6 +2,7 @@ package dev.infertop.session;
 
 import dev.infertop.ffi.LibC;
 import dev.infertop.model.Layer;
+import dev.infertop.snapshot.SnapshotTaker;
 
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
@@ -48,7 +49,7 @@ final class Signals {
     @SuppressWarnings("removal")
     static void snapshotOnUsr1(RunControl control) {
         try {
-            sun.misc.Signal.handle(new sun.misc.Signal("USR1"), signal -> control.requestSnapshot("SIGUSR1"));
+            sun.misc.Signal.handle(new sun.misc.Signal("USR1"), signal -> control.requestSnapshot(SnapshotTaker.Trigger.SIGUSR1));
         } catch (IllegalArgumentException e) {
             // no SIGUSR1 here (or the JVM keeps it): the live view's key and the options still work
         }

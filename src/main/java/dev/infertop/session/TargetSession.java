@@ -1,26 +1,22 @@
 package dev.infertop.session;
 
 import dev.infertop.agg.Collector;
+import dev.infertop.agg.OperatorAggregator;
 import dev.infertop.bpf.BpfException;
-import dev.infertop.bpf.InfertopProbes;
 import dev.infertop.bpf.MoeKernelSide;
-import dev.infertop.bpf.PerCpuCounter;
-import dev.infertop.bpf.RingBufferReader;
+import dev.infertop.bpf.OperatorKernelSide;
 import dev.infertop.bpf.SiteFinder;
-import dev.infertop.ffi.OwnPriority;
-import dev.infertop.metrics.MetricsFeed;
 import dev.infertop.metrics.MetricsServer;
 import dev.infertop.model.CounterSet;
 import dev.infertop.model.Layer;
+import dev.infertop.model.Roofline;
 import dev.infertop.model.RunState;
-import dev.infertop.snapshot.SnapshotTaker;
+import dev.infertop.process.DeadlineReads;
 import dev.infertop.process.LaunchedCommand;
 import dev.infertop.process.TargetMemory;
 import dev.infertop.process.TracedProcess;
 import dev.infertop.process.layout.LayoutCache;
-import dev.infertop.view.BatchTextView;
-import dev.infertop.json.JsonLinesView;
-import dev.infertop.view.SnapshotView;
+import dev.infertop.snapshot.SnapshotTaker;
 
 import java.io.IOException;
 import java.nio.file.Path;
@@ -78,9 +74,10 @@ final class TargetSession {
             sites.prefetch(target.candidates(), process.pid());
             Calibration calibration = Calibration.of(target.candidates(), process.pid(), control.err);
             StartTimeline.mark("layouts calibrated", control.err);
-            ProbeLoader.Loaded loaded = ProbeLoader.load(control, resources, calibration, btf, counterSet, sites);
+            LoadedProbes loaded = ProbeLoader.load(control.options, process.pid(), calibration, btf, counterSet, sites);
+            resources.adopt(loaded);
             StartTimeline.mark("BPF object loaded", control.err);
-            LayerStart.attach(control, resources.probes, target.candidates());
+            LayerStart.attach(control, loaded.probes, target.candidates());
             StartTimeline.mark("probes attached", control.err);
             return poll(resources, calibration, loaded);
         } catch (BpfException e) {
@@ -92,86 +89,81 @@ final class TargetSession {
             throw e;
         } finally {
             resources.close();
-            control.currentPolicy = null;
-            SnapshotTaker taker = control.snapshots;
+            resources.policy = null;
+            SnapshotTaker taker = resources.snapshots;
             if (taker != null && taker.pendingWrites() > 0) {
                 taker.abandon(); // an error ended the session: no half-written snapshot stays behind
             }
         }
     }
 
-    /** Wires the pipeline to the ring, releases a launched target, and runs the collector until the end. */
-    private End poll(SessionResources resources, Calibration calibration, ProbeLoader.Loaded loaded)
-            throws BpfException, IOException {
-        TraceOptions options = control.options;
+    /** Wires the pipeline to the ring, releases the target, and runs the collector until the end. */
+    private End poll(SessionResources resources, Calibration calibration, LoadedProbes loaded) throws IOException {
         TracedProcess process = resources.process;
-        resources.ring = new RingBufferReader(resources.object.mapFd(InfertopProbes.RING_BUFFER_MAP),
-                options.ringKib() * 1024);
-        resources.lost = new PerCpuCounter(resources.object.mapFd(InfertopProbes.LOST_EVENTS_MAP));
-        TickPolicy policy = new TickPolicy(control, process, resources.probes);
-        resources.schedHits = new PerCpuCounter(resources.object.mapFd(InfertopProbes.SCHED_HITS_MAP));
-        PerCpuCounter schedHits = resources.schedHits;
-        int targetPid = process.pid();
-        dev.infertop.process.DeadlineReads.TARGET.notices(control::notice); // a read of its memory that stalls
-        int nameOffset = calibration.offsets().tensorName();
-        // The roofline's ceilings before the first screen (the operator layer costs the nodes it holds them against).
-        dev.infertop.model.Roofline.Ceilings ceilings = calibration.layout() == null
-                || !options.layers().contains(Layer.OPERATOR) ? null
-                : RooflineCeilings.atStart(process instanceof LaunchedCommand, control::notice);
-        Pipeline pipeline = Pipeline.build(calibration.layout(), loaded.backendNames(), targetPid, schedHits::sum,
-                resources.probes.kernelSide(Layer.MOE, MoeKernelSide.class).plans()::write, address ->
-                        TargetMemory.cString(targetPid, address + nameOffset, 64), ceilings,
-                resources.probes.kernelSide(Layer.OPERATOR, dev.infertop.bpf.OperatorKernelSide.class)::samplingPeriodNs);
-        resources.graphStarts = new dev.infertop.bpf.GraphStartMaps(resources.object);
-        pipeline.aggregator().withGraphsInFlight(resources.graphStarts);
-        resources.probes.kernelSide(Layer.OPERATOR, dev.infertop.bpf.OperatorKernelSide.class)
-                .followGraphsInFlight(resources.graphStarts);
-        policy.followFusion(pipeline.aggregator().registered(dev.infertop.agg.OperatorAggregator.class), loaded.fusion());
-        CounterSet chosen = counterSet;
-        loaded.perfCounters().listener(opened -> pipeline.counters().configure(chosen, opened));
+        TickPolicy policy = new TickPolicy(control, process, loaded.probes);
+        Pipeline pipeline = wire(process, calibration, loaded, policy);
         resources.dag = pipeline.dag();
-        SnapshotView shown = switch (options.output()) {
-            case JSON -> new JsonLinesView(control.out);
-            case BATCH -> new BatchTextView(control.out);
-            case LIVE -> LiveScreen.of(control).view;
-            case QUIET -> (SnapshotView) snapshot -> { };
-        };
-        SnapshotView view = StartTimeline.markingFirstInterval(
-                SnapshotView.afterFirstShown(shown, OwnPriority::firstScreenShown), control.err); // the start is over
+        OutputChain output = OutputChain.build(control, pipeline, metrics);
+        resources.snapshots = output.snapshots();
         if (process instanceof LaunchedCommand) {
             // The target is held until release(): it waits, not races.
-            CollectorWarmup.run(control, calibration, loaded.backendNames(), policy, resources.ring, resources.lost);
+            CollectorWarmup.run(control, calibration, loaded.backendNames, policy, loaded.ring, loaded.lost);
         }
-        SnapshotTaker taker = new SnapshotTaker(view, pipeline.aggregator(), pipeline.names(), options.snapshot(),
-                control::notice, control.snapshotNumbers, control.version);
-        control.snapshots = taker;
-        view = taker;
-        if (metrics != null) {
-            // Each tick's snapshot and the run's histogram buckets, copied here, are what scrapes read.
-            view = new MetricsFeed(view, metrics, pipeline.aggregator()::forEachRunHistogram,
-                    System.currentTimeMillis(), control::notice);
-        }
-        resources.collector = new Collector(resources.ring, pipeline.aggregator(), pipeline.decoder(),
-                resources.lost::sum, view, policy);
-        control.currentPolicy = policy;
+        resources.collector = new Collector(loaded.ring, pipeline.aggregator(), pipeline.decoder(), loaded.lost::sum,
+                output.head(), policy);
+        resources.policy = policy;
         if (resources.stopRequested || control.stopping) {
             return new End(RunState.STOPPED, 130);
         }
+        release(resources, loaded, policy);
+        long intervalNs = Math.round(control.intervalSeconds * 1e9);
+        resources.collector.setIntervalNs(intervalNs); // from the second interval on (or what +/- set since)
+        RunState state = resources.collector.run(firstIntervalNs(control.options.output(), intervalNs),
+                control.options.iterations());
+        StopTimeline.begin("the collector ended: " + state, control.err);
+        StopTimeline.mark("collector's final snapshot", control.err);
+        return finish(resources, state, output.snapshots());
+    }
+
+    /** The aggregation pipeline over what the load stage made, and the parts of the probes that follow it. */
+    private Pipeline wire(TracedProcess process, Calibration calibration, LoadedProbes loaded, TickPolicy policy) {
+        int targetPid = process.pid();
+        DeadlineReads.TARGET.notices(control::notice); // a read of its memory that stalls
+        int nameOffset = calibration.offsets().tensorName();
+        // The roofline's ceilings before the first screen (the operator layer costs the nodes it holds them against).
+        Roofline.Ceilings ceilings = calibration.layout() == null
+                || !control.options.layers().contains(Layer.OPERATOR) ? null
+                : RooflineCeilings.atStart(process instanceof LaunchedCommand, control::notice);
+        OperatorKernelSide operator = loaded.probes.kernelSide(Layer.OPERATOR, OperatorKernelSide.class);
+        Pipeline pipeline = Pipeline.build(calibration.layout(), loaded.backendNames, targetPid,
+                loaded.schedHits::sum, loaded.probes.kernelSide(Layer.MOE, MoeKernelSide.class).plans()::write,
+                address -> TargetMemory.cString(targetPid, address + nameOffset, 64), ceilings,
+                operator::samplingPeriodNs);
+        pipeline.aggregator().withGraphsInFlight(loaded.graphStarts);
+        operator.followGraphsInFlight(loaded.graphStarts);
+        policy.followFusion(pipeline.aggregator().registered(OperatorAggregator.class), loaded.fusion);
+        loaded.perfCounters.listener(opened -> pipeline.counters().configure(counterSet, opened));
+        return pipeline;
+    }
+
+    /** The budget and the operator toggle start, and the held target goes: tracing from its first token. */
+    private void release(SessionResources resources, LoadedProbes loaded, TickPolicy policy) throws IOException {
+        TracedProcess process = resources.process;
         Signals.operatorToggleOnUsr2(policy);
-        resources.budget = OverheadBudget.start(options.budgetPercent(), resources.probes, resources.object,
+        resources.budget = OverheadBudget.start(control.options.budgetPercent(), loaded.probes, loaded.object,
                 process.pid(), control::notice);
         policy.budget = resources.budget;
         process.release();
         control.notice("infertop: tracing pid " + process.pid() + " (" + policy.target().command() + "): "
-                + resources.probes.attachedProbeCount() + " probes attached; layers "
-                + String.join(", ", resources.probes.statuses().stream()
+                + loaded.probes.attachedProbeCount() + " probes attached; layers "
+                + String.join(", ", loaded.probes.statuses().stream()
                         .map(l -> l.layer().id() + " " + l.state().label()).toList()));
         StartTimeline.mark("collector ready", control.err);
-        long intervalNs = Math.round(control.intervalSeconds * 1e9);
-        resources.collector.setIntervalNs(intervalNs); // from the second interval on (or what +/- set since)
-        RunState state = resources.collector.run(firstIntervalNs(options.output(), intervalNs), options.iterations());
-        StopTimeline.begin("the collector ended: " + state, control.err);
-        StopTimeline.mark("collector's final snapshot", control.err);
+    }
+
+    /** After the collector: the screen goes, the probes come off, then the DAG file and the snapshots finish. */
+    private End finish(SessionResources resources, RunState state, SnapshotTaker taker) {
+        TracedProcess process = resources.process;
         if (control.stopping) {
             boolean wasLive = control.live != null;
             control.closeLive(); // q or a signal: the screen goes at once; what follows is said on stderr
@@ -188,9 +180,9 @@ final class TargetSession {
         boolean stoppedByUs = process.isAlive(); // -n reached, q: close() stops it, not the command's status
         resources.close();
         StopTimeline.mark("session resources closed", control.err);
-        if (options.dagFile() != null) {
-            control.notice("infertop: " + DagExport.write(resources.dag, options.dagFile(),
-                    options.snapshot().access()));
+        if (control.options.dagFile() != null) {
+            control.notice("infertop: " + DagExport.write(resources.dag, control.options.dagFile(),
+                    control.options.snapshot().access()));
         }
         if (!taker.finish(SNAPSHOT_GRACE_MS)) {
             taker.abandon(); // the snapshots still being written get a grace, then are given up

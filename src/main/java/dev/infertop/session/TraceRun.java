@@ -51,7 +51,7 @@ public final class TraceRun {
             }
             try {
                 if (!finished.await(TargetSession.SNAPSHOT_GRACE_MS + DETACH_WAIT_MS, TimeUnit.MILLISECONDS)) {
-                    SnapshotTaker taker = control.snapshots;
+                    SnapshotTaker taker = resources == null ? null : resources.snapshots;
                     if (taker != null) {
                         taker.abandon();
                     }

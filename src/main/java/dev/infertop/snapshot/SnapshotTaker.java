@@ -46,7 +46,7 @@ public final class SnapshotTaker implements SnapshotView {
     private final Consumer<String> notices;
     private final AtomicInteger numbers;
     private final String version;
-    private final AtomicReference<String> requested = new AtomicReference<>();
+    private final AtomicReference<Trigger> requested = new AtomicReference<>();
     private final ArrayDeque<SnapshotContent.TickSample> ticks = new ArrayDeque<>();
     private final ExecutorService writer = Executors.newSingleThreadExecutor(runnable ->
             Thread.ofPlatform().name("infertop-snapshot").daemon().unstarted(runnable));
@@ -84,8 +84,25 @@ public final class SnapshotTaker implements SnapshotView {
         return delegate.outputClosed();
     }
 
+    /** What asks for a snapshot from outside the tick: the live view's key or SIGUSR1. */
+    public enum Trigger {
+        KEY("key"),
+        SIGUSR1("SIGUSR1");
+
+        private final String label;
+
+        Trigger(String label) {
+            this.label = label;
+        }
+
+        /** As the snapshot's summary and notices name it. */
+        public String label() {
+            return label;
+        }
+    }
+
     /** Asks for a snapshot at the next tick; any thread (key handler, signal handler). */
-    public void request(String trigger) {
+    public void request(Trigger trigger) {
         requested.set(trigger);
     }
 
@@ -103,11 +120,10 @@ public final class SnapshotTaker implements SnapshotView {
         nameNewThreads(snapshot);
         ticks.addLast(sample(snapshot));
         long now = System.nanoTime();
-        String trigger = requested.getAndSet(null);
-        if (trigger == null && options.everySeconds() > 0 && now - lastTimedNs >= options.everySeconds() * 1e9) {
+        Trigger asked = requested.getAndSet(null);
+        String trigger = asked == null ? null : asked.label();
+        if (asked == null && options.everySeconds() > 0 && now - lastTimedNs >= options.everySeconds() * 1e9) {
             trigger = "every " + options.everySeconds() + " s";
-        }
-        if (trigger != null && trigger.startsWith("every")) {
             lastTimedNs = now;
         }
         if (snapshot.isFinal() && options.onExit()) {

@@ -62,7 +62,7 @@ class SnapshotTakerTest {
         aggregator.start(System.nanoTime());
         taker.show(tick(false));
         assertEquals(List.of(), notices, "nothing asked, nothing written");
-        taker.request("SIGUSR1");
+        taker.request(SnapshotTaker.Trigger.SIGUSR1);
         taker.show(tick(false));
         taker.show(tick(true));
         assertTrue(taker.finish(10_000), "the write in flight finishes");
@@ -114,12 +114,12 @@ class SnapshotTakerTest {
                 new SnapshotOptions(temp.resolve("s%n").toString(), 0, true, 1), holding, new AtomicInteger(), "test");
         aggregator.start(System.nanoTime());
         taker.show(tick(false));
-        taker.request("key");
+        taker.request(SnapshotTaker.Trigger.KEY);
         taker.show(tick(false));
         assertTrue(writerHeld.await(60, java.util.concurrent.TimeUnit.SECONDS), "the first write reached its notice");
         int requests = 2000;
         for (int i = 0; i < requests; i++) {
-            taker.request("key");
+            taker.request(SnapshotTaker.Trigger.KEY);
             taker.show(tick(false));
         }
         assertEquals(1, taker.pendingWrites(), "only the write in flight is held");
