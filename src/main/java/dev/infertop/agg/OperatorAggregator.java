@@ -1,5 +1,6 @@
 package dev.infertop.agg;
 
+import dev.infertop.model.HistogramTag;
 import dev.infertop.agg.graph.CpuGraph;
 import dev.infertop.agg.graph.CpuGraphAssembler;
 import dev.infertop.agg.graph.CpuGraphListener;
@@ -384,7 +385,7 @@ public final class OperatorAggregator implements LayerAggregator, CpuGraphListen
         List<OpTotals> ops = OpFigures.of(opStats.values(), false);
         if (histograms != null) {
             for (OpStats stats : opStats.values()) {
-                stats.recorder.logInterval(histograms, "op:" + stats.name);
+                stats.recorder.logInterval(histograms, HistogramTag.op(stats.name));
             }
         }
         OperatorTotals interval = new OperatorTotals(ops, threads(false), graphCounts.interval(ATTRIBUTED),
@@ -411,7 +412,7 @@ public final class OperatorAggregator implements LayerAggregator, CpuGraphListen
     public void forEachRunHistogram(BiConsumer<String, Histogram> reader) {
         for (OpStats stats : opStats.values()) {
             if (stats.counts.total(OpStats.GROUPS) > 0) {
-                reader.accept("op:" + stats.name, stats.recorder.totalHistogram());
+                reader.accept(HistogramTag.op(stats.name), stats.recorder.totalHistogram());
             }
         }
     }

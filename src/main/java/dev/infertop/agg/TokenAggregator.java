@@ -1,5 +1,6 @@
 package dev.infertop.agg;
 
+import dev.infertop.model.HistogramTag;
 import dev.infertop.agg.graph.CpuGraphAssembler;
 import dev.infertop.event.BatchTokens;
 import dev.infertop.event.EventLayout;
@@ -132,8 +133,8 @@ public final class TokenAggregator implements LayerAggregator, TraceListener, De
     @Override
     public void forEachRunHistogram(java.util.function.BiConsumer<String, Histogram> reader) {
         boolean api = source() != TokenSource.GRAPHS;
-        reader.accept("ttft", (api ? ttftRecorder : graphTtftRecorder).totalHistogram());
-        reader.accept("tpot", (api ? tpotRecorder : graphTpotRecorder).totalHistogram());
+        reader.accept(HistogramTag.TTFT, (api ? ttftRecorder : graphTtftRecorder).totalHistogram());
+        reader.accept(HistogramTag.TPOT, (api ? tpotRecorder : graphTpotRecorder).totalHistogram());
     }
 
     /** The run's source: the API once it was called, else the graphs once one had tokens. */
@@ -301,8 +302,8 @@ public final class TokenAggregator implements LayerAggregator, TraceListener, De
         graphRequests.closeInterval();
         if (histograms != null) {
             boolean api = source() != TokenSource.GRAPHS;
-            (api ? ttftRecorder : graphTtftRecorder).logInterval(histograms, "ttft");
-            (api ? tpotRecorder : graphTpotRecorder).logInterval(histograms, "tpot");
+            (api ? ttftRecorder : graphTtftRecorder).logInterval(histograms, HistogramTag.TTFT);
+            (api ? tpotRecorder : graphTpotRecorder).logInterval(histograms, HistogramTag.TPOT);
         }
     }
 

@@ -1,5 +1,6 @@
 package dev.infertop.diff;
 
+import dev.infertop.model.HistogramTag;
 import dev.infertop.model.JsonSchema;
 import dev.infertop.export.HtmlReportWriter;
 import dev.infertop.model.LatencyDistribution;
@@ -54,8 +55,8 @@ public final class DiffHtml {
                             "run"));
         } else {
             section(page, "Decode time per generated token, interval by interval (what the rank test compares)",
-                    intervals(List.of(diff.b().series("tpot", stepsPerToken(diff.b())),
-                            diff.a().series("tpot", stepsPerToken(diff.a()))), List.of("B decode", "A decode"),
+                    intervals(List.of(diff.b().series(HistogramTag.TPOT, stepsPerToken(diff.b())),
+                            diff.a().series(HistogramTag.TPOT, stepsPerToken(diff.a()))), List.of("B decode", "A decode"),
                             "seconds into the run"));
         }
         section(page, "The biggest movers' time per generated token, interval by interval", movers(diff));
@@ -182,8 +183,8 @@ public final class DiffHtml {
     }
 
     private static String tpotPercentiles(RunDiff diff) {
-        Histogram a = diff.a().run().histograms().get("tpot");
-        Histogram b = diff.b().run().histograms().get("tpot");
+        Histogram a = diff.a().run().histograms().get(HistogramTag.TPOT);
+        Histogram b = diff.b().run().histograms().get(HistogramTag.TPOT);
         List<double[][]> series = new ArrayList<>();
         List<String> names = new ArrayList<>();
         for (Object[] side : new Object[][] {{"B TPOT", b}, {"A TPOT", a}}) {

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.MissingNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.infertop.model.HistogramTag;
 import dev.infertop.model.JsonSchema;
 import dev.infertop.ffi.RegularFile;
 import dev.infertop.history.IntervalHistograms;
@@ -146,9 +147,9 @@ public final class RunLoader {
 
     /** An interval object's timed things as a snapshot's hlog keys them: tpot, ttft, op:NAME. */
     private static void addInterval(Map<String, List<RunRecord.Interval>> intervals, JsonNode node, double startS) {
-        add(intervals, "tpot", startS, node.path(JsonSchema.TPOT_MS.key()).path(JsonSchema.LatencyField.COUNT.key()).asLong(), node.path(JsonSchema.TPOT_MS.key()).path(JsonSchema.LatencyField.MEAN.key())
+        add(intervals, HistogramTag.TPOT, startS, node.path(JsonSchema.TPOT_MS.key()).path(JsonSchema.LatencyField.COUNT.key()).asLong(), node.path(JsonSchema.TPOT_MS.key()).path(JsonSchema.LatencyField.MEAN.key())
                 .asDouble());
-        add(intervals, "ttft", startS, node.path(JsonSchema.TTFT_MS.key()).path(JsonSchema.LatencyField.COUNT.key()).asLong(), node.path(JsonSchema.TTFT_MS.key()).path(JsonSchema.LatencyField.MEAN.key())
+        add(intervals, HistogramTag.TTFT, startS, node.path(JsonSchema.TTFT_MS.key()).path(JsonSchema.LatencyField.COUNT.key()).asLong(), node.path(JsonSchema.TTFT_MS.key()).path(JsonSchema.LatencyField.MEAN.key())
                 .asDouble());
         for (Iterator<Map.Entry<String, JsonNode>> it = node.path(JsonSchema.OPS.key()).fields(); it.hasNext(); ) {
             Map.Entry<String, JsonNode> op = it.next();
@@ -171,6 +172,6 @@ public final class RunLoader {
 
     /** The hlog's tag of an op type (an op name with characters a tag cannot hold has them replaced). */
     public static String opTag(String op) {
-        return IntervalHistograms.logTag("op:" + op);
+        return IntervalHistograms.logTag(HistogramTag.op(op));
     }
 }

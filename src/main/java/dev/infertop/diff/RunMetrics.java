@@ -1,5 +1,6 @@
 package dev.infertop.diff;
 
+import dev.infertop.model.HistogramTag;
 import dev.infertop.model.JsonSchema;
 import com.fasterxml.jackson.databind.JsonNode;
 
@@ -163,14 +164,14 @@ public final class RunMetrics {
     public double[] decodeSamples() {
         long steps = t.path(JsonSchema.TPOT_MS.key()).path(JsonSchema.LatencyField.COUNT.key()).asLong();
         double stepsPerToken = tokensDecode() == 0 ? 0 : (double) steps / tokensDecode();
-        return samples("tpot", stepsPerToken);
+        return samples(HistogramTag.TPOT, stepsPerToken);
     }
 
     /** Prompt time per prompt token, interval by interval (mean per prefill call times calls per prompt token). */
     public double[] prefillSamples() {
         long calls = t.path(JsonSchema.TTFT_MS.key()).path(JsonSchema.LatencyField.COUNT.key()).asLong();
         double callsPerToken = tokensPrefill() == 0 ? 0 : (double) calls / tokensPrefill();
-        return samples("ttft", callsPerToken);
+        return samples(HistogramTag.TTFT, callsPerToken);
     }
 
     /**

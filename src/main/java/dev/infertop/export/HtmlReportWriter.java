@@ -1,5 +1,6 @@
 package dev.infertop.export;
 
+import dev.infertop.model.HistogramTag;
 import dev.infertop.model.LatencyDistribution;
 import dev.infertop.model.OpTotals;
 import dev.infertop.model.SafeText;
@@ -166,7 +167,7 @@ public final class HtmlReportWriter {
     static String tokenPercentiles(SnapshotContent content) {
         List<String> names = new ArrayList<>();
         List<double[][]> series = new ArrayList<>();
-        for (String tag : List.of("ttft", "tpot")) {
+        for (String tag : List.of(HistogramTag.TTFT, HistogramTag.TPOT)) {
             var intervals = content.histograms().getOrDefault(tag, List.of());
             if (intervals.isEmpty()) {
                 continue;

@@ -1,5 +1,6 @@
 package dev.infertop.metrics;
 
+import dev.infertop.model.HistogramTag;
 import dev.infertop.model.Snapshot;
 import dev.infertop.model.TargetInfo;
 import dev.infertop.process.ElfFile;
@@ -89,8 +90,8 @@ public final class MetricsFeed implements SnapshotView {
 
     static long[] edgesFor(String tag) {
         return switch (tag) {
-            case "ttft" -> LatencyBuckets.TTFT_EDGES_NS;
-            case "tpot" -> LatencyBuckets.TPOT_EDGES_NS;
+            case HistogramTag.TTFT -> LatencyBuckets.TTFT_EDGES_NS;
+            case HistogramTag.TPOT -> LatencyBuckets.TPOT_EDGES_NS;
             default -> LatencyBuckets.OP_EDGES_NS;
         };
     }

@@ -1,5 +1,6 @@
 package dev.infertop.metrics;
 
+import dev.infertop.model.HistogramTag;
 import dev.infertop.model.BackendTotals;
 import dev.infertop.model.MoeTotals;
 import dev.infertop.model.OpTotals;
@@ -195,15 +196,15 @@ public final class MetricsMapping {
 
         out.metricSnapshot(histogram("infertop_ttft_seconds",
                 "Time of each prefill llama_decode call (TTFT)", created,
-                Map.of(Labels.EMPTY, latency(frame, "ttft", LatencyBuckets.TTFT_EDGES_NS)
+                Map.of(Labels.EMPTY, latency(frame, HistogramTag.TTFT, LatencyBuckets.TTFT_EDGES_NS)
                         .withSumSeconds(s.total().ttft().meanMs() * s.total().ttft().count() / 1e3))));
         out.metricSnapshot(histogram("infertop_tpot_seconds",
                 "Time of each one-token llama_decode call (TPOT)", created,
-                Map.of(Labels.EMPTY, latency(frame, "tpot", LatencyBuckets.TPOT_EDGES_NS)
+                Map.of(Labels.EMPTY, latency(frame, HistogramTag.TPOT, LatencyBuckets.TPOT_EDGES_NS)
                         .withSumSeconds(s.total().tpot().meanMs() * s.total().tpot().count() / 1e3))));
         Map<Labels, LatencyBuckets> ops = new LinkedHashMap<>();
         for (OpTotals op : s.total().operators().ops()) {
-            LatencyBuckets buckets = frame.latencies().get("op:" + op.op());
+            LatencyBuckets buckets = frame.latencies().get(HistogramTag.op(op.op()));
             if (buckets == null) {
                 continue;
             }

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.infertop.model.HistogramTag;
 import dev.infertop.model.JsonSchema;
 import dev.infertop.export.SnapshotDirectoryWriter;
 import dev.infertop.export.SummaryWriter;
@@ -80,7 +81,7 @@ public final class SnapshotDirectory {
     }
 
     public Histogram opTotal(String op) {
-        return totalsByTag.get(IntervalHistograms.logTag("op:" + op));
+        return totalsByTag.get(IntervalHistograms.logTag(HistogramTag.op(op)));
     }
 
     // What a snapshot file may weigh: far above what infertop writes (a summary is KiBs, a long run's hlog and
@@ -216,11 +217,11 @@ public final class SnapshotDirectory {
     /** A log cut at a line boundary still parses: its counts then fall short of the summary's. */
     private static void checkCounts(Path file, JsonNode summary, Map<String, Histogram> totals)
             throws SnapshotReadException {
-        checkCount(file, "ttft", summary.path(JsonSchema.TTFT_MS.key()).path(JsonSchema.LatencyField.COUNT.key()).asLong(), totals);
-        checkCount(file, "tpot", summary.path(JsonSchema.TPOT_MS.key()).path(JsonSchema.LatencyField.COUNT.key()).asLong(), totals);
+        checkCount(file, HistogramTag.TTFT, summary.path(JsonSchema.TTFT_MS.key()).path(JsonSchema.LatencyField.COUNT.key()).asLong(), totals);
+        checkCount(file, HistogramTag.TPOT, summary.path(JsonSchema.TPOT_MS.key()).path(JsonSchema.LatencyField.COUNT.key()).asLong(), totals);
         for (Iterator<Map.Entry<String, JsonNode>> it = summary.path(JsonSchema.OPS.key()).fields(); it.hasNext(); ) {
             Map.Entry<String, JsonNode> op = it.next();
-            checkCount(file, IntervalHistograms.logTag("op:" + op.getKey()), op.getValue().path(JsonSchema.OpField.GROUPS.key()).asLong(),
+            checkCount(file, IntervalHistograms.logTag(HistogramTag.op(op.getKey())), op.getValue().path(JsonSchema.OpField.GROUPS.key()).asLong(),
                     totals);
         }
     }

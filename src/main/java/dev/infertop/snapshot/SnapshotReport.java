@@ -3,6 +3,7 @@ package dev.infertop.snapshot;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.infertop.model.HistogramTag;
 import dev.infertop.model.JsonSchema;
 import dev.infertop.history.IntervalHistograms;
 import dev.infertop.model.Percentiles;
@@ -45,8 +46,8 @@ public final class SnapshotReport {
         // Encoder passes (0 in a summary from before they were counted), apart from the decode figures above.
         tokens.put(JsonSchema.ENCODE_CALLS.key(), s.path(JsonSchema.ENCODE_CALLS.key()).asLong(0));
         tokens.put(JsonSchema.ENCODE_TOKENS.key(), s.path(JsonSchema.ENCODE_TOKENS.key()).asLong(0));
-        latency(tokens.putObject(JsonSchema.TTFT_MS.key()), directory.totalsByTag().get("ttft"));
-        latency(tokens.putObject(JsonSchema.TPOT_MS.key()), directory.totalsByTag().get("tpot"));
+        latency(tokens.putObject(JsonSchema.TTFT_MS.key()), directory.totalsByTag().get(HistogramTag.TTFT));
+        latency(tokens.putObject(JsonSchema.TPOT_MS.key()), directory.totalsByTag().get(HistogramTag.TPOT));
         ObjectNode ops = root.putObject(JsonSchema.OPS.key());
         double wallTotalMs = 0;
         for (JsonNode op : s.path(JsonSchema.OPS.key())) {
@@ -59,7 +60,7 @@ public final class SnapshotReport {
             op.put(JsonSchema.OpField.NODES.key(), entry.getValue().path(JsonSchema.OpField.NODES.key()).asLong());
             op.put(JsonSchema.OpField.WALL_MS.key(), entry.getValue().path(JsonSchema.OpField.WALL_MS.key()).asDouble());
             op.put("share", wallTotalMs <= 0 ? 0 : round(entry.getValue().path(JsonSchema.OpField.WALL_MS.key()).asDouble() / wallTotalMs, 4));
-            Histogram histogram = directory.totalsByTag().get(IntervalHistograms.logTag("op:" + entry.getKey()));
+            Histogram histogram = directory.totalsByTag().get(IntervalHistograms.logTag(HistogramTag.op(entry.getKey())));
             long[] ns = histogram == null ? new long[3] : Percentiles.valuesAt(histogram, 50, 90, 99);
             op.put(JsonSchema.OpField.P50_MS.key(), round(ns[0] / 1e6, 4));
             op.put(JsonSchema.OpField.P90_MS.key(), round(ns[1] / 1e6, 4));
