@@ -83,11 +83,6 @@ public final class InfertopProbes {
     }
 
     /**
-     * @param targetTgid    only this process is recorded (0 = any)
-     * @param ringBytes     ring buffer size, a power of two and a multiple of the page size
-     * @param btfCustomPath kernel BTF file, or null for the kernel's own
-     */
-    /**
      * What the MoE probes need to plan a graph themselves while the operator layer reads it: MUL_MAT_ID's op
      * number, the COMPUTE flag and the ops the CPU loop skips. {@link #NONE}: user space plans every graph.
      */
@@ -103,6 +98,10 @@ public final class InfertopProbes {
         public static final GraphTokensConfig NONE = new GraphTokensConfig(-1, -1);
     }
 
+    /**
+     * The object loaded for {@code targetTgid} (0: any process), with a ring of {@code ringBytes} (a power of two
+     * and a multiple of the page size), against {@code btfCustomPath} (null: the kernel's own BTF).
+     */
     public static BpfObject load(int targetTgid, int ringBytes, StructOffsets offsets, Path btfCustomPath)
             throws BpfException {
         return load(targetTgid, ringBytes, offsets, btfCustomPath, MoeConfig.NONE,

@@ -150,9 +150,8 @@ public final class SnapshotDirectoryWriter {
         return leftOut;
     }
 
-    /** An optional file that was not written, and why (summary.json's snapshot.left_out). */
     /**
-     * A file not in the directory, and why; {@code failed}: a writing or rendering that went wrong (said on the
+     * An optional file not in the directory, and why (summary.json's snapshot.left_out); {@code failed}: a writing or rendering that went wrong (said on the
      * screen too), else there was nothing to write (said in summary.json only).
      */
     public record LeftOut(String file, String why, boolean failed) {

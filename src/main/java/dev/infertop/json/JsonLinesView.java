@@ -52,7 +52,6 @@ public final class JsonLinesView implements SnapshotView {
         return SafeJson.line(toJsonNode(s, s.isFinal()));
     }
 
-    /** The JSON object of {@code s}, of the run's totals when {@code total} (a snapshot's summary.json). */
     /** The collector's bounds, what it kept and what it dropped (run so far; man page: limits). */
     private static void putLimits(ObjectNode node, dev.infertop.model.Limits limits) {
         for (dev.infertop.model.Limits.Bound bound : limits.bounds()) {
@@ -88,6 +87,7 @@ public final class JsonLinesView implements SnapshotView {
         dev.infertop.model.SampledFigures.WINDOW_FIGURES.forEach(figures::add);
     }
 
+    /** The JSON object of {@code s}, of the run's totals when {@code total} (a snapshot's summary.json). */
     public static ObjectNode toJsonNode(Snapshot s, boolean total) {
         ObjectNode root = MAPPER.createObjectNode();
         Figures f = s.figures(total);
@@ -359,7 +359,6 @@ public final class JsonLinesView implements SnapshotView {
         }
     }
 
-    /** Speculative decoding: the target's verification steps and the draft context's calls (zeros without). */
     /** whisper.cpp's units; a rate with nothing to divide is null ("unknown"), never 0. */
     static void putWhisper(ObjectNode node, WhisperTotals w, long spanNs) {
         node.put(WhisperField.TRANSCRIPTIONS.key(), w.transcriptions());
@@ -382,6 +381,7 @@ public final class JsonLinesView implements SnapshotView {
         }
     }
 
+    /** Speculative decoding: the target's verification steps and the draft context's calls (zeros without). */
     private static void putSpeculative(ObjectNode out, dev.infertop.model.SpeculativeTotals spec) {
         out.put(SpeculativeField.VERIFY_STEPS.key(), spec.verifySteps());
         out.put(SpeculativeField.DRAFT_TOKENS.key(), spec.draftTokens());

@@ -86,9 +86,8 @@ public record Figures(
                 newRoofline, offload, whisper);
     }
 
-    /** The operator layer's figures (its table and the roofline that costs its nodes) from other figures. */
     /**
-     * The operator figures of {@code other} (an earlier window's) in these: its ops, threads and roofline, but these
+     * The operator layer's figures (its table and the roofline that costs its nodes) of {@code other} (an earlier window's) in these: its ops, threads and roofline, but these
      * figures' own lanes and clock samples, which are current whether or not a window ran.
      */
     public Figures withOperatorFiguresOf(Figures other) {

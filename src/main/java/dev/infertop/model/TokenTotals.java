@@ -130,10 +130,6 @@ public record TokenTotals(
         return perSecond(tokensDecode, wallNs);
     }
 
-    public double prefillThroughputPerSecond(long wallNs) {
-        return perSecond(tokensPrefill, wallNs);
-    }
-
     private static double perSecond(long count, long ns) {
         return ns <= 0 ? 0.0 : count * 1e9 / ns;
     }

@@ -275,11 +275,6 @@ public final class LaunchedCommand implements TracedProcess {
         return process.waitFor(timeoutMs, TimeUnit.MILLISECONDS) ? Optional.of(process.exitValue()) : Optional.empty();
     }
 
-    /** How the command's process tree is held: "cgroup v2, v1 pids" or "no cgroup" (then by its session only). */
-    public String containment() {
-        return cgroup.description();
-    }
-
     @Override
     public void release() throws IOException {
         if (released) {

@@ -30,10 +30,9 @@ record Pipeline(NameTable names, TraceAggregator aggregator, EventDecoder decode
                 DagRecorder dag) {
 
     /**
-     * {@code moePlans} writes MoE plans into BPF; {@code leafNames} reads a tensor name from the target (the
-     * DAG's weights).
+     * Without the machine's ceilings: the roofline's points, no verdict (the warm-up, tests). {@code moePlans}
+     * writes MoE plans into BPF; {@code leafNames} reads a tensor name from the target (the DAG's weights).
      */
-    /** Without the machine's ceilings: the roofline's points, no verdict (the warm-up, tests). */
     static Pipeline build(CalibratedLayout layout, BackendNames backendNames, int targetPid, LongSupplier schedHits,
                           MoeAggregator.PlanWriter moePlans, LongFunction<String> leafNames) {
         return build(layout, backendNames, targetPid, schedHits, moePlans, leafNames, null);

@@ -57,12 +57,10 @@ public final class SnapshotTaker implements SnapshotView {
     private final AtomicInteger pending = new AtomicInteger();
     private volatile boolean abandoned;
 
-    /**
-     * @param numbers snapshot numbers (%n), shared across the sessions of one infertop run
-     */
     /** For the operator DAG of the last decode graph, read on the collector thread at capture. */
     private final TraceAggregator aggregator;
 
+    /** {@code numbers}: snapshot numbers (%n), shared across the sessions of one infertop run. */
     public SnapshotTaker(SnapshotView delegate, TraceAggregator aggregator, NameTable names, SnapshotOptions options,
                          Consumer<String> notices, AtomicInteger numbers, String version) {
         this.delegate = delegate;

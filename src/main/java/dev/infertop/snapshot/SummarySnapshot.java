@@ -192,9 +192,8 @@ public final class SummarySnapshot {
         return new BackendOps.NodeDispatch(dispatch.path(JsonSchema.BackendDispatchField.GRAPHS.key()).asLong(), byOp);
     }
 
-    /** Busy time back from tokens and tokens/s (summary.json keeps the rate): the same rate to its rounding. */
     /**
-     * The busy time that gives back at least the summary's rate: rounded down, so a rate written as 1994.05 reads
+     * Busy time back from tokens and tokens/s (summary.json keeps the rate): the busy time that gives back at least the summary's rate: rounded down, so a rate written as 1994.05 reads
      * back as 1994.0500001, not 1994.0499999, and the replay shows the one decimal the summary rounds to.
      */
     static long busyNs(long tokens, double perSecond) {

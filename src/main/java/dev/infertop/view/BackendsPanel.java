@@ -169,7 +169,6 @@ public final class BackendsPanel implements Panel {
                 OperatorColumn.ms(waitNs / 1e6), waits);
     }
 
-    /** How the backend's work ended, the host's waits for it, what was copied into it: one line. */
     /** The host's node-by-node dispatch of a device backend's graphs, or what is missing to see it. */
     static String dispatchLine(BackendOps.NodeDispatch d) {
         if (d == null) {
@@ -194,6 +193,7 @@ public final class BackendsPanel implements Panel {
         return 0;
     }
 
+    /** How the backend's work ended, the host's waits for it, what was copied into it: one line. */
     static String completionLine(OffloadTotals.Backend b) {
         String end = switch (b.completion()) {
             case DEVICE_COMPLETE -> String.format(Locale.ROOT, "device-complete %s ms over %d graphs (enqueue %s)",
