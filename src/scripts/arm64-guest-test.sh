@@ -57,7 +57,8 @@ for attempt in 1 2; do
   rm -f /tmp/keys && mkfifo /tmp/keys
   feeder >/tmp/keys &
   feeder_pid=$!
-  TERM=xterm-256color script -q -e -c "stty rows 30 cols 110; exec $infertop --patience $PATIENCE -- $LLAMA_DIR/llama-bench -m /tmp/model.gguf $LIVE_BENCH_ARGS" "$share/live.typescript" </tmp/keys >/dev/null 2>&1
+  # -T: when each byte reached the terminal, so the host can tell how long the first screen took.
+  TERM=xterm-256color script -q -e -T "$share/live.timing" -c "stty rows 30 cols 110; exec $infertop --patience $PATIENCE -- $LLAMA_DIR/llama-bench -m /tmp/model.gguf $LIVE_BENCH_ARGS" "$share/live.typescript" </tmp/keys >/dev/null 2>&1
   echo $? >"$share/live.rc"
   kill "$feeder_pid" 2>/dev/null
   pkill -x llama-bench 2>/dev/null

@@ -1,5 +1,6 @@
 package dev.infertop;
 
+import dev.infertop.cli.Main;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
@@ -266,7 +267,7 @@ class LayeringTest {
                     char q = '"';
                     Object o = dev.infertop.history.FlightRecorder.class;
                     String t = \"""
-                        dev.infertop.cli.Main
+                        Main
                         \""";
                 }
                 """;

@@ -1,5 +1,6 @@
 package dev.infertop.session;
 
+import dev.infertop.io.ConfigFiles;
 import dev.infertop.model.RunState;
 import dev.infertop.model.Snapshot;
 import dev.infertop.model.TargetInfo;
@@ -47,7 +48,7 @@ public class PipelineBench {
         @Setup(Level.Trial)
         public void open() {
             var layout = SyntheticDecodeStreamTest.layout(SyntheticDecodeStreamTest.OPS);
-            var backends = dev.infertop.io.ConfigFiles.backendNames();
+            var backends = ConfigFiles.backendNames();
             pipeline = Pipeline.build(layout, backends, 0, () -> 0, (signature, groups, ids, layers) -> false,
                     address -> "");
             long startNs = 1_000_000_000L;

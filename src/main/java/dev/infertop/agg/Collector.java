@@ -1,5 +1,6 @@
 package dev.infertop.agg;
 
+import dev.infertop.model.BudgetStatus;
 import dev.infertop.bpf.RecordSource;
 import dev.infertop.event.EventDecoder;
 import dev.infertop.model.LayerStatus;
@@ -48,8 +49,8 @@ public final class Collector {
         List<LayerStatus> layers();
 
         /** The overhead budget's status, for the header; NONE where no budget runs. */
-        default dev.infertop.model.BudgetStatus budget() {
-            return dev.infertop.model.BudgetStatus.NONE;
+        default BudgetStatus budget() {
+            return BudgetStatus.NONE;
         }
 
         boolean targetAlive();

@@ -1,5 +1,6 @@
 package dev.infertop.agg;
 
+import dev.infertop.agg.graph.FusionRule;
 import dev.infertop.process.layout.OpTable;
 
 import java.util.ArrayList;
@@ -22,7 +23,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * ({@link dev.infertop.agg.graph.CpuGraphAssembler}).
  * Thread-safe: libraries (and their fused functions) can be found while the collector reads.
  */
-public final class FusionPatterns implements dev.infertop.agg.graph.FusionRule {
+public final class FusionPatterns implements FusionRule {
     private static final String PREFIX = "ggml_compute_forward_";
     private static final String SUFFIX = "_fused";
 

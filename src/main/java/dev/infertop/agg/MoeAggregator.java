@@ -1,5 +1,7 @@
 package dev.infertop.agg;
 
+import dev.infertop.model.Limits;
+import dev.infertop.model.Snapshot;
 import dev.infertop.agg.graph.CpuGraph;
 import dev.infertop.agg.graph.CpuGraphAssembler;
 import dev.infertop.agg.graph.CpuGraphListener;
@@ -540,20 +542,20 @@ public final class MoeAggregator implements LayerAggregator, CpuGraphListener, E
      * This layer's bounded tables in the snapshot's limits: layers (from tensor names), experts (from the ids
      * read), graph plans (by signature), and the exported series of {@code totals} (per layer × expert).
      */
-    public static java.util.List<dev.infertop.model.Limits.Bound> bounds(MoeAggregator moe, MoeTotals totals) {
+    public static java.util.List<Limits.Bound> bounds(MoeAggregator moe, MoeTotals totals) {
         long readsOverLayerCap = moe == null ? 0 : moe.readsOverLayerCap;
         long idsOutOfRange = moe == null ? 0 : moe.idsOutOfRange;
         long graphsUnplanned = moe == null ? 0 : moe.graphsUnplanned;
         int plans = moe == null ? 0 : moe.plans.size();
         return java.util.List.of(
-                dev.infertop.model.Limits.Bound.of(null, 0, "moe_layers_cap", MAX_LAYERS,
-                        dev.infertop.model.Limits.Past.capped("moe_reads_dropped", readsOverLayerCap)),
-                dev.infertop.model.Limits.Bound.of(null, 0, "moe_experts_cap", MAX_EXPERTS,
-                        dev.infertop.model.Limits.Past.capped("moe_ids_dropped", idsOutOfRange)),
-                dev.infertop.model.Limits.Bound.of("moe_plans", plans, "moe_plans_cap", MAX_PLANS,
-                        dev.infertop.model.Limits.Past.capped("moe_graphs_unplanned", graphsUnplanned)),
-                dev.infertop.model.Limits.Bound.of("moe_series", totals.seriesKept(), "moe_series_cap",
-                        MoeTotals.SERIES_CAP, dev.infertop.model.Limits.Past.capped("moe_series_folded",
+                Limits.Bound.of(null, 0, "moe_layers_cap", MAX_LAYERS,
+                        Limits.Past.capped("moe_reads_dropped", readsOverLayerCap)),
+                Limits.Bound.of(null, 0, "moe_experts_cap", MAX_EXPERTS,
+                        Limits.Past.capped("moe_ids_dropped", idsOutOfRange)),
+                Limits.Bound.of("moe_plans", plans, "moe_plans_cap", MAX_PLANS,
+                        Limits.Past.capped("moe_graphs_unplanned", graphsUnplanned)),
+                Limits.Bound.of("moe_series", totals.seriesKept(), "moe_series_cap",
+                        MoeTotals.SERIES_CAP, Limits.Past.capped("moe_series_folded",
                                 totals.seriesFolded())));
     }
 
@@ -597,13 +599,13 @@ public final class MoeAggregator implements LayerAggregator, CpuGraphListener, E
     private MoeTotals lastTotals = MoeTotals.EMPTY;
 
     @Override
-    public dev.infertop.model.Snapshot addToSnapshot(dev.infertop.model.Snapshot snapshot, boolean layerOn) {
+    public Snapshot addToSnapshot(Snapshot snapshot, boolean layerOn) {
         lastTotals = snapshot(layerOn);
         return snapshot.withMoe(lastTotals);
     }
 
     @Override
-    public java.util.List<dev.infertop.model.Limits.Bound> bounds() {
+    public java.util.List<Limits.Bound> bounds() {
         return bounds(this, lastTotals);
     }
 

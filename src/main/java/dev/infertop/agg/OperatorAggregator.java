@@ -1,5 +1,7 @@
 package dev.infertop.agg;
 
+import dev.infertop.event.ArrivalTimes;
+import dev.infertop.model.Limits;
 import dev.infertop.model.HistogramTag;
 import dev.infertop.agg.graph.CpuGraph;
 import dev.infertop.agg.graph.CpuGraphAssembler;
@@ -192,7 +194,7 @@ public final class OperatorAggregator implements LayerAggregator, CpuGraphListen
 
         @Override
         public void onArrivals(int tid, long graphSeq, long startNs, int cpuFirst, int cpuLast, boolean migrated,
-                               dev.infertop.event.ArrivalTimes arrivals) {
+                               ArrivalTimes arrivals) {
             graphs.onArrivals(tid, graphSeq, startNs, cpuFirst, cpuLast, migrated, arrivals);
         }
 
@@ -488,13 +490,13 @@ public final class OperatorAggregator implements LayerAggregator, CpuGraphListen
 
     /** Its tensor groups (by name) and the graph walk's op names, both keyed by what the target chooses. */
     @Override
-    public java.util.List<dev.infertop.model.Limits.Bound> bounds() {
+    public java.util.List<Limits.Bound> bounds() {
         return java.util.List.of(
-                dev.infertop.model.Limits.Bound.of("tensor_groups", tensorGroups(), "tensor_groups_cap",
-                        MAX_TENSOR_GROUPS, dev.infertop.model.Limits.Past.capped("tensor_names_folded",
+                Limits.Bound.of("tensor_groups", tensorGroups(), "tensor_groups_cap",
+                        MAX_TENSOR_GROUPS, Limits.Past.capped("tensor_names_folded",
                                 tensorNamesFolded())),
-                dev.infertop.model.Limits.Bound.of("op_names", graphs.opNames(), "op_names_cap",
-                        CpuGraphAssembler.MAX_OP_NAMES, dev.infertop.model.Limits.Past.capped("op_groups_folded",
+                Limits.Bound.of("op_names", graphs.opNames(), "op_names_cap",
+                        CpuGraphAssembler.MAX_OP_NAMES, Limits.Past.capped("op_groups_folded",
                                 graphs.opGroupsFolded())));
     }
 }

@@ -1,5 +1,6 @@
 package dev.infertop.agg;
 
+import dev.infertop.model.DecodeSteps;
 import dev.infertop.agg.graph.CpuGraph;
 import dev.infertop.agg.graph.CpuGraphAssembler;
 import dev.infertop.agg.graph.CpuGraphListener;
@@ -570,7 +571,7 @@ public final class RooflineAggregator implements LayerAggregator, CpuGraphListen
 
     private RooflineTotals figures(Map<String, long[]> now, Map<String, long[]> before, long decodes, long uncosted,
                                    long unrouted, Map<Integer, long[]> stepsBefore) {
-        List<dev.infertop.model.DecodeSteps> decodeSteps = new ArrayList<>();
+        List<DecodeSteps> decodeSteps = new ArrayList<>();
         for (Map.Entry<Integer, long[]> step : steps.entrySet()) {
             long[] v = step.getValue();
             long[] b = stepsBefore == null ? null : stepsBefore.get(step.getKey());
@@ -579,7 +580,7 @@ public final class RooflineAggregator implements LayerAggregator, CpuGraphListen
                 d[i] = v[i] - (b == null ? 0 : b[i]);
             }
             if (d[0] > 0) {
-                decodeSteps.add(new dev.infertop.model.DecodeSteps(step.getKey(), d[0], d[1], d[2], d[3], d[4], d[5],
+                decodeSteps.add(new DecodeSteps(step.getKey(), d[0], d[1], d[2], d[3], d[4], d[5],
                         d[6]));
             }
         }

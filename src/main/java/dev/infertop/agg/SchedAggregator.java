@@ -1,5 +1,7 @@
 package dev.infertop.agg;
 
+import dev.infertop.model.Limits;
+import dev.infertop.model.Other;
 import dev.infertop.agg.graph.CpuGraph;
 import dev.infertop.agg.graph.CpuGraphAssembler;
 import dev.infertop.agg.graph.CpuGraphListener;
@@ -107,7 +109,7 @@ public final class SchedAggregator implements LayerAggregator, CpuGraphListener,
     private ThreadState otherThread() {
         ThreadState other = threads[ThreadSlots.OTHER];
         if (other == null) {
-            other = threads[ThreadSlots.OTHER] = new ThreadState(dev.infertop.model.Other.TID, 0);
+            other = threads[ThreadSlots.OTHER] = new ThreadState(Other.TID, 0);
         }
         return other;
     }
@@ -233,13 +235,13 @@ public final class SchedAggregator implements LayerAggregator, CpuGraphListener,
 
     /** This layer's bounded tables in the snapshot's limits (its threads are {@link ThreadSlots}'). */
     @Override
-    public java.util.List<dev.infertop.model.Limits.Bound> bounds() {
+    public java.util.List<Limits.Bound> bounds() {
         return java.util.List.of(interferersBound());
     }
 
-    public dev.infertop.model.Limits.Bound interferersBound() {
-        return dev.infertop.model.Limits.Bound.of("interferers", culprits.size(), "interferers_cap", MAX_INTERFERERS,
-                dev.infertop.model.Limits.Past.capped("interferers_folded", interferersFolded));
+    public Limits.Bound interferersBound() {
+        return Limits.Bound.of("interferers", culprits.size(), "interferers_cap", MAX_INTERFERERS,
+                Limits.Past.capped("interferers_folded", interferersFolded));
     }
 
     /** Each attributed graph's groups, per thread: a thread's off-CPU time within a group goes to its op. */

@@ -1,5 +1,8 @@
 package dev.infertop.agg;
 
+import dev.infertop.model.Limits;
+import dev.infertop.model.SequenceStatus;
+import dev.infertop.model.SpeculativeTotals;
 import dev.infertop.event.BatchTokens;
 
 import java.util.HashMap;
@@ -82,7 +85,7 @@ final class SequenceTracker {
     long unresolvedSteps;
     long draftCalls;
     long draftTokensDecoded;
-    final long[] acceptedByPosition = new long[dev.infertop.model.SpeculativeTotals.MAX_POSITIONS];
+    final long[] acceptedByPosition = new long[SpeculativeTotals.MAX_POSITIONS];
 
     /** Generated tokens known since the last take: drafts the target kept, told after their step. */
     private long keptDrafts;
@@ -273,9 +276,9 @@ final class SequenceTracker {
     long contextBatchesUnfollowed;
 
     /** This table in the snapshot's limits. */
-    dev.infertop.model.Limits.Bound bound() {
-        return dev.infertop.model.Limits.Bound.of("contexts", contexts.size(), "contexts_cap", MAX_CONTEXTS,
-                dev.infertop.model.Limits.Past.capped("context_batches_unfollowed", contextBatchesUnfollowed));
+    Limits.Bound bound() {
+        return Limits.Bound.of("contexts", contexts.size(), "contexts_cap", MAX_CONTEXTS,
+                Limits.Past.capped("context_batches_unfollowed", contextBatchesUnfollowed));
     }
 
     /** A token's position and sequence in one long, to compare batches. */
@@ -335,7 +338,7 @@ final class SequenceTracker {
     }
 
     /** The speculative figures since the start. */
-    dev.infertop.model.SpeculativeTotals speculativeTotals() {
+    SpeculativeTotals speculativeTotals() {
         java.util.List<Long> positions = new java.util.ArrayList<>();
         int last = acceptedByPosition.length;
         while (last > 0 && acceptedByPosition[last - 1] == 0) {
@@ -344,7 +347,7 @@ final class SequenceTracker {
         for (int i = 0; i < last; i++) {
             positions.add(acceptedByPosition[i]);
         }
-        return new dev.infertop.model.SpeculativeTotals(verifySteps, draftTokens, acceptedTokens, unresolvedSteps,
+        return new SpeculativeTotals(verifySteps, draftTokens, acceptedTokens, unresolvedSteps,
                 draftCalls, draftTokensDecoded, positions);
     }
 
@@ -371,8 +374,8 @@ final class SequenceTracker {
      * The sequences that decoded a token in the last {@code recentNs} before {@code nowNs}, by context and id
      * (a few objects per tick, only while a server is traced).
      */
-    java.util.List<dev.infertop.model.SequenceStatus> statuses(long nowNs, long recentNs) {
-        java.util.List<dev.infertop.model.SequenceStatus> statuses = new java.util.ArrayList<>();
+    java.util.List<SequenceStatus> statuses(long nowNs, long recentNs) {
+        java.util.List<SequenceStatus> statuses = new java.util.ArrayList<>();
         java.util.List<Long> order = new java.util.ArrayList<>(contexts.keySet());
         java.util.Collections.sort(order);
         for (long context : order) {
@@ -384,7 +387,7 @@ final class SequenceTracker {
             for (int seq = 0; seq < sequences.length && statuses.size() < MAX_STATUSES; seq++) {
                 Sequence s = sequences[seq];
                 if (s != null && s.started && nowNs - s.lastActiveNs <= recentNs) {
-                    statuses.add(new dev.infertop.model.SequenceStatus(context, seq, s.generating, s.promptTokens,
+                    statuses.add(new SequenceStatus(context, seq, s.generating, s.promptTokens,
                             s.generatedTokens, s.ttftNs, s.lastTpotNs, Math.max(0, nowNs - s.lastActiveNs)));
                 }
             }

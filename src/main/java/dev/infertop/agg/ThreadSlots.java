@@ -1,5 +1,6 @@
 package dev.infertop.agg;
 
+import dev.infertop.model.Other;
 import dev.infertop.model.Limits;
 
 import java.util.ArrayList;
@@ -98,7 +99,7 @@ public final class ThreadSlots {
 
     /** The thread id in {@code slot}, {@link dev.infertop.model.Other#TID} for {@link #OTHER}. */
     public int tid(int slot) {
-        return slot == OTHER ? dev.infertop.model.Other.TID : tids[slot];
+        return slot == OTHER ? Other.TID : tids[slot];
     }
 
     /** Whether {@code slot} holds a thread now. */

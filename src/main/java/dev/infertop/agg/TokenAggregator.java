@@ -1,5 +1,7 @@
 package dev.infertop.agg;
 
+import dev.infertop.model.LatencySummary;
+import dev.infertop.model.Limits;
 import dev.infertop.model.HistogramTag;
 import dev.infertop.agg.graph.CpuGraphAssembler;
 import dev.infertop.event.BatchTokens;
@@ -281,7 +283,7 @@ public final class TokenAggregator implements LayerAggregator, TraceListener, De
 
     /** This layer's bound in the snapshot's limits: the contexts followed. */
     @Override
-    public java.util.List<dev.infertop.model.Limits.Bound> bounds() {
+    public java.util.List<Limits.Bound> bounds() {
         return java.util.List.of(sequences.bound());
     }
 
@@ -357,8 +359,8 @@ public final class TokenAggregator implements LayerAggregator, TraceListener, De
                 ttftRecorder.totalSummary(), tpotRecorder.totalSummary());
     }
 
-    private static Figures withTokenFigures(Figures f, TokenTotals tokenTotals, dev.infertop.model.LatencySummary ttft,
-                                            dev.infertop.model.LatencySummary tpot) {
+    private static Figures withTokenFigures(Figures f, TokenTotals tokenTotals, LatencySummary ttft,
+                                            LatencySummary tpot) {
         return new Figures(f.spanNs(), tokenTotals, ttft, tpot, f.backends(), f.cpuGraphs(), f.operators(), f.sched(),
                 f.counters(), f.backendOps(), f.roofline(), f.offload(), f.whisper());
     }

@@ -1,5 +1,9 @@
 package dev.infertop.agg;
 
+import dev.infertop.bpf.GraphsInFlight;
+import dev.infertop.event.NameTable;
+import dev.infertop.model.MoeTotals;
+import dev.infertop.model.RooflineTotals;
 import dev.infertop.agg.graph.CpuGraphAssembler;
 import dev.infertop.event.EventLayout;
 import dev.infertop.event.TraceListener;
@@ -216,10 +220,10 @@ public final class TraceAggregator implements TraceListener {
         return false;
     }
 
-    private dev.infertop.event.NameTable names;
+    private NameTable names;
 
     /** The decoder's name table, whose bound (and what it dropped) each snapshot reports. */
-    public TraceAggregator withNames(dev.infertop.event.NameTable nameTable) {
+    public TraceAggregator withNames(NameTable nameTable) {
         this.names = nameTable;
         return this;
     }
@@ -232,7 +236,7 @@ public final class TraceAggregator implements TraceListener {
     private Limits limits() {
         List<Limits.Bound> bounds = new ArrayList<>();
         bounds.add(Limits.Bound.of("tensor_names", names == null ? 0 : names.size(), "tensor_names_cap",
-                dev.infertop.event.NameTable.MAX_NAMES,
+                NameTable.MAX_NAMES,
                 Limits.Past.capped("name_records_dropped", names == null ? 0 : names.lookupsDropped())));
         for (LayerAggregator aggregator : layerAggregators) {
             bounds.addAll(aggregator.bounds());
@@ -279,13 +283,13 @@ public final class TraceAggregator implements TraceListener {
         return null;
     }
 
-    private dev.infertop.bpf.GraphsInFlight graphsInFlight = dev.infertop.bpf.GraphsInFlight.NONE;
+    private GraphsInFlight graphsInFlight = GraphsInFlight.NONE;
 
     /**
      * Reads the graphs still running at each tick, whose time up to the tick goes to the interval ending there
      * ({@link BackendSlot}). Before the first event.
      */
-    public TraceAggregator withGraphsInFlight(dev.infertop.bpf.GraphsInFlight source) {
+    public TraceAggregator withGraphsInFlight(GraphsInFlight source) {
         this.graphsInFlight = source;
         return this;
     }
@@ -363,16 +367,16 @@ public final class TraceAggregator implements TraceListener {
         // then the operator layer's, which the layers after it read): its interval closed before its run total.
         Figures interval = new Figures(intervalNs, TokenTotals.EMPTY, LatencySummary.EMPTY, LatencySummary.EMPTY,
                 intervalBackends, cpuGraphs.interval(), OperatorTotals.EMPTY, SchedTotals.EMPTY, CounterTotals.EMPTY,
-                List.of(), dev.infertop.model.RooflineTotals.EMPTY);
+                List.of(), RooflineTotals.EMPTY);
         Figures total = new Figures(runNs, TokenTotals.EMPTY, LatencySummary.EMPTY, LatencySummary.EMPTY,
                 totalBackends, cpuGraphs.total(), OperatorTotals.EMPTY, SchedTotals.EMPTY, CounterTotals.EMPTY,
-                List.of(), dev.infertop.model.RooflineTotals.EMPTY);
+                List.of(), RooflineTotals.EMPTY);
         for (LayerAggregator aggregator : layerAggregators) {
             interval = aggregator.addInterval(interval);
             total = aggregator.addTotal(total);
         }
         Snapshot snapshot = new Snapshot(++sequence, state, target, interval, total, lostEvents, layers,
-                dev.infertop.model.MoeTotals.EMPTY, new Limits(List.of()));
+                MoeTotals.EMPTY, new Limits(List.of()));
         for (LayerAggregator aggregator : layerAggregators) {
             snapshot = aggregator.addToSnapshot(snapshot, layerOn(layers, aggregator.layer()));
         }

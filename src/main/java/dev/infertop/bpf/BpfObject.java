@@ -1,5 +1,7 @@
 package dev.infertop.bpf;
 
+import dev.infertop.ffi.BpfSyscall;
+import dev.infertop.ffi.LibC;
 import dev.infertop.ffi.Errno;
 import dev.infertop.ffi.LibBpf;
 
@@ -124,7 +126,7 @@ public final class BpfObject implements AutoCloseable {
                     continue;
                 }
                 int rc = (int) LibBpf.bpf_program__set_expected_attach_type$handle().invokeExact(program,
-                        dev.infertop.ffi.BpfSyscall.BPF_TRACE_UPROBE_MULTI);
+                        BpfSyscall.BPF_TRACE_UPROBE_MULTI);
                 if (rc != 0) {
                     throw new BpfException(name + ": cannot set a program's attach type: " + LibBpf.strerror(-rc));
                 }
@@ -152,7 +154,7 @@ public final class BpfObject implements AutoCloseable {
         }
         if (rc != 0) {
             int err = -rc;
-            boolean privileged = dev.infertop.ffi.LibC.geteuid() == 0;
+            boolean privileged = LibC.geteuid() == 0;
             String hint = (err == Errno.EPERM || err == Errno.EACCES) && !privileged
                     ? " (needs root, or CAP_BPF and CAP_PERFMON)"
                     : " (rejected by this kernel; set INFERTOP_LIBBPF_DEBUG=1 to see the verifier's log)";

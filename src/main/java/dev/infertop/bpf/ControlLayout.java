@@ -1,5 +1,7 @@
 package dev.infertop.bpf;
 
+import dev.infertop.event.EventLayout;
+
 /**
  * The layouts infertop writes into the BPF object (its .rodata config) and its control maps, mirrored from
  * native/events.h like event.EventLayout mirrors the records the probes send back. Split from EventLayout so
@@ -52,14 +54,14 @@ public final class ControlLayout {
     public static final int OP_CONTROL_SIZE = 12;
 
     // struct counter_control and the per-CPU counter maps
-    public static final int MAX_COUNTER_EVENTS = dev.infertop.event.EventLayout.MAX_COUNTER_EVENTS; // one bound, the records'
+    public static final int MAX_COUNTER_EVENTS = EventLayout.MAX_COUNTER_EVENTS; // one bound, the records'
     public static final int MAX_COUNTER_CPUS = 1024;
     public static final int COUNTER_CONTROL_ENABLED = 0;
     public static final int COUNTER_CONTROL_N_EVENTS = 4;
     public static final int COUNTER_CONTROL_SIZE = 8;
 
     // struct moe_control, moe_plan_key / moe_plan / moe_group_bits
-    public static final int MOE_PLAN_GROUPS = dev.infertop.event.EventLayout.MOE_PLAN_GROUPS; // one bound, the records'
+    public static final int MOE_PLAN_GROUPS = EventLayout.MOE_PLAN_GROUPS; // one bound, the records'
     public static final int MOE_CONTROL_ENABLED = 0;
     public static final int MOE_CONTROL_SIZE = 4;
     public static final int MOE_PLAN_KEY_SIGNATURE = 0;

@@ -1,6 +1,7 @@
 package dev.infertop.bpf;
 
 
+import dev.infertop.process.BatchLayout;
 import dev.infertop.ffi.UprobeMultiSupport;
 
 import java.io.IOException;
@@ -105,17 +106,17 @@ public final class InfertopProbes {
     public static BpfObject load(int targetTgid, int ringBytes, StructOffsets offsets, Path btfCustomPath)
             throws BpfException {
         return load(targetTgid, ringBytes, offsets, btfCustomPath, MoeConfig.NONE,
-                dev.infertop.process.BatchLayout.LLAMA_H);
+                BatchLayout.LLAMA_H);
     }
 
     public static BpfObject load(int targetTgid, int ringBytes, StructOffsets offsets, Path btfCustomPath,
-                                 MoeConfig moe, dev.infertop.process.BatchLayout batch) throws BpfException {
+                                 MoeConfig moe, BatchLayout batch) throws BpfException {
         return load(targetTgid, ringBytes, offsets, btfCustomPath, moe, batch, GraphTokensConfig.NONE);
     }
 
     /** @param batch where the target's struct llama_batch keeps its per-token arrays (see BatchCalibrator) */
     public static BpfObject load(int targetTgid, int ringBytes, StructOffsets offsets, Path btfCustomPath,
-                                 MoeConfig moe, dev.infertop.process.BatchLayout batch, GraphTokensConfig graphTokens)
+                                 MoeConfig moe, BatchLayout batch, GraphTokensConfig graphTokens)
             throws BpfException {
         BpfObject object = BpfObject.open("infertop", objectBytes(architecture()), btfCustomPath);
         try {

@@ -1,5 +1,6 @@
 package dev.infertop.bpf;
 
+import dev.infertop.process.MemoryMapping;
 import dev.infertop.bpf.ProbeSites.Site;
 
 import java.nio.file.Path;
@@ -78,7 +79,7 @@ public interface KernelSide {
      * A call-site probe of the layer attached at {@code fileOffset} in {@code library}, the file {@code mappedAs}
      * shows mapped (null: not known).
      */
-    default void attachedCallSite(String program, Path library, dev.infertop.process.MemoryMapping mappedAs,
+    default void attachedCallSite(String program, Path library, MemoryMapping mappedAs,
                                   long fileOffset, ProbeLink link) {}
 
     /** Lines the layer's status adds to its placements while attached (sites left unprobed, and why). */

@@ -1,5 +1,6 @@
 package dev.infertop.bpf;
 
+import dev.infertop.process.MemoryMapping;
 import dev.infertop.bpf.ProbeSites.Site;
 
 import java.nio.file.Path;
@@ -72,7 +73,7 @@ public final class OperatorKernelSide implements KernelSide {
     }
 
     @Override
-    public void attachedCallSite(String program, Path library, dev.infertop.process.MemoryMapping mappedAs,
+    public void attachedCallSite(String program, Path library, MemoryMapping mappedAs,
                                  long fileOffset, ProbeLink link) {
         if (ArrivalProbes.isArrivalProgram(program)) {
             arrivals.attached(program, library, mappedAs, fileOffset, link);

@@ -1,5 +1,6 @@
 package dev.infertop.bpf;
 
+import dev.infertop.ffi.LibC;
 import dev.infertop.ffi.LibBpf;
 
 import java.lang.foreign.Arena;
@@ -155,7 +156,7 @@ public final class ProbeRunStats implements AutoCloseable {
     @Override
     public synchronized void close() {
         if (arena.scope().isAlive()) {
-            dev.infertop.ffi.LibC.closeQuietly(statsFd);
+            LibC.closeQuietly(statsFd);
             arena.close();
         }
     }

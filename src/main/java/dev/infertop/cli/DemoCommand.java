@@ -1,5 +1,11 @@
 package dev.infertop.cli;
 
+import dev.infertop.ffi.LibC;
+import dev.infertop.ffi.OwnPriority;
+import dev.infertop.ffi.UserDatabase;
+import dev.infertop.process.Setpriv;
+import dev.infertop.process.UserAccount;
+import dev.infertop.session.StopTimeline;
 import dev.infertop.session.LaunchUser;
 import dev.infertop.session.Preflight;
 import dev.infertop.session.TraceRun;
@@ -200,7 +206,7 @@ final class DemoCommand implements java.util.concurrent.Callable<Integer> {
         ProcessBuilder builder = new ProcessBuilder(debian.containerCommand(runAs[0], modelFile.getParent(),
                 List.of(PASSIVE_WAITS), arguments.toArray(String[]::new)))
                 .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.to(log.toFile()));
-        Process container = dev.infertop.ffi.OwnPriority.start(builder);
+        Process container = OwnPriority.start(builder);
         // SIGINT, SIGTERM, SIGHUP: the trace's own hook detaches; this one stops the container beside it.
         java.util.concurrent.atomic.AtomicLong toolPid = new java.util.concurrent.atomic.AtomicLong();
         Thread stopper = new Thread(() -> stopContainer(container, toolPid.get()), "infertop-demo-container");
@@ -223,9 +229,9 @@ final class DemoCommand implements java.util.concurrent.Callable<Integer> {
             return new TraceRun(trace.toOptions(Map.of(), null), System.out, System.err,
                     new Version().getVersion()[0]).run();
         } finally {
-            dev.infertop.session.StopTimeline.mark("demo's clients stopped", System.err);
+            StopTimeline.mark("demo's clients stopped", System.err);
             stopContainer(container, toolPid.get());
-            dev.infertop.session.StopTimeline.mark("demo's container stopped", System.err);
+            StopTimeline.mark("demo's container stopped", System.err);
             try {
                 Runtime.getRuntime().removeShutdownHook(stopper);
             } catch (IllegalStateException shuttingDown) {
@@ -335,7 +341,7 @@ final class DemoCommand implements java.util.concurrent.Callable<Integer> {
     private String[] containerUser(DebianLlamaCpp debian) {
         String chosen = user != null ? user : parent.user;
         if (chosen != null) {
-            dev.infertop.process.UserAccount account = dev.infertop.process.UserAccount.lookup(chosen)
+            UserAccount account = UserAccount.lookup(chosen)
                     .orElseThrow(() -> new UserError("demo --user " + chosen + ": no such user", 2));
             return new String[] {account.uid() + ":" + account.gid(), account.name()};
         }
@@ -356,16 +362,16 @@ final class DemoCommand implements java.util.concurrent.Callable<Integer> {
                         + "infertop's own build in " + LlamaCppWorkload.cacheDir() + "); --user USER runs it as USER");
             }
             // Named as a uid, so the sudo default (sudo's caller) does not apply and no note is printed.
-            return Integer.toUnsignedString(dev.infertop.ffi.LibC.geteuid());
+            return Integer.toUnsignedString(LibC.geteuid());
         }
-        LaunchUser choice = LaunchUser.choose(chosen, System.getenv(), dev.infertop.ffi.UserDatabase.realUid(),
-                dev.infertop.ffi.LibC.geteuid(), LaunchUser.Directory.SYSTEM);
+        LaunchUser choice = LaunchUser.choose(chosen, System.getenv(), UserDatabase.realUid(),
+                LibC.geteuid(), LaunchUser.Directory.SYSTEM);
         if (choice.account().isPresent()) {
-            dev.infertop.process.UserAccount account = choice.account().get();
-            java.util.Optional<Path> setpriv = dev.infertop.process.Setpriv.find();
+            UserAccount account = choice.account().get();
+            java.util.Optional<Path> setpriv = Setpriv.find();
             if (setpriv.isPresent()) { // without it, the trace run says so
                 try {
-                    java.util.Optional<Path> unusable = dev.infertop.process.Setpriv.firstUnusable(setpriv.get(),
+                    java.util.Optional<Path> unusable = Setpriv.firstUnusable(setpriv.get(),
                             account, List.of(tool), List.of(modelFile));
                     if (unusable.isPresent()) {
                         throw new UserError("demo --user " + account.name() + ": " + account.name() + " cannot reach "

@@ -1,5 +1,6 @@
 package dev.infertop.cli;
 
+import dev.infertop.json.SafeJson;
 import dev.infertop.diff.DiffHtml;
 import dev.infertop.diff.DiffInputException;
 import dev.infertop.diff.DiffJson;
@@ -136,7 +137,7 @@ final class DiffCommand implements Callable<Integer> {
             }
         }
         if (json) {
-            System.out.println(dev.infertop.json.SafeJson.line(DiffJson.json(diff, failOnPercent)));
+            System.out.println(SafeJson.line(DiffJson.json(diff, failOnPercent)));
         } else {
             DiffText.print(diff, System.out);
         }

@@ -1,5 +1,9 @@
 package dev.infertop.cli;
 
+import dev.infertop.io.FileAccess;
+import dev.infertop.model.SafeText;
+import dev.infertop.process.AttachPatience;
+import dev.infertop.snapshot.SnapshotOptions;
 import dev.infertop.model.Layer;
 import dev.infertop.session.ListenOption;
 import dev.infertop.session.OperatorRule;
@@ -165,7 +169,7 @@ public final class InfertopCommand implements Callable<Integer> {
     @Option(names = "--patience", paramLabel = "N", defaultValue = "1",
             description = "Wait N times longer for attach-time work: reading each of the target's libraries (10 s) "
                     + "and the calibration child (30 s). For emulated machines and slow boards (default: "
-                    + "${DEFAULT-VALUE}, at most " + dev.infertop.process.AttachPatience.MAX_FACTOR + ").")
+                    + "${DEFAULT-VALUE}, at most " + AttachPatience.MAX_FACTOR + ").")
     int patience;
 
     @Option(names = "--op-when", paramLabel = "RULE",
@@ -242,7 +246,7 @@ public final class InfertopCommand implements Callable<Integer> {
         }
         try {
             // process-wide: the limits are read where the libraries are scanned, long after the options
-            dev.infertop.process.AttachPatience.set(patience);
+            AttachPatience.set(patience);
         } catch (IllegalArgumentException e) {
             throw new UserError("--patience: " + e.getMessage(), 2);
         }
@@ -255,7 +259,7 @@ public final class InfertopCommand implements Callable<Integer> {
         return new TraceOptions(pid, command, libraries, mode,
                 delaySeconds, iterations, parsed, btf, ringKib, commandEnvironment, targetLog, operatorEvery,
                 budgetPercent, operatorWhen == null ? null : OperatorRule.parse(operatorWhen), operatorThreads, follow, counters,
-                new dev.infertop.snapshot.SnapshotOptions(snapshotDir, snapshotEverySeconds, snapshotOnExit,
+                new SnapshotOptions(snapshotDir, snapshotEverySeconds, snapshotOnExit,
                         flightSeconds, snapshotAccess()), dagFile, listenAddress,
                 ListenOption.webConfig(webConfig, listenAddress), user, anyUser, opSampleHz);
     }
@@ -271,16 +275,16 @@ public final class InfertopCommand implements Callable<Integer> {
             String name = equals < 0 ? entry : entry.substring(0, equals);
             if (equals < 0 || !name.matches("[A-Za-z_][A-Za-z0-9_]*") || entry.indexOf('\0') >= 0) {
                 throw new UserError("--env takes NAME=VALUE (NAME letters, digits and _, not starting with a digit), "
-                        + "got '" + dev.infertop.model.SafeText.of(entry) + "'", 2);
+                        + "got '" + SafeText.of(entry) + "'", 2);
             }
             parsed.put(name, entry.substring(equals + 1));
         }
         return parsed;
     }
 
-    private dev.infertop.io.FileAccess snapshotAccess() {
+    private FileAccess snapshotAccess() {
         try {
-            return dev.infertop.io.FileAccess.parse(snapshotMode);
+            return FileAccess.parse(snapshotMode);
         } catch (IllegalArgumentException e) {
             throw new UserError("--snapshot-mode: " + e.getMessage(), 2);
         }

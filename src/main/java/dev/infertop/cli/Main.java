@@ -1,5 +1,7 @@
 package dev.infertop.cli;
 
+import dev.infertop.session.StartTimeline;
+import dev.infertop.session.StopTimeline;
 import dev.infertop.ffi.NativeLibraryMissing;
 import dev.infertop.ffi.OwnPriority;
 import dev.infertop.session.FatalErrors;
@@ -23,7 +25,7 @@ public final class Main {
     static final int EXIT_UNAVAILABLE = 69;
 
     public static void main(String[] args) {
-        dev.infertop.session.StartTimeline.mark("JVM started", System.err);
+        StartTimeline.mark("JVM started", System.err);
         // Until the arguments say whether infertop attaches to a running (and maybe busy) engine: see OwnPriority.
         OwnPriority.raiseForStart();
         // Names the target chose reach stdout and stderr in messages and outputs: the last guard before the
@@ -32,7 +34,7 @@ public final class Main {
         // An Error, or a failure that ends one of infertop's other threads: one line, the run's exit path, 70.
         FatalErrors.install(System.err);
         int status = run(args);
-        dev.infertop.session.StopTimeline.mark("exiting", System.err);
+        StopTimeline.mark("exiting", System.err);
         System.exit(FatalErrors.happened() ? FatalErrors.EXIT_STATUS : status);
     }
 

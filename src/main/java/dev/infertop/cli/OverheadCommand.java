@@ -1,5 +1,7 @@
 package dev.infertop.cli;
 
+import dev.infertop.process.LaunchedCommand;
+import dev.infertop.process.ProcessCpuTime;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.infertop.model.JsonSchema;
@@ -92,7 +94,7 @@ final class OverheadCommand implements Callable<Integer> {
                 .redirectErrorStream(true);
         // The environment the traced run's command gets (infertop launches it with no more), so both runs compare.
         builder.environment().clear();
-        builder.environment().putAll(dev.infertop.process.LaunchedCommand.environment(System.getenv(), null,
+        builder.environment().putAll(LaunchedCommand.environment(System.getenv(), null,
                 java.util.Map.of()));
         Process process = OwnPriority.start(builder);
         return measure(process, false, (int) process.pid(), -1);
@@ -171,7 +173,7 @@ final class OverheadCommand implements Callable<Integer> {
     /** utime + stime of every thread of the process, from /proc/PID/stat (fields 14 and 15, clock ticks). */
     static double cpuSecondsOf(int pid) {
         try {
-            return dev.infertop.process.ProcessCpuTime.ns(pid) / 1e9;
+            return ProcessCpuTime.ns(pid) / 1e9;
         } catch (IOException e) {
             return 0; // gone between samples
         }

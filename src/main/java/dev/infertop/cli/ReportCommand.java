@@ -1,5 +1,6 @@
 package dev.infertop.cli;
 
+import dev.infertop.json.SafeJson;
 import dev.infertop.session.UserError;
 import dev.infertop.snapshot.SnapshotDirectory;
 import dev.infertop.snapshot.SnapshotReadException;
@@ -27,7 +28,7 @@ final class ReportCommand implements Callable<Integer> {
     public Integer call() {
         SnapshotDirectory snapshot = open(directory);
         if (json) {
-            System.out.println(dev.infertop.json.SafeJson.line(SnapshotReport.json(snapshot)));
+            System.out.println(SafeJson.line(SnapshotReport.json(snapshot)));
         } else {
             SnapshotReport.printText(snapshot, System.out);
         }

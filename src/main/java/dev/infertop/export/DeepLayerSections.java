@@ -1,5 +1,6 @@
 package dev.infertop.export;
 
+import dev.infertop.model.Other;
 import dev.infertop.model.CounterTotals;
 import dev.infertop.model.Interferer;
 import dev.infertop.model.Layer;
@@ -94,7 +95,7 @@ final class DeepLayerSections {
     }
 
     private static String label(SnapshotContent content, int tid) {
-        if (tid == dev.infertop.model.Other.TID) {
+        if (tid == Other.TID) {
             return "other threads";
         }
         String comm = content.threadNames().get(tid);
@@ -115,7 +116,7 @@ final class DeepLayerSections {
         }
         if (sched.otherInterferersNs() > 0) {
             table.append(String.format(Locale.ROOT, "<tr><td>%s</td><td>(the rest)</td><td>%.3f</td><td></td></tr>\n",
-                    dev.infertop.model.Other.NAME, sched.otherInterferersNs() / 1e6));
+                    Other.NAME, sched.otherInterferersNs() / 1e6));
         }
         return table.append("</table>\n").toString();
     }

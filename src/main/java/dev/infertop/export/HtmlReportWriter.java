@@ -1,5 +1,7 @@
 package dev.infertop.export;
 
+import dev.infertop.history.FlightRecorder;
+import dev.infertop.model.Other;
 import dev.infertop.model.HistogramTag;
 import dev.infertop.model.LatencyDistribution;
 import dev.infertop.model.OpTotals;
@@ -199,8 +201,8 @@ public final class HtmlReportWriter {
     static String timeVsFlops(SnapshotContent content) {
         java.util.Map<String, java.util.TreeMap<Long, double[]>> byOp = new java.util.LinkedHashMap<>();
         java.util.Map<String, Double> totalMsByOp = new java.util.HashMap<>();
-        for (dev.infertop.history.FlightRecorder.Slice slice : content.window().slices()) {
-            if (slice.kind() != dev.infertop.history.FlightRecorder.Kind.OP || slice.value() <= 0) {
+        for (FlightRecorder.Slice slice : content.window().slices()) {
+            if (slice.kind() != FlightRecorder.Kind.OP || slice.value() <= 0) {
                 continue;
             }
             String op = content.window().label(slice.label());
@@ -250,7 +252,7 @@ public final class HtmlReportWriter {
             svg.append(rect(x, base - workH, barW, workH, COLORS[1]));
             svg.append(rect(x, base - workH - waitH, barW, waitH, COLORS[3]));
             svg.append(String.format(Locale.ROOT, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>",
-                    x + barW / 2, HEIGHT - MARGIN_BOTTOM + 14, dev.infertop.model.Other.tid(t.tid())));
+                    x + barW / 2, HEIGHT - MARGIN_BOTTOM + 14, Other.tid(t.tid())));
         }
         legend(svg, List.of("work", "barrier wait"), List.of(COLORS[1], COLORS[3]));
         return svg.append("</g></svg>\n").toString();

@@ -1,5 +1,6 @@
 package dev.infertop.export;
 
+import dev.infertop.model.DecodeSteps;
 import dev.infertop.model.Figures;
 import dev.infertop.model.Roofline;
 import dev.infertop.model.RooflineTotals;
@@ -99,8 +100,8 @@ final class RooflineSection {
                 + "<th>weights MB a step</th><th>KV MB a step</th><th>context positions a step</th>"
                 + "<th>MB a token</th><th>FLOP/byte</th><th>measured tok/s</th><th>bound tok/s</th>"
                 + "<th>verdict</th></tr>\n");
-        for (dev.infertop.model.DecodeSteps step : roofline.decodeSteps().stream()
-                .sorted(Comparator.comparingInt(dev.infertop.model.DecodeSteps::batchTokens)).toList()) {
+        for (DecodeSteps step : roofline.decodeSteps().stream()
+                .sorted(Comparator.comparingInt(DecodeSteps::batchTokens)).toList()) {
             String bound = "-";
             String verdict = "-";
             if (ceilings != null) {

@@ -1,5 +1,6 @@
 package dev.infertop.io;
 
+import dev.infertop.model.GraphRuntimes;
 import dev.infertop.ffi.RegularFile;
 import dev.infertop.model.BackendNames;
 import dev.infertop.model.ConfigFile;
@@ -37,8 +38,8 @@ public final class ConfigFiles {
     }
 
     /** config/runtimes.conf, then the user's: what each GGML runtime's graph names mean. */
-    public static dev.infertop.model.GraphRuntimes graphRuntimes() {
-        return dev.infertop.model.GraphRuntimes.from(handler -> readShippedThenUser("runtimes.conf", handler));
+    public static GraphRuntimes graphRuntimes() {
+        return GraphRuntimes.from(handler -> readShippedThenUser("runtimes.conf", handler));
     }
 
     /** Reads the shipped file, then the user's, if present. */

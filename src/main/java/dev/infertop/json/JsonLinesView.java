@@ -1,5 +1,22 @@
 package dev.infertop.json;
 
+import dev.infertop.ffi.PipeEnd;
+import dev.infertop.model.BackendBreakdown;
+import dev.infertop.model.BackendOps;
+import dev.infertop.model.BudgetStatus;
+import dev.infertop.model.DecodeSteps;
+import dev.infertop.model.ExpertsOnDevices;
+import dev.infertop.model.GraphTokenCounts;
+import dev.infertop.model.JsonSchema;
+import dev.infertop.model.Limits;
+import dev.infertop.model.OpEstimate;
+import dev.infertop.model.OpSampleTotals;
+import dev.infertop.model.Other;
+import dev.infertop.model.Roofline;
+import dev.infertop.model.RooflineTotals;
+import dev.infertop.model.SampledFigures;
+import dev.infertop.model.SpeculativeTotals;
+import dev.infertop.model.TokenSource;
 import dev.infertop.view.SnapshotView;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -26,11 +43,11 @@ import static dev.infertop.model.JsonSchema.*;
 public final class JsonLinesView implements SnapshotView {
     private static final ObjectMapper MAPPER = new ObjectMapper();
     private final PrintStream out;
-    private final dev.infertop.ffi.PipeEnd stdoutPipe;
+    private final PipeEnd stdoutPipe;
 
     public JsonLinesView(PrintStream out) {
         this.out = out;
-        this.stdoutPipe = out == System.out ? dev.infertop.ffi.PipeEnd.standardOutput() : null;
+        this.stdoutPipe = out == System.out ? PipeEnd.standardOutput() : null;
     }
 
     @Override
@@ -53,20 +70,20 @@ public final class JsonLinesView implements SnapshotView {
     }
 
     /** The collector's bounds, what it kept and what it dropped (run so far; man page: limits). */
-    private static void putLimits(ObjectNode node, dev.infertop.model.Limits limits) {
-        for (dev.infertop.model.Limits.Bound bound : limits.bounds()) {
+    private static void putLimits(ObjectNode node, Limits limits) {
+        for (Limits.Bound bound : limits.bounds()) {
             if (bound.keptField() != null) {
                 node.put(bound.keptField(), bound.kept());
             }
             node.put(bound.capField(), bound.cap());
-            for (dev.infertop.model.Limits.Past past : bound.past()) {
+            for (Limits.Past past : bound.past()) {
                 node.put(past.field(), past.count());
             }
         }
     }
 
     /** The overhead budget (man page: budget): the limit, the estimates, what is sampled. */
-    private static void putBudget(ObjectNode node, dev.infertop.model.BudgetStatus budget) {
+    private static void putBudget(ObjectNode node, BudgetStatus budget) {
         node.put(BudgetField.LIMIT_PERCENT.key(), budget.budgetPercent());
         if (budget.measured()) {
             node.put(BudgetField.ESTIMATE_PERCENT.key(), round(budget.estimatePercent(), 3));
@@ -82,9 +99,9 @@ public final class JsonLinesView implements SnapshotView {
      * every graph; 0: the layer off).
      */
     private static void putSampled(ObjectNode node, Snapshot s) {
-        node.put(SampledField.OPERATOR_SAMPLED_RATIO.key(), round(dev.infertop.model.SampledFigures.operatorSampledRatio(s), 4));
+        node.put(SampledField.OPERATOR_SAMPLED_RATIO.key(), round(SampledFigures.operatorSampledRatio(s), 4));
         var figures = node.putArray(SampledField.WINDOW_FIGURES.key());
-        dev.infertop.model.SampledFigures.WINDOW_FIGURES.forEach(figures::add);
+        SampledFigures.WINDOW_FIGURES.forEach(figures::add);
     }
 
     /** The JSON object of {@code s}, of the run's totals when {@code total} (a snapshot's summary.json). */
@@ -108,16 +125,16 @@ public final class JsonLinesView implements SnapshotView {
         root.put(TOKEN_SOURCE.key(), WhisperTotals.tokenSource(s).word());
         root.put(TOKEN_STATE.key(), WhisperTotals.tokenSource(s).state());
         ObjectNode fromGraphs = root.putObject(GRAPH_TOKENS.key());
-        fromGraphs.put(dev.infertop.model.JsonSchema.GraphTokensField.GRAPHS.key(), tokens.fromGraphs().graphs());
-        fromGraphs.put(dev.infertop.model.JsonSchema.GraphTokensField.PROMPT_TOKENS.key(), tokens.fromGraphs().promptTokens());
-        fromGraphs.put(dev.infertop.model.JsonSchema.GraphTokensField.GENERATED_TOKENS.key(), tokens.fromGraphs().generatedTokens());
+        fromGraphs.put(JsonSchema.GraphTokensField.GRAPHS.key(), tokens.fromGraphs().graphs());
+        fromGraphs.put(JsonSchema.GraphTokensField.PROMPT_TOKENS.key(), tokens.fromGraphs().promptTokens());
+        fromGraphs.put(JsonSchema.GraphTokensField.GENERATED_TOKENS.key(), tokens.fromGraphs().generatedTokens());
         if (tokens.fromGraphs().requestsKnown()) {
-            fromGraphs.put(dev.infertop.model.JsonSchema.GraphTokensField.REQUESTS.key(), tokens.fromGraphs().requests());
+            fromGraphs.put(JsonSchema.GraphTokensField.REQUESTS.key(), tokens.fromGraphs().requests());
         } else {
-            fromGraphs.putNull(dev.infertop.model.JsonSchema.GraphTokensField.REQUESTS.key());
+            fromGraphs.putNull(JsonSchema.GraphTokensField.REQUESTS.key());
         }
-        fromGraphs.put(dev.infertop.model.JsonSchema.GraphTokensField.POSITIONS_READ.key(), tokens.fromGraphs().positionsRead());
-        fromGraphs.put(dev.infertop.model.JsonSchema.GraphTokensField.ENCODER_PASSES.key(), tokens.fromGraphs().encoderPasses());
+        fromGraphs.put(JsonSchema.GraphTokensField.POSITIONS_READ.key(), tokens.fromGraphs().positionsRead());
+        fromGraphs.put(JsonSchema.GraphTokensField.ENCODER_PASSES.key(), tokens.fromGraphs().encoderPasses());
         root.put(DECODE_CALLS.key(), tokens.decodeCalls());
         root.put(PREFILL_CALLS.key(), tokens.prefillCalls());
         root.put(DECODE_STEP_CALLS.key(), tokens.decodeStepCalls());
@@ -144,8 +161,8 @@ public final class JsonLinesView implements SnapshotView {
         putLatency(root.putObject(TPOT_MS.key()), tpot);
         // Requests: sequences of batches read token by token (a server's slots); zero for llama-bench's batches.
         // From the graphs (the API not called): requests as the graphs tell them apart, one sequence at a time.
-        dev.infertop.model.GraphTokenCounts graphs = tokens.fromGraphs();
-        boolean graphRequests = tokens.source() == dev.infertop.model.TokenSource.GRAPHS && graphs.requestsKnown();
+        GraphTokenCounts graphs = tokens.fromGraphs();
+        boolean graphRequests = tokens.source() == TokenSource.GRAPHS && graphs.requestsKnown();
         long requestCount = graphRequests ? graphs.requests() : tokens.requests();
         ObjectNode requests = root.putObject(REQUESTS.key());
         requests.put(RequestsField.COUNT.key(), requestCount);
@@ -198,7 +215,7 @@ public final class JsonLinesView implements SnapshotView {
         // Every graph's, where windows traced some (man page: sampled figures): traced plus the untraced graphs'
         // share, scaled from the run's windows; the same as "ops" with every graph traced.
         ObjectNode estimated = root.putObject(OPS_ESTIMATED.key());
-        for (dev.infertop.model.OpEstimate op : operators.estimated()) {
+        for (OpEstimate op : operators.estimated()) {
             ObjectNode node = estimated.putObject(op.op());
             node.put(OpField.GROUPS.key(), round(op.groups(), 1));
             node.put(OpField.WALL_MS.key(), round(op.wallNs() / 1e6, 3));
@@ -207,7 +224,7 @@ public final class JsonLinesView implements SnapshotView {
         putSampled(root.putObject(SAMPLED.key()), s);
         ObjectNode threads = root.putObject(THREADS.key());
         for (ThreadTotals thread : operators.threads()) {
-            ObjectNode node = threads.putObject(dev.infertop.model.Other.tid(thread.tid()));
+            ObjectNode node = threads.putObject(Other.tid(thread.tid()));
             node.put(ThreadField.GROUPS.key(), thread.groups());
             node.put(ThreadField.WORK_MS.key(), round(thread.workNs() / 1e6, 3));
             node.put(ThreadField.BARRIER_WAIT_MS.key(), round(thread.barrierWaitNs() / 1e6, 3));
@@ -220,13 +237,13 @@ public final class JsonLinesView implements SnapshotView {
         SchedJson.put(root.putObject(SCHED.key()), s, f.sched(), spanNs);
         CountersJson.put(root, s);
         ObjectNode perBackend = root.putObject(BACKENDS.key());
-        for (dev.infertop.model.BackendBreakdown backend : dev.infertop.model.BackendBreakdown.of(f)) {
+        for (BackendBreakdown backend : BackendBreakdown.of(f)) {
             ObjectNode node = perBackend.putObject(backend.backend());
             node.put(BackendField.GRAPHS.key(), backend.graphs());
             node.put(BackendField.NODES.key(), backend.nodes());
             node.put(BackendField.BUSY_MS.key(), round(backend.busyNs() / 1e6, 3));
             ObjectNode backendOps = node.putObject(BackendField.OPS.key());
-            for (dev.infertop.model.BackendOps.Op op : backend.ops()) {
+            for (BackendOps.Op op : backend.ops()) {
                 ObjectNode opNode = backendOps.putObject(op.op());
                 opNode.put(BackendOpField.NODES.key(), op.nodes());
                 if (op.timed()) {
@@ -238,7 +255,7 @@ public final class JsonLinesView implements SnapshotView {
             }
         }
         OffloadJson.put(root.putObject(OFFLOAD.key()), f.offload());
-        MoeJson.put(root, s.moe(), dev.infertop.model.ExpertsOnDevices.nodes(s.total()));
+        MoeJson.put(root, s.moe(), ExpertsOnDevices.nodes(s.total()));
         root.put(LOST_EVENTS.key(), s.lostEvents());
         putLimits(root.putObject(LIMITS.key()), s.limits());
         if (s.budget().present()) {
@@ -260,13 +277,13 @@ public final class JsonLinesView implements SnapshotView {
     }
 
     /** A device backend's node-by-node host dispatch: per op, the nodes called for and the nodes fused. */
-    private static void putDispatch(ObjectNode node, dev.infertop.model.BackendOps.NodeDispatch dispatch) {
+    private static void putDispatch(ObjectNode node, BackendOps.NodeDispatch dispatch) {
         node.put(BackendDispatchField.GRAPHS.key(), dispatch.graphs());
         node.put(BackendDispatchField.CALLS.key(), dispatch.calls());
         node.put(BackendDispatchField.DISPATCHES.key(), dispatch.dispatches());
         node.put(BackendDispatchField.FUSED_NODES.key(), dispatch.fusedNodes());
         ObjectNode ops = node.putObject(BackendDispatchField.OPS.key());
-        for (dev.infertop.model.BackendOps.OpDispatch op : dispatch.ops()) {
+        for (BackendOps.OpDispatch op : dispatch.ops()) {
             ObjectNode opNode = ops.putObject(op.op());
             opNode.put(BackendDispatchOpField.CALLS.key(), op.calls());
             opNode.put(BackendDispatchOpField.DISPATCHES.key(), op.view() ? 0 : op.calls());
@@ -281,8 +298,8 @@ public final class JsonLinesView implements SnapshotView {
      * beside the decode rate measured over the same span (as decode_tokens_per_s); the nodes left out
      * (MUL_MAT_ID without its experts' ids among them).
      */
-    private static void putRoofline(ObjectNode out, dev.infertop.model.RooflineTotals roofline, TokenTotals tokens) {
-        dev.infertop.model.Roofline.Ceilings ceilings = roofline.ceilings();
+    private static void putRoofline(ObjectNode out, RooflineTotals roofline, TokenTotals tokens) {
+        Roofline.Ceilings ceilings = roofline.ceilings();
         if (ceilings != null) {
             out.put(RooflineField.MEMORY_CEILING_GB_PER_S.key(), round(ceilings.memoryBytesPerSecond() / 1e9, 2));
             out.put(RooflineField.COMPUTE_CEILING_GFLOP_PER_S.key(), round(ceilings.flopsPerSecond() / 1e9, 2));
@@ -294,13 +311,13 @@ public final class JsonLinesView implements SnapshotView {
         out.put(RooflineField.UNCOSTED_NODES.key(), roofline.uncostedNodes());
         out.put(RooflineField.UNROUTED_NODES.key(), roofline.unroutedNodes());
         if (ceilings != null && roofline.weightBytesPerDecodeToken() > 0) {
-            out.put(RooflineField.DECODE_BOUND_TOKENS_PER_S.key(), round(dev.infertop.model.Roofline.decodeBoundTokensPerSecond(
+            out.put(RooflineField.DECODE_BOUND_TOKENS_PER_S.key(), round(Roofline.decodeBoundTokensPerSecond(
                     roofline.weightBytesPerDecodeToken(), ceilings), 2));
         }
         out.put(RooflineField.MEASURED_DECODE_TOKENS_PER_S.key(), round(tokens.decodeTokensPerSecond(), 2));
         putDecodeSteps(out, roofline);
         ObjectNode ops = out.putObject(RooflineField.OPS.key());
-        for (dev.infertop.model.RooflineTotals.OpRoofline op : roofline.ops()) {
+        for (RooflineTotals.OpRoofline op : roofline.ops()) {
             ObjectNode node = ops.putObject(op.op());
             node.put(RooflineOpField.NODES.key(), op.nodes());
             node.put(RooflineOpField.BYTES.key(), op.bytes());
@@ -312,7 +329,7 @@ public final class JsonLinesView implements SnapshotView {
             node.put(RooflineOpField.GFLOP_PER_S.key(), round(op.flops() / seconds / 1e9, 3));
             node.put(RooflineOpField.FLOP_PER_BYTE.key(), round(op.bytes() == 0 ? 0 : (double) op.flops() / op.bytes(), 3));
             if (ceilings != null) {
-                dev.infertop.model.Roofline.Point point = op.point(ceilings);
+                Roofline.Point point = op.point(ceilings);
                 node.put(RooflineOpField.MEMORY_SHARE.key(), round(point.memoryShare(), 3));
                 node.put(RooflineOpField.COMPUTE_SHARE.key(), round(point.computeShare(), 3));
                 node.put(RooflineOpField.VERDICT.key(), point.bound().text());
@@ -325,8 +342,8 @@ public final class JsonLinesView implements SnapshotView {
      * tokens, per generated token, the intensity, and the decode bound beside the measured rate; where the ridge
      * point would be reached as slots fill, and where KV reads overtake the weights as contexts grow.
      */
-    private static void putDecodeSteps(ObjectNode out, dev.infertop.model.RooflineTotals roofline) {
-        dev.infertop.model.Roofline.Ceilings ceilings = roofline.ceilings();
+    private static void putDecodeSteps(ObjectNode out, RooflineTotals roofline) {
+        Roofline.Ceilings ceilings = roofline.ceilings();
         out.put(RooflineField.KV_BYTES_PER_POSITION.key(), roofline.kvBytesPerPosition());
         out.put(RooflineField.KV_OVERTAKES_WEIGHTS_AT_POSITIONS.key(), roofline.kvOvertakesWeightsAtPositions());
         out.put(RooflineField.POSITIONED_TOKENS.key(), roofline.positionedTokens());
@@ -338,7 +355,7 @@ public final class JsonLinesView implements SnapshotView {
             out.put(RooflineField.RIDGE_BATCH_TOKENS.key(), "never: KV reads keep it below the ridge");
         }
         ObjectNode steps = out.putObject(RooflineField.DECODE_STEPS.key());
-        for (dev.infertop.model.DecodeSteps step : roofline.decodeSteps()) {
+        for (DecodeSteps step : roofline.decodeSteps()) {
             ObjectNode node = steps.putObject(Integer.toString(step.batchTokens()));
             node.put(DecodeStepField.STEPS.key(), step.steps());
             node.put(DecodeStepField.TOKENS.key(), step.tokens());
@@ -353,7 +370,7 @@ public final class JsonLinesView implements SnapshotView {
             node.put(DecodeStepField.MEASURED_TOKENS_PER_S.key(), round(step.measuredTokensPerSecond(), 2));
             if (ceilings != null) {
                 node.put(DecodeStepField.BOUND_TOKENS_PER_S.key(), round(step.boundTokensPerSecond(ceilings), 2));
-                node.put(DecodeStepField.VERDICT.key(), dev.infertop.model.Roofline.point(step.weightBytes() + step.kvBytes(), step.flops(),
+                node.put(DecodeStepField.VERDICT.key(), Roofline.point(step.weightBytes() + step.kvBytes(), step.flops(),
                         step.wallNs(), ceilings).bound().text());
             }
         }
@@ -382,7 +399,7 @@ public final class JsonLinesView implements SnapshotView {
     }
 
     /** Speculative decoding: the target's verification steps and the draft context's calls (zeros without). */
-    private static void putSpeculative(ObjectNode out, dev.infertop.model.SpeculativeTotals spec) {
+    private static void putSpeculative(ObjectNode out, SpeculativeTotals spec) {
         out.put(SpeculativeField.VERIFY_STEPS.key(), spec.verifySteps());
         out.put(SpeculativeField.DRAFT_TOKENS.key(), spec.draftTokens());
         out.put(SpeculativeField.ACCEPTED_TOKENS.key(), spec.acceptedTokens());
@@ -414,7 +431,7 @@ public final class JsonLinesView implements SnapshotView {
     }
 
     /** The clock samples: counts rounded to a tenth (a code line seen in two ops splits its samples). */
-    private static void putOpsSampled(ObjectNode node, dev.infertop.model.OpSampleTotals sampled) {
+    private static void putOpsSampled(ObjectNode node, OpSampleTotals sampled) {
         node.put(OpsSampledField.PERIOD_MS.key(), round(sampled.periodNs() / 1e6, 3));
         node.put(OpsSampledField.SAMPLES.key(), sampled.samples());
         node.put(OpsSampledField.UNKNOWN.key(), round(sampled.unknown(), 1));
@@ -424,7 +441,7 @@ public final class JsonLinesView implements SnapshotView {
         node.put(OpsSampledField.LEARNED_LINES.key(), sampled.learnedLines());
         putSampledOps(node.putObject(OpsSampledField.OPS.key()), sampled.ops());
         ObjectNode threads = node.putObject(OpsSampledField.THREADS.key());
-        for (dev.infertop.model.OpSampleTotals.Thread thread : sampled.threads()) {
+        for (OpSampleTotals.Thread thread : sampled.threads()) {
             ObjectNode t = threads.putObject(Integer.toString(thread.tid()));
             t.put(SampledThreadField.SAMPLES.key(), thread.samples());
             t.put(SampledThreadField.OP.key(), thread.op());
@@ -435,8 +452,8 @@ public final class JsonLinesView implements SnapshotView {
         putSampledOps(between.putObject(SampledBetweenField.OPS.key()), sampled.between().ops());
     }
 
-    private static void putSampledOps(ObjectNode node, List<dev.infertop.model.OpSampleTotals.Op> ops) {
-        for (dev.infertop.model.OpSampleTotals.Op op : ops) {
+    private static void putSampledOps(ObjectNode node, List<OpSampleTotals.Op> ops) {
+        for (OpSampleTotals.Op op : ops) {
             ObjectNode o = node.putObject(op.op());
             o.put(SampledOpField.SAMPLES.key(), round(op.samples(), 1));
             o.put(SampledOpField.SHARE.key(), round(op.share(), 4));

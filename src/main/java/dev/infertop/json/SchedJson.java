@@ -1,5 +1,6 @@
 package dev.infertop.json;
 
+import dev.infertop.model.Other;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.infertop.model.JsonSchema;
@@ -26,7 +27,7 @@ final class SchedJson {
         node.put(JsonSchema.SchedField.SLEEPING_NS.key(), sched.sleepingNs());
         ObjectNode threads = node.putObject(JsonSchema.SchedField.THREADS.key());
         for (SchedThreadTotals thread : sched.threads()) {
-            ObjectNode t = threads.putObject(dev.infertop.model.Other.tid(thread.tid()));
+            ObjectNode t = threads.putObject(Other.tid(thread.tid()));
             t.put(JsonSchema.SchedThreadField.RUNNING_NS.key(), thread.runningNs());
             t.put(JsonSchema.SchedThreadField.RUNNABLE_NS.key(), thread.runnableNs());
             t.put(JsonSchema.SchedThreadField.SLEEPING_NS.key(), thread.sleepingNs());

@@ -1,5 +1,6 @@
 package dev.infertop.machine;
 
+import dev.infertop.workload.LlamaCppWorkload;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import dev.infertop.io.RecordJson;
@@ -32,7 +33,7 @@ public final class CeilingCache {
     }
 
     public static CeilingCache defaultLocation() {
-        return new CeilingCache(dev.infertop.workload.LlamaCppWorkload.cacheDir().resolve("machine"));
+        return new CeilingCache(LlamaCppWorkload.cacheDir().resolve("machine"));
     }
 
     public Path fileFor(int threads) {

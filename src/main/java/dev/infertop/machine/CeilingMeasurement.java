@@ -1,5 +1,6 @@
 package dev.infertop.machine;
 
+import dev.infertop.ffi.OwnPriority;
 import dev.infertop.io.RecordJson;
 
 import java.io.IOException;
@@ -41,7 +42,7 @@ public final class CeilingMeasurement {
         List<String> command = List.of(java.toString(), "--enable-native-access=ALL-UNNAMED", "-XX:+UseSerialGC",
                 "-Xmx96m", "-XX:-UsePerfData", "-cp", classpath, CeilingChild.class.getName(),
                 Integer.toString(threads), Long.toString(bufferBytes()), Integer.toString(ROUNDS));
-        Process child = dev.infertop.ffi.OwnPriority.start(
+        Process child = OwnPriority.start(
                 new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT));
         try {
             byte[] output = child.getInputStream().readNBytes(64 * 1024);

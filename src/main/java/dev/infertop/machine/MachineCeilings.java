@@ -1,5 +1,6 @@
 package dev.infertop.machine;
 
+import dev.infertop.model.Roofline;
 import java.util.Locale;
 
 /**
@@ -23,8 +24,8 @@ public record MachineCeilings(int formatVersion, String measuredAt, String cpu, 
     }
 
     /** The two roofs as the roofline verdict takes them. */
-    public dev.infertop.model.Roofline.Ceilings roofs() {
-        return new dev.infertop.model.Roofline.Ceilings(memoryReadBytesPerSecond, computeFlopsPerSecond);
+    public Roofline.Ceilings roofs() {
+        return new Roofline.Ceilings(memoryReadBytesPerSecond, computeFlopsPerSecond);
     }
 
     /** The lines {@code infertop machine} prints. */

@@ -1,5 +1,7 @@
 package dev.infertop.machine;
 
+import dev.infertop.ffi.LibBpf;
+import dev.infertop.ffi.OwnPriority;
 import dev.infertop.ffi.Errno;
 import dev.infertop.ffi.PerfEvent;
 import dev.infertop.process.ElfFile;
@@ -86,7 +88,7 @@ public final class UprobeCostProbe {
     }
 
     private static UprobeHitCost measure(Path program, long offset, int pmuType) throws IOException {
-        Process child = dev.infertop.ffi.OwnPriority.start(
+        Process child = OwnPriority.start(
                 new ProcessBuilder(program.toString()).redirectError(ProcessBuilder.Redirect.INHERIT));
         try (Writer in = new OutputStreamWriter(child.getOutputStream(), StandardCharsets.US_ASCII);
              BufferedReader out = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.US_ASCII))) {
@@ -152,7 +154,7 @@ public final class UprobeCostProbe {
             long fd = (long) PerfEvent.syscall.invokeExact(state, PerfEvent.syscallNumber(), attr, (int) pid, -1, -1,
                     PerfEvent.FLAG_FD_CLOEXEC);
             if (fd < 0) {
-                throw new IOException("perf_event_open of a uprobe failed: " + dev.infertop.ffi.LibBpf.strerror(Errno.read(state)));
+                throw new IOException("perf_event_open of a uprobe failed: " + LibBpf.strerror(Errno.read(state)));
             }
             return (int) fd;
         } catch (IOException e) {

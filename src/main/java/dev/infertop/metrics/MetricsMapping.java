@@ -1,5 +1,11 @@
 package dev.infertop.metrics;
 
+import dev.infertop.model.BackendOps;
+import dev.infertop.model.OffloadTotals;
+import dev.infertop.model.OpEstimate;
+import dev.infertop.model.OpSampleTotals;
+import dev.infertop.model.SampledFigures;
+import dev.infertop.model.WhisperTotals;
 import dev.infertop.model.HistogramTag;
 import dev.infertop.model.BackendTotals;
 import dev.infertop.model.MoeTotals;
@@ -65,7 +71,7 @@ public final class MetricsMapping {
                         + "graphs' token embedding: llama_decode is not called, inlined or not used), none, whisper.cpp (a whisper.cpp "
                         + "program: infertop_whisper_*)")
                 .dataPoint(InfoSnapshot.InfoDataPointSnapshot.builder().labels(Labels.of(
-                        "source", dev.infertop.model.WhisperTotals.tokenSource(s).word())).build())
+                        "source", WhisperTotals.tokenSource(s).word())).build())
                 .build());
         out.metricSnapshot(counter("infertop_graph_prefill_tokens", null,
                 "Prompt tokens the graphs computed (their token embedding), whatever the token source",
@@ -85,7 +91,7 @@ public final class MetricsMapping {
         out.metricSnapshot(counter("infertop_encode_tokens", null, "Tokens of the encoder passes (encoder input)",
                 created, Map.of(Labels.EMPTY, (double) s.total().tokens().encodeTokens())));
 
-        if (dev.infertop.model.WhisperTotals.isWhisperProgram(s)) {
+        if (WhisperTotals.isWhisperProgram(s)) {
             whisper(out, s.total().whisper(), created);
         }
 
@@ -160,13 +166,13 @@ public final class MetricsMapping {
         // Without a budget at work: 1 with the operator layer on (every graph), 0 with it off.
         out.metricSnapshot(gauge("infertop_operator_sampled_ratio", Unit.RATIO,
                 "Share of the time the operator layer's per-thread probes are attached (1: every graph)",
-                dev.infertop.model.SampledFigures.operatorSampledRatio(s)));
+                SampledFigures.operatorSampledRatio(s)));
 
         // The op histograms count the traced graphs only (the budget's windows): these scale them to every graph
         // (man page: sampled figures), so a rate over any range has figures between windows.
         Map<Labels, Double> estimatedGroups = new LinkedHashMap<>();
         Map<Labels, Double> estimatedSeconds = new LinkedHashMap<>();
-        for (dev.infertop.model.OpEstimate op : s.total().operators().estimated()) {
+        for (OpEstimate op : s.total().operators().estimated()) {
             Labels labels = Labels.of("op", LabelValues.sanitize(op.op()), "backend", OPERATOR_BACKEND);
             estimatedGroups.merge(labels, op.groups(), Double::sum);
             estimatedSeconds.merge(labels, op.wallNs() / 1e9, Double::sum);
@@ -183,7 +189,7 @@ public final class MetricsMapping {
 
         // The clock samples, window or not (man page: --op-sample-hz): an op's share of them over any range.
         Map<Labels, Double> samples = new LinkedHashMap<>();
-        for (dev.infertop.model.OpSampleTotals.Op op : s.total().operators().sampled().ops()) {
+        for (OpSampleTotals.Op op : s.total().operators().sampled().ops()) {
             samples.merge(Labels.of("op", LabelValues.sanitize(op.op()), "backend", OPERATOR_BACKEND), op.samples(),
                     Double::sum);
         }
@@ -245,7 +251,7 @@ public final class MetricsMapping {
      * complete time only for the backends where a synchronize closed their work (never a 0 for "unknown"), the
      * host's waits for each backend and the bytes copied into it.
      */
-    private static void offload(MetricSnapshots.Builder out, dev.infertop.model.OffloadTotals offload, long created) {
+    private static void offload(MetricSnapshots.Builder out, OffloadTotals offload, long created) {
         GaugeSnapshot.Builder completion = GaugeSnapshot.builder().name("infertop_backend_completion")
                 .help("1 per backend, labelled with how its work's end is known: device-complete, enqueue only "
                         + "(no synchronize of it seen: its times are the compute calls'), computes in the call");
@@ -253,11 +259,11 @@ public final class MetricsMapping {
         Map<Labels, Double> hostWait = new LinkedHashMap<>();
         Map<Labels, Double> bytesIn = new LinkedHashMap<>();
         Map<Labels, Double> bytesPerGraph = new LinkedHashMap<>();
-        for (dev.infertop.model.OffloadTotals.Backend backend : offload.backends()) {
+        for (OffloadTotals.Backend backend : offload.backends()) {
             Labels labels = Labels.of("backend", LabelValues.sanitize(backend.backend()));
             completion.dataPoint(GaugeDataPointSnapshot.builder().labels(labels.add("completion",
                     backend.completion().label())).value(1).build());
-            if (backend.completion() == dev.infertop.model.OffloadTotals.Completion.DEVICE_COMPLETE) {
+            if (backend.completion() == OffloadTotals.Completion.DEVICE_COMPLETE) {
                 device.merge(labels, backend.deviceNs() / 1e9, Double::sum);
             }
             hostWait.merge(labels, backend.waitNs() / 1e9, Double::sum);
@@ -284,7 +290,7 @@ public final class MetricsMapping {
         GaugeSnapshot.Builder perToken = GaugeSnapshot.builder().name("infertop_copied_in_per_token_bytes")
                 .help("Bytes the scheduler copied between backends per token decoded, over the run, by token kind "
                         + "(prompt: calls of more than one token; generated: calls of one)").unit(Unit.BYTES);
-        dev.infertop.model.OffloadTotals.TokenBytes tokens = offload.perToken();
+        OffloadTotals.TokenBytes tokens = offload.perToken();
         boolean seen = offload.backendsWithCopiesUnseen().isEmpty();
         if (seen && tokens.promptTokens() > 0) {
             perToken.dataPoint(GaugeDataPointSnapshot.builder().labels(Labels.of("token", "prompt"))
@@ -302,15 +308,15 @@ public final class MetricsMapping {
      * dispatched and the nodes fused into an earlier one's dispatch. Only backends followed so have series: the
      * others have none, never a 0. Host work, never device time. Bounded: ops of ggml's enum, 16 backends.
      */
-    private static void nodeDispatch(MetricSnapshots.Builder out, List<dev.infertop.model.BackendOps> backends,
+    private static void nodeDispatch(MetricSnapshots.Builder out, List<BackendOps> backends,
                                      long created) {
         Map<Labels, Double> dispatched = new LinkedHashMap<>();
         Map<Labels, Double> fused = new LinkedHashMap<>();
-        for (dev.infertop.model.BackendOps backend : backends) {
+        for (BackendOps backend : backends) {
             if (backend.dispatch() == null) {
                 continue;
             }
-            for (dev.infertop.model.BackendOps.OpDispatch op : backend.dispatch().ops()) {
+            for (BackendOps.OpDispatch op : backend.dispatch().ops()) {
                 Labels labels = Labels.of("backend", LabelValues.sanitize(backend.backend()), "op",
                         LabelValues.sanitize(op.op()));
                 if (!op.view()) {
@@ -339,7 +345,7 @@ public final class MetricsMapping {
      * whisper.cpp's units, for a whisper.cpp program only (its llama.cpp token counters stay 0: it makes no such call).
      * The real-time factor is rate(audio) / rate(transcribing) over any window.
      */
-    private static void whisper(MetricSnapshots.Builder out, dev.infertop.model.WhisperTotals w, long created) {
+    private static void whisper(MetricSnapshots.Builder out, WhisperTotals w, long created) {
         out.metricSnapshot(counter("infertop_whisper_transcriptions", null,
                 "whisper.cpp transcription calls (whisper_full_with_state) that returned", created,
                 Map.of(Labels.EMPTY, (double) w.transcriptions())));

@@ -1,5 +1,7 @@
 package dev.infertop.process;
 
+import dev.infertop.ffi.OwnPriority;
+import dev.infertop.ffi.Pidfd;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -65,7 +67,7 @@ public final class LaunchedCommand implements TracedProcess {
     private Thread stopOnExit;
 
     /** A descendant traced in the command's stead: held stopped until {@link #release()}. */
-    private record Followed(ProcessHandle process, dev.infertop.ffi.Pidfd pidfd) {}
+    private record Followed(ProcessHandle process, Pidfd pidfd) {}
 
     private LaunchedCommand(Process process, TreeCgroup cgroup, List<Thread> relays, OutputStream log) {
         this.process = process;
@@ -133,7 +135,7 @@ public final class LaunchedCommand implements TracedProcess {
                 ? Files.newOutputStream(logFile, StandardOpenOption.WRITE, StandardOpenOption.APPEND) : null;
         Process process;
         try {
-            process = dev.infertop.ffi.OwnPriority.start(builder);
+            process = OwnPriority.start(builder);
         } catch (IOException e) {
             if (logStream != null) {
                 logStream.close();
@@ -247,7 +249,7 @@ public final class LaunchedCommand implements TracedProcess {
      * From now on the traced process is {@code pid}, a descendant of the command held stopped through
      * {@code pidfd}: {@link #release()} resumes it, and the command's own exit status is still infertop's.
      */
-    public void follow(int pid, dev.infertop.ffi.Pidfd pidfd) throws IOException {
+    public void follow(int pid, Pidfd pidfd) throws IOException {
         ProcessHandle handle = ProcessHandle.of(pid).orElseThrow(() -> new IOException("process " + pid
                 + " exited before it was traced"));
         followed = new Followed(handle, pidfd);
@@ -282,7 +284,7 @@ public final class LaunchedCommand implements TracedProcess {
         }
         Followed engine = followed;
         if (engine != null) {
-            if (!engine.pidfd().signal(dev.infertop.ffi.Pidfd.SIGCONT)) {
+            if (!engine.pidfd().signal(Pidfd.SIGCONT)) {
                 throw new IOException("the followed process " + engine.process().pid() + " exited while held");
             }
             released = true;

@@ -1,5 +1,6 @@
 package dev.infertop.process;
 
+import dev.infertop.ffi.LibC;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -19,13 +20,13 @@ public final class ProcessCpuTime {
 
     /** Of process {@code pid}; IOException when it is gone or the file is not as expected. */
     public static long ns(int pid) throws IOException {
-        long ns = dev.infertop.ffi.LibC.clockNs(dev.infertop.ffi.LibC.processCpuClock(pid));
+        long ns = LibC.clockNs(LibC.processCpuClock(pid));
         return ns >= 0 ? ns : of(Path.of("/proc/" + pid + "/stat"));
     }
 
     /** Of this JVM. */
     public static long selfNs() throws IOException {
-        long ns = dev.infertop.ffi.LibC.clockNs(dev.infertop.ffi.LibC.CLOCK_PROCESS_CPUTIME_ID);
+        long ns = LibC.clockNs(LibC.CLOCK_PROCESS_CPUTIME_ID);
         return ns >= 0 ? ns : of(Path.of("/proc/self/stat"));
     }
 

@@ -1,5 +1,6 @@
 package dev.infertop.process;
 
+import dev.infertop.ffi.OwnPriority;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -46,7 +47,7 @@ public final class Setpriv {
                         + "|| { printf '%s' \"${f#?:}\"; exit 1; }; done", "check"));
         executables.forEach(p -> argv.add("x:" + p));
         readable.forEach(p -> argv.add("r:" + p));
-        Process check = dev.infertop.ffi.OwnPriority.start(new ProcessBuilder(argv).redirectErrorStream(true)
+        Process check = OwnPriority.start(new ProcessBuilder(argv).redirectErrorStream(true)
                 .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null"))));
         try {
             String printed = new String(check.getInputStream().readAllBytes(), StandardCharsets.UTF_8);

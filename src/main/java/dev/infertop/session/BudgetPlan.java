@@ -1,5 +1,6 @@
 package dev.infertop.session;
 
+import dev.infertop.model.HitCost;
 import dev.infertop.model.BudgetStatus;
 
 import java.util.Locale;
@@ -200,8 +201,8 @@ final class BudgetPlan {
     }
 
     /** The hit cost this plan multiplies hits by, and whether it was measured. */
-    dev.infertop.model.HitCost hitCost() {
-        return new dev.infertop.model.HitCost(hitNs, hitNote.isEmpty());
+    HitCost hitCost() {
+        return new HitCost(hitNs, hitNote.isEmpty());
     }
 
     BudgetStatus status() {

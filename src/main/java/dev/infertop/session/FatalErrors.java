@@ -1,5 +1,6 @@
 package dev.infertop.session;
 
+import dev.infertop.model.SafeText;
 import java.io.PrintStream;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -84,7 +85,7 @@ public final class FatalErrors {
     static String line(Throwable failure, String thread) {
         String what = failure instanceof Error ? "fatal error" : "internal error";
         return "infertop: " + what + (thread == null ? "" : " in thread " + thread) + ": "
-                + dev.infertop.model.SafeText.of(String.valueOf(failure))
+                + SafeText.of(String.valueOf(failure))
                 + " (run with INFERTOP_DEBUG=1 for details, and please report it)";
     }
 

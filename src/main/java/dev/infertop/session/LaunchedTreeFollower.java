@@ -1,5 +1,6 @@
 package dev.infertop.session;
 
+import dev.infertop.ffi.LibBpf;
 import dev.infertop.bpf.BpfException;
 import dev.infertop.bpf.BpfObject;
 import dev.infertop.bpf.InfertopProbes;
@@ -451,7 +452,7 @@ final class LaunchedTreeFollower implements AutoCloseable {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment key = arena.allocate(ValueLayout.JAVA_INT);
             MemorySegment value = arena.allocate(ValueLayout.JAVA_LONG);
-            int rc = (int) dev.infertop.ffi.LibBpf.bpf_map_lookup_elem$handle().invokeExact(object.mapFd("unheld"),
+            int rc = (int) LibBpf.bpf_map_lookup_elem$handle().invokeExact(object.mapFd("unheld"),
                     key, value);
             return rc == 0 ? value.get(ValueLayout.JAVA_LONG, 0) : 0;
         } catch (BpfException e) {

@@ -1,5 +1,7 @@
 package dev.infertop.session;
 
+import dev.infertop.bpf.BpfObject;
+import dev.infertop.model.HitCost;
 import dev.infertop.bpf.BpfException;
 import dev.infertop.bpf.OperatorKernelSide;
 import dev.infertop.bpf.ProbeRunStats;
@@ -42,7 +44,7 @@ final class OverheadBudget implements AutoCloseable {
     /** How often the graph count is read while a window waits for a graph to begin. */
     static final long AWAIT_GRAPH_POLL_MS = 10;
     /** Where a hit's cost cannot be measured: the documented default ({@link dev.infertop.model.HitCost#DEFAULT}). */
-    static final double ASSUMED_HIT_NS = dev.infertop.model.HitCost.DEFAULT.nsPerHit();
+    static final double ASSUMED_HIT_NS = HitCost.DEFAULT.nsPerHit();
     /**
      * With the operator layer off there are no windows to decide: the estimate is only shown, and read this
      * seldom: a reading (every program's run stats, three clocks, /proc/stat) is dear in the minutes this thread
@@ -143,7 +145,7 @@ final class OverheadBudget implements AutoCloseable {
      * Starts the budget's thread; where the kernel keeps no run-time stats (before Linux 5.8) the status says
      * so and everything is traced.
      */
-    static OverheadBudget start(double budgetPercent, ProbeSet probes, dev.infertop.bpf.BpfObject object, int pid,
+    static OverheadBudget start(double budgetPercent, ProbeSet probes, BpfObject object, int pid,
                                 Consumer<String> notice) {
         ProbeRunStats stats;
         try {

@@ -1,5 +1,9 @@
 package dev.infertop.session;
 
+import dev.infertop.agg.OpSamples;
+import dev.infertop.agg.WhisperAggregator;
+import dev.infertop.io.ConfigFiles;
+import dev.infertop.model.Roofline;
 import dev.infertop.agg.BackendOpsAggregator;
 import dev.infertop.agg.CalibratedOpNaming;
 import dev.infertop.agg.CounterAggregator;
@@ -41,14 +45,14 @@ record Pipeline(NameTable names, TraceAggregator aggregator, EventDecoder decode
     /** {@code ceilings}: this machine's, for the roofline (null: none, no verdict). */
     static Pipeline build(CalibratedLayout layout, BackendNames backendNames, int targetPid, LongSupplier schedHits,
                           MoeAggregator.PlanWriter moePlans, LongFunction<String> leafNames,
-                          dev.infertop.model.Roofline.Ceilings ceilings) {
+                          Roofline.Ceilings ceilings) {
         return build(layout, backendNames, targetPid, schedHits, moePlans, leafNames, ceilings, () -> 0);
     }
 
     /** {@code samplePeriodNs}: the operator layer's clock sampler's period while it runs, else 0. */
     static Pipeline build(CalibratedLayout layout, BackendNames backendNames, int targetPid, LongSupplier schedHits,
                           MoeAggregator.PlanWriter moePlans, LongFunction<String> leafNames,
-                          dev.infertop.model.Roofline.Ceilings ceilings, LongSupplier samplePeriodNs) {
+                          Roofline.Ceilings ceilings, LongSupplier samplePeriodNs) {
         NameTable names = new NameTable();
         OpNaming naming = layout != null ? new CalibratedOpNaming(layout) : null;
         // One table of the target's threads for every per-thread layer; a thread gone from the target gives
@@ -59,7 +63,7 @@ record Pipeline(NameTable names, TraceAggregator aggregator, EventDecoder decode
         // whisper.cpp's units, from its transcription calls and its graphs (the descriptions ProbeLoader gave the
         // probes number its records), ahead of the token layer: other runtimes' graph records go on to it.
         TokenAggregator tokens = new TokenAggregator();
-        aggregator.register(new dev.infertop.agg.WhisperAggregator(dev.infertop.io.ConfigFiles.graphRuntimes(), tokens));
+        aggregator.register(new WhisperAggregator(ConfigFiles.graphRuntimes(), tokens));
         aggregator.register(tokens);
         if (naming != null) {
             aggregator.register(new OperatorAggregator(naming, names, threads));
@@ -73,7 +77,7 @@ record Pipeline(NameTable names, TraceAggregator aggregator, EventDecoder decode
         DagRecorder dag = null;
         if (naming != null) {
             // The clock samples are named by what the operator layer's windows saw: after it, from its graphs.
-            aggregator.register(new dev.infertop.agg.OpSamples(samplePeriodNs));
+            aggregator.register(new OpSamples(samplePeriodNs));
             MoeAggregator moe = new MoeAggregator(naming, names, moePlans);
             aggregator.register(moe);
             dag = new DagRecorder(naming, names, leafNames);

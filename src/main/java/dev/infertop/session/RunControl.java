@@ -1,5 +1,6 @@
 package dev.infertop.session;
 
+import dev.infertop.ffi.OwnPriority;
 import dev.infertop.io.TargetLog;
 import dev.infertop.snapshot.SnapshotTaker;
 
@@ -43,7 +44,7 @@ final class RunControl {
         StopTimeline.begin("asked", err);
         stopping = true;
         // The user waits for the detach: not at the nice value infertop yields to the engine with.
-        dev.infertop.ffi.OwnPriority.raiseForQuit();
+        OwnPriority.raiseForQuit();
         SessionResources resources = current;
         if (resources != null) {
             resources.stopCollector();

@@ -1,5 +1,11 @@
 package dev.infertop.session;
 
+import dev.infertop.bpf.BpfException;
+import dev.infertop.ffi.LibC;
+import dev.infertop.ffi.UserDatabase;
+import dev.infertop.process.BackendVariants;
+import dev.infertop.process.ProcessUids;
+import dev.infertop.process.Setpriv;
 import dev.infertop.io.TargetLog;
 import dev.infertop.process.AttachedProcess;
 import dev.infertop.model.SafeText;
@@ -45,14 +51,14 @@ final class TargetOpener {
         this.control = control;
         this.invoking = invoking;
         LaunchUser choice = control.options.command().isEmpty() ? LaunchUser.SELF : LaunchUser.choose(
-                control.options.user(), System.getenv(), dev.infertop.ffi.UserDatabase.realUid(),
-                dev.infertop.ffi.LibC.geteuid(), LaunchUser.Directory.SYSTEM);
+                control.options.user(), System.getenv(), UserDatabase.realUid(),
+                LibC.geteuid(), LaunchUser.Directory.SYSTEM);
         if (choice.account().isEmpty()) {
             this.runAs = null;
             this.launchUserNote = null;
             return;
         }
-        Path setpriv = dev.infertop.process.Setpriv.find().orElseThrow(() -> new UserError("running the command as "
+        Path setpriv = Setpriv.find().orElseThrow(() -> new UserError("running the command as "
                 + choice.account().get().name() + " needs setpriv (util-linux), which is not installed; "
                 + "install it, or give --user root", 2));
         this.launchUserNote = choice.note();
@@ -64,7 +70,7 @@ final class TargetOpener {
         if (pid != null) {
             TracedProcess process = attach(pid);
             List<Path> candidates = librariesMappedBy(process.pid(), true);
-            invoking.foreignProcessNote(pid, TracedProcess.commandName(pid), dev.infertop.process.ProcessUids.of(pid))
+            invoking.foreignProcessNote(pid, TracedProcess.commandName(pid), ProcessUids.of(pid))
                     .ifPresent(control::notice);
             return new OpenedTarget(process, candidates);
         }
@@ -123,7 +129,7 @@ final class TargetOpener {
             command.openGate();
             startedNs = System.nanoTime();
             // Said once it starts something: a command that starts nothing ends in one line.
-            String name = dev.infertop.model.SafeText.of(options.command().getFirst());
+            String name = SafeText.of(options.command().getFirst());
             engine = follower.awaitEngine(command::treeRunning, () -> control.stopping, () -> control.err.println(
                     "infertop: " + name + " has no GGML code of its own: following it to the first process it "
                             + "starts, or code it loads, that has")).orElse(null);
@@ -152,7 +158,7 @@ final class TargetOpener {
             command.follow(engine.pid(), engine.pidfd());
             candidates = librariesMappedBy(engine.pid(), true);
             // What it will dlopen (the CPU variant), probed before it runs: its first graph is counted too.
-            candidates.addAll(dev.infertop.process.BackendVariants.of(engine.pid(),
+            candidates.addAll(BackendVariants.of(engine.pid(),
                     ProcessMaps.of(engine.pid()).mappedLibraries()));
         } catch (IOException | UserError e) {
             command.close();
@@ -167,7 +173,7 @@ final class TargetOpener {
             control.notice(String.format(java.util.Locale.ROOT, "infertop: following pid %d (%s), which loaded "
                             + "GGML code (%s) while it ran: traced from now, what it computed before is not seen; "
                             + "the hold stopped the tree %d times, %.1f ms in all", engine.pid(), engine.image(),
-                    dev.infertop.model.SafeText.of(engine.loadedLate()), cost.holds(), cost.heldNs() / 1e6));
+                    SafeText.of(engine.loadedLate()), cost.holds(), cost.heldNs() / 1e6));
         } else {
             control.notice(String.format(java.util.Locale.ROOT, "infertop: following pid %d (%s), started by the "
                             + "command, held at its entry point, before main; the hold stopped the tree %d times, "
@@ -179,7 +185,7 @@ final class TargetOpener {
     private static LaunchedTreeFollower attachFollower(LaunchedCommand command, List<Path> extraLibraries) {
         try {
             return LaunchedTreeFollower.attach((int) command.launcherPid(), extraLibraries);
-        } catch (dev.infertop.bpf.BpfException e) {
+        } catch (BpfException e) {
             command.close();
             throw new UserError("cannot follow the command to the process it starts: " + e.getMessage());
         }
@@ -222,7 +228,7 @@ final class TargetOpener {
             return;
         }
         try {
-            Optional<Path> unusable = dev.infertop.process.Setpriv.firstUnusable(runAs.setpriv(),
+            Optional<Path> unusable = Setpriv.firstUnusable(runAs.setpriv(),
                     runAs.user(), List.of(executable), libraries.stream().filter(Files::isRegularFile).toList());
             if (unusable.isPresent()) {
                 throw new UserError(runAs.user().name() + " cannot " + (unusable.get().equals(executable)

@@ -1,5 +1,8 @@
 package dev.infertop.session;
 
+import dev.infertop.ffi.OwnPriority;
+import dev.infertop.model.BudgetStatus;
+import dev.infertop.process.LaunchedCommand;
 import dev.infertop.agg.Collector;
 import dev.infertop.agg.FusionPatterns;
 import dev.infertop.agg.OperatorAggregator;
@@ -42,7 +45,7 @@ final class TickPolicy implements Collector.Session {
 
     private String commandLabel() {
         if (control.options.command().isEmpty()
-                || (process instanceof dev.infertop.process.LaunchedCommand launched && launched.following())) {
+                || (process instanceof LaunchedCommand launched && launched.following())) {
             return TracedProcess.commandName(process.pid()); // -p, --follow, or the engine a launcher started
         }
         return Path.of(control.options.command().getFirst()).getFileName().toString();
@@ -112,7 +115,7 @@ final class TickPolicy implements Collector.Session {
             // Records flow but no .gguf is mapped: the model was read, not mapped (llama.cpp's --no-mmap).
             // Looking on every drain would cost a /proc/PID/maps read every 10 ms for the whole run.
             modelSearchOver = true;
-            dev.infertop.ffi.OwnPriority.targetStarted(); // the model is not mapped; started all the same (see rescan)
+            OwnPriority.targetStarted(); // the model is not mapped; started all the same (see rescan)
             return;
         }
         if (drainScans.due(nowNs, records)) {
@@ -198,7 +201,7 @@ final class TickPolicy implements Collector.Session {
             // The target has started (it mapped its model): from here on (and the first screen on, see
             // OwnPriority) infertop's own threads run at nice 10, yielding the CPU to the workload; the ring
             // buffer absorbs the delay. Not before, so a run of a few milliseconds is still followed closely.
-            dev.infertop.ffi.OwnPriority.targetStarted();
+            OwnPriority.targetStarted();
         }
         target = new TargetInfo(process.pid(), commandLabel(), model,
                 libraries.stream().map(Path::toString).distinct().toList());
@@ -263,9 +266,9 @@ final class TickPolicy implements Collector.Session {
     volatile OverheadBudget budget;
 
     @Override
-    public dev.infertop.model.BudgetStatus budget() {
+    public BudgetStatus budget() {
         OverheadBudget running = budget;
-        return running == null ? dev.infertop.model.BudgetStatus.NONE : running.status();
+        return running == null ? BudgetStatus.NONE : running.status();
     }
 
     @Override

@@ -1,5 +1,8 @@
 package dev.infertop.session;
 
+import dev.infertop.metrics.ListenAddress;
+import dev.infertop.metrics.WebConfig;
+import dev.infertop.snapshot.SnapshotOptions;
 import dev.infertop.model.Layer;
 
 import java.nio.file.Path;
@@ -27,10 +30,10 @@ public record TraceOptions(
         List<Integer> operatorThreads,
         String follow,
         String counters,
-        dev.infertop.snapshot.SnapshotOptions snapshot,
+        SnapshotOptions snapshot,
         Path dagFile,
-        dev.infertop.metrics.ListenAddress listen,
-        dev.infertop.metrics.WebConfig webConfig,
+        ListenAddress listen,
+        WebConfig webConfig,
         String user,
         boolean anyUser,
         int opSampleHz) {

@@ -1,5 +1,7 @@
 package dev.infertop.session;
 
+import dev.infertop.ffi.UserDatabase;
+import dev.infertop.io.ConfigFiles;
 import dev.infertop.bpf.InfertopProbes;
 import dev.infertop.metrics.MetricsServer;
 import dev.infertop.model.CounterSet;
@@ -33,7 +35,7 @@ public final class TraceRun {
         TraceOptions options = control.options;
         StartTimeline.mark("options parsed", control.err);
         options.validate();
-        InvokingUser invoking = InvokingUser.of(System.getenv(), dev.infertop.ffi.UserDatabase.realUid());
+        InvokingUser invoking = InvokingUser.of(System.getenv(), UserDatabase.realUid());
         TargetOpener opener = new TargetOpener(control, invoking);
         CounterSet counterSet = chooseCounterSet(options);
         Preflight.requirePrivileges();
@@ -135,7 +137,7 @@ public final class TraceRun {
     /** The counters layer's events (read whether or not the layer is on, so a bad --counters fails early). */
     private static CounterSet chooseCounterSet(TraceOptions options) {
         try {
-            return dev.infertop.io.ConfigFiles.counterSets().choose(options.counters(), InfertopProbes.architecture());
+            return ConfigFiles.counterSets().choose(options.counters(), InfertopProbes.architecture());
         } catch (IllegalArgumentException e) {
             throw new UserError((options.counters() == null ? "" : "--counters " + options.counters() + ": ")
                     + e.getMessage(), 2);

@@ -1,5 +1,7 @@
 package dev.infertop.snapshot;
 
+import dev.infertop.model.Layer;
+import dev.infertop.model.Other;
 import dev.infertop.model.JsonSchema;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -39,7 +41,7 @@ final class DeepLayerReport {
     static void putSched(ObjectNode root, JsonNode summary) {
         ObjectNode node = root.putObject(JsonSchema.SCHED.key());
         JsonNode sched = summary.path(JsonSchema.SCHED.key());
-        if (!recorded(summary, dev.infertop.model.Layer.SCHED.id(), node)) {
+        if (!recorded(summary, Layer.SCHED.id(), node)) {
             return;
         }
         node.put(JsonSchema.SchedField.RUNNING_NS.key(), sched.path(JsonSchema.SchedField.RUNNING_NS.key()).asLong());
@@ -70,7 +72,7 @@ final class DeepLayerReport {
     static void putCounters(ObjectNode root, JsonNode summary) {
         ObjectNode node = root.putObject(JsonSchema.COUNTERS.key());
         JsonNode counters = summary.path(JsonSchema.COUNTERS.key());
-        if (!recorded(summary, dev.infertop.model.Layer.COUNTERS.id(), node)) {
+        if (!recorded(summary, Layer.COUNTERS.id(), node)) {
             return;
         }
         if (!counters.has(JsonSchema.CountersField.SET.key())) {
@@ -130,7 +132,7 @@ final class DeepLayerReport {
         }
         long otherNs = sched.path(JsonSchema.SchedField.INTERFERERS_OTHER_NS.key()).asLong();
         if (otherNs > 0) {
-            out.printf(Locale.ROOT, "  %-8s %-16s %10.3f ms (every other task)%n", dev.infertop.model.Other.NAME, "",
+            out.printf(Locale.ROOT, "  %-8s %-16s %10.3f ms (every other task)%n", Other.NAME, "",
                     otherNs / 1e6);
         }
     }

@@ -1,5 +1,6 @@
 package dev.infertop.snapshot;
 
+import dev.infertop.model.Other;
 import java.util.OptionalInt;
 
 /**
@@ -13,7 +14,7 @@ final class NumberKeys {
 
     /** A thread's key: its id, or {@link dev.infertop.model.Other#TID} for the "other" row; else empty. */
     static OptionalInt tid(String key) {
-        return dev.infertop.model.Other.NAME.equals(key) ? OptionalInt.of(dev.infertop.model.Other.TID) : of(key);
+        return Other.NAME.equals(key) ? OptionalInt.of(Other.TID) : of(key);
     }
 
     /** {@code key} as a non-negative int, or empty. */

@@ -1,5 +1,6 @@
 package dev.infertop.snapshot;
 
+import dev.infertop.model.JsonSchema;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.infertop.model.JsonSchema.OffloadBackendField;
 import dev.infertop.model.JsonSchema.OffloadCopyField;
@@ -29,7 +30,7 @@ final class OffloadSummary {
     private OffloadSummary() {}
 
     static OffloadTotals totals(JsonNode s) {
-        JsonNode offload = s.path(dev.infertop.model.JsonSchema.OFFLOAD.key());
+        JsonNode offload = s.path(JsonSchema.OFFLOAD.key());
         if (!offload.isObject()) {
             return OffloadTotals.EMPTY;
         }

@@ -1,5 +1,6 @@
 package dev.infertop.snapshot;
 
+import dev.infertop.model.SafeText;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.infertop.model.JsonSchema;
@@ -153,13 +154,13 @@ final class RooflineSummary {
                     step.path(JsonSchema.DecodeStepField.MEASURED_TOKENS_PER_S.key()).asDouble(),
                     step.has(JsonSchema.DecodeStepField.BOUND_TOKENS_PER_S.key()) ? String.format(Locale.ROOT, "%.1f",
                             step.path(JsonSchema.DecodeStepField.BOUND_TOKENS_PER_S.key()).asDouble()) : "-",
-                    dev.infertop.model.SafeText.of(step.path(JsonSchema.DecodeStepField.VERDICT.key()).asText("-")));
+                    SafeText.of(step.path(JsonSchema.DecodeStepField.VERDICT.key()).asText("-")));
         }
     }
 
     /** An op name from the target, as a terminal may show it: controls made visible, at most 20 characters. */
     private static String name(String raw) {
-        String text = dev.infertop.model.SafeText.of(raw);
+        String text = SafeText.of(raw);
         return text.length() > 20 ? text.substring(0, 20) : text;
     }
 

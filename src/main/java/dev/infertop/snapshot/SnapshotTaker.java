@@ -1,5 +1,10 @@
 package dev.infertop.snapshot;
 
+import dev.infertop.agg.DagRecorder;
+import dev.infertop.export.OperatorDag;
+import dev.infertop.model.Other;
+import dev.infertop.model.SafeText;
+import dev.infertop.model.ThreadTotals;
 import dev.infertop.agg.TraceAggregator;
 import dev.infertop.event.NameTable;
 import dev.infertop.export.SnapshotContent;
@@ -227,9 +232,9 @@ public final class SnapshotTaker implements SnapshotView {
         }
         Map<Integer, String> threadNames = new HashMap<>(knownThreadNames);
         threadNames.putAll(threadNames(snapshot.target().pid(), window));
-        dev.infertop.agg.DagRecorder dagRecorder = aggregator.registered(dev.infertop.agg.DagRecorder.class);
-        dev.infertop.export.OperatorDag dag = dagRecorder == null ? null
-                : dev.infertop.export.OperatorDag.ofGraph(dagRecorder.lastDecodeGraph()).orElse(null);
+        DagRecorder dagRecorder = aggregator.registered(DagRecorder.class);
+        OperatorDag dag = dagRecorder == null ? null
+                : OperatorDag.ofGraph(dagRecorder.lastDecodeGraph()).orElse(null);
         return new SnapshotContent(snapshot, window, tensorNames, histograms.copy(), List.copyOf(ticks), trigger,
                 System.currentTimeMillis(), version, threadNames, dag);
     }
@@ -249,15 +254,15 @@ public final class SnapshotTaker implements SnapshotView {
      * thread per request would otherwise grow these without bound.
      */
     private void nameNewThreads(Snapshot snapshot) {
-        java.util.List<dev.infertop.model.ThreadTotals> listed = snapshot.total().operators().threads();
+        java.util.List<ThreadTotals> listed = snapshot.total().operators().threads();
         if (!namingTried.isEmpty()) { // once a tick, at most 257 rows
             java.util.Set<Integer> tids = new java.util.HashSet<>();
             listed.forEach(thread -> tids.add(thread.tid()));
             namingTried.retainAll(tids);
             knownThreadNames.keySet().retainAll(tids);
         }
-        for (dev.infertop.model.ThreadTotals thread : listed) {
-            if (thread.tid() != dev.infertop.model.Other.TID && namingTried.add(thread.tid())) {
+        for (ThreadTotals thread : listed) {
+            if (thread.tid() != Other.TID && namingTried.add(thread.tid())) {
                 String name = comm(snapshot.target().pid(), thread.tid());
                 if (name != null) {
                     knownThreadNames.put(thread.tid(), name);
@@ -268,7 +273,7 @@ public final class SnapshotTaker implements SnapshotView {
 
     private static String comm(int pid, int tid) {
         try {
-            return dev.infertop.model.SafeText.of(java.nio.file.Files.readString(
+            return SafeText.of(java.nio.file.Files.readString(
                     Path.of("/proc", Integer.toString(pid), "task", Integer.toString(tid), "comm")).strip());
         } catch (java.io.IOException | RuntimeException gone) {
             return null;

@@ -1,5 +1,6 @@
 package dev.infertop.snapshot;
 
+import dev.infertop.model.WhisperTotals;
 import dev.infertop.model.JsonSchema;
 import dev.infertop.model.BudgetStatus;
 import dev.infertop.model.SafeText;
@@ -118,7 +119,7 @@ public final class SummarySnapshot {
         }
         Figures run = new Figures(spanNs, tokens, ttft, tpot, backends, cpu, operators, DeepLayerSummary.sched(s),
                 DeepLayerSummary.counters(s), backendOps(s), RooflineSummary.totals(s), OffloadSummary.totals(s),
-                dev.infertop.model.WhisperTotals.EMPTY);
+                WhisperTotals.EMPTY);
         return new Snapshot(s.path(JsonSchema.SEQ.key()).asLong(), RunState.REPLAY, target, run, run, s.path(JsonSchema.LOST_EVENTS.key()).asLong(),
                 layers, MoeSummary.totals(s)).withBudget(budget(s));
     }

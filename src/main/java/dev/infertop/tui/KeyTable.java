@@ -1,5 +1,6 @@
 package dev.infertop.tui;
 
+import dev.infertop.io.ConfigFiles;
 import dev.infertop.model.ConfigFile;
 
 import com.googlecode.lanterna.input.KeyStroke;
@@ -25,7 +26,7 @@ public final class KeyTable {
 
     public static KeyTable load() {
         KeyTable table = new KeyTable();
-        dev.infertop.io.ConfigFiles.readShippedThenUser("keys.conf", table::line);
+        ConfigFiles.readShippedThenUser("keys.conf", table::line);
         return table;
     }
 

@@ -1,5 +1,7 @@
 package dev.infertop.tui;
 
+import dev.infertop.model.RunState;
+import dev.infertop.process.ProcessCpuTime;
 import com.googlecode.lanterna.input.KeyStroke;
 import com.googlecode.lanterna.input.KeyType;
 import dev.infertop.model.Layer;
@@ -222,8 +224,8 @@ public final class LiveMonitor implements Runnable {
             dirty = true;
         }
         String name = followName;
-        if (name != null && ui.endState != null && ui.endState != dev.infertop.model.RunState.FOLLOWING) {
-            ui.endState = dev.infertop.model.RunState.FOLLOWING;
+        if (name != null && ui.endState != null && ui.endState != RunState.FOLLOWING) {
+            ui.endState = RunState.FOLLOWING;
             ui.followName = name;
             dirty = true;
         }
@@ -420,7 +422,7 @@ public final class LiveMonitor implements Runnable {
     /** infertop's own CPU share since the last sample (utime+stime from /proc/self/stat) and its RSS. */
     private void sampleSelf() {
         try {
-            long cpuNs = dev.infertop.process.ProcessCpuTime.selfNs();
+            long cpuNs = ProcessCpuTime.selfNs();
             long now = System.nanoTime();
             if (lastCpuNs >= 0 && now > lastCpuSampleNs) {
                 ui.selfCpuFraction = (cpuNs - lastCpuNs) / (double) (now - lastCpuSampleNs);

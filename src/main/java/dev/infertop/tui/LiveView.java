@@ -1,5 +1,6 @@
 package dev.infertop.tui;
 
+import dev.infertop.view.SampledWindowHold;
 import dev.infertop.model.Snapshot;
 import dev.infertop.view.SnapshotView;
 
@@ -11,7 +12,7 @@ import java.util.concurrent.atomic.AtomicReference;
  */
 public final class LiveView implements SnapshotView {
     private final AtomicReference<Snapshot> latest = new AtomicReference<>();
-    private final dev.infertop.view.SampledWindowHold hold = new dev.infertop.view.SampledWindowHold();
+    private final SampledWindowHold hold = new SampledWindowHold();
     private final Object wakeup = new Object();
     private boolean woken;
 

@@ -25,12 +25,7 @@ public final class BackendsPanel implements Panel {
     }
 
     @Override
-    public void draw(TextGraphics g, Snapshot s, UiState ui) {
-        int width = g.getSize().getColumns();
-        int rows = g.getSize().getRows();
-        if (rows <= 0) {
-            return;
-        }
+    public void draw(TextGraphics g, int width, int rows, Snapshot s, UiState ui) {
         List<BackendBreakdown> backends = BackendBreakdown.of(s.shown());
         long spanNs = s.shown().spanNs();
         theme.apply(g, Theme.Role.HEADING);

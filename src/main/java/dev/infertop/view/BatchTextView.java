@@ -1,5 +1,7 @@
 package dev.infertop.view;
 
+import dev.infertop.ffi.PipeEnd;
+import dev.infertop.model.CounterTotals;
 import dev.infertop.model.BackendTotals;
 import dev.infertop.model.Figures;
 import dev.infertop.model.LatencySummary;
@@ -17,11 +19,11 @@ import java.util.stream.Collectors;
 /** A plain-text block per interval, like {@code top -b}; the final block shows the run's totals. */
 public final class BatchTextView implements SnapshotView {
     private final PrintStream out;
-    private final dev.infertop.ffi.PipeEnd stdoutPipe;
+    private final PipeEnd stdoutPipe;
 
     public BatchTextView(PrintStream out) {
         this.out = out;
-        this.stdoutPipe = out == System.out ? dev.infertop.ffi.PipeEnd.standardOutput() : null;
+        this.stdoutPipe = out == System.out ? PipeEnd.standardOutput() : null;
     }
 
     @Override
@@ -77,7 +79,7 @@ public final class BatchTextView implements SnapshotView {
                     sched.runningNs() / 1e6, sched.runnableNs() / 1e6, sched.sleepingNs() / 1e6,
                     thief.isEmpty() ? "" : "  " + thief));
         }
-        dev.infertop.model.CounterTotals counters = f.counters();
+        CounterTotals counters = f.counters();
         if (counters != null && !counters.isEmpty()) {
             StringBuilder values = new StringBuilder();
             for (int e = 0; e < counters.events().size(); e++) {

@@ -1,5 +1,6 @@
 package dev.infertop.view;
 
+import dev.infertop.model.ProbeCostEstimate;
 import com.googlecode.lanterna.graphics.TextGraphics;
 import dev.infertop.model.CounterFigures;
 import dev.infertop.model.CounterTotals;
@@ -25,19 +26,14 @@ public final class CountersPanel implements Panel {
     }
 
     @Override
-    public void draw(TextGraphics g, Snapshot s, UiState ui) {
-        int width = g.getSize().getColumns();
-        int rows = g.getSize().getRows();
-        if (rows <= 0) {
-            return;
-        }
+    public void draw(TextGraphics g, int width, int rows, Snapshot s, UiState ui) {
         LayerStatus status = s.layers().stream().filter(l -> l.layer() == Layer.COUNTERS).findFirst().orElse(null);
         CounterTotals c = s.interval().counters();
         int row = 0;
         theme.apply(g, Theme.Role.HEADING);
         String state = status == null ? "not available in this build" : status.state().label();
         String cost = c.isEmpty() || s.interval().spanNs() <= 0 ? "" : String.format(Locale.ROOT, "  reads ~%.2f%% cpu (est.)",
-                100 * dev.infertop.model.ProbeCostEstimate.counterReadsNs(c) / s.interval().spanNs());
+                100 * ProbeCostEstimate.counterReadsNs(c) / s.interval().spanNs());
         Cells.put(g, 0, row++, " COUNTERS  layer " + state + (c.isEmpty() ? "" : "  set " + c.setName() + ": "
                 + String.join(", ", c.events()) + "  line " + c.lineBytes() + " B" + cost), width);
         if (status != null && !status.reason().isEmpty()) {

@@ -1,5 +1,8 @@
 package dev.infertop.view;
 
+import dev.infertop.model.Layer;
+import dev.infertop.model.TokenSource;
+import dev.infertop.model.WhisperTotals;
 import com.googlecode.lanterna.graphics.TextGraphics;
 import dev.infertop.model.BackendTotals;
 import dev.infertop.model.LatencySummary;
@@ -31,8 +34,7 @@ public final class HeaderPanel implements Panel {
     }
 
     @Override
-    public void draw(TextGraphics g, Snapshot s, UiState ui) {
-        int width = g.getSize().getColumns();
+    public void draw(TextGraphics g, int width, int rows, Snapshot s, UiState ui) {
         TokenTotals tokens = s.shown().tokens();
         long spanNs = OperatorRows.spanNs(s);
 
@@ -67,7 +69,7 @@ public final class HeaderPanel implements Panel {
         for (LayerStatus layer : s.layers()) {
             String key = layer.layer().ordinal() < layerKeys.size() ? layerKeys.get(layer.layer().ordinal()) : "";
             String text = (key.isEmpty() ? "" : key + ":") + layer.layer().id() + " " + layer.state().label()
-                    + (layer.layer() == dev.infertop.model.Layer.OPERATOR && layer.state() == LayerStatus.State.ON
+                    + (layer.layer() == Layer.OPERATOR && layer.state() == LayerStatus.State.ON
                     ? s.budget().windowsText() : "") + "  ";
             if (col >= width) {
                 break;
@@ -93,7 +95,7 @@ public final class HeaderPanel implements Panel {
                 100 * ui.selfCpuFraction, ui.selfRssBytes >> 20);
         int costWidth = width >= 80 ? 26 : 0;
         int sparkWidth = Math.max(0, Math.min(60, width - SPEED_LABEL_WIDTH - costWidth));
-        if (dev.infertop.model.WhisperTotals.isWhisperOnly(s)) {
+        if (WhisperTotals.isWhisperOnly(s)) {
             // whisper.cpp: its own units where llama.cpp's tokens per second would read as an idle engine.
             whisperRows(g, s, SPEED_LABEL_WIDTH + sparkWidth);
         } else {
@@ -131,8 +133,8 @@ public final class HeaderPanel implements Panel {
         }
         // Which source the token figures have: the API's calls (last, a detail), or the graphs where llama_decode is
         // not called and nothing seen yet (first, said in full: the speed rows are not an idle engine's 0 tok/s).
-        dev.infertop.model.TokenSource source = dev.infertop.model.WhisperTotals.tokenSource(s);
-        latency = source == dev.infertop.model.TokenSource.API ? latency + "  tokens: api"
+        TokenSource source = WhisperTotals.tokenSource(s);
+        latency = source == TokenSource.API ? latency + "  tokens: api"
                 : source.state() + "  " + latency;
         theme.apply(g, s.lostEvents() > 0 || s.limits().droppedTotal() > 0 ? Theme.Role.WARN : Theme.Role.NORMAL);
         Cells.put(g, 0, 4, latency, width);
@@ -149,7 +151,7 @@ public final class HeaderPanel implements Panel {
 
     /** "encoder  2 passes  audio 3.0 s  12.5x real time" (the run so far; "real time ?" before a transcription ends). */
     static String whisperEncoderText(Snapshot s) {
-        dev.infertop.model.WhisperTotals w = s.total().whisper();
+        WhisperTotals w = s.total().whisper();
         double rtf = w.realTimeFactor();
         return String.format(Locale.ROOT, "encoder %6d passes  audio %.1f s  %s", w.encoderPasses(), w.audioSeconds(),
                 Double.isNaN(rtf) ? "real time ? (no transcription ended)" : String.format(Locale.ROOT,
@@ -158,7 +160,7 @@ public final class HeaderPanel implements Panel {
 
     /** "decoder  318 tokens in 64 calls  41.0 tok/s" (tokens: the run's; the rate: this interval's). */
     static String whisperDecoderText(Snapshot s) {
-        dev.infertop.model.WhisperTotals w = s.total().whisper();
+        WhisperTotals w = s.total().whisper();
         double rate = s.interval().whisper().decoderTokensPerSecond(s.interval().spanNs());
         return String.format(Locale.ROOT, "decoder %6d tokens in %d calls  %s", w.decoderTokens(), w.decoderCalls(),
                 w.decoderCalls() == 0 ? "(no decoder call yet)"

@@ -24,9 +24,7 @@ public final class HelpPanel implements Panel {
     }
 
     @Override
-    public void draw(TextGraphics g, Snapshot s, UiState ui) {
-        int width = g.getSize().getColumns();
-        int rows = g.getSize().getRows();
+    public void draw(TextGraphics g, int width, int rows, Snapshot s, UiState ui) {
         theme.apply(g, Theme.Role.HEADING);
         Cells.put(g, 0, 0, " HELP  keys (config/keys.conf, ~/.config/infertop/keys.conf)   lanes: "
                 + "letter = op class, . = barrier wait, ! = unbalanced thread", width);

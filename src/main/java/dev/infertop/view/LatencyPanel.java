@@ -22,9 +22,7 @@ public final class LatencyPanel implements Panel {
     }
 
     @Override
-    public void draw(TextGraphics g, Snapshot s, UiState ui) {
-        int width = g.getSize().getColumns();
-        int rows = g.getSize().getRows();
+    public void draw(TextGraphics g, int width, int rows, Snapshot s, UiState ui) {
         List<OpTotals> list = OperatorRows.of(s, ui);
         OpTotals op = list.isEmpty() ? null : list.get(OperatorRows.selectedIndex(list, ui));
         theme.apply(g, Theme.Role.HEADING);

@@ -1,5 +1,6 @@
 package dev.infertop.view;
 
+import dev.infertop.model.ExpertsOnDevices;
 import com.googlecode.lanterna.graphics.TextGraphics;
 import dev.infertop.model.Layer;
 import dev.infertop.model.LayerStatus;
@@ -27,16 +28,14 @@ public final class MoePanel implements Panel {
     }
 
     @Override
-    public void draw(TextGraphics g, Snapshot s, UiState ui) {
-        int width = g.getSize().getColumns();
-        int height = g.getSize().getRows();
+    public void draw(TextGraphics g, int width, int height, Snapshot s, UiState ui) {
         MoeTotals moe = s.moe();
         int row = 0;
         theme.apply(g, Theme.Role.TITLE);
         Cells.put(g, 0, row++, title(moe), width);
         theme.apply(g, Theme.Role.NORMAL);
         Cells.put(g, 0, row++, reading(moe), width);
-        String devices = onDevices(dev.infertop.model.ExpertsOnDevices.nodes(s.total()), moe);
+        String devices = onDevices(ExpertsOnDevices.nodes(s.total()), moe);
         if (devices != null && row < height) {
             theme.apply(g, Theme.Role.DIM);
             Cells.put(g, 0, row++, devices, width);

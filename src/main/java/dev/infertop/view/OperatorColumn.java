@@ -1,5 +1,6 @@
 package dev.infertop.view;
 
+import dev.infertop.model.OpSampleTotals;
 import dev.infertop.model.Layer;
 import dev.infertop.model.OpTotals;
 
@@ -93,13 +94,13 @@ public enum OperatorColumn {
     }
 
     /** The NOW% cell: the op's sampled share in percent, "-" where no sample named it. */
-    static String now(dev.infertop.model.OpSampleTotals sampled, OpTotals op) {
+    static String now(OpSampleTotals sampled, OpTotals op) {
         double share = sampled.shareOf(op.op());
         return Double.isNaN(share) ? "-" : String.format(Locale.ROOT, "%.1f", 100 * share);
     }
 
     /** The rows' order for {@code column}: NOW% by the samples' shares, the others by their own. */
-    static Comparator<OpTotals> order(OperatorColumn column, dev.infertop.model.OpSampleTotals sampled) {
+    static Comparator<OpTotals> order(OperatorColumn column, OpSampleTotals sampled) {
         if (column != NOW) {
             return column.order();
         }

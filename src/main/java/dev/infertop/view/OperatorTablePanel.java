@@ -1,5 +1,7 @@
 package dev.infertop.view;
 
+import dev.infertop.model.Layer;
+import dev.infertop.model.OpSampleTotals;
 import com.googlecode.lanterna.graphics.TextGraphics;
 import dev.infertop.model.LayerStatus;
 import dev.infertop.model.OpTotals;
@@ -19,17 +21,12 @@ public final class OperatorTablePanel implements Panel {
     }
 
     @Override
-    public void draw(TextGraphics g, Snapshot s, UiState ui) {
-        int width = g.getSize().getColumns();
-        int rows = g.getSize().getRows();
-        if (rows <= 0) {
-            return;
-        }
+    public void draw(TextGraphics g, int width, int rows, Snapshot s, UiState ui) {
         List<OpTotals> list = OperatorRows.of(s, ui);
         long spanNs = OperatorRows.spanNs(s);
         theme.apply(g, Theme.Role.HEADING);
         String held = s.isFinal() ? "" : s.budget().heldWindowText();
-        dev.infertop.model.OpSampleTotals sampled = s.shown().operators().sampled();
+        OpSampleTotals sampled = s.shown().operators().sampled();
         Cells.put(g, 0, 0, held.isEmpty() ? line(null, ui, width, spanNs, sampled)
                 : line(null, ui, width, spanNs, sampled).stripTrailing() + "  (" + held + "; NOW% sampled)", width);
         int visible = rows - 1;
@@ -54,7 +51,7 @@ public final class OperatorTablePanel implements Panel {
 
     private static String emptyReason(Snapshot s, UiState ui) {
         for (LayerStatus layer : s.layers()) {
-            if (layer.layer() == dev.infertop.model.Layer.OPERATOR && layer.state() != LayerStatus.State.ON
+            if (layer.layer() == Layer.OPERATOR && layer.state() != LayerStatus.State.ON
                     && layer.state() != LayerStatus.State.PARTIAL) {
                 return "  operator layer " + layer.state().label()
                         + (layer.reason().isEmpty() ? "" : ": " + layer.reason());
@@ -64,7 +61,7 @@ public final class OperatorTablePanel implements Panel {
     }
 
     /** One table line: the heading when {@code op} is null. */
-    static String line(OpTotals op, UiState ui, int width, long spanNs, dev.infertop.model.OpSampleTotals sampled) {
+    static String line(OpTotals op, UiState ui, int width, long spanNs, OpSampleTotals sampled) {
         StringBuilder text = new StringBuilder();
         for (OperatorColumn column : OperatorColumn.values()) {
             String cell;

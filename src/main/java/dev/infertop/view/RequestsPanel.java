@@ -1,5 +1,6 @@
 package dev.infertop.view;
 
+import dev.infertop.model.SpeculativeTotals;
 import com.googlecode.lanterna.graphics.TextGraphics;
 import dev.infertop.model.SequenceStatus;
 import dev.infertop.model.Snapshot;
@@ -23,12 +24,7 @@ public final class RequestsPanel implements Panel {
     }
 
     @Override
-    public void draw(TextGraphics g, Snapshot s, UiState ui) {
-        int width = g.getSize().getColumns();
-        int rows = g.getSize().getRows();
-        if (rows <= 0) {
-            return;
-        }
+    public void draw(TextGraphics g, int width, int rows, Snapshot s, UiState ui) {
         TokenTotals tokens = s.shown().tokens();
         List<SequenceStatus> sequences = tokens.sequences();
         List<Long> sizes = tokens.batchSizes();
@@ -36,7 +32,7 @@ public final class RequestsPanel implements Panel {
         for (long count : sizes) {
             histogramRows += count > 0 ? 1 : 0;
         }
-        dev.infertop.model.SpeculativeTotals speculative = s.total().tokens().speculative();
+        SpeculativeTotals speculative = s.total().tokens().speculative();
         int speculativeRows = speculative.seen() ? 1 : 0;
         int sequenceRows = Math.max(1, rows - 1 - speculativeRows - (histogramRows > 0 ? histogramRows + 1 : 0));
         theme.apply(g, Theme.Role.HEADING);
@@ -89,7 +85,7 @@ public final class RequestsPanel implements Panel {
     }
 
     /** The run's speculative decoding in one row: steps, drafts kept and where, the draft model's calls. */
-    static String speculativeLine(dev.infertop.model.SpeculativeTotals spec) {
+    static String speculativeLine(SpeculativeTotals spec) {
         StringBuilder line = new StringBuilder(String.format(Locale.ROOT,
                 " speculative: %d verifications, %d/%d drafts kept", spec.verifySteps(), spec.acceptedTokens(),
                 spec.draftTokens()));

@@ -1,5 +1,6 @@
 package dev.infertop.view;
 
+import dev.infertop.model.DecodeSteps;
 import com.googlecode.lanterna.graphics.TextGraphics;
 import dev.infertop.model.CounterFigures;
 import dev.infertop.model.CounterTotals;
@@ -41,12 +42,7 @@ public final class RooflinePanel implements Panel {
     }
 
     @Override
-    public void draw(TextGraphics g, Snapshot s, UiState ui) {
-        int width = g.getSize().getColumns();
-        int rows = g.getSize().getRows();
-        if (rows <= 0) {
-            return;
-        }
+    public void draw(TextGraphics g, int width, int rows, Snapshot s, UiState ui) {
         Figures f = s.shown();
         RooflineTotals roofline = f.roofline();
         Roofline.Ceilings ceilings = roofline.ceilings();
@@ -143,18 +139,18 @@ public final class RooflinePanel implements Panel {
      */
     static List<String> decodeStepLines(RooflineTotals roofline) {
         Roofline.Ceilings ceilings = roofline.ceilings();
-        dev.infertop.model.DecodeSteps all = roofline.allDecodeSteps();
+        DecodeSteps all = roofline.allDecodeSteps();
         List<String> lines = new java.util.ArrayList<>();
         long overtakes = roofline.kvOvertakesWeightsAtPositions();
         lines.add(String.format(Locale.ROOT, "decode steps (run): weights %s/step, KV %s per context position%s",
                 megabytes(Math.round(all.weightBytesPerStep())), megabytes(roofline.kvBytesPerPosition()),
                 overtakes > 0 ? String.format(Locale.ROOT, "; KV reads pass the weights past %d positions/step",
                         overtakes) : ""));
-        List<dev.infertop.model.DecodeSteps> shown = roofline.decodeSteps().stream()
-                .sorted(Comparator.comparingLong(dev.infertop.model.DecodeSteps::steps).reversed())
+        List<DecodeSteps> shown = roofline.decodeSteps().stream()
+                .sorted(Comparator.comparingLong(DecodeSteps::steps).reversed())
                 .limit(STEP_ROWS)
-                .sorted(Comparator.comparingInt(dev.infertop.model.DecodeSteps::batchTokens)).toList();
-        for (dev.infertop.model.DecodeSteps step : shown) {
+                .sorted(Comparator.comparingInt(DecodeSteps::batchTokens)).toList();
+        for (DecodeSteps step : shown) {
             String bound = "";
             if (ceilings != null) {
                 double boundRate = step.boundTokensPerSecond(ceilings);

@@ -1,5 +1,7 @@
 package dev.infertop.view;
 
+import dev.infertop.model.Layer;
+import dev.infertop.model.LayerStatus;
 import dev.infertop.model.Figures;
 import dev.infertop.model.Snapshot;
 
@@ -44,8 +46,8 @@ public final class SampledWindowHold {
     }
 
     private static boolean operatorLayerOn(Snapshot s) {
-        return s.layers().stream().anyMatch(l -> l.layer() == dev.infertop.model.Layer.OPERATOR
-                && (l.state() == dev.infertop.model.LayerStatus.State.ON
-                || l.state() == dev.infertop.model.LayerStatus.State.PARTIAL));
+        return s.layers().stream().anyMatch(l -> l.layer() == Layer.OPERATOR
+                && (l.state() == LayerStatus.State.ON
+                || l.state() == LayerStatus.State.PARTIAL));
     }
 }

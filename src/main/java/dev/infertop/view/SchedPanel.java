@@ -1,5 +1,6 @@
 package dev.infertop.view;
 
+import dev.infertop.model.HitCost;
 import com.googlecode.lanterna.graphics.TextGraphics;
 import dev.infertop.model.Interferer;
 import dev.infertop.model.Layer;
@@ -28,12 +29,7 @@ public final class SchedPanel implements Panel {
     }
 
     @Override
-    public void draw(TextGraphics g, Snapshot s, UiState ui) {
-        int width = g.getSize().getColumns();
-        int rows = g.getSize().getRows();
-        if (rows <= 0) {
-            return;
-        }
+    public void draw(TextGraphics g, int width, int rows, Snapshot s, UiState ui) {
         SchedTotals sched = s.shown().sched();
         long spanNs = OperatorRows.spanNs(s);
         List<Line> lines = new ArrayList<>();
@@ -88,7 +84,7 @@ public final class SchedPanel implements Panel {
     private record Line(Theme.Role role, String text) {}
 
     /** The panel's first line: the layer's records and runs, and its cost ("(guess)" where no run was measured). */
-    public static String heading(SchedTotals sched, long spanNs, dev.infertop.model.HitCost hit) {
+    public static String heading(SchedTotals sched, long spanNs, HitCost hit) {
         double seconds = spanNs / 1e9;
         double recordsPerSecond = seconds <= 0 ? 0 : (sched.offRecords() + sched.culpritRecords()) / seconds;
         double cost = spanNs <= 0 ? 0 : ProbeCostEstimate.schedNs(sched, hit) / spanNs;

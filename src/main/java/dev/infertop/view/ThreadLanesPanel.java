@@ -35,9 +35,7 @@ public final class ThreadLanesPanel implements Panel {
     }
 
     @Override
-    public void draw(TextGraphics g, Snapshot s, UiState ui) {
-        int width = g.getSize().getColumns();
-        int rows = g.getSize().getRows();
+    public void draw(TextGraphics g, int width, int rows, Snapshot s, UiState ui) {
         List<ThreadLane> lanes = s.interval().operators().lanes();
         List<ThreadTotals> threads = s.interval().operators().threads();
         int stripWidth = Math.max(0, width - STRIP_COLUMN);

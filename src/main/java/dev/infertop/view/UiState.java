@@ -1,5 +1,6 @@
 package dev.infertop.view;
 
+import dev.infertop.model.RunState;
 import dev.infertop.model.Snapshot;
 
 /**
@@ -38,7 +39,7 @@ public final class UiState {
     public double refreshSeconds = 1.0;
     public String status = "";
     /** Set when the collector's final snapshot came: why the run ended (with --follow: waiting for the next). */
-    public dev.infertop.model.RunState endState;
+    public RunState endState;
     /** With --follow: the process name waited for once the target exited. */
     public String followName;
     public double selfCpuFraction = -1;

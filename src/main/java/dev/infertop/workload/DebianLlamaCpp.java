@@ -1,5 +1,6 @@
 package dev.infertop.workload;
 
+import dev.infertop.ffi.OwnPriority;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintStream;
@@ -52,7 +53,7 @@ public final class DebianLlamaCpp {
             ProcessBuilder builder = new ProcessBuilder("bash", script.toString(), "--root-only",
                     LlamaCppWorkload.cacheDir().toString())
                     .redirectError(ProcessBuilder.Redirect.INHERIT);
-            Process process = dev.infertop.ffi.OwnPriority.start(builder);
+            Process process = OwnPriority.start(builder);
             process.getInputStream().transferTo(java.io.OutputStream.nullOutputStream()); // the root's path: known here
             int status = process.waitFor();
             if (status != 0) {

@@ -1,5 +1,6 @@
 package dev.infertop.workload;
 
+import dev.infertop.ffi.OwnPriority;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintStream;
@@ -61,7 +62,7 @@ public final class LlamaCppWorkload {
             ProcessBuilder builder = new ProcessBuilder("bash", script.toString(), cacheDir().toString())
                     .redirectError(ProcessBuilder.Redirect.INHERIT);
             builder.environment().put("INFERTOP_NODE_LLAMA_CPP_VERSION", NODE_LLAMA_CPP_VERSION);
-            Process process = dev.infertop.ffi.OwnPriority.start(builder);
+            Process process = OwnPriority.start(builder);
             String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
             int status = process.waitFor();
             if (status != 0) {

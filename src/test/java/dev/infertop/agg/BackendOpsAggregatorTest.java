@@ -1,5 +1,6 @@
 package dev.infertop.agg;
 
+import dev.infertop.event.OpCounts;
 import dev.infertop.model.BackendNames;
 import dev.infertop.model.BackendOps;
 import org.junit.jupiter.api.Test;
@@ -37,12 +38,12 @@ class BackendOpsAggregatorTest {
     private final BackendOpsAggregator aggregator = new BackendOpsAggregator(
             BackendNames.parse("12a8aef4c01e61978feb3304a133512d BLAS\n"), naming);
 
-    private static dev.infertop.event.OpCounts counts(int... opAndCount) {
+    private static OpCounts counts(int... opAndCount) {
         int[] counts = new int[BackendOpsAggregator.OP_SLOTS];
         for (int i = 0; i < opAndCount.length; i += 2) {
             counts[opAndCount[i]] = opAndCount[i + 1];
         }
-        return dev.infertop.event.OpCounts.of(counts);
+        return OpCounts.of(counts);
     }
 
     @Test

@@ -1,5 +1,6 @@
 package dev.infertop.agg;
 
+import dev.infertop.agg.graph.CpuGraphAssembler;
 import dev.infertop.event.NameTable;
 import dev.infertop.model.BackendNames;
 import dev.infertop.model.GraphNode;
@@ -48,7 +49,7 @@ class DagRecorderTest {
 
     /** A recorder on a graph walk of its own, with the fixture that feeds it. */
     private GraphFixture walkFor(DagRecorder dag) {
-        dev.infertop.agg.graph.CpuGraphAssembler graphs = new dev.infertop.agg.graph.CpuGraphAssembler(naming);
+        CpuGraphAssembler graphs = new CpuGraphAssembler(naming);
         graphs.addListener(dag);
         return new GraphFixture(graphs);
     }

@@ -1,5 +1,6 @@
 package dev.infertop.agg;
 
+import dev.infertop.history.HdrBuckets;
 import dev.infertop.event.NameTable;
 import dev.infertop.history.FlightRecorder.Kind;
 import dev.infertop.history.FlightRecorder.Slice;
@@ -164,7 +165,7 @@ class FlightRecorderTest {
     @Test
     void intervalsPastTheBoundFoldIntoABaseSoTheLogStillAddsUpToTheRun() {
         IntervalHistograms histograms = new IntervalHistograms(2);
-        dev.infertop.history.HdrBuckets buckets = new dev.infertop.history.HdrBuckets(2);
+        HdrBuckets buckets = new HdrBuckets(2);
         for (int i = 1; i <= 5; i++) {
             int bucket = buckets.bucketOf(i * 100);
             histograms.beginInterval(i * 1000, i * 1000 + 1000);

@@ -1,5 +1,6 @@
 package dev.infertop.agg;
 
+import dev.infertop.event.ArrivalTimes;
 import dev.infertop.agg.graph.CpuGraphAssembler;
 
 import java.lang.foreign.Arena;
@@ -89,7 +90,7 @@ public final class GraphFixture {
 
     public GraphFixture arrivals(int tid, long seq, long startNs, int cpuFirst, int cpuLast, boolean migrated,
                                  long... times) {
-        graphs.onArrivals(tid, seq, startNs, cpuFirst, cpuLast, migrated, dev.infertop.event.ArrivalTimes.of(times));
+        graphs.onArrivals(tid, seq, startNs, cpuFirst, cpuLast, migrated, ArrivalTimes.of(times));
         return this;
     }
 

@@ -1,5 +1,7 @@
 package dev.infertop.agg;
 
+import dev.infertop.agg.graph.CpuGraphAssembler;
+import dev.infertop.event.OpCounts;
 import dev.infertop.event.BatchTokens;
 import dev.infertop.event.EventLayout;
 import dev.infertop.event.NameTable;
@@ -63,7 +65,7 @@ class HostileKeysTest {
         for (int i = 0; i < computes; i++) {
             long guidHigh = 0x1000L + i;
             long guidLow = ~(long) i;
-            backendOps.onBackendOps(9, guidHigh, guidLow, dev.infertop.event.OpCounts.of(opCounts));
+            backendOps.onBackendOps(9, guidHigh, guidLow, OpCounts.of(opCounts));
             aggregator.onGraphCompute(9, clock, clock + 100, 0xb000, guidHigh, guidLow, 2, 0);
             clock += 200;
             if (i % 10_000 == 9_999) {
@@ -270,7 +272,7 @@ class HostileKeysTest {
 
     /** The op-name cap as the assembler states it. */
     private static final class CpuGraphAssemblerCap {
-        static final int MAX = dev.infertop.agg.graph.CpuGraphAssembler.MAX_OP_NAMES;
+        static final int MAX = CpuGraphAssembler.MAX_OP_NAMES;
     }
 
     @Test

@@ -1,5 +1,8 @@
 package dev.infertop.agg;
 
+import dev.infertop.model.LatencyDistribution;
+import dev.infertop.model.LatencySummary;
+import dev.infertop.model.Percentiles;
 import dev.infertop.history.IntervalHistograms;
 import org.HdrHistogram.Histogram;
 import org.junit.jupiter.api.Test;
@@ -100,9 +103,9 @@ class IntervalRecorderTest {
             }
             assertArrayEquals(expected, actual, digits + " digits");
             // Its percentiles from the folded buckets: those of a walk over the histogram.
-            double[] plot = dev.infertop.model.LatencyDistribution.PLOT_PERCENTILES;
-            dev.infertop.model.Percentiles.Pass walked = dev.infertop.model.Percentiles.valuesAndMean(folded, plot);
-            dev.infertop.model.Percentiles.Pass fromBuckets = recorder.intervalPercentiles(plot);
+            double[] plot = LatencyDistribution.PLOT_PERCENTILES;
+            Percentiles.Pass walked = Percentiles.valuesAndMean(folded, plot);
+            Percentiles.Pass fromBuckets = recorder.intervalPercentiles(plot);
             assertArrayEquals(walked.values(), fromBuckets.values(), digits + " digits");
             assertEquals(walked.mean(), fromBuckets.mean(), 0.0, "the same sum in the same order");
             assertEquals(direct.getTotalCount(), recorder.intervalCount());
@@ -117,11 +120,11 @@ class IntervalRecorderTest {
             assertEquals(expectedTotal.getTotalCount(), recorder.totalCount());
             assertEquals(expectedTotal.getMinValue(), recorder.totalMin());
             assertEquals(expectedTotal.getMaxValue(), recorder.totalMax());
-            assertArrayEquals(dev.infertop.model.Percentiles.valuesAndMean(expectedTotal, plot).values(),
+            assertArrayEquals(Percentiles.valuesAndMean(expectedTotal, plot).values(),
                     recorder.totalPercentiles(plot).values(), digits + " digits");
             // The summaries (p50, p90, p99, max, mean in ms): what the histograms' say.
-            assertEquals(dev.infertop.model.LatencySummary.ofNanos(direct), recorder.intervalSummary());
-            assertEquals(dev.infertop.model.LatencySummary.ofNanos(expectedTotal), recorder.totalSummary());
+            assertEquals(LatencySummary.ofNanos(direct), recorder.intervalSummary());
+            assertEquals(LatencySummary.ofNanos(expectedTotal), recorder.totalSummary());
             // The next interval starts empty: the close cleared what it counted.
             recorder.recordValue(300);
             Histogram next = closeAndBuild(recorder);
@@ -136,7 +139,7 @@ class IntervalRecorderTest {
      */
     @Test
     void theRunsPercentilesFromItsBucketsAreThoseOfTheHistogram() {
-        double[] plot = dev.infertop.model.LatencyDistribution.PLOT_PERCENTILES;
+        double[] plot = LatencyDistribution.PLOT_PERCENTILES;
         SplittableRandom random = new SplittableRandom(11);
         IntervalRecorder recorder = new IntervalRecorder(2);
         Histogram total = new Histogram(2);
@@ -151,16 +154,16 @@ class IntervalRecorderTest {
                 total.recordValue(ns);
             }
             interval = closeAndBuild(recorder);
-            dev.infertop.model.Percentiles.Pass walked = dev.infertop.model.Percentiles.valuesAndMean(total, plot);
-            dev.infertop.model.Percentiles.Pass fromBuckets = recorder.totalPercentiles(plot);
+            Percentiles.Pass walked = Percentiles.valuesAndMean(total, plot);
+            Percentiles.Pass fromBuckets = recorder.totalPercentiles(plot);
             assertArrayEquals(walked.values(), fromBuckets.values(), "tick " + tick);
             assertEquals(walked.mean(), fromBuckets.mean(), 0.0, "tick " + tick);
             assertEquals(total.getMaxValue(), recorder.totalMax(), "tick " + tick);
             assertEquals(total, recorder.totalHistogram(), "tick " + tick);
-            assertEquals(dev.infertop.model.LatencySummary.ofNanos(total), recorder.totalSummary(), "tick " + tick);
-            assertEquals(dev.infertop.model.LatencySummary.ofNanos(interval), recorder.intervalSummary(),
+            assertEquals(LatencySummary.ofNanos(total), recorder.totalSummary(), "tick " + tick);
+            assertEquals(LatencySummary.ofNanos(interval), recorder.intervalSummary(),
                     "tick " + tick);
-            assertArrayEquals(dev.infertop.model.Percentiles.valuesAndMean(interval, plot).values(),
+            assertArrayEquals(Percentiles.valuesAndMean(interval, plot).values(),
                     recorder.intervalPercentiles(plot).values(), "tick " + tick);
         }
     }
@@ -172,7 +175,7 @@ class IntervalRecorderTest {
      */
     @Test
     void theRunsFiguresStayTheHistogramsWhenItsSumPassesTwoToThe53() {
-        double[] plot = dev.infertop.model.LatencyDistribution.PLOT_PERCENTILES;
+        double[] plot = LatencyDistribution.PLOT_PERCENTILES;
         IntervalRecorder recorder = new IntervalRecorder(3);
         Histogram total = new Histogram(3);
         long[][] ticks = {{7}, {40_000, 41_000, 39_500}, {3_000_000_000L}, {1L << 40, 5}, {1L << 52}, {1L << 52, 9},
@@ -183,8 +186,8 @@ class IntervalRecorderTest {
                 total.recordValue(ns);
             }
             recorder.closeInterval();
-            dev.infertop.model.Percentiles.Pass walked = dev.infertop.model.Percentiles.valuesAndMean(total, plot);
-            dev.infertop.model.Percentiles.Pass fromRecorder = recorder.totalPercentiles(plot);
+            Percentiles.Pass walked = Percentiles.valuesAndMean(total, plot);
+            Percentiles.Pass fromRecorder = recorder.totalPercentiles(plot);
             assertArrayEquals(walked.values(), fromRecorder.values(), "tick " + tick);
             assertEquals(walked.mean(), fromRecorder.mean(), 0.0, "tick " + tick);
             assertArrayEquals(recorder.walkTotal(plot).values(), fromRecorder.values(), "tick " + tick);
@@ -203,8 +206,8 @@ class IntervalRecorderTest {
         Histogram folded = closeAndBuild(recorder);
         assertEquals(expected, folded);
         assertEquals(5, recorder.intervalCount());
-        double[] plot = dev.infertop.model.LatencyDistribution.PLOT_PERCENTILES;
-        assertArrayEquals(dev.infertop.model.Percentiles.valuesAndMean(expected, plot).values(),
+        double[] plot = LatencyDistribution.PLOT_PERCENTILES;
+        assertArrayEquals(Percentiles.valuesAndMean(expected, plot).values(),
                 recorder.intervalPercentiles(plot).values());
         assertThrows(IllegalArgumentException.class, () -> recorder.recordValue(-1));
     }

@@ -1,5 +1,7 @@
 package dev.infertop.agg;
 
+import dev.infertop.agg.graph.CpuGraphAssembler;
+import dev.infertop.model.Limits;
 import dev.infertop.event.EventLayout;
 import dev.infertop.event.ExpertIds;
 import dev.infertop.event.NameTable;
@@ -53,7 +55,7 @@ class MoeAggregatorTest {
     });
     private final Arena arena = Arena.ofAuto();
     /** The CPU graph walk the MoE layer listens to, fed as TraceAggregator feeds it. */
-    private final GraphFixture fixture = new GraphFixture(new dev.infertop.agg.graph.CpuGraphAssembler(naming));
+    private final GraphFixture fixture = new GraphFixture(new CpuGraphAssembler(naming));
 
     MoeAggregatorTest() {
         fixture.graphs().addListener(moe);
@@ -136,7 +138,7 @@ class MoeAggregatorTest {
         assertEquals(MoeAggregator.MAX_PLANS, written.size(), "one plan written per signature kept");
         assertEquals(graphs - MoeAggregator.MAX_PLANS, moe.graphsUnplanned());
         var bounds = MoeAggregator.bounds(moe, totals);
-        var limits = new dev.infertop.model.Limits(bounds);
+        var limits = new Limits(bounds);
         assertEquals(MoeAggregator.MAX_PLANS, limits.value("moe_plans"));
         assertEquals(graphs - MoeAggregator.MAX_PLANS, limits.value("moe_graphs_unplanned"));
         // Every graph's MoE rows are counted, planned or not: none was read (no ids record came), so all are unread.
@@ -151,7 +153,7 @@ class MoeAggregatorTest {
         graph(2, true);
         MoeTotals totals = moe.snapshot(true);
         assertEquals(3, moe.idsOutOfRange());
-        assertEquals(3, new dev.infertop.model.Limits(MoeAggregator.bounds(moe, totals)).value("moe_ids_dropped"));
+        assertEquals(3, new Limits(MoeAggregator.bounds(moe, totals)).value("moe_ids_dropped"));
         assertEquals(8, totals.expertCount(), "the bad ids sized no table: nb1 / 4 = 8 experts");
     }
 

@@ -1,5 +1,6 @@
 package dev.infertop.agg;
 
+import dev.infertop.model.BackendNames;
 import dev.infertop.event.EventDecoder;
 import dev.infertop.event.NameTable;
 import dev.infertop.event.RecordWriter;
@@ -48,7 +49,7 @@ class NameBoundsTest {
     void aMillionDistinctTensorNamesStayUnderTheCapsAndTheDropsAreCounted() {
         NameTable names = new NameTable();
         OperatorAggregator operators = new OperatorAggregator(naming, names);
-        TraceAggregator aggregator = Routers.of(dev.infertop.model.BackendNames.parse(""), operators)
+        TraceAggregator aggregator = Routers.of(BackendNames.parse(""), operators)
                 .withNames(names);
         EventDecoder decoder = new EventDecoder(aggregator, names);
         long[] arrivals = new long[NODES_PER_GRAPH + 1];

@@ -1,5 +1,7 @@
 package dev.infertop.agg;
 
+import dev.infertop.agg.graph.CpuGraphAssembler;
+import dev.infertop.event.EventLayout;
 import dev.infertop.event.NameTable;
 import dev.infertop.model.BackendNames;
 import dev.infertop.model.Figures;
@@ -152,7 +154,7 @@ class OffloadAggregatorTest {
         copy(7, 16 * 1024, "embd", "Vulkan0#embd#0");
         copy(7, 16 * 4, "inp_pos", "Vulkan0#inp_pos#0");
         copy(9, 100, "embd", "Vulkan0#embd#0");
-        trace.listenerFor(dev.infertop.event.EventLayout.EVENT_DECODE).onDecode(7, 0, 5_000_000, 0xc0, 16, 0);
+        trace.listenerFor(EventLayout.EVENT_DECODE).onDecode(7, 0, 5_000_000, 0xc0, 16, 0);
         OffloadTotals first = aggregator.figures(false);
         assertEquals(new OffloadTotals.TokenBytes(16, 16 * 1028, 0, 0), first.perToken());
         assertEquals(1028.0, first.perToken().bytesPerPromptToken());
@@ -161,13 +163,13 @@ class OffloadAggregatorTest {
         for (int token = 0; token < 2; token++) {
             copy(7, 1024, "embd", "Vulkan0#embd#0");
             copy(7, 4, "inp_pos", "Vulkan0#inp_pos#0");
-            trace.listenerFor(dev.infertop.event.EventLayout.EVENT_DECODE).onDecode(7, 0, 1_000_000, 0xc0, 1, 0);
+            trace.listenerFor(EventLayout.EVENT_DECODE).onDecode(7, 0, 1_000_000, 0xc0, 1, 0);
         }
         OffloadTotals interval = aggregator.figures(false);
         assertEquals(new OffloadTotals.TokenBytes(0, 0, 2, 2 * 1028), interval.perToken());
         assertEquals(1028.0, interval.perToken().bytesPerGeneratedToken());
         assertEquals(new OffloadTotals.TokenBytes(16, 16 * 1028, 2, 2 * 1028), aggregator.figures(true).perToken());
-        trace.listenerFor(dev.infertop.event.EventLayout.EVENT_DECODE).onDecode(9, 0, 1_000_000, 0xc0, 1, 0);
+        trace.listenerFor(EventLayout.EVENT_DECODE).onDecode(9, 0, 1_000_000, 0xc0, 1, 0);
         assertEquals(new OffloadTotals.TokenBytes(16, 16 * 1028, 3, 2 * 1028 + 100),
                 aggregator.figures(true).perToken(), "thread 9's bytes are its own call's");
     }
@@ -184,7 +186,7 @@ class OffloadAggregatorTest {
     @Test
     void theNodesTheCpuRanOnceADeviceComputedAreCountedByNamePerGraph() {
         final int none = 0, mulMat = 1, getRows = 2, add = 3;
-        dev.infertop.agg.graph.CpuGraphAssembler graphs = new dev.infertop.agg.graph.CpuGraphAssembler(
+        CpuGraphAssembler graphs = new CpuGraphAssembler(
                 GraphFixture.naming(List.of("NONE", "MUL_MAT", "GET_ROWS", "ADD"), 0, Set.of(none)));
         GraphFixture fixture = new GraphFixture(graphs);
         aggregator.followGraphs(graphs);

@@ -1,5 +1,6 @@
 package dev.infertop.agg;
 
+import dev.infertop.process.layout.OpTable;
 import dev.infertop.event.NameTable;
 import dev.infertop.model.OpTotals;
 import dev.infertop.model.OperatorTotals;
@@ -156,7 +157,7 @@ class OperatorAggregatorTest {
 
     /** The fused RMS_NORM+MUL of {@link #graph}, known from its function's name and not probed. */
     private void fusionNotProbed() {
-        FusionPatterns fusion = new FusionPatterns(new dev.infertop.process.layout.OpTable(NAMES, List.of()));
+        FusionPatterns fusion = new FusionPatterns(new OpTable(NAMES, List.of()));
         assertTrue(fusion.learn(List.of("ggml_compute_forward_rms_norm_mul_fused")));
         aggregator.fusion(fusion, false);
     }

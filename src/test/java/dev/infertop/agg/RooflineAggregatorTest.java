@@ -1,5 +1,6 @@
 package dev.infertop.agg;
 
+import dev.infertop.model.DecodeSteps;
 import dev.infertop.agg.graph.CpuGraphAssembler;
 import dev.infertop.model.Roofline;
 import dev.infertop.model.RooflineTotals;
@@ -277,15 +278,15 @@ class RooflineAggregatorTest {
         roofline.onDecodeStep(3, 3, 300); // 3 tokens told, the graph computed 2: not this step's graph
         RooflineTotals first = roofline.interval();
         assertEquals(1, first.decodeSteps().size(), first.decodeSteps().toString());
-        dev.infertop.model.DecodeSteps four = first.decodeSteps().getFirst();
-        assertEquals(new dev.infertop.model.DecodeSteps(4, 2, 8, 2 * weights, 0, 804, 2 * 4 * flopsPerToken,
+        DecodeSteps four = first.decodeSteps().getFirst();
+        assertEquals(new DecodeSteps(4, 2, 8, 2 * weights, 0, 804, 2 * 4 * flopsPerToken,
                 2 * 2_600_000), four);
         assertEquals(weights / 4.0, (double) four.weightBytes() / four.tokens(), 1e-9, "per token = step / tokens");
         decodeGraph(4, 40_000_000, 2);
         fixture.finish();
         roofline.onDecodeStep(4, 2, 200);
         RooflineTotals second = roofline.interval();
-        assertEquals(List.of(new dev.infertop.model.DecodeSteps(2, 1, 2, weights, 0, 200, 2 * flopsPerToken,
+        assertEquals(List.of(new DecodeSteps(2, 1, 2, weights, 0, 200, 2 * flopsPerToken,
                 2_600_000)), second.decodeSteps(), "the interval's steps only");
         assertEquals(2, roofline.totals().decodeSteps().size());
     }

@@ -1,5 +1,7 @@
 package dev.infertop.agg;
 
+import dev.infertop.io.ConfigFiles;
+import dev.infertop.json.JsonLinesView;
 import dev.infertop.event.BatchTokens;
 import dev.infertop.model.BackendNames;
 import dev.infertop.model.LayerStatus;
@@ -19,7 +21,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  */
 class SequenceTrackerTest {
     private static final long CTX = 0x5000;
-    private final TraceAggregator aggregator = Routers.of(dev.infertop.io.ConfigFiles.backendNames(), null);
+    private final TraceAggregator aggregator = Routers.of(ConfigFiles.backendNames(), null);
     private long clockNs = 1_000_000_000L;
 
     /** One token: sequence, position, whether it asks for output (-1: no such array). */
@@ -78,7 +80,7 @@ class SequenceTrackerTest {
         assertEquals(4.0, s.total().ttft().p50Ms(), 0.01);
         assertEquals(4, s.total().tpot().count());
         assertEquals(3.0, s.total().tpot().p50Ms(), 0.01);
-        var json = dev.infertop.json.JsonLinesView.toJsonNode(s, true);
+        var json = JsonLinesView.toJsonNode(s, true);
         assertEquals("{\"2\":2,\"5-8\":1}", json.path("batch_sizes").toString(), "calls by tokens per call");
         assertEquals(2, json.path("requests").path("count").asLong());
         assertEquals(2 + 4, json.path("requests").path("generated_tokens").asLong(), "first outputs + decoded");

@@ -1,5 +1,6 @@
 package dev.infertop.agg;
 
+import dev.infertop.model.GraphTokenCounts;
 import dev.infertop.event.EventLayout;
 import dev.infertop.event.GraphTokensRecord;
 import dev.infertop.model.BackendNames;
@@ -73,8 +74,8 @@ class TokenAggregatorTest {
         assertEquals(500.0, total.decodeTokensPerSecond(), 1e-9);
         assertEquals(2, s.total().ttft().count());
         assertEquals(16, s.total().tpot().count());
-        dev.infertop.model.GraphTokenCounts graphs = total.fromGraphs();
-        assertEquals(new dev.infertop.model.GraphTokenCounts(18, 32, 16, 18, 0), new dev.infertop.model.GraphTokenCounts(
+        GraphTokenCounts graphs = total.fromGraphs();
+        assertEquals(new GraphTokenCounts(18, 32, 16, 18, 0), new GraphTokenCounts(
                 graphs.graphs(), graphs.promptTokens(), graphs.generatedTokens(), graphs.positionsRead(),
                 graphs.encoderPasses()));
         // Requests, one sequence at a time: TTFT each prompt's 10 ms; TPOT from the prompt's end to the first step's

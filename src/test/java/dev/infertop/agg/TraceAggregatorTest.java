@@ -1,5 +1,8 @@
 package dev.infertop.agg;
 
+import dev.infertop.event.NameTable;
+import dev.infertop.event.TraceListener;
+import dev.infertop.model.SchedThreadTotals;
 import dev.infertop.event.EventLayout;
 import dev.infertop.model.BackendNames;
 import dev.infertop.model.BackendTotals;
@@ -205,21 +208,21 @@ class TraceAggregatorTest {
      */
     @Test
     void layerRecordsGoStraightToTheAggregatorRegisteredForThem() {
-        SchedAggregator sched = new SchedAggregator(42, new dev.infertop.event.NameTable(), () -> 0);
+        SchedAggregator sched = new SchedAggregator(42, new NameTable(), () -> 0);
         TraceAggregator routed = Routers.of(
                 BackendNames.parse("aa67c74396e6a38ae3afea9236bcfc89 CPU\n"), null, sched);
         assertSame(Routers.tokens(routed), routed.listenerFor(EventLayout.EVENT_DECODE));
         assertSame(Routers.tokens(routed), routed.listenerFor(EventLayout.EVENT_GRAPH_TOKENS));
         assertSame(routed, routed.listenerFor(EventLayout.EVENT_GRAPH));
         assertSame(routed, routed.listenerFor(EventLayout.EVENT_NODE), "no operator aggregator: ignored here");
-        dev.infertop.event.TraceListener schedRecords = routed.listenerFor(EventLayout.EVENT_SCHED_OFF);
+        TraceListener schedRecords = routed.listenerFor(EventLayout.EVENT_SCHED_OFF);
         assertNotSame(routed, schedRecords);
 
         routed.start(0);
         // Thread 7 ran 100, was preempted at 1000 until 1300: runnable 300.
         schedRecords.onSchedOff(7, 1000, 1300, 0, 100, 0, 1, true);
         Snapshot snapshot = routed.snapshot(1000 * MS, RunState.RUNNING, TARGET, 0, List.of());
-        assertEquals(new dev.infertop.model.SchedThreadTotals(7, 100, 300, 0, 1, 1),
+        assertEquals(new SchedThreadTotals(7, 100, 300, 0, 1, 1),
                 snapshot.interval().sched().threads().getFirst());
 
         assertThrows(IllegalStateException.class, () -> routed.register(new CounterAggregator()));

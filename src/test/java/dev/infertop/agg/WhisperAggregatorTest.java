@@ -1,5 +1,8 @@
 package dev.infertop.agg;
 
+import dev.infertop.model.GraphNameKind;
+import dev.infertop.model.LayerStatus;
+import dev.infertop.view.Fixtures;
 import dev.infertop.event.EventLayout;
 import dev.infertop.event.GraphTokensRecord;
 import dev.infertop.event.TraceListener;
@@ -34,9 +37,9 @@ class WhisperAggregatorTest {
     void theShippedDescriptionNamesWhispersInputs() {
         assertTrue(WHISPER > 0, "whisper.cpp in config/runtimes.conf: " + RUNTIMES.runtimes());
         assertTrue(RUNTIMES.names().contains(new GraphRuntimes.Name(WHISPER,
-                dev.infertop.model.GraphNameKind.TOKEN_IDS, "embd")), RUNTIMES.names().toString());
+                GraphNameKind.TOKEN_IDS, "embd")), RUNTIMES.names().toString());
         assertTrue(RUNTIMES.names().contains(new GraphRuntimes.Name(WHISPER,
-                dev.infertop.model.GraphNameKind.ENCODER_INPUT, "mel")), RUNTIMES.names().toString());
+                GraphNameKind.ENCODER_INPUT, "mel")), RUNTIMES.names().toString());
     }
 
     @Test
@@ -63,8 +66,8 @@ class WhisperAggregatorTest {
         assertEquals(1, passedOn.size());
         assertEquals(32, passedOn.getFirst().tokens());
 
-        WhisperTotals first = whisper.addInterval(dev.infertop.view.Fixtures.snapshot(
-                dev.infertop.model.LayerStatus.State.ON).interval()).whisper();
+        WhisperTotals first = whisper.addInterval(Fixtures.snapshot(
+                LayerStatus.State.ON).interval()).whisper();
         assertEquals(new WhisperTotals(1, 0, 48_000, 0, 2_000_000_000L, 1, 6, 24), first);
         assertEquals(3.0, first.audioSeconds());
         assertEquals(1.5, first.realTimeFactor(), 1e-12);
@@ -73,7 +76,7 @@ class WhisperAggregatorTest {
         // A second transcription whose mel spectrogram was computed before (no samples seen), and a failed one.
         whisper.onWhisperFull(7, 4_000_000_000L, 5_000_000_000L, -1, 0);
         whisper.onWhisperFull(7, 6_000_000_000L, 6_500_000_000L, 16_000, -6);
-        var figures = dev.infertop.view.Fixtures.snapshot(dev.infertop.model.LayerStatus.State.ON).interval();
+        var figures = Fixtures.snapshot(LayerStatus.State.ON).interval();
         WhisperTotals second = whisper.addInterval(figures).whisper();
         assertEquals(new WhisperTotals(2, 1, 16_000, 1, 1_500_000_000L, 0, 0, 0), second);
         WhisperTotals run = whisper.addTotal(figures).whisper();

@@ -1,5 +1,6 @@
 package dev.infertop.event;
 
+import dev.infertop.agg.BackendOpsAggregator;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
@@ -50,7 +51,7 @@ class BackendOpsLayoutTest {
         assertEquals(EventLayout.BACKEND_OPS_COUNTED, c.get("backend_ops_event.counted"));
         assertEquals(EventLayout.BACKEND_OPS_OP_NODES, c.get("backend_ops_event.op_nodes"));
         assertEquals(EventLayout.BACKEND_OPS_SIZE, c.get("backend_ops_event"));
-        assertEquals(dev.infertop.agg.BackendOpsAggregator.OP_SLOTS, EventLayout.BACKEND_OP_SLOTS);
+        assertEquals(BackendOpsAggregator.OP_SLOTS, EventLayout.BACKEND_OP_SLOTS);
         assertEquals(EventLayout.EVENT_BACKEND_DISPATCH, c.get("EVENT_BACKEND_DISPATCH"));
         assertEquals(EventLayout.BACKEND_DISPATCH_BACKEND, c.get("backend_dispatch_event.backend"));
         assertEquals(EventLayout.BACKEND_DISPATCH_GUID, c.get("backend_dispatch_event.guid"));

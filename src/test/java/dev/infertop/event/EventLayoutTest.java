@@ -1,5 +1,7 @@
 package dev.infertop.event;
 
+import dev.infertop.bpf.ControlLayout;
+import dev.infertop.model.GraphNameKind;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
@@ -141,23 +143,23 @@ class EventLayoutTest {
         assertEquals(EventLayout.THREAD_TENSOR, c.get("thread_event.tensor"));
         assertEquals(EventLayout.THREAD_TENSOR2, c.get("thread_event.tensor2"));
         assertEquals(EventLayout.THREAD_SIZE, c.get("thread_event"));
-        assertEquals(dev.infertop.bpf.ControlLayout.CONFIG_TARGET_TGID, c.get("probe_config.target_tgid"));
-        assertEquals(dev.infertop.bpf.ControlLayout.CONFIG_CGRAPH_N_NODES_OFFSET, c.get("probe_config.cgraph_n_nodes_offset"));
-        assertEquals(dev.infertop.bpf.ControlLayout.CONFIG_CGRAPH_NODES_OFFSET, c.get("probe_config.cgraph_nodes_offset"));
-        assertEquals(dev.infertop.bpf.ControlLayout.CONFIG_TENSOR_TYPE_OFFSET, c.get("probe_config.tensor_type_offset"));
-        assertEquals(dev.infertop.bpf.ControlLayout.CONFIG_TENSOR_NE_OFFSET, c.get("probe_config.tensor_ne_offset"));
-        assertEquals(dev.infertop.bpf.ControlLayout.CONFIG_TENSOR_OP_OFFSET, c.get("probe_config.tensor_op_offset"));
-        assertEquals(dev.infertop.bpf.ControlLayout.CONFIG_TENSOR_OP_PARAMS_OFFSET, c.get("probe_config.tensor_op_params_offset"));
-        assertEquals(dev.infertop.bpf.ControlLayout.CONFIG_TENSOR_FLAGS_OFFSET, c.get("probe_config.tensor_flags_offset"));
-        assertEquals(dev.infertop.bpf.ControlLayout.CONFIG_TENSOR_SRC_OFFSET, c.get("probe_config.tensor_src_offset"));
-        assertEquals(dev.infertop.bpf.ControlLayout.CONFIG_TENSOR_NAME_OFFSET, c.get("probe_config.tensor_name_offset"));
-        assertEquals(dev.infertop.bpf.ControlLayout.CONFIG_MAX_GRAPH_NODES, c.get("probe_config.max_graph_nodes"));
-        assertEquals(dev.infertop.bpf.ControlLayout.CONFIG_GRAPH_REFRESH, c.get("probe_config.graph_refresh"));
+        assertEquals(ControlLayout.CONFIG_TARGET_TGID, c.get("probe_config.target_tgid"));
+        assertEquals(ControlLayout.CONFIG_CGRAPH_N_NODES_OFFSET, c.get("probe_config.cgraph_n_nodes_offset"));
+        assertEquals(ControlLayout.CONFIG_CGRAPH_NODES_OFFSET, c.get("probe_config.cgraph_nodes_offset"));
+        assertEquals(ControlLayout.CONFIG_TENSOR_TYPE_OFFSET, c.get("probe_config.tensor_type_offset"));
+        assertEquals(ControlLayout.CONFIG_TENSOR_NE_OFFSET, c.get("probe_config.tensor_ne_offset"));
+        assertEquals(ControlLayout.CONFIG_TENSOR_OP_OFFSET, c.get("probe_config.tensor_op_offset"));
+        assertEquals(ControlLayout.CONFIG_TENSOR_OP_PARAMS_OFFSET, c.get("probe_config.tensor_op_params_offset"));
+        assertEquals(ControlLayout.CONFIG_TENSOR_FLAGS_OFFSET, c.get("probe_config.tensor_flags_offset"));
+        assertEquals(ControlLayout.CONFIG_TENSOR_SRC_OFFSET, c.get("probe_config.tensor_src_offset"));
+        assertEquals(ControlLayout.CONFIG_TENSOR_NAME_OFFSET, c.get("probe_config.tensor_name_offset"));
+        assertEquals(ControlLayout.CONFIG_MAX_GRAPH_NODES, c.get("probe_config.max_graph_nodes"));
+        assertEquals(ControlLayout.CONFIG_GRAPH_REFRESH, c.get("probe_config.graph_refresh"));
         assertEquals(EventLayout.EVENT_GRAPH_SAME, c.get("EVENT_GRAPH_SAME"));
-        assertEquals(dev.infertop.bpf.ControlLayout.CONFIG_SIZE, c.get("probe_config"));
-        assertEquals(dev.infertop.bpf.ControlLayout.OP_CONTROL_ENABLED, c.get("op_control.enabled"));
-        assertEquals(dev.infertop.bpf.ControlLayout.OP_CONTROL_EVERY, c.get("op_control.every"));
-        assertEquals(dev.infertop.bpf.ControlLayout.OP_CONTROL_FILTER_THREADS, c.get("op_control.filter_threads"));
+        assertEquals(ControlLayout.CONFIG_SIZE, c.get("probe_config"));
+        assertEquals(ControlLayout.OP_CONTROL_ENABLED, c.get("op_control.enabled"));
+        assertEquals(ControlLayout.OP_CONTROL_EVERY, c.get("op_control.every"));
+        assertEquals(ControlLayout.OP_CONTROL_FILTER_THREADS, c.get("op_control.filter_threads"));
         assertEquals(EventLayout.EVENT_SCHED_OFF, c.get("EVENT_SCHED_OFF"));
         assertEquals(EventLayout.EVENT_SCHED_CULPRIT, c.get("EVENT_SCHED_CULPRIT"));
         assertEquals(EventLayout.SCHED_COMM_BYTES, c.get("SCHED_COMM_BYTES"));
@@ -173,11 +175,11 @@ class EventLayoutTest {
         assertEquals(EventLayout.SCHED_CULPRIT_CPU, c.get("sched_culprit_event.cpu"));
         assertEquals(EventLayout.SCHED_CULPRIT_COMM, c.get("sched_culprit_event.comm"));
         assertEquals(EventLayout.SCHED_CULPRIT_SIZE, c.get("sched_culprit_event"));
-        assertEquals(dev.infertop.bpf.ControlLayout.OP_CONTROL_SIZE, c.get("op_control"));
+        assertEquals(ControlLayout.OP_CONTROL_SIZE, c.get("op_control"));
         assertEquals(EventLayout.EVENT_COUNTERS, c.get("EVENT_COUNTERS"));
-        assertEquals(dev.infertop.bpf.ControlLayout.MAX_COUNTER_EVENTS, c.get("MAX_COUNTER_EVENTS"));
+        assertEquals(ControlLayout.MAX_COUNTER_EVENTS, c.get("MAX_COUNTER_EVENTS"));
         assertEquals(EventLayout.MAX_COUNTER_GROUPS, c.get("MAX_COUNTER_GROUPS"));
-        assertEquals(dev.infertop.bpf.ControlLayout.MAX_COUNTER_CPUS, c.get("MAX_COUNTER_CPUS"));
+        assertEquals(ControlLayout.MAX_COUNTER_CPUS, c.get("MAX_COUNTER_CPUS"));
         assertEquals(EventLayout.COUNTERS_GRAPH_SEQ, c.get("counters_event.graph_seq"));
         assertEquals(EventLayout.COUNTERS_COUNT, c.get("counters_event.count"));
         assertEquals(EventLayout.COUNTERS_N_EVENTS, c.get("counters_event.n_events"));
@@ -190,14 +192,14 @@ class EventLayoutTest {
         assertEquals(EventLayout.COUNTERS_SWITCHED_BITS, c.get("counters_event.switched_bits"));
         assertEquals(EventLayout.COUNTERS_DELTA, c.get("counters_event.delta"));
         assertEquals(EventLayout.COUNTERS_SIZE, c.get("counters_event"));
-        assertEquals(dev.infertop.bpf.ControlLayout.COUNTER_CONTROL_ENABLED, c.get("counter_control.enabled"));
-        assertEquals(dev.infertop.bpf.ControlLayout.COUNTER_CONTROL_N_EVENTS, c.get("counter_control.n_events"));
-        assertEquals(dev.infertop.bpf.ControlLayout.COUNTER_CONTROL_SIZE, c.get("counter_control"));
-        assertEquals(dev.infertop.bpf.ControlLayout.CONFIG_TENSOR_DATA_OFFSET, c.get("probe_config.tensor_data_offset"));
-        assertEquals(dev.infertop.bpf.ControlLayout.CONFIG_TENSOR_NB_OFFSET, c.get("probe_config.tensor_nb_offset"));
-        assertEquals(dev.infertop.bpf.ControlLayout.CONFIG_OP_MUL_MAT_ID, c.get("probe_config.op_mul_mat_id"));
-        assertEquals(dev.infertop.bpf.ControlLayout.CONFIG_COMPUTE_FLAG, c.get("probe_config.compute_flag"));
-        assertEquals(dev.infertop.bpf.ControlLayout.CONFIG_EMPTY_OPS, c.get("probe_config.empty_ops"));
+        assertEquals(ControlLayout.COUNTER_CONTROL_ENABLED, c.get("counter_control.enabled"));
+        assertEquals(ControlLayout.COUNTER_CONTROL_N_EVENTS, c.get("counter_control.n_events"));
+        assertEquals(ControlLayout.COUNTER_CONTROL_SIZE, c.get("counter_control"));
+        assertEquals(ControlLayout.CONFIG_TENSOR_DATA_OFFSET, c.get("probe_config.tensor_data_offset"));
+        assertEquals(ControlLayout.CONFIG_TENSOR_NB_OFFSET, c.get("probe_config.tensor_nb_offset"));
+        assertEquals(ControlLayout.CONFIG_OP_MUL_MAT_ID, c.get("probe_config.op_mul_mat_id"));
+        assertEquals(ControlLayout.CONFIG_COMPUTE_FLAG, c.get("probe_config.compute_flag"));
+        assertEquals(ControlLayout.CONFIG_EMPTY_OPS, c.get("probe_config.empty_ops"));
         assertEquals(EventLayout.EVENT_BATCH, c.get("EVENT_BATCH"));
         assertEquals(EventLayout.MAX_BATCH_TOKENS, c.get("MAX_BATCH_TOKENS"));
         assertEquals(EventLayout.BATCH_CTX, c.get("batch_event.ctx"));
@@ -210,10 +212,10 @@ class EventLayoutTest {
         assertEquals(EventLayout.BATCH_TOKEN_LOGITS, c.get("batch_token.logits"));
         assertEquals(EventLayout.BATCH_TOKEN_N_SEQ, c.get("batch_token.n_seq"));
         assertEquals(EventLayout.BATCH_TOKEN_SIZE, c.get("batch_token"));
-        assertEquals(dev.infertop.bpf.ControlLayout.CONFIG_BATCH_POS_OFFSET, c.get("probe_config.batch_pos_offset"));
-        assertEquals(dev.infertop.bpf.ControlLayout.CONFIG_BATCH_N_SEQ_ID_OFFSET, c.get("probe_config.batch_n_seq_id_offset"));
-        assertEquals(dev.infertop.bpf.ControlLayout.CONFIG_BATCH_SEQ_ID_OFFSET, c.get("probe_config.batch_seq_id_offset"));
-        assertEquals(dev.infertop.bpf.ControlLayout.CONFIG_BATCH_LOGITS_OFFSET, c.get("probe_config.batch_logits_offset"));
+        assertEquals(ControlLayout.CONFIG_BATCH_POS_OFFSET, c.get("probe_config.batch_pos_offset"));
+        assertEquals(ControlLayout.CONFIG_BATCH_N_SEQ_ID_OFFSET, c.get("probe_config.batch_n_seq_id_offset"));
+        assertEquals(ControlLayout.CONFIG_BATCH_SEQ_ID_OFFSET, c.get("probe_config.batch_seq_id_offset"));
+        assertEquals(ControlLayout.CONFIG_BATCH_LOGITS_OFFSET, c.get("probe_config.batch_logits_offset"));
         assertEquals(EventLayout.EVENT_SEQ_RM, c.get("EVENT_SEQ_RM"));
         assertEquals(EventLayout.EVENT_ENCODE, c.get("EVENT_ENCODE"));
         assertEquals(EventLayout.EVENT_GRAPH_TOKENS, c.get("EVENT_GRAPH_TOKENS"));
@@ -244,19 +246,19 @@ class EventLayoutTest {
         assertEquals(EventLayout.OP_SAMPLE_CPU, c.get("op_sample_event.cpu"));
         assertEquals(EventLayout.OP_SAMPLE_SIZE, c.get("op_sample_event"));
         assertEquals(EventLayout.MOE_GROUP_HOST_COPY, c.get("MOE_GROUP_HOST_COPY"));
-        for (dev.infertop.model.GraphNameKind kind : dev.infertop.model.GraphNameKind.values()) {
+        for (GraphNameKind kind : GraphNameKind.values()) {
             assertEquals(kind.wire(), c.get(kind.cName()), kind.name());
         }
-        assertEquals(dev.infertop.bpf.ControlLayout.GRAPH_NAME_BYTES, c.get("GRAPH_NAME_BYTES"));
-        assertEquals(dev.infertop.bpf.ControlLayout.GRAPH_NAMES_MAX, c.get("GRAPH_NAMES_MAX"));
-        assertEquals(dev.infertop.bpf.ControlLayout.GRAPH_NAME_KEY_PREFIXLEN, c.get("graph_name_key.prefixlen"));
-        assertEquals(dev.infertop.bpf.ControlLayout.GRAPH_NAME_KEY_NAME, c.get("graph_name_key.name"));
-        assertEquals(dev.infertop.bpf.ControlLayout.GRAPH_NAME_KEY_SIZE, c.get("graph_name_key"));
-        assertEquals(dev.infertop.bpf.ControlLayout.GRAPH_NAME_VALUE_KIND, c.get("graph_name_value.kind"));
-        assertEquals(dev.infertop.bpf.ControlLayout.GRAPH_NAME_VALUE_RUNTIME, c.get("graph_name_value.runtime"));
-        assertEquals(dev.infertop.bpf.ControlLayout.GRAPH_NAME_VALUE_SIZE, c.get("graph_name_value"));
-        assertEquals(dev.infertop.bpf.ControlLayout.CONFIG_OP_GET_ROWS, c.get("probe_config.op_get_rows"));
-        assertEquals(dev.infertop.bpf.ControlLayout.CONFIG_TYPE_I32, c.get("probe_config.type_i32"));
+        assertEquals(ControlLayout.GRAPH_NAME_BYTES, c.get("GRAPH_NAME_BYTES"));
+        assertEquals(ControlLayout.GRAPH_NAMES_MAX, c.get("GRAPH_NAMES_MAX"));
+        assertEquals(ControlLayout.GRAPH_NAME_KEY_PREFIXLEN, c.get("graph_name_key.prefixlen"));
+        assertEquals(ControlLayout.GRAPH_NAME_KEY_NAME, c.get("graph_name_key.name"));
+        assertEquals(ControlLayout.GRAPH_NAME_KEY_SIZE, c.get("graph_name_key"));
+        assertEquals(ControlLayout.GRAPH_NAME_VALUE_KIND, c.get("graph_name_value.kind"));
+        assertEquals(ControlLayout.GRAPH_NAME_VALUE_RUNTIME, c.get("graph_name_value.runtime"));
+        assertEquals(ControlLayout.GRAPH_NAME_VALUE_SIZE, c.get("graph_name_value"));
+        assertEquals(ControlLayout.CONFIG_OP_GET_ROWS, c.get("probe_config.op_get_rows"));
+        assertEquals(ControlLayout.CONFIG_TYPE_I32, c.get("probe_config.type_i32"));
         assertEquals(EventLayout.SEQ_RM_MEMORY, c.get("seq_rm_event.memory"));
         assertEquals(EventLayout.SEQ_RM_SEQ, c.get("seq_rm_event.seq"));
         assertEquals(EventLayout.SEQ_RM_P0, c.get("seq_rm_event.p0"));
@@ -266,7 +268,7 @@ class EventLayoutTest {
         assertEquals(EventLayout.MOE_GRAPH, c.get("MOE_GRAPH"));
         assertEquals(EventLayout.MOE_IDS, c.get("MOE_IDS"));
         assertEquals(EventLayout.MOE_MAX_ID_BYTES, c.get("MOE_MAX_ID_BYTES"));
-        assertEquals(dev.infertop.bpf.ControlLayout.MOE_PLAN_GROUPS, c.get("MOE_PLAN_GROUPS"));
+        assertEquals(ControlLayout.MOE_PLAN_GROUPS, c.get("MOE_PLAN_GROUPS"));
         assertEquals(EventLayout.MOE_GRAPH_SEQ, c.get("moe_event.graph_seq"));
         assertEquals(EventLayout.MOE_SIGNATURE, c.get("moe_event.signature"));
         assertEquals(EventLayout.MOE_SUBTYPE, c.get("moe_event.subtype"));
@@ -278,16 +280,16 @@ class EventLayoutTest {
         assertEquals(EventLayout.MOE_NB1, c.get("moe_event.nb1"));
         assertEquals(EventLayout.MOE_FAILED, c.get("moe_event.failed"));
         assertEquals(EventLayout.MOE_IDS_OFFSET, c.get("moe_event.ids"));
-        assertEquals(dev.infertop.bpf.ControlLayout.MOE_CONTROL_ENABLED, c.get("moe_control.enabled"));
-        assertEquals(dev.infertop.bpf.ControlLayout.MOE_CONTROL_SIZE, c.get("moe_control"));
-        assertEquals(dev.infertop.bpf.ControlLayout.MOE_PLAN_KEY_SIGNATURE, c.get("moe_plan_key.signature"));
-        assertEquals(dev.infertop.bpf.ControlLayout.MOE_PLAN_KEY_GROUP, c.get("moe_plan_key.group"));
-        assertEquals(dev.infertop.bpf.ControlLayout.MOE_PLAN_KEY_SIZE, c.get("moe_plan_key"));
-        assertEquals(dev.infertop.bpf.ControlLayout.MOE_PLAN_IDS_TENSOR, c.get("moe_plan.ids_tensor"));
-        assertEquals(dev.infertop.bpf.ControlLayout.MOE_PLAN_COPIED_SEQ, c.get("moe_plan.copied_seq"));
-        assertEquals(dev.infertop.bpf.ControlLayout.MOE_PLAN_LAYER, c.get("moe_plan.layer"));
-        assertEquals(dev.infertop.bpf.ControlLayout.MOE_PLAN_SIZE, c.get("moe_plan"));
-        assertEquals(dev.infertop.bpf.ControlLayout.MOE_GROUP_BITS_SIZE, c.get("moe_group_bits"));
+        assertEquals(ControlLayout.MOE_CONTROL_ENABLED, c.get("moe_control.enabled"));
+        assertEquals(ControlLayout.MOE_CONTROL_SIZE, c.get("moe_control"));
+        assertEquals(ControlLayout.MOE_PLAN_KEY_SIGNATURE, c.get("moe_plan_key.signature"));
+        assertEquals(ControlLayout.MOE_PLAN_KEY_GROUP, c.get("moe_plan_key.group"));
+        assertEquals(ControlLayout.MOE_PLAN_KEY_SIZE, c.get("moe_plan_key"));
+        assertEquals(ControlLayout.MOE_PLAN_IDS_TENSOR, c.get("moe_plan.ids_tensor"));
+        assertEquals(ControlLayout.MOE_PLAN_COPIED_SEQ, c.get("moe_plan.copied_seq"));
+        assertEquals(ControlLayout.MOE_PLAN_LAYER, c.get("moe_plan.layer"));
+        assertEquals(ControlLayout.MOE_PLAN_SIZE, c.get("moe_plan"));
+        assertEquals(ControlLayout.MOE_GROUP_BITS_SIZE, c.get("moe_group_bits"));
     }
 
     private static String run(Path dir, String... command) throws IOException, InterruptedException {

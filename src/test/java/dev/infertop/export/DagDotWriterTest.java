@@ -1,5 +1,8 @@
 package dev.infertop.export;
 
+import dev.infertop.io.FileAccess;
+import dev.infertop.io.Umask;
+import dev.infertop.model.GraphNode;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -52,7 +55,7 @@ class DagDotWriterTest {
 
     @Test
     void leavesCarryTheNamesReadForThem() {
-        var mulMat = new dev.infertop.model.GraphNode(0, 0xa0, "MUL_MAT", "Qcur-0", List.of(4L, 1L, 1L, 1L),
+        var mulMat = new GraphNode(0, 0xa0, "MUL_MAT", "Qcur-0", List.of(4L, 1L, 1L, 1L),
                 List.of(0x2000L, 0x1000L, 0L), 5, true, List.of("blk.0.attn_q.weight", "", ""));
         DotFile dot = DotFile.parse(DagDotWriter.toDot(OperatorDag.of(List.of(mulMat))));
         assertEquals("blk.0.attn_q.weight", dot.nodes.get("l0").get("tensor_name"));
@@ -62,7 +65,7 @@ class DagDotWriterTest {
 
     @Test
     void namesWithQuotesAreEscaped() {
-        var node = new dev.infertop.model.GraphNode(0, 1, "ADD", "odd \"name\\", List.of(1L, 1L, 1L, 1L),
+        var node = new GraphNode(0, 1, "ADD", "odd \"name\\", List.of(1L, 1L, 1L, 1L),
                 List.of(0L, 0L, 0L), 7, true);
         DotFile dot = DotFile.parse(DagDotWriter.toDot(OperatorDag.of(List.of(node))));
         assertEquals("odd \"name\\", dot.nodes.get("n0").get("tensor_name"));
@@ -103,14 +106,14 @@ class DagDotWriterTest {
     @org.junit.jupiter.params.provider.CsvSource({"000, dag.dot", "022, dag.svg", "077, dag.dot"})
     void theDagFileIsPrivateUnlessShared(String umask, String name) throws Exception {
         OperatorDag dag = OperatorDag.of(OperatorDagTest.graph());
-        dev.infertop.io.Umask.with(Integer.parseInt(umask, 8), () -> {
+        Umask.with(Integer.parseInt(umask, 8), () -> {
             Path file = dir.resolve(name);
             DagDotWriter.write(dag, file);
-            assertEquals("rw-------", dev.infertop.io.Umask.mode(file));
-            DagDotWriter.write(dag, file, dev.infertop.io.FileAccess.SHARED); // replaces it, mode and all
-            assertEquals("rw-r--r--", dev.infertop.io.Umask.mode(file));
-            DagDotWriter.write(dag, file, dev.infertop.io.FileAccess.PRIVATE);
-            assertEquals("rw-------", dev.infertop.io.Umask.mode(file));
+            assertEquals("rw-------", Umask.mode(file));
+            DagDotWriter.write(dag, file, FileAccess.SHARED); // replaces it, mode and all
+            assertEquals("rw-r--r--", Umask.mode(file));
+            DagDotWriter.write(dag, file, FileAccess.PRIVATE);
+            assertEquals("rw-------", Umask.mode(file));
         });
     }
 }

@@ -1,5 +1,8 @@
 package dev.infertop.export;
 
+import dev.infertop.history.FlightRecorder;
+import dev.infertop.model.LayerStatus;
+import dev.infertop.view.Fixtures;
 import dev.infertop.snapshot.SnapshotFixtures;
 import org.junit.jupiter.api.Test;
 
@@ -54,9 +57,9 @@ class HtmlReportWriterTest {
     @Test
     void anEmptyRunDrawsNoPlot() {
         var content = SnapshotFixtures.content();
-        var empty = new SnapshotContent(dev.infertop.view.Fixtures.snapshot(
-                dev.infertop.model.LayerStatus.State.OFF),
-                dev.infertop.history.FlightRecorder.Window.empty(0, 1), content.tensorNames(),
+        var empty = new SnapshotContent(Fixtures.snapshot(
+                LayerStatus.State.OFF),
+                FlightRecorder.Window.empty(0, 1), content.tensorNames(),
                 java.util.Map.of(), List.of(), "test", 0, "v", java.util.Map.of(), null);
         assertNull(HtmlReportWriter.opTimePerToken(empty));
         assertNull(HtmlReportWriter.threadBalance(empty));

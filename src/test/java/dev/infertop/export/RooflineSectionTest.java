@@ -1,5 +1,6 @@
 package dev.infertop.export;
 
+import dev.infertop.model.DecodeSteps;
 import dev.infertop.model.Roofline;
 import dev.infertop.model.RooflineTotals;
 import dev.infertop.snapshot.SnapshotFixtures;
@@ -126,9 +127,9 @@ class RooflineSectionTest {
     private static RooflineTotals servingSteps(RooflineTotals base, Roofline.Ceilings ceilings) {
         // 1 token a step: 10 steps of 4 MB weights, 100 context positions of 1,000 B, 8 MFLOP, 1 ms.
         // 4 tokens a step: 5 steps of 4 MB weights, 400 positions, 32 MFLOP, 2 ms.
-        List<dev.infertop.model.DecodeSteps> steps = List.of(
-                new dev.infertop.model.DecodeSteps(4, 5, 20, 20_000_000, 2_000_000, 2_000, 160_000_000, 10_000_000),
-                new dev.infertop.model.DecodeSteps(1, 10, 10, 40_000_000, 1_000_000, 1_000, 80_000_000, 10_000_000));
+        List<DecodeSteps> steps = List.of(
+                new DecodeSteps(4, 5, 20, 20_000_000, 2_000_000, 2_000, 160_000_000, 10_000_000),
+                new DecodeSteps(1, 10, 10, 40_000_000, 1_000_000, 1_000, 80_000_000, 10_000_000));
         return new RooflineTotals(base.ops(), 0, 0, 0, 0, 0, ceilings, steps, 1_000);
     }
 

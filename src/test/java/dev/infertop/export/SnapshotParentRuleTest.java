@@ -1,5 +1,6 @@
 package dev.infertop.export;
 
+import dev.infertop.io.Umask;
 import dev.infertop.ffi.LibC;
 import dev.infertop.io.FileAccess;
 import dev.infertop.snapshot.SnapshotFixtures;
@@ -95,7 +96,7 @@ class SnapshotParentRuleTest {
         Path written = SnapshotDirectoryWriter.writeDirectory(sticky.resolve("ours/x/snap"), SnapshotFixtures.content(),
                 FileAccess.SHARED).directory();
         assertEquals(sticky.resolve("ours/x/snap"), written);
-        assertEquals("rwxr-xr-x", dev.infertop.io.Umask.mode(sticky.resolve("ours")));
+        assertEquals("rwxr-xr-x", Umask.mode(sticky.resolve("ours")));
         assertEquals(0, (int) Files.getAttribute(sticky.resolve("ours"), "unix:uid", LinkOption.NOFOLLOW_LINKS));
     }
 

@@ -206,6 +206,10 @@ class Arm64EmulatedIT {
         int from = text.indexOf('\n') + 1; // after script's "Script started ..." line
         int to = text.lastIndexOf("\u001b[?1049l");
         assertTrue(from > 0 && to > from, "the view entered and left the alternate screen: " + text);
+        double firstScreenS = firstScreenSeconds(text.substring(from), Files.readAllLines(share.resolve("live.timing")));
+        System.out.printf(java.util.Locale.ROOT, "arm64 guest: the live view's first screen of figures %.1f s after "
+                + "infertop started (the command launched and held; under emulation)%n", firstScreenS);
+        assertTrue(firstScreenS > 0, "the timing file places the first screen");
         Path frames = share.resolve("live.frames");
         Files.write(frames, java.util.Arrays.copyOfRange(recorded, from, to));
         try (TmuxPane pane = TmuxPane.startShell("infertop-arm64-live", 110, 30, share, "cat live.frames && sleep 600")) {
@@ -216,5 +220,32 @@ class Arm64EmulatedIT {
             assertTrue(decode.find() && Double.parseDouble(decode.group(1)) > 0, "a decode rate drawn:\n" + screen);
             assertTrue(screen.contains("MUL_MAT"), "the op table drew the run's operators:\n" + screen);
         }
+    }
+
+    /**
+     * Seconds from the start of {@code output} (what the pty got, after script's own first line) to the first
+     * screen with figures: the first "tok/s" drawn after the view entered the alternate screen. {@code timing}
+     * is script's classic timing log: per write, the delay before it and its byte count.
+     */
+    static double firstScreenSeconds(String output, List<String> timing) {
+        int screen = output.indexOf("\u001b[?1049h");
+        int figures = screen < 0 ? -1 : output.indexOf("tok/s", screen);
+        if (figures < 0) {
+            return -1;
+        }
+        double seconds = 0;
+        long bytes = 0;
+        for (String line : timing) {
+            String[] parts = line.trim().split("\\s+");
+            if (parts.length != 2) {
+                continue;
+            }
+            seconds += Double.parseDouble(parts[0]);
+            bytes += Long.parseLong(parts[1]);
+            if (bytes > figures) {
+                return seconds;
+            }
+        }
+        return -1;
     }
 }

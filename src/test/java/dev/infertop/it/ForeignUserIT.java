@@ -1,5 +1,6 @@
 package dev.infertop.it;
 
+import dev.infertop.process.Setpriv;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.infertop.process.UserAccount;
 import dev.infertop.workload.LlamaCppWorkload;
@@ -345,7 +346,7 @@ class ForeignUserIT {
     @Test
     void demoAsAUserWhoCannotReadTheCacheIsOneLine() throws Exception {
         Path tool = LlamaCppWorkload.findProvisioned().sourceBuildTool("llama-bench");
-        Requirements.require(dev.infertop.process.Setpriv.firstUnusable(setpriv, nobody, List.of(tool), List.of())
+        Requirements.require(Setpriv.firstUnusable(setpriv, nobody, List.of(tool), List.of())
                 .isPresent(), "infertop's cache is readable by nobody here (not in a private home)");
         String line = assertOneUsageLine(Map.of(), "demo", "--build", "source", "--model", "tiny", "--workload",
                 "bench", "--json", "--user", "nobody");

@@ -1,5 +1,6 @@
 package dev.infertop.it;
 
+import dev.infertop.bpf.InfertopProbes;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.infertop.workload.LlamaCppWorkload;
 import org.junit.jupiter.api.AfterEach;
@@ -171,7 +172,7 @@ class GraphTokensIT {
         String cpuVariant = Containers.cpuVariant(root, tinyModel.getParent());
         Path dir = java.nio.file.Files.createTempDirectory("infertop-sched-engine");
         try {
-            String libDir = "/usr/lib/" + (dev.infertop.bpf.InfertopProbes.architecture().equals("x86_64")
+            String libDir = "/usr/lib/" + (InfertopProbes.architecture().equals("x86_64")
                     ? "x86_64-linux-gnu" : "aarch64-linux-gnu");
             // Built by the host's gcc, linked against the root's own libggml (its glibc is newer than the host's:
             // its symbols are resolved in the container, where the engine runs).

@@ -1,5 +1,6 @@
 package dev.infertop.it;
 
+import dev.infertop.ffi.LibC;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -122,7 +123,7 @@ class HostileLinkIT {
         }
         Path host = compile(HOST, "swapping-host", "-ldl", "-lpthread");
         Path fifo = dir.resolve("fifo");
-        dev.infertop.ffi.LibC.mkfifo(fifo.toString(), 0600);
+        LibC.mkfifo(fifo.toString(), 0600);
 
         Process target = new ProcessBuilder(host.toString(), libraries.toString(), fifo.toString())
                 .redirectError(ProcessBuilder.Redirect.INHERIT).start();

@@ -1,5 +1,6 @@
 package dev.infertop.it;
 
+import dev.infertop.cli.JvmOptions;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import org.junit.jupiter.api.AfterEach;
@@ -78,7 +79,7 @@ class HostileNameIT {
                 "cd \"$0\" && exec \"$@\" -- \"./$(printf '" + NAME_PRINTF + "')\" -m " + tinyModel
                         + " -p 0 -n 0 -pg 32,32 -r " + repetitions + " -t 2",
                 dir.toString(), ProcessHandle.current().info().command().orElse("java")));
-        command.addAll(dev.infertop.cli.JvmOptions.forLauncher());
+        command.addAll(JvmOptions.forLauncher());
         command.addAll(List.of("-jar", Requirements.jar().toAbsolutePath().toString()));
         command.addAll(List.of(options));
         ProcessBuilder builder = new ProcessBuilder(command).redirectOutput(stdout.toFile()).redirectError(stderr.toFile());

@@ -1,5 +1,6 @@
 package dev.infertop.it;
 
+import dev.infertop.cli.JvmOptions;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
@@ -39,7 +40,7 @@ final class InfertopProcess implements AutoCloseable {
     static InfertopProcess start(Map<String, String> environment, String... args) throws IOException {
         String java = ProcessHandle.current().info().command().orElse("java");
         List<String> command = new ArrayList<>(List.of(java));
-        command.addAll(dev.infertop.cli.JvmOptions.forLauncher()); // the JVM src/scripts/infertop runs
+        command.addAll(JvmOptions.forLauncher()); // the JVM src/scripts/infertop runs
         command.addAll(List.of("-jar", Requirements.jar().toString()));
         command.addAll(List.of(args));
         ProcessBuilder builder = new ProcessBuilder(command);
@@ -79,7 +80,7 @@ final class InfertopProcess implements AutoCloseable {
         String java = ProcessHandle.current().info().command().orElse("java");
         List<String> command = new ArrayList<>(List.of("/bin/sh", "-c",
                 setup + "; exec \"$@\"", "sh", java));
-        command.addAll(dev.infertop.cli.JvmOptions.forLauncher());
+        command.addAll(JvmOptions.forLauncher());
         command.addAll(List.of("-jar", Requirements.jar().toString()));
         command.addAll(List.of(args));
         return new InfertopProcess(new ProcessBuilder(command).start());

@@ -1,5 +1,6 @@
 package dev.infertop.it;
 
+import dev.infertop.workload.LlamaCppWorkload;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.infertop.cli.InfertopCommand;
@@ -374,8 +375,8 @@ class JourneyIT {
     @Test
     void quickStartDemoOnAFreshCacheGivesARooflineVerdictWithinSecondsOfTheFirstScreen() throws Exception {
         Path cache = Files.createTempDirectory("infertop-fresh-cache");
-        Path provisioned = dev.infertop.workload.LlamaCppWorkload.cacheDir();
-        for (String name : List.of("llama.cpp-node-" + dev.infertop.workload.LlamaCppWorkload.NODE_LLAMA_CPP_VERSION,
+        Path provisioned = LlamaCppWorkload.cacheDir();
+        for (String name : List.of("llama.cpp-node-" + LlamaCppWorkload.NODE_LLAMA_CPP_VERSION,
                 "models", "llama.cpp-debian-sid")) {
             if (Files.exists(provisioned.resolve(name))) { // the demo's Debian root, where an earlier run unpacked it
                 Files.createSymbolicLink(cache.resolve(name), provisioned.resolve(name));

@@ -1,5 +1,9 @@
 package dev.infertop.it;
 
+import dev.infertop.cli.JvmOptions;
+import dev.infertop.ffi.BpfSyscall;
+import dev.infertop.ffi.LibC;
+import dev.infertop.ffi.UprobeMultiSupport;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -44,7 +48,7 @@ class LeakCheckIT {
             List<String> command = new ArrayList<>(List.of("setsid", "-f", "/bin/sh", "-c",
                     "echo $$ > \"$1\"; shift; exec \"$@\" >/dev/null 2>\"$0\" </dev/null", log.toString(),
                     pidFile.toString(), java));
-            command.addAll(dev.infertop.cli.JvmOptions.forLauncher());
+            command.addAll(JvmOptions.forLauncher());
             command.addAll(List.of("-jar", Requirements.jar().toString(), "--json", "-d", "0.5", "-p",
                     Long.toString(target.pid())));
             assertEquals(0, new ProcessBuilder(command).start().waitFor(), "setsid -f did not start infertop");
@@ -88,14 +92,14 @@ class LeakCheckIT {
     /** An uprobe-multi link is in no {@code bpftool perf show}: one held by this JVM is a leak all the same. */
     @Test
     void aHeldUprobeMultiLinkIsALeak() throws Exception {
-        Requirements.require(dev.infertop.ffi.UprobeMultiSupport.available(), "needs uprobe-multi links (Linux 6.6+): "
-                + dev.infertop.ffi.UprobeMultiSupport.verdict().line());
-        int program = dev.infertop.ffi.BpfSyscall.loadEmptyKprobeProgram(
-                dev.infertop.ffi.BpfSyscall.BPF_TRACE_UPROBE_MULTI);
+        Requirements.require(UprobeMultiSupport.available(), "needs uprobe-multi links (Linux 6.6+): "
+                + UprobeMultiSupport.verdict().line());
+        int program = BpfSyscall.loadEmptyKprobeProgram(
+                BpfSyscall.BPF_TRACE_UPROBE_MULTI);
         assertTrue(program >= 0, "errno " + -program);
         try {
             // In a file this JVM does not map, filtered to this JVM: no process gets a breakpoint.
-            int link = dev.infertop.ffi.BpfSyscall.createUprobeMultiLink(program, "/bin/true", new long[] {0, 1},
+            int link = BpfSyscall.createUprobeMultiLink(program, "/bin/true", new long[] {0, 1},
                     false, (int) ProcessHandle.current().pid());
             assertTrue(link >= 0, "errno " + -link);
             try {
@@ -104,11 +108,11 @@ class LeakCheckIT {
                         && l.contains("/bin/true") && l.contains("2 offsets")
                         && l.contains("pid " + ProcessHandle.current().pid())), leaks.toString());
             } finally {
-                dev.infertop.ffi.LibC.closeQuietly(link);
+                LibC.closeQuietly(link);
             }
             assertFalse(LeakCheck.findLeaks().stream().anyMatch(l -> l.contains("/bin/true")), "closed: gone");
         } finally {
-            dev.infertop.ffi.LibC.closeQuietly(program);
+            LibC.closeQuietly(program);
         }
     }
 }

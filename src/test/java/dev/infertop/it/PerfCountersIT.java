@@ -1,5 +1,6 @@
 package dev.infertop.it;
 
+import dev.infertop.io.ConfigFiles;
 import dev.infertop.bpf.BpfObject;
 import dev.infertop.bpf.InfertopProbes;
 import dev.infertop.bpf.PerfCounters;
@@ -65,7 +66,7 @@ class PerfCountersIT {
     @Test
     void softwareEventsOpenPerCpuAndCloseWhenSwitchedOffOrClosed() throws Exception {
         long before = perfFds();
-        CounterSet software = dev.infertop.io.ConfigFiles.counterSets().choose("software", InfertopProbes.architecture());
+        CounterSet software = ConfigFiles.counterSets().choose("software", InfertopProbes.architecture());
         try (BpfObject object = InfertopProbes.load(0, 64 * 1024, ANY_OFFSETS, null)) {
             PerfCounters counters = new PerfCounters(object, software);
             counters.on();
@@ -97,7 +98,7 @@ class PerfCountersIT {
             PerfEvent.closeFd(probe);
         }
         long before = perfFds();
-        CounterSet hardware = dev.infertop.io.ConfigFiles.counterSets().choose("x86_64", InfertopProbes.architecture());
+        CounterSet hardware = ConfigFiles.counterSets().choose("x86_64", InfertopProbes.architecture());
         try (BpfObject object = InfertopProbes.load(0, 64 * 1024, ANY_OFFSETS, null)) {
             PerfCounters counters = new PerfCounters(object, hardware);
             counters.on();

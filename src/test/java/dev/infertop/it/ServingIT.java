@@ -1,5 +1,6 @@
 package dev.infertop.it;
 
+import dev.infertop.workload.LlamaCppWorkload;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import org.junit.jupiter.api.AfterEach;
@@ -366,7 +367,7 @@ class ServingIT {
      */
     @Test
     void aNodeLlamaCppChatIsCountedAsTheClientCountsIt() throws Exception {
-        Path client = dev.infertop.workload.LlamaCppWorkload.cacheDir().resolve("node-client-3.22.1");
+        Path client = LlamaCppWorkload.cacheDir().resolve("node-client-3.22.1");
         Requirements.require(java.nio.file.Files.exists(client.resolve("client.stamp")),
                 "needs node-llama-cpp: run src/scripts/provision-node-client.sh (setup.sh does)");
         Path script = client.resolve("chat.mjs");

@@ -1,5 +1,10 @@
 package dev.infertop.it;
 
+import dev.infertop.export.ChromeTraceWriter;
+import dev.infertop.model.MoeTotals;
+import dev.infertop.snapshot.SnapshotDirectory;
+import dev.infertop.snapshot.SummarySnapshot;
+import dev.infertop.workload.SyntheticModel;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -346,7 +351,7 @@ class SnapshotIT {
             }
             if (event.path("cat").asText().equals("sched")) {
                 statesByTid.computeIfAbsent(event.path("tid").asInt()
-                        - dev.infertop.export.ChromeTraceWriter.STATES_TID_OFFSET, t -> new HashSet<>())
+                        - ChromeTraceWriter.STATES_TID_OFFSET, t -> new HashSet<>())
                         .add(event.path("name").asText());
             }
             if (event.path("ph").asText().equals("C")) {
@@ -403,7 +408,7 @@ class SnapshotIT {
         assertTrue(moe.isObject(), "moe object in summary.json: " + summary);
         int experts = moe.path("experts").asInt();
         int layers = moe.path("layers").size();
-        dev.infertop.workload.SyntheticModel spec = dev.infertop.workload.SyntheticModel.preset("tiny-moe");
+        SyntheticModel spec = SyntheticModel.preset("tiny-moe");
         assertEquals(spec.expertCount(), experts, moe.toString());
         assertEquals(spec.layerCount(), layers, moe.toString());
 
@@ -478,8 +483,8 @@ class SnapshotIT {
                         rl.path("counts").get(e).asLong(), "layer " + l + " expert " + e);
             }
         }
-        dev.infertop.model.MoeTotals replayed = dev.infertop.snapshot.SummarySnapshot
-                .of(dev.infertop.snapshot.SnapshotDirectory.open(dir)).moe();
+        MoeTotals replayed = SummarySnapshot
+                .of(SnapshotDirectory.open(dir)).moe();
         for (int l = 0; l < layers; l++) {
             for (int e = 0; e < experts; e++) {
                 assertEquals(moe.path("layers").path(Integer.toString(l)).path("decode").get(e).asLong(),

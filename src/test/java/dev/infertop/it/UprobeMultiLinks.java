@@ -1,5 +1,6 @@
 package dev.infertop.it;
 
+import dev.infertop.ffi.LibC;
 import dev.infertop.ffi.Errno;
 
 import java.lang.foreign.Arena;
@@ -120,7 +121,7 @@ final class UprobeMultiLinks {
             return new Link(id, info.get(JAVA_INT, 8), (info.get(JAVA_INT, 56) & BPF_F_UPROBE_MULTI_RETURN) != 0,
                     path.getString(0), at, holders);
         } finally {
-            dev.infertop.ffi.LibC.closeQuietly((int) fd);
+            LibC.closeQuietly((int) fd);
         }
     }
 

@@ -1,5 +1,8 @@
 package dev.infertop.json;
 
+import dev.infertop.model.BudgetStatus;
+import dev.infertop.model.HitCost;
+import dev.infertop.model.LayerStatus;
 import dev.infertop.view.SchedPanel;
 
 import dev.infertop.view.Fixtures;
@@ -14,14 +17,14 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 /** The sched object of a JSON line, from the fixture's figures (a 1 s interval), field by field. */
 class SchedJsonTest {
     private static Snapshot withSched(SchedTotals sched) {
-        Snapshot s = Fixtures.snapshot(dev.infertop.model.LayerStatus.State.ON);
+        Snapshot s = Fixtures.snapshot(LayerStatus.State.ON);
         return s.withFigures(f -> f.withSched(sched));
     }
 
     @Test
     void theSchedCostUsesTheTracepointRunTimeTheKernelMeasured() throws Exception {
-        Snapshot measured = withSched(Fixtures.sched()).withBudget(new dev.infertop.model.BudgetStatus(1, 1.0, 1.0, 1,
-                "every graph", 1.0, new dev.infertop.model.HitCost(5_500, true, 450)));
+        Snapshot measured = withSched(Fixtures.sched()).withBudget(new BudgetStatus(1, 1.0, 1.0, 1,
+                "every graph", 1.0, new HitCost(5_500, true, 450)));
         JsonNode sched = new ObjectMapper().readTree(JsonLinesView.toJson(measured)).get("sched");
         assertEquals(0.009, sched.get("est_cost_core_fraction").asDouble(), 1e-12); // 20 000 x 450 ns in 1 s
         org.junit.jupiter.api.Assertions.assertTrue(SchedPanel.heading(measured.interval().sched(),

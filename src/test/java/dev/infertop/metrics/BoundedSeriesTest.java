@@ -1,5 +1,6 @@
 package dev.infertop.metrics;
 
+import dev.infertop.model.Layer;
 import dev.infertop.agg.Routers;
 import dev.infertop.agg.BackendKeys;
 import dev.infertop.agg.GraphFixture;
@@ -63,7 +64,7 @@ class BoundedSeriesTest {
         MoeTotals moe = new MoeTotals(true, 10, 8, wide, wide, new long[128], new long[128], wide, wide,
                 new long[128], new long[128], new long[128], List.of(), new double[128], 16384, 1, 0, 0, 0, 0, 8, 0);
         Snapshot s = aggregator.snapshot(clock, RunState.RUNNING, new TargetInfo(1, "hostile", null, List.of()), 0,
-                List.of(new LayerStatus(dev.infertop.model.Layer.OPERATOR, LayerStatus.State.ON, "", List.of())))
+                List.of(new LayerStatus(Layer.OPERATOR, LayerStatus.State.ON, "", List.of())))
                 .withMoe(moe);
         String text = MetricsMappingTest.openMetrics(feed.capture(s));
 

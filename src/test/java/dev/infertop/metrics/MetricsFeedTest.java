@@ -1,5 +1,6 @@
 package dev.infertop.metrics;
 
+import dev.infertop.model.TargetInfo;
 import dev.infertop.model.LayerStatus;
 import dev.infertop.model.RunState;
 import dev.infertop.model.Snapshot;
@@ -23,7 +24,7 @@ class MetricsFeedTest {
         Snapshot s = Fixtures.snapshot(LayerStatus.State.ON);
         TokenTotals total = new TokenTotals(tokens, 0, tokens, 0, 0, tokens, 0, 0, 1);
         return new Snapshot(s.sequence(), RunState.RUNNING,
-                new dev.infertop.model.TargetInfo(pid, "llama-server", null, List.of()), s.interval(),
+                new TargetInfo(pid, "llama-server", null, List.of()), s.interval(),
                 s.total().withTokens(total), 0, s.layers(), s.moe());
     }
 

@@ -1,5 +1,16 @@
 package dev.infertop.metrics;
 
+import dev.infertop.json.JsonLinesView;
+import dev.infertop.model.BackendOps;
+import dev.infertop.model.BackendTotals;
+import dev.infertop.model.BudgetStatus;
+import dev.infertop.model.GraphTokenCounts;
+import dev.infertop.model.OffloadTotals;
+import dev.infertop.model.OpEstimate;
+import dev.infertop.model.TokenSource;
+import dev.infertop.model.TokenTotals;
+import dev.infertop.model.WhisperTotals;
+import dev.infertop.view.OffloadFixtures;
 import dev.infertop.ManPage;
 import dev.infertop.model.LayerStatus;
 import dev.infertop.model.MoeTotals;
@@ -79,8 +90,8 @@ class MetricsMappingTest {
     /** The fixture's figures with {@code calls} encoder passes of {@code tokens} tokens (interval and run alike). */
     private static Snapshot withEncodes(Snapshot s, long calls, long tokens) {
         return s.withFigures(f -> {
-            dev.infertop.model.TokenTotals t = f.tokens();
-            return f.withTokens(new dev.infertop.model.TokenTotals(t.decodeCalls(), t.prefillCalls(),
+            TokenTotals t = f.tokens();
+            return f.withTokens(new TokenTotals(t.decodeCalls(), t.prefillCalls(),
                     t.decodeStepCalls(), t.failedCalls(), t.tokensPrefill(), t.tokensDecode(), t.prefillBusyNs(),
                     t.decodeBusyNs(), t.contexts(), t.requests(), t.activeRequests(), t.batchesUnread(),
                     t.batchSizes(), t.sequences(), t.speculative(), calls, tokens));
@@ -91,7 +102,7 @@ class MetricsMappingTest {
     @Test
     void theTokenSourceAndTheGraphsTokensAreExposed() throws IOException {
         Snapshot graphs = Fixtures.snapshot(LayerStatus.State.ON).withFigures(f -> f.withTokens(f.tokens().withSource(
-                dev.infertop.model.TokenSource.GRAPHS, new dev.infertop.model.GraphTokenCounts(101, 260, 93, 101, 0))));
+                TokenSource.GRAPHS, new GraphTokenCounts(101, 260, 93, 101, 0))));
         String text = openMetrics(frame(graphs));
         assertLine(text, "infertop_token_source_info{source=\"graphs\"} 1");
         assertLine(text, "infertop_graph_prefill_tokens_total 260.0");
@@ -222,7 +233,7 @@ class MetricsMappingTest {
     @Test
     void aCounterThatWrappedNegativeReadsZeroAndTheFrameIsStillBuilt() throws IOException {
         Snapshot wrapped = Fixtures.snapshot(LayerStatus.State.ON).withFigures(f -> f.withBackends(
-                List.of(new dev.infertop.model.BackendTotals("CPU", 490, 301_000, Long.MIN_VALUE + 7)), List.of()));
+                List.of(new BackendTotals("CPU", 490, 301_000, Long.MIN_VALUE + 7)), List.of()));
         String text = openMetrics(frame(wrapped));
         assertLine(text, "infertop_graph_busy_seconds_total{backend=\"CPU\"} 0.0");
         assertLine(text, "infertop_graph_computes_total{backend=\"CPU\"} 490.0");
@@ -237,14 +248,14 @@ class MetricsMappingTest {
         MoeTotals moe = new MoeTotals(true, 10, 1, counts, counts, new long[1], new long[1], counts, counts,
                 new long[1], new long[1], new long[1], List.of(), new double[1], 16384, 1, 0, 0, 0, 0, 8, 0);
         Snapshot traced = Fixtures.snapshot(LayerStatus.State.ON)
-                .withFigures(f -> f.withOffload(dev.infertop.view.OffloadFixtures.offload()).withWhisper(WHISPER)
-                        .withBackendOps(List.of(new dev.infertop.model.BackendOps("Vulkan", 30, 1_000_000, List.of(
-                                new dev.infertop.model.BackendOps.Op("MUL_MAT", 30, 0, false)),
-                                dev.infertop.view.OffloadFixtures.nodeDispatch()))));
+                .withFigures(f -> f.withOffload(OffloadFixtures.offload()).withWhisper(WHISPER)
+                        .withBackendOps(List.of(new BackendOps("Vulkan", 30, 1_000_000, List.of(
+                                new BackendOps.Op("MUL_MAT", 30, 0, false)),
+                                OffloadFixtures.nodeDispatch()))));
         Snapshot estimated = traced.withFigures(f -> f.withOperators(f.operators().withEstimated(
-                List.of(new dev.infertop.model.OpEstimate("MUL_MAT", 480, 12_500_000)))));
+                List.of(new OpEstimate("MUL_MAT", 480, 12_500_000)))));
         String text = openMetrics(frame(estimated.withMoe(moe)
-                .withBudget(new dev.infertop.model.BudgetStatus(1, 0.8, 2.5, 0.25, "1.0 s of every 4.0 s"))));
+                .withBudget(new BudgetStatus(1, 0.8, 2.5, 0.25, "1.0 s of every 4.0 s"))));
         assertLine(text, "infertop_op_estimated_groups_total{backend=\"CPU\",op=\"MUL_MAT\"} 480.0");
         assertLine(text, "infertop_op_estimated_seconds_total{backend=\"CPU\",op=\"MUL_MAT\"} 0.0125");
         assertLine(text, "infertop_overhead_estimate_ratio 0.008");
@@ -343,14 +354,14 @@ class MetricsMappingTest {
     @Test
     void theNodeDispatchMetricsMirrorTheBackendsJson() throws IOException {
         Snapshot s = Fixtures.snapshot(LayerStatus.State.ON).withFigures(f -> f.withBackendOps(List.of(
-                new dev.infertop.model.BackendOps("Vulkan", 30, 1_000_000, List.of(
-                        new dev.infertop.model.BackendOps.Op("MUL_MAT", 30, 0, false)),
-                        dev.infertop.view.OffloadFixtures.nodeDispatch()),
-                new dev.infertop.model.BackendOps("CUDA", 3, 1_000_000, List.of(
-                        new dev.infertop.model.BackendOps.Op("MUL_MAT", 3, 0, false))))));
+                new BackendOps("Vulkan", 30, 1_000_000, List.of(
+                        new BackendOps.Op("MUL_MAT", 30, 0, false)),
+                        OffloadFixtures.nodeDispatch()),
+                new BackendOps("CUDA", 3, 1_000_000, List.of(
+                        new BackendOps.Op("MUL_MAT", 3, 0, false))))));
         String text = openMetrics(frame(s));
         com.fasterxml.jackson.databind.JsonNode ops = new com.fasterxml.jackson.databind.ObjectMapper()
-                .readTree(dev.infertop.json.JsonLinesView.toJson(s)).get(JsonSchema.BACKENDS.key()).get("Vulkan")
+                .readTree(JsonLinesView.toJson(s)).get(JsonSchema.BACKENDS.key()).get("Vulkan")
                 .get(JsonSchema.BackendField.DISPATCH.key()).get(JsonSchema.BackendDispatchField.OPS.key());
         int compared = 0;
         for (java.util.Iterator<Map.Entry<String, com.fasterxml.jackson.databind.JsonNode>> it = ops.fields();
@@ -368,16 +379,16 @@ class MetricsMappingTest {
     /** The offload metrics against the offload JSON of the same snapshot (NAMED_NOT_COMPARED: offload). */
     @Test
     void theOffloadMetricsMirrorTheOffloadJsonAndSayWhatIsUnknown() throws IOException {
-        dev.infertop.model.OffloadTotals offload = dev.infertop.view.OffloadFixtures.offload();
-        dev.infertop.model.OffloadTotals withEnqueueOnly = new dev.infertop.model.OffloadTotals(
+        OffloadTotals offload = OffloadFixtures.offload();
+        OffloadTotals withEnqueueOnly = new OffloadTotals(
                 java.util.stream.Stream.concat(offload.backends().stream(), java.util.stream.Stream.of(
-                        new dev.infertop.model.OffloadTotals.Backend("CUDA",
-                                dev.infertop.model.OffloadTotals.Completion.ENQUEUE_ONLY, 3, 1_000_000, 0, 0, 0, 0,
+                        new OffloadTotals.Backend("CUDA",
+                                OffloadTotals.Completion.ENQUEUE_ONLY, 3, 1_000_000, 0, 0, 0, 0,
                                 0, 0, 0, 0))).toList(), offload.copies(), 0);
         Snapshot s = Fixtures.snapshot(LayerStatus.State.ON).withFigures(f -> f.withOffload(withEnqueueOnly));
         String text = openMetrics(frame(s));
         com.fasterxml.jackson.databind.JsonNode json = new com.fasterxml.jackson.databind.ObjectMapper()
-                .readTree(dev.infertop.json.JsonLinesView.toJson(s)).get(JsonSchema.OFFLOAD.key())
+                .readTree(JsonLinesView.toJson(s)).get(JsonSchema.OFFLOAD.key())
                 .get(JsonSchema.OffloadField.BACKENDS.key());
         assertLine(text, "infertop_backend_completion{backend=\"Vulkan\",completion=\"device-complete\"} 1.0");
         assertLine(text, "infertop_backend_completion{backend=\"CUDA\",completion=\"enqueue only\"} 1.0");
@@ -422,7 +433,7 @@ class MetricsMappingTest {
         Snapshot s = withEncodes(Fixtures.snapshot(LayerStatus.State.ON), 4, 96).withState(RunState.EXITED);
         String exposition = openMetrics(frame(s));
         com.fasterxml.jackson.databind.JsonNode line = new com.fasterxml.jackson.databind.ObjectMapper()
-                .readTree(dev.infertop.json.JsonLinesView.toJsonNode(s, true).toString());
+                .readTree(JsonLinesView.toJsonNode(s, true).toString());
         for (String[] mirrored : MIRRORED) {
             Map<String, Double> json = jsonValues(line, mirrored[2]);
             Map<String, Double> metric = samples(exposition, mirrored[0], mirrored[1]);
@@ -449,7 +460,7 @@ class MetricsMappingTest {
         }
     }
     /** A whisper.cpp program's run: 2 transcriptions of 3 s each in 4 s, 2 encoder passes, 21 decoder calls of 66 tokens. */
-    static final dev.infertop.model.WhisperTotals WHISPER = new dev.infertop.model.WhisperTotals(2, 0, 96_000, 0,
+    static final WhisperTotals WHISPER = new WhisperTotals(2, 0, 96_000, 0,
             4_000_000_000L, 2, 21, 66);
 
     /**
@@ -468,7 +479,7 @@ class MetricsMappingTest {
         assertLine(exposition, "infertop_whisper_decoder_calls_total 21.0");
         assertLine(exposition, "infertop_whisper_decoder_tokens_total 66.0");
         com.fasterxml.jackson.databind.JsonNode whisper = new com.fasterxml.jackson.databind.ObjectMapper()
-                .readTree(dev.infertop.json.JsonLinesView.toJsonNode(s, true).toString()).path(JsonSchema.WHISPER.key());
+                .readTree(JsonLinesView.toJsonNode(s, true).toString()).path(JsonSchema.WHISPER.key());
         assertEquals(2, whisper.path(JsonSchema.WhisperField.TRANSCRIPTIONS.key()).asLong());
         assertEquals(6.0, whisper.path(JsonSchema.WhisperField.AUDIO_S.key()).asDouble());
         assertEquals(1.5, whisper.path(JsonSchema.WhisperField.REAL_TIME_FACTOR.key()).asDouble());

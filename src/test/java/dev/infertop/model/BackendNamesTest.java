@@ -1,5 +1,6 @@
 package dev.infertop.model;
 
+import dev.infertop.io.ConfigFiles;
 import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -10,7 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class BackendNamesTest {
     @Test
     void shippedConfigNamesCpuAndBlasFromTheirSourceGuids() {
-        BackendNames names = dev.infertop.io.ConfigFiles.backendNames();
+        BackendNames names = ConfigFiles.backendNames();
         // ggml-cpu.cpp: { 0xaa, 0x67, 0xc7, 0x43, 0x96, 0xe6, 0xa3, 0x8a, 0xe3, 0xaf, 0xea, 0x92, 0x36, 0xbc, 0xfc, 0x89 }
         assertEquals("CPU", names.name(0xaa67c74396e6a38aL, 0xe3afea9236bcfc89L));
         // ggml-blas.cpp: { 0x12, 0xa8, 0xae, 0xf4, 0xc0, 0x1e, 0x61, 0x97, 0x8f, 0xeb, 0x33, 0x04, 0xa1, 0x33, 0x51, 0x2d }

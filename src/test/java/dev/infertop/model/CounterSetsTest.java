@@ -1,5 +1,6 @@
 package dev.infertop.model;
 
+import dev.infertop.io.ConfigFiles;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;
@@ -35,7 +36,7 @@ class CounterSetsTest {
 
     @Test
     void theShippedFileHasASetPerFamilyAndSoftware() {
-        CounterSets sets = dev.infertop.io.ConfigFiles.counterSets();
+        CounterSets sets = ConfigFiles.counterSets();
         CounterSet x86 = sets.defaultFor("x86_64");
         assertEquals("x86_64", x86.name());
         assertEquals(64, x86.lineBytes());

@@ -1,5 +1,6 @@
 package dev.infertop.process;
 
+import dev.infertop.ffi.UserDatabase;
 import org.junit.jupiter.api.Test;
 
 import java.nio.file.Path;
@@ -73,7 +74,7 @@ class UserAccountTest {
     @Test
     void thisProcessIsItsOwnUsers() {
         ProcessUids self = ProcessUids.of((int) ProcessHandle.current().pid()).orElseThrow();
-        assertTrue(self.ownedBy(dev.infertop.ffi.UserDatabase.realUid()));
+        assertTrue(self.ownedBy(UserDatabase.realUid()));
     }
 
     @Test

@@ -1,5 +1,7 @@
 package dev.infertop.session;
 
+import dev.infertop.io.ConfigFiles;
+import dev.infertop.model.LayerStatus;
 import dev.infertop.agg.Collector;
 import dev.infertop.bpf.RecordSource;
 import dev.infertop.event.RecordHandler;
@@ -53,7 +55,7 @@ class CollectorWarmupTest {
     @Test
     void everyTickReachesTheViewAndEveryCallHandedOverIsCounted() {
         CalibratedLayout layout = SyntheticDecodeStreamTest.layout(SyntheticDecodeStreamTest.OPS);
-        BackendNames backends = dev.infertop.io.ConfigFiles.backendNames();
+        BackendNames backends = ConfigFiles.backendNames();
         Pipeline pipeline = Pipeline.build(layout, backends, 0, () -> 0,
                 (signature, groups, ids, layers) -> false, address -> "");
         List<Snapshot> shown = new ArrayList<>();
@@ -101,7 +103,7 @@ class CollectorWarmupTest {
             }
         };
         Collector.Session session = session(true, last -> {});
-        Pipeline pipeline = Pipeline.build(null, dev.infertop.io.ConfigFiles.backendNames(), 0, () -> 0,
+        Pipeline pipeline = Pipeline.build(null, ConfigFiles.backendNames(), 0, () -> 0,
                 (signature, groups, ids, layers) -> false, address -> "");
         List<Snapshot> shown = new java.util.concurrent.CopyOnWriteArrayList<>();
         Collector collector = new Collector(ring, pipeline.aggregator(), pipeline.decoder(), () -> 0, shown::add,
@@ -128,7 +130,7 @@ class CollectorWarmupTest {
             finals.add(last);
             shownWhenFinal.set(shown.size());
         });
-        Pipeline pipeline = Pipeline.build(null, dev.infertop.io.ConfigFiles.backendNames(), 0, () -> 0,
+        Pipeline pipeline = Pipeline.build(null, ConfigFiles.backendNames(), 0, () -> 0,
                 (signature, groups, ids, layers) -> false, address -> "");
         Collector collector = new Collector(new EmptyRing(), pipeline.aggregator(), pipeline.decoder(), () -> 7,
                 shown::add, session);
@@ -148,7 +150,7 @@ class CollectorWarmupTest {
             public boolean startingUp() { return false; }
             public void onDrain(long nowNs, int records) {}
             public TargetInfo target() { return new TargetInfo(1, alive ? "idle" : "gone", null, List.of()); }
-            public List<dev.infertop.model.LayerStatus> layers() { return List.of(); }
+            public List<LayerStatus> layers() { return List.of(); }
             public boolean targetAlive() { return alive; }
         };
     }

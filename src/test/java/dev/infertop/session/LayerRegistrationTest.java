@@ -1,5 +1,6 @@
 package dev.infertop.session;
 
+import dev.infertop.io.ConfigFiles;
 import dev.infertop.bpf.ProbeLayer;
 import dev.infertop.model.Layer;
 import dev.infertop.process.layout.CalibratedLayout;
@@ -45,7 +46,7 @@ class LayerRegistrationTest {
     @Test
     void everyLayerHasAnAggregatorRegistered() {
         CalibratedLayout layout = SyntheticDecodeStreamTest.layout(SyntheticDecodeStreamTest.OPS);
-        Pipeline pipeline = Pipeline.build(layout, dev.infertop.io.ConfigFiles.backendNames(), 0, () -> 0,
+        Pipeline pipeline = Pipeline.build(layout, ConfigFiles.backendNames(), 0, () -> 0,
                 (signature, groups, ids, layers) -> false, address -> "");
         // The token layer's llama.cpp records are the trace aggregator's own (tokens, TTFT, TPOT, sequences); whisper's
         // units are an aggregator of the token layer's registered beside them.

@@ -1,5 +1,6 @@
 package dev.infertop.session;
 
+import dev.infertop.model.HitCost;
 import dev.infertop.bpf.BpfException;
 import dev.infertop.bpf.ProbeRunStats;
 import dev.infertop.model.BudgetStatus;
@@ -136,7 +137,7 @@ class OverheadBudgetTest {
             }
             BudgetStatus status = budget.status();
             assertTrue(status.measured(), "no estimate within 10 s");
-            assertEquals(new dev.infertop.model.HitCost(1000, true, 400.0), status.hitCost());
+            assertEquals(new HitCost(1000, true, 400.0), status.hitCost());
         }
     }
 

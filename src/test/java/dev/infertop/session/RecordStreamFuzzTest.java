@@ -1,5 +1,6 @@
 package dev.infertop.session;
 
+import dev.infertop.io.ConfigFiles;
 import com.code_intelligence.jazzer.junit.FuzzTest;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -56,7 +57,7 @@ class RecordStreamFuzzTest {
     static final TypeTable TYPES = types();
     static final CalibratedLayout LAYOUT = layout();
 
-    private static final BackendNames BACKENDS = dev.infertop.io.ConfigFiles.backendNames();
+    private static final BackendNames BACKENDS = ConfigFiles.backendNames();
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final TargetInfo TARGET = new TargetInfo(4242, "llama-server", "/m/model.gguf", List.of());
     private static final List<LayerStatus> LAYERS = Arrays.stream(Layer.values())

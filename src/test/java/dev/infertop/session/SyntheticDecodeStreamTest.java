@@ -1,5 +1,6 @@
 package dev.infertop.session;
 
+import dev.infertop.io.ConfigFiles;
 import dev.infertop.model.BackendNames;
 import dev.infertop.model.OpTotals;
 import dev.infertop.model.RunState;
@@ -42,7 +43,7 @@ class SyntheticDecodeStreamTest {
 
     /** The stream through a pipeline built as a traced session builds it, a snapshot every CALLS_PER_TICK calls. */
     private static Run run(CalibratedLayout layout) {
-        BackendNames backends = dev.infertop.io.ConfigFiles.backendNames();
+        BackendNames backends = ConfigFiles.backendNames();
         Pipeline pipeline = Pipeline.build(layout, backends, 0, () -> 0,
                 (signature, groups, ids, layers) -> false, address -> "");
         List<Snapshot> shown = new ArrayList<>();

@@ -1,5 +1,6 @@
 package dev.infertop.snapshot;
 
+import dev.infertop.model.TokenTotals;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.googlecode.lanterna.TerminalSize;
 import com.googlecode.lanterna.screen.Screen;
@@ -57,7 +58,7 @@ class ReplayTest {
         for (long tokens : new long[] {1, 7, 2381, 100_003, 9_999_991}) {
             for (double rate : new double[] {1994.05, 0.05, 12.35, 38.45, 9841.75}) {
                 long busyNs = SummarySnapshot.busyNs(tokens, rate);
-                double readBack = new dev.infertop.model.TokenTotals(0, 0, 0, 0, 0, tokens, 0, busyNs, 0)
+                double readBack = new TokenTotals(0, 0, 0, 0, 0, tokens, 0, busyNs, 0)
                         .decodeTokensPerSecond();
                 assertEquals(String.format(java.util.Locale.ROOT, "%10.1f", rate),
                         String.format(java.util.Locale.ROOT, "%10.1f", readBack), tokens + " tokens at " + rate);

@@ -1,5 +1,6 @@
 package dev.infertop.snapshot;
 
+import dev.infertop.model.DecodeSteps;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.infertop.export.SnapshotContent;
 import dev.infertop.export.SnapshotDirectoryWriter;
@@ -90,8 +91,8 @@ class RooflineReplayTest {
         // Per step: 4 MB of weights, 0.1 or 0.4 MB of KV (100 or 400 positions of 1,000 B), 8 or 32 MFLOP, 1 or 2 ms.
         RooflineTotals written = new RooflineTotals(base.ops(), base.decodeGraphs(), base.weightBytesPerDecodeToken(),
                 0, 0, 0, base.ceilings(), java.util.List.of(
-                new dev.infertop.model.DecodeSteps(1, 10, 10, 40_000_000, 1_000_000, 1_000, 80_000_000, 10_000_000),
-                new dev.infertop.model.DecodeSteps(4, 5, 20, 20_000_000, 2_000_000, 2_000, 160_000_000, 10_000_000)),
+                new DecodeSteps(1, 10, 10, 40_000_000, 1_000_000, 1_000, 80_000_000, 10_000_000),
+                new DecodeSteps(4, 5, 20, 20_000_000, 2_000_000, 2_000, 160_000_000, 10_000_000)),
                 1_000);
         SnapshotDirectory directory = written(written);
         assertEquals(written.decodeSteps(), SummarySnapshot.of(directory).total().roofline().decodeSteps());

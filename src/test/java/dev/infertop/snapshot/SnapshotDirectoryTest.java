@@ -1,5 +1,7 @@
 package dev.infertop.snapshot;
 
+import dev.infertop.io.FileAccess;
+import dev.infertop.io.Umask;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.infertop.export.SnapshotDirectoryWriter;
@@ -224,12 +226,12 @@ class SnapshotDirectoryTest {
     @Test
     void theTakerWritesPrivateDirectoriesUnlessTheOptionsShareThem() throws Exception {
         Path dir = written();
-        assertEquals("rwx------", dev.infertop.io.Umask.mode(dir));
-        assertEquals("rw-------", dev.infertop.io.Umask.mode(dir.resolve("summary.json")));
+        assertEquals("rwx------", Umask.mode(dir));
+        assertEquals("rw-------", Umask.mode(dir.resolve("summary.json")));
         SnapshotFixtures.run(new SnapshotOptions(temp.resolve("shared-%n").toString(), 0, true, 10,
-                dev.infertop.io.FileAccess.SHARED));
-        assertEquals("rwxr-xr-x", dev.infertop.io.Umask.mode(temp.resolve("shared-1")));
-        assertEquals("rw-r--r--", dev.infertop.io.Umask.mode(temp.resolve("shared-1/trace.json")));
+                FileAccess.SHARED));
+        assertEquals("rwxr-xr-x", Umask.mode(temp.resolve("shared-1")));
+        assertEquals("rw-r--r--", Umask.mode(temp.resolve("shared-1/trace.json")));
     }
 
     @Test

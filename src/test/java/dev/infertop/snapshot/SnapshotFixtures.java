@@ -1,5 +1,7 @@
 package dev.infertop.snapshot;
 
+import dev.infertop.event.ArrivalTimes;
+import dev.infertop.io.ConfigFiles;
 import dev.infertop.agg.Routers;
 import dev.infertop.agg.OpNaming;
 import dev.infertop.agg.OperatorAggregator;
@@ -64,7 +66,7 @@ public final class SnapshotFixtures {
 
     public static Run run(SnapshotOptions options) {
         NameTable names = new NameTable();
-        TraceAggregator aggregator = Routers.of(dev.infertop.io.ConfigFiles.backendNames(), new OperatorAggregator(NAMING, names));
+        TraceAggregator aggregator = Routers.of(ConfigFiles.backendNames(), new OperatorAggregator(NAMING, names));
         List<Snapshot> shown = new ArrayList<>();
         List<String> notices = new ArrayList<>();
         SnapshotView view = shown::add;
@@ -134,6 +136,6 @@ public final class SnapshotFixtures {
 
     private static void arrivals(TraceAggregator aggregator, int tid, long seq, long startNs, long... times) {
         aggregator.listenerFor(EventLayout.EVENT_ARRIVALS).onArrivals(tid, seq, startNs, 0, 0, false,
-                dev.infertop.event.ArrivalTimes.of(times));
+                ArrivalTimes.of(times));
     }
 }

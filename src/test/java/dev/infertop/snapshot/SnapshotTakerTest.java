@@ -1,5 +1,11 @@
 package dev.infertop.snapshot;
 
+import dev.infertop.history.FlightRecorder;
+import dev.infertop.io.ConfigFiles;
+import dev.infertop.model.Figures;
+import dev.infertop.model.OperatorTotals;
+import dev.infertop.model.Other;
+import dev.infertop.model.ThreadTotals;
 import dev.infertop.agg.Routers;
 import dev.infertop.agg.TraceAggregator;
 import dev.infertop.event.NameTable;
@@ -25,7 +31,7 @@ class SnapshotTakerTest {
 
     private final List<String> notices = new CopyOnWriteArrayList<>();
     private final List<Snapshot> shown = new CopyOnWriteArrayList<>();
-    private final TraceAggregator aggregator = Routers.of(dev.infertop.io.ConfigFiles.backendNames(), null);
+    private final TraceAggregator aggregator = Routers.of(ConfigFiles.backendNames(), null);
 
     private SnapshotTaker taker(double everySeconds, boolean onExit) {
         return new SnapshotTaker(shown::add, aggregator, new NameTable(),
@@ -44,12 +50,12 @@ class SnapshotTakerTest {
         aggregator.start(System.nanoTime());
         Snapshot base = tick(false);
         for (int t = 0; t < 1000; t++) { // each tick lists three new threads (the collector folded the old ones)
-            List<dev.infertop.model.ThreadTotals> threads = List.of(
-                    new dev.infertop.model.ThreadTotals(1_000_000 + 3 * t, 1, 1, 1, 0, 0),
-                    new dev.infertop.model.ThreadTotals(1_000_001 + 3 * t, 1, 1, 1, 0, 0),
-                    new dev.infertop.model.ThreadTotals(dev.infertop.model.Other.TID, 3L * t, 1, 1, -1, 0));
-            dev.infertop.model.OperatorTotals operators = new dev.infertop.model.OperatorTotals(List.of(), threads, t, 0);
-            taker.show(base.withFigures(f -> f.withOperatorFiguresOf(new dev.infertop.model.Figures(0,
+            List<ThreadTotals> threads = List.of(
+                    new ThreadTotals(1_000_000 + 3 * t, 1, 1, 1, 0, 0),
+                    new ThreadTotals(1_000_001 + 3 * t, 1, 1, 1, 0, 0),
+                    new ThreadTotals(Other.TID, 3L * t, 1, 1, -1, 0));
+            OperatorTotals operators = new OperatorTotals(List.of(), threads, t, 0);
+            taker.show(base.withFigures(f -> f.withOperatorFiguresOf(new Figures(0,
                     f.tokens(), f.ttft(), f.tpot(), List.of(), f.cpuGraphs(), operators, f.sched(), f.counters(),
                     List.of()))));
             assertTrue(taker.threadsRemembered() <= 2, t + ": " + taker.threadsRemembered());
@@ -145,9 +151,9 @@ class SnapshotTakerTest {
     @Test
     void threadsAreNamedByTheirComm() throws Exception {
         int pid = (int) ProcessHandle.current().pid();
-        var recorder = new dev.infertop.history.FlightRecorder(8, 1_000_000_000L);
-        recorder.record(dev.infertop.history.FlightRecorder.Kind.OP, pid, 0, 10, recorder.label("ADD"), -1, 1);
-        recorder.record(dev.infertop.history.FlightRecorder.Kind.OP, Integer.MAX_VALUE, 0, 10, 0, -1, 1); // no such thread
+        var recorder = new FlightRecorder(8, 1_000_000_000L);
+        recorder.record(FlightRecorder.Kind.OP, pid, 0, 10, recorder.label("ADD"), -1, 1);
+        recorder.record(FlightRecorder.Kind.OP, Integer.MAX_VALUE, 0, 10, 0, -1, 1); // no such thread
         String comm = Files.readString(Path.of("/proc/self/task/" + pid + "/comm")).strip();
         assertEquals(java.util.Map.of(pid, comm), SnapshotTaker.threadNames(pid, recorder.copyWindow(20)));
     }

@@ -18,7 +18,7 @@ class KeyTableTest {
     @Test
     void shippedTableBindsEveryActionAndSToSnapshots() {
         KeyTable keys = KeyTable.load();
-        Map<dev.infertop.tui.Action, List<String>> bound = keys.keysByAction();
+        Map<Action, List<String>> bound = keys.keysByAction();
         assertEquals(EnumSet.allOf(Action.class), EnumSet.copyOf(bound.keySet()));
         assertEquals(Action.SNAPSHOT, keys.action("s"));
         assertEquals(Action.QUIT, keys.action(new KeyStroke('q', false, false)));

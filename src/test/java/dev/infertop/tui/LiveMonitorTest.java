@@ -1,5 +1,6 @@
 package dev.infertop.tui;
 
+import dev.infertop.view.HelpPanel;
 import dev.infertop.view.BodyPanel;
 import com.googlecode.lanterna.TerminalSize;
 import com.googlecode.lanterna.input.KeyStroke;
@@ -252,8 +253,8 @@ class LiveMonitorTest {
         String selected = monitor.state().selectedName;
         keys('h');
         int lines = 0;
-        for (dev.infertop.view.HelpPanel.Entry entry : LiveMonitor.helpEntries(KeyTable.load())) {
-            lines += dev.infertop.view.HelpPanel.wrap(entry.description(), 80 - 16 - 1).size();
+        for (HelpPanel.Entry entry : LiveMonitor.helpEntries(KeyTable.load())) {
+            lines += HelpPanel.wrap(entry.description(), 80 - 16 - 1).size();
         }
         assertTrue(lines > 21, "more lines than rows: " + lines);
         // rows 1..21 show lines 1..21, row 22 the marker, row 23 the footer

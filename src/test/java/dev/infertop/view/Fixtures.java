@@ -1,5 +1,6 @@
 package dev.infertop.view;
 
+import dev.infertop.model.OpSampleTotals;
 import com.googlecode.lanterna.TextCharacter;
 import com.googlecode.lanterna.terminal.virtual.DefaultVirtualTerminal;
 import dev.infertop.model.Figures;
@@ -170,12 +171,12 @@ public final class Fixtures {
     }
 
     /** Clock samples over the fixture's second: 500 Hz on 2 threads, most in MUL_MAT. */
-    static final dev.infertop.model.OpSampleTotals SAMPLED = new dev.infertop.model.OpSampleTotals(2_000_000, 1000, 10,
-            150, 40, List.of(new dev.infertop.model.OpSampleTotals.Op("MUL_MAT", 640, 0.8),
-                    new dev.infertop.model.OpSampleTotals.Op("SOFT_MAX", 160, 0.2)),
-            List.of(new dev.infertop.model.OpSampleTotals.Thread(101, 500, "MUL_MAT"),
-                    new dev.infertop.model.OpSampleTotals.Thread(102, 500, "MUL_MAT")), 4000, 120,
-            new dev.infertop.model.OpSampleTotals.Between(3000, 20,
-                    List.of(new dev.infertop.model.OpSampleTotals.Op("MUL_MAT", 2400, 0.8))));
+    static final OpSampleTotals SAMPLED = new OpSampleTotals(2_000_000, 1000, 10,
+            150, 40, List.of(new OpSampleTotals.Op("MUL_MAT", 640, 0.8),
+                    new OpSampleTotals.Op("SOFT_MAX", 160, 0.2)),
+            List.of(new OpSampleTotals.Thread(101, 500, "MUL_MAT"),
+                    new OpSampleTotals.Thread(102, 500, "MUL_MAT")), 4000, 120,
+            new OpSampleTotals.Between(3000, 20,
+                    List.of(new OpSampleTotals.Op("MUL_MAT", 2400, 0.8))));
 
 }

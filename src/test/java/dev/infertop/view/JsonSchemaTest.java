@@ -1,5 +1,7 @@
 package dev.infertop.view;
 
+import dev.infertop.model.BackendOps;
+import dev.infertop.model.WhisperTotals;
 import dev.infertop.json.JsonLinesView;
 import dev.infertop.json.SafeJson;
 import com.fasterxml.jackson.databind.JsonNode;
@@ -50,10 +52,10 @@ class JsonSchemaTest {
         // whisper.cpp's units too (whisper-talk-llama runs both engines): every field at once.
         return RooflinePanelTest.with(s, RooflinePanelTest.totals(RooflinePanelTest.CEILINGS))
                 .withFigures(f -> f.withOffload(OffloadFixtures.offload())
-                        .withBackendOps(List.of(new dev.infertop.model.BackendOps("Vulkan", 30, 1_000_000, List.of(
-                                new dev.infertop.model.BackendOps.Op("MUL_MAT", 30, 0, false)),
+                        .withBackendOps(List.of(new BackendOps("Vulkan", 30, 1_000_000, List.of(
+                                new BackendOps.Op("MUL_MAT", 30, 0, false)),
                                 OffloadPanelTest.dispatch())))
-                        .withWhisper(new dev.infertop.model.WhisperTotals(1, 0, 48_000, 0, 2_000_000_000L, 1, 21, 66)));
+                        .withWhisper(new WhisperTotals(1, 0, 48_000, 0, 2_000_000_000L, 1, 21, 66)));
     }
 
     /** Only the token and graph layers, no model file mapped yet, no budget. */

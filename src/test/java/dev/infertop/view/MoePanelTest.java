@@ -1,5 +1,7 @@
 package dev.infertop.view;
 
+import dev.infertop.json.JsonLinesView;
+import dev.infertop.model.BackendOps;
 import com.googlecode.lanterna.terminal.virtual.DefaultVirtualTerminal;
 import dev.infertop.model.Layer;
 import dev.infertop.model.LayerStatus;
@@ -94,12 +96,12 @@ public class MoePanelTest {
         assertEquals(null, MoePanel.onDevices(java.util.Map.of(), moe()));
         assertEquals("MUL_MAT_ID nodes computed on devices: 12 on Vulkan; their ids are read only where the "
                 + "scheduler copies them back (0 reads)", MoePanel.onDevices(java.util.Map.of("Vulkan", 12L), moe()));
-        dev.infertop.model.Snapshot s = Fixtures.snapshot(dev.infertop.model.LayerStatus.State.ON).withMoe(moe())
-                .withFigures(f -> f.withBackendOps(java.util.List.of(new dev.infertop.model.BackendOps("Vulkan", 4,
-                        1_000_000, java.util.List.of(new dev.infertop.model.BackendOps.Op("MUL_MAT_ID", 12, 0, false),
-                        new dev.infertop.model.BackendOps.Op("MUL_MAT", 8, 0, false))))));
+        Snapshot s = Fixtures.snapshot(LayerStatus.State.ON).withMoe(moe())
+                .withFigures(f -> f.withBackendOps(java.util.List.of(new BackendOps("Vulkan", 4,
+                        1_000_000, java.util.List.of(new BackendOps.Op("MUL_MAT_ID", 12, 0, false),
+                        new BackendOps.Op("MUL_MAT", 8, 0, false))))));
         com.fasterxml.jackson.databind.JsonNode json = new com.fasterxml.jackson.databind.ObjectMapper().readTree(
-                dev.infertop.json.JsonLinesView.toJson(s));
+                JsonLinesView.toJson(s));
         assertEquals(12, json.get("moe").get("nodes_on_devices").get("Vulkan").asLong(), json.get("moe").toString());
         assertEquals(1, json.get("moe").get("nodes_on_devices").size());
     }

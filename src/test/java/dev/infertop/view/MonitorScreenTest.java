@@ -1,5 +1,7 @@
 package dev.infertop.view;
 
+import dev.infertop.model.OpClass;
+import dev.infertop.model.ThreadLane;
 import com.googlecode.lanterna.SGR;
 import com.googlecode.lanterna.TerminalSize;
 import com.googlecode.lanterna.TextColor;
@@ -216,12 +218,12 @@ class MonitorScreenTest {
     void sampledLaneCellsAreLowerCase() throws IOException {
         Snapshot s = on();
         byte[] cells = new byte[200];
-        java.util.Arrays.fill(cells, dev.infertop.model.ThreadLane.IDLE);
-        cells[196] = (byte) dev.infertop.model.OpClass.NORM.ordinal();
-        cells[197] = (byte) (dev.infertop.model.OpClass.MATMUL.ordinal() + dev.infertop.model.ThreadLane.SAMPLED);
-        cells[198] = dev.infertop.model.ThreadLane.SAMPLED_WAIT;
-        cells[199] = (byte) (dev.infertop.model.OpClass.MATMUL.ordinal() + dev.infertop.model.ThreadLane.SAMPLED);
-        dev.infertop.model.ThreadLane lane = new dev.infertop.model.ThreadLane(101, "~MUL_MAT", 50_000_000L,
+        java.util.Arrays.fill(cells, ThreadLane.IDLE);
+        cells[196] = (byte) OpClass.NORM.ordinal();
+        cells[197] = (byte) (OpClass.MATMUL.ordinal() + ThreadLane.SAMPLED);
+        cells[198] = ThreadLane.SAMPLED_WAIT;
+        cells[199] = (byte) (OpClass.MATMUL.ordinal() + ThreadLane.SAMPLED);
+        ThreadLane lane = new ThreadLane(101, "~MUL_MAT", 50_000_000L,
                 10_000_000_000L, cells);
         Snapshot sampled = s.withInterval(s.interval().withOperators(
                 s.interval().operators().withSampled(s.interval().operators().sampled(), List.of(lane))));

@@ -1,5 +1,6 @@
 package dev.infertop.view;
 
+import dev.infertop.model.BackendOps;
 import dev.infertop.model.OffloadTotals;
 import dev.infertop.model.OffloadTotals.Completion;
 
@@ -25,9 +26,9 @@ public final class OffloadFixtures {
     }
 
     /** 30 graphs followed node by node: each MUL_MAT dispatched, its ADD fused into it in 20 of them. */
-    public static dev.infertop.model.BackendOps.NodeDispatch nodeDispatch() {
-        return new dev.infertop.model.BackendOps.NodeDispatch(30, java.util.List.of(
-                new dev.infertop.model.BackendOps.OpDispatch("MUL_MAT", 30, 0, false),
-                new dev.infertop.model.BackendOps.OpDispatch("ADD", 10, 20, false)));
+    public static BackendOps.NodeDispatch nodeDispatch() {
+        return new BackendOps.NodeDispatch(30, java.util.List.of(
+                new BackendOps.OpDispatch("MUL_MAT", 30, 0, false),
+                new BackendOps.OpDispatch("ADD", 10, 20, false)));
     }
 }

@@ -1,5 +1,6 @@
 package dev.infertop.view;
 
+import dev.infertop.json.JsonLinesView;
 import com.googlecode.lanterna.TerminalSize;
 import com.googlecode.lanterna.screen.Screen;
 import com.googlecode.lanterna.screen.TerminalScreen;
@@ -157,7 +158,7 @@ class OffloadPanelTest {
         assertTrue(BackendsPanel.costLine(noCopies).startsWith("cost: copies into Vulkan unseen"),
                 BackendsPanel.costLine(noCopies));
         com.fasterxml.jackson.databind.JsonNode json = new com.fasterxml.jackson.databind.ObjectMapper().readTree(
-                dev.infertop.json.JsonLinesView.toJson(vulkanSnapshot(noCopies)));
+                JsonLinesView.toJson(vulkanSnapshot(noCopies)));
         assertTrue(json.get("offload").get("backends").get("Vulkan").get("copies_unseen").asBoolean());
         assertTrue(!json.get("offload").get("per_token").has("bytes_in_per_prompt_token"), json.toString());
     }

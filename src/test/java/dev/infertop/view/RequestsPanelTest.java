@@ -1,5 +1,6 @@
 package dev.infertop.view;
 
+import dev.infertop.model.SpeculativeTotals;
 import com.googlecode.lanterna.TerminalSize;
 import com.googlecode.lanterna.screen.Screen;
 import com.googlecode.lanterna.screen.TerminalScreen;
@@ -123,7 +124,7 @@ class RequestsPanelTest {
         TokenTotals withDrafts = new TokenTotals(t.decodeCalls(), t.prefillCalls(), t.decodeStepCalls(),
                 t.failedCalls(), t.tokensPrefill(), t.tokensDecode(), t.prefillBusyNs(), t.decodeBusyNs(),
                 t.contexts(), t.requests(), t.activeRequests(), t.batchesUnread(), t.batchSizes(), t.sequences(),
-                new dev.infertop.model.SpeculativeTotals(10, 40, 30, 0, 55, 120, List.of(10L, 9L, 7L, 4L)),
+                new SpeculativeTotals(10, 40, 30, 0, 55, 120, List.of(10L, 9L, 7L, 4L)),
                 t.encodeCalls(), t.encodeTokens());
         // 120 columns: the header's latency row ends with the drafts kept, after the requests.
         render(withTokens(s, withDrafts, withDrafts), 120);

@@ -1,5 +1,7 @@
 package dev.infertop.view;
 
+import dev.infertop.model.DecodeSteps;
+import dev.infertop.model.Layer;
 import dev.infertop.json.JsonLinesView;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -103,7 +105,7 @@ public class RooflinePanelTest {
     void withPmuCountsTheCountersVerdictStandsBesideAsASecondOpinion() throws IOException {
         // MUL_MAT: 12 refills per 1k instructions (memory-bound by the PMU); ADD: IPC 2 (compute-bound by the PMU,
         // neither by the roofline); FLASH_ATTN_EXT not counted.
-        Snapshot counted = with(CountersPanelTest.with(new LayerStatus(dev.infertop.model.Layer.COUNTERS,
+        Snapshot counted = with(CountersPanelTest.with(new LayerStatus(Layer.COUNTERS,
                 LayerStatus.State.ON, "", List.of()), CountersPanelTest.hardware(), false), totals(CEILINGS));
         render(counted);
         int heading = rowStarting("OP ");
@@ -152,9 +154,9 @@ public class RooflinePanelTest {
      */
     @Test
     void decodeStepsOfEachBatchSizeWithTheirBoundAndTheCurveBySlots() {
-        dev.infertop.model.DecodeSteps one = new dev.infertop.model.DecodeSteps(1, 10, 10, 4_000_000_000L,
+        DecodeSteps one = new DecodeSteps(1, 10, 10, 4_000_000_000L,
                 160_000_000L, 4_000, 8_000_000_000L, 1_000_000_000L);
-        dev.infertop.model.DecodeSteps four = new dev.infertop.model.DecodeSteps(4, 10, 40, 4_000_000_000L,
+        DecodeSteps four = new DecodeSteps(4, 10, 40, 4_000_000_000L,
                 400_000_000L, 10_000, 32_000_000_000L, 2_000_000_000L);
         RooflineTotals totals = new RooflineTotals(List.of(), 0, 0, 0, 0, 0, new Roofline.Ceilings(10e9, 25e9),
                 List.of(one, four), 40_000);

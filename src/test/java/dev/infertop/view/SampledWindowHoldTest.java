@@ -1,5 +1,6 @@
 package dev.infertop.view;
 
+import dev.infertop.model.Figures;
 import dev.infertop.model.BudgetStatus;
 import dev.infertop.model.LayerStatus;
 import dev.infertop.model.OperatorTotals;
@@ -14,7 +15,7 @@ class SampledWindowHoldTest {
     private static final BudgetStatus SAMPLING = new BudgetStatus(1, 0.9, 3.2, 0.25, "1.0 s of every 4.0 s");
 
     private static Snapshot gap(Snapshot traced) {
-        dev.infertop.model.Figures off = Fixtures.snapshot(LayerStatus.State.OFF).interval();
+        Figures off = Fixtures.snapshot(LayerStatus.State.OFF).interval();
         return traced.withInterval(traced.interval().withOperatorFiguresOf(off).withOperators(off.operators()))
                 .withBudget(SAMPLING);
     }

@@ -1,5 +1,6 @@
 package dev.infertop.agg.graph;
 
+import dev.infertop.event.ArrivalTimes;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -192,7 +193,7 @@ public final class CpuGraphAssembler {
 
     /** One thread's start and barrier arrivals over graph {@code seq} ({@code count} longs at {@code tsOffset}). */
     public void onArrivals(int tid, long seq, long startNs, int cpuFirst, int cpuLast, boolean migrated,
-                           dev.infertop.event.ArrivalTimes arrivals) {
+                           ArrivalTimes arrivals) {
         int count = arrivals.count();
         if (seq != graph.seq) {
             return; // its graph was not begun (ring full, or the layer was switched on mid-graph)

@@ -1,5 +1,6 @@
 package dev.infertop.agg.graph;
 
+import dev.infertop.model.Other;
 import java.util.Arrays;
 import java.util.List;
 
@@ -44,7 +45,7 @@ final class GroupLayout {
             lastNode[k] = groups.get(k)[1];
             opNames[k] = names.intern(name(graph, naming, firstNode[k], lastNode[k]));
             if (opNames[k] == null) {
-                opNames[k] = dev.infertop.model.Other.NAME;
+                opNames[k] = Other.NAME;
                 folded++;
             }
         }

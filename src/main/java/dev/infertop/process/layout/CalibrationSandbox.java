@@ -1,5 +1,10 @@
 package dev.infertop.process.layout;
 
+import dev.infertop.ffi.OwnPriority;
+import dev.infertop.process.DynamicInfo;
+import dev.infertop.process.ElfFile;
+import dev.infertop.process.TargetException;
+import dev.infertop.process.TreeCgroup;
 import dev.infertop.process.AttachPatience;
 
 import java.io.ByteArrayOutputStream;
@@ -102,7 +107,7 @@ final class CalibrationSandbox {
         long sandboxPid = targetPid.isPresent() ? targetPid.getAsInt() : ProcessHandle.current().pid();
         Path directory = null;
         Process child = null;
-        dev.infertop.process.TreeCgroup cgroup = null;
+        TreeCgroup cgroup = null;
         try {
             long sandboxStart = SandboxHelper.startTime(sandboxPid); // the process, not whichever has its pid later
             directory = Files.createTempDirectory("infertop-calibrate-", PosixFilePermissions.asFileAttribute(PRIVATE));
@@ -124,14 +129,14 @@ final class CalibrationSandbox {
             javaArguments.addAll(List.of("-cp", SandboxHelper.CLASSES_PLACEHOLDER, CalibrationChild.class.getName()));
             javaArguments.addAll(childArguments);
             // Beside the target, under whatever limits its own cgroup has (a container's, a systemd unit's).
-            cgroup = dev.infertop.process.TreeCgroup.create(sandboxPid, "infertop-calibration-"
+            cgroup = TreeCgroup.create(sandboxPid, "infertop-calibration-"
                     + ProcessHandle.current().pid() + "-" + RUNS.incrementAndGet(), CHILD_TASKS, CHILD_MEMORY_BYTES);
             ProcessBuilder builder = new ProcessBuilder(SandboxHelper.command(directory, sandboxPid, sandboxStart,
                     credentials, classes, binds, searchPath, cgroup.procsFiles(), javaArguments))
                     .directory(directory.toFile())
                     .redirectInput(library.procPath().toFile());
             builder.environment().clear();
-            child = dev.infertop.ffi.OwnPriority.start(builder); // the target's code: never at infertop's start boost
+            child = OwnPriority.start(builder); // the target's code: never at infertop's start boost
             BoundedReader stdout = BoundedReader.start(child.getInputStream(), LayoutAnswer.MAX_BYTES + 1);
             BoundedReader stderr = BoundedReader.start(child.getErrorStream(), MAX_STDERR_BYTES);
             if (!child.waitFor(limit.toMillis(), TimeUnit.MILLISECONDS)) {
@@ -174,10 +179,10 @@ final class CalibrationSandbox {
         if (directory == null) {
             return "";
         }
-        dev.infertop.process.DynamicInfo dynamic;
-        try (dev.infertop.process.ElfFile elf = dev.infertop.process.ElfFile.open(library.procPath())) {
+        DynamicInfo dynamic;
+        try (ElfFile elf = ElfFile.open(library.procPath())) {
             dynamic = elf.dynamic();
-        } catch (dev.infertop.process.TargetException e) {
+        } catch (TargetException e) {
             return "";
         }
         List<String> entries = new ArrayList<>();

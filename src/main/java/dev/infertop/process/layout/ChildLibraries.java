@@ -1,5 +1,6 @@
 package dev.infertop.process.layout;
 
+import dev.infertop.process.ProcessMaps;
 import dev.infertop.process.DynamicInfo;
 import dev.infertop.process.ElfFile;
 import dev.infertop.process.TargetException;
@@ -150,10 +151,10 @@ final class ChildLibraries implements AutoCloseable {
             return List.of();
         }
         try {
-            return dev.infertop.process.ProcessMaps.of(targetPid.getAsInt()).mappings().stream()
+            return ProcessMaps.of(targetPid.getAsInt()).mappings().stream()
                     .filter(m -> m.isFileBacked() && !m.deleted() && m.path().startsWith("/"))
                     .map(m -> Path.of(m.path())).distinct().toList();
-        } catch (dev.infertop.process.TargetException | RuntimeException e) {
+        } catch (TargetException | RuntimeException e) {
             throw new CalibrationException("cannot read the target's mappings: " + e.getMessage());
         }
     }

@@ -1,5 +1,6 @@
 package dev.infertop.process.layout;
 
+import dev.infertop.process.BatchLayout;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
@@ -38,7 +39,7 @@ public final class LayoutCache {
     }
 
     record BatchEntry(int formatVersion, String key, String buildId, String path, long sizeBytes,
-                      long modifiedMillis, String contentSha256, dev.infertop.process.BatchLayout layout) {
+                      long modifiedMillis, String contentSha256, BatchLayout layout) {
         LibraryIdentity identity() {
             return new LibraryIdentity(key, buildId, path, sizeBytes, modifiedMillis, contentSha256);
         }
@@ -84,14 +85,14 @@ public final class LayoutCache {
     }
 
     /** The cached llama_batch offsets for this exact libllama, checked like a fresh answer. */
-    Optional<dev.infertop.process.BatchLayout> lookupBatch(LibraryIdentity identity) {
+    Optional<BatchLayout> lookupBatch(LibraryIdentity identity) {
         return read(batchFileFor(identity), BatchEntry.class, identity, BatchEntry::formatVersion,
                 BatchEntry::identity)
                 .flatMap(entry -> checked(() -> BatchAnswer.check(Path.of(identity.path()), entry.layout()),
                         entry.layout()));
     }
 
-    void storeBatch(LibraryIdentity identity, dev.infertop.process.BatchLayout layout) throws IOException {
+    void storeBatch(LibraryIdentity identity, BatchLayout layout) throws IOException {
         write(batchFileFor(identity), identity, new BatchEntry(FORMAT_VERSION, identity.key(), identity.buildId(),
                 identity.path(), identity.sizeBytes(), identity.modifiedMillis(), identity.contentSha256(), layout));
     }

@@ -1,5 +1,6 @@
 package dev.infertop.process.layout;
 
+import dev.infertop.process.DeadlineReads;
 import dev.infertop.process.NativeTool;
 import dev.infertop.process.TargetRoot;
 
@@ -155,7 +156,7 @@ final class SandboxHelper {
     static Optional<String> targetLibraryPath(int pid) {
         // The kernel reads the environment from the target's memory, which the target may back with a file
         // that never answers: on the reader thread with a deadline.
-        byte[] environ = dev.infertop.process.DeadlineReads.TARGET.read("reading /proc/" + pid + "/environ", () -> {
+        byte[] environ = DeadlineReads.TARGET.read("reading /proc/" + pid + "/environ", () -> {
             try (InputStream in = Files.newInputStream(Path.of("/proc", Integer.toString(pid), "environ"))) {
                 return in.readNBytes(1 << 20);
             } catch (IOException e) {

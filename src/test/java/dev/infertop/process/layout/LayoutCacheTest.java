@@ -1,5 +1,6 @@
 package dev.infertop.process.layout;
 
+import dev.infertop.process.ElfFile;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import org.junit.jupiter.api.Test;
@@ -72,7 +73,7 @@ class LayoutCacheTest {
         markEntry(cache.directory().resolve(first.buildId() + ".json"), "from-the-cache");
 
         long comment;
-        try (dev.infertop.process.ElfFile elf = dev.infertop.process.ElfFile.open(library)) {
+        try (ElfFile elf = ElfFile.open(library)) {
             comment = elf.section(".comment").orElseThrow().fileOffset(); // the compiler's name: harmless to change
         }
         var modified = Files.getLastModifiedTime(library);
