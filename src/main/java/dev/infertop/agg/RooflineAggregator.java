@@ -103,7 +103,7 @@ public final class RooflineAggregator implements LayerAggregator, CpuGraphListen
         long[] unrouted = new long[0];
         long[] tokens = new long[0];
         long[] kvBytesPerPosition = new long[0];
-        long[][] op = new long[0][];
+        Counts[] op = new Counts[0];
 
         void reset(CpuGraph graph, long epoch) {
             layout = graph.layoutKey();
@@ -122,27 +122,42 @@ public final class RooflineAggregator implements LayerAggregator, CpuGraphListen
                 unrouted = new long[capacity];
                 tokens = new long[capacity];
                 kvBytesPerPosition = new long[capacity];
-                op = new long[capacity][];
+                op = new Counts[capacity];
             } else {
                 Arrays.fill(op, null); // another layout may name group k another op
             }
         }
     }
 
-    /** Per op name: {nodes, bytes, weightBytes, flops, wallNs}, over the run. */
-    private final Map<String, long[]> run = new LinkedHashMap<>();
-    private final Map<String, long[]> atLastTick = new LinkedHashMap<>();
-    private long decodeGraphs;
-    private long uncostedNodes;
-    private long unroutedNodes;
-    private final long[] countsAtLastTick = new long[3]; // decodeGraphs, uncostedNodes, unroutedNodes
+    // Every figure below is a run counter sampled at each interval (Counts): an interval is the difference.
+    private static final int OP_NODES = 0;
+    private static final int OP_BYTES = 1;
+    private static final int OP_WEIGHT_BYTES = 2;
+    private static final int OP_FLOPS = 3;
+    private static final int OP_WALL_NS = 4;
+    /** Per op name. */
+    private final Map<String, Counts> ops = new LinkedHashMap<>();
+
+    private static final int DECODE_GRAPHS = 0;
+    private static final int UNCOSTED_NODES = 1;
+    private static final int UNROUTED_NODES = 2;
+    /** Generated tokens decoded in any batch, one per sequence, and their context lengths summed. */
+    private static final int POSITIONED_TOKENS = 3;
+    private static final int POSITIONED_CONTEXT_POSITIONS = 4;
+    private final Counts counts = new Counts(5);
     private long weightBytesPerDecodeToken;
     private long expertWeightBytesPerDecodeToken;
     private long kvBytesPerPosition;
 
-    /** Per batch size: {steps, tokens, weightBytes, kvBytes, contextPositions, flops, wallNs}, over the run. */
-    private final Map<Integer, long[]> steps = new java.util.TreeMap<>();
-    private final Map<Integer, long[]> stepsAtLastTick = new java.util.TreeMap<>();
+    private static final int STEPS = 0;
+    private static final int STEP_TOKENS = 1;
+    private static final int STEP_WEIGHT_BYTES = 2;
+    private static final int STEP_KV_BYTES = 3;
+    private static final int STEP_CONTEXT_POSITIONS = 4;
+    private static final int STEP_FLOPS = 5;
+    private static final int STEP_WALL_NS = 6;
+    /** Per batch size. */
+    private final Map<Integer, Counts> steps = new java.util.TreeMap<>();
     /** Batch sizes kept apart; a larger step is counted under this one. */
     static final int MAX_STEP_TOKENS = 256;
 
@@ -201,15 +216,15 @@ public final class RooflineAggregator implements LayerAggregator, CpuGraphListen
                 tokens = memo.tokens[group];
             }
             if (memo.costed[group]) {
-                long[] op = memo.op[group];
+                Counts op = memo.op[group];
                 if (op == null) {
-                    op = memo.op[group] = run.computeIfAbsent(opNames[group], name -> new long[5]);
+                    op = memo.op[group] = ops.computeIfAbsent(opNames[group], name -> new Counts(5));
                 }
-                op[0] += memo.nodes[group];
-                op[1] += memo.bytes[group];
-                op[2] += memo.weightBytes[group];
-                op[3] += memo.flops[group];
-                op[4] += graph.groupWallNs(group);
+                op.add(OP_NODES, memo.nodes[group]);
+                op.add(OP_BYTES, memo.bytes[group]);
+                op.add(OP_WEIGHT_BYTES, memo.weightBytes[group]);
+                op.add(OP_FLOPS, memo.flops[group]);
+                op.add(OP_WALL_NS, graph.groupWallNs(group));
                 graphWeightBytes += memo.weightBytes[group];
                 graphExpertBytes += memo.expertBytes[group];
                 graphFlops += memo.flops[group];
@@ -217,12 +232,12 @@ public final class RooflineAggregator implements LayerAggregator, CpuGraphListen
                 graphKvBytesPerPosition += memo.kvBytesPerPosition[group];
             } else {
                 complete = false;
-                uncostedNodes += memo.nodes[group];
-                unroutedNodes += memo.unrouted[group];
+                counts.add(UNCOSTED_NODES, memo.nodes[group]);
+                counts.add(UNROUTED_NODES, memo.unrouted[group]);
             }
         }
         if (tokens == 1) {
-            decodeGraphs++;
+            counts.add(DECODE_GRAPHS, 1);
             if (complete) { // only from a graph costed whole: a partial sum is no token's weights
                 weightBytesPerDecodeToken = graphWeightBytes;
                 expertWeightBytesPerDecodeToken = graphExpertBytes;
@@ -260,19 +275,14 @@ public final class RooflineAggregator implements LayerAggregator, CpuGraphListen
         }
     }
 
-    /** Generated tokens decoded in any batch, one per sequence, and their context lengths summed (run totals). */
-    private long positionedTokens;
-    private long positionedContextPositions;
-    private final long[] positionedAtLastTick = new long[2];
-
     /**
      * Every call's generated tokens decoded one per sequence (in decode steps or beside a prompt) and their
      * context lengths: the KV cells all decoding read, whether or not the step's graph was costed.
      */
     @Override
     public void onPositionedTokens(int tokens, long contextPositions) {
-        positionedTokens += tokens;
-        positionedContextPositions += contextPositions;
+        counts.add(POSITIONED_TOKENS, tokens);
+        counts.add(POSITIONED_CONTEXT_POSITIONS, contextPositions);
     }
 
     private void claim(int tokens, long contextPositions) {
@@ -280,14 +290,14 @@ public final class RooflineAggregator implements LayerAggregator, CpuGraphListen
             return; // claimed already, costed in part, or not this step's graph (its batch differs)
         }
         lastGraphClaimed = true;
-        long[] step = steps.computeIfAbsent(Math.min(tokens, MAX_STEP_TOKENS), size -> new long[7]);
-        step[0]++;
-        step[1] += tokens;
-        step[2] += lastGraphWeightBytes;
-        step[3] += contextPositions > 0 ? contextPositions * kvBytesPerPosition : 0;
-        step[4] += Math.max(0, contextPositions);
-        step[5] += lastGraphFlops;
-        step[6] += lastGraphWallNs;
+        Counts step = steps.computeIfAbsent(Math.min(tokens, MAX_STEP_TOKENS), size -> new Counts(7));
+        step.add(STEPS, 1);
+        step.add(STEP_TOKENS, tokens);
+        step.add(STEP_WEIGHT_BYTES, lastGraphWeightBytes);
+        step.add(STEP_KV_BYTES, contextPositions > 0 ? contextPositions * kvBytesPerPosition : 0);
+        step.add(STEP_CONTEXT_POSITIONS, Math.max(0, contextPositions));
+        step.add(STEP_FLOPS, lastGraphFlops);
+        step.add(STEP_WALL_NS, lastGraphWallNs);
     }
 
     /** Costs one group's executed nodes into the memo's slots for it. */
@@ -548,55 +558,40 @@ public final class RooflineAggregator implements LayerAggregator, CpuGraphListen
 
     /** The run so far. */
     public RooflineTotals totals() {
-        return figures(run, null, decodeGraphs, uncostedNodes, unroutedNodes, null);
+        return figures(true);
     }
 
     /** Since the last interval, and starts the next one. */
     public RooflineTotals interval() {
-        RooflineTotals interval = figures(run, atLastTick, decodeGraphs - countsAtLastTick[0],
-                uncostedNodes - countsAtLastTick[1], unroutedNodes - countsAtLastTick[2], stepsAtLastTick);
-        for (Map.Entry<Integer, long[]> step : steps.entrySet()) {
-            stepsAtLastTick.put(step.getKey(), step.getValue().clone());
-        }
-        positionedAtLastTick[0] = positionedTokens;
-        positionedAtLastTick[1] = positionedContextPositions;
-        for (Map.Entry<String, long[]> op : run.entrySet()) {
-            atLastTick.put(op.getKey(), op.getValue().clone());
-        }
-        countsAtLastTick[0] = decodeGraphs;
-        countsAtLastTick[1] = uncostedNodes;
-        countsAtLastTick[2] = unroutedNodes;
+        RooflineTotals interval = figures(false);
+        steps.values().forEach(Counts::sample);
+        ops.values().forEach(Counts::sample);
+        counts.sample();
         return interval;
     }
 
-    private RooflineTotals figures(Map<String, long[]> now, Map<String, long[]> before, long decodes, long uncosted,
-                                   long unrouted, Map<Integer, long[]> stepsBefore) {
+    private RooflineTotals figures(boolean run) {
         List<DecodeSteps> decodeSteps = new ArrayList<>();
-        for (Map.Entry<Integer, long[]> step : steps.entrySet()) {
-            long[] v = step.getValue();
-            long[] b = stepsBefore == null ? null : stepsBefore.get(step.getKey());
-            long[] d = new long[v.length];
-            for (int i = 0; i < v.length; i++) {
-                d[i] = v[i] - (b == null ? 0 : b[i]);
-            }
-            if (d[0] > 0) {
-                decodeSteps.add(new DecodeSteps(step.getKey(), d[0], d[1], d[2], d[3], d[4], d[5],
-                        d[6]));
+        for (Map.Entry<Integer, Counts> entry : steps.entrySet()) {
+            Counts step = entry.getValue();
+            if (step.of(STEPS, run) > 0) {
+                decodeSteps.add(new DecodeSteps(entry.getKey(), step.of(STEPS, run), step.of(STEP_TOKENS, run),
+                        step.of(STEP_WEIGHT_BYTES, run), step.of(STEP_KV_BYTES, run),
+                        step.of(STEP_CONTEXT_POSITIONS, run), step.of(STEP_FLOPS, run), step.of(STEP_WALL_NS, run)));
             }
         }
-        List<RooflineTotals.OpRoofline> ops = new ArrayList<>();
-        for (Map.Entry<String, long[]> op : now.entrySet()) {
-            long[] v = op.getValue();
-            long[] b = before == null ? null : before.get(op.getKey());
-            long nodes = v[0] - (b == null ? 0 : b[0]);
-            if (nodes > 0) {
-                ops.add(new RooflineTotals.OpRoofline(op.getKey(), nodes, v[1] - (b == null ? 0 : b[1]),
-                        v[2] - (b == null ? 0 : b[2]), v[3] - (b == null ? 0 : b[3]), v[4] - (b == null ? 0 : b[4])));
+        List<RooflineTotals.OpRoofline> opFigures = new ArrayList<>();
+        for (Map.Entry<String, Counts> entry : ops.entrySet()) {
+            Counts op = entry.getValue();
+            if (op.of(OP_NODES, run) > 0) {
+                opFigures.add(new RooflineTotals.OpRoofline(entry.getKey(), op.of(OP_NODES, run),
+                        op.of(OP_BYTES, run), op.of(OP_WEIGHT_BYTES, run), op.of(OP_FLOPS, run),
+                        op.of(OP_WALL_NS, run)));
             }
         }
-        return new RooflineTotals(ops, decodes, weightBytesPerDecodeToken, expertWeightBytesPerDecodeToken, uncosted,
-                unrouted, ceilings, decodeSteps, kvBytesPerPosition,
-                positionedTokens - (stepsBefore == null ? 0 : positionedAtLastTick[0]),
-                positionedContextPositions - (stepsBefore == null ? 0 : positionedAtLastTick[1]));
+        return new RooflineTotals(opFigures, counts.of(DECODE_GRAPHS, run), weightBytesPerDecodeToken,
+                expertWeightBytesPerDecodeToken, counts.of(UNCOSTED_NODES, run), counts.of(UNROUTED_NODES, run),
+                ceilings, decodeSteps, kvBytesPerPosition, counts.of(POSITIONED_TOKENS, run),
+                counts.of(POSITIONED_CONTEXT_POSITIONS, run));
     }
 }
