@@ -125,6 +125,36 @@ class ReadmeArchitectureTest {
         assertEquals(List.of(), missing, "names on the README's path of one record that the code no longer has");
     }
 
+    /**
+     * The paragraph on the session names its stages as {@code session.TargetSession} runs them: each class it names
+     * in the session package is one TargetSession uses, so the map and the code it maps move together.
+     */
+    @Test
+    void theSessionsStagesAreTheOnesTargetSessionRuns() throws IOException {
+        String section = section();
+        int from = section.indexOf("The session that builds all this");
+        assertTrue(from >= 0, "the Architecture section walks the session's stages");
+        String paragraph = section.substring(from, section.indexOf("\n\n", from));
+        String session = LayeringTest.codeOnly(Files.readString(SOURCES.resolve("session/TargetSession.java")));
+        List<String> unused = new ArrayList<>();
+        int named = 0;
+        Matcher span = CODE_SPAN.matcher(paragraph);
+        while (span.find()) {
+            Matcher java = JAVA_REFERENCE.matcher(span.group(1));
+            String simple = java.matches() ? java.group(2) : null;
+            if (simple == null || !Files.exists(SOURCES.resolve("session/" + simple + ".java"))
+                    || simple.equals("TargetSession")) {
+                continue;
+            }
+            named++;
+            if (!Pattern.compile("\\b" + simple + "\\b").matcher(session).find()) {
+                unused.add(simple);
+            }
+        }
+        assertTrue(named >= 6, "the paragraph names the stages (" + named + " named)");
+        assertEquals(List.of(), unused, "stages the README names that TargetSession no longer runs");
+    }
+
     @Test
     void thePackageTableListsEveryPackage() throws IOException {
         Set<String> tabled = new TreeSet<>();
