@@ -278,6 +278,14 @@ public final class LiveMonitor implements Runnable {
         }
         List<OpTotals> rows = shown == null ? List.of() : OperatorRows.of(shown, ui);
         int page = Math.max(1, terminal.screen().getTerminalSize().getRows() - 12);
+        if (action.layer() != null) {
+            toggle(action.layer()); // a layer's key, whichever layer: the action carries it
+            return;
+        }
+        if (action.panel() != null) {
+            ui.body = ui.body.toggled(action.panel());
+            return;
+        }
         switch (action) {
             case QUIT -> quitByUser();
             case HELP -> {
@@ -290,8 +298,6 @@ public final class LiveMonitor implements Runnable {
             case PAGE_DOWN -> select(rows, page);
             case TOP -> select(rows, -rows.size());
             case BOTTOM -> select(rows, rows.size());
-            case DETAILS, THREAD_STATES, COUNTERS_PANEL, MOE_PANEL, BACKENDS, REQUESTS, ROOFLINE ->
-                    ui.body = ui.body.toggled(action.panel());
             case SORT_NEXT -> sortBy(1);
             case SORT_PREVIOUS -> sortBy(-1);
             case SORT_REVERSE -> ui.sortDescending = !ui.sortDescending;
@@ -310,8 +316,6 @@ public final class LiveMonitor implements Runnable {
             }
             case FASTER -> refreshStep(-1);
             case SLOWER -> refreshStep(1);
-            case TOGGLE_TOKEN, TOGGLE_GRAPH, TOGGLE_OPERATOR, TOGGLE_SCHED, TOGGLE_COUNTERS, TOGGLE_MOE ->
-                    toggle(action.layer());
             case SNAPSHOT -> {
                 controls.snapshot();
                 status("snapshot requested: written at the next tick");

@@ -5,7 +5,9 @@ import com.googlecode.lanterna.TerminalSize;
 import com.googlecode.lanterna.graphics.TextGraphics;
 import dev.infertop.model.Snapshot;
 
+import java.util.EnumMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The whole live view laid out for the current size: header, thread lanes, operator table (or the latency
@@ -23,12 +25,8 @@ public final class MonitorScreen {
     private final OperatorTablePanel table;
     private final LatencyPanel latency;
     private final HelpPanel help;
-    private final SchedPanel sched;
-    private final CountersPanel counters;
-    private final BackendsPanel backends;
-    private final RequestsPanel requests;
-    private final MoePanel moe;
-    private final RooflinePanel roofline;
+    /** The body panels that fill the body alone, by the key that opens them. */
+    private final Map<BodyPanel, Panel> bodies = new EnumMap<>(BodyPanel.class);
     private final String hints;
 
     /**
@@ -42,12 +40,12 @@ public final class MonitorScreen {
         this.table = new OperatorTablePanel(theme);
         this.latency = new LatencyPanel(theme);
         this.help = new HelpPanel(theme, helpEntries);
-        this.sched = new SchedPanel(theme);
-        this.counters = new CountersPanel(theme);
-        this.backends = new BackendsPanel(theme);
-        this.requests = new RequestsPanel(theme);
-        this.moe = new MoePanel(theme);
-        this.roofline = new RooflinePanel(theme);
+        bodies.put(BodyPanel.THREAD_STATES, new SchedPanel(theme));
+        bodies.put(BodyPanel.COUNTERS, new CountersPanel(theme));
+        bodies.put(BodyPanel.BACKENDS, new BackendsPanel(theme));
+        bodies.put(BodyPanel.REQUESTS, new RequestsPanel(theme));
+        bodies.put(BodyPanel.MOE, new MoePanel(theme));
+        bodies.put(BodyPanel.ROOFLINE, new RooflinePanel(theme));
         this.hints = hints;
     }
 
@@ -74,19 +72,15 @@ public final class MonitorScreen {
             lanes.draw(region(g, HeaderPanel.ROWS, laneRows), s, ui);
             int tableTop = HeaderPanel.ROWS + laneRows;
             int tableRows = bodyRows - tableTop;
-            switch (ui.body) {
-                case THREAD_STATES -> sched.draw(region(g, tableTop, tableRows), s, ui);
-                case COUNTERS -> counters.draw(region(g, tableTop, tableRows), s, ui);
-                case BACKENDS -> backends.draw(region(g, tableTop, tableRows), s, ui);
-                case REQUESTS -> requests.draw(region(g, tableTop, tableRows), s, ui);
-                case MOE -> moe.draw(region(g, tableTop, tableRows), s, ui);
-                case ROOFLINE -> roofline.draw(region(g, tableTop, tableRows), s, ui);
-                case DETAILS -> {
-                    int plotRows = Math.min(LatencyPanel.ROWS, Math.max(0, tableRows - 3));
-                    table.draw(region(g, tableTop, tableRows - plotRows), s, ui);
-                    latency.draw(region(g, tableTop + tableRows - plotRows, plotRows), s, ui);
-                }
-                case OPERATORS -> table.draw(region(g, tableTop, tableRows), s, ui);
+            Panel body = bodies.get(ui.body);
+            if (body != null) {
+                body.draw(region(g, tableTop, tableRows), s, ui);
+            } else if (ui.body == BodyPanel.DETAILS) {
+                int plotRows = Math.min(LatencyPanel.ROWS, Math.max(0, tableRows - 3));
+                table.draw(region(g, tableTop, tableRows - plotRows), s, ui);
+                latency.draw(region(g, tableTop + tableRows - plotRows, plotRows), s, ui);
+            } else {
+                table.draw(region(g, tableTop, tableRows), s, ui);
             }
         }
         footer(g, height - 1, width, ui);
