@@ -254,10 +254,10 @@ class MoeAggregatorTest {
 
     @Test
     void layerComesFromTheTensorName() {
-        assertEquals(12, MoeAggregator.layerOf("ffn_moe_gate-12"));
-        assertEquals(0, MoeAggregator.layerOf("ffn_moe_down-0"));
-        assertEquals(-1, MoeAggregator.layerOf("ffn_moe_gate"));
-        assertEquals(-1, MoeAggregator.layerOf("ffn_moe_topk-3 (view)"));
+        assertEquals(12, MoePlanner.layerOf("ffn_moe_gate-12"));
+        assertEquals(0, MoePlanner.layerOf("ffn_moe_down-0"));
+        assertEquals(-1, MoePlanner.layerOf("ffn_moe_gate"));
+        assertEquals(-1, MoePlanner.layerOf("ffn_moe_topk-3 (view)"));
     }
 
     @Test

@@ -26,7 +26,7 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 /**
  * The MoE layer's two planners on the same graphs: native/moe.bpf.h's moe_on_node (BPF plans a graph while the
- * operator layer walks it, where the release has the COMPUTE flag) and {@link MoeAggregator}'s makePlan (user
+ * operator layer walks it, where the release has the COMPUTE flag) and {@link MoePlanner}'s plan (user
  * space plans the graphs BPF did not). The header is compiled unchanged with the host C compiler
  * (src/test/c/moe_planner_harness.c stands in for libbpf's maps and the target's memory), so what is compared
  * is the code the kernel runs.
@@ -256,14 +256,12 @@ class MoePlannerAgreementTest {
     private Result compare(Graph g, int computeFlag, boolean olderLoop) throws Exception {
         OpNaming naming = GraphFixture.naming(OPS, computeFlag, EMPTY_OPS);
         NameTable names = new NameTable();
-        MoeAggregator moe = new MoeAggregator(naming, names, (signature, groups, ids, layers) -> {
-            throw new AssertionError("not finished through the aggregator here");
-        });
+        MoePlanner planner = new MoePlanner(naming, names);
         CpuGraphAssembler assembler = new CpuGraphAssembler(naming);
-        MoeAggregator.Plan[] plan = new MoeAggregator.Plan[1];
+        MoePlanner.Plan[] plan = new MoePlanner.Plan[1];
         StringBuilder groupKinds = new StringBuilder();
         assembler.addListener(graph -> {
-            plan[0] = moe.makePlan(graph);
+            plan[0] = planner.plan(graph);
             for (int k = 0; k < graph.groupCount(); k++) {
                 groupKinds.append(graph.firstNode(k) == graph.lastNode(k) ? 'n' : 'f');
             }
