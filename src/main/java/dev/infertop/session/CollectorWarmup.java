@@ -59,7 +59,7 @@ final class CollectorWarmup implements Collector.Session {
             case JSON -> new JsonLinesView(new PrintStream(OutputStream.nullOutputStream()));
             case BATCH -> new BatchTextView(new PrintStream(OutputStream.nullOutputStream()));
             case QUIET -> (SnapshotView) snapshot -> { };
-            case LIVE -> OffscreenView.open(control.live.keys, Theme.fromEnvironment(System.getenv()));
+            case LIVE -> OffscreenView.open(control.live().keys, Theme.fromEnvironment(System.getenv()));
         };
         SnapshotOptions keepOnly = new SnapshotOptions(options.snapshot().pathPattern(), 0, false,
                 options.snapshot().flightSeconds());

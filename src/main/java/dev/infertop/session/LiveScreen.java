@@ -106,7 +106,7 @@ final class LiveScreen {
 
             @Override
             public void toggle(Layer layer) {
-                SessionResources resources = control.current;
+                SessionResources resources = control.current();
                 TickPolicy policy = resources == null ? null : resources.policy;
                 if (policy != null) {
                     policy.toggles.add(layer);
@@ -120,7 +120,7 @@ final class LiveScreen {
 
             @Override
             public String writeDag() {
-                SessionResources resources = control.current;
+                SessionResources resources = control.current();
                 if (resources == null) {
                     return "no DAG: no target traced";
                 }
@@ -130,8 +130,8 @@ final class LiveScreen {
 
             @Override
             public void setIntervalSeconds(double seconds) {
-                control.intervalSeconds = seconds;
-                SessionResources resources = control.current;
+                control.intervalSeconds(seconds);
+                SessionResources resources = control.current();
                 Collector collector = resources == null ? null : resources.collector;
                 if (collector != null) {
                     collector.setIntervalNs(Math.round(seconds * 1e9));
@@ -142,10 +142,10 @@ final class LiveScreen {
 
     /** The run's full screen, started on first use. */
     static LiveScreen of(RunControl control) throws IOException {
-        LiveScreen view = control.live;
+        LiveScreen view = control.live();
         if (view == null) {
-            view = start(controls(control), control.intervalSeconds, control.err);
-            control.live = view;
+            view = start(controls(control), control.intervalSeconds(), control.err);
+            control.liveStarted(view);
         }
         return view;
     }

@@ -26,7 +26,7 @@ final class ProcessFollower {
      */
     Integer waitForProcess(int excludePid) {
         long self = ProcessHandle.current().pid();
-        while (!control.stopping) {
+        while (!control.stopping()) {
             try (Stream<Path> entries = Files.list(Path.of("/proc"))) {
                 for (Path entry : (Iterable<Path>) entries::iterator) {
                     String file = entry.getFileName().toString();
@@ -60,7 +60,7 @@ final class ProcessFollower {
                 Thread.currentThread().interrupt();
                 return null;
             }
-            LiveScreen view = control.live;
+            LiveScreen view = control.live();
             if (view != null && view.monitor.quitting()) {
                 return null;
             }

@@ -130,7 +130,7 @@ final class TargetOpener {
             startedNs = System.nanoTime();
             // Said once it starts something: a command that starts nothing ends in one line.
             String name = SafeText.of(options.command().getFirst());
-            engine = follower.awaitEngine(command::treeRunning, () -> control.stopping, () -> control.err.println(
+            engine = follower.awaitEngine(command::treeRunning, () -> control.stopping(), () -> control.err.println(
                     "infertop: " + name + " has no GGML code of its own: following it to the first process it "
                             + "starts, or code it loads, that has")).orElse(null);
             cost = follower.cost();
@@ -140,7 +140,7 @@ final class TargetOpener {
             throw new UserError("cannot start " + options.command().getFirst() + ": " + e.getMessage());
         }
         if (engine == null) {
-            boolean stopped = control.stopping;
+            boolean stopped = control.stopping();
             command.close();
             if (stopped) {
                 throw new UserError("stopped before the command started a process with GGML code", 130);
@@ -210,7 +210,7 @@ final class TargetOpener {
             }
             // Opened here without following links; infertop appends the command's output through /proc/PID/fd/N.
             TargetLog targetLog = log == null ? null : TargetLog.open(log);
-            control.targetLog = targetLog;
+            control.keepTargetLog(targetLog);
             return LaunchedCommand.start(executable, options.command().subList(1,
                     options.command().size()), environment, route,
                     targetLog == null ? null : Path.of(targetLog.procPath()), runAs);

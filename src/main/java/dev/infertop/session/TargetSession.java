@@ -66,7 +66,7 @@ final class TargetSession {
         TracedProcess process = target.process();
         StartTimeline.mark("target opened", control.err);
         SessionResources resources = new SessionResources(process);
-        control.current = resources;
+        control.tracing(resources);
         try {
             // The probe sites are read (or taken from the cache) while the layouts are read and the BPF object
             // loads: neither needs them, and attaching waits only for what is not read yet.
@@ -112,11 +112,11 @@ final class TargetSession {
         resources.collector = new Collector(loaded.ring, pipeline.aggregator(), pipeline.decoder(), loaded.lost::sum,
                 output.head(), policy);
         resources.policy = policy;
-        if (resources.stopRequested || control.stopping) {
+        if (resources.stopRequested || control.stopping()) {
             return new End(RunState.STOPPED, 130);
         }
         release(resources, loaded, policy);
-        long intervalNs = Math.round(control.intervalSeconds * 1e9);
+        long intervalNs = Math.round(control.intervalSeconds() * 1e9);
         resources.collector.setIntervalNs(intervalNs); // from the second interval on (or what +/- set since)
         RunState state = resources.collector.run(firstIntervalNs(control.options.output(), intervalNs),
                 control.options.iterations());
@@ -164,8 +164,8 @@ final class TargetSession {
     /** After the collector: the screen goes, the probes come off, then the DAG file and the snapshots finish. */
     private End finish(SessionResources resources, RunState state, SnapshotTaker taker) {
         TracedProcess process = resources.process;
-        if (control.stopping) {
-            boolean wasLive = control.live != null;
+        if (control.stopping()) {
+            boolean wasLive = control.live() != null;
             control.closeLive(); // q or a signal: the screen goes at once; what follows is said on stderr
             StopTimeline.mark("live view closed", control.err);
             if (wasLive && !resources.awaitDetached(DETACH_SAID_AFTER_MS)) {

@@ -47,7 +47,7 @@ public final class TraceRun {
             // SIGINT, SIGTERM, SIGHUP: the probes come off within a second whatever the main thread is doing;
             // a snapshot being written then gets a grace period, and is abandoned cleanly after it.
             control.stop();
-            SessionResources resources = control.current;
+            SessionResources resources = control.current();
             if (resources != null && !resources.awaitDetached(DETACH_WAIT_MS)) {
                 resources.detachWithin(DETACH_WAIT_MS);
             }
@@ -85,9 +85,7 @@ public final class TraceRun {
             if (metrics != null) {
                 metrics.close();
             }
-            if (control.targetLog != null) {
-                control.targetLog.close();
-            }
+            control.closeTargetLog();
             finished.countDown();
             try {
                 Runtime.getRuntime().removeShutdownHook(hook);
@@ -111,9 +109,9 @@ public final class TraceRun {
         while (true) {
             TargetSession.End end = session.trace(pid);
             control.throwLiveFailure();
-            if (end.state() == RunState.EXITED && options.follow() != null && !control.stopping) {
+            if (end.state() == RunState.EXITED && options.follow() != null && !control.stopping()) {
                 control.notice("infertop: pid " + pid + " exited; waiting for a process named " + options.follow());
-                LiveScreen view = control.live;
+                LiveScreen view = control.live();
                 if (view != null) {
                     view.monitor.following(options.follow());
                 }
@@ -125,8 +123,8 @@ public final class TraceRun {
                 pid = next;
                 continue;
             }
-            LiveScreen view = control.live;
-            if (view != null && !control.stopping && end.state() != RunState.STOPPED) {
+            LiveScreen view = control.live();
+            if (view != null && !control.stopping() && end.state() != RunState.STOPPED) {
                 view.awaitQuit(); // the target is gone: its last screen stays until q
                 control.throwLiveFailure();
             }
