@@ -78,8 +78,6 @@ public final class MoeAggregator implements LayerAggregator, CpuGraphListener, E
     private static final int PREFILL = 0;
     private static final int DECODE = 1;
 
-    private final OpNaming naming;
-    private final NameTable names;
     private final PlanWriter writer;
     private final MoePlanner planner;
 
@@ -113,8 +111,6 @@ public final class MoeAggregator implements LayerAggregator, CpuGraphListener, E
     private long idsOutOfRange;
 
     public MoeAggregator(OpNaming naming, NameTable names, PlanWriter writer) {
-        this.naming = naming;
-        this.names = names;
         this.writer = writer;
         this.planner = new MoePlanner(naming, names);
     }

@@ -59,7 +59,6 @@ public final class RooflineAggregator implements LayerAggregator, CpuGraphListen
     }
 
     private final OpNaming naming;
-    private final ExpertRouting routing;
     private final Roofline.Ceilings ceilings;
     private final NodeCosts costs;
 
@@ -161,9 +160,8 @@ public final class RooflineAggregator implements LayerAggregator, CpuGraphListen
     public RooflineAggregator(OpNaming naming, TypeTable types, WeightSource source, ExpertRouting routing,
                               Roofline.Ceilings ceilings) {
         this.naming = naming;
-        this.routing = routing == null ? ExpertRouting.NONE : routing;
         this.ceilings = ceilings;
-        this.costs = new NodeCosts(naming, types, source, this.routing);
+        this.costs = new NodeCosts(naming, types, source, routing == null ? ExpertRouting.NONE : routing);
     }
 
     @Override
