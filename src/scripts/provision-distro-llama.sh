@@ -18,22 +18,25 @@
 # here compiled: stripped, dlopen'ed from the backends directory) and Mesa's lavapipe (mesa-vulkan-drivers,
 # Vulkan on the CPU) from sid, so VulkanDistroIT runs sid's llama-bench offloaded in a container. Apart from
 # the first root, which other tests read as it is. Skipped when vulkan-root.stamp exists; its time is printed.
-# --root-only leaves the other architecture's library, the headers and the Vulkan root out (the demo needs only
-# the root).
-# --vulkan-only makes (or checks) the Vulkan root alone.
-# Usage: provision-distro-llama.sh [--root-only|--vulkan-only] [CACHE_DIR]  (default: $INFERTOP_CACHE or ~/.cache/infertop)
+# And a third, blas-root/: the same tools with sid's libggml0-backend-blas and OpenBLAS, so BackendsIT sees ggml's
+# scheduler split a prefill between the CPU and BLAS in a build nobody here compiled (seconds, where a source
+# build with BLAS took minutes). Skipped when blas-root.stamp exists.
+# --root-only leaves the other architecture's library, the headers and the Vulkan and BLAS roots out (the demo
+# needs only the root).
+# --vulkan-only makes (or checks) the Vulkan root alone; --blas-only the BLAS root alone.
+# Usage: provision-distro-llama.sh [--root-only|--vulkan-only|--blas-only] [CACHE_DIR]
+#        (default: $INFERTOP_CACHE or ~/.cache/infertop)
 # Prints the root on its last line of stdout; progress goes to stderr.
 set -euo pipefail
 
 root_only=false
 vulkan_only=false
-if [ "${1:-}" = "--root-only" ]; then
-  root_only=true
-  shift
-elif [ "${1:-}" = "--vulkan-only" ]; then
-  vulkan_only=true
-  shift
-fi
+blas_only=false
+case "${1:-}" in
+  --root-only) root_only=true; shift ;;
+  --vulkan-only) vulkan_only=true; shift ;;
+  --blas-only) blas_only=true; shift ;;
+esac
 cache="${1:-${INFERTOP_CACHE:-$HOME/.cache/infertop}}"
 dir="$cache/llama.cpp-debian-sid"
 root="$dir/root"
@@ -45,8 +48,8 @@ say() { printf 'infertop: %s\n' "$*" >&2; }
 die() { printf 'infertop: %s\n' "$*" >&2; exit 1; }
 
 case "$(uname -m)" in
-  x86_64) arch=amd64 foreign=arm64 ;;
-  aarch64) arch=arm64 foreign=amd64 ;;
+  x86_64) arch=amd64 foreign=arm64 triplet=x86_64-linux-gnu ;;
+  aarch64) arch=arm64 foreign=amd64 triplet=aarch64-linux-gnu ;;
   *) die "no Debian llama.cpp root for $(uname -m): only x86_64 and aarch64" ;;
 esac
 [ "$(id -u)" -eq 0 ] || die "run as root (mmdebstrap unpacks a root owned by root)"
@@ -91,9 +94,48 @@ vulkan_root() {
   say "Debian $suite Vulkan root ready in $vroot ($(tr '\n' ' ' <"$dir/vulkan-versions.txt"))"
 }
 
+# The BLAS root: sid's tools, its BLAS backend and OpenBLAS, unpacked as the first root is.
+blas_root() {
+  local broot="$dir/blas-root" started=$SECONDS lib
+  local bpackages=(llama.cpp-tools libllama0 libggml0 libggml0-backend-blas libopenblas0-pthread)
+  if [ ! -f "$dir/blas-root.stamp" ]; then
+    say "unpacking Debian $suite's ${bpackages[*]} into a BLAS root of its own (mmdebstrap, about 5 s and 125 MB)"
+    rm -rf "$broot" "$dir/blas-root.tmp"
+    mkdir -p "$dir"
+    if ! mmdebstrap --variant=extract --architectures="$arch" --include="$(IFS=,; echo "${bpackages[*]}")" \
+         --aptopt='Acquire::Check-Valid-Until "false"' "$suite" "$dir/blas-root.tmp" "$mirror" \
+         >"$dir/blas-mmdebstrap.log" 2>&1; then
+      die "mmdebstrap (BLAS root) failed: see $dir/blas-mmdebstrap.log"
+    fi
+    fix_root "$dir/blas-root.tmp"
+    lib="$dir/blas-root.tmp/usr/lib/$triplet"
+    [ -x "$dir/blas-root.tmp/usr/bin/llama-bench" ] || die "the BLAS root has no llama-bench: see $dir/blas-mmdebstrap.log"
+    [ -f "$lib/ggml/backends0/libggml-blas.so" ] || die "the BLAS root has no libggml-blas.so: see $dir/blas-mmdebstrap.log"
+    # The alternatives OpenBLAS's maintainer script registers (the extract variant runs none): libggml-blas.so
+    # needs libblas.so.3, which needs libopenblas.so.0, both under openblas-pthread/.
+    for so in libblas.so.3 libopenblas.so.0; do
+      [ -f "$lib/openblas-pthread/$so" ] || die "the BLAS root has no openblas-pthread/$so: see $dir/blas-mmdebstrap.log"
+      ln -sfn "openblas-pthread/$so" "$lib/$so"
+    done
+    for p in "${bpackages[@]}"; do
+      v=$(zcat "$dir/blas-root.tmp/usr/share/doc/$p/changelog.Debian.gz" 2>/dev/null | sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' || true)
+      echo "$p ${v:-?}"
+    done >"$dir/blas-versions.txt"
+    mv "$dir/blas-root.tmp" "$broot"
+    touch "$dir/blas-root.stamp"
+    say "BLAS root unpacked in $((SECONDS - started)) s"
+  fi
+  say "Debian $suite BLAS root ready in $broot ($(tr '\n' ' ' <"$dir/blas-versions.txt"))"
+}
+
 if $vulkan_only; then
   vulkan_root
   echo "$dir/vulkan-root"
+  exit 0
+fi
+if $blas_only; then
+  blas_root
+  echo "$dir/blas-root"
   exit 0
 fi
 
@@ -198,4 +240,5 @@ if [ ! -f "$dev_dir.stamp" ]; then
 fi
 say "Debian $suite's $(cat "$dev_dir.stamp") headers ready in $dev_dir"
 vulkan_root
+blas_root
 echo "$root"

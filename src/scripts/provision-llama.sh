@@ -4,18 +4,16 @@
 #      (CPU, Release) into the cache: llama-bench, llama-server, llama-completion, llama-eval-callback;
 #   2. the prebuilt, unstripped libraries of @node-llama-cpp/linux-<arch> (endbr64 at every function entry,
 #      CPU variant dlopen'ed at run time), next to a copy of the source-built llama-bench so it can run on them.
-# Idempotent: each step leaves a stamp and is skipped when its stamp exists.
-#   3. with --blas: a second build of llama-bench with the BLAS backend (Debian's OpenBLAS, -DGGML_BLAS=ON),
-#      where ggml's scheduler sends large matmuls (prefill batches >= 32) to BLAS, into build-blas/.
-# Usage: provision-llama.sh [--blas] [CACHE_DIR]    (default: $INFERTOP_CACHE or ~/.cache/infertop)
+# Idempotent: each step leaves a stamp and is skipped when its stamp exists. (The BLAS backend the tests need
+# comes prebuilt from Debian: provision-distro-llama.sh's BLAS root.)
+# Usage: provision-llama.sh [CACHE_DIR]    (default: $INFERTOP_CACHE or ~/.cache/infertop)
 # Prints the workload directory on its last line of stdout; progress goes to stderr.
 set -euo pipefail
 
-blas=0
-if [ "${1:-}" = "--blas" ]; then
-  blas=1
-  shift
-fi
+case "${1:-}" in
+  -*) printf 'infertop: provision-llama.sh takes no option (%s): its one argument is the cache directory\n' "$1" >&2
+      exit 2 ;;
+esac
 
 version="${INFERTOP_NODE_LLAMA_CPP_VERSION:-3.22.1}"
 cache="${1:-${INFERTOP_CACHE:-$HOME/.cache/infertop}}"
@@ -121,27 +119,6 @@ while [ ${#pending[@]} -gt 0 ]; do
     pending+=("prebuilt/$need")
   done
 done
-
-if [ "$blas" = 1 ] && ! llama_stamp_current build-blas.stamp; then
-  # ggml's FindBLAS looks for OpenBLAS's cblas.h and library; Debian ships them in libopenblas-dev.
-  cblas=""
-  for header in /usr/include/*/openblas*/cblas.h /usr/include/openblas/cblas.h /usr/include/cblas.h; do
-    [ -f "$header" ] && cblas="$header"
-  done
-  [ -n "$cblas" ] || die "OpenBLAS headers are missing: apt-get install -y libopenblas-dev pkg-config, then run again"
-  say "building llama.cpp llama-bench with the BLAS backend (OpenBLAS; about 4 minutes on 2 cores)"
-  cmake -S src -B build-blas -DCMAKE_BUILD_TYPE=Release -DLLAMA_OPENSSL=OFF -DLLAMA_BUILD_TESTS=OFF \
-        -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DGGML_BLAS=ON -DGGML_BLAS_VENDOR=OpenBLAS "${cpu_flags[@]}" \
-        >build-blas-configure.log 2>&1 \
-    || die "cmake configure (BLAS) failed: see $root/build-blas-configure.log"
-  if ! cmake --build build-blas -j "$jobs" --target llama-bench 2>build-blas.log \
-       | cmake_progress; then
-    :
-  fi
-  [ -x build-blas/bin/llama-bench ] || die "BLAS build did not produce llama-bench: see $root/build-blas.log"
-  ls build-blas/bin/libggml-blas.so* >/dev/null 2>&1 || die "BLAS build has no libggml-blas: see $root/build-blas-configure.log"
-  llama_stamp_write build-blas.stamp
-fi
 
 say "llama.cpp workload ready in $root"
 echo "$root"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what infertop needs and is missing (Debian/Ubuntu, as root), provisions the llama.cpp workload
 # into the cache, and builds target/infertop.jar. Idempotent: a second run only rebuilds the jar.
-#   setup.sh                       everything the test suite needs (also a BLAS build, two older releases, Chromium)
+#   setup.sh                       everything the test suite needs (also two older releases, Chromium, an arm64 guest)
 #   setup.sh --demo                only what the demo needs: Debian's prebuilt llama.cpp unpacked into a root (seconds)
 #   setup.sh --demo --build KIND   the demo's `infertop demo --build KIND` (source, npm: one llama.cpp source build,
 #                                  minutes; debian: as --demo)
@@ -40,7 +40,7 @@ if ! $demo || [ "$build" != debian ]; then
   packages+=([npm]=/usr/bin/npm [git]=/usr/bin/git [cmake]=/usr/bin/cmake)
 fi
 if ! $demo; then
-  # The tests also render report.html (Chromium), build llama.cpp with the BLAS backend (OpenBLAS),
+  # The tests also render report.html (Chromium),
   # check that Graphviz reads the DAG's DOT text (infertop draws its SVG itself), and scrape --listen with a
   # real Prometheus (PrometheusIT starts its own process; the package's service plays no part).
   packages+=([chromium]=/usr/bin/chromium [pkg-config]=/usr/bin/pkg-config [graphviz]=/usr/bin/dot
@@ -51,8 +51,7 @@ if ! $demo; then
              # and the emulated arm64 stage (Arm64EmulatedIT): llama-bench cross-compiled, a Debian 13 arm64 guest
              # booted under QEMU from an initramfs
              [gcc-aarch64-linux-gnu]=/usr/bin/aarch64-linux-gnu-gcc [g++-aarch64-linux-gnu]=/usr/bin/aarch64-linux-gnu-g++
-             [qemu-system-arm]=/usr/bin/qemu-system-aarch64 [cpio]=/usr/bin/cpio [kmod]=/sbin/depmod
-             [libopenblas-dev]=/usr/include/"$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)"/openblas-pthread/cblas.h)
+             [qemu-system-arm]=/usr/bin/qemu-system-aarch64 [cpio]=/usr/bin/cpio [kmod]=/sbin/depmod)
 fi
 missing=()
 for package in "${!packages[@]}"; do
@@ -90,8 +89,7 @@ elif $demo; then
   bash "$here/provision-llama.sh" >/dev/null
 else
   say "provisioning the llama.cpp workload (built once, then cached)"
-  # --blas: also a llama-bench with the BLAS backend (OpenBLAS), where prefill matmuls run on BLAS (BackendsIT).
-  bash "$here/provision-llama.sh" --blas >/dev/null
+  bash "$here/provision-llama.sh" >/dev/null
   # llama.cpp's Vulkan backend on lavapipe, Vulkan on the CPU (VulkanOffloadIT): the npm package of the same
   # release beside that llama-bench, and Mesa's software driver (about 10 s on an empty cache).
   if [ "$(uname -m)" = x86_64 ]; then
@@ -112,7 +110,8 @@ else
     bash "$here/provision-old-llama.sh" --build llama-bench "$old" >/dev/null
   done
   # The newest llama.cpp as a distribution ships it (llama_process, stripped CPU variants, sid's libc), run as a
-  # container by the tests (DistroContainerIT): unpacked into a root of its own, about 15 s.
+  # container by the tests (DistroContainerIT): unpacked into a root of its own, about 15 s; beside it roots with
+  # sid's Vulkan backend on lavapipe (VulkanDistroIT) and its BLAS backend on OpenBLAS (BackendsIT).
   bash "$here/provision-distro-llama.sh" >/dev/null
   # A second GGML runtime (WhisperIT): Debian sid's whisper.cpp (whisper-cli, libwhisper1 on the same libggml0) in a
   # root of its own beside llama.cpp's, run as a container with a synthetic whisper model; under a minute, once.

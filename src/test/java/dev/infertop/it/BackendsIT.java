@@ -1,51 +1,83 @@
 package dev.infertop.it;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.infertop.workload.LlamaCppWorkload;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * A llama.cpp built with the BLAS backend (OpenBLAS; provision-llama.sh --blas): ggml's scheduler sends
- * matmuls with a batch of 32 or more to BLAS, so a 64-token prefill splits each layer between CPU and BLAS
- * while the 1-token decode steps stay on the CPU. The JSON must show both backends, BLAS running MUL_MAT
- * (timed: its graphs hold nothing else that computes) and the CPU the rest; the live view's backends
- * panel (key b) shows the same split, and key d writes the DAG.
+ * A llama.cpp with the BLAS backend nobody here compiled: Debian sid's libggml0-backend-blas (stripped,
+ * dlopen'ed from the backends directory) with OpenBLAS, in a root of its own (provision-distro-llama.sh's BLAS
+ * root) started as a container. ggml's scheduler sends matmuls with a batch of 32 or more to BLAS, so a
+ * 64-token prefill splits each layer between CPU and BLAS while the 1-token decode steps stay on the CPU. The
+ * JSON must show both backends, BLAS running MUL_MAT (timed: its graphs hold nothing else that computes) and
+ * the CPU the rest; the live view's backends panel (key b) shows the same split, and key d writes the DAG.
  */
 class BackendsIT {
+    private static final String BACKEND = "/usr/lib/x86_64-linux-gnu/ggml/backends0/libggml-blas.so";
     private static final int PROMPT_TOKENS = 64;
     private static final int LAYERS = 2; // preset "tiny"
-    private static Path blasBench;
+    private static Path root;
     private static Path tinyModel;
+    private final List<Process> containers = new ArrayList<>();
 
     @BeforeAll
     static void requirements() {
-        LlamaCppWorkload workload = Requirements.canTraceLlamaCpp();
-        blasBench = workload.root().resolve("build-blas/bin/llama-bench");
-        Requirements.require(Files.isExecutable(blasBench),
-                "needs the BLAS build of llama-bench: run src/scripts/provision-llama.sh --blas");
+        Requirements.canTrace();
+        Path dir = Containers.debianRoot().getParent();
+        Requirements.require(Files.exists(dir.resolve("blas-root.stamp")),
+                "needs Debian sid's BLAS backend and OpenBLAS in a root of their own: run "
+                        + "src/scripts/provision-distro-llama.sh (setup.sh does)");
+        root = dir.resolve("blas-root");
         tinyModel = Models.preset("tiny");
+    }
+
+    @AfterEach
+    void stopContainers() throws Exception {
+        for (Process container : containers) {
+            Containers.stop(container);
+        }
+        LeakCheck.assertNothingLeft();
+    }
+
+    /** sid's llama-bench with {@code benchArgs}, its pid once the BLAS backend and the model are mapped. */
+    private long startBench(String... benchArgs) throws Exception {
+        List<String> command = new ArrayList<>(List.of("/usr/bin/llama-bench", "-m", "/models/" + tinyModel.getFileName()));
+        command.addAll(List.of(benchArgs));
+        Process container = Containers.start(root, tinyModel.getParent(), List.of(), command.toArray(String[]::new));
+        containers.add(container);
+        return Containers.awaitTool(container, "llama-bench", 120, List.of("/libllama.so", BACKEND),
+                List.of(tinyModel.getFileName().toString()));
     }
 
     @Test
     void prefillMatmulsRunOnBlasAndTheRestOnTheCpu() throws Exception {
         JsonNode total;
-        try (InfertopProcess infertop = InfertopProcess.start("--json", "-d", "0.5", "--budget", "0", "--", blasBench.toString(),
-                "-m", tinyModel.toString(), "-p", Integer.toString(PROMPT_TOKENS), "-n", "4", "-r", "1", "-t", "2")) {
-            assertEquals(0, infertop.waitFor(180), "stderr:\n" + infertop.stderrText());
+        long pid = startBench("-p", Integer.toString(PROMPT_TOKENS), "-n", "4", "-r", "1", "-t", "2");
+        // Stopped before its first graph while infertop attaches, so the warm-up's prefill is traced too.
+        Containers.signal(pid, Containers.SIGSTOP);
+        try (InfertopProcess infertop = InfertopProcess.start("--json", "-d", "0.5", "--budget", "0", "-p",
+                Long.toString(pid))) {
+            infertop.awaitStderr("probes attached", 180);
+            Containers.signal(pid, Containers.SIGCONT);
+            Process container = containers.getLast();
+            assertTrue(container.waitFor(300, TimeUnit.SECONDS), "llama-bench finished in its container");
+            assertEquals(0, container.exitValue(), "llama-bench's exit status");
+            assertEquals(0, infertop.waitFor(60), "stderr:\n" + infertop.stderrText());
             total = infertop.finalObject();
-        } finally {
-            LeakCheck.assertNothingLeft();
         }
         assertEquals(0, total.get("lost_events").asLong());
         JsonNode blas = total.get("backends").get("BLAS");
@@ -82,11 +114,11 @@ class BackendsIT {
     }
 
     @Test
-    void liveBackendsPanelShowsTheSplitAndDWritesTheDag(@org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
+    void liveBackendsPanelShowsTheSplitAndDWritesTheDag(@TempDir Path dir) throws Exception {
         TmuxPane.require();
+        long pid = startBench("-p", "0", "-n", "0", "-pg", PROMPT_TOKENS + ",4", "-r", "100000", "-t", "2");
         try (TmuxPane pane = TmuxPane.start("infertop-backends-it-" + ProcessHandle.current().pid(), 100, 30, dir,
-                "--", blasBench.toString(), "-m", tinyModel.toString(), "-p", "0", "-n", "0",
-                "-pg", PROMPT_TOKENS + ",4", "-r", "100000", "-t", "2")) {
+                "-p", Long.toString(pid))) {
             pane.awaitScreen("decode tokens/s", s -> s.matches("(?s).*decode +[1-9][0-9.]* tok/s.*"), 120);
             pane.keys("b");
             String screen = pane.awaitScreen("the backends panel with a BLAS row and its MUL_MAT",
@@ -104,8 +136,6 @@ class BackendsIT {
             }
             pane.keys("q");
             pane.awaitScreen("infertop's exit", s -> s.contains("EXITED-0"), 30);
-        } finally {
-            LeakCheck.assertNothingLeft();
         }
     }
 
