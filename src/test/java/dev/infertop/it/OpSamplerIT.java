@@ -46,7 +46,9 @@ class OpSamplerIT {
 
     private static List<JsonNode> trace(String... options) throws Exception {
         Path model = Models.preset("bench");
-        List<String> args = new java.util.ArrayList<>(List.of("--json", "-d", "1"));
+        // At most 240 intervals: on a quiet machine the bench ends long before; where other work holds the cores
+        // (a busy loop per core left it a tenth of one) the run ends there and is judged on what it decoded.
+        List<String> args = new java.util.ArrayList<>(List.of("--json", "-d", "1", "-n", "240"));
         args.addAll(List.of(options));
         args.addAll(List.of("--", llama.sourceBuildTool("llama-bench").toString(), "-m", model.toString(), "-p", "0",
                 "-n", "64", "-r", "10", "-t", "2"));
