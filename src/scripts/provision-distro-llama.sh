@@ -64,29 +64,39 @@ fix_root() {
   chmod 1777 "$1/tmp"
 }
 
+# Unpacks packages "$3..." into "$dir/$1.tmp" ($1 is NAME-root; mmdebstrap's extract variant, log
+# "$dir/NAME-mmdebstrap.log"), as the first root is, with fix_root's links; "$2" names the root in messages. Each
+# package's version goes to "$dir/NAME-versions.txt" (the extract variant leaves no dpkg status: each package's
+# changelog names it).
+unpack_backend_root() {
+  local name="$1" label="$2" log="$dir/${1%-root}-mmdebstrap.log"
+  shift 2
+  rm -rf "$dir/$name" "$dir/$name.tmp"
+  mkdir -p "$dir"
+  if ! mmdebstrap --variant=extract --architectures="$arch" --include="$(IFS=,; echo "$*")" \
+       --aptopt='Acquire::Check-Valid-Until "false"' "$suite" "$dir/$name.tmp" "$mirror" \
+       >"$log" 2>&1; then
+    die "mmdebstrap ($label) failed: see $log"
+  fi
+  fix_root "$dir/$name.tmp"
+  [ -x "$dir/$name.tmp/usr/bin/llama-bench" ] || die "the $label has no llama-bench: see $log"
+  for p in "$@"; do
+    v=$(zcat "$dir/$name.tmp/usr/share/doc/$p/changelog.Debian.gz" 2>/dev/null | sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' || true)
+    echo "$p ${v:-?}"
+  done >"$dir/${name%-root}-versions.txt"
+}
+
 # The Vulkan root: sid's tools, its Vulkan backend and lavapipe, unpacked as the first root is.
 vulkan_root() {
   local vroot="$dir/vulkan-root" started=$SECONDS
   local vpackages=(llama.cpp-tools libllama0 libggml0 libggml0-backend-vulkan mesa-vulkan-drivers libvulkan1)
   if [ ! -f "$dir/vulkan-root.stamp" ]; then
     say "unpacking Debian $suite's ${vpackages[*]} into a Vulkan root of its own (mmdebstrap; Mesa's LLVM makes it about 430 MB, 35 s)"
-    rm -rf "$vroot" "$dir/vulkan-root.tmp"
-    mkdir -p "$dir"
-    if ! mmdebstrap --variant=extract --architectures="$arch" --include="$(IFS=,; echo "${vpackages[*]}")" \
-         --aptopt='Acquire::Check-Valid-Until "false"' "$suite" "$dir/vulkan-root.tmp" "$mirror" \
-         >"$dir/vulkan-mmdebstrap.log" 2>&1; then
-      die "mmdebstrap (Vulkan root) failed: see $dir/vulkan-mmdebstrap.log"
-    fi
-    fix_root "$dir/vulkan-root.tmp"
-    [ -x "$dir/vulkan-root.tmp/usr/bin/llama-bench" ] || die "the Vulkan root has no llama-bench: see $dir/vulkan-mmdebstrap.log"
+    unpack_backend_root vulkan-root "Vulkan root" "${vpackages[@]}"
     find "$dir/vulkan-root.tmp/usr/lib" -name 'libggml-vulkan.so' -print -quit | grep -q . \
       || die "the Vulkan root has no libggml-vulkan.so: see $dir/vulkan-mmdebstrap.log"
     ls "$dir/vulkan-root.tmp/usr/share/vulkan/icd.d/"lvp_icd*.json >/dev/null 2>&1 \
       || die "the Vulkan root has no lavapipe ICD (mesa-vulkan-drivers): see $dir/vulkan-mmdebstrap.log"
-    for p in "${vpackages[@]}"; do
-      v=$(zcat "$dir/vulkan-root.tmp/usr/share/doc/$p/changelog.Debian.gz" 2>/dev/null | sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' || true)
-      echo "$p ${v:-?}"
-    done >"$dir/vulkan-versions.txt"
     mv "$dir/vulkan-root.tmp" "$vroot"
     touch "$dir/vulkan-root.stamp"
     say "Vulkan root unpacked in $((SECONDS - started)) s"
@@ -100,16 +110,8 @@ blas_root() {
   local bpackages=(llama.cpp-tools libllama0 libggml0 libggml0-backend-blas libopenblas0-pthread)
   if [ ! -f "$dir/blas-root.stamp" ]; then
     say "unpacking Debian $suite's ${bpackages[*]} into a BLAS root of its own (mmdebstrap, about 5 s and 125 MB)"
-    rm -rf "$broot" "$dir/blas-root.tmp"
-    mkdir -p "$dir"
-    if ! mmdebstrap --variant=extract --architectures="$arch" --include="$(IFS=,; echo "${bpackages[*]}")" \
-         --aptopt='Acquire::Check-Valid-Until "false"' "$suite" "$dir/blas-root.tmp" "$mirror" \
-         >"$dir/blas-mmdebstrap.log" 2>&1; then
-      die "mmdebstrap (BLAS root) failed: see $dir/blas-mmdebstrap.log"
-    fi
-    fix_root "$dir/blas-root.tmp"
+    unpack_backend_root blas-root "BLAS root" "${bpackages[@]}"
     lib="$dir/blas-root.tmp/usr/lib/$triplet"
-    [ -x "$dir/blas-root.tmp/usr/bin/llama-bench" ] || die "the BLAS root has no llama-bench: see $dir/blas-mmdebstrap.log"
     [ -f "$lib/ggml/backends0/libggml-blas.so" ] || die "the BLAS root has no libggml-blas.so: see $dir/blas-mmdebstrap.log"
     # The alternatives OpenBLAS's maintainer script registers (the extract variant runs none): libggml-blas.so
     # needs libblas.so.3, which needs libopenblas.so.0, both under openblas-pthread/.
@@ -117,10 +119,6 @@ blas_root() {
       [ -f "$lib/openblas-pthread/$so" ] || die "the BLAS root has no openblas-pthread/$so: see $dir/blas-mmdebstrap.log"
       ln -sfn "openblas-pthread/$so" "$lib/$so"
     done
-    for p in "${bpackages[@]}"; do
-      v=$(zcat "$dir/blas-root.tmp/usr/share/doc/$p/changelog.Debian.gz" 2>/dev/null | sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' || true)
-      echo "$p ${v:-?}"
-    done >"$dir/blas-versions.txt"
     mv "$dir/blas-root.tmp" "$broot"
     touch "$dir/blas-root.stamp"
     say "BLAS root unpacked in $((SECONDS - started)) s"
