@@ -117,16 +117,19 @@ final class BudgetPlan {
         // Everything a window cost: every probe and all of infertop's CPU (the collector's work on the arrivals'
         // records is part of what a window adds, not of the rest).
         double windowPercent = 100 * (probeNs(phase.uprobeHits(), phase.bpfRunNs()) + phase.ownCostNs()) / work;
+        // The per-thread probes' own hits and their share of the BPF time: what the windows add at the least.
+        double ownTrapsPercent = 100 * (phase.uprobeHits() == 0 ? 0 : probeNs(phase.arrivalHits(),
+                phase.bpfRunNs() * (double) phase.arrivalHits() / phase.uprobeHits())) / work;
         if (baseMeasuredInGap) {
-            arrivalsPercent = Math.max(0, windowPercent - basePercent);
+            // At least their own traps: on a loaded machine infertop's own CPU, most of the base, varies from
+            // phase to phase by more than a window adds, and a gap that cost more than the window after it would
+            // make tracing every graph look free, with no gap after it to measure the base again.
+            arrivalsPercent = Math.max(ownTrapsPercent, windowPercent - basePercent);
         } else {
-            // No gap yet (the first window, or every graph traced so far): the per-thread probes' own hits and
-            // their share of the BPF time stand for what the windows add. Each window replaces the last figure:
-            // the first holds infertop's start-up (its JIT compiling the collector), which must not stay in the
-            // estimate for the whole run.
-            double arrivals = phase.uprobeHits() == 0 ? 0 : probeNs(phase.arrivalHits(),
-                    phase.bpfRunNs() * (double) phase.arrivalHits() / phase.uprobeHits());
-            arrivalsPercent = 100 * arrivals / work;
+            // No gap yet (the first window, or every graph traced so far): their own traps stand for what the
+            // windows add. Each window replaces the last figure: the first holds infertop's start-up (its JIT
+            // compiling the collector), which must not stay in the estimate for the whole run.
+            arrivalsPercent = ownTrapsPercent;
             basePercent = windowPercent - arrivalsPercent;
         }
         plan();

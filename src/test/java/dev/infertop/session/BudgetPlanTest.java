@@ -190,4 +190,19 @@ class BudgetPlanTest {
         assertEquals(1.01, plan.status().estimatePercent(), 0.02, "the steady window's figure");
         assertTrue(atStart > 10, "the start's window was expensive: " + atStart);
     }
+
+    @Test
+    void aGapDearerThanTheWindowAfterItDoesNotMakeEveryGraphLookFree() {
+        // A loaded machine: infertop's own CPU, most of the base, was higher in the gap (40 ms) than in the window
+        // after it (10 ms). Window minus base is below zero; the windows still cost their own traps (0.47 %), so
+        // base (2 %) + arrivals is over the 1 % budget and the windows stay the fewest, not every graph.
+        BudgetPlan plan = new BudgetPlan(1, 1000, "");
+        plan.afterOnPhase(window());
+        plan.afterOffPhase(new BudgetPlan.Phase(SECOND, 600, 0, 150_000, 2 * SECOND, 40_000_000, IDLE_CORE));
+        assertTrue(plan.afterOnPhase(window()) > 0, "the per-thread probes go away again");
+        BudgetStatus status = plan.status();
+        assertTrue(status.arrivalShare() < 1, status.toString());
+        assertTrue(status.sampling().endsWith(", the fewest"), status.sampling());
+        assertEquals(2.0 + 0.47, status.fullTracingPercent(), 0.05, "base + the windows' own traps");
+    }
 }
