@@ -82,6 +82,27 @@ public final class Pidfd implements AutoCloseable {
         return rc == 0;
     }
 
+    private static final short POLLIN = 1;
+
+    /**
+     * Whether the process has exited (its descriptor polls readable then): one poll(2), where asking /proc by pid
+     * opens and parses a file, and could find another process that has the pid since.
+     */
+    public synchronized boolean exited() {
+        if (fd < 0) {
+            return true;
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment pollFd = arena.allocate(8, 4);
+            pollFd.set(JAVA_INT, 0, fd);
+            pollFd.set(java.lang.foreign.ValueLayout.JAVA_SHORT, 4, POLLIN);
+            int ready = (int) LibC.poll$handle().invokeExact(Errno.allocate(arena), pollFd, 1L, 0);
+            return ready > 0 && (pollFd.get(java.lang.foreign.ValueLayout.JAVA_SHORT, 6) & POLLIN) != 0;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
     @Override
     public synchronized void close() {
         if (fd >= 0) {

@@ -60,8 +60,15 @@ public record OperatorRule(String text, Metric metric, Comparison comparison, do
             case ">" -> Comparison.GT;
             default -> Comparison.GE;
         };
+        double threshold = Double.parseDouble(matcher.group(3));
+        if (!Double.isFinite(threshold)) {
+            // Digits past a double's range: no metric reaches it, and "Infinity" would be shown as the rule.
+            String digits = matcher.group(3);
+            throw new UserError("--op-when: the threshold " + (digits.length() > 20 ? digits.substring(0, 12) + "… ("
+                    + digits.length() + " characters)" : digits) + " is too large", 2);
+        }
         return new OperatorRule(text.strip(), Metric.valueOf(matcher.group(1).toUpperCase(Locale.ROOT)), comparison,
-                Double.parseDouble(matcher.group(3)));
+                threshold);
     }
 
     /** Whether the operator layer should be on after an interval that produced {@code snapshot}. */
