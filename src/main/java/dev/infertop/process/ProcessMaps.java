@@ -37,6 +37,30 @@ public final class ProcessMaps {
 
     /** Reads the maps of a running process. */
     public static ProcessMaps of(long pid) throws TargetException {
+        return of(pid, read(pid));
+    }
+
+    /** The maps {@code bytes} read from process {@code pid} ({@link #read}), parsed. */
+    public static ProcessMaps of(long pid, byte[] bytes) {
+        Path file = Path.of("/proc", Long.toString(pid), "maps");
+        boolean cut = bytes.length > MAX_BYTES;
+        int length = bytes.length;
+        if (cut) {
+            length = MAX_BYTES;
+            while (length > 0 && bytes[length - 1] != '\n') {
+                length--; // the last whole line
+            }
+        }
+        ProcessMaps maps = parse(file.toString(), new String(bytes, 0, length, java.nio.charset.StandardCharsets.UTF_8),
+                cut);
+        return maps.openableFrom(pid);
+    }
+
+    /**
+     * The bytes of a running process's maps, {@link #MAX_BYTES} + 1 at most (one more says there was more): a
+     * caller that looks again and again compares them with the last ones before parsing.
+     */
+    public static byte[] read(long pid) throws TargetException {
         Path file = Path.of("/proc", Long.toString(pid), "maps");
         byte[] bytes;
         // Not Files.readString: it starts with a 1-byte read when the size is 0, as procfs reports, and some
@@ -54,17 +78,7 @@ public final class ProcessMaps {
             }
             throw new TargetException("cannot read " + file + ": " + e.getMessage(), e);
         }
-        boolean cut = bytes.length > MAX_BYTES;
-        int length = bytes.length;
-        if (cut) {
-            length = MAX_BYTES;
-            while (length > 0 && bytes[length - 1] != '\n') {
-                length--; // the last whole line
-            }
-        }
-        ProcessMaps maps = parse(file.toString(), new String(bytes, 0, length, java.nio.charset.StandardCharsets.UTF_8),
-                cut);
-        return maps.openableFrom(pid);
+        return bytes;
     }
 
     /**

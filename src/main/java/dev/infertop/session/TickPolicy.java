@@ -166,15 +166,24 @@ final class TickPolicy implements Collector.Session {
     private final LostRecordsNotice lostRecords;
     private boolean mapsTruncationNoted;
     private int ticksSinceScan;
+    /** The maps as the last look read them (null before the first). */
+    private byte[] lastMapsBytes;
 
     private void rescan() {
         drainScans.scanned(System.nanoTime());
-        ProcessMaps maps;
+        byte[] bytes;
         try {
-            maps = ProcessMaps.of(process.pid());
+            bytes = ProcessMaps.read(process.pid());
         } catch (TargetException e) {
             return; // gone: the collector notices on its own
         }
+        if (java.util.Arrays.equals(bytes, lastMapsBytes)) {
+            // Nothing mapped or unmapped since: the same libraries and model. Parsing the lines and looking at
+            // every mapped file again (two stats each) was most of a look that found nothing new.
+            return;
+        }
+        lastMapsBytes = bytes;
+        ProcessMaps maps = ProcessMaps.of(process.pid(), bytes);
         if (maps.truncated() && !mapsTruncationNoted) {
             mapsTruncationNoted = true;
             control.notice(maps.truncationNote());
@@ -195,6 +204,7 @@ final class TickPolicy implements Collector.Session {
         try {
             probes.addLibraries(libraries).forEach(control::notice);
         } catch (BpfException e) {
+            lastMapsBytes = null; // the next look tries these libraries again, changed maps or not
             control.notice("infertop: " + e.getMessage());
         }
         if (target.modelFile() == null && model != null) {

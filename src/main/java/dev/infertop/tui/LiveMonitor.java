@@ -1,6 +1,7 @@
 package dev.infertop.tui;
 
 import dev.infertop.model.RunState;
+import dev.infertop.process.OwnResidentMemory;
 import dev.infertop.process.ProcessCpuTime;
 import com.googlecode.lanterna.input.KeyStroke;
 import com.googlecode.lanterna.input.KeyType;
@@ -17,8 +18,6 @@ import dev.infertop.view.Theme;
 import dev.infertop.view.UiState;
 
 import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -178,6 +177,8 @@ public final class LiveMonitor implements Runnable {
             failure = e;
             quit = true;
             controls.quit();
+        } finally {
+            ownMemory.close();
         }
     }
 
@@ -423,7 +424,9 @@ public final class LiveMonitor implements Runnable {
         status(layer.id() + " layer: switching " + (on ? "off" : "on") + " at the next interval");
     }
 
-    /** infertop's own CPU share since the last sample (utime+stime from /proc/self/stat) and its RSS. */
+    private final OwnResidentMemory ownMemory = new OwnResidentMemory();
+
+    /** infertop's own CPU share since the last sample (the process CPU clock) and its RSS. */
     private void sampleSelf() {
         try {
             long cpuNs = ProcessCpuTime.selfNs();
@@ -433,11 +436,7 @@ public final class LiveMonitor implements Runnable {
             }
             lastCpuNs = cpuNs;
             lastCpuSampleNs = now;
-            for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
-                if (line.startsWith("VmRSS:")) {
-                    ui.selfRssBytes = Long.parseLong(line.replaceAll("\\D", "")) * 1024;
-                }
-            }
+            ui.selfRssBytes = ownMemory.bytes();
         } catch (IOException | RuntimeException e) {
             ui.selfCpuFraction = -1; // not Linux, or /proc unreadable: show nothing rather than a guess
         }
