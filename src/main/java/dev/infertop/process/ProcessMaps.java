@@ -41,7 +41,7 @@ public final class ProcessMaps {
     }
 
     /** The maps {@code bytes} read from process {@code pid} ({@link #read}), parsed. */
-    public static ProcessMaps of(long pid, byte[] bytes) {
+    public static ProcessMaps of(long pid, byte[] bytes) throws TargetException {
         Path file = Path.of("/proc", Long.toString(pid), "maps");
         boolean cut = bytes.length > MAX_BYTES;
         int length = bytes.length;

@@ -171,19 +171,19 @@ final class TickPolicy implements Collector.Session {
 
     private void rescan() {
         drainScans.scanned(System.nanoTime());
-        byte[] bytes;
+        ProcessMaps maps;
         try {
-            bytes = ProcessMaps.read(process.pid());
+            byte[] bytes = ProcessMaps.read(process.pid());
+            if (java.util.Arrays.equals(bytes, lastMapsBytes)) {
+                // Nothing mapped or unmapped since: the same libraries and model. Parsing the lines and looking at
+                // every mapped file again (two stats each) was most of a look that found nothing new.
+                return;
+            }
+            maps = ProcessMaps.of(process.pid(), bytes);
+            lastMapsBytes = bytes;
         } catch (TargetException e) {
             return; // gone: the collector notices on its own
         }
-        if (java.util.Arrays.equals(bytes, lastMapsBytes)) {
-            // Nothing mapped or unmapped since: the same libraries and model. Parsing the lines and looking at
-            // every mapped file again (two stats each) was most of a look that found nothing new.
-            return;
-        }
-        lastMapsBytes = bytes;
-        ProcessMaps maps = ProcessMaps.of(process.pid(), bytes);
         if (maps.truncated() && !mapsTruncationNoted) {
             mapsTruncationNoted = true;
             control.notice(maps.truncationNote());
