@@ -119,6 +119,41 @@ final class InfertopProcess implements AutoCloseable {
         awaitLine(stdout, text, timeoutSeconds);
     }
 
+    /** Waits until a JSON line on stdout satisfies {@code test} ({@code what} names it in the failure). */
+    void awaitJson(String what, java.util.function.Predicate<JsonNode> test, long timeoutSeconds)
+            throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(timeoutSeconds);
+        int checked = 0;
+        while (System.nanoTime() < deadline) {
+            List<String> fresh;
+            synchronized (stdout) {
+                fresh = new ArrayList<>(stdout.subList(checked, stdout.size()));
+            }
+            for (String line : fresh) {
+                checked++;
+                try {
+                    if (test.test(JSON.readTree(line))) {
+                        return;
+                    }
+                } catch (IOException notJson) {
+                    // a line that is no JSON object satisfies nothing
+                }
+            }
+            if (!process.isAlive() && fresh.isEmpty()) {
+                Thread.sleep(200); // the pump may still be handing on the last lines
+                synchronized (stdout) {
+                    if (stdout.size() > checked) {
+                        continue;
+                    }
+                }
+                throw new AssertionError("infertop exited (" + process.exitValue() + ") before a line with " + what
+                        + "; stderr:\n" + stderrText());
+            }
+            Thread.sleep(20);
+        }
+        throw new AssertionError("no line with " + what + " within " + timeoutSeconds + " s; stderr:\n" + stderrText());
+    }
+
     private void awaitLine(List<String> lines, String text, long timeoutSeconds) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(timeoutSeconds);
         while (System.nanoTime() < deadline) {

@@ -132,7 +132,7 @@ class SnapshotIT {
 
     /**
      * @param targetAlive the snapshot was taken while the target ran: its threads' names (comm) could be read.
-     *                    (A run shorter than one interval has exited before infertop first looks at its threads.)
+     *                    (At exit, a run shorter than one interval has its threads named by number.)
      */
     private static void assertTraceHasSlicesForEveryThread(Path dir, JsonNode summary, boolean targetAlive)
             throws IOException {
@@ -169,7 +169,12 @@ class SnapshotIT {
         }
         assertEquals(Set.copyOf(threads), opSlicesByTid.keySet(), "op slices only on traced threads");
         for (int tid : threads) {
-            assertEquals((targetAlive ? "llama-bench " : "thread ") + tid, threadNames.get(tid), "thread names");
+            // At exit a thread is named where a tick listed it while it lived (on a loaded machine the short run
+            // lasts long enough), else by its number; never by another name.
+            String name = threadNames.get(tid);
+            if (targetAlive || !("thread " + tid).equals(name)) {
+                assertEquals("llama-bench " + tid, name, "thread names");
+            }
         }
     }
 
@@ -501,7 +506,9 @@ class SnapshotIT {
         args.addAll(List.of(bench.toString(), "-m", tinyModel.toString(), "-p", "0", "-n", "0", "-pg", "32,32",
                 "-r", "100000", "-t", "2"));
         try (InfertopProcess infertop = InfertopProcess.start(args.toArray(String[]::new))) {
-            infertop.awaitStdout("\"tokens_decode\"", 60);
+            // Decoded tokens, not the key alone (every line has it): on a loaded machine the first repetition's
+            // prompt can take seconds.
+            infertop.awaitJson("decoded tokens", line -> line.path("tokens_decode").asLong() > 0, 120);
             Thread.sleep(1500); // a few intervals of tokens
             LlamaBenchIT.signal(infertop.process.pid(), "USR1");
             infertop.awaitStderr("snapshot (SIGUSR1) written to", 30);
