@@ -118,7 +118,8 @@ class CleanupIT {
     /** Waits for the probes and one interval line: the session is fully up and the target is decoding. */
     private static void awaitTracing(InfertopProcess infertop) throws InterruptedException {
         infertop.awaitStderr("probes attached", 60);
-        infertop.awaitStdout("\"final\":false", 30);
+        // A decode call seen, not only a first interval: on a loaded machine the model may still be loading then.
+        infertop.awaitJson("a decode call", line -> line.path("decode_calls").asLong() > 0, 120);
     }
 
     private static long tracedPid(InfertopProcess infertop) {

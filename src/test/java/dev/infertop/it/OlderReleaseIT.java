@@ -59,7 +59,9 @@ class OlderReleaseIT {
     }
 
     static JsonNode trace(Path bench) throws Exception {
-        List<String> args = new ArrayList<>(List.of("--json", "-d", "0.5", "--", bench.toString(),
+        // --budget 0: every graph traced, so every one is attributed (with the default budget a run that a loaded
+        // machine stretches past the first window is sampled).
+        List<String> args = new ArrayList<>(List.of("--json", "-d", "0.5", "--budget", "0", "--", bench.toString(),
                 "-m", tinyModel.toString(), "-p", Integer.toString(BENCH.promptTokens()), "-n",
                 Integer.toString(BENCH.generatedTokens()), "-r", Integer.toString(BENCH.repetitions()), "-t", "2"));
         try (InfertopProcess infertop = InfertopProcess.start(args.toArray(String[]::new))) {

@@ -143,7 +143,7 @@ class ServingIT {
      * second, and the windows are a few: the shares are printed beside the exact ones, not held to them.)
      */
     /** With every graph traced, the samples' op shares are those of the same run's exact work time (OpSamplerIT). */
-    static void assertTheSamplesGiveTheExactShares(JsonNode total) {
+    static void assertTheSamplesGiveTheExactShares(JsonNode total, double waited) {
         JsonNode sampled = total.path("ops_sampled");
         Map<String, Double> exact = OpSamplerIT.exactShares(total);
         Map<String, Double> shares = OpSamplerIT.sampledShares(sampled.path("ops"));
@@ -153,6 +153,13 @@ class ServingIT {
         assertTrue(sampled.path("period_ms").asDouble() > 0, "the run's figures keep the sampler's period: " + sampled);
         double named = shares.isEmpty() ? 0 : sampled.path("samples").asLong() - sampled.path("unknown").asDouble()
                 - sampled.path("barrier_wait").asDouble() - sampled.path("outside_graphs").asDouble();
+        if (waited > OpSamplerIT.MAX_PRESSURE) {
+            // Other work took the cores now and then: a preempted op's exact time holds the wait, its samples do
+            // not (a thread off its CPU is not sampled); measured above, not compared (OpSamplerIT's rule).
+            System.out.println("serving: the shares are not compared: tasks waited for a CPU "
+                    + Math.round(100 * waited) + " % of the run (other work on this machine)");
+            return;
+        }
         for (Map.Entry<String, Double> op : exact.entrySet()) {
             if (op.getValue() >= 0.02) {
                 double p = op.getValue();
@@ -244,6 +251,7 @@ class ServingIT {
         int port = startServer(tiny, "-np", "4", "-c", "4096");
         JsonNode total;
         List<JsonNode> timings;
+        CpuPressure pressure = CpuPressure.start();
         try (InfertopProcess infertop = InfertopProcess.start(cache, "--json", "-d", "1", "--budget", "0", "-p",
                 Long.toString(llamaServer.pid()))) {
             infertop.awaitStderr("probes attached", 60);
@@ -256,7 +264,7 @@ class ServingIT {
             assertEquals(128 + 15, infertop.waitFor(30), infertop.stderrText());
             total = infertop.finalObject();
         }
-        assertTheSamplesGiveTheExactShares(total);
+        assertTheSamplesGiveTheExactShares(total, pressure.share());
         JsonNode roofline = total.path("roofline");
         long serverPositions = 0;
         long decodedTokens = 0;
@@ -326,10 +334,13 @@ class ServingIT {
                 Long.toString(llamaServer.pid()));
         pane.keepSize();
         pane.awaitScreen("the live view", s -> s.contains("llama-server"), 60);
+        // Up to three rounds, while the screens below are awaited; once they were seen, the round in progress is
+        // the last (on a loaded machine three rounds took over three minutes).
+        java.util.concurrent.atomic.AtomicBoolean seen = new java.util.concurrent.atomic.AtomicBoolean();
         CompletableFuture<List<JsonNode>> load = CompletableFuture.supplyAsync(() -> {
             try {
                 List<JsonNode> all = new ArrayList<>();
-                for (int round = 0; round < 3; round++) {
+                for (int round = 0; round < 3 && !seen.get(); round++) {
                     all.addAll(completions(port));
                 }
                 return all;
@@ -349,6 +360,7 @@ class ServingIT {
         // loaded machine may have traced no graph yet, and then the table says so under the header).
         pane.awaitScreen("Esc: the operator table back in place of the requests panel",
                 s -> !s.contains("PHASE") && Pattern.compile("(?m)^OP +CALLS/s").matcher(s).find(), 30);
+        seen.set(true);
         load.get(180, TimeUnit.SECONDS);
         assertTrue(screen.contains("llama-server"), screen);
         screen = pane.awaitScreen("the requests the server answered", s -> s.contains("answered"), 30);
