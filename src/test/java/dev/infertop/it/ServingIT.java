@@ -72,7 +72,10 @@ class ServingIT {
         try (InfertopProcess infertop = InfertopProcess.start("--json", "-d", "1", "-p",
                 Long.toString(llamaServer.pid()))) {
             infertop.awaitStderr("probes attached", 60);
-            Thread.sleep(1500); // the first interval: the collector is draining
+            // The requests start at once: the budget's first window (2 s of every graph) begins at the attach and
+            // is what teaches the sampler the server's code; requests sent 1.5 s later left it half a second of
+            // graphs, and three quarters of the samples unknown.
+            Thread.sleep(200);
             List<JsonNode> timings = completions(port);
             Map<String, Double> metrics = metrics(port);
             Thread.sleep(2500); // two more intervals: every record is drained
