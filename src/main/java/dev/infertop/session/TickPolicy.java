@@ -166,21 +166,33 @@ final class TickPolicy implements Collector.Session {
     private final LostRecordsNotice lostRecords;
     private boolean mapsTruncationNoted;
     private int ticksSinceScan;
-    /** The maps as the last look read them (null before the first). */
-    private byte[] lastMapsBytes;
+    /**
+     * The SHA-256 of the maps as the last look read them (null before the first): a digest, not the bytes, which the
+     * target can make 16 MiB long; a cryptographic one, as the target chooses the paths in them.
+     */
+    private byte[] lastMapsDigest;
+
+    private static byte[] sha256(byte[] bytes) {
+        try {
+            return java.security.MessageDigest.getInstance("SHA-256").digest(bytes);
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e); // every JDK has SHA-256
+        }
+    }
 
     private void rescan() {
         drainScans.scanned(System.nanoTime());
         ProcessMaps maps;
         try {
             byte[] bytes = ProcessMaps.read(process.pid());
-            if (java.util.Arrays.equals(bytes, lastMapsBytes)) {
+            byte[] digest = sha256(bytes);
+            if (java.util.Arrays.equals(digest, lastMapsDigest)) {
                 // Nothing mapped or unmapped since: the same libraries and model. Parsing the lines and looking at
                 // every mapped file again (two stats each) was most of a look that found nothing new.
                 return;
             }
             maps = ProcessMaps.of(process.pid(), bytes);
-            lastMapsBytes = bytes;
+            lastMapsDigest = digest;
         } catch (TargetException e) {
             return; // gone: the collector notices on its own
         }
@@ -204,7 +216,7 @@ final class TickPolicy implements Collector.Session {
         try {
             probes.addLibraries(libraries).forEach(control::notice);
         } catch (BpfException e) {
-            lastMapsBytes = null; // the next look tries these libraries again, changed maps or not
+            lastMapsDigest = null; // the next look tries these libraries again, changed maps or not
             control.notice("infertop: " + e.getMessage());
         }
         if (target.modelFile() == null && model != null) {
