@@ -207,7 +207,7 @@ class RooflineIT {
     private JsonNode decode(Path model, int tokens, int repetitions, Map<String, String> environment,
                             String... options) throws Exception {
         // At most 120 intervals: on a quiet machine the bench ends long before; beside a busy loop per core it
-        // decodes a few tokens a second, and the run is judged on what was decoded by then.
+        // decodes far slower, and the run is judged on what was decoded by then.
         List<String> args = new ArrayList<>(List.of("--json", "-d", "1", "-n", "120"));
         args.addAll(List.of(options));
         args.addAll(InfertopProcess.env(environment));
