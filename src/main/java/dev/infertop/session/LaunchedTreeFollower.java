@@ -217,6 +217,12 @@ final class LaunchedTreeFollower implements AutoCloseable {
     }
 
     private void onExec(int pid, Pidfd pidfd, ImageKey image, long beganNs) {
+        Watched before = watched.remove(pid);
+        if (before != null) {
+            // Its old image was watched; the new one is judged by the hold. Left watched, its loader's maps could
+            // be taken for code mapped late before the hold at its entry point stops it, and it would run on.
+            before.pidfd().close();
+        }
         String name = TracedProcess.commandName(pid);
         if (imagesRun.size() < MAX_NAMES_KEPT) {
             imagesRun.add(name);
@@ -293,10 +299,7 @@ final class LaunchedTreeFollower implements AutoCloseable {
             pidfd.close();
             return;
         }
-        Watched old = watched.put(pid, new Watched(pidfd, started, name, seen));
-        if (old != null) {
-            old.pidfd().close(); // the same process judged again after another exec
-        }
+        watched.put(pid, new Watched(pidfd, started, name, seen)); // not watched before: onExec dropped that
     }
 
     /**

@@ -162,6 +162,30 @@ class LaunchedTreeIT {
         assertCountedAsTracefsCounts(total, counted);
     }
 
+    /**
+     * The same chain, where a library preloaded into llama-bench sleeps in its constructor: the loader has mapped
+     * libllama, the program's entry point is a second away. The process was watched for late code under its
+     * launcher images (the same pid: unshare, sh and chroot each exec in place); that watch must not take
+     * the loader's maps for code loaded while it ran: the hold at its entry point stops it, so no graph is missed.
+     */
+    @Test
+    void anEngineWhoseLoaderTakesAWhileIsHeldAtItsEntryPoint() throws Exception {
+        directory = Files.createTempDirectory("infertop-tree-it-");
+        Path marker = dev.infertop.process.layout.ConstructorLibrary.newMarker(directory);
+        Path slow = dev.infertop.process.layout.ConstructorLibrary.build(directory.resolve("slow.so"),
+                Path.of("/tmp/marker.txt"), 1, null); // the marker as the chroot sees it: DIRECTORY on its /tmp
+        String inside = "mount --bind " + models + " " + root + "/models && mount --bind " + directory + " " + root
+                + "/tmp && LD_PRELOAD=/tmp/" + slow.getFileName() + " exec chroot " + root + " "
+                + String.join(" ", bench("/models")); // the root has no env: chroot's own loader skips the file
+        Map<String, Long> counted = new java.util.HashMap<>();
+        JsonNode total = traceCounted(counted, "unshare", "--mount", "--propagation", "private", "sh", "-c", inside);
+        // The root mounts no /proc (its exe reads "?"): the pid says the constructor ran in the traced process.
+        assertTrue(Files.readString(marker).contains("pid=" + total.get("pid").asLong() + " "),
+                "the slow constructor ran in llama-bench: " + Files.readString(marker));
+        assertTrue(total.get("infertop_stderr").asText().contains("held at its entry point"), total.toString());
+        assertCountedAsTracefsCounts(total, counted);
+    }
+
     /** A command whose tree never runs GGML code: one line that says so and what it ran, exit status 1. */
     @Test
     void aTreeWithoutAnEngineIsOneLine() throws Exception {
