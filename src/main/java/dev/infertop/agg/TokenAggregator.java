@@ -75,6 +75,13 @@ public final class TokenAggregator implements LayerAggregator, TraceListener, De
     private int graphTid = -1;
     private long graphStartNs;
     private int graphFirstPosition = -1;
+    /**
+     * The tokens of the graphs computed on {@link #graphTid} since its last call returned, and the first one's
+     * start: the size of a call whose batch was filled before the attach (its builders not seen, its size unknown
+     * to the probe), from the ubatches llama.cpp split it into.
+     */
+    private long graphCallTokens;
+    private long graphCallStartNs;
     private final long[] contexts = new long[MAX_CONTEXTS];
     private int contextCount;
 
@@ -176,8 +183,11 @@ public final class TokenAggregator implements LayerAggregator, TraceListener, De
         boolean perSequence = batchFits && batchTid == tid && batchStartNs == startNs;
         batchTid = -1;
         // The graph this call computed, when one was read on this thread within it.
-        int firstPosition = graphTid == tid && graphStartNs >= startNs && graphStartNs <= endNs
-                ? graphFirstPosition : -1;
+        boolean graphInCall = graphTid == tid && graphStartNs >= startNs && graphStartNs <= endNs;
+        int firstPosition = graphInCall ? graphFirstPosition : -1;
+        if (nTokens < 0 && graphInCall && graphCallStartNs >= startNs) {
+            nTokens = (int) Math.min(Integer.MAX_VALUE, graphCallTokens); // its batch was filled before the attach
+        }
         graphTid = -1;
         if (perSequence && sequences.draftBatch) {
             // A draft model's call: counted with the speculative figures, not as the engine's tokens.
@@ -253,6 +263,11 @@ public final class TokenAggregator implements LayerAggregator, TraceListener, De
             return;
         }
         int firstPosition = graph.positionsRead() ? graph.firstPosition() : -1;
+        if (graphTid != graph.tid()) {
+            graphCallTokens = 0;
+            graphCallStartNs = graph.startNs();
+        }
+        graphCallTokens += graph.tokens();
         graphTid = graph.tid();
         graphStartNs = graph.startNs();
         graphFirstPosition = firstPosition;

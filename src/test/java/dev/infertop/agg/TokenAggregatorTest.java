@@ -126,6 +126,29 @@ class TokenAggregatorTest {
         assertEquals(2, total.tokensDecode());
     }
 
+    /**
+     * A llama_process call whose batch was filled before the attach: the probe cannot tell its size (-1). The
+     * ubatches llama.cpp split it into, each a graph in the call on its thread, can: 64 + 36 prompt tokens. A call
+     * of unknown size with no graph of its own in it stays a call without tokens.
+     */
+    @Test
+    void aCallOfUnknownSizeCountsTheTokensOfTheGraphsInIt() {
+        aggregator.start(0);
+        graph(7, MS, 2 * MS, 64, 0, 0);
+        graph(7, 3 * MS, 4 * MS, 36, 64, 1);
+        tokens.onDecode(7, 0, 5 * MS, 0x5000, -1, 0);
+        graph(7, 10 * MS, 11 * MS, 1, 100, 1);
+        tokens.onDecode(7, 10 * MS, 12 * MS, 0x5000, 1, 0);
+        graph(8, 21 * MS, 22 * MS, 8, 0, 1); // another thread's graph
+        tokens.onDecode(7, 20 * MS, 23 * MS, 0x5000, -1, 0);
+        TokenTotals total = snapshot(1000 * MS).total().tokens();
+        assertEquals(100, total.tokensPrefill());
+        assertEquals(1, total.tokensDecode());
+        assertEquals(3, total.decodeCalls());
+        assertEquals(1, total.prefillCalls());
+        assertEquals(1, total.decodeStepCalls());
+    }
+
     @Test
     void nothingSeenIsSaidSoAndAnEncoderPassIsCountedApart() {
         aggregator.start(0);

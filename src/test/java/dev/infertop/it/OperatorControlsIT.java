@@ -444,7 +444,14 @@ class OperatorControlsIT {
             assertEquals(expected, seen, "operator state per snapshot vs the rule replayed\n" + summary(all));
             assertTrue(probesOn > tracing[1], "the operator probes were attached: " + tracing[1] + " -> " + probesOn);
             assertTrue(total.get("op_graphs").asLong() > 0, total.toString());
-            assertFalse(operatorPlacementsAsUprobes(total).isEmpty());
+            if ("on".equals(operatorState(total))) {
+                assertFalse(operatorPlacementsAsUprobes(total).isEmpty(), total.toString());
+            } else {
+                // An interval without decoding (a stalled target, a loaded machine) ended the rule's hold: the
+                // replay above checked that switch; the final object lists no placement of a detached layer.
+                assertEquals("--op-when '" + rule + "' does not hold", operatorReason(total));
+                assertTrue(operatorPlacementsAsUprobes(total).isEmpty(), total.toString());
+            }
             assertGone(target);
             LeakCheck.assertNothingLeft();
         } finally {
