@@ -65,7 +65,10 @@ class DiffIT {
      */
     private static Path run(String name, Path model, int threads, int tokens, int repetitions) throws Exception {
         Path dir = work.resolve(name);
-        List<String> args = new ArrayList<>(List.of("--json", "-d", "0.2", "--budget", "0", "--snapshot-on-exit",
+        // At most 300 intervals (60 s): a quiet machine's bench ends first; where a busy loop per core holds the
+        // cores, the run ends at the bound with as many intervals as the rank test needs, not past the wait.
+        List<String> args = new ArrayList<>(List.of("--json", "-d", "0.2", "-n", "300", "--budget", "0",
+                "--snapshot-on-exit",
                 "--snapshot-dir", dir.toString(), "--", llama.sourceBuildTool("llama-bench").toString(), "-m",
                 model.toString(), "-p", "0", "-n", Integer.toString(tokens), "-r", Integer.toString(repetitions), "-t",
                 Integer.toString(threads)));
