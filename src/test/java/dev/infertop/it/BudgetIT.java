@@ -108,7 +108,9 @@ class BudgetIT {
         }
 
         // 2. A budget far below the full cost: the controller samples.
+        CpuPressure tinyPressure = CpuPressure.start();
         JsonNode tiny = trace(model, 96, "--budget", "0.05");
+        double tinyWaited = tinyPressure.share();
         JsonNode budget = tiny.path("budget");
         System.out.println("budget: tiny " + budget + "; op_graphs " + tiny.path("op_graphs").asLong() + " of "
                 + tiny.path("cpu_graph_computes").asLong() + " (full run: " + full.path("budget") + ")");
@@ -121,8 +123,16 @@ class BudgetIT {
         assertTrue(traced > 0, "the first window traced graphs: " + tiny);
         assertTrue(traced < tiny.path("cpu_graph_computes").asLong() * 3 / 4,
                 "fewer graphs traced than computed: " + traced + " of " + tiny.path("cpu_graph_computes").asLong());
-        assertTrue(tiny.path("op_graphs_unattributed").asLong() <= Math.max(2, traced / 20),
-                "windows end between graphs: " + tiny.path("op_graphs_unattributed").asLong() + " unattributed");
+        long unattributed = tiny.path("op_graphs_unattributed").asLong();
+        if (tinyWaited > MAX_PRESSURE) {
+            // A thread preempted across a window's edge (other work holding the cores) leaves its graph half
+            // seen: measured, not asserted, there.
+            System.out.println("budget: unattributed graphs not bounded: tasks waited for a CPU "
+                    + Math.round(100 * tinyWaited) + " % of the tiny budget's run; " + unattributed + " of " + traced);
+        } else {
+            assertTrue(unattributed <= Math.max(2, traced / 20), "windows end between graphs: " + unattributed
+                    + " unattributed (CPU pressure " + tinyWaited + ")");
+        }
         assertEquals(opsAbove(jsonShares(full), 0.0), opsAbove(jsonShares(tiny), 0.0), "the same ops, sampled or not");
     }
 

@@ -41,6 +41,12 @@ class ServingIT {
     private static final ObjectMapper JSON = new ObjectMapper();
     static final int REQUESTS = 8;
     static final int PREDICT = 32;
+    /**
+     * A round of {@link #REQUESTS} on the bench model takes seconds on a quiet machine; beside a busy loop per core
+     * ggml's two threads rarely run at once (each barrier waits for the other's next time slice), and one round took
+     * over two minutes.
+     */
+    static final int REQUEST_TIMEOUT_S = 360;
     private static final Pattern DECODING = Pattern.compile("decode +[1-9][0-9.]* tok/s");
 
     static Path server;
@@ -364,7 +370,7 @@ class ServingIT {
         pane.awaitScreen("Esc: the operator table back in place of the requests panel",
                 s -> !s.contains("PHASE") && Pattern.compile("(?m)^OP +CALLS/s").matcher(s).find(), 30);
         seen.set(true);
-        load.get(180, TimeUnit.SECONDS);
+        load.get(REQUEST_TIMEOUT_S + 60, TimeUnit.SECONDS);
         assertTrue(screen.contains("llama-server"), screen);
         screen = pane.awaitScreen("the requests the server answered", s -> s.contains("answered"), 30);
         assertTrue(Pattern.compile("requests: \\d+ active, [1-9]\\d* answered").matcher(screen).find(), screen);
@@ -537,12 +543,12 @@ class ServingIT {
             String body = JSON.writeValueAsString(Map.of("prompt", prompt, "n_predict", asked.get(i),
                     "cache_prompt", false, "ignore_eos", true));
             pending.add(client.sendAsync(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/completion"))
-                    .timeout(Duration.ofSeconds(120)).header("Content-Type", "application/json")
+                    .timeout(Duration.ofSeconds(REQUEST_TIMEOUT_S)).header("Content-Type", "application/json")
                     .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString()));
         }
         List<JsonNode> timings = new ArrayList<>();
         for (int i = 0; i < pending.size(); i++) {
-            HttpResponse<String> done = pending.get(i).get(180, TimeUnit.SECONDS);
+            HttpResponse<String> done = pending.get(i).get(REQUEST_TIMEOUT_S + 30, TimeUnit.SECONDS);
             assertEquals(200, done.statusCode(), done.body());
             JsonNode answer = JSON.readTree(done.body());
             assertEquals(asked.get(i), answer.path("timings").path("predicted_n").asInt(), done.body());

@@ -509,7 +509,9 @@ class SnapshotIT {
             // Decoded tokens, not the key alone (every line has it): on a loaded machine the first repetition's
             // prompt can take seconds.
             infertop.awaitJson("decoded tokens", line -> line.path("tokens_decode").asLong() > 0, 120);
-            Thread.sleep(1500); // a few intervals of tokens
+            // And a window of the operator layer: the budget samples it, and on a loaded machine the first seconds
+            // may hold none (the trace below has op slices only from a window).
+            infertop.awaitJson("an interval with operator graphs", line -> line.path("op_graphs").asLong() > 0, 120);
             LlamaBenchIT.signal(infertop.process.pid(), "USR1");
             infertop.awaitStderr("snapshot (SIGUSR1) written to", 30);
             assertTrue(infertop.process.isAlive(), "tracing goes on after a snapshot");
