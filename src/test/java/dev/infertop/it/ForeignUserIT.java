@@ -334,12 +334,8 @@ class ForeignUserIT {
             assertEquals("0\t0\t0\t0", statusLine(pid, "Uid"));
             // Until an interval has tokens (on a loaded machine the bench may take seconds to its first), then
             // stopped as a user stops it.
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
-            while (infertop.jsonLines().stream().noneMatch(interval -> tokens(interval) > 0)) {
-                assertTrue(infertop.process.isAlive() && System.nanoTime() < deadline,
-                        "no interval with tokens within 120 s: " + infertop.stderrText());
-                Thread.sleep(100);
-            }
+            infertop.awaitJson("tokens", line -> line.path("tokens_prefill").asLong()
+                    + line.path("tokens_decode").asLong() > 0, 120);
             LlamaBenchIT.signal(infertop.process.pid(), "TERM");
             assertEquals(128 + 15, infertop.waitFor(60), infertop.stderrText());
             assertEquals(1, count(infertop.stderr, "infertop: demo: the workload runs as infertop's user, not sudo's "
