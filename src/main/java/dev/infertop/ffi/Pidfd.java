@@ -82,7 +82,7 @@ public final class Pidfd implements AutoCloseable {
         return rc == 0;
     }
 
-    private static final short POLLIN = 1;
+    private final PollFd pollFd = new PollFd();
 
     /**
      * Whether the process has exited (its descriptor polls readable then): one poll(2), where asking /proc by pid
@@ -92,15 +92,7 @@ public final class Pidfd implements AutoCloseable {
         if (fd < 0) {
             return true;
         }
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment pollFd = arena.allocate(8, 4);
-            pollFd.set(JAVA_INT, 0, fd);
-            pollFd.set(java.lang.foreign.ValueLayout.JAVA_SHORT, 4, POLLIN);
-            int ready = (int) LibC.poll$handle().invokeExact(Errno.allocate(arena), pollFd, 1L, 0);
-            return ready > 0 && (pollFd.get(java.lang.foreign.ValueLayout.JAVA_SHORT, 6) & POLLIN) != 0;
-        } catch (Throwable t) {
-            throw new IllegalStateException(t);
-        }
+        return (pollFd.pendingNow(fd, PollFd.POLLIN) & PollFd.POLLIN) != 0;
     }
 
     @Override

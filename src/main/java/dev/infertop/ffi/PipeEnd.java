@@ -1,9 +1,5 @@
 package dev.infertop.ffi;
 
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
-
 /**
  * Whether the reader of a pipe we write to is gone (e.g. {@code infertop --json | head -1} after head's line),
  * known at once from poll(2), which reports POLLERR on a pipe's write end once its read end is closed, instead of
@@ -11,9 +7,7 @@ import java.lang.foreign.ValueLayout;
  * thread: its pollfd is reused, so asking allocates nothing.
  */
 public final class PipeEnd {
-    private static final short POLLERR = 0x8;
-    private final MemorySegment pollFd = Arena.ofAuto().allocate(8, 4);
-    private final MemorySegment errno = Errno.allocate(Arena.ofAuto());
+    private final PollFd pollFd = new PollFd();
     private final int fd;
 
     public PipeEnd(int fd) {
@@ -25,13 +19,9 @@ public final class PipeEnd {
     }
 
     public boolean readerGone() {
-        pollFd.set(ValueLayout.JAVA_INT, 0, fd);
-        pollFd.set(ValueLayout.JAVA_SHORT, 4, (short) 0); // events: none; errors are always reported
-        pollFd.set(ValueLayout.JAVA_SHORT, 6, (short) 0);
         try {
-            int ready = (int) LibC.poll$handle().invokeExact(errno, pollFd, 1L, 0);
-            return ready > 0 && (pollFd.get(ValueLayout.JAVA_SHORT, 6) & POLLERR) != 0;
-        } catch (Throwable t) {
+            return (pollFd.pendingNow(fd, (short) 0) & PollFd.POLLERR) != 0; // events: none; errors always come
+        } catch (IllegalStateException e) {
             return false;
         }
     }
