@@ -54,9 +54,14 @@ class BackendsIT {
         LeakCheck.assertNothingLeft();
     }
 
-    /** sid's llama-bench with {@code benchArgs}, its pid once the BLAS backend and the model are mapped. */
+    /**
+     * sid's llama-bench with {@code benchArgs}, its pid once the BLAS backend and the model are mapped. Without
+     * repacking: on a CPU with an extra buffer type (AMX, or ggml's repacked layouts) the weights go there, where
+     * BLAS cannot read them, and every matmul stays on the CPU.
+     */
     private long startBench(String... benchArgs) throws Exception {
-        List<String> command = new ArrayList<>(List.of("/usr/bin/llama-bench", "-m", "/models/" + tinyModel.getFileName()));
+        List<String> command = new ArrayList<>(List.of("/usr/bin/llama-bench", "-m", "/models/" + tinyModel.getFileName(),
+                "--repack", "0"));
         command.addAll(List.of(benchArgs));
         Process container = Containers.start(root, tinyModel.getParent(), List.of(), command.toArray(String[]::new));
         containers.add(container);
