@@ -65,6 +65,20 @@ final class Cells {
         public boolean isDoubleWidth() {
             return doubleWidth;
         }
+
+        /**
+         * The same cell frame after frame is the same instance: the screen's diff compares every cell of the back
+         * buffer with the front one each frame, and Lanterna's equals compares text, colours and modifier sets.
+         */
+        @Override
+        public boolean equals(Object other) {
+            return other == this || super.equals(other);
+        }
+
+        @Override
+        public int hashCode() {
+            return super.hashCode();
+        }
     }
 
     /**
@@ -85,6 +99,20 @@ final class Cells {
         }
         for (int i = 0; i < length; i++) {
             g.setCharacter(col + i, row, cell(pages, style, text.charAt(i)));
+        }
+    }
+
+    /**
+     * {@code g.setCharacter(col, row, c)} with the reused cell of {@code c} in the graphics' style: setCharacter
+     * makes a TextCharacter from the style each time, whose width Lanterna then looks up again and again.
+     */
+    static void putChar(TextGraphics g, int col, int row, char c) {
+        Style style = Style.of(g);
+        TextCharacter cell = cell(CELLS.computeIfAbsent(style, key -> new TextCharacter[256][]), style, c);
+        if (cell == null) {
+            g.setCharacter(col, row, c);
+        } else {
+            g.setCharacter(col, row, cell);
         }
     }
 

@@ -48,7 +48,7 @@ public final class HeaderPanel implements Panel {
         Cells.put(g, 0, 0, left, width);
         theme.apply(g, ui.endState != null || ui.frozen ? Theme.Role.WARN : Theme.Role.GOOD);
         if (width > right.length()) {
-            g.putString(width - right.length(), 0, right);
+            Cells.put(g, width - right.length(), 0, right, right.length());
         }
 
         StringBuilder backends = new StringBuilder("backends ");

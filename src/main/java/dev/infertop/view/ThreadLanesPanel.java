@@ -80,12 +80,12 @@ public final class ThreadLanesPanel implements Panel {
                 boolean sampled = cell >= 0 && lane.sampled(cell);
                 if (opClass != null) {
                     theme.applyClass(g, opClass);
-                    g.setCharacter(STRIP_COLUMN + c, row,
+                    Cells.putChar(g, STRIP_COLUMN + c, row,
                             sampled ? Character.toLowerCase(opClass.symbol()) : opClass.symbol());
                 } else {
                     boolean waiting = cell >= 0 && lane.waiting(cell);
                     theme.apply(g, waiting ? Theme.Role.WAIT : Theme.Role.NORMAL);
-                    g.setCharacter(STRIP_COLUMN + c, row, !waiting ? ' ' : sampled ? SAMPLED_WAIT_CHAR : WAIT_CHAR);
+                    Cells.putChar(g, STRIP_COLUMN + c, row, !waiting ? ' ' : sampled ? SAMPLED_WAIT_CHAR : WAIT_CHAR);
                 }
             }
         }
