@@ -51,6 +51,9 @@ class SandboxHelperTest {
     @AfterEach
     void stop() throws Exception {
         for (Process process : started) {
+            // Its children first: one left behind holds this JVM's stderr, which it inherited, and the build
+            // waits for that stream to close.
+            process.descendants().forEach(ProcessHandle::destroyForcibly);
             process.destroyForcibly();
             process.waitFor(10, TimeUnit.SECONDS);
         }
@@ -227,13 +230,21 @@ class SandboxHelperTest {
                 #include <sys/wait.h>
                 int main(int argc, char **argv) {
                     pid_t tid = atoi(argv[1]);
+                    pid_t parent = getpid();
                     struct clone_args args = {0};
                     args.exit_signal = SIGCHLD;
                     args.set_tid = (uint64_t)(uintptr_t)&tid;
                     args.set_tid_size = 1;
                     long pid = syscall(SYS_clone3, &args, sizeof(args));
                     if (pid < 0) { printf("clone3 %s\\n", strerror(errno)); return 1; }
-                    if (pid == 0) { prctl(PR_SET_PDEATHSIG, SIGKILL); pause(); _exit(0); }
+                    if (pid == 0) {
+                        // Killed with its parent, also where the parent died before this line ran (a loaded
+                        // machine): the child would otherwise pause for ever, holding the test JVM's stderr.
+                        prctl(PR_SET_PDEATHSIG, SIGKILL);
+                        if (getppid() != parent) _exit(0);
+                        pause();
+                        _exit(0);
+                    }
                     printf("%ld\\n", pid); fflush(stdout);
                     waitpid(pid, NULL, 0);
                     return 0;
