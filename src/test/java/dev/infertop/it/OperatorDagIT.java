@@ -49,8 +49,9 @@ class OperatorDagIT {
         // At most 60 intervals (30 s): on a quiet machine the bench ends first, after a few seconds, long enough for
         // weights to be named from the live target even when the collector lags. Where a busy loop per core holds
         // the cores, ggml's two threads rarely run at once and 200 repetitions took minutes: the run ends at the
-        // bound instead, and the DAG is of the last decode graph traced by then.
-        try (InfertopProcess infertop = InfertopProcess.start("--json", "-d", "0.5", "-n", "60", "--dag",
+        // bound instead, and the DAG is of the last decode graph traced by then. --budget 0: every graph traced,
+        // where the default budget's windows on a loaded machine could trace no decode step whole in 30 s.
+        try (InfertopProcess infertop = InfertopProcess.start("--json", "-d", "0.5", "-n", "60", "--budget", "0", "--dag",
                 file.toString(), "--", bench.toString(), "-m", tinyModel.toString(), "-p", "16", "-n", "64", "-r",
                 "200", "-t", "2")) {
             assertEquals(0, infertop.waitFor(180), "stderr:\n" + infertop.stderrText());
