@@ -102,20 +102,6 @@ final class Cells {
         }
     }
 
-    /**
-     * {@code g.setCharacter(col, row, c)} with the reused cell of {@code c} in the graphics' style: setCharacter
-     * makes a TextCharacter from the style each time, whose width Lanterna then looks up again and again.
-     */
-    static void putChar(TextGraphics g, int col, int row, char c) {
-        Style style = Style.of(g);
-        TextCharacter cell = cell(CELLS.computeIfAbsent(style, key -> new TextCharacter[256][]), style, c);
-        if (cell == null) {
-            g.setCharacter(col, row, c);
-        } else {
-            g.setCharacter(col, row, cell);
-        }
-    }
-
     /** The cell for {@code c} in this style, made on first use; null where putString must lay it out. */
     private static TextCharacter cell(TextCharacter[][] pages, Style style, char c) {
         if (c < ' ' || Character.isSurrogate(c)) {

@@ -74,19 +74,41 @@ public final class ThreadLanesPanel implements Panel {
             theme.apply(g, Theme.Role.NORMAL);
             Cells.put(g, STRIP_COLUMN - 1, row, "|", 1);
             int first = lane.cellCount() - stripWidth;
-            for (int c = 0; c < stripWidth; c++) {
-                int cell = first + c;
-                OpClass opClass = cell < 0 ? null : lane.cellClass(cell);
-                boolean sampled = cell >= 0 && lane.sampled(cell);
-                if (opClass != null) {
-                    theme.applyClass(g, opClass);
-                    Cells.putChar(g, STRIP_COLUMN + c, row,
-                            sampled ? Character.toLowerCase(opClass.symbol()) : opClass.symbol());
-                } else {
-                    boolean waiting = cell >= 0 && lane.waiting(cell);
-                    theme.apply(g, waiting ? Theme.Role.WAIT : Theme.Role.NORMAL);
-                    Cells.putChar(g, STRIP_COLUMN + c, row, !waiting ? ' ' : sampled ? SAMPLED_WAIT_CHAR : WAIT_CHAR);
+            // Written in runs of one style: a run is one styled write of reused cells, where a write per cell
+            // looked its style up, or made a TextCharacter, for each of a lane's hundred-odd columns every frame.
+            StringBuilder run = new StringBuilder();
+            Object runStyle = null;
+            int runStart = 0;
+            for (int c = 0; c <= stripWidth; c++) {
+                Object style = null;
+                char symbol = ' ';
+                if (c < stripWidth) {
+                    int cell = first + c;
+                    OpClass opClass = cell < 0 ? null : lane.cellClass(cell);
+                    boolean sampled = cell >= 0 && lane.sampled(cell);
+                    if (opClass != null) {
+                        style = opClass;
+                        symbol = sampled ? Character.toLowerCase(opClass.symbol()) : opClass.symbol();
+                    } else {
+                        boolean waiting = cell >= 0 && lane.waiting(cell);
+                        style = waiting ? Theme.Role.WAIT : Theme.Role.NORMAL;
+                        symbol = !waiting ? ' ' : sampled ? SAMPLED_WAIT_CHAR : WAIT_CHAR;
+                    }
                 }
+                if (style != runStyle && !run.isEmpty()) {
+                    if (runStyle instanceof OpClass opClass) {
+                        theme.applyClass(g, opClass);
+                    } else {
+                        theme.apply(g, (Theme.Role) runStyle);
+                    }
+                    Cells.put(g, STRIP_COLUMN + runStart, row, run.toString(), run.length());
+                    run.setLength(0);
+                }
+                if (run.isEmpty()) {
+                    runStyle = style;
+                    runStart = c;
+                }
+                run.append(symbol);
             }
         }
     }

@@ -120,9 +120,25 @@ class SchedInterferenceIT {
         return links;
     }
 
+    /** Processes that used at least a third of a core over 300 ms: other work on the machine. */
+    private static java.util.Set<Long> busyProcesses() throws InterruptedException {
+        java.util.Map<Long, Long> cpuNs = new java.util.HashMap<>();
+        ProcessHandle.allProcesses().forEach(p -> p.info().totalCpuDuration()
+                .ifPresent(d -> cpuNs.put(p.pid(), d.toNanos())));
+        Thread.sleep(300);
+        java.util.Set<Long> busy = new java.util.HashSet<>();
+        ProcessHandle.allProcesses().forEach(p -> p.info().totalCpuDuration().ifPresent(d -> {
+            Long earlier = cpuNs.get(p.pid());
+            if (earlier != null && d.toNanos() - earlier >= 100_000_000L) {
+                busy.add(p.pid());
+            }
+        }));
+        return busy;
+    }
+
     @Test
     void aPinnedHogIsNamedAsTheTopInterferer() throws Exception {
-        java.time.Instant testStart = java.time.Instant.now();
+        java.util.Set<Long> busyBefore = busyProcesses();
         Process hog = startHog();
         JsonNode last;
         Set<String> links = new TreeSet<>();
@@ -137,14 +153,12 @@ class SchedInterferenceIT {
         assertEquals("on", last.path("layers").path("sched").path("state").asText(), last.toString());
         assertTrue(sched.path("runnable_ns").asLong() > 0, "no runnable time: " + sched);
         assertTrue(sched.path("threads").size() >= 2, "the bench's threads: " + sched);
-        // Work that was already running on the machine (a loaded CI host's busy loops) interferes as much as the
-        // hog: the hog must lead what this test started, the processes that began after it did.
+        // Work that already kept a core busy before the test (a loaded CI host's busy loops) interferes as much as
+        // the hog: the hog must lead every other process, those excepted.
         JsonNode top = null;
         List<String> before = new ArrayList<>();
         for (JsonNode culprit : sched.path("interferers")) {
-            java.util.Optional<java.time.Instant> started = ProcessHandle.of(culprit.path("pid").asLong())
-                    .flatMap(p -> p.info().startInstant());
-            if (culprit.path("pid").asLong() != hog.pid() && started.isPresent() && started.get().isBefore(testStart)) {
+            if (culprit.path("pid").asLong() != hog.pid() && busyBefore.contains(culprit.path("pid").asLong())) {
                 before.add(culprit.path("comm").asText() + " " + culprit.path("wait_share").asDouble());
                 continue;
             }
@@ -152,7 +166,7 @@ class SchedInterferenceIT {
             break;
         }
         if (!before.isEmpty()) {
-            System.out.println("SchedInterferenceIT: ahead of the hog, processes running before the test: " + before);
+            System.out.println("SchedInterferenceIT: ahead of the hog, processes busy before the test: " + before);
         }
         assertTrue(top != null, "no interferer: " + sched.path("interferers"));
         assertEquals(HOG, top.path("comm").asText(), "top interferer: " + sched.path("interferers"));

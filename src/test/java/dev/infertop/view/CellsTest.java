@@ -76,32 +76,4 @@ class CellsTest {
             first = actual;
         }
     }
-
-    /** putChar writes what setCharacter writes, one reused cell per character and style; a control falls back. */
-    @Test
-    void putCharIsSetCharacterWithAReusedCell() {
-        TextImage expected = new BasicTextImage(new TerminalSize(8, 2));
-        TextImage actual = new BasicTextImage(new TerminalSize(8, 2));
-        TextGraphics e = expected.newTextGraphics();
-        TextGraphics a = actual.newTextGraphics();
-        for (TextGraphics g : List.of(e, a)) {
-            g.setForegroundColor(TextColor.ANSI.RED);
-            g.enableModifiers(SGR.BOLD);
-        }
-        String chars = "M.m ,█";
-        for (int col = 0; col < chars.length(); col++) {
-            e.setCharacter(col, 0, chars.charAt(col));
-            Cells.putChar(a, col, 0, chars.charAt(col));
-            Cells.putChar(a, col, 1, chars.charAt(col));
-        }
-        for (int col = 0; col < chars.length(); col++) {
-            assertEquals(looks(expected.getCharacterAt(col, 0)), looks(actual.getCharacterAt(col, 0)), "column " + col);
-            assertSame(actual.getCharacterAt(col, 0), actual.getCharacterAt(col, 1), "one cell, reused: column " + col);
-            assertEquals(actual.getCharacterAt(col, 0), actual.getCharacterAt(col, 1));
-        }
-        a.setForegroundColor(TextColor.ANSI.GREEN);
-        Cells.putChar(a, 0, 1, 'M');
-        assertNotSame(actual.getCharacterAt(0, 0), actual.getCharacterAt(0, 1), "another style, another cell");
-        assertEquals(TextColor.ANSI.GREEN, actual.getCharacterAt(0, 1).getForegroundColor());
-    }
 }
