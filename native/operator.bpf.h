@@ -228,6 +228,7 @@ struct walk_ctx {
 	__u64 start_ns;
 	__u32 tid;
 	__s32 n_nodes;
+	__u32 stopped; /* the ring filled: the list was read without its tail */
 };
 
 static __always_inline struct op_control *control(void)
@@ -255,6 +256,7 @@ static long walk_node(__u32 index, void *data)
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		count_lost();
+		walk->stopped = 1;
 		return 1; /* the ring is full: the rest of this graph would be lost too */
 	}
 	e->header.kind = EVENT_NODE;
@@ -374,7 +376,8 @@ int BPF_KPROBE(handle_graph_walk, void *cgraph)
 	}
 	bpf_loop(walk.n_nodes < config.max_graph_nodes ? walk.n_nodes : config.max_graph_nodes, walk_node, &walk, 0);
 	if (memo) {
-		memo->signature = sig.failed ? 0 : shaped;
+		/* A list read in part is no list to refer to: the next graph with these nodes is read again. */
+		memo->signature = sig.failed || walk.stopped ? 0 : shaped;
 		memo->full_seq = walk.graph_seq;
 		memo->reuses = 0;
 	}

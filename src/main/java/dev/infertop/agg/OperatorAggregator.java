@@ -183,8 +183,8 @@ public final class OperatorAggregator implements LayerAggregator, CpuGraphListen
         public void onNode(long graphSeq, long graphStartNs, int index, int nNodes, long tensor, int op, int type,
                            int flags, int opParam0, long ne0, long ne1, long ne2, long ne3, long src0, long src1,
                            long src2, int nameId) {
-            graphs.onNode(graphSeq, graphStartNs, index, tensor, op, type, flags, opParam0, ne0, ne1, ne2, ne3, src0,
-                    src1, src2, nameId);
+            graphs.onNode(graphSeq, graphStartNs, index, nNodes, tensor, op, type, flags, opParam0, ne0, ne1, ne2,
+                    ne3, src0, src1, src2, nameId);
         }
 
         @Override

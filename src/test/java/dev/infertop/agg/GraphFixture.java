@@ -57,17 +57,27 @@ public final class GraphFixture {
         return this;
     }
 
-    /** One node with everything a layer may read. */
+    /**
+     * One node with everything a layer may read. Its record says the graph has {@code index + 1} nodes: built
+     * node by node, a graph is as long as its last node (a list lacking its tail is {@link #nodeOf}'s).
+     */
     public GraphFixture node(long seq, long startNs, int index, long tensor, int op, int flags, long ne0, long ne1,
                              long ne2, long ne3, long src0, long src1, long src2, int nameId) {
-        graphs.onNode(seq, startNs, index, tensor, op, 0, flags, 0, ne0, ne1, ne2, ne3, src0, src1, src2, nameId);
+        graphs.onNode(seq, startNs, index, index + 1, tensor, op, 0, flags, 0, ne0, ne1, ne2, ne3, src0, src1, src2,
+                nameId);
+        return this;
+    }
+
+    /** Node {@code index} of a graph whose records say it has {@code nodeCount} nodes (some may never come). */
+    public GraphFixture nodeOf(long seq, int index, int nodeCount, long tensor, int op, int flags) {
+        graphs.onNode(seq, 0, index, nodeCount, tensor, op, 0, flags, 0, 8, 1, 1, 1, 0, 0, 0, -1);
         return this;
     }
 
     /** One node of ggml type {@code type} (the other nodes are type 0), unnamed: what a cost depends on. */
     public GraphFixture typed(long seq, long startNs, int index, long tensor, int op, int type, long ne0, long ne1,
                               long ne2, long ne3, long src0, long src1, long src2) {
-        graphs.onNode(seq, startNs, index, tensor, op, type, 0, 0, ne0, ne1, ne2, ne3, src0, src1, src2, -1);
+        graphs.onNode(seq, startNs, index, index + 1, tensor, op, type, 0, 0, ne0, ne1, ne2, ne3, src0, src1, src2, -1);
         return this;
     }
 

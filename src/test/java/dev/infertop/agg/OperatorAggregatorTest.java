@@ -214,6 +214,31 @@ class OperatorAggregatorTest {
     }
 
     @Test
+    void aListReadWithoutItsTailIsLostNodesNotAFusionTheBarrierCountsDeny() {
+        fusionNotProbed();
+        // The ring filled while graph 1's nodes were read: its first 4 of 6 came, the fused pair among them. The
+        // graphs that reuse it ran the whole list (3 groups + final barrier); the part read lays out 2 groups.
+        int[] ops = {MUL_MAT, VIEW, RMS_NORM, MUL, ADD, ADD};
+        int[] flags = {COMPUTE, COMPUTE, COMPUTE, COMPUTE, COMPUTE, 0};
+        for (int i = 0; i < 4; i++) {
+            fixture.nodeOf(1, i, ops.length, 0x1000 + i, ops[i], flags[i]);
+        }
+        arrivals(7, 1, 0, 100, 130, 200, 210);
+        for (int seq = 2; seq <= 6; seq++) {
+            fixture.same(seq, 1, seq * 1000);
+            arrivals(7, seq, seq * 1000, seq * 1000 + 50, seq * 1000 + 60, seq * 1000 + 100, seq * 1000 + 110);
+        }
+        // Read again, whole: attributed with the inferred fusion.
+        graph(7);
+        arrivals(7, 7, 7000, 7050, 7060, 7100, 7110);
+        aggregator.finishLastGraph();
+        assertEquals(6, run().graphsUnattributed(), "graph 1 and the 5 that reuse its part of a list");
+        assertEquals(1, run().graphsAttributed());
+        assertFalse(aggregator.fusedCallsNeeded(), "lost nodes are no reason to probe the fused calls");
+        assertEquals(1, intervalOps().get("RMS_NORM+MUL").groups());
+    }
+
+    @Test
     void aMismatchBetweenMatchingGraphsIsASwitchNotAReasonToProbe() {
         fusionNotProbed();
         for (int seq = 1; seq <= 9; seq++) {

@@ -148,10 +148,12 @@ class PrometheusIT {
             assertEquals(total.path("graph_tokens").path("generated_tokens").asLong(), (long) graphDecodeTokens,
                     "the graphs' generated tokens scraped = final JSON");
             // One sequence at a time: the graphs' generated tokens are the API's, but for the call SIGSTOP may have
-            // caught between its graph's end and its own return (its graph counted, the call not yet).
+            // caught between its graph's end and its own return (its graph counted, the call not yet). A lost
+            // record is missing from its count, never guessed: each can move the two one token further apart.
             long graphAhead = (long) graphDecodeTokens - total.get("tokens_decode").asLong();
-            assertTrue(graphAhead == 0 || graphAhead == 1, "the graphs' generated tokens against the API's: "
-                    + graphDecodeTokens + " vs " + total.get("tokens_decode"));
+            long lost = total.get("lost_events").asLong();
+            assertTrue(graphAhead <= 1 + lost && graphAhead >= -lost,
+                    "the graphs' generated tokens against the API's: " + graphDecodeTokens + " vs " + total.get("tokens_decode") + ", " + lost + " records lost");
             assertEquals(1, info.size(), info.toString());
             assertEquals(Long.toString(benchPid), info.get(0).get("metric").get("pid").asText());
             assertEquals("llama-bench", info.get(0).get("metric").get("command").asText());

@@ -38,13 +38,16 @@ public final class CpuGraph {
     long startNs;
     /** graph_seq of the node list this graph ran (its own, or the one it reuses); -1 when not known. */
     long nodesSeq = -1;
-    /** A "same graph" record referred to nodes that never arrived. */
+    /** A "same graph" record referred to nodes that never arrived, or its own list came without its tail. */
     boolean nodesLost;
     Status status = Status.NOT_READ;
 
     // The node list read last (graph_seq nodesReadSeq), kept for the graphs that reuse it.
     long nodesReadSeq = -1;
     int nodeCount;
+    /** The list's length as its records say (cgraph->n_nodes) and the records that came of it. */
+    int nodesExpected;
+    int nodesReceived;
     long[] tensors = new long[2048];
     int[] ops = new int[2048];
     int[] opParams = new int[2048];
@@ -110,9 +113,17 @@ public final class CpuGraph {
         return status == Status.ATTRIBUTED;
     }
 
-    /** Whether the nodes below are this graph's (read for it, or for the graph it reuses). */
+    /** Whether the nodes below are this graph's (read for it, or for the graph it reuses), every one of them. */
     public boolean nodesKnown() {
-        return nodesSeq >= 0 && nodesSeq == nodesReadSeq && nodeCount > 0;
+        return nodesSeq >= 0 && nodesSeq == nodesReadSeq && nodeCount > 0 && nodesWhole();
+    }
+
+    /**
+     * Whether the list read last came whole: the probe stops reading a graph's nodes when the ring is full, so
+     * a list can lack its tail. Groups laid out from part of a list match no thread's barrier count.
+     */
+    boolean nodesWhole() {
+        return nodeCount == nodesExpected && nodesReceived == nodesExpected;
     }
 
     /** A graph that referred to a node list never received (counted as unattributed by the operator layer). */

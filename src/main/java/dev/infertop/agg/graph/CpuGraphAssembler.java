@@ -130,18 +130,23 @@ public final class CpuGraphAssembler {
         }
     }
 
-    /** A node of graph {@code seq}, read when its compute started. */
-    public void onNode(long seq, long startNs, int index, long tensor, int op, int type, int flags, int opParam0,
-                       long ne0, long ne1, long ne2, long ne3, long src0, long src1, long src2, int nameId) {
+    /** Node {@code index} of the {@code nodeCount} of graph {@code seq}, read when its compute started. */
+    public void onNode(long seq, long startNs, int index, int nodeCount, long tensor, int op, int type, int flags,
+                       int opParam0, long ne0, long ne1, long ne2, long ne3, long src0, long src1, long src2,
+                       int nameId) {
         onGraphStart(seq, startNs);
         if (graph.nodesReadSeq != seq) {
             graph.nodesReadSeq = seq;
             graph.nodeCount = 0;
+            graph.nodesExpected = 0;
+            graph.nodesReceived = 0;
         }
         graph.nodesSeq = seq;
         if (index < 0 || index >= 1 << 16) {
             return;
         }
+        graph.nodesExpected = Math.max(graph.nodesExpected, nodeCount);
+        graph.nodesReceived++;
         graph.ensureNodes(index + 1);
         graph.tensors[index] = tensor;
         graph.ops[index] = op;
@@ -166,8 +171,9 @@ public final class CpuGraphAssembler {
         } else {
             onGraphStart(seq, timeNs);
         }
-        if (sameAsSeq != graph.nodesReadSeq || graph.nodeCount == 0) {
-            // The nodes it refers to never arrived (ring full, layer switched on since): cannot attribute.
+        if (sameAsSeq != graph.nodesReadSeq || graph.nodeCount == 0 || !graph.nodesWhole()) {
+            // The nodes it refers to never arrived, or only part (ring full, layer switched on since): cannot
+            // attribute. Nor is it a fusion the barrier counts deny: the groups would come from part of a list.
             graph.nodesLost = true;
             return;
         }
@@ -269,6 +275,9 @@ public final class CpuGraphAssembler {
     }
 
     private CpuGraph.Status status() {
+        if (graph.seq == graph.nodesReadSeq && !graph.nodesWhole()) {
+            graph.nodesLost = true; // its own list lacks its tail (the ring filled while it was read)
+        }
         if (!graph.nodesKnown()) {
             return graph.nodesLost ? CpuGraph.Status.UNATTRIBUTED : CpuGraph.Status.NOT_READ;
         }

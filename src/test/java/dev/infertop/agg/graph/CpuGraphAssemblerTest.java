@@ -58,7 +58,7 @@ class CpuGraphAssemblerTest {
     private void graph(long seq) {
         int[] ops = {MUL_MAT, VIEW, RMS_NORM, MUL, ADD};
         for (int i = 0; i < ops.length; i++) {
-            graphs.onNode(seq, 0, i, 0x1000 + i, ops[i], 7, COMPUTE, 0, 16, 2, 1, 1, 0xa, 0xb, 0xc, -1);
+            graphs.onNode(seq, 0, i, ops.length, 0x1000 + i, ops[i], 7, COMPUTE, 0, 16, 2, 1, 1, 0xa, 0xb, 0xc, -1);
         }
         fixture.fused(7, seq, 2, 0x1002, 0x1003);
     }
