@@ -261,15 +261,17 @@ class SandboxHelperTest {
                     classes, List.of(), List.of(), List.of(), javaArguments("-version"));
             first.destroyForcibly();
             first.waitFor();
+            // Start times are in clock ticks (USER_HZ, 100 a second): the other process must start in a later
+            // one to be told apart, and on a fast machine all of the above fits in one. Two ticks later it cannot.
+            Thread.sleep(20);
             Process other = start(List.of(reuse.toString(), Long.toString(pid)));
             String line = new BufferedReader(new InputStreamReader(other.getInputStream(), StandardCharsets.UTF_8))
                     .readLine();
-            // Start times are in clock ticks: the other process must start in a later one to be told apart.
             if (!Long.toString(pid).equals(line) || SandboxHelper.startTime(pid) == start) {
                 assertTrue(attempt < 5, "cannot give another process pid " + pid + " in a later tick: " + line);
                 other.destroyForcibly();
                 other.waitFor();
-                Thread.sleep(20); // (the pid went to some other process first, or the tick is the same: again)
+                // (the pid went to some other process first: again)
                 continue;
             }
             Result reused = run(command);
