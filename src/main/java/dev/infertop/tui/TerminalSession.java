@@ -44,7 +44,7 @@ public final class TerminalSession implements AutoCloseable {
                     .setForceTextTerminal(true)
                     .createTerminal();
         }
-        return start(new TerminalScreen(terminal));
+        return start(new FrameScreen(terminal));
     }
 
     /**
@@ -52,9 +52,14 @@ public final class TerminalSession implements AutoCloseable {
      * position report from the input: a key in flight (an Esc just typed) garbles that report and the screen
      * shrinks to a few columns. The tty driver knows the size: ask it ({@code stty size}, once per resize).
      */
-    private static final class SttySizedTerminal extends UnixTerminal {
+    private static final class SttySizedTerminal extends UnixTerminal implements FrameScreen.FrameOutput {
         SttySizedTerminal() throws IOException {
             super(System.in, FRAME_BUFFERED_STDOUT, StandardCharsets.UTF_8);
+        }
+
+        @Override
+        public void writeFrame(byte[] frame) throws IOException {
+            writeToTerminal(frame);
         }
 
         @Override
@@ -70,7 +75,7 @@ public final class TerminalSession implements AutoCloseable {
 
     /** Any Lanterna terminal, e.g. a DefaultVirtualTerminal in tests. */
     public static TerminalSession on(Terminal terminal) throws IOException {
-        return start(new TerminalScreen(terminal));
+        return start(new FrameScreen(terminal));
     }
 
     private static TerminalSession start(TerminalScreen screen) throws IOException {

@@ -160,9 +160,12 @@ class LiveMonitorIT extends LiveViewFixture {
 
         // Resize: the view re-lays out to 80x24, the footer on the last line: the key hints, or a notice said
         // in front of them for a few seconds (records lost on a machine whose cores llama-bench keeps busy): a
-        // sentence, where no table row or plot line starts lower-case.
+        // sentence, where no table row or plot line starts lower-case. The header must be on the first line as
+        // well: right after the resize tmux shows the bottom 24 lines of the old 50-line frame cut to 80 columns,
+        // whose last line is the old footer, until infertop has drawn the new layout.
         pane.resize(80, 24);
         screen = pane.awaitScreen("the 80x24 layout", s -> lines(s).size() >= 24
+                && lines(s).get(0).startsWith("infertop  pid " + target)
                 && (lines(s).get(23).startsWith("h help") || lines(s).get(23).matches("[a-z].*"))
                 && lines(s).stream().allMatch(l -> l.length() <= 80), 10);
         assertTrue(lines(screen).get(0).startsWith("infertop  pid " + target), screen);
